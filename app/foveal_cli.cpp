@@ -1,0 +1,163 @@
+// foveal-cli: the command-line face of the engine. Parses, calls core, prints; nothing else.
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "cli_args.h"
+#include "error.h"
+#include "grey_image.h"
+#include "model_config.h"
+#include "model_session.h"
+
+namespace fs = std::filesystem;
+using namespace foveal;
+using foveal::app::CliArgs;
+using foveal::core::setComputeThreads;
+
+namespace {
+
+const char* kUsage = R"(foveal-cli - attention-based image-to-sequence recognition
+
+usage: foveal-cli <command> [options]
+
+commands:
+  trace       --model FILE IMAGE [--json] [--out DIR] [--sample] [--seed N] [--all-steps]
+              decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads;
+              --json prints the trace as JSON; --out writes step patches as PNG and trace.json
+  init-model  --attention soft|hard|sharp [--context pooling|chain|weighting] [--stns 1|2]
+              [--reference] [--width W] [--charset CHARS] [--max-length N] [--scale S]
+              [--seed N] --out FILE
+              write a model with random weights (until a trained one exists)
+  info        --model FILE     print a model file's configuration
+  version     print the version
+
+Run 'foveal-cli <command> --help' for a command's options. Exit status: 0 success,
+1 error (message on stderr), 2 bad usage.
+)";
+
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+std::string safeName(const std::string& token) {
+  std::string out;
+  for (char c : token) out += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+  return out;
+}
+
+int cmdTrace(const std::vector<std::string>& args) {
+  const CliArgs a(args, {"model", "out", "seed", "threads"}, {"json", "sample", "all-steps"});
+  if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
+  setComputeThreads(a.intValue("threads", 0));
+  const std::string imagePath = a.positionals()[0];
+  auto session = core::ModelSession::open(a.required("model"));
+  const auto image = core::readImage(imagePath);
+  core::TraceOptions opt;
+  opt.sample = a.has("sample");
+  opt.seed = static_cast<uint64_t>(a.intValue("seed", 0));
+  opt.stopAtEnd = !a.has("all-steps");
+  const auto trace = session->trace(image, imagePath, opt);
+
+  if (a.has("json")) {
+    std::cout << trace.toJson() << "\n";
+  } else {
+    std::cout << trace.toTable();
+  }
+  if (a.has("out")) {
+    const fs::path dir = a.value("out");
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
+    for (size_t t = 0; t < trace.steps.size(); ++t) {
+      const auto& s = trace.steps[t];
+      char stem[64];
+      std::snprintf(stem, sizeof stem, "step%02zu", t);
+      core::writePng(s.patch, (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
+      for (size_t k = 0; k < s.stn.size(); ++k)
+        core::writePng(s.stn[k].patch,
+                       (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
+    }
+    std::ofstream json(dir / "trace.json");
+    json << trace.toJson() << "\n";
+    if (!json) throw core::Error((dir / "trace.json").string() + ": write failed");
+    if (!a.has("json")) std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
+  }
+  return 0;
+}
+
+int cmdInitModel(const std::vector<std::string>& args) {
+  const CliArgs a(args,
+                  {"attention", "context", "stns", "width", "charset", "max-length", "scale", "seed",
+                   "out", "patch-w", "coarse-patch-w"},
+                  {"reference", "case-insensitive", "affine-first-stn"});
+  if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
+  core::ModelConfig c;
+  c.attention = core::attentionFromString(a.required("attention"));
+  c.context = core::contextFromString(a.value("context", "pooling"));
+  c.numStns = a.intValue("stns", 1);
+  c.firstStnTranslationOnly = !a.has("affine-first-stn");
+  c.reference = a.has("reference");
+  c.width = a.doubleValue("width", 1.0);
+  c.charset = a.value("charset", "0123456789");
+  c.caseInsensitive = a.has("case-insensitive");
+  c.maxLength = a.intValue("max-length", 13);
+  c.patchW = a.intValue("patch-w", 24);
+  c.coarsePatchW = a.intValue("coarse-patch-w", 64);
+  c.preprocessing.regionScale = a.doubleValue("scale", c.numStns == 2 ? 2.0 : 1.8);
+  const std::string out = a.required("out");
+  auto session = core::ModelSession::create(c, static_cast<uint64_t>(a.intValue("seed", 0)));
+  session->save(out);
+  std::cout << "wrote " << out << ": " << c.describe() << " (random weights)\n";
+  return 0;
+}
+
+int cmdInfo(const std::vector<std::string>& args) {
+  const CliArgs a(args, {"model"}, {});
+  auto session = core::ModelSession::open(a.required("model"));
+  std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string cmd = args[0];
+  args.erase(args.begin());
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+  try {
+    if (cmd == "trace") return cmdTrace(args);
+    if (cmd == "init-model") return cmdInitModel(args);
+    if (cmd == "info") return cmdInfo(args);
+    if (cmd == "version") {
+      std::cout << "foveal-cli " << FOVEAL_VERSION << "\n";
+      return 0;
+    }
+    std::cerr << "foveal-cli: unknown command '" << cmd << "' (see foveal-cli --help)\n";
+    return 2;
+  } catch (const UsageError& e) {
+    std::cerr << "foveal-cli " << cmd << ": " << e.what() << " (see foveal-cli --help)\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "foveal-cli " << cmd << ": " << e.what() << " (see foveal-cli --help)\n";
+    return 2;
+  } catch (const core::Error& e) {
+    std::cerr << "foveal-cli " << cmd << ": error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "foveal-cli " << cmd << ": internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,80 @@
+#include "charset.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "error.h"
+
+namespace foveal::core {
+
+std::vector<std::string> splitUtf8(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = 1;
+    if (c >= 0xF0) len = 4;
+    else if (c >= 0xE0) len = 3;
+    else if (c >= 0xC0) len = 2;
+    if (i + len > text.size()) len = 1;
+    out.push_back(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+static std::string lowerAscii(std::string s) {
+  if (s.size() == 1) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+Charset::Charset(const std::string& characters, bool case_insensitive)
+    : m_characters(characters), m_caseInsensitive(case_insensitive) {
+  if (characters.empty()) throw Error("charset is empty");
+  for (auto& cp : splitUtf8(characters)) {
+    const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
+    if (std::find(m_tokens.begin(), m_tokens.end(), key) != m_tokens.end())
+      throw Error("charset has a duplicate character '" + cp + "'");
+    m_tokens.push_back(key);
+  }
+}
+
+std::string Charset::token(int index) const {
+  if (index == kEnd) return kEndName;
+  if (index < 1 || index > static_cast<int>(m_tokens.size())) return "?";
+  return m_tokens[index - 1];
+}
+
+int Charset::indexOf(const std::string& cp) const {
+  const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
+  auto it = std::find(m_tokens.begin(), m_tokens.end(), key);
+  return it == m_tokens.end() ? -1 : static_cast<int>(it - m_tokens.begin()) + 1;
+}
+
+std::vector<int> Charset::encode(const std::string& label) const {
+  std::vector<int> out;
+  for (auto& cp : splitUtf8(label)) {
+    const int idx = indexOf(cp);
+    if (idx < 0)
+      throw Error("character '" + cp + "' of label \"" + label + "\" is not in the charset \"" +
+                  m_characters + "\"");
+    out.push_back(idx);
+  }
+  return out;
+}
+
+std::string Charset::decode(const std::vector<int>& indices) const {
+  std::string out;
+  for (int i : indices) {
+    if (i == kEnd) break;
+    out += token(i);
+  }
+  return out;
+}
+
+bool Charset::covers(const std::string& label) const {
+  for (auto& cp : splitUtf8(label))
+    if (indexOf(cp) < 0) return false;
+  return true;
+}
+
+}  // namespace foveal::core

@@ -1,0 +1,29 @@
+#pragma once
+// One self-describing model file: magic, format version, lengths, CRC-32, the model config JSON
+// (architecture, charset, preprocessing) and the weights. Writing is atomic (temp + rename).
+#include <cstdint>
+#include <string>
+
+#include "model_config.h"
+#include "recognizer.h"
+
+namespace foveal::core {
+
+constexpr uint32_t kCheckpointFormat = 1;
+
+struct LoadedModel {
+  ModelConfig config;
+  Recognizer model{nullptr};
+  std::string metadataJson;  ///< the whole metadata object as stored
+};
+
+/// Writes `model` with its config; `extraJson` (an object, may be empty) is stored under "extra".
+/// Throws Error naming the path when the file cannot be written.
+void saveCheckpoint(const std::string& path, Recognizer model, const std::string& extraJson = "");
+
+/// Reads and checks everything; the model is returned in eval mode on the CPU. Throws Error
+/// naming the file and the problem: missing, truncated, corrupt, foreign, newer format, bad
+/// config, weights that do not match the config.
+LoadedModel loadCheckpoint(const std::string& path);
+
+}  // namespace foveal::core

@@ -1,0 +1,86 @@
+#include "geometry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "error.h"
+
+namespace foveal::core {
+
+static int scaled(int channels, double width) {
+  return std::max(4, static_cast<int>(std::lround(channels * width / 2.0)) * 2);
+}
+
+std::vector<LayerSpec> vggLayers(double width) {
+  using K = LayerSpec::Kind;
+  auto conv = [&](int ch, bool bn = false) {
+    return LayerSpec{K::Conv, 3, 3, 1, 1, 1, 1, scaled(ch, width), bn};
+  };
+  auto pool = [](int kh, int kw, int sh, int sw) {
+    return LayerSpec{K::Pool, kh, kw, sh, sw, 0, 0, 0, false};
+  };
+  return {
+      conv(64),        pool(2, 2, 2, 2),  // 1/2
+      conv(128),       pool(2, 2, 2, 2),  // 1/4
+      conv(256),       conv(256),
+      pool(2, 1, 2, 1),                   // height only
+      conv(512, true), conv(512, true),
+      pool(2, 1, 2, 1),                   // height only
+      LayerSpec{K::Conv, 2, 2, 1, 1, 0, 0, scaled(512, width), false},
+  };
+}
+
+int vggOutChannels(double width) { return scaled(512, width); }
+
+Box ReceptiveField::box(int column) const {
+  const double cx = startX + column * jumpX;
+  return Box{cx - (sizeX - 1) / 2.0, startY - (sizeY - 1) / 2.0, sizeX, sizeY};
+}
+
+Box ReceptiveField::clippedBox(int column) const {
+  Box b = box(column);
+  const double y0 = std::max(0.0, b.y);
+  const double y1 = std::min(static_cast<double>(inputH), b.y + b.h);
+  b.y = y0;
+  b.h = y1 - y0;
+  return b;
+}
+
+std::vector<Box> ReceptiveField::clippedBoxes() const {
+  std::vector<Box> out;
+  for (int i = 0; i < columns; ++i) out.push_back(clippedBox(i));
+  return out;
+}
+
+ReceptiveField receptiveField(const std::vector<LayerSpec>& layers, int inputW, int inputH) {
+  ReceptiveField rf;
+  rf.inputW = inputW;
+  rf.inputH = inputH;
+  int w = inputW, h = inputH;
+  double sizeX = 1, sizeY = 1, jumpX = 1, jumpY = 1, startX = 0, startY = 0;
+  for (const auto& l : layers) {
+    w = (w + 2 * l.pw - l.kw) / l.sw + 1;
+    h = (h + 2 * l.ph - l.kh) / l.sh + 1;
+    if (w < 1 || h < 1)
+      throw Error("input " + std::to_string(inputW) + "x" + std::to_string(inputH) +
+                  " is too small for the backbone");
+    sizeX += (l.kw - 1) * jumpX;
+    sizeY += (l.kh - 1) * jumpY;
+    startX += ((l.kw - 1) / 2.0 - l.pw) * jumpX;
+    startY += ((l.kh - 1) / 2.0 - l.ph) * jumpY;
+    jumpX *= l.sw;
+    jumpY *= l.sh;
+  }
+  rf.columns = w;
+  rf.rows = h;
+  rf.sizeX = sizeX;
+  rf.sizeY = sizeY;
+  rf.jumpX = jumpX;
+  rf.jumpY = jumpY;
+  rf.startX = startX;
+  rf.startY = startY;
+  return rf;
+}
+
+}  // namespace foveal::core

@@ -1,0 +1,48 @@
+#pragma once
+// Receptive-field arithmetic over a list of layer specs. The backbone builds its layers from the
+// same list, so the region boxes drawn in traces are derived from the network, not hard-coded.
+#include <vector>
+
+namespace foveal::core {
+
+struct Box {
+  double x = 0, y = 0, w = 0, h = 0;
+  bool operator==(const Box& o) const { return x == o.x && y == o.y && w == o.w && h == o.h; }
+};
+
+struct LayerSpec {
+  enum class Kind { Conv, Pool };
+  Kind kind = Kind::Conv;
+  int kh = 3, kw = 3;  ///< kernel
+  int sh = 1, sw = 1;  ///< stride
+  int ph = 0, pw = 0;  ///< padding
+  int outChannels = 0;     ///< Conv only
+  bool batchNorm = false;  ///< Conv only: conv without bias + BN + ReLU
+};
+
+/// DESIGN.md's VGG variant (CRNN / deep-text-recognition-benchmark), channels times `width`.
+std::vector<LayerSpec> vggLayers(double width = 1.0);
+
+/// Output channels of the last conv of vggLayers(width).
+int vggOutChannels(double width);
+
+struct ReceptiveField {
+  int columns = 0;    ///< output width
+  int rows = 0;       ///< output height
+  double sizeX = 0;   ///< receptive field width in input pixels
+  double sizeY = 0;   ///< receptive field height in input pixels
+  double jumpX = 0, jumpY = 0;    ///< input pixels between neighbouring outputs
+  double startX = 0, startY = 0;  ///< centre of output (0,0), in pixel-index coordinates
+  int inputW = 0, inputH = 0;
+
+  /// Box of column i (row 0), pixel-edge coordinates, not clipped: [x, x+w) x [y, y+h).
+  Box box(int column) const;
+  /// The same box with its rows clipped to the image (the paper's "height clipped to 32").
+  Box clippedBox(int column) const;
+  std::vector<Box> clippedBoxes() const;
+};
+
+/// Walks the layers; throws Error when the input is too small to give at least one output.
+ReceptiveField receptiveField(const std::vector<LayerSpec>& layers, int inputW, int inputH);
+
+}  // namespace foveal::core

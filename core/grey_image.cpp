@@ -1,0 +1,172 @@
+#include "grey_image.h"
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include "error.h"
+
+namespace foveal::core {
+
+namespace imaging {
+// Implemented in imaging/opencv_codec.cpp when built with OpenCV.
+GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string& origin);
+}  // namespace imaging
+
+namespace {
+
+uint32_t crc32(const uint8_t* data, size_t n, uint32_t crc = 0) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+void put32(std::vector<uint8_t>& out, uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(v >> s));
+}
+
+void chunk(std::vector<uint8_t>& out, const char* type, const std::vector<uint8_t>& data) {
+  put32(out, static_cast<uint32_t>(data.size()));
+  const size_t start = out.size();
+  out.insert(out.end(), type, type + 4);
+  out.insert(out.end(), data.begin(), data.end());
+  put32(out, crc32(out.data() + start, out.size() - start));
+}
+
+bool isPnm(const std::vector<uint8_t>& b) {
+  return b.size() >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '5' || b[1] == '6');
+}
+
+// Binary/ASCII PGM and binary PPM: enough for builds without OpenCV.
+GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
+  size_t pos = 2;
+  auto next = [&]() -> long {
+    while (pos < b.size()) {
+      if (b[pos] == '#') {
+        while (pos < b.size() && b[pos] != '\n') ++pos;
+      } else if (std::isspace(b[pos])) {
+        ++pos;
+      } else {
+        break;
+      }
+    }
+    long v = 0;
+    bool any = false;
+    while (pos < b.size() && std::isdigit(b[pos])) {
+      v = v * 10 + (b[pos++] - '0');
+      any = true;
+      if (v > 1 << 20) break;
+    }
+    if (!any) throw Error(origin + ": corrupt PNM header");
+    return v;
+  };
+  const char kind = static_cast<char>(b[1]);
+  const long w = next(), h = next(), maxv = next();
+  if (w <= 0 || h <= 0 || w > 65535 || h > 65535 || maxv <= 0 || maxv > 255)
+    throw Error(origin + ": unsupported PNM size or depth");
+  GreyImage img{static_cast<int>(w), static_cast<int>(h), {}};
+  img.pixels.resize(static_cast<size_t>(w * h));
+  if (kind == '2') {
+    for (auto& p : img.pixels) p = static_cast<uint8_t>(next() * 255 / maxv);
+    return img;
+  }
+  ++pos;  // single whitespace after maxval
+  const size_t channels = kind == '6' ? 3 : 1;
+  if (b.size() < pos + img.pixels.size() * channels)
+    throw Error(origin + ": truncated image data");
+  for (size_t i = 0; i < img.pixels.size(); ++i) {
+    const uint8_t* px = &b[pos + i * channels];
+    const int v = channels == 3 ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 1000 : px[0];
+    img.pixels[i] = static_cast<uint8_t>(v * 255 / maxv);
+  }
+  return img;
+}
+
+}  // namespace
+
+bool hasImageCodecs() {
+#ifdef FOVEAL_WITH_OPENCV
+  return true;
+#else
+  return false;
+#endif
+}
+
+GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  if (bytes.empty()) throw Error(origin + ": empty image file");
+  if (isPnm(bytes)) return decodePnm(bytes, origin);
+#ifdef FOVEAL_WITH_OPENCV
+  return imaging::decodeWithOpenCv(bytes, origin);
+#else
+  throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");
+#endif
+}
+
+GreyImage readImage(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open image (missing or unreadable)");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return decodeImage(bytes, path);
+}
+
+std::vector<uint8_t> encodePng(const GreyImage& image) {
+  if (image.empty()) throw Error("cannot encode an empty image as PNG");
+  std::vector<uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  std::vector<uint8_t> ihdr;
+  put32(ihdr, static_cast<uint32_t>(image.width));
+  put32(ihdr, static_cast<uint32_t>(image.height));
+  ihdr.insert(ihdr.end(), {8, 0, 0, 0, 0});  // 8-bit grey, no interlace
+  chunk(out, "IHDR", ihdr);
+
+  // Raw scanlines (filter 0) in stored (uncompressed) deflate blocks: no zlib needed.
+  std::vector<uint8_t> raw;
+  raw.reserve(static_cast<size_t>(image.height) * (image.width + 1));
+  for (int y = 0; y < image.height; ++y) {
+    raw.push_back(0);
+    raw.insert(raw.end(), image.pixels.begin() + static_cast<long>(y) * image.width,
+               image.pixels.begin() + static_cast<long>(y + 1) * image.width);
+  }
+  std::vector<uint8_t> z = {0x78, 0x01};
+  for (size_t off = 0; off < raw.size() || off == 0;) {
+    const size_t n = std::min<size_t>(65535, raw.size() - off);
+    const bool last = off + n >= raw.size();
+    z.push_back(last ? 1 : 0);
+    z.push_back(static_cast<uint8_t>(n & 0xFF));
+    z.push_back(static_cast<uint8_t>(n >> 8));
+    z.push_back(static_cast<uint8_t>(~n & 0xFF));
+    z.push_back(static_cast<uint8_t>((~n >> 8) & 0xFF));
+    z.insert(z.end(), raw.begin() + static_cast<long>(off), raw.begin() + static_cast<long>(off + n));
+    off += n;
+    if (last) break;
+  }
+  uint32_t a = 1, b = 0;
+  for (uint8_t v : raw) {
+    a = (a + v) % 65521;
+    b = (b + a) % 65521;
+  }
+  put32(z, (b << 16) | a);
+  chunk(out, "IDAT", z);
+  chunk(out, "IEND", {});
+  return out;
+}
+
+void writePng(const GreyImage& image, const std::string& path) {
+  const auto bytes = encodePng(image);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(path + ": cannot write PNG (folder missing or not writable)");
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw Error(path + ": write failed (disk full?)");
+}
+
+}  // namespace foveal::core

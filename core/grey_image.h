@@ -1,0 +1,32 @@
+#pragma once
+// An 8-bit grey image as plain bytes: what crosses from core to the GUI and the CLI.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace foveal::core {
+
+struct GreyImage {
+  int width = 0;
+  int height = 0;
+  std::vector<uint8_t> pixels;  ///< row-major, width * height
+
+  bool empty() const { return width <= 0 || height <= 0; }
+  uint8_t at(int x, int y) const { return pixels[static_cast<size_t>(y) * width + x]; }
+};
+
+/// Reads an image file as grey. With OpenCV: every format imgcodecs decodes; without: PGM/PPM.
+/// Throws Error naming the file and the problem (missing, unreadable, corrupt, unsupported).
+GreyImage readImage(const std::string& path);
+/// Decodes image bytes already in memory (`origin` names them in errors).
+GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin);
+
+/// Writes an 8-bit grey PNG (no external library). Throws Error when the file cannot be written.
+void writePng(const GreyImage& image, const std::string& path);
+/// Encodes an 8-bit grey PNG in memory.
+std::vector<uint8_t> encodePng(const GreyImage& image);
+
+/// True when this build decodes compressed formats (PNG, JPEG, ...).
+bool hasImageCodecs();
+
+}  // namespace foveal::core

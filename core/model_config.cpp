@@ -1,0 +1,155 @@
+#include "model_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "charset.h"
+#include "error.h"
+#include "geometry.h"
+
+namespace foveal::core {
+
+using nlohmann::json;
+
+std::string toString(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::Soft: return "soft";
+    case AttentionKind::Hard: return "hard";
+    case AttentionKind::Sharp: return "sharp";
+  }
+  return "?";
+}
+
+std::string toString(ContextKind k) {
+  switch (k) {
+    case ContextKind::Pooling: return "pooling";
+    case ContextKind::Chain: return "chain";
+    case ContextKind::Weighting: return "weighting";
+  }
+  return "?";
+}
+
+AttentionKind attentionFromString(const std::string& s) {
+  if (s == "soft") return AttentionKind::Soft;
+  if (s == "hard") return AttentionKind::Hard;
+  if (s == "sharp") return AttentionKind::Sharp;
+  throw Error("unknown attention '" + s + "' (expected soft, hard or sharp)");
+}
+
+ContextKind contextFromString(const std::string& s) {
+  if (s == "pooling") return ContextKind::Pooling;
+  if (s == "chain") return ContextKind::Chain;
+  if (s == "weighting") return ContextKind::Weighting;
+  throw Error("unknown context '" + s + "' (expected pooling, chain or weighting)");
+}
+
+int Preprocessing::upsampledW() const {
+  return static_cast<int>(std::lround(inputW * regionScale));
+}
+
+int ModelConfig::cnnChannels() const { return vggOutChannels(width); }
+int ModelConfig::hidden() const { return cnnChannels() / 2; }
+int ModelConfig::depth() const {
+  return std::max(8, static_cast<int>(std::lround(attentionDepth * width)));
+}
+
+void ModelConfig::validate() const {
+  auto fail = [](const std::string& m) { throw Error("invalid model config: " + m); };
+  if (!(width > 0 && width <= 4)) fail("width must be in (0, 4]");
+  if (attentionDepth < 1) fail("attention_depth must be positive");
+  if (maxLength < 1 || maxLength > 1000) fail("max_length must be in [1, 1000]");
+  if (numStns != 1 && numStns != 2) fail("stns must be 1 or 2");
+  if (patchW < 8 || patchH < 8 || coarsePatchW < 8) fail("patch sizes must be at least 8");
+  if (preprocessing.inputW < 8 || preprocessing.inputH < 8) fail("input size too small");
+  if (!(preprocessing.regionScale >= 1.0 && preprocessing.regionScale <= 8.0))
+    fail("region_scale must be in [1, 8]");
+  if (preprocessing.normalisation != "minus_one_one")
+    fail("unknown normalisation '" + preprocessing.normalisation + "'");
+  if (reference && attention != AttentionKind::Sharp) fail("reference needs sharp attention");
+  Charset(charset, caseInsensitive);  // throws on empty / duplicates
+  const auto rf = receptiveField(vggLayers(width), preprocessing.inputW, preprocessing.inputH);
+  if (rf.rows != 1)
+    fail("backbone output height is " + std::to_string(rf.rows) + " for input height " +
+         std::to_string(preprocessing.inputH) + " (must be 1; use 32)");
+  if (attention == AttentionKind::Sharp) {
+    receptiveField(vggLayers(width), patchW, patchH);  // encoder must accept the patch
+    const auto prf = receptiveField(vggLayers(width), patchW, patchH);
+    if (prf.rows != 1) fail("patch height must give one encoder row (use 32)");
+  }
+}
+
+std::string ModelConfig::toJson() const {
+  json j;
+  j["attention"] = toString(attention);
+  j["context"] = toString(context);
+  j["stns"] = numStns;
+  j["first_stn_translation_only"] = firstStnTranslationOnly;
+  j["coarse_patch_w"] = coarsePatchW;
+  j["patch_w"] = patchW;
+  j["patch_h"] = patchH;
+  j["reference"] = reference;
+  j["width"] = width;
+  j["attention_depth"] = attentionDepth;
+  j["max_length"] = maxLength;
+  j["charset"] = charset;
+  j["case_insensitive"] = caseInsensitive;
+  j["preprocessing"] = {{"input_w", preprocessing.inputW},
+                        {"input_h", preprocessing.inputH},
+                        {"region_scale", preprocessing.regionScale},
+                        {"normalisation", preprocessing.normalisation},
+                        {"colour", "grey"},
+                        {"resize", "bilinear_antialias"}};
+  return j.dump(2);
+}
+
+ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& origin) {
+  ModelConfig c;
+  try {
+    const json j = json::parse(text);
+    if (!j.is_object()) throw Error(origin + ": model config is not a JSON object");
+    c.attention = attentionFromString(j.at("attention").get<std::string>());
+    c.context = contextFromString(j.value("context", std::string("pooling")));
+    c.numStns = j.value("stns", 1);
+    c.firstStnTranslationOnly = j.value("first_stn_translation_only", true);
+    c.coarsePatchW = j.value("coarse_patch_w", 64);
+    c.patchW = j.value("patch_w", 24);
+    c.patchH = j.value("patch_h", 32);
+    c.reference = j.value("reference", false);
+    c.width = j.value("width", 1.0);
+    c.attentionDepth = j.value("attention_depth", 256);
+    c.maxLength = j.at("max_length").get<int>();
+    c.charset = j.at("charset").get<std::string>();
+    c.caseInsensitive = j.value("case_insensitive", false);
+    if (j.contains("preprocessing")) {
+      const auto& p = j.at("preprocessing");
+      c.preprocessing.inputW = p.value("input_w", 100);
+      c.preprocessing.inputH = p.value("input_h", 32);
+      c.preprocessing.regionScale = p.value("region_scale", 1.8);
+      c.preprocessing.normalisation = p.value("normalisation", std::string("minus_one_one"));
+    }
+  } catch (const json::exception& e) {
+    throw Error(origin + ": bad model config JSON: " + e.what());
+  }
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
+  }
+  return c;
+}
+
+std::string ModelConfig::describe() const {
+  std::ostringstream s;
+  s << toString(attention);
+  if (attention == AttentionKind::Sharp) {
+    s << " (" << toString(context) << ", " << numStns << " STN" << (numStns > 1 ? "s" : "");
+    if (reference) s << ", reference";
+    s << ")";
+  }
+  s << ", width " << width << ", charset \"" << charset << "\", max length " << maxLength;
+  return s.str();
+}
+
+}  // namespace foveal::core

@@ -1,0 +1,58 @@
+#pragma once
+// The complete description of a recognizer: architecture, charset and preprocessing. It is
+// serialised as JSON into every checkpoint, so a model file is self-describing.
+#include <string>
+
+namespace foveal::core {
+
+enum class AttentionKind { Soft, Hard, Sharp };
+enum class ContextKind { Pooling, Chain, Weighting };
+
+std::string toString(AttentionKind k);
+std::string toString(ContextKind k);
+AttentionKind attentionFromString(const std::string& s);  ///< throws Error
+ContextKind contextFromString(const std::string& s);      ///< throws Error
+
+/// How a source image becomes network input. Recorded in the checkpoint.
+struct Preprocessing {
+  int inputW = 100;          ///< backbone input width
+  int inputH = 32;           ///< backbone input height
+  double regionScale = 1.8;  ///< sharpener cuts regions from a (inputW*scale) x inputH copy
+  /// Pixel values: grey in [0,255] maps to [-1, 1] ("minus_one_one"), the only mode for now.
+  std::string normalisation = "minus_one_one";
+  int upsampledW() const;
+};
+
+struct ModelConfig {
+  AttentionKind attention = AttentionKind::Soft;
+  ContextKind context = ContextKind::Pooling;  ///< sharp only
+  int numStns = 1;                             ///< sharp only: 1 or 2
+  bool firstStnTranslationOnly = true;         ///< with 2 STNs: coarse x-translation STN first
+  int coarsePatchW = 64;                       ///< patch width of the first of 2 STNs
+  int patchW = 24;                             ///< final STN patch
+  int patchH = 32;
+  bool reference = false;  ///< sharp + reference: training adds an L2 loss on the patches
+  double width = 1.0;      ///< channel multiplier (1.0 = the paper's sizes)
+  int attentionDepth = 256;
+  int maxLength = 13;  ///< decoder runs maxLength + 1 steps (end token)
+  std::string charset = "0123456789";
+  bool caseInsensitive = false;
+  Preprocessing preprocessing;
+
+  // Derived sizes.
+  int cnnChannels() const;    ///< backbone / encoder output channels (512 at width 1)
+  int hidden() const;         ///< LSTM units per direction and decoder units (256 at width 1)
+  int featureDim() const { return 2 * hidden(); }  ///< size of x_i
+  int steps() const { return maxLength + 1; }
+  int depth() const;  ///< attention depth scaled by width
+
+  /// Throws Error describing the first inconsistent field.
+  void validate() const;
+  std::string toJson() const;
+  /// Parses and validates; `origin` names the file in error messages.
+  static ModelConfig fromJson(const std::string& json, const std::string& origin = "config");
+  /// Human summary, e.g. "sharp (chain, 2 STNs), width 0.25, charset 10".
+  std::string describe() const;
+};
+
+}  // namespace foveal::core

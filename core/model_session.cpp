@@ -1,0 +1,77 @@
+#include "model_session.h"
+
+#include <ATen/Parallel.h>
+#include <thread>
+#include <torch/utils.h>
+
+#include "checkpoint.h"
+#include "error.h"
+#include "preprocess.h"
+#include "trace_builder.h"
+
+namespace foveal::core {
+
+void setComputeThreads(int threads) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+}
+
+int computeThreads() { return at::get_num_threads(); }
+
+struct ModelSession::Impl {
+  ModelConfig config;
+  Recognizer model{nullptr};
+  std::string path;
+};
+
+ModelSession::ModelSession(std::unique_ptr<Impl> impl) : d(std::move(impl)) {}
+ModelSession::~ModelSession() = default;
+
+std::shared_ptr<ModelSession> ModelSession::open(const std::string& path) {
+  auto loaded = loadCheckpoint(path);
+  auto impl = std::make_unique<Impl>();
+  impl->config = loaded.config;
+  impl->model = loaded.model;
+  impl->path = path;
+  return std::shared_ptr<ModelSession>(new ModelSession(std::move(impl)));
+}
+
+std::shared_ptr<ModelSession> ModelSession::create(const ModelConfig& config, uint64_t seed) {
+  config.validate();
+  torch::manual_seed(seed);
+  auto impl = std::make_unique<Impl>();
+  impl->config = config;
+  impl->model = Recognizer(config);
+  impl->model->eval();
+  return std::shared_ptr<ModelSession>(new ModelSession(std::move(impl)));
+}
+
+const ModelConfig& ModelSession::config() const { return d->config; }
+const std::string& ModelSession::path() const { return d->path; }
+
+std::vector<Box> ModelSession::inputRegions() const { return d->model->geometry().clippedBoxes(); }
+
+Trace ModelSession::trace(const GreyImage& image, const std::string& source,
+                          const TraceOptions& options) const {
+  if (image.empty()) throw Error(source + ": empty image");
+  c10::InferenceMode guard;
+  const bool sharp = d->config.attention == AttentionKind::Sharp;
+  auto input = preprocess({image}, d->config.preprocessing, sharp);
+  DecodeOptions dec;
+  dec.sample = options.sample;
+  if (options.sample) {
+    dec.generator = at::detail::createCPUGenerator(options.seed);
+  }
+  auto out = d->model->forward(input.image, input.upsampled, dec);
+  auto tr = buildTrace(d->model, out, input, 0, image.width, image.height, options.topk,
+                       options.stopAtEnd);
+  tr.source = source;
+  return tr;
+}
+
+void ModelSession::save(const std::string& path) const {
+  saveCheckpoint(path, d->model);
+  d->path = path;
+}
+
+}  // namespace foveal::core

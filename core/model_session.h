@@ -1,0 +1,48 @@
+#pragma once
+// Torch-free facade over a loaded recognizer: what the GUI and the CLI use to trace images.
+// Thread-safe for concurrent trace() calls (each runs under its own inference guard).
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "model_config.h"
+#include "trace.h"
+
+namespace foveal::core {
+
+struct TraceOptions {
+  bool sample = false;    ///< hard/sharp: sample regions instead of argmax
+  uint64_t seed = 0;      ///< for sampling
+  int topk = 5;
+  bool stopAtEnd = true;  ///< drop the steps after the first end token
+};
+
+/// Sets the CPU threads LibTorch uses (0: one per core). Debian's LibTorch otherwise starts with 1.
+void setComputeThreads(int threads);
+int computeThreads();
+
+class ModelSession {
+ public:
+  /// Loads a checkpoint (throws Error naming the file and the problem).
+  static std::shared_ptr<ModelSession> open(const std::string& path);
+  /// A model with random weights drawn from `seed`.
+  static std::shared_ptr<ModelSession> create(const ModelConfig& config, uint64_t seed);
+  ~ModelSession();
+
+  const ModelConfig& config() const;
+  const std::string& path() const;
+  /// Region boxes of the backbone in model-input pixels (unclipped x, clipped rows).
+  std::vector<Box> inputRegions() const;
+
+  Trace trace(const GreyImage& image, const std::string& source,
+              const TraceOptions& options = {}) const;
+  void save(const std::string& path) const;
+
+  struct Impl;
+
+ private:
+  explicit ModelSession(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> d;
+};
+
+}  // namespace foveal::core

@@ -1,0 +1,58 @@
+#pragma once
+// The sharp-attention sharpener: cuts the selected receptive field out of the upsampled image,
+// localises the target with one or two STNs and encodes the patch with its own VGG CNN.
+// All transforms are composed and the source image is sampled once per STN output, so a patch
+// is a single bilinear interpolation of the upsampled image, never a resample of a resample.
+#include <torch/nn/cloneable.h>
+#include <torch/nn/modules/container/modulelist.h>
+#include <torch/nn/pimpl.h>
+#include <vector>
+
+#include "backbone.h"
+#include "model_config.h"
+#include "stn.h"
+
+namespace foveal::core {
+
+struct SharpenerOutput {
+  torch::Tensor features;               ///< Z_t [B, Mz, C]
+  std::vector<torch::Tensor> patches;   ///< per STN [B, 1, ph, pw]
+  std::vector<torch::Tensor> thetas;    ///< per STN [B, 2, 3]: patch -> upsampled image (normalised)
+  torch::Tensor region;                 ///< the cut region [B, 1, rh, rw]
+};
+
+class SharpenerImpl : public torch::nn::Cloneable<SharpenerImpl> {
+ public:
+  explicit SharpenerImpl(const ModelConfig& config);
+  void reset() override;
+
+  /// upsampled [B, 1, H, Wu], index [B] (int64 region per image) -> Z_t and the STN outputs.
+  SharpenerOutput forward(const torch::Tensor& upsampled, const torch::Tensor& index);
+
+  /// Affine maps (normalised, align_corners=false) from each region to the upsampled image:
+  /// [M, 2, 3]. Derived from the backbone geometry scaled to the upsampled width.
+  torch::Tensor regionThetas() const { return m_regionThetas; }
+  int regionW() const { return m_regionW; }
+  int regionH() const { return m_regionH; }
+  int numStns() const { return static_cast<int>(m_stns->size()); }
+  Stn stn(int k) const { return m_stns->ptr<StnImpl>(k); }
+  VggBackbone encoder() const { return m_encoder; }
+
+  ModelConfig config;
+
+ private:
+  torch::nn::ModuleList m_stns{nullptr};
+  VggBackbone m_encoder{nullptr};
+  torch::Tensor m_regionThetas;
+  int m_regionW = 0, m_regionH = 0;
+  std::vector<std::pair<int, int>> m_patchSizes;  // (w, h) per STN
+};
+TORCH_MODULE(Sharpener);
+
+/// Samples `source` [B, 1, H, W] through theta [B, 2, 3] into [B, 1, h, w] (bilinear, border).
+torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
+                           int64_t h);
+/// Composes affine maps as 3x3 products: returns a ∘ b ([B, 2, 3] each).
+torch::Tensor composeAffine(const torch::Tensor& a, const torch::Tensor& b);
+
+}  // namespace foveal::core

@@ -1,0 +1,64 @@
+#pragma once
+// What one decode of one image looked like, step by step, in plain values: the contract between
+// core and everything that draws (GUI, CLI). No Torch types.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "geometry.h"
+#include "grey_image.h"
+
+namespace foveal::core {
+
+struct PointF {
+  double x = 0, y = 0;
+};
+
+/// Corners of a patch mapped into source-image pixels: top-left, top-right, bottom-right,
+/// bottom-left (pixel-edge coordinates).
+using Quad = std::array<PointF, 4>;
+
+struct TokenProb {
+  std::string token;
+  int index = 0;
+  double prob = 0;
+};
+
+struct StnTrace {
+  Quad quad;        ///< in source-image pixels
+  GreyImage patch;  ///< the STN's output
+};
+
+struct TraceStep {
+  std::string token;          ///< predicted token ("<end>" for the end token)
+  int tokenIndex = 0;
+  double prob = 0;            ///< p of the predicted token
+  std::vector<TokenProb> topk;
+  std::vector<double> alpha;  ///< over all regions
+  double entropy = 0;         ///< H[alpha], natural log
+  int region = 0;             ///< region used (argmax, sampled, or forced)
+  std::vector<StnTrace> stn;  ///< sharp: one per STN, coarse first
+  GreyImage patch;            ///< what the context came from: last STN patch, or the region crop
+  std::vector<double> contextWeights;  ///< sharp weighting: over Z columns then x_s
+};
+
+struct Trace {
+  std::string source;      ///< image path or id
+  std::string modelKind;   ///< e.g. "sharp"
+  std::string modelDescription;
+  std::string prediction;
+  double confidence = 0;   ///< product of the step probabilities up to and including the end
+  int imageW = 0, imageH = 0;  ///< source image size
+  std::vector<Box> regions;    ///< receptive fields in source pixels (rows clipped to the image)
+  std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
+  double meanEntropy = 0;        ///< mean of steps' entropy
+
+  std::string toJson(int indent = 2) const;
+  /// The per-step table foveal-cli prints.
+  std::string toTable() const;
+};
+
+/// Shannon entropy (natural log) of a distribution.
+double entropy(const std::vector<double>& p);
+
+}  // namespace foveal::core
