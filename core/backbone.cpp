@@ -36,6 +36,10 @@ void VggBackboneImpl::reset() {
   m_layers = register_module("layers", m_layers);
 }
 
+torch::Tensor VggBackboneImpl::featureMap(const torch::Tensor& image) {
+  return m_layers->forward(image);
+}
+
 torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
   auto f = m_layers->forward(image);  // [B, C, 1, M]
   return f.squeeze(2).transpose(1, 2).contiguous();  // [B, M, C]

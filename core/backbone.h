@@ -24,6 +24,8 @@ class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl> {
 
   /// image: [B, 1, H, W] -> features [B, M, C] (one vector per output column).
   torch::Tensor forward(const torch::Tensor& image);
+  /// image: [B, 1, H, W] -> feature map [B, C, H', W'] (any input height).
+  torch::Tensor featureMap(const torch::Tensor& image);
   /// Output channels C.
   int outChannels() const;
   ReceptiveField geometry(int inputW, int inputH) const;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <torch/serialize/input-archive.h>
@@ -134,16 +136,38 @@ LoadedModel loadCheckpoint(const std::string& path) {
   }
 
   loaded.model = Recognizer(loaded.config);
+  // LibTorch's Module::load replaces tensors whatever their shape and ignores extra entries, so
+  // the weights are checked against the config here: same top-level entries, same shapes.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& p : loaded.model->named_parameters()) shapes[p.key()] = p.value().sizes().vec();
+  for (const auto& b : loaded.model->named_buffers()) shapes[b.key()] = b.value().sizes().vec();
+  std::set<std::string> expectedKeys;
+  for (const auto& c : loaded.model->named_children()) expectedKeys.insert(c.key());
+  for (const auto& p : loaded.model->named_parameters(false)) expectedKeys.insert(p.key());
+  for (const auto& b : loaded.model->named_buffers(false)) expectedKeys.insert(b.key());
   try {
     std::istringstream ws(weights);
     torch::serialize::InputArchive archive;
     archive.load_from(ws);
+    const auto keys = archive.keys();
+    const std::set<std::string> found(keys.begin(), keys.end());
+    for (const auto& k : found)
+      if (!expectedKeys.count(k))
+        throw Error(path + ": weights do not match the model config (unexpected part '" + k + "')");
     loaded.model->load(archive);
   } catch (const c10::Error& e) {
     std::string msg = e.what_without_backtrace();
     if (msg.size() > 300) msg = msg.substr(0, 300) + "...";
     throw Error(path + ": weights do not match the model config (" + msg + ")");
   }
+  auto mismatch = [&](const std::string& name, const torch::Tensor& t) {
+    const auto it = shapes.find(name);
+    if (it == shapes.end() || it->second != t.sizes().vec())
+      throw Error(path + ": weights do not match the model config ('" + name + "' has shape " +
+                  c10::str(t.sizes()) + ")");
+  };
+  for (const auto& p : loaded.model->named_parameters()) mismatch(p.key(), p.value());
+  for (const auto& b : loaded.model->named_buffers()) mismatch(b.key(), b.value());
   loaded.model->eval();
   return loaded;
 }

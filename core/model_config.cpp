@@ -131,6 +131,8 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     }
   } catch (const json::exception& e) {
     throw Error(origin + ": bad model config JSON: " + e.what());
+  } catch (const Error& e) {
+    throw Error(origin + ": " + e.what());
   }
   try {
     c.validate();

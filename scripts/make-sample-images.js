@@ -45,6 +45,8 @@ function sequence(label, picks, file) {
       px[(y + 2) * w + i * 32 + x + 2] = Math.round(255 * Math.min(1, img[y * 28 + x]));
   });
   fs.writeFileSync(file, png(w, h, px));
+  // The same image as binary PGM, for builds without OpenCV.
+  fs.writeFileSync(file.replace(/\.png$/, '.pgm'), Buffer.concat([Buffer.from(`P5\n${w} ${h}\n255\n`), px]));
   console.log(`${file}: "${label}" ${w}x${h}`);
 }
 const out = path.join(__dirname, '..', 'samples', 'images');

@@ -1,0 +1,195 @@
+// Checkpoints: save -> load gives identical outputs; every kind of bad file gives an error that
+// names the file and the problem.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint.h"
+#include "error.h"
+#include "test_models.h"
+
+using namespace foveal::core;
+using foveal::test::allConfigs;
+using foveal::test::tinyConfig;
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return f.readAll();
+}
+
+void writeAll(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(bytes);
+}
+
+uint32_t crc32(const QByteArray& data) {
+  uint32_t crc = ~0u;
+  for (char ch : data) {
+    crc ^= static_cast<unsigned char>(ch);
+    for (int k = 0; k < 8; ++k) crc = (crc & 1) ? 0xEDB88320u ^ (crc >> 1) : crc >> 1;
+  }
+  return ~crc;
+}
+
+// Rebuilds a checkpoint with new metadata and a valid checksum (a well-formed file whose
+// content is wrong).
+QByteArray withMetadata(const QByteArray& file, const std::string& meta) {
+  const quint64 metaLen = qFromLittleEndian<quint64>(file.constData() + 16);
+  const quint64 weightLen = qFromLittleEndian<quint64>(file.constData() + 24);
+  const QByteArray weights = file.mid(40 + static_cast<int>(metaLen), static_cast<int>(weightLen));
+  QByteArray out = file.left(40);
+  const QByteArray m = QByteArray::fromStdString(meta);
+  qToLittleEndian<quint64>(static_cast<quint64>(m.size()), out.data() + 16);
+  qToLittleEndian<quint32>(crc32(m + weights), out.data() + 32);
+  return out + m + weights;
+}
+
+std::string metadataOf(const QByteArray& file) {
+  const quint64 metaLen = qFromLittleEndian<quint64>(file.constData() + 16);
+  return file.mid(40, static_cast<int>(metaLen)).toStdString();
+}
+
+}  // namespace
+
+class TestCheckpoint : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+  QString m_good;
+
+  QString path(const QString& name) const { return m_dir.filePath(name); }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    torch::manual_seed(0);
+    m_good = path("good.fvm");
+    saveCheckpoint(m_good.toStdString(), Recognizer(tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2)));
+  }
+
+  void saveLoadGivesIdenticalOutputs_data() {
+    QTest::addColumn<int>("index");
+    const auto configs = allConfigs();
+    for (size_t i = 0; i < configs.size(); ++i)
+      QTest::newRow(configs[i].name.c_str()) << int(i);
+  }
+  void saveLoadGivesIdenticalOutputs() {
+    QFETCH(int, index);
+    const auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    torch::manual_seed(100 + index);
+    Recognizer model(cfg);
+    // Move BN statistics away from their defaults so buffers are checked too.
+    model->train();
+    model->forward(torch::rand({4, 1, 32, 100}), torch::rand({4, 1, 32, cfg.preprocessing.upsampledW()}));
+    model->eval();
+    const QString file = path(QString("m%1.fvm").arg(index));
+    saveCheckpoint(file.toStdString(), model, R"({"note":"test"})");
+    QVERIFY(!QFile::exists(file + ".tmp"));
+    auto loaded = loadCheckpoint(file.toStdString());
+    QCOMPARE(loaded.config.toJson(), cfg.toJson());
+    QVERIFY(QString::fromStdString(loaded.metadataJson).contains("\"note\":\"test\""));
+    QVERIFY(!loaded.model->is_training());
+
+    auto image = torch::rand({2, 1, 32, 100}) * 2 - 1;
+    auto up = torch::rand({2, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1;
+    torch::NoGradGuard ng;
+    auto a = model->forward(image, up);
+    auto b = loaded.model->forward(image, up);
+    QVERIFY(torch::equal(a.logProbs, b.logProbs));
+    QVERIFY(torch::equal(a.alpha, b.alpha));
+    QVERIFY(torch::equal(a.selected, b.selected));
+    for (size_t k = 0; k < a.patches.size(); ++k) QVERIFY(torch::equal(a.patches[k], b.patches[k]));
+  }
+
+  void badFiles_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("message");
+    const QByteArray good = readAll(m_good);
+    QVERIFY(good.size() > 1000);
+
+    QTest::newRow("empty") << QByteArray() << "truncated model file";
+    QTest::newRow("header cut") << good.left(20) << "truncated model file";
+    QTest::newRow("body cut") << good.left(good.size() / 2) << "truncated model file";
+    QTest::newRow("last byte missing") << good.left(good.size() - 1) << "truncated model file";
+    QByteArray flipped = good;
+    flipped[flipped.size() - 100] = static_cast<char>(flipped[flipped.size() - 100] ^ 0x5A);
+    QTest::newRow("flipped weight byte") << flipped << "checksum mismatch";
+    QByteArray metaFlip = good;
+    metaFlip[45] = static_cast<char>(metaFlip[45] ^ 0x01);
+    QTest::newRow("flipped metadata byte") << metaFlip << "checksum mismatch";
+    QTest::newRow("trailing garbage") << good + QByteArray("xyz") << "unexpected bytes";
+    QTest::newRow("foreign: png")
+        << readAll(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png")
+        << "not a Foveal model file";
+    QTest::newRow("foreign: text") << QByteArray("hello, I am a text file with some content")
+                                   << "not a Foveal model file";
+    QByteArray newer = good;
+    qToLittleEndian<quint32>(7, newer.data() + 8);
+    QTest::newRow("newer version") << newer << "format version 7 is newer";
+
+    auto meta = nlohmann::json::parse(metadataOf(good));
+    auto badConfig = meta;
+    badConfig["model"]["stns"] = 3;
+    QTest::newRow("invalid config") << withMetadata(good, badConfig.dump()) << "stns must be 1 or 2";
+    auto otherWidth = meta;
+    otherWidth["model"]["width"] = 0.25;
+    QTest::newRow("weights of another config")
+        << withMetadata(good, otherWidth.dump()) << "weights do not match the model config";
+    auto otherKind = meta;
+    otherKind["model"]["context"] = "pooling";
+    QTest::newRow("weights of another context")
+        << withMetadata(good, otherKind.dump()) << "weights do not match the model config";
+    QTest::newRow("metadata not json") << withMetadata(good, "{not json") << "corrupt model metadata";
+    auto foreignMeta = meta;
+    foreignMeta["format"] = "something-else";
+    QTest::newRow("metadata of another format")
+        << withMetadata(good, foreignMeta.dump()) << "not a Foveal model file";
+  }
+  void badFiles() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, message);
+    const QString file = path("bad.fvm");
+    writeAll(file, bytes);
+    try {
+      loadCheckpoint(file.toStdString());
+      QFAIL("no error for a bad model file");
+    } catch (const Error& e) {
+      const QString what = e.what();
+      QVERIFY2(what.startsWith(file + ": "), qPrintable(what));
+      QVERIFY2(what.contains(message), qPrintable(what));
+    }
+  }
+
+  void missingFile() {
+    try {
+      loadCheckpoint(path("absent.fvm").toStdString());
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("absent.fvm: cannot open model file"));
+    }
+  }
+
+  void unwritableFolder() {
+    try {
+      saveCheckpoint("/nonexistent-folder/x.fvm", Recognizer(tinyConfig(AttentionKind::Soft)));
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("/nonexistent-folder/x.fvm: cannot write checkpoint"));
+    }
+  }
+
+  // Saving over an existing file replaces it whole (temp file + rename).
+  void overwriteIsAtomic() {
+    const QString file = path("over.fvm");
+    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig(AttentionKind::Soft)));
+    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig(AttentionKind::Hard)));
+    QVERIFY(loadCheckpoint(file.toStdString()).config.attention == AttentionKind::Hard);
+    QVERIFY(!QFile::exists(file + ".tmp"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestCheckpoint)
+#include "test_checkpoint.moc"

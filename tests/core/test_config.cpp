@@ -1,0 +1,149 @@
+// Charset, model config JSON and image file I/O: the Torch-free pieces of core.
+#include <QtTest/QtTest>
+#include <fstream>
+
+#include "charset.h"
+#include "error.h"
+#include "grey_image.h"
+#include "model_config.h"
+
+using namespace foveal::core;
+
+class TestConfig : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void charsetEncodesAndDecodes() {
+    const Charset cs = Charset::digits();
+    QCOMPARE(cs.size(), 11);
+    const auto enc = cs.encode("4021");
+    QCOMPARE(enc, (std::vector<int>{5, 1, 3, 2}));
+    QCOMPARE(cs.decode({5, 1, 3, 2, 0, 7}), std::string("4021"));
+    QCOMPARE(cs.token(0), std::string("<end>"));
+  }
+
+  void charsetRejectsUnknownCharacters() {
+    const Charset cs = Charset::digits();
+    try {
+      cs.encode("12a4");
+      QFAIL("no error for a character outside the charset");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("'a'"));
+      QVERIFY(QString(e.what()).contains("12a4"));
+    }
+    QVERIFY(!cs.covers("1 2"));
+    QVERIFY_THROWS_EXCEPTION(Error, Charset("aba"));
+  }
+
+  void charsetCaseInsensitive() {
+    const Charset cs = Charset::alphanumeric();
+    QCOMPARE(cs.encode("AbC"), cs.encode("abc"));
+    QCOMPARE(cs.size(), 37);
+  }
+
+  void configJsonRoundTrip() {
+    ModelConfig c;
+    c.attention = AttentionKind::Sharp;
+    c.context = ContextKind::Weighting;
+    c.numStns = 2;
+    c.width = 0.25;
+    c.maxLength = 9;
+    c.charset = "abc";
+    c.preprocessing.regionScale = 2.0;
+    const auto back = ModelConfig::fromJson(c.toJson());
+    QCOMPARE(back.toJson(), c.toJson());
+    QCOMPARE(back.numStns, 2);
+    QVERIFY(back.context == ContextKind::Weighting);
+    QCOMPARE(back.preprocessing.upsampledW(), 200);
+  }
+
+  void configErrorsNameTheProblem_data() {
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("not json") << "{oops" << "bad model config JSON";
+    QTest::newRow("unknown attention") << R"({"attention":"fuzzy","max_length":5,"charset":"01"})"
+                                       << "unknown attention 'fuzzy'";
+    QTest::newRow("three stns") << R"({"attention":"sharp","stns":3,"max_length":5,"charset":"01"})"
+                                << "stns must be 1 or 2";
+    QTest::newRow("duplicate char") << R"({"attention":"soft","max_length":5,"charset":"011"})"
+                                    << "duplicate character";
+    QTest::newRow("missing charset") << R"({"attention":"soft","max_length":5})"
+                                     << "bad model config JSON";
+    QTest::newRow("input height") << R"({"attention":"soft","max_length":5,"charset":"01",
+        "preprocessing":{"input_h":64}})" << "backbone output height";
+  }
+  void configErrorsNameTheProblem() {
+    QFETCH(QString, json);
+    QFETCH(QString, message);
+    try {
+      ModelConfig::fromJson(json.toStdString(), "model.fvm");
+      QFAIL("no error");
+    } catch (const Error& e) {
+      const QString what = e.what();
+      QVERIFY2(what.startsWith("model.fvm: "), qPrintable(what));
+      QVERIFY2(what.contains(message), qPrintable(what));
+    }
+  }
+
+  void pngWriterRoundTrips() {
+    GreyImage img{37, 11, {}};
+    for (int i = 0; i < 37 * 11; ++i) img.pixels.push_back(static_cast<uint8_t>((i * 7) % 256));
+    const QString path = QDir::temp().filePath("foveal-test-roundtrip.png");
+    writePng(img, path.toStdString());
+    if (!hasImageCodecs()) QSKIP("no OpenCV in this build to decode PNG");
+    const auto back = readImage(path.toStdString());
+    QCOMPARE(back.width, 37);
+    QCOMPARE(back.height, 11);
+    QCOMPARE(back.pixels, img.pixels);
+  }
+
+  void pgmReads() {
+    const QString path = QDir::temp().filePath("foveal-test.pgm");
+    {
+      std::ofstream f(path.toStdString(), std::ios::binary);
+      f << "P5\n# comment\n3 2\n255\n";
+      const char px[6] = {0, 10, 20, 30, 40, static_cast<char>(250)};
+      f.write(px, 6);
+    }
+    const auto img = readImage(path.toStdString());
+    QCOMPARE(img.width, 3);
+    QCOMPARE(img.height, 2);
+    QCOMPARE(int(img.at(2, 1)), 250);
+  }
+
+  void badImagesNameTheFile_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("empty") << QByteArray() << "empty image file";
+    QTest::newRow("truncated pgm") << QByteArray("P5\n10 10\n255\nabc") << "truncated image data";
+    QTest::newRow("bad pgm header") << QByteArray("P5\nxx\n") << "corrupt PNM header";
+    if (hasImageCodecs()) {
+      QTest::newRow("garbage") << QByteArray("this is not an image at all") << "cannot decode image";
+      QFile png(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png");
+      QVERIFY(png.open(QIODevice::ReadOnly));
+      QTest::newRow("truncated png") << png.read(300) << "cannot decode image";
+    }
+  }
+  void badImagesNameTheFile() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(QString, message);
+    const QString path = QDir::temp().filePath("foveal-bad-image.bin");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(bytes);
+    f.close();
+    try {
+      readImage(path.toStdString());
+      QFAIL("no error for a bad image");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).startsWith(path + ": "), e.what());
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+
+  void missingImage() {
+    QVERIFY_THROWS_EXCEPTION(Error, readImage("/nonexistent/foveal.png"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestConfig)
+#include "test_config.moc"

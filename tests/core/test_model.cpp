@@ -1,0 +1,338 @@
+// The recognizer: shapes for every mechanism and setting, the STN at identity, gradients in sharp
+// models, and the REINFORCE term of the hybrid loss.
+#include <QtTest/QtTest>
+#include <torch/torch.h>
+
+#include "error.h"
+#include "losses.h"
+#include "recognizer.h"
+#include "sharpener.h"
+#include "test_models.h"
+
+using namespace foveal::core;
+using foveal::test::allConfigs;
+using foveal::test::tinyConfig;
+
+namespace {
+
+struct Batch {
+  torch::Tensor image, upsampled, targets, lengths;
+};
+
+Batch makeBatch(const ModelConfig& c, int64_t b = 2) {
+  Batch batch;
+  batch.image = torch::rand({b, 1, 32, c.preprocessing.inputW}) * 2 - 1;
+  batch.upsampled = torch::rand({b, 1, 32, c.preprocessing.upsampledW()}) * 2 - 1;
+  batch.targets = torch::zeros({b, c.steps()}, torch::kLong);
+  batch.lengths = torch::zeros({b}, torch::kLong);
+  for (int64_t i = 0; i < b; ++i) {
+    const int64_t len = i % 2 == 0 ? 3 : c.maxLength;
+    batch.lengths[i] = len;
+    batch.targets[i].narrow(0, 0, len).copy_(torch::randint(1, 11, {len}));
+  }
+  return batch;
+}
+
+// Bilinear sample of img [H, W] at pixel-centre coordinates, border padding (clamped).
+double bilinear(const torch::TensorAccessor<float, 2>& img, int h, int w, double x, double y) {
+  x = std::clamp(x, 0.0, w - 1.0);
+  y = std::clamp(y, 0.0, h - 1.0);
+  const int x0 = static_cast<int>(std::floor(x)), y0 = static_cast<int>(std::floor(y));
+  const int x1 = std::min(x0 + 1, w - 1), y1 = std::min(y0 + 1, h - 1);
+  const double fx = x - x0, fy = y - y0;
+  return (1 - fy) * ((1 - fx) * img[y0][x0] + fx * img[y0][x1]) +
+         fy * ((1 - fx) * img[y1][x0] + fx * img[y1][x1]);
+}
+
+}  // namespace
+
+class TestModel : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void shapes_data() {
+    QTest::addColumn<int>("index");
+    QTest::addColumn<bool>("training");
+    const auto configs = allConfigs();
+    for (size_t i = 0; i < configs.size(); ++i) {
+      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " train"))) << int(i) << true;
+      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " greedy"))) << int(i) << false;
+    }
+  }
+  void shapes() {
+    QFETCH(int, index);
+    QFETCH(bool, training);
+    const auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    torch::manual_seed(1);
+    Recognizer model(cfg);
+    model->train(training);
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    if (training) opt.targets = batch.targets;
+    const auto out = model->forward(batch.image, batch.upsampled, opt);
+    const int64_t B = 2, T = cfg.steps(), K = 11, M = 24;
+    QCOMPARE(out.logProbs.sizes().vec(), (std::vector<int64_t>{B, T, K}));
+    QCOMPARE(out.alpha.sizes().vec(), (std::vector<int64_t>{B, T, M}));
+    QCOMPARE(out.selected.sizes().vec(), (std::vector<int64_t>{B, T}));
+    QCOMPARE(out.logPSelect.sizes().vec(), (std::vector<int64_t>{B, T}));
+    QCOMPARE(out.tokens.sizes().vec(), (std::vector<int64_t>{B, T}));
+    QVERIFY(torch::allclose(out.logProbs.exp().sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
+    QVERIFY(torch::allclose(out.alpha.sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
+    QVERIFY((out.selected >= 0).all().item<bool>() && (out.selected < M).all().item<bool>());
+    QVERIFY(torch::allclose(out.logPSelect, out.alpha.gather(2, out.selected.unsqueeze(2)).squeeze(2).log(),
+                            1e-4, 1e-5));
+    QVERIFY(torch::equal(out.tokens, out.logProbs.argmax(-1)));
+    if (!training || cfg.attention == AttentionKind::Soft)
+      QVERIFY(torch::equal(out.selected, out.alpha.argmax(-1)));
+
+    if (cfg.attention != AttentionKind::Sharp) {
+      QVERIFY(out.patches.empty());
+      QVERIFY(out.thetas.empty());
+      return;
+    }
+    QCOMPARE(int(out.patches.size()), cfg.numStns);
+    QCOMPARE(int(out.thetas.size()), cfg.numStns);
+    QCOMPARE(out.patches.back().sizes().vec(), (std::vector<int64_t>{B, T, 1, 32, 24}));
+    if (cfg.numStns == 2)
+      QCOMPARE(out.patches.front().sizes().vec(), (std::vector<int64_t>{B, T, 1, 32, 64}));
+    for (const auto& th : out.thetas) QCOMPARE(th.sizes().vec(), (std::vector<int64_t>{B, T, 2, 3}));
+    if (cfg.context == ContextKind::Weighting) {
+      QCOMPARE(out.contextWeights.sizes().vec(), (std::vector<int64_t>{B, T, 5 + 1}));  // Z: 5 cols
+      QVERIFY(torch::allclose(out.contextWeights.sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
+    } else {
+      QVERIFY(!out.contextWeights.defined());
+    }
+  }
+
+  void sharpNeedsUpsampledImage() {
+    Recognizer model(tinyConfig(AttentionKind::Sharp));
+    QVERIFY_THROWS_EXCEPTION(Error, model->forward(torch::zeros({1, 1, 32, 100}), {}));
+  }
+
+  // At initialisation the STN is the identity: the patch is a bilinear resize of the region,
+  // computed here independently from the box geometry.
+  void stnAtIdentityIsBilinearCropOfRegion_data() {
+    QTest::addColumn<int>("column");
+    for (int c : {0, 7, 12, 23}) QTest::newRow(qPrintable(QString::number(c))) << c;
+  }
+  void stnAtIdentityIsBilinearCropOfRegion() {
+    QFETCH(int, column);
+    auto cfg = tinyConfig(AttentionKind::Sharp);
+    Sharpener sharpener(cfg);
+    torch::manual_seed(3);
+    auto up = torch::rand({1, 1, 32, 180});
+    auto out = sharpener->forward(up, torch::tensor({int64_t(column)}));
+    auto patch = out.patches[0].squeeze();  // [32, 24]
+    const auto box = receptiveField(vggLayers(cfg.width), 100, 32).box(column);
+    const double scale = 1.8, x0 = box.x * scale, w = box.w * scale;
+    auto img = up.squeeze().contiguous();
+    auto acc = img.accessor<float, 2>();
+    for (int py = 0; py < 32; ++py)
+      for (int px = 0; px < 24; ++px) {
+        const double x = x0 + (px + 0.5) * w / 24.0 - 0.5;
+        const double expected = bilinear(acc, 32, 180, x, py);
+        QVERIFY2(std::abs(patch[py][px].item<double>() - expected) < 1e-5,
+                 qPrintable(QString("pixel %1,%2").arg(px).arg(py)));
+      }
+    // Its quad in upsampled-image pixels is the box itself.
+    auto th = out.thetas[0][0];
+    QVERIFY(std::abs(((th[0][2] - th[0][0]).item<double>() + 1) / 2 * 180 - x0) < 1e-3);
+  }
+
+  // The coarse translation-only STN crops at the input's own pixel scale, centred.
+  void translationStnCropsAtNativeScale() {
+    auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Pooling, 2);  // scale 2.0: 200 px
+    Sharpener sharpener(cfg);
+    auto up = torch::rand({1, 1, 32, 200});
+    auto out = sharpener->forward(up, torch::tensor({int64_t(12)}));  // box x 29..74 -> 58..149
+    auto coarse = out.patches[0].squeeze();                         // [32, 64]
+    QCOMPARE(coarse.size(1), int64_t(64));
+    // Region 92 px wide centred at 104: the 64 px crop starts at 72.
+    const double diff = (coarse - up.squeeze().narrow(1, 72, 64)).abs().max().item<double>();
+    QVERIFY2(diff < 1e-4, qPrintable(QString("max difference %1").arg(diff)));
+    QCOMPARE(out.patches[1].size(3), int64_t(24));
+  }
+
+  void gradientsReachStnAndEncoder_data() {
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("stns");
+    for (int stns : {1, 2})
+      for (int ctx : {0, 1, 2})
+        QTest::newRow(qPrintable(QString("ctx%1 stns%2").arg(ctx).arg(stns))) << ctx << stns;
+  }
+  void gradientsReachStnAndEncoder() {
+    QFETCH(int, context);
+    QFETCH(int, stns);
+    torch::manual_seed(5);
+    const auto cfg = tinyConfig(AttentionKind::Sharp, static_cast<ContextKind>(context), stns);
+    Recognizer model(cfg);
+    model->train();
+    const auto batch = makeBatch(cfg, 3);
+    DecodeOptions opt;
+    opt.targets = batch.targets;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    MovingBaseline baseline;
+    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, baseline);
+    terms.total.backward();
+    auto grads = model->named_parameters();
+    auto nonzero = [&](const std::string& name) {
+      auto* p = grads.find(name);
+      return p && p->grad().defined() && p->grad().abs().sum().item<double>() > 0;
+    };
+    // The regressor starts at zero weights (identity), so at first only its last layer gets a
+    // gradient; after one step the gradient reaches the localisation CNN too.
+    for (int k = 0; k < stns; ++k) {
+      const std::string stn = "sharpener.stns." + std::to_string(k);
+      QVERIFY2(nonzero(stn + ".fc2.weight"), (stn + ".fc2.weight").c_str());
+      QVERIFY2(nonzero(stn + ".fc2.bias"), (stn + ".fc2.bias").c_str());
+    }
+    QVERIFY(nonzero("sharpener.encoder.layers.0.weight"));
+    QVERIFY(nonzero("backbone.layers.0.weight"));  // through x_s, alpha and h0
+    QVERIFY(nonzero("attention.key.weight"));      // through REINFORCE log p(a_t)
+
+    torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05));
+    sgd.step();
+    model->zero_grad();
+    out = model->forward(batch.image, batch.upsampled, opt);
+    attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, baseline).total.backward();
+    grads = model->named_parameters();
+    for (int k = 0; k < stns; ++k) {
+      const std::string stn = "sharpener.stns." + std::to_string(k);
+      QVERIFY2(nonzero(stn + ".features.0.weight"), (stn + ".features.0.weight").c_str());
+    }
+  }
+
+  void baselineFollowsItsFormula() {
+    MovingBaseline b;
+    QCOMPARE(b.update(-2.0), -2.0);
+    QCOMPARE(b.update(-1.0), 0.9 * -2.0 + 0.1 * -1.0);
+    QCOMPARE(b.update(-0.5), 0.9 * (0.9 * -2.0 + 0.1 * -1.0) + 0.1 * -0.5);
+  }
+
+  void lossTermsMatchHandComputation() {
+    torch::manual_seed(9);
+    const auto cfg = tinyConfig(AttentionKind::Hard);
+    Recognizer model(cfg);
+    model->train();
+    const auto batch = makeBatch(cfg, 2);
+    DecodeOptions opt;
+    opt.targets = batch.targets;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    MovingBaseline baseline;
+    baseline.set(-1.0);
+    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 0.5, baseline);
+    double nll = 0, count = 0, rewardSum = 0;
+    std::vector<double> r;
+    for (int b = 0; b < 2; ++b)
+      for (int t = 0; t <= batch.lengths[b].item<int>(); ++t) {
+        const double lp = out.logProbs[b][t][batch.targets[b][t].item<int64_t>()].item<double>();
+        nll -= lp;
+        rewardSum += lp;
+        count += 1;
+      }
+    QVERIFY(std::abs(terms.nll.item<double>() - nll / 2) < 1e-4);
+    QVERIFY(std::abs(terms.reward - rewardSum / count) < 1e-5);
+    const double b = 0.9 * -1.0 + 0.1 * (rewardSum / count);
+    QVERIFY(std::abs(terms.baseline - b) < 1e-6);
+    double reinforce = 0;
+    for (int bi = 0; bi < 2; ++bi)
+      for (int t = 0; t <= batch.lengths[bi].item<int>(); ++t) {
+        const double lp = out.logProbs[bi][t][batch.targets[bi][t].item<int64_t>()].item<double>();
+        reinforce -= 0.5 * (lp - b) * out.logPSelect[bi][t].item<double>();
+      }
+    QVERIFY(std::abs(terms.reinforce.item<double>() - reinforce / 2) < 1e-3);
+  }
+
+  // One SGD step on the REINFORCE term alone raises log p(a_t) of the chosen regions when the
+  // advantage is positive and lowers it when negative.
+  void reinforceMovesLogPSelectWithAdvantageSign_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<double>("baseline");
+    QTest::newRow("hard, positive advantage") << int(AttentionKind::Hard) << -100.0;
+    QTest::newRow("hard, negative advantage") << int(AttentionKind::Hard) << 100.0;
+    QTest::newRow("sharp, positive advantage") << int(AttentionKind::Sharp) << -100.0;
+    QTest::newRow("sharp, negative advantage") << int(AttentionKind::Sharp) << 100.0;
+  }
+  void reinforceMovesLogPSelectWithAdvantageSign() {
+    QFETCH(int, kind);
+    QFETCH(double, baseline);
+    torch::manual_seed(11);
+    const auto cfg = tinyConfig(static_cast<AttentionKind>(kind));
+    Recognizer model(cfg);
+    model->train();
+    const auto batch = makeBatch(cfg, 4);
+    const auto mask = validSteps(batch.targets, batch.lengths);
+    DecodeOptions opt;
+    opt.targets = batch.targets;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    MovingBaseline b;
+    b.set(baseline / 0.9);  // after this batch's update, b is close to `baseline`
+    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b);
+    model->zero_grad();
+    terms.reinforce.backward();
+    torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(1e-5));
+    sgd.step();
+
+    opt.forcedSelection = out.selected;
+    auto after = model->forward(batch.image, batch.upsampled, opt);
+    const double before = (out.logPSelect.detach() * mask).sum().item<double>();
+    const double now = (after.logPSelect.detach() * mask).sum().item<double>();
+    const double advantageSign = baseline < 0 ? 1.0 : -1.0;
+    QVERIFY2((now - before) * advantageSign > 0,
+             qPrintable(QString("log p(a) %1 -> %2").arg(before).arg(now)));
+  }
+
+  void softModelHasNoReinforceTerm() {
+    const auto cfg = tinyConfig(AttentionKind::Soft);
+    Recognizer model(cfg);
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    opt.targets = batch.targets;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    MovingBaseline b;
+    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b);
+    QCOMPARE(terms.reinforce.item<double>(), 0.0);
+    QCOMPARE(terms.total.item<double>(), terms.nll.item<double>());
+  }
+
+  void referenceTermUsesPatches() {
+    torch::manual_seed(13);
+    const auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Pooling, 1, true);
+    Recognizer model(cfg);
+    model->train();
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    opt.targets = batch.targets;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    auto refs = torch::zeros({11, 1, 32, 24});
+    MovingBaseline b;
+    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b, refs);
+    QVERIFY(terms.reference.defined());
+    // Against all-zero references the term is the mean squared patch over character steps.
+    auto charMask = validSteps(batch.targets, batch.lengths) * (batch.targets != 0).to(torch::kFloat);
+    auto expected = (out.patches[0].pow(2).mean({2, 3, 4}) * charMask).sum() / 2;
+    QVERIFY(torch::allclose(terms.reference, expected, 1e-5, 1e-6));
+    model->zero_grad();
+    terms.reference.backward();
+    auto* w = model->named_parameters().find("sharpener.stns.0.fc2.bias");
+    QVERIFY(w && w->grad().abs().sum().item<double>() > 0);
+  }
+
+  void forcedSelectionReplaysDecode() {
+    torch::manual_seed(17);
+    const auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Chain);
+    Recognizer model(cfg);
+    model->eval();
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    opt.sample = true;
+    auto a = model->forward(batch.image, batch.upsampled, opt);
+    opt.sample = false;
+    opt.forcedSelection = a.selected;
+    auto b = model->forward(batch.image, batch.upsampled, opt);
+    QVERIFY(torch::equal(a.selected, b.selected));
+    QVERIFY(torch::allclose(a.logProbs, b.logProbs, 1e-5, 1e-6));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestModel)
+#include "test_model.moc"

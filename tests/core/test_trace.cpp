@@ -1,0 +1,157 @@
+// Traces: every field of the JSON a user sees agrees with the tensors it was made from.
+#include <QtTest/QtTest>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "charset.h"
+#include "checkpoint.h"
+#include "model_session.h"
+#include "preprocess.h"
+#include "test_models.h"
+
+using namespace foveal::core;
+using foveal::test::allConfigs;
+using nlohmann::json;
+
+class TestTrace : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+  GreyImage m_image;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    const QString samples = QStringLiteral(FOVEAL_SAMPLES_DIR);
+    m_image = readImage((samples + (hasImageCodecs() ? "/images/digits-46214.png"
+                                                     : "/images/digits-46214.pgm")).toStdString());
+    QCOMPARE(m_image.width, 160);
+  }
+
+  void jsonAgreesWithTensors_data() {
+    QTest::addColumn<int>("index");
+    const auto configs = allConfigs();
+    for (size_t i = 0; i < configs.size(); ++i) QTest::newRow(configs[i].name.c_str()) << int(i);
+  }
+  void jsonAgreesWithTensors() {
+    QFETCH(int, index);
+    auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    const QString file = m_dir.filePath(QString("t%1.fvm").arg(index));
+    {
+      torch::manual_seed(200 + index);
+      Recognizer m(cfg);
+      // Random attention weights are near uniform; sharpen them so argmax regions vary.
+      torch::NoGradGuard g;
+      for (auto& p : m->named_parameters())
+        if (p.key().rfind("attention.", 0) == 0) p.value().mul_(25.0);
+      saveCheckpoint(file.toStdString(), m);
+    }
+    auto session = ModelSession::open(file.toStdString());
+    const auto trace = session->trace(m_image, "digits.png");
+    const json j = json::parse(trace.toJson());
+    for (const char* key : {"prediction", "confidence", "regions", "steps"})
+      QVERIFY2(j.contains(key), key);
+
+    // The same decode, straight from the tensors.
+    auto loaded = loadCheckpoint(file.toStdString());
+    auto input = preprocess({m_image}, cfg.preprocessing, cfg.attention == AttentionKind::Sharp);
+    torch::NoGradGuard ng;
+    auto out = loaded.model->forward(input.image, input.upsampled);
+    const Charset cs(cfg.charset);
+    auto probs = out.logProbs[0].exp();
+
+    // Regions: the backbone's boxes scaled into source pixels (160x32 source, 100x32 input).
+    const auto rf = receptiveField(vggLayers(cfg.width), 100, 32);
+    QCOMPARE(int(j["regions"].size()), rf.columns);
+    for (int i = 0; i < rf.columns; ++i) {
+      QCOMPARE(j["regions"][i]["x"].get<double>(), (4.0 * i - 19) * 1.6);
+      QCOMPARE(j["regions"][i]["w"].get<double>(), 46 * 1.6);
+      QCOMPARE(j["regions"][i]["h"].get<double>(), 32.0);
+    }
+
+    std::vector<int> tokens;
+    double confidence = 1;
+    const auto& steps = j["steps"];
+    QVERIFY(!steps.empty());
+    for (size_t t = 0; t < steps.size(); ++t) {
+      const auto& s = steps[t];
+      const auto ti = static_cast<int64_t>(t);
+      const int tok = static_cast<int>(out.tokens[0][ti].item<int64_t>());
+      tokens.push_back(tok);
+      QCOMPARE(s["token"].get<std::string>(), cs.token(tok));
+      QVERIFY(std::abs(s["prob"].get<double>() - probs[ti][tok].item<double>()) < 1e-6);
+      confidence *= probs[ti][tok].item<double>();
+      // top-5: sorted, the first is the token, each probability from the tensor.
+      QCOMPARE(int(s["topk"].size()), 5);
+      for (int k = 0; k < 5; ++k) {
+        const int idx = s["topk"][k]["index"].get<int>();
+        QVERIFY(std::abs(s["topk"][k]["prob"].get<double>() - probs[ti][idx].item<double>()) < 1e-6);
+        if (k > 0) QVERIFY(s["topk"][k]["prob"].get<double>() <= s["topk"][k - 1]["prob"].get<double>());
+      }
+      QCOMPARE(s["topk"][0]["index"].get<int>(), tok);
+      // alpha and its entropy.
+      auto alpha = out.alpha[0][ti];
+      QCOMPARE(int(s["alpha"].size()), 24);
+      for (int i = 0; i < 24; ++i)
+        QVERIFY(std::abs(s["alpha"][i].get<double>() - alpha[i].item<double>()) < 1e-6);
+      const double h = -(alpha * alpha.log()).sum().item<double>();
+      QVERIFY(std::abs(s["entropy"].get<double>() - h) < 1e-5);
+      QCOMPARE(s["region"].get<int64_t>(), out.selected[0][ti].item<int64_t>());
+      // STN quads: the patch corners mapped through theta, then to source pixels.
+      QCOMPARE(int(s["stn"].size()), int(out.thetas.size()));
+      for (size_t k = 0; k < out.thetas.size(); ++k) {
+        auto th = out.thetas[k][0][ti];
+        const double corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
+        for (int c = 0; c < 4; ++c) {
+          const double xn = th[0][0].item<double>() * corners[c][0] + th[0][1].item<double>() * corners[c][1] + th[0][2].item<double>();
+          const double yn = th[1][0].item<double>() * corners[c][0] + th[1][1].item<double>() * corners[c][1] + th[1][2].item<double>();
+          QVERIFY(std::abs(s["stn"][k]["quad"][c][0].get<double>() - (xn + 1) / 2 * 160) < 1e-3);
+          QVERIFY(std::abs(s["stn"][k]["quad"][c][1].get<double>() - (yn + 1) / 2 * 32) < 1e-3);
+        }
+        const auto& patch = trace.steps[t].stn[k].patch;
+        QCOMPARE(int64_t(patch.width), out.patches[k].size(4));
+        const double v = out.patches[k][0][ti][0][7][5].item<double>();
+        QCOMPARE(int(patch.at(5, 7)), int(std::lround(std::clamp((v + 1) * 127.5, 0.0, 255.0))));
+      }
+      QVERIFY(!trace.steps[t].patch.empty());
+    }
+    // Steps stop at the first end token (or run to the last step).
+    const bool ended = tokens.back() == Charset::kEnd;
+    QVERIFY(ended || int(steps.size()) == cfg.steps());
+    for (size_t t = 0; t + 1 < tokens.size(); ++t) QVERIFY(tokens[t] != Charset::kEnd);
+    QCOMPARE(j["prediction"].get<std::string>(), cs.decode(tokens));
+    QVERIFY(std::abs(j["confidence"].get<double>() - confidence) < 1e-9);
+  }
+
+  void samplingIsReproducible() {
+    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Hard), 3);
+    TraceOptions opt;
+    opt.sample = true;
+    opt.seed = 42;
+    opt.stopAtEnd = false;
+    const auto a = session->trace(m_image, "x", opt);
+    const auto b = session->trace(m_image, "x", opt);
+    QCOMPARE(a.toJson(), b.toJson());
+    opt.seed = 43;
+    const auto c = session->trace(m_image, "x", opt);
+    QVERIFY(a.toJson() != c.toJson());  // near-uniform alpha over 24 regions: samples differ
+  }
+
+  void softPatchIsAlphaWeightedReceptiveField() {
+    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Soft), 4);
+    const auto tr = session->trace(m_image, "x");
+    QCOMPARE(tr.steps[0].patch.width, 46);
+    QCOMPARE(tr.steps[0].patch.height, 32);
+    QVERIFY(tr.steps[0].stn.empty());
+  }
+
+  void tableListsEveryStep() {
+    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2), 5);
+    const auto tr = session->trace(m_image, "digits.png");
+    const QString table = QString::fromStdString(tr.toTable());
+    QVERIFY(table.contains("prediction"));
+    QCOMPARE(table.count("stn2 quad"), int(tr.steps.size()));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTrace)
+#include "test_trace.moc"
