@@ -1,0 +1,125 @@
+#include "trace_view.h"
+
+#include <QPainter>
+#include <QPainterPath>
+#include <algorithm>
+#include <cmath>
+
+#include "qt_convert.h"
+
+namespace foveal::ui {
+
+QColor heatColour(double v) {
+  v = std::clamp(v, 0.0, 1.0);
+  // A compact viridis-like ramp through five stops.
+  static const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140),
+                                 QColor(94, 201, 98), QColor(253, 231, 37)};
+  const double x = v * 4.0;
+  const int i = std::min(3, static_cast<int>(x));
+  const double f = x - i;
+  const QColor a = stops[i], b = stops[i + 1];
+  return QColor::fromRgbF(a.redF() + f * (b.redF() - a.redF()), a.greenF() + f * (b.greenF() - a.greenF()),
+                          a.blueF() + f * (b.blueF() - a.blueF()));
+}
+
+TraceView::TraceView(QWidget* parent) : QWidget(parent) {
+  setMinimumSize(320, 160);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+  setAutoFillBackground(true);
+  setBackgroundRole(QPalette::Base);
+}
+
+void TraceView::setImage(const QImage& image) {
+  m_image = image;
+  m_trace.reset();
+  m_step = 0;
+  update();
+}
+
+void TraceView::setTrace(std::shared_ptr<const core::Trace> trace) {
+  m_trace = std::move(trace);
+  m_step = 0;
+  update();
+}
+
+void TraceView::setStep(int step) {
+  if (step == m_step) return;
+  m_step = step;
+  update();
+}
+
+QTransform TraceView::imageToWidget() const {
+  if (m_image.isNull()) return {};
+  const double margin = 24;
+  const double availW = std::max(1.0, width() - 2 * margin);
+  const double availH = std::max(1.0, height() - 2 * margin - kStripHeight - kTokenHeight);
+  const double scale = std::min(availW / m_image.width(), availH / m_image.height());
+  const double w = m_image.width() * scale;
+  const double h = m_image.height() * scale + kStripHeight + kTokenHeight;
+  const double x0 = (width() - w) / 2.0, y0 = (height() - h) / 2.0;
+  return QTransform::fromScale(scale, scale) * QTransform::fromTranslate(x0, y0);
+}
+
+void TraceView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.setRenderHint(QPainter::Antialiasing);
+  if (m_image.isNull()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter,
+               tr("Open an image (Ctrl+O) and a model (Ctrl+M), or drop files here"));
+    return;
+  }
+  const QTransform t = imageToWidget();
+  const QRectF imageRect = t.mapRect(QRectF(0, 0, m_image.width(), m_image.height()));
+  p.save();
+  p.setRenderHint(QPainter::SmoothPixmapTransform, false);
+  p.drawImage(imageRect, m_image);
+  p.restore();
+
+  if (!m_trace || m_trace->steps.empty()) return;
+  const auto& step = m_trace->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
+
+  // Heat strip: one cell per region, centred on the region's centre, as wide as the stride.
+  const double stripTop = imageRect.bottom() + 4;
+  const double maxAlpha = *std::max_element(step.alpha.begin(), step.alpha.end());
+  for (size_t i = 0; i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
+    const auto& r = m_trace->regions[i];
+    const double stride = m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
+    const double cx = r.x + r.w / 2.0;
+    QRectF cell = t.mapRect(QRectF(cx - stride / 2.0, 0, stride, 1));
+    cell.setTop(stripTop);
+    cell.setHeight(kStripHeight - 4);
+    cell = cell.intersected(QRectF(imageRect.left(), stripTop, imageRect.width(), kStripHeight));
+    p.fillRect(cell, heatColour(maxAlpha > 0 ? step.alpha[i] / maxAlpha : 0));
+  }
+
+  // Selected region.
+  if (step.region >= 0 && step.region < int(m_trace->regions.size())) {
+    p.setPen(QPen(QColor(255, 200, 0), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)])));
+  }
+  // STN quads: coarse (first of two) cyan, fine magenta.
+  for (size_t k = 0; k < step.stn.size(); ++k) {
+    const bool fine = k + 1 == step.stn.size();
+    p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2, fine ? Qt::SolidLine : Qt::DashLine));
+    p.drawPolygon(t.map(toPolygon(step.stn[k].quad)));
+  }
+
+  // Tokens read so far, each under the centre of the region it came from; the current one bold.
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * 1.3);
+  for (int s = 0; s <= m_step && s < int(m_trace->steps.size()); ++s) {
+    const auto& st = m_trace->steps[static_cast<size_t>(s)];
+    if (st.region < 0 || st.region >= int(m_trace->regions.size())) continue;
+    const auto& r = m_trace->regions[static_cast<size_t>(st.region)];
+    const QPointF c = t.map(QPointF(r.x + r.w / 2.0, 0));
+    f.setBold(s == m_step);
+    p.setFont(f);
+    p.setPen(s == m_step ? palette().color(QPalette::Highlight) : palette().color(QPalette::Text));
+    const QString text = st.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(st.token);
+    p.drawText(QRectF(c.x() - 20, stripTop + kStripHeight, 40, kTokenHeight), Qt::AlignCenter, text);
+  }
+}
+
+}  // namespace foveal::ui
