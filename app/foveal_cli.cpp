@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmark.h"
 #include "cli_args.h"
 #include "error.h"
 #include "grey_image.h"
@@ -33,6 +34,10 @@ commands:
               [--seed N] --out FILE
               write a model with random weights (until a trained one exists)
   info        --model FILE     print a model file's configuration
+  bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
+              [--threads N]
+              inference latency (batch 1), batched inference and training images/s for every
+              mechanism on this machine
   version     print the version
 
 Run 'foveal-cli <command> --help' for a command's options. Exit status: 0 success,
@@ -122,6 +127,43 @@ int cmdInfo(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdBench(const std::vector<std::string>& args) {
+  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads"}, {"no-train", "json"});
+  setComputeThreads(a.intValue("threads", 0));
+  core::BenchOptions opt;
+  opt.width = a.doubleValue("width", 1.0);
+  opt.batch = a.intValue("batch", 32);
+  opt.repeats = a.intValue("repeats", 20);
+  opt.train = !a.has("no-train");
+  if (opt.batch < 1 || opt.repeats < 1) throw UsageError("--batch and --repeats must be positive");
+  std::string only = a.value("only");
+  for (size_t pos = 0; !only.empty() && pos != std::string::npos;) {
+    const size_t comma = only.find(',', pos);
+    opt.only.push_back(only.substr(pos, comma == std::string::npos ? comma : comma - pos));
+    pos = comma == std::string::npos ? comma : comma + 1;
+  }
+  if (!a.has("json"))
+    std::printf("device cpu, %d threads, width %.3g, batch %d\n\n%-22s %12s %16s %16s\n",
+                core::computeThreads(), opt.width, opt.batch, "mechanism", "latency ms",
+                "infer img/s", "train img/s");
+  const auto results = core::runBenchmarks(opt);
+  if (a.has("json")) std::printf("[\n");
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    if (a.has("json"))
+      std::printf("  {\"name\": \"%s\", \"width\": %g, \"threads\": %d, \"latency_ms\": %.3f, "
+                  "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f}%s\n",
+                  r.name.c_str(), r.width, r.threads, r.latencyMs, r.batch, r.batchImagesPerS,
+                  r.trainImagesPerS, i + 1 < results.size() ? "," : "");
+    else
+      std::printf("%-22s %12.2f %16.1f %16.1f\n", r.name.c_str(), r.latencyMs, r.batchImagesPerS,
+                  r.trainImagesPerS);
+  }
+  if (a.has("json")) std::printf("]\n");
+  if (results.empty()) throw UsageError("--only matched no mechanism");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -141,6 +183,7 @@ int main(int argc, char** argv) {
     if (cmd == "trace") return cmdTrace(args);
     if (cmd == "init-model") return cmdInitModel(args);
     if (cmd == "info") return cmdInfo(args);
+    if (cmd == "bench") return cmdBench(args);
     if (cmd == "version") {
       std::cout << "foveal-cli " << FOVEAL_VERSION << "\n";
       return 0;

@@ -6,6 +6,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QIcon>
 #include <QKeySequence>
 #include <QLabel>
 #include <QListWidget>
@@ -25,10 +26,15 @@
 #include "qt_convert.h"
 #include "trace_view.h"
 
+// resources.qrc lives in a static library: its initialiser must be referenced explicitly.
+static void initFovealResources() { Q_INIT_RESOURCE(resources); }
+
 namespace foveal::ui {
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle(tr("Foveal"));
+  initFovealResources();
+  setWindowIcon(QIcon(QStringLiteral(":/foveal/icon.svg")));
   setAcceptDrops(true);
   buildLayout();
   buildActions();
