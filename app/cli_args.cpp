@@ -22,7 +22,8 @@ CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::strin
       m_flags.insert(name);
     } else if (valued.count(name)) {
       if (!inlineValue) {
-        if (i + 1 >= args.size()) throw std::invalid_argument("option --" + name + " needs a value");
+        if (i + 1 >= args.size())
+          throw std::invalid_argument("option --" + name + " needs a value");
         val = args[++i];
       }
       m_values[name] = val;

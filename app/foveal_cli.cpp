@@ -76,28 +76,32 @@ int cmdTrace(const std::vector<std::string>& args) {
     const fs::path dir = a.value("out");
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
+    if (ec)
+      throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
     for (size_t t = 0; t < trace.steps.size(); ++t) {
       const auto& s = trace.steps[t];
       char stem[64];
       std::snprintf(stem, sizeof stem, "step%02zu", t);
-      core::writePng(s.patch, (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
+      core::writePng(s.patch,
+                     (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
       for (size_t k = 0; k < s.stn.size(); ++k)
-        core::writePng(s.stn[k].patch,
-                       (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
+        core::writePng(
+            s.stn[k].patch,
+            (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
     }
     std::ofstream json(dir / "trace.json");
     json << trace.toJson() << "\n";
     if (!json) throw core::Error((dir / "trace.json").string() + ": write failed");
-    if (!a.has("json")) std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
+    if (!a.has("json"))
+      std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
   }
   return 0;
 }
 
 int cmdInitModel(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  {"attention", "context", "stns", "width", "charset", "max-length", "scale", "seed",
-                   "out", "patch-w", "coarse-patch-w"},
+                  {"attention", "context", "stns", "width", "charset", "max-length", "scale",
+                   "seed", "out", "patch-w", "coarse-patch-w"},
                   {"reference", "case-insensitive", "affine-first-stn"});
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
   core::ModelConfig c;
@@ -151,10 +155,11 @@ int cmdBench(const std::vector<std::string>& args) {
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     if (a.has("json"))
-      std::printf("  {\"name\": \"%s\", \"width\": %g, \"threads\": %d, \"latency_ms\": %.3f, "
-                  "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f}%s\n",
-                  r.name.c_str(), r.width, r.threads, r.latencyMs, r.batch, r.batchImagesPerS,
-                  r.trainImagesPerS, i + 1 < results.size() ? "," : "");
+      std::printf(
+          "  {\"name\": \"%s\", \"width\": %g, \"threads\": %d, \"latency_ms\": %.3f, "
+          "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f}%s\n",
+          r.name.c_str(), r.width, r.threads, r.latencyMs, r.batch, r.batchImagesPerS,
+          r.trainImagesPerS, i + 1 < results.size() ? "," : "");
     else
       std::printf("%-22s %12.2f %16.1f %16.1f\n", r.name.c_str(), r.latencyMs, r.batchImagesPerS,
                   r.trainImagesPerS);

@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(QStringLiteral(FOVEAL_VERSION));
 
   QCommandLineParser parser;
-  parser.setApplicationDescription(QStringLiteral("Attention-based image-to-sequence recognition lab"));
+  parser.setApplicationDescription(
+      QStringLiteral("Attention-based image-to-sequence recognition lab"));
   parser.addHelpOption();
   parser.addVersionOption();
   QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Model file to open."),
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
   if (parser.isSet(model)) window.openModel(parser.value(model));
-  if (!parser.positionalArguments().isEmpty()) window.openImage(parser.positionalArguments().first());
+  if (!parser.positionalArguments().isEmpty())
+    window.openImage(parser.positionalArguments().first());
   window.show();
   return app.exec();
 }

@@ -41,7 +41,7 @@ torch::Tensor VggBackboneImpl::featureMap(const torch::Tensor& image) {
 }
 
 torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
-  auto f = m_layers->forward(image);  // [B, C, 1, M]
+  auto f = m_layers->forward(image);                 // [B, C, 1, M]
   return f.squeeze(2).transpose(1, 2).contiguous();  // [B, M, C]
 }
 

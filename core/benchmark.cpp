@@ -1,9 +1,9 @@
 #include "benchmark.h"
 
 #include <ATen/Parallel.h>
+#include <torch/torch.h>
 #include <algorithm>
 #include <chrono>
-#include <torch/torch.h>
 
 #include "losses.h"
 #include "recognizer.h"

@@ -9,19 +9,19 @@
 namespace foveal::core {
 
 struct BenchResult {
-  std::string name;             ///< e.g. "sharp-chain-2stn"
+  std::string name;  ///< e.g. "sharp-chain-2stn"
   double width = 1.0;
-  double latencyMs = 0;         ///< median batch-1 inference, preprocessing excluded
-  double batchImagesPerS = 0;   ///< inference throughput at `batch`
+  double latencyMs = 0;        ///< median batch-1 inference, preprocessing excluded
+  double batchImagesPerS = 0;  ///< inference throughput at `batch`
   int batch = 0;
-  double trainImagesPerS = 0;   ///< forward + backward of the loss (no optimiser), at `batch`
+  double trainImagesPerS = 0;  ///< forward + backward of the loss (no optimiser), at `batch`
   int threads = 0;
 };
 
 struct BenchOptions {
   double width = 1.0;
   int batch = 32;
-  int repeats = 20;        ///< batch-1 runs (median reported)
+  int repeats = 20;  ///< batch-1 runs (median reported)
   int batchRepeats = 3;
   bool train = true;
   std::vector<std::string> only;  ///< mechanism names to run (empty: all)

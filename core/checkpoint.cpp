@@ -1,16 +1,16 @@
 #include "checkpoint.h"
 
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
 #include <array>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 #include <vector>
 
 #include "error.h"

@@ -21,12 +21,16 @@ std::vector<LayerSpec> vggLayers(double width) {
     return LayerSpec{K::Pool, kh, kw, sh, sw, 0, 0, 0, false};
   };
   return {
-      conv(64),        pool(2, 2, 2, 2),  // 1/2
-      conv(128),       pool(2, 2, 2, 2),  // 1/4
-      conv(256),       conv(256),
-      pool(2, 1, 2, 1),                   // height only
-      conv(512, true), conv(512, true),
-      pool(2, 1, 2, 1),                   // height only
+      conv(64),
+      pool(2, 2, 2, 2),  // 1/2
+      conv(128),
+      pool(2, 2, 2, 2),  // 1/4
+      conv(256),
+      conv(256),
+      pool(2, 1, 2, 1),  // height only
+      conv(512, true),
+      conv(512, true),
+      pool(2, 1, 2, 1),  // height only
       LayerSpec{K::Conv, 2, 2, 1, 1, 0, 0, scaled(512, width), false},
   };
 }

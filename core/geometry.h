@@ -13,9 +13,9 @@ struct Box {
 struct LayerSpec {
   enum class Kind { Conv, Pool };
   Kind kind = Kind::Conv;
-  int kh = 3, kw = 3;  ///< kernel
-  int sh = 1, sw = 1;  ///< stride
-  int ph = 0, pw = 0;  ///< padding
+  int kh = 3, kw = 3;      ///< kernel
+  int sh = 1, sw = 1;      ///< stride
+  int ph = 0, pw = 0;      ///< padding
   int outChannels = 0;     ///< Conv only
   bool batchNorm = false;  ///< Conv only: conv without bias + BN + ReLU
 };
@@ -27,10 +27,10 @@ std::vector<LayerSpec> vggLayers(double width = 1.0);
 int vggOutChannels(double width);
 
 struct ReceptiveField {
-  int columns = 0;    ///< output width
-  int rows = 0;       ///< output height
-  double sizeX = 0;   ///< receptive field width in input pixels
-  double sizeY = 0;   ///< receptive field height in input pixels
+  int columns = 0;                ///< output width
+  int rows = 0;                   ///< output height
+  double sizeX = 0;               ///< receptive field width in input pixels
+  double sizeY = 0;               ///< receptive field height in input pixels
   double jumpX = 0, jumpY = 0;    ///< input pixels between neighbouring outputs
   double startX = 0, startY = 0;  ///< centre of output (0,0), in pixel-index coordinates
   int inputW = 0, inputH = 0;

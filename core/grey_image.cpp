@@ -83,8 +83,7 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
   }
   ++pos;  // single whitespace after maxval
   const size_t channels = kind == '6' ? 3 : 1;
-  if (b.size() < pos + img.pixels.size() * channels)
-    throw Error(origin + ": truncated image data");
+  if (b.size() < pos + img.pixels.size() * channels) throw Error(origin + ": truncated image data");
   for (size_t i = 0; i < img.pixels.size(); ++i) {
     const uint8_t* px = &b[pos + i * channels];
     const int v = channels == 3 ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 1000 : px[0];
@@ -116,7 +115,8 @@ GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& orig
 GreyImage readImage(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open image (missing or unreadable)");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   return decodeImage(bytes, path);
 }
 
@@ -146,7 +146,8 @@ std::vector<uint8_t> encodePng(const GreyImage& image) {
     z.push_back(static_cast<uint8_t>(n >> 8));
     z.push_back(static_cast<uint8_t>(~n & 0xFF));
     z.push_back(static_cast<uint8_t>((~n >> 8) & 0xFF));
-    z.insert(z.end(), raw.begin() + static_cast<long>(off), raw.begin() + static_cast<long>(off + n));
+    z.insert(z.end(), raw.begin() + static_cast<long>(off),
+             raw.begin() + static_cast<long>(off + n));
     off += n;
     if (last) break;
   }
@@ -165,7 +166,8 @@ void writePng(const GreyImage& image, const std::string& path) {
   const auto bytes = encodePng(image);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(path + ": cannot write PNG (folder missing or not writable)");
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw Error(path + ": write failed (disk full?)");
 }
 

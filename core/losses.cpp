@@ -37,7 +37,8 @@ LossTerms attentionLoss(const RecognizerOutput& out, const torch::Tensor& target
 
   if (references.defined() && !out.patches.empty()) {
     auto patches = out.patches.back();  // [B, T, 1, ph, pw]
-    auto ref = references.to(patches.device()).index_select(0, targets.flatten().to(torch::kLong))
+    auto ref = references.to(patches.device())
+                   .index_select(0, targets.flatten().to(torch::kLong))
                    .view(patches.sizes());
     auto perStep = (patches - ref).pow(2).mean({2, 3, 4});  // [B, T]
     // The end token has no glyph: only character steps count.

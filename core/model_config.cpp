@@ -15,18 +15,24 @@ using nlohmann::json;
 
 std::string toString(AttentionKind k) {
   switch (k) {
-    case AttentionKind::Soft: return "soft";
-    case AttentionKind::Hard: return "hard";
-    case AttentionKind::Sharp: return "sharp";
+    case AttentionKind::Soft:
+      return "soft";
+    case AttentionKind::Hard:
+      return "hard";
+    case AttentionKind::Sharp:
+      return "sharp";
   }
   return "?";
 }
 
 std::string toString(ContextKind k) {
   switch (k) {
-    case ContextKind::Pooling: return "pooling";
-    case ContextKind::Chain: return "chain";
-    case ContextKind::Weighting: return "weighting";
+    case ContextKind::Pooling:
+      return "pooling";
+    case ContextKind::Chain:
+      return "chain";
+    case ContextKind::Weighting:
+      return "weighting";
   }
   return "?";
 }

@@ -40,8 +40,8 @@ struct ModelConfig {
   Preprocessing preprocessing;
 
   // Derived sizes.
-  int cnnChannels() const;    ///< backbone / encoder output channels (512 at width 1)
-  int hidden() const;         ///< LSTM units per direction and decoder units (256 at width 1)
+  int cnnChannels() const;  ///< backbone / encoder output channels (512 at width 1)
+  int hidden() const;       ///< LSTM units per direction and decoder units (256 at width 1)
   int featureDim() const { return 2 * hidden(); }  ///< size of x_i
   int steps() const { return maxLength + 1; }
   int depth() const;  ///< attention depth scaled by width

@@ -1,8 +1,8 @@
 #include "model_session.h"
 
 #include <ATen/Parallel.h>
-#include <thread>
 #include <torch/utils.h>
+#include <thread>
 
 #include "checkpoint.h"
 #include "error.h"

@@ -11,8 +11,8 @@
 namespace foveal::core {
 
 struct TraceOptions {
-  bool sample = false;    ///< hard/sharp: sample regions instead of argmax
-  uint64_t seed = 0;      ///< for sampling
+  bool sample = false;  ///< hard/sharp: sample regions instead of argmax
+  uint64_t seed = 0;    ///< for sampling
   int topk = 5;
   bool stopAtEnd = true;  ///< drop the steps after the first end token
 };

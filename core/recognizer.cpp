@@ -22,8 +22,8 @@ void RecognizerImpl::reset() {
       "encoder",
       nn::LSTM(nn::LSTMOptions(c, hid).num_layers(2).bidirectional(true).batch_first(true)));
   m_init = register_module("init", nn::Linear(d, hid));
-  m_attention =
-      register_module("attention", AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
+  m_attention = register_module(
+      "attention", AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
 
   int ctx = d;
   if (config.attention == AttentionKind::Sharp) {
@@ -32,8 +32,8 @@ void RecognizerImpl::reset() {
     if (config.context == ContextKind::Chain) ctx = c + d;
     if (config.context == ContextKind::Weighting) {
       // Z columns (C) and x_s (D) are scored together; C == D by construction.
-      m_weighting = register_module("weighting",
-                                    AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
+      m_weighting = register_module(
+          "weighting", AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
       ctx = d;
     }
   }
@@ -58,19 +58,22 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
       return torch::bmm(alpha.unsqueeze(1), x).squeeze(1);  // [B, D]
     case AttentionKind::Hard:
       return x.index({batch, selected});  // [B, D]
-    case AttentionKind::Sharp: break;
+    case AttentionKind::Sharp:
+      break;
   }
   auto sh = m_sharpener->forward(upsampled, selected);
   for (size_t k = 0; k < sh.patches.size(); ++k) {
     patches[k].push_back(sh.patches[k]);
     thetas[k].push_back(sh.thetas[k]);
   }
-  auto z = sh.features;                    // [B, Mz, C]
-  auto pooled = z.mean(1);                 // [B, C]
-  auto xs = x.index({batch, selected});    // [B, D]
+  auto z = sh.features;                  // [B, Mz, C]
+  auto pooled = z.mean(1);               // [B, C]
+  auto xs = x.index({batch, selected});  // [B, D]
   switch (config.context) {
-    case ContextKind::Pooling: return pooled;
-    case ContextKind::Chain: return torch::cat({pooled, xs}, 1);
+    case ContextKind::Pooling:
+      return pooled;
+    case ContextKind::Chain:
+      return torch::cat({pooled, xs}, 1);
     case ContextKind::Weighting: {
       auto items = torch::cat({z, xs.unsqueeze(1)}, 1);  // [B, Mz + 1, D]
       auto w = torch::softmax(m_weighting->scores(m_weighting->project(items), hPrev), -1);
@@ -85,17 +88,17 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
 RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch::Tensor& upsampled,
                                          const DecodeOptions& options) {
   const bool sharp = config.attention == AttentionKind::Sharp;
-  if (sharp && !upsampled.defined())
-    throw Error("sharp attention needs the upsampled image");
-  const bool stochastic = config.attention != AttentionKind::Soft && (is_training() || options.sample);
+  if (sharp && !upsampled.defined()) throw Error("sharp attention needs the upsampled image");
+  const bool stochastic =
+      config.attention != AttentionKind::Soft && (is_training() || options.sample);
   const int64_t steps = config.steps();
   const int64_t bsz = image.size(0);
   const bool teacher = options.targets.defined();
 
-  auto f = m_backbone->forward(image);                  // [B, M, C]
-  auto x = std::get<0>(m_encoder->forward(f));          // [B, M, D]
-  auto wx = m_attention->project(x);                    // [B, M, depth], once per image
-  auto h = m_init(x.mean(1));                           // h0 = FC(mean X) [B, H]
+  auto f = m_backbone->forward(image);          // [B, M, C]
+  auto x = std::get<0>(m_encoder->forward(f));  // [B, M, D]
+  auto wx = m_attention->project(x);            // [B, M, depth], once per image
+  auto h = m_init(x.mean(1));                   // h0 = FC(mean X) [B, H]
   auto cst = torch::zeros_like(h);
   auto y = torch::zeros({bsz, m_numClasses}, x.options());  // y0 = 0
 
@@ -105,7 +108,7 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   std::vector<std::vector<torch::Tensor>> patches(nstn), thetas(nstn);
 
   for (int64_t t = 0; t < steps; ++t) {
-    auto e = m_attention->scores(wx, h);           // [B, M]
+    auto e = m_attention->scores(wx, h);  // [B, M]
     auto logAlpha = torch::log_softmax(e, -1);
     auto alpha = logAlpha.exp();
     torch::Tensor s;

@@ -1,7 +1,7 @@
 #include "sharpener.h"
 
-#include <cmath>
 #include <torch/nn/functional/vision.h>
+#include <cmath>
 
 namespace foveal::core {
 
@@ -39,10 +39,10 @@ void SharpenerImpl::reset() {
     const Box b = rf.clippedBox(i);
     const double x0 = b.x * scale, x1 = (b.x + b.w) * scale;
     const double y0 = b.y, y1 = b.y + b.h;
-    thetas.insert(thetas.end(), {static_cast<float>((x1 - x0) / wu), 0.f,
-                                 static_cast<float>((x0 + x1) / wu - 1.0), 0.f,
-                                 static_cast<float>((y1 - y0) / h),
-                                 static_cast<float>((y0 + y1) / h - 1.0)});
+    thetas.insert(
+        thetas.end(),
+        {static_cast<float>((x1 - x0) / wu), 0.f, static_cast<float>((x0 + x1) / wu - 1.0), 0.f,
+         static_cast<float>((y1 - y0) / h), static_cast<float>((y0 + y1) / h - 1.0)});
   }
   m_regionThetas = torch::tensor(thetas).view({rf.columns, 2, 3});
   m_regionW = static_cast<int>(std::lround(rf.sizeX * scale));
@@ -68,7 +68,8 @@ void SharpenerImpl::reset() {
 
 SharpenerOutput SharpenerImpl::forward(const torch::Tensor& upsampled, const torch::Tensor& index) {
   SharpenerOutput out;
-  auto theta = m_regionThetas.to(upsampled.device(), upsampled.scalar_type()).index_select(0, index);
+  auto theta =
+      m_regionThetas.to(upsampled.device(), upsampled.scalar_type()).index_select(0, index);
   out.region = sampleAffine(upsampled, theta, m_regionW, m_regionH);  // [B, 1, rh, rw]
   auto input = out.region;
   for (size_t k = 0; k < m_stns->size(); ++k) {

@@ -15,10 +15,10 @@
 namespace foveal::core {
 
 struct SharpenerOutput {
-  torch::Tensor features;               ///< Z_t [B, Mz, C]
-  std::vector<torch::Tensor> patches;   ///< per STN [B, 1, ph, pw]
-  std::vector<torch::Tensor> thetas;    ///< per STN [B, 2, 3]: patch -> upsampled image (normalised)
-  torch::Tensor region;                 ///< the cut region [B, 1, rh, rw]
+  torch::Tensor features;              ///< Z_t [B, Mz, C]
+  std::vector<torch::Tensor> patches;  ///< per STN [B, 1, ph, pw]
+  std::vector<torch::Tensor> thetas;   ///< per STN [B, 2, 3]: patch -> upsampled image (normalised)
+  torch::Tensor region;                ///< the cut region [B, 1, rh, rw]
 };
 
 class SharpenerImpl : public torch::nn::Cloneable<SharpenerImpl> {

@@ -1,11 +1,11 @@
 #include "stn.h"
 
-#include <algorithm>
-#include <cmath>
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
+#include <algorithm>
+#include <cmath>
 
 namespace foveal::core {
 

@@ -41,15 +41,15 @@ std::string Trace::toJson(int indent) const {
     st["token_index"] = s.tokenIndex;
     st["prob"] = s.prob;
     json tk = json::array();
-    for (const auto& t : s.topk) tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
+    for (const auto& t : s.topk)
+      tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
     st["topk"] = tk;
     st["alpha"] = s.alpha;
     st["entropy"] = s.entropy;
     st["region"] = s.region;
     json stn = json::array();
     for (const auto& k : s.stn)
-      stn.push_back({{"quad", quadJson(k.quad)},
-                     {"patch_size", {k.patch.width, k.patch.height}}});
+      stn.push_back({{"quad", quadJson(k.quad)}, {"patch_size", {k.patch.width, k.patch.height}}});
     st["stn"] = stn;
     if (!s.contextWeights.empty()) st["context_weights"] = s.contextWeights;
     steps_.push_back(st);

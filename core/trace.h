@@ -30,9 +30,9 @@ struct StnTrace {
 };
 
 struct TraceStep {
-  std::string token;          ///< predicted token ("<end>" for the end token)
+  std::string token;  ///< predicted token ("<end>" for the end token)
   int tokenIndex = 0;
-  double prob = 0;            ///< p of the predicted token
+  double prob = 0;  ///< p of the predicted token
   std::vector<TokenProb> topk;
   std::vector<double> alpha;  ///< over all regions
   double entropy = 0;         ///< H[alpha], natural log
@@ -43,13 +43,13 @@ struct TraceStep {
 };
 
 struct Trace {
-  std::string source;      ///< image path or id
-  std::string modelKind;   ///< e.g. "sharp"
+  std::string source;     ///< image path or id
+  std::string modelKind;  ///< e.g. "sharp"
   std::string modelDescription;
   std::string prediction;
-  double confidence = 0;   ///< product of the step probabilities up to and including the end
-  int imageW = 0, imageH = 0;  ///< source image size
-  std::vector<Box> regions;    ///< receptive fields in source pixels (rows clipped to the image)
+  double confidence = 0;         ///< product of the step probabilities up to and including the end
+  int imageW = 0, imageH = 0;    ///< source image size
+  std::vector<Box> regions;      ///< receptive fields in source pixels (rows clipped to the image)
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
 

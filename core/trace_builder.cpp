@@ -32,7 +32,8 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   const Charset charset(cfg.charset, cfg.caseInsensitive);
   const auto rf = model->geometry();
   const auto& pp = cfg.preprocessing;
-  const double sx = static_cast<double>(srcW) / pp.inputW, sy = static_cast<double>(srcH) / pp.inputH;
+  const double sx = static_cast<double>(srcW) / pp.inputW,
+               sy = static_cast<double>(srcH) / pp.inputH;
 
   Trace tr;
   tr.modelKind = toString(cfg.attention);
@@ -53,8 +54,8 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
                            static_cast<float>((2 * box.y + box.h) / pp.inputH - 1)});
     auto theta = torch::tensor(th).view({rf.columns, 2, 3});
     auto img = input.image.select(0, b).unsqueeze(0).expand({rf.columns, -1, -1, -1});
-    crops = sampleAffine(img.to(torch::kFloat).contiguous(), theta,
-                         static_cast<int64_t>(rf.sizeX), static_cast<int64_t>(rf.clippedBox(0).h));
+    crops = sampleAffine(img.to(torch::kFloat).contiguous(), theta, static_cast<int64_t>(rf.sizeX),
+                         static_cast<int64_t>(rf.clippedBox(0).h));
   }
 
   auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU);  // [T, K]
@@ -92,7 +93,8 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     } else {
       st.patch = toGreyImage(crops.select(0, st.region));
     }
-    if (out.contextWeights.defined()) st.contextWeights = toVector(out.contextWeights.index({b, t}));
+    if (out.contextWeights.defined())
+      st.contextWeights = toVector(out.contextWeights.index({b, t}));
 
     confidence *= st.prob;
     entropySum += st.entropy;

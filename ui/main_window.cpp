@@ -11,8 +11,8 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QMenuBar>
-#include <QMimeData>
 #include <QMessageBox>
+#include <QMimeData>
 #include <QSlider>
 #include <QStatusBar>
 #include <QStyle>
@@ -114,7 +114,8 @@ void MainWindow::buildActions() {
   auto* file = menuBar()->addMenu(tr("&File"));
   auto* openImage = file->addAction(tr("Open &Image..."), this, [this] {
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open image"), QString(), tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff);;All files (*)"));
+        this, tr("Open image"), QString(),
+        tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff);;All files (*)"));
     if (!path.isEmpty()) this->openImage(path);
   });
   openImage->setShortcut(QKeySequence::Open);
@@ -213,7 +214,8 @@ void MainWindow::onTraceFinished() {
   m_slider->setEnabled(stepCount() > 1);
   m_step = -1;
   setStep(0);
-  statusBar()->showMessage(tr("Read \"%1\" in %2 steps").arg(qstr(m_trace->prediction)).arg(stepCount()));
+  statusBar()->showMessage(
+      tr("Read \"%1\" in %2 steps").arg(qstr(m_trace->prediction)).arg(stepCount()));
   Q_EMIT traceReady();
 }
 
@@ -270,7 +272,8 @@ void MainWindow::updateDetails() {
                           .arg(s.entropy, 0, 'f', 3)
                           .arg(s.region));
   const QImage patch = toQImage(s.patch);
-  m_patch->setPixmap(QPixmap::fromImage(patch.scaled(patch.size() * 4, Qt::KeepAspectRatio, Qt::FastTransformation)));
+  m_patch->setPixmap(QPixmap::fromImage(
+      patch.scaled(patch.size() * 4, Qt::KeepAspectRatio, Qt::FastTransformation)));
   for (const auto& t : s.topk)
     m_topk->addItem(QStringLiteral("%1   %2").arg(qstr(t.token), -6).arg(t.prob, 0, 'f', 3));
   m_stepLabel->setText(tr("step %1 / %2").arg(m_step + 1).arg(stepCount()));
@@ -283,8 +286,10 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 void MainWindow::dropEvent(QDropEvent* event) {
   for (const QUrl& url : event->mimeData()->urls()) {
     const QString path = url.toLocalFile();
-    if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive)) openModel(path);
-    else openImage(path);
+    if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive))
+      openModel(path);
+    else
+      openImage(path);
   }
 }
 

@@ -18,7 +18,8 @@ QColor heatColour(double v) {
   const int i = std::min(3, static_cast<int>(x));
   const double f = x - i;
   const QColor a = stops[i], b = stops[i + 1];
-  return QColor::fromRgbF(a.redF() + f * (b.redF() - a.redF()), a.greenF() + f * (b.greenF() - a.greenF()),
+  return QColor::fromRgbF(a.redF() + f * (b.redF() - a.redF()),
+                          a.greenF() + f * (b.greenF() - a.greenF()),
                           a.blueF() + f * (b.blueF() - a.blueF()));
 }
 
@@ -77,14 +78,17 @@ void TraceView::paintEvent(QPaintEvent*) {
   p.restore();
 
   if (!m_trace || m_trace->steps.empty()) return;
-  const auto& step = m_trace->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
+  const auto& step =
+      m_trace
+          ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
 
   // Heat strip: one cell per region, centred on the region's centre, as wide as the stride.
   const double stripTop = imageRect.bottom() + 4;
   const double maxAlpha = *std::max_element(step.alpha.begin(), step.alpha.end());
   for (size_t i = 0; i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
     const auto& r = m_trace->regions[i];
-    const double stride = m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
+    const double stride =
+        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
     const double cx = r.x + r.w / 2.0;
     QRectF cell = t.mapRect(QRectF(cx - stride / 2.0, 0, stride, 1));
     cell.setTop(stripTop);
@@ -102,7 +106,8 @@ void TraceView::paintEvent(QPaintEvent*) {
   // STN quads: coarse (first of two) cyan, fine magenta.
   for (size_t k = 0; k < step.stn.size(); ++k) {
     const bool fine = k + 1 == step.stn.size();
-    p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2, fine ? Qt::SolidLine : Qt::DashLine));
+    p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2,
+                  fine ? Qt::SolidLine : Qt::DashLine));
     p.drawPolygon(t.map(toPolygon(step.stn[k].quad)));
   }
 
@@ -118,7 +123,8 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.setFont(f);
     p.setPen(s == m_step ? palette().color(QPalette::Highlight) : palette().color(QPalette::Text));
     const QString text = st.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(st.token);
-    p.drawText(QRectF(c.x() - 20, stripTop + kStripHeight, 40, kTokenHeight), Qt::AlignCenter, text);
+    p.drawText(QRectF(c.x() - 20, stripTop + kStripHeight, 40, kTokenHeight), Qt::AlignCenter,
+               text);
   }
 }
 

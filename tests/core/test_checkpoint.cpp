@@ -1,7 +1,7 @@
 // Checkpoints: save -> load gives identical outputs; every kind of bad file gives an error that
 // names the file and the problem.
-#include <QtTest/QtTest>
 #include <torch/torch.h>
+#include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint.h"
@@ -67,14 +67,14 @@ class TestCheckpoint : public QObject {
     QVERIFY(m_dir.isValid());
     torch::manual_seed(0);
     m_good = path("good.fvm");
-    saveCheckpoint(m_good.toStdString(), Recognizer(tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2)));
+    saveCheckpoint(m_good.toStdString(),
+                   Recognizer(tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2)));
   }
 
   void saveLoadGivesIdenticalOutputs_data() {
     QTest::addColumn<int>("index");
     const auto configs = allConfigs();
-    for (size_t i = 0; i < configs.size(); ++i)
-      QTest::newRow(configs[i].name.c_str()) << int(i);
+    for (size_t i = 0; i < configs.size(); ++i) QTest::newRow(configs[i].name.c_str()) << int(i);
   }
   void saveLoadGivesIdenticalOutputs() {
     QFETCH(int, index);
@@ -83,7 +83,8 @@ class TestCheckpoint : public QObject {
     Recognizer model(cfg);
     // Move BN statistics away from their defaults so buffers are checked too.
     model->train();
-    model->forward(torch::rand({4, 1, 32, 100}), torch::rand({4, 1, 32, cfg.preprocessing.upsampledW()}));
+    model->forward(torch::rand({4, 1, 32, 100}),
+                   torch::rand({4, 1, 32, cfg.preprocessing.upsampledW()}));
     model->eval();
     const QString file = path(QString("m%1.fvm").arg(index));
     saveCheckpoint(file.toStdString(), model, R"({"note":"test"})");
@@ -121,11 +122,11 @@ class TestCheckpoint : public QObject {
     metaFlip[45] = static_cast<char>(metaFlip[45] ^ 0x01);
     QTest::newRow("flipped metadata byte") << metaFlip << "checksum mismatch";
     QTest::newRow("trailing garbage") << good + QByteArray("xyz") << "unexpected bytes";
-    QTest::newRow("foreign: png")
-        << readAll(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png")
-        << "not a Foveal model file";
-    QTest::newRow("foreign: text") << QByteArray("hello, I am a text file with some content")
-                                   << "not a Foveal model file";
+    QTest::newRow("foreign: png") << readAll(QStringLiteral(FOVEAL_SAMPLES_DIR) +
+                                             "/images/digits-46214.png")
+                                  << "not a Foveal model file";
+    QTest::newRow("foreign: text")
+        << QByteArray("hello, I am a text file with some content") << "not a Foveal model file";
     QByteArray newer = good;
     qToLittleEndian<quint32>(7, newer.data() + 8);
     QTest::newRow("newer version") << newer << "format version 7 is newer";
@@ -133,7 +134,8 @@ class TestCheckpoint : public QObject {
     auto meta = nlohmann::json::parse(metadataOf(good));
     auto badConfig = meta;
     badConfig["model"]["stns"] = 3;
-    QTest::newRow("invalid config") << withMetadata(good, badConfig.dump()) << "stns must be 1 or 2";
+    QTest::newRow("invalid config")
+        << withMetadata(good, badConfig.dump()) << "stns must be 1 or 2";
     auto otherWidth = meta;
     otherWidth["model"]["width"] = 0.25;
     QTest::newRow("weights of another config")
@@ -142,7 +144,8 @@ class TestCheckpoint : public QObject {
     otherKind["model"]["context"] = "pooling";
     QTest::newRow("weights of another context")
         << withMetadata(good, otherKind.dump()) << "weights do not match the model config";
-    QTest::newRow("metadata not json") << withMetadata(good, "{not json") << "corrupt model metadata";
+    QTest::newRow("metadata not json")
+        << withMetadata(good, "{not json") << "corrupt model metadata";
     auto foreignMeta = meta;
     foreignMeta["format"] = "something-else";
     QTest::newRow("metadata of another format")

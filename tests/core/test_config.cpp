@@ -59,7 +59,8 @@ class TestConfig : public QObject {
   void configErrorsNameTheProblem_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
-    QTest::newRow("not json") << "{oops" << "bad model config JSON";
+    QTest::newRow("not json") << "{oops"
+                              << "bad model config JSON";
     QTest::newRow("unknown attention") << R"({"attention":"fuzzy","max_length":5,"charset":"01"})"
                                        << "unknown attention 'fuzzy'";
     QTest::newRow("three stns") << R"({"attention":"sharp","stns":3,"max_length":5,"charset":"01"})"
@@ -69,7 +70,8 @@ class TestConfig : public QObject {
     QTest::newRow("missing charset") << R"({"attention":"soft","max_length":5})"
                                      << "bad model config JSON";
     QTest::newRow("input height") << R"({"attention":"soft","max_length":5,"charset":"01",
-        "preprocessing":{"input_h":64}})" << "backbone output height";
+        "preprocessing":{"input_h":64}})"
+                                  << "backbone output height";
   }
   void configErrorsNameTheProblem() {
     QFETCH(QString, json);
@@ -117,7 +119,8 @@ class TestConfig : public QObject {
     QTest::newRow("truncated pgm") << QByteArray("P5\n10 10\n255\nabc") << "truncated image data";
     QTest::newRow("bad pgm header") << QByteArray("P5\nxx\n") << "corrupt PNM header";
     if (hasImageCodecs()) {
-      QTest::newRow("garbage") << QByteArray("this is not an image at all") << "cannot decode image";
+      QTest::newRow("garbage") << QByteArray("this is not an image at all")
+                               << "cannot decode image";
       QFile png(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png");
       QVERIFY(png.open(QIODevice::ReadOnly));
       QTest::newRow("truncated png") << png.read(300) << "cannot decode image";
@@ -140,9 +143,7 @@ class TestConfig : public QObject {
     }
   }
 
-  void missingImage() {
-    QVERIFY_THROWS_EXCEPTION(Error, readImage("/nonexistent/foveal.png"));
-  }
+  void missingImage() { QVERIFY_THROWS_EXCEPTION(Error, readImage("/nonexistent/foveal.png")); }
 };
 
 QTEST_APPLESS_MAIN(TestConfig)

@@ -1,6 +1,6 @@
 // Receptive-field geometry: the layer arithmetic, and a check of it against autograd.
-#include <QtTest/QtTest>
 #include <torch/torch.h>
+#include <QtTest/QtTest>
 
 #include "backbone.h"
 #include "error.h"
@@ -88,8 +88,10 @@ class TestGeometry : public QObject {
     {
       torch::NoGradGuard g;
       for (auto& p : net->named_parameters()) {
-        if (p.key().find("weight") != std::string::npos) p.value().fill_(0.05);
-        else p.value().fill_(0.0);
+        if (p.key().find("weight") != std::string::npos)
+          p.value().fill_(0.05);
+        else
+          p.value().fill_(0.0);
       }
     }
     net->to(torch::kDouble);
@@ -103,8 +105,10 @@ class TestGeometry : public QObject {
     const int x0 = std::max(0, static_cast<int>(box.x));
     const int x1 = std::min(100, static_cast<int>(box.x + box.w));  // exclusive
     for (int i = 0; i < 100; ++i)
-      QVERIFY2(cols[i].item<bool>() == (i >= x0 && i < x1),
-               qPrintable(QString("column %1, pixel x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
+      QVERIFY2(
+          cols[i].item<bool>() == (i >= x0 && i < x1),
+          qPrintable(
+              QString("column %1, pixel x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
     QVERIFY(rows.all().item<bool>());  // 86 rows tall: covers all 32
     // Inside the box the support is full: every pixel of the box influences the column.
     QCOMPARE(support.narrow(1, x0, x1 - x0).all().item<bool>(), true);

@@ -1,7 +1,7 @@
 // The recognizer: shapes for every mechanism and setting, the STN at identity, gradients in sharp
 // models, and the REINFORCE term of the hybrid loss.
-#include <QtTest/QtTest>
 #include <torch/torch.h>
+#include <QtTest/QtTest>
 
 #include "error.h"
 #include "losses.h"
@@ -54,8 +54,10 @@ class TestModel : public QObject {
     QTest::addColumn<bool>("training");
     const auto configs = allConfigs();
     for (size_t i = 0; i < configs.size(); ++i) {
-      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " train"))) << int(i) << true;
-      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " greedy"))) << int(i) << false;
+      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " train")))
+          << int(i) << true;
+      QTest::newRow(qPrintable(QString::fromStdString(configs[i].name + " greedy")))
+          << int(i) << false;
     }
   }
   void shapes() {
@@ -78,8 +80,9 @@ class TestModel : public QObject {
     QVERIFY(torch::allclose(out.logProbs.exp().sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
     QVERIFY(torch::allclose(out.alpha.sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
     QVERIFY((out.selected >= 0).all().item<bool>() && (out.selected < M).all().item<bool>());
-    QVERIFY(torch::allclose(out.logPSelect, out.alpha.gather(2, out.selected.unsqueeze(2)).squeeze(2).log(),
-                            1e-4, 1e-5));
+    QVERIFY(torch::allclose(out.logPSelect,
+                            out.alpha.gather(2, out.selected.unsqueeze(2)).squeeze(2).log(), 1e-4,
+                            1e-5));
     QVERIFY(torch::equal(out.tokens, out.logProbs.argmax(-1)));
     if (!training || cfg.attention == AttentionKind::Soft)
       QVERIFY(torch::equal(out.selected, out.alpha.argmax(-1)));
@@ -94,7 +97,8 @@ class TestModel : public QObject {
     QCOMPARE(out.patches.back().sizes().vec(), (std::vector<int64_t>{B, T, 1, 32, 24}));
     if (cfg.numStns == 2)
       QCOMPARE(out.patches.front().sizes().vec(), (std::vector<int64_t>{B, T, 1, 32, 64}));
-    for (const auto& th : out.thetas) QCOMPARE(th.sizes().vec(), (std::vector<int64_t>{B, T, 2, 3}));
+    for (const auto& th : out.thetas)
+      QCOMPARE(th.sizes().vec(), (std::vector<int64_t>{B, T, 2, 3}));
     if (cfg.context == ContextKind::Weighting) {
       QCOMPARE(out.contextWeights.sizes().vec(), (std::vector<int64_t>{B, T, 5 + 1}));  // Z: 5 cols
       QVERIFY(torch::allclose(out.contextWeights.sum(-1), torch::ones({B, T}), 1e-5, 1e-5));
@@ -144,7 +148,7 @@ class TestModel : public QObject {
     Sharpener sharpener(cfg);
     auto up = torch::rand({1, 1, 32, 200});
     auto out = sharpener->forward(up, torch::tensor({int64_t(12)}));  // box x 29..74 -> 58..149
-    auto coarse = out.patches[0].squeeze();                         // [32, 64]
+    auto coarse = out.patches[0].squeeze();                           // [32, 64]
     QCOMPARE(coarse.size(1), int64_t(64));
     // Region 92 px wide centred at 104: the 64 px crop starts at 72.
     const double diff = (coarse - up.squeeze().narrow(1, 72, 64)).abs().max().item<double>();
@@ -308,7 +312,8 @@ class TestModel : public QObject {
     auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b, refs);
     QVERIFY(terms.reference.defined());
     // Against all-zero references the term is the mean squared patch over character steps.
-    auto charMask = validSteps(batch.targets, batch.lengths) * (batch.targets != 0).to(torch::kFloat);
+    auto charMask =
+        validSteps(batch.targets, batch.lengths) * (batch.targets != 0).to(torch::kFloat);
     auto expected = (out.patches[0].pow(2).mean({2, 3, 4}) * charMask).sum() / 2;
     QVERIFY(torch::allclose(terms.reference, expected, 1e-5, 1e-6));
     model->zero_grad();

@@ -1,7 +1,7 @@
 // Traces: every field of the JSON a user sees agrees with the tensors it was made from.
+#include <torch/torch.h>
 #include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include "charset.h"
 #include "checkpoint.h"
@@ -22,8 +22,9 @@ class TestTrace : public QObject {
   void initTestCase() {
     QVERIFY(m_dir.isValid());
     const QString samples = QStringLiteral(FOVEAL_SAMPLES_DIR);
-    m_image = readImage((samples + (hasImageCodecs() ? "/images/digits-46214.png"
-                                                     : "/images/digits-46214.pgm")).toStdString());
+    m_image = readImage(
+        (samples + (hasImageCodecs() ? "/images/digits-46214.png" : "/images/digits-46214.pgm"))
+            .toStdString());
     QCOMPARE(m_image.width, 160);
   }
 
@@ -84,8 +85,10 @@ class TestTrace : public QObject {
       QCOMPARE(int(s["topk"].size()), 5);
       for (int k = 0; k < 5; ++k) {
         const int idx = s["topk"][k]["index"].get<int>();
-        QVERIFY(std::abs(s["topk"][k]["prob"].get<double>() - probs[ti][idx].item<double>()) < 1e-6);
-        if (k > 0) QVERIFY(s["topk"][k]["prob"].get<double>() <= s["topk"][k - 1]["prob"].get<double>());
+        QVERIFY(std::abs(s["topk"][k]["prob"].get<double>() - probs[ti][idx].item<double>()) <
+                1e-6);
+        if (k > 0)
+          QVERIFY(s["topk"][k]["prob"].get<double>() <= s["topk"][k - 1]["prob"].get<double>());
       }
       QCOMPARE(s["topk"][0]["index"].get<int>(), tok);
       // alpha and its entropy.
@@ -102,8 +105,10 @@ class TestTrace : public QObject {
         auto th = out.thetas[k][0][ti];
         const double corners[4][2] = {{-1, -1}, {1, -1}, {1, 1}, {-1, 1}};
         for (int c = 0; c < 4; ++c) {
-          const double xn = th[0][0].item<double>() * corners[c][0] + th[0][1].item<double>() * corners[c][1] + th[0][2].item<double>();
-          const double yn = th[1][0].item<double>() * corners[c][0] + th[1][1].item<double>() * corners[c][1] + th[1][2].item<double>();
+          const double xn = th[0][0].item<double>() * corners[c][0] +
+                            th[0][1].item<double>() * corners[c][1] + th[0][2].item<double>();
+          const double yn = th[1][0].item<double>() * corners[c][0] +
+                            th[1][1].item<double>() * corners[c][1] + th[1][2].item<double>();
           QVERIFY(std::abs(s["stn"][k]["quad"][c][0].get<double>() - (xn + 1) / 2 * 160) < 1e-3);
           QVERIFY(std::abs(s["stn"][k]["quad"][c][1].get<double>() - (yn + 1) / 2 * 32) < 1e-3);
         }
@@ -145,7 +150,8 @@ class TestTrace : public QObject {
   }
 
   void tableListsEveryStep() {
-    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2), 5);
+    auto session = ModelSession::create(
+        foveal::test::tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2), 5);
     const auto tr = session->trace(m_image, "digits.png");
     const QString table = QString::fromStdString(tr.toTable());
     QVERIFY(table.contains("prediction"));

@@ -124,12 +124,14 @@ class TestMainWindow : public QObject {
     // Inside the widget with room for the strip and tokens below; aspect ratio kept.
     QVERIFY(r.left() >= 0 && r.right() <= widget.width());
     QVERIFY(r.top() >= 0 &&
-            r.bottom() + ui::TraceView::kStripHeight + ui::TraceView::kTokenHeight <= widget.height());
+            r.bottom() + ui::TraceView::kStripHeight + ui::TraceView::kTokenHeight <=
+                widget.height());
     QVERIFY(qAbs(r.width() / r.height() - double(image.width()) / image.height()) < 1e-9);
     // Fills the limiting dimension (up to the margins) and is centred horizontally.
     QVERIFY(qAbs((r.left() + r.right()) / 2 - widget.width() / 2.0) < 1e-9);
     QVERIFY(r.width() >= widget.width() - 48 - 1e-9 ||
-            r.height() >= widget.height() - 48 - ui::TraceView::kStripHeight - ui::TraceView::kTokenHeight - 1e-9);
+            r.height() >= widget.height() - 48 - ui::TraceView::kStripHeight -
+                              ui::TraceView::kTokenHeight - 1e-9);
     // Round trip of a point.
     const QPointF p(image.width() * 0.3, image.height() * 0.7);
     const QPointF back = t.inverted().map(t.map(p));
