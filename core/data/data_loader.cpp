@@ -1,0 +1,206 @@
+#include "data_loader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "error.h"
+#include "packed_dataset.h"
+#include "preprocess.h"
+#include "random.h"
+
+namespace foveal::core::data {
+
+std::vector<size_t> DataLoader::epochOrder(size_t size, uint64_t seed, int64_t epoch,
+                                           bool shuffle) {
+  std::vector<size_t> order(size);
+  std::iota(order.begin(), order.end(), size_t(0));
+  if (shuffle) {
+    // Fisher-Yates with our own generator: std::shuffle's result differs between libraries.
+    SampleRng rng(mixKey(seed, static_cast<uint64_t>(epoch) + 0x5eed));
+    for (size_t i = size; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  }
+  return order;
+}
+
+DataLoader::DataLoader(DatasetPtr dataset, LoaderOptions options)
+    : m_dataset(std::move(dataset)), m_opt(std::move(options)) {
+  if (!m_dataset) throw Error("data loader: no dataset");
+  if (m_opt.batchSize < 1) throw Error("data loader: batch size must be positive");
+  if (m_opt.worldSize < 1 || m_opt.rank < 0 || m_opt.rank >= m_opt.worldSize)
+    throw Error("data loader: rank " + std::to_string(m_opt.rank) + " is outside world size " +
+                std::to_string(m_opt.worldSize));
+  if (m_opt.maxLength < 1) throw Error("data loader: maxLength must be positive");
+  m_opt.threads = std::max(1, m_opt.threads);
+  m_opt.prefetch = std::max(1, m_opt.prefetch);
+  if (const auto* p = dynamic_cast<const PackedDataset*>(m_dataset.get())) {
+    const auto& pp = m_opt.preprocessing;
+    if (p->preprocessing().inputW != pp.inputW || p->preprocessing().inputH != pp.inputH ||
+        (m_opt.withUpsampled && p->upsampledW() != pp.upsampledW()))
+      throw Error(p->path() + ": packed for " + std::to_string(p->preprocessing().inputW) + "x" +
+                  std::to_string(p->preprocessing().inputH) + " (upsampled width " +
+                  std::to_string(p->upsampledW()) + "), but the model needs " +
+                  std::to_string(pp.inputW) + "x" + std::to_string(pp.inputH) +
+                  " (upsampled width " + std::to_string(pp.upsampledW()) + ")");
+    m_packed = p;
+  }
+  if (m_dataset->endless()) {
+    m_batches = -1;
+  } else {
+    const size_t n = m_dataset->size();
+    if (n == 0) throw Error(m_dataset->describe() + ": no entries");
+    const auto all = epochOrder(n, m_opt.seed, m_opt.epoch, m_opt.shuffle);
+    const size_t world = static_cast<size_t>(m_opt.worldSize);
+    const size_t perRank = (n + world - 1) / world;
+    for (size_t k = 0; k < perRank; ++k)
+      m_order.push_back(all[(k * world + static_cast<size_t>(m_opt.rank)) % n]);
+    const size_t b = static_cast<size_t>(m_opt.batchSize);
+    m_batches = static_cast<int64_t>(m_opt.dropLast ? perRank / b : (perRank + b - 1) / b);
+  }
+  for (int t = 0; t < m_opt.threads; ++t) m_workers.emplace_back([this] { worker(); });
+}
+
+DataLoader::~DataLoader() {
+  {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    m_stop = true;
+  }
+  m_cv.notify_all();
+  for (auto& t : m_workers) t.join();
+}
+
+size_t DataLoader::entryAt(int64_t position) const {
+  if (m_batches < 0)  // endless: rank r reads r, r + world, r + 2 world, ...
+    return static_cast<size_t>(position) * static_cast<size_t>(m_opt.worldSize) +
+           static_cast<size_t>(m_opt.rank);
+  return m_order[static_cast<size_t>(position)];
+}
+
+void DataLoader::worker() {
+  for (;;) {
+    int64_t number;
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      m_cv.wait(lock, [&] {
+        return m_stop || (m_nextToBuild < m_nextToHand + m_opt.prefetch &&
+                          (m_batches < 0 || m_nextToBuild < m_batches));
+      });
+      if (m_stop) return;
+      number = m_nextToBuild++;
+    }
+    Slot slot;
+    try {
+      slot.batch = build(number);
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      m_ready[number] = std::move(slot);
+    }
+    m_cv.notify_all();
+  }
+}
+
+Batch DataLoader::build(int64_t number) {
+  torch::NoGradGuard noGrad;
+  const int64_t first = number * m_opt.batchSize;
+  const int64_t last = m_batches < 0 ? first + m_opt.batchSize
+                                     : std::min<int64_t>(first + m_opt.batchSize,
+                                                         static_cast<int64_t>(m_order.size()));
+  const auto* packed = static_cast<const PackedDataset*>(m_packed);
+  const auto& pp = m_opt.preprocessing;
+  Batch b;
+  b.number = number;
+  std::vector<GreyImage> images;
+  std::vector<std::vector<int>> encoded;
+  for (int64_t pos = first; pos < last; ++pos) {
+    const size_t i = entryAt(pos);
+    try {
+      std::string label;
+      if (packed) {
+        label = packed->label(i);
+      } else {
+        Sample s = m_dataset->get(i);
+        label = std::move(s.label);
+        images.push_back(std::move(s.image));
+      }
+      try {
+        if (label.empty()) throw Error("empty label");
+        auto enc = m_opt.charset.encode(label);
+        if (static_cast<int>(enc.size()) > m_opt.maxLength)
+          throw Error("label \"" + label + "\" has " + std::to_string(enc.size()) +
+                      " characters, more than the model's maximum length " +
+                      std::to_string(m_opt.maxLength));
+        encoded.push_back(std::move(enc));
+      } catch (const Error& e) {
+        if (!packed) images.pop_back();
+        throw Error(m_dataset->entryName(i) + ": " + e.what());
+      }
+      b.labels.push_back(std::move(label));
+      b.indices.push_back(i);
+    } catch (const Error& e) {
+      if (!m_opt.skipBad) throw;
+      ++m_skipped;
+      std::lock_guard<std::mutex> lock(m_messageMutex);
+      if (m_messages.size() < 100) m_messages.push_back(e.what());
+    }
+  }
+  const int64_t B = static_cast<int64_t>(b.indices.size());
+  if (B == 0) return b;
+  if (packed) {
+    auto toTensor = [&](int w, bool up) {
+      auto t = torch::empty({B, 1, pp.inputH, w}, torch::kUInt8);
+      const size_t plane = static_cast<size_t>(w) * pp.inputH;
+      for (int64_t k = 0; k < B; ++k) {
+        const uint8_t* src =
+            up ? packed->upsampledPixels(b.indices[k]) : packed->inputPixels(b.indices[k]);
+        std::memcpy(t.data_ptr<uint8_t>() + k * plane, src, plane);
+      }
+      // The inverse of toGreyImage's quantisation: v / 127.5 - 1.
+      return t.to(torch::kFloat).div_(127.5).sub_(1.0);
+    };
+    b.images = toTensor(pp.inputW, false);
+    if (m_opt.withUpsampled) b.upsampled = toTensor(packed->upsampledW(), true);
+  } else {
+    // The same function inference uses, so the model trains on exactly what it will see.
+    ModelInput in = preprocess(images, pp, m_opt.withUpsampled);
+    b.images = in.image;
+    b.upsampled = in.upsampled;
+  }
+  b.targets = torch::zeros({B, m_opt.maxLength + 1}, torch::kInt64);
+  b.lengths = torch::empty({B}, torch::kInt64);
+  auto tgt = b.targets.accessor<int64_t, 2>();
+  auto len = b.lengths.accessor<int64_t, 1>();
+  for (int64_t k = 0; k < B; ++k) {
+    const auto& enc = encoded[static_cast<size_t>(k)];
+    for (size_t t = 0; t < enc.size(); ++t) tgt[k][static_cast<int64_t>(t)] = enc[t];
+    len[k] = static_cast<int64_t>(enc.size());
+  }
+  return b;
+}
+
+std::optional<Batch> DataLoader::next() {
+  for (;;) {
+    Slot slot;
+    {
+      std::unique_lock<std::mutex> lock(m_mutex);
+      if (m_batches >= 0 && m_nextToHand >= m_batches) return std::nullopt;
+      m_cv.wait(lock, [&] { return m_ready.count(m_nextToHand) > 0; });
+      slot = std::move(m_ready[m_nextToHand]);
+      m_ready.erase(m_nextToHand);
+      ++m_nextToHand;
+    }
+    m_cv.notify_all();
+    if (slot.error) std::rethrow_exception(slot.error);
+    if (!slot.batch->indices.empty()) return std::move(slot.batch);
+    // Every entry of this batch was skipped: go on with the next one.
+  }
+}
+
+std::vector<std::string> DataLoader::skippedMessages() const {
+  std::lock_guard<std::mutex> lock(m_messageMutex);
+  return m_messages;
+}
+
+}  // namespace foveal::core::data

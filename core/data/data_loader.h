@@ -1,0 +1,105 @@
+#pragma once
+// A multi-threaded prefetching loader: dataset entries -> batches of model-ready tensors.
+// Deterministic for a given (seed, epoch): the order, the batch boundaries and every tensor are the
+// same whatever the thread count, because batch b is always built from the same entries and handed
+// out in batch order. Shards by (rank, worldSize) like torch's DistributedSampler: each rank reads
+// every worldSize-th entry of the epoch's order, padded by wrapping so all ranks see the same
+// number of batches.
+#include <torch/types.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "charset.h"
+#include "dataset.h"
+#include "model_config.h"
+
+namespace foveal::core::data {
+
+struct LoaderOptions {
+  int batchSize = 32;
+  uint64_t seed = 0;
+  bool shuffle = true;  ///< finite datasets: a fresh permutation per (seed, epoch)
+  int64_t epoch = 0;
+  int rank = 0;
+  int worldSize = 1;
+  int threads = 2;   ///< worker threads
+  int prefetch = 4;  ///< batches built ahead of the consumer
+  bool dropLast = false;
+  /// Leave out unreadable entries, empty labels, labels too long or outside the charset, and count
+  /// them (the batch gets smaller). Without it the first such entry throws its Error from next().
+  bool skipBad = false;
+  int maxLength = 13;
+  Charset charset = Charset::digits();
+  Preprocessing preprocessing;
+  bool withUpsampled = true;
+};
+
+struct Batch {
+  int64_t number = 0;       ///< batch index within the epoch (this rank)
+  torch::Tensor images;     ///< [B, 1, inputH, inputW] float in [-1, 1]
+  torch::Tensor upsampled;  ///< [B, 1, inputH, upsampledW] (undefined without withUpsampled)
+  torch::Tensor targets;    ///< [B, maxLength + 1] int64: label classes, then end token 0
+  torch::Tensor lengths;    ///< [B] int64: label lengths without the end token
+  std::vector<std::string> labels;
+  std::vector<size_t> indices;  ///< dataset entries
+};
+
+class DataLoader {
+ public:
+  /// Throws Error for inconsistent options (rank outside world, a packed dataset made with other
+  /// sizes than `preprocessing`).
+  DataLoader(DatasetPtr dataset, LoaderOptions options);
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  /// The next batch, or nothing at the end of the epoch (never for an endless stream).
+  std::optional<Batch> next();
+  /// Batches of this rank in one epoch; -1 for an endless stream.
+  int64_t batchesPerEpoch() const { return m_batches; }
+  /// The entries this rank reads this epoch, in order (empty for an endless stream).
+  const std::vector<size_t>& order() const { return m_order; }
+  /// Entries left out so far with skipBad, and their messages (the first 100).
+  int64_t skipped() const { return m_skipped.load(); }
+  std::vector<std::string> skippedMessages() const;
+
+  /// The epoch order of every rank for (size, seed, epoch), before sharding padding: exposed for
+  /// tests and for a trainer that wants to log it.
+  static std::vector<size_t> epochOrder(size_t size, uint64_t seed, int64_t epoch, bool shuffle);
+
+ private:
+  struct Slot {
+    std::optional<Batch> batch;
+    std::exception_ptr error;
+  };
+  void worker();
+  Batch build(int64_t number);
+  size_t entryAt(int64_t position) const;
+
+  DatasetPtr m_dataset;
+  LoaderOptions m_opt;
+  std::vector<size_t> m_order;
+  int64_t m_batches = 0;
+  const void* m_packed = nullptr;  // the dataset as PackedDataset, when it is one
+
+  std::mutex m_mutex;
+  std::condition_variable m_cv;
+  std::map<int64_t, Slot> m_ready;
+  int64_t m_nextToBuild = 0, m_nextToHand = 0;
+  bool m_stop = false;
+  std::vector<std::thread> m_workers;
+  std::atomic<int64_t> m_skipped{0};
+  mutable std::mutex m_messageMutex;
+  std::vector<std::string> m_messages;
+};
+
+}  // namespace foveal::core::data

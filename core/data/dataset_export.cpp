@@ -1,0 +1,115 @@
+#include "dataset_export.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "error.h"
+#include "folder_dataset.h"
+#include "lmdb_dataset.h"
+#include "packed_dataset.h"
+#include "preprocess.h"
+
+namespace foveal::core::data {
+
+PreparedSample prepareSample(const Sample& s, const Preprocessing& pp) {
+  const ModelInput in = preprocess({s.image}, pp, true);
+  return {toGreyImage(in.image[0]), toGreyImage(in.upsampled[0]), s.label};
+}
+
+ExportReport exportDataset(const Dataset& ds, const std::string& out, const ExportOptions& opt) {
+  if (ds.endless() && opt.limit == 0)
+    throw Error(ds.describe() + ": an endless stream needs a count to export");
+  const size_t n =
+      opt.limit ? (ds.endless() ? opt.limit : std::min(opt.limit, ds.size())) : ds.size();
+  const auto* packedSource = dynamic_cast<const PackedDataset*>(&ds);
+  const bool packing = opt.format == "packed";
+  if (packing && packedSource) {
+    const auto& a = packedSource->preprocessing();
+    const auto& b = opt.preprocessing;
+    if (a.inputW != b.inputW || a.inputH != b.inputH || a.upsampledW() != b.upsampledW())
+      throw Error(packedSource->path() +
+                  ": already packed with other sizes; repack from the original images");
+  }
+  std::unique_ptr<PackedWriter> packed;
+  std::unique_ptr<LmdbWriter> lmdb;
+  std::unique_ptr<FolderWriter> folder;
+  if (packing)
+    packed = std::make_unique<PackedWriter>(out, opt.preprocessing);
+  else if (opt.format == "lmdb")
+    lmdb = std::make_unique<LmdbWriter>(out);
+  else if (opt.format == "folder")
+    folder = std::make_unique<FolderWriter>(out);
+  else
+    throw Error("unknown dataset format \"" + opt.format + "\" (packed, lmdb or folder)");
+
+  // Entries are read (and preprocessed) in parallel in chunks, and written in order.
+  const int threads = opt.threads > 0
+                          ? opt.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  constexpr size_t kChunk = 256;
+  struct Slot {
+    std::optional<Sample> sample;
+    std::optional<PreparedSample> prepared;
+    std::string error;
+  };
+  ExportReport report;
+  std::vector<Slot> slots(kChunk);
+  for (size_t start = 0; start < n; start += kChunk) {
+    const size_t m = std::min(kChunk, n - start);
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t k; (k = next.fetch_add(1)) < m;) {
+        Slot& slot = slots[k];
+        slot = Slot{};
+        const size_t i = start + k;
+        try {
+          if (packing && packedSource) {
+            slot.prepared = packedSource->prepared(i);
+          } else {
+            Sample s = ds.get(i);
+            if (s.label.empty()) throw Error(ds.entryName(i) + ": empty label");
+            if (packing)
+              slot.prepared = prepareSample(s, opt.preprocessing);
+            else
+              slot.sample = std::move(s);
+          }
+          if (slot.prepared && slot.prepared->label.empty())
+            throw Error(ds.entryName(i) + ": empty label");
+        } catch (const Error& e) {
+          slot.error = e.what();
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    for (size_t k = 0; k < m; ++k) {
+      Slot& slot = slots[k];
+      if (!slot.error.empty()) {
+        if (!opt.skipBad) throw Error(slot.error);
+        ++report.skipped;
+        report.skippedMessages.push_back(slot.error);
+        continue;
+      }
+      if (packed)
+        packed->add(*slot.prepared);
+      else if (lmdb)
+        lmdb->add(*slot.sample);
+      else
+        folder->add(*slot.sample);
+      ++report.written;
+    }
+    if (opt.progress) opt.progress(start + m, n);
+  }
+  if (packed) packed->finish();
+  if (lmdb) lmdb->finish();
+  if (folder) folder->finish();
+  return report;
+}
+
+}  // namespace foveal::core::data

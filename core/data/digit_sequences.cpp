@@ -1,0 +1,117 @@
+#include "digit_sequences.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "error.h"
+#include "random.h"
+
+namespace foveal::core::data {
+
+std::string DigitSequenceSpec::toString() const {
+  std::string s = "digits:len=" + std::to_string(length);
+  if (rotated) s += ",rotated";
+  s += stream ? ",split=stream" : split == DigitSplit::Test ? ",split=test" : ",split=train";
+  s += ",seed=" + std::to_string(seed);
+  if (count) s += ",count=" + std::to_string(count);
+  return s;
+}
+
+void turnAboutVerticalAxis(const uint8_t* cell, int n, double degrees, uint8_t* out) {
+  const double d = DigitSequenceSpec::kCameraDistance;
+  const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
+  const double half = n / 2.0;
+  for (int x = 0; x < n; ++x) {
+    // Image-plane column u -> point X on the turned digit plane (inverse of u = d X c / (d + X s)),
+    // and the column's magnification (d + X s) / d that shrinks or grows it vertically.
+    const double u = x + 0.5 - half;
+    const double den = d * c - u * s;
+    const double X = u * d / den;
+    const double scale = (d + X * s) / d;
+    const double sx = X + half - 0.5;
+    const int x0 = static_cast<int>(std::floor(sx));
+    const double wx = sx - x0;
+    for (int y = 0; y < n; ++y) {
+      const double sy = (y + 0.5 - half) * scale + half - 0.5;
+      const int y0 = static_cast<int>(std::floor(sy));
+      const double wy = sy - y0;
+      auto px = [&](int xx, int yy) -> double {
+        return (xx < 0 || yy < 0 || xx >= n || yy >= n) ? 0.0 : cell[yy * n + xx];
+      };
+      const double v = (px(x0, y0) * (1 - wx) + px(x0 + 1, y0) * wx) * (1 - wy) +
+                       (px(x0, y0 + 1) * (1 - wx) + px(x0 + 1, y0 + 1) * wx) * wy;
+      out[y * n + x] = static_cast<uint8_t>(v + 0.5);
+    }
+  }
+}
+
+DigitSequenceDataset::DigitSequenceDataset(std::shared_ptr<const MnistDigits> digits,
+                                           const DigitSequenceSpec& spec)
+    : m_digits(std::move(digits)), m_spec(spec) {
+  if (!m_digits) throw Error("digit sequences need the MNIST digit file");
+  if (spec.length < 1 || spec.length > 64)
+    throw Error(spec.toString() + ": length must be 1..64, not " + std::to_string(spec.length));
+  if (spec.stream && spec.split == DigitSplit::Test)
+    throw Error(spec.toString() + ": the endless stream draws from the training pool only");
+  // The setting is part of the key, so e.g. len=5 and len=7 with one seed are independent.
+  m_key = mixKey(mixKey(spec.seed, static_cast<uint64_t>(spec.length)),
+                 (spec.rotated ? 2u : 0u) | (spec.split == DigitSplit::Test ? 1u : 0u));
+}
+
+DigitSequenceDataset::Plan DigitSequenceDataset::plan(size_t index) const {
+  SampleRng rng(mixKey(m_key, index));
+  const auto& pool = m_digits->pool(m_spec.split);
+  Plan p;
+  p.digits.resize(static_cast<size_t>(m_spec.length));
+  p.angles.assign(static_cast<size_t>(m_spec.length), 0.0);
+  for (int k = 0; k < m_spec.length; ++k) {
+    p.digits[k] = pool[rng.below(pool.size())];
+    if (m_spec.rotated)
+      p.angles[k] = rng.uniform(-DigitSequenceSpec::kMaxAngleDeg, DigitSequenceSpec::kMaxAngleDeg);
+  }
+  return p;
+}
+
+std::string DigitSequenceDataset::label(size_t index) const {
+  const Plan p = plan(index);
+  std::string s;
+  for (int d : p.digits) s += static_cast<char>('0' + m_digits->label(d));
+  return s;
+}
+
+Sample DigitSequenceDataset::get(size_t index) const {
+  if (!m_spec.stream && index >= size())
+    throw Error(m_spec.toString() + ": entry " + std::to_string(index) + " is out of range (" +
+                std::to_string(size()) + " entries)");
+  constexpr int n = MnistDigits::kCell;
+  const Plan p = plan(index);
+  Sample s;
+  s.image.width = n * m_spec.length;
+  s.image.height = n;
+  s.image.pixels.resize(static_cast<size_t>(s.image.width) * n);
+  uint8_t turned[n * n];
+  for (int k = 0; k < m_spec.length; ++k) {
+    const uint8_t* cell = m_digits->cell(p.digits[k]);
+    if (m_spec.rotated) {
+      turnAboutVerticalAxis(cell, n, p.angles[k], turned);
+      cell = turned;
+    }
+    for (int y = 0; y < n; ++y)
+      std::memcpy(s.image.pixels.data() + static_cast<size_t>(y) * s.image.width + k * n,
+                  cell + y * n, n);
+    s.label += static_cast<char>('0' + m_digits->label(p.digits[k]));
+  }
+  return s;
+}
+
+std::string DigitSequenceDataset::entryName(size_t index) const {
+  return m_spec.toString() + ": entry " + std::to_string(index);
+}
+
+std::string DigitSequenceDataset::describe() const {
+  return "digit sequences " + m_spec.toString() + " (" +
+         (m_spec.stream ? std::string("endless") : std::to_string(size()) + " images") +
+         ", MNIST " + m_digits->path() + ")";
+}
+
+}  // namespace foveal::core::data

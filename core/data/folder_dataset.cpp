@@ -1,0 +1,95 @@
+#include "folder_dataset.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "error.h"
+
+namespace fs = std::filesystem;
+
+namespace foveal::core::data {
+
+FolderDataset::FolderDataset(const std::string& path) {
+  std::error_code ec;
+  m_gt = fs::is_directory(path, ec) ? (fs::path(path) / "gt.txt").string() : path;
+  m_root = fs::path(m_gt).parent_path().string();
+  std::ifstream in(m_gt);
+  if (!in) throw Error(m_gt + ": cannot open gt.txt (missing or unreadable)");
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    Entry e;
+    e.line = n;
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos) {
+      e.path = line;
+      e.problem = "no TAB between image path and label";
+    } else {
+      e.path = line.substr(0, tab);
+      e.label = line.substr(tab + 1);
+      if (e.path.empty()) e.problem = "empty image path";
+    }
+    m_entries.push_back(std::move(e));
+  }
+}
+
+const FolderDataset::Entry& FolderDataset::entry(size_t index) const {
+  if (index >= m_entries.size())
+    throw Error(m_gt + ": entry " + std::to_string(index) + " is out of range (" +
+                std::to_string(m_entries.size()) + " entries)");
+  const Entry& e = m_entries[index];
+  if (!e.problem.empty()) throw Error(entryName(index) + ": " + e.problem);
+  return e;
+}
+
+std::string FolderDataset::label(size_t index) const { return entry(index).label; }
+
+Sample FolderDataset::get(size_t index) const {
+  const Entry& e = entry(index);
+  const fs::path p = fs::path(e.path).is_absolute() ? fs::path(e.path) : fs::path(m_root) / e.path;
+  Sample s;
+  try {
+    s.image = readImage(p.string());
+  } catch (const Error& err) {
+    throw Error(entryName(index) + ": " + err.what());
+  }
+  s.label = e.label;
+  return s;
+}
+
+std::string FolderDataset::entryName(size_t index) const {
+  if (index >= m_entries.size()) return m_gt + ": entry " + std::to_string(index);
+  return m_gt + ": line " + std::to_string(m_entries[index].line) + " (" + m_entries[index].path +
+         ")";
+}
+
+std::string FolderDataset::describe() const {
+  return "folder " + m_gt + " (" + std::to_string(m_entries.size()) + " entries)";
+}
+
+FolderWriter::FolderWriter(const std::string& folder) : m_folder(folder) {
+  std::error_code ec;
+  fs::create_directories(fs::path(folder) / "images", ec);
+  if (ec) throw Error(folder + ": cannot create folder (" + ec.message() + ")");
+}
+
+void FolderWriter::add(const Sample& s) {
+  char name[32];
+  std::snprintf(name, sizeof name, "images/%09zu.png", ++m_count);
+  writePng(s.image, (fs::path(m_folder) / name).string());
+  if (s.label.find_first_of("\t\n\r") != std::string::npos)
+    throw Error(m_folder + ": entry " + std::to_string(m_count - 1) +
+                ": label contains a TAB or line break");
+  m_gt += std::string(name) + "\t" + s.label + "\n";
+}
+
+void FolderWriter::finish() {
+  const std::string path = (fs::path(m_folder) / "gt.txt").string();
+  std::ofstream out(path, std::ios::binary);
+  out << m_gt;
+  if (!out.flush()) throw Error(path + ": write failed");
+}
+
+}  // namespace foveal::core::data

@@ -1,0 +1,196 @@
+#include "lmdb_dataset.h"
+
+#include <lmdb.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "error.h"
+
+namespace fs = std::filesystem;
+
+namespace foveal::core::data {
+
+namespace {
+
+std::string key(const char* kind, size_t index) {
+  char k[32];
+  std::snprintf(k, sizeof k, "%s-%09zu", kind, index + 1);  // the benchmark counts from 1
+  return k;
+}
+
+MDB_env* env(void* p) { return static_cast<MDB_env*>(p); }
+
+}  // namespace
+
+std::string encodeForStorage(const GreyImage& image) {
+  if (hasImageCodecs()) {
+    const auto png = encodePng(image);
+    return std::string(png.begin(), png.end());
+  }
+  std::string pgm =
+      "P5\n" + std::to_string(image.width) + " " + std::to_string(image.height) + "\n255\n";
+  pgm.append(image.pixels.begin(), image.pixels.end());
+  return pgm;
+}
+
+bool LmdbDataset::looksLmdb(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && fs::exists(fs::path(path) / "data.mdb", ec);
+}
+
+LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
+  if (!looksLmdb(path)) throw Error(path + ": not an LMDB dataset (no data.mdb in the folder)");
+  MDB_env* e = nullptr;
+  int rc = mdb_env_create(&e);
+  if (rc == 0) rc = mdb_env_set_maxreaders(e, 256);
+  if (rc == 0) rc = mdb_env_open(e, path.c_str(), MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS, 0644);
+  if (rc != 0) {
+    if (e) mdb_env_close(e);
+    throw Error(path + ": cannot open LMDB (" + mdb_strerror(rc) + ")");
+  }
+  m_env = e;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi = 0;
+  rc = mdb_txn_begin(e, nullptr, MDB_RDONLY, &txn);
+  if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
+  if (txn) mdb_txn_abort(txn);
+  if (rc != 0) {
+    mdb_env_close(e);
+    m_env = nullptr;
+    throw Error(path + ": cannot open LMDB database (" + mdb_strerror(rc) + ")");
+  }
+  m_dbi = dbi;
+  std::string n;
+  try {
+    n = read("num-samples", 0, false);
+  } catch (...) {
+    mdb_env_close(e);
+    m_env = nullptr;
+    throw;
+  }
+  size_t pos = 0;
+  long long v = -1;
+  try {
+    v = std::stoll(n, &pos);
+  } catch (...) {
+  }
+  if (n.empty() || pos != n.size() || v < 0) {
+    mdb_env_close(e);
+    m_env = nullptr;
+    throw Error(path + (n.empty() ? ": not a text-recognition LMDB (no 'num-samples' key)"
+                                  : ": 'num-samples' is not a count (\"" + n + "\")"));
+  }
+  m_count = static_cast<size_t>(v);
+}
+
+LmdbDataset::~LmdbDataset() {
+  if (m_env) mdb_env_close(env(m_env));
+}
+
+std::string LmdbDataset::read(const std::string& k, size_t index, bool required) const {
+  MDB_txn* txn = nullptr;
+  int rc = mdb_txn_begin(env(m_env), nullptr, MDB_RDONLY, &txn);
+  if (rc != 0) throw Error(m_path + ": cannot read LMDB (" + mdb_strerror(rc) + ")");
+  MDB_val mk{k.size(), const_cast<char*>(k.data())}, mv{};
+  rc = mdb_get(txn, m_dbi, &mk, &mv);
+  std::string out;
+  if (rc == 0) out.assign(static_cast<const char*>(mv.mv_data), mv.mv_size);
+  mdb_txn_abort(txn);
+  if (rc == MDB_NOTFOUND && required) throw Error(entryName(index) + ": key '" + k + "' missing");
+  if (rc != 0 && rc != MDB_NOTFOUND)
+    throw Error(entryName(index) + ": cannot read '" + k + "' (" + mdb_strerror(rc) + ")");
+  return out;
+}
+
+std::string LmdbDataset::label(size_t index) const {
+  if (index >= m_count)
+    throw Error(m_path + ": entry " + std::to_string(index) + " is out of range (" +
+                std::to_string(m_count) + " entries)");
+  return read(key("label", index), index, true);
+}
+
+Sample LmdbDataset::get(size_t index) const {
+  Sample s;
+  s.label = label(index);
+  const std::string bytes = read(key("image", index), index, true);
+  if (bytes.empty()) throw Error(entryName(index) + ": empty image bytes");
+  s.image = decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), entryName(index));
+  return s;
+}
+
+std::string LmdbDataset::entryName(size_t index) const {
+  return m_path + ": entry " + std::to_string(index) + " (" + key("image", index) + ")";
+}
+
+std::string LmdbDataset::describe() const {
+  return "LMDB " + m_path + " (" + std::to_string(m_count) + " entries)";
+}
+
+LmdbWriter::LmdbWriter(const std::string& path) : m_path(path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) throw Error(path + ": cannot create folder (" + ec.message() + ")");
+  if (fs::exists(fs::path(path) / "data.mdb"))
+    throw Error(path + ": already holds an LMDB; remove it first");
+  MDB_env* e = nullptr;
+  int rc = mdb_env_create(&e);
+  // A sparse map: the file grows with what is written (1 TiB, as the benchmark's script).
+  if (rc == 0) rc = mdb_env_set_mapsize(e, size_t(1) << 40);
+  if (rc == 0) rc = mdb_env_open(e, path.c_str(), 0, 0644);
+  if (rc != 0) {
+    if (e) mdb_env_close(e);
+    throw Error(path + ": cannot create LMDB (" + mdb_strerror(rc) + ")");
+  }
+  m_env = e;
+  commit(true);
+}
+
+LmdbWriter::~LmdbWriter() {
+  if (m_txn) mdb_txn_abort(static_cast<MDB_txn*>(m_txn));
+  if (m_env) mdb_env_close(env(m_env));
+}
+
+void LmdbWriter::commit(bool reopen) {
+  if (m_txn) {
+    const int rc = mdb_txn_commit(static_cast<MDB_txn*>(m_txn));
+    m_txn = nullptr;
+    if (rc != 0) throw Error(m_path + ": LMDB commit failed (" + mdb_strerror(rc) + ")");
+  }
+  if (!reopen) return;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi = 0;
+  int rc = mdb_txn_begin(env(m_env), nullptr, 0, &txn);
+  if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
+  if (rc != 0) {
+    if (txn) mdb_txn_abort(txn);
+    throw Error(m_path + ": cannot write LMDB (" + mdb_strerror(rc) + ")");
+  }
+  m_txn = txn;
+  m_dbi = dbi;
+}
+
+void LmdbWriter::put(const std::string& k, const std::string& v) {
+  if (!m_txn) throw Error(m_path + ": writer already finished");
+  MDB_val mk{k.size(), const_cast<char*>(k.data())};
+  MDB_val mv{v.size(), const_cast<char*>(v.data())};
+  const int rc = mdb_put(static_cast<MDB_txn*>(m_txn), m_dbi, &mk, &mv, 0);
+  if (rc != 0) throw Error(m_path + ": cannot store '" + k + "' (" + mdb_strerror(rc) + ")");
+}
+
+void LmdbWriter::addEncoded(const std::string& imageBytes, const std::string& label) {
+  put(key("image", m_count), imageBytes);
+  put(key("label", m_count), label);
+  if (++m_count % 1000 == 0) commit(true);
+}
+
+void LmdbWriter::add(const Sample& s) { addEncoded(encodeForStorage(s.image), s.label); }
+
+void LmdbWriter::finish() {
+  put("num-samples", std::to_string(m_count));
+  commit(false);
+  mdb_env_close(env(m_env));
+  m_env = nullptr;
+}
+
+}  // namespace foveal::core::data

@@ -1,0 +1,70 @@
+#pragma once
+// LMDB datasets in deep-text-recognition-benchmark's layout: a folder with data.mdb holding
+// "num-samples" (decimal text) and, for i = 1..n, "image-%09d" (encoded image bytes) and
+// "label-%09d" (UTF-8). Read-only access without locks, so it can read datasets on read-only
+// mounts, as the benchmark's Python loader does.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "dataset.h"
+
+namespace foveal::core::data {
+
+class LmdbDataset : public Dataset {
+ public:
+  /// Throws Error naming the folder when it is no LMDB or lacks num-samples.
+  explicit LmdbDataset(const std::string& path);
+  ~LmdbDataset() override;
+  LmdbDataset(const LmdbDataset&) = delete;
+  LmdbDataset& operator=(const LmdbDataset&) = delete;
+
+  /// True when `path` is a folder holding data.mdb.
+  static bool looksLmdb(const std::string& path);
+
+  size_t size() const override { return m_count; }
+  Sample get(size_t index) const override;
+  std::string label(size_t index) const override;
+  std::string entryName(size_t index) const override;
+  std::string describe() const override;
+
+ private:
+  std::string read(const std::string& key, size_t index, bool required) const;
+
+  std::string m_path;
+  void* m_env = nullptr;  // MDB_env*, kept out of the header
+  unsigned m_dbi = 0;
+  size_t m_count = 0;
+};
+
+/// Writes a dataset in the same layout. Images are stored PNG-encoded (PGM in a build without
+/// image codecs, so that build can read back what it wrote).
+class LmdbWriter {
+ public:
+  explicit LmdbWriter(const std::string& path);
+  ~LmdbWriter();
+  LmdbWriter(const LmdbWriter&) = delete;
+  LmdbWriter& operator=(const LmdbWriter&) = delete;
+
+  void add(const Sample& sample);
+  /// Stores already-encoded image bytes as they are.
+  void addEncoded(const std::string& imageBytes, const std::string& label);
+  size_t count() const { return m_count; }
+  /// Writes num-samples and closes.
+  void finish();
+
+ private:
+  void put(const std::string& key, const std::string& value);
+  void commit(bool reopen);
+
+  std::string m_path;
+  void* m_env = nullptr;
+  void* m_txn = nullptr;
+  unsigned m_dbi = 0;
+  size_t m_count = 0;
+};
+
+/// Encodes an image as stored in LMDB and in memory files: PNG, or binary PGM without codecs.
+std::string encodeForStorage(const GreyImage& image);
+
+}  // namespace foveal::core::data

@@ -1,0 +1,250 @@
+#include "packed_dataset.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+#include "error.h"
+
+namespace foveal::core::data {
+
+namespace {
+
+constexpr char kMagic[8] = {'F', 'V', 'P', 'A', 'C', 'K', '0', '1'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderSize = 128;
+constexpr int kMaxSide = 16384;
+
+template <typename T>
+T load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);  // the format is little-endian, as every supported host
+  return v;
+}
+template <typename T>
+void store(uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+}  // namespace
+
+bool PackedDataset::looksPacked(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[8] = {};
+  const bool ok = std::fread(magic, 1, 8, f) == 8 && std::memcmp(magic, kMagic, 8) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open packed dataset (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": not a regular file");
+  }
+  m_mapSize = static_cast<size_t>(st.st_size);
+  if (m_mapSize < kHeaderSize) {
+    ::close(fd);
+    throw Error(path + ": not a packed dataset (" + std::to_string(m_mapSize) +
+                " bytes, shorter than the 128-byte header)");
+  }
+  void* map = ::mmap(nullptr, m_mapSize, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) throw Error(path + ": cannot map packed dataset");
+  m_map = static_cast<const uint8_t*>(map);
+  try {
+    const uint8_t* h = m_map;
+    if (std::memcmp(h, kMagic, 8) != 0)
+      throw Error(path + ": not a packed dataset (wrong header magic)");
+    if (load<uint32_t>(h + 8) != kVersion || load<uint32_t>(h + 12) != kHeaderSize)
+      throw Error(path + ": unsupported packed dataset version " +
+                  std::to_string(load<uint32_t>(h + 8)) + " (this build reads version 1)");
+    const uint64_t count = load<uint64_t>(h + 16);
+    const uint32_t w = load<uint32_t>(h + 24), hh = load<uint32_t>(h + 28),
+                   uw = load<uint32_t>(h + 32);
+    m_pp.regionScale = load<double>(h + 40);
+    m_imagesOffset = load<uint64_t>(h + 48);
+    m_stride = load<uint64_t>(h + 56);
+    m_labelIndexOffset = load<uint64_t>(h + 64);
+    m_labelDataOffset = load<uint64_t>(h + 72);
+    const uint64_t fileSize = load<uint64_t>(h + 80);
+    if (w < 1 || hh < 1 || uw < 1 || w > kMaxSide || hh > kMaxSide || uw > kMaxSide ||
+        !(m_pp.regionScale > 0 && m_pp.regionScale < 100))
+      throw Error(path + ": corrupt header (image sizes " + std::to_string(w) + "x" +
+                  std::to_string(hh) + ", upsampled width " + std::to_string(uw) + ")");
+    m_pp.inputW = static_cast<int>(w);
+    m_pp.inputH = static_cast<int>(hh);
+    m_upW = static_cast<int>(uw);
+    if (m_stride != uint64_t(w) * hh + uint64_t(uw) * hh || count > (uint64_t(1) << 40) ||
+        m_imagesOffset < kHeaderSize || m_labelIndexOffset < m_imagesOffset + count * m_stride ||
+        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1))
+      throw Error(path + ": corrupt header (inconsistent offsets for " + std::to_string(count) +
+                  " entries)");
+    if (fileSize != m_mapSize)
+      throw Error(path + ": truncated or damaged body (header says " + std::to_string(fileSize) +
+                  " bytes, the file has " + std::to_string(m_mapSize) + ")");
+    m_count = static_cast<size_t>(count);
+    // The label index is small: check it all now, so later reads cannot run off the mapping.
+    const uint64_t dataSize = m_mapSize - m_labelDataOffset;
+    uint64_t prev = 0;
+    for (size_t i = 0; i <= m_count; ++i) {
+      const uint64_t off = load<uint64_t>(m_map + m_labelIndexOffset + 8 * i);
+      if (off < prev || off > dataSize || (i == 0 && off != 0))
+        throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
+                    ": corrupt label index");
+      prev = off;
+    }
+  } catch (...) {
+    ::munmap(const_cast<uint8_t*>(m_map), m_mapSize);
+    m_map = nullptr;
+    throw;
+  }
+}
+
+PackedDataset::~PackedDataset() {
+  if (m_map) ::munmap(const_cast<uint8_t*>(m_map), m_mapSize);
+}
+
+void PackedDataset::check(size_t index) const {
+  if (index >= m_count)
+    throw Error(m_path + ": entry " + std::to_string(index) + " is out of range (" +
+                std::to_string(m_count) + " entries)");
+}
+
+const uint8_t* PackedDataset::inputPixels(size_t index) const {
+  check(index);
+  return m_map + m_imagesOffset + index * m_stride;
+}
+
+const uint8_t* PackedDataset::upsampledPixels(size_t index) const {
+  return inputPixels(index) + size_t(m_pp.inputW) * m_pp.inputH;
+}
+
+std::string PackedDataset::label(size_t index) const {
+  check(index);
+  const uint64_t a = load<uint64_t>(m_map + m_labelIndexOffset + 8 * index);
+  const uint64_t b = load<uint64_t>(m_map + m_labelIndexOffset + 8 * (index + 1));
+  return std::string(reinterpret_cast<const char*>(m_map + m_labelDataOffset + a), b - a);
+}
+
+Sample PackedDataset::get(size_t index) const {
+  const uint8_t* p = inputPixels(index);
+  Sample s;
+  s.image.width = m_pp.inputW;
+  s.image.height = m_pp.inputH;
+  s.image.pixels.assign(p, p + size_t(m_pp.inputW) * m_pp.inputH);
+  s.label = label(index);
+  return s;
+}
+
+PreparedSample PackedDataset::prepared(size_t index) const {
+  PreparedSample s;
+  const Sample in = get(index);
+  s.input = in.image;
+  s.label = in.label;
+  const uint8_t* u = upsampledPixels(index);
+  s.upsampled.width = m_upW;
+  s.upsampled.height = m_pp.inputH;
+  s.upsampled.pixels.assign(u, u + size_t(m_upW) * m_pp.inputH);
+  return s;
+}
+
+std::string PackedDataset::entryName(size_t index) const {
+  return m_path + ": entry " + std::to_string(index);
+}
+
+std::string PackedDataset::describe() const {
+  char scale[32];
+  std::snprintf(scale, sizeof scale, "%g", m_pp.regionScale);
+  return "packed " + m_path + " (" + std::to_string(m_count) + " entries, " +
+         std::to_string(m_pp.inputW) + "x" + std::to_string(m_pp.inputH) + " + " +
+         std::to_string(m_upW) + "x" + std::to_string(m_pp.inputH) + " upsampled, scale " + scale +
+         ")";
+}
+
+PackedWriter::PackedWriter(const std::string& path, const Preprocessing& pp)
+    : m_path(path), m_partPath(path + ".part"), m_pp(pp), m_upW(pp.upsampledW()) {
+  m_file = std::fopen(m_partPath.c_str(), "wb");
+  if (!m_file) throw Error(m_partPath + ": cannot create (" + std::strerror(errno) + ")");
+  const std::vector<uint8_t> zeros(kHeaderSize, 0);
+  std::fwrite(zeros.data(), 1, zeros.size(), m_file);
+}
+
+PackedWriter::~PackedWriter() {
+  if (m_file) {
+    std::fclose(m_file);
+    std::remove(m_partPath.c_str());
+  }
+}
+
+void PackedWriter::add(const PreparedSample& s) {
+  if (!m_file) throw Error(m_path + ": writer already finished");
+  const std::string entry = m_path + ": entry " + std::to_string(m_labels.size());
+  if (s.input.width != m_pp.inputW || s.input.height != m_pp.inputH || s.upsampled.width != m_upW ||
+      s.upsampled.height != m_pp.inputH)
+    throw Error(entry + ": image sizes " + std::to_string(s.input.width) + "x" +
+                std::to_string(s.input.height) + " / " + std::to_string(s.upsampled.width) + "x" +
+                std::to_string(s.upsampled.height) + " do not match the packed preprocessing");
+  if (s.label.empty()) throw Error(entry + ": empty label");
+  if (std::fwrite(s.input.pixels.data(), 1, s.input.pixels.size(), m_file) !=
+          s.input.pixels.size() ||
+      std::fwrite(s.upsampled.pixels.data(), 1, s.upsampled.pixels.size(), m_file) !=
+          s.upsampled.pixels.size())
+    throw Error(m_partPath + ": write failed (disk full?)");
+  m_labels.push_back(s.label);
+}
+
+void PackedWriter::finish() {
+  if (!m_file) throw Error(m_path + ": writer already finished");
+  const uint64_t stride = uint64_t(m_pp.inputW) * m_pp.inputH + uint64_t(m_upW) * m_pp.inputH;
+  const uint64_t count = m_labels.size();
+  const uint64_t indexOffset = kHeaderSize + count * stride;
+  const uint64_t dataOffset = indexOffset + 8 * (count + 1);
+  std::vector<uint8_t> index(8 * (count + 1));
+  uint64_t off = 0;
+  std::string data;
+  for (size_t i = 0; i < count; ++i) {
+    store<uint64_t>(index.data() + 8 * i, off);
+    off += m_labels[i].size();
+    data += m_labels[i];
+  }
+  store<uint64_t>(index.data() + 8 * count, off);
+  std::vector<uint8_t> h(kHeaderSize, 0);
+  std::memcpy(h.data(), kMagic, 8);
+  store<uint32_t>(h.data() + 8, kVersion);
+  store<uint32_t>(h.data() + 12, kHeaderSize);
+  store<uint64_t>(h.data() + 16, count);
+  store<uint32_t>(h.data() + 24, static_cast<uint32_t>(m_pp.inputW));
+  store<uint32_t>(h.data() + 28, static_cast<uint32_t>(m_pp.inputH));
+  store<uint32_t>(h.data() + 32, static_cast<uint32_t>(m_upW));
+  store<double>(h.data() + 40, m_pp.regionScale);
+  store<uint64_t>(h.data() + 48, kHeaderSize);
+  store<uint64_t>(h.data() + 56, stride);
+  store<uint64_t>(h.data() + 64, indexOffset);
+  store<uint64_t>(h.data() + 72, dataOffset);
+  store<uint64_t>(h.data() + 80, dataOffset + data.size());
+  bool ok = std::fwrite(index.data(), 1, index.size(), m_file) == index.size() &&
+            std::fwrite(data.data(), 1, data.size(), m_file) == data.size() &&
+            std::fseek(m_file, 0, SEEK_SET) == 0 &&
+            std::fwrite(h.data(), 1, h.size(), m_file) == h.size();
+  ok = (std::fclose(m_file) == 0) && ok;
+  m_file = nullptr;
+  if (!ok) {
+    std::remove(m_partPath.c_str());
+    throw Error(m_partPath + ": write failed (disk full?)");
+  }
+  std::error_code ec;
+  std::filesystem::rename(m_partPath, m_path, ec);
+  if (ec) throw Error(m_path + ": cannot move finished file into place (" + ec.message() + ")");
+}
+
+}  // namespace foveal::core::data

@@ -1,0 +1,26 @@
+// Text rendering in a build without OpenCV: every entry point says what is missing.
+#include "error.h"
+#include "synthetic_words.h"
+
+namespace foveal::core::data {
+
+namespace {
+[[noreturn]] void unavailable(const std::string& what) {
+  throw Error(what + " needs a build with OpenCV (FOVEAL_WITH_OPENCV=ON); this build has none");
+}
+}  // namespace
+
+bool canRenderText() { return false; }
+std::vector<std::string> defaultFonts() { return {}; }
+DatasetPtr makeSyntheticWords(const WordSpec& spec) { unavailable(spec.toString()); }
+std::string referenceFontPath() {
+  return "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/Roboto-Bold.ttf";
+}
+GreyImage referenceGlyph(const std::string&, const std::string&) {
+  unavailable("reference glyphs");
+}
+std::vector<GreyImage> referenceGlyphs(const Charset&, const std::string&) {
+  unavailable("reference glyphs");
+}
+
+}  // namespace foveal::core::data
