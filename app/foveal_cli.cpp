@@ -9,6 +9,7 @@
 
 #include "benchmark.h"
 #include "cli_args.h"
+#include "cli_data.h"
 #include "error.h"
 #include "grey_image.h"
 #include "model_config.h"
@@ -38,6 +39,8 @@ commands:
               [--threads N]
               inference latency (batch 1), batched inference and training images/s for every
               mechanism on this machine
+  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
+              datasets: generate, convert, inspect, look at, measure (foveal-cli data --help)
   version     print the version
 
 Run 'foveal-cli <command> --help' for a command's options. Exit status: 0 success,
@@ -181,7 +184,8 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << (cmd == "data" ? std::string("foveal-cli data commands:\n") + app::kDataUsage
+                                  : std::string(kUsage));
       return 0;
     }
   try {
@@ -189,6 +193,7 @@ int main(int argc, char** argv) {
     if (cmd == "init-model") return cmdInitModel(args);
     if (cmd == "info") return cmdInfo(args);
     if (cmd == "bench") return cmdBench(args);
+    if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "version") {
       std::cout << "foveal-cli " << FOVEAL_VERSION << "\n";
       return 0;

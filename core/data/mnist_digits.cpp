@@ -46,8 +46,8 @@ std::shared_ptr<const MnistDigits> MnistDigits::load(const std::string& path) {
   if (b.size() < 24 || std::memcmp(b.data(), "FVMNIST1", 8) != 0)
     throw Error(path + ": not a Foveal MNIST digit file (expected header \"FVMNIST1\")");
   const uint32_t n = readU32(b, 8), rows = readU32(b, 12), cols = readU32(b, 16),
-                 trainPerClass = readU32(b, 20);
-  if (rows != 28 || cols != 28 || n == 0 || n > 1000000)
+                 trainPercent = readU32(b, 20);
+  if (rows != 28 || cols != 28 || n == 0 || n > 1000000 || trainPercent < 1 || trainPercent > 99)
     throw Error(path + ": unsupported digit file (" + std::to_string(n) + " digits of " +
                 std::to_string(rows) + "x" + std::to_string(cols) + ")");
   const size_t need = 24 + size_t(n) + size_t(n) * 784;
@@ -59,13 +59,17 @@ std::shared_ptr<const MnistDigits> MnistDigits::load(const std::string& path) {
   d->m_labels.assign(b.begin() + 24, b.begin() + 24 + n);
   d->m_images.assign(b.begin() + 24 + n, b.begin() + static_cast<long>(need));
   d->m_cells.resize(size_t(n) * kCell * kCell);
-  std::vector<int> seen(10, 0);
+  std::vector<int> perClass(10, 0), seen(10, 0);
   for (uint32_t i = 0; i < n; ++i) {
     const int c = d->m_labels[i];
     if (c > 9)
       throw Error(path + ": entry " + std::to_string(i) + " has label " + std::to_string(c));
-    (seen[c]++ < static_cast<int>(trainPerClass) ? d->m_train : d->m_test)
-        .push_back(static_cast<int>(i));
+    ++perClass[c];
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const int c = d->m_labels[i];
+    const int trainOfClass = perClass[c] * static_cast<int>(trainPercent) / 100;
+    (seen[c]++ < trainOfClass ? d->m_train : d->m_test).push_back(static_cast<int>(i));
     resizeBilinear(d->original(static_cast<int>(i)), 28, 28, d->m_cells.data() + size_t(i) * 1024,
                    kCell, kCell);
   }

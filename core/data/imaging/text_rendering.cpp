@@ -38,18 +38,25 @@ cv::Ptr<cv::freetype::FreeType2> fontFor(const std::string& path) {
   return cache[path] = ft;
 }
 
-// White-on-black rendering of `text` with `pad` pixels around the pen box.
+// White-on-black rendering of `text`, cropped to its ink with `pad` pixels around. FreeType2's
+// putText puts the top of the em box at the origin's y (not the baseline), and getTextSize is only
+// approximate, so render on a generous canvas and crop to what was drawn.
 cv::Mat renderMask(const std::string& text, const std::string& font, int pixelSize, int pad) {
   auto ft = fontFor(font);
   int baseline = 0;
   const cv::Size size = ft->getTextSize(text, pixelSize, -1, &baseline);
-  cv::Mat canvas(size.height + baseline + 2 * pad, size.width + 2 * pad, CV_8UC3,
+  cv::Mat canvas(2 * pixelSize + 2 * pad, size.width + pixelSize + 2 * pad, CV_8UC3,
                  cv::Scalar::all(0));
-  ft->putText(canvas, text, cv::Point(pad, pad + size.height), pixelSize, cv::Scalar::all(255), -1,
-              cv::LINE_AA, false);
+  ft->putText(canvas, text, cv::Point(pad, pad), pixelSize, cv::Scalar::all(255), -1, cv::LINE_AA,
+              false);
   cv::Mat grey;
   cv::extractChannel(canvas, grey, 0);
-  return grey;
+  cv::Rect ink = cv::boundingRect(grey > 0);
+  if (ink.area() == 0)
+    return cv::Mat(pixelSize + 2 * pad, pixelSize + 2 * pad, CV_8U, cv::Scalar(0));
+  cv::Mat out(ink.height + 2 * pad, ink.width + 2 * pad, CV_8U, cv::Scalar(0));
+  grey(ink).copyTo(out(cv::Rect(pad, pad, ink.width, ink.height)));
+  return out;
 }
 
 GreyImage toGrey(const cv::Mat& m) {
