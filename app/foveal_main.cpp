@@ -1,9 +1,24 @@
-// foveal: the GUI. `foveal [--model FILE] [IMAGE]` opens the inspector on them.
+// foveal: the GUI. `foveal [--model FILE]... [--truth TEXT] [IMAGE]` opens the inspector; the
+// bundled sample models are listed in the Models dock by default.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFileInfo>
 
 #include "main_window.h"
 #include "model_session.h"
+
+namespace {
+// Installed: <prefix>/share/foveal/samples; in a build tree: the source samples/ folder.
+QString samplesFolder() {
+  const QString env = qEnvironmentVariable("FOVEAL_SAMPLES_DIR");
+  if (!env.isEmpty()) return env;
+  const QDir exe(QCoreApplication::applicationDirPath());
+  const QString installed = exe.absoluteFilePath(QStringLiteral("../share/foveal/samples"));
+  if (QFileInfo::exists(installed)) return installed;
+  return QStringLiteral(FOVEAL_SOURCE_SAMPLES_DIR);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
@@ -16,15 +31,22 @@ int main(int argc, char** argv) {
       QStringLiteral("Attention-based image-to-sequence recognition lab"));
   parser.addHelpOption();
   parser.addVersionOption();
-  QCommandLineOption model(QStringLiteral("model"), QStringLiteral("Model file to open."),
+  QCommandLineOption model(QStringLiteral("model"),
+                           QStringLiteral("Model file to open (repeatable)."),
                            QStringLiteral("FILE"));
+  QCommandLineOption truth(QStringLiteral("truth"), QStringLiteral("Expected text of the image."),
+                           QStringLiteral("TEXT"));
   parser.addOption(model);
+  parser.addOption(truth);
   parser.addPositionalArgument(QStringLiteral("image"), QStringLiteral("Image to read."));
   parser.process(app);
 
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
-  if (parser.isSet(model)) window.openModel(parser.value(model));
+  const QString models = samplesFolder() + QStringLiteral("/models");
+  if (QFileInfo::exists(models)) window.addModelFolder(models);
+  for (const QString& m : parser.values(model)) window.openModel(m);
+  if (parser.isSet(truth)) window.setTruth(parser.value(truth));
   if (!parser.positionalArguments().isEmpty())
     window.openImage(parser.positionalArguments().first());
   window.show();

@@ -2,6 +2,8 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QClipboard>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -9,21 +11,29 @@
 #include <QIcon>
 #include <QKeySequence>
 #include <QLabel>
-#include <QListWidget>
+#include <QLineEdit>
+#include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QSlider>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QStatusBar>
-#include <QStyle>
+#include <QTabWidget>
 #include <QToolBar>
-#include <QToolButton>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
+#include "compare_page.h"
 #include "error.h"
+#include "exporter.h"
+#include "inspector_page.h"
+#include "model_list_model.h"
 #include "model_session.h"
+#include "patch_strip.h"
 #include "qt_convert.h"
+#include "settings.h"
+#include "step_bar.h"
+#include "step_cursor.h"
 #include "trace_view.h"
 
 // resources.qrc lives in a static library: its initialiser must be referenced explicitly.
@@ -31,108 +41,181 @@ static void initFovealResources() { Q_INIT_RESOURCE(resources); }
 
 namespace foveal::ui {
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-  setWindowTitle(tr("Foveal"));
+namespace {
+const Setting<QStringList> kRecentImages(QStringLiteral("inspector/recentImages"), {});
+const Setting<QString> kLastFolder(QStringLiteral("inspector/lastFolder"), {});
+constexpr int kMaxRecent = 10;
+const QString kImageFilter =
+    QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      m_models(new ModelListModel(this)),
+      m_cursor(new StepCursor(this)),
+      m_runner(new TraceRunner(this)) {
   initFovealResources();
+  setWindowTitle(tr("Foveal"));
   setWindowIcon(QIcon(QStringLiteral(":/foveal/icon.svg")));
   setAcceptDrops(true);
   buildLayout();
   buildActions();
-  connect(&m_watcher, &QFutureWatcher<TraceResult>::finished, this, &MainWindow::onTraceFinished);
-  resize(1100, 560);
+  qRegisterMetaType<std::vector<foveal::ui::TraceOutcome>>();
+  connect(m_runner, &TraceRunner::finished, this, &MainWindow::onTracesFinished);
+  connect(m_runner, &TraceRunner::started, this, [this](int n) {
+    m_progress->setRange(0, n);
+    m_progress->setValue(0);
+    m_progress->show();
+    statusBar()->showMessage(
+        tr("Reading %1 with %n model(s)...", nullptr, n).arg(QFileInfo(m_source).fileName()));
+  });
+  connect(m_runner, &TraceRunner::progress, m_progress, &QProgressBar::setValue);
+  connect(m_cursor, &StepCursor::stepChanged, this, &MainWindow::stepChanged);
+  connect(m_models, &ModelListModel::comparedChanged, this, &MainWindow::retrace);
+  resize(1280, 820);
   statusBar()->showMessage(tr("Ready"));
-  updateDetails();
 }
 
-MainWindow::~MainWindow() { m_watcher.waitForFinished(); }
+MainWindow::~MainWindow() = default;
 
 void MainWindow::buildLayout() {
   auto* central = new QWidget(this);
   auto* outer = new QVBoxLayout(central);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->setSpacing(0);
 
   m_error = new QLabel(central);
   m_error->setWordWrap(true);
   m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_error->setStyleSheet(
-      "QLabel { background: #fdecea; color: #8a1c1c; border: 1px solid #e0a3a3; padding: 6px; }");
+      "QLabel { background: #fdecea; color: #8a1c1c; border-bottom: 1px solid #e0a3a3; padding: "
+      "6px; }");
   m_error->hide();
   outer->addWidget(m_error);
 
-  auto* body = new QHBoxLayout;
-  m_view = new TraceView(central);
-  body->addWidget(m_view, 1);
+  m_tabs = new QTabWidget(central);
+  m_tabs->setDocumentMode(true);
+  m_inspector = new InspectorPage(m_cursor, m_tabs);
+  m_compare = new ComparePage(m_cursor, m_tabs);
+  m_tabs->addTab(m_inspector, tr("&Inspector"));
+  m_tabs->addTab(m_compare, tr("&Compare"));
+  outer->addWidget(m_tabs, 1);
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { showCurrentModel(); });
+  connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
+    m_currentModel = row;
+    retrace();
+  });
 
-  auto* side = new QVBoxLayout;
-  m_summary = new QLabel(central);
-  m_summary->setWordWrap(true);
-  m_summary->setMinimumWidth(260);
-  m_summary->setTextFormat(Qt::RichText);
-  side->addWidget(m_summary);
-  m_stepInfo = new QLabel(central);
-  m_stepInfo->setTextFormat(Qt::RichText);
-  side->addWidget(m_stepInfo);
-  m_patch = new QLabel(central);
-  m_patch->setMinimumSize(160, 128);
-  m_patch->setAlignment(Qt::AlignCenter);
-  m_patch->setFrameShape(QFrame::StyledPanel);
-  side->addWidget(m_patch);
-  side->addWidget(new QLabel(tr("Top-5 tokens"), central));
-  m_topk = new QListWidget(central);
-  m_topk->setMaximumHeight(120);
-  m_topk->setFocusPolicy(Qt::NoFocus);
-  side->addWidget(m_topk);
-  side->addStretch(1);
-  body->addLayout(side);
-  outer->addLayout(body, 1);
-
-  auto* controls = new QHBoxLayout;
-  auto button = [&](QStyle::StandardPixmap icon, const QString& tip, void (MainWindow::*slot)()) {
-    auto* b = new QToolButton(central);
-    b->setIcon(style()->standardIcon(icon));
-    b->setToolTip(tip);
-    b->setFocusPolicy(Qt::NoFocus);
-    connect(b, &QToolButton::clicked, this, slot);
-    controls->addWidget(b);
-  };
-  button(QStyle::SP_MediaSkipBackward, tr("First step (Home)"), &MainWindow::firstStep);
-  button(QStyle::SP_MediaSeekBackward, tr("Previous step (Left)"), &MainWindow::previousStep);
-  m_slider = new QSlider(Qt::Horizontal, central);
-  m_slider->setFocusPolicy(Qt::NoFocus);
-  m_slider->setEnabled(false);
-  connect(m_slider, &QSlider::valueChanged, this, &MainWindow::setStep);
-  controls->addWidget(m_slider, 1);
-  button(QStyle::SP_MediaSeekForward, tr("Next step (Right)"), &MainWindow::nextStep);
-  button(QStyle::SP_MediaSkipForward, tr("Last step (End)"), &MainWindow::lastStep);
-  m_stepLabel = new QLabel(central);
-  m_stepLabel->setMinimumWidth(90);
-  controls->addWidget(m_stepLabel);
-  outer->addLayout(controls);
+  m_stepBar = new StepBar(m_cursor, central);
+  outer->addWidget(m_stepBar);
   setCentralWidget(central);
+
+  // Models dock: the open model files; ticked ones are compared; double-click inspects.
+  auto* dock = new QDockWidget(tr("Models"), this);
+  dock->setObjectName(QStringLiteral("modelsDock"));
+  auto* panel = new QWidget(dock);
+  auto* pl = new QVBoxLayout(panel);
+  pl->setContentsMargins(4, 4, 4, 4);
+  m_modelView = new QListView(panel);
+  m_modelView->setModel(m_models);
+  m_modelView->setToolTip(tr("Tick up to four models to compare; double-click one to inspect it."));
+  pl->addWidget(m_modelView);
+  auto* buttons = new QHBoxLayout;
+  auto* add = new QPushButton(tr("Add..."), panel);
+  auto* remove = new QPushButton(tr("Remove"), panel);
+  buttons->addWidget(add);
+  buttons->addWidget(remove);
+  pl->addLayout(buttons);
+  dock->setWidget(panel);
+  addDockWidget(Qt::LeftDockWidgetArea, dock);
+  connect(add, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
+                                                      tr("Foveal models (*.fvm);;All files (*)"));
+    if (!path.isEmpty()) openModel(path);
+  });
+  connect(remove, &QPushButton::clicked, this, [this] {
+    const int row = m_modelView->currentIndex().row();
+    if (row < 0) return;
+    m_models->removeModel(row);
+    if (m_currentModel == row)
+      m_currentModel = m_models->rowCount() ? 0 : -1;
+    else if (m_currentModel > row)
+      --m_currentModel;
+    retrace();
+  });
+  connect(m_modelView, &QListView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (!m_models->session(index.row())) {
+      showError(m_models->data(index, ModelListModel::ErrorRole).toString());
+      return;
+    }
+    m_currentModel = index.row();
+    m_tabs->setCurrentWidget(m_inspector);
+    retrace();
+  });
+
+  // Truth entry and progress.
+  auto* tb = addToolBar(tr("Image"));
+  tb->setObjectName(QStringLiteral("imageToolbar"));
+  tb->addWidget(new QLabel(tr(" Truth: "), tb));
+  m_truthEdit = new QLineEdit(tb);
+  m_truthEdit->setPlaceholderText(tr("expected text (optional)"));
+  m_truthEdit->setMaximumWidth(240);
+  m_truthEdit->setClearButtonEnabled(true);
+  connect(m_truthEdit, &QLineEdit::textChanged, this, &MainWindow::setTruth);
+  tb->addWidget(m_truthEdit);
+  m_progress = new QProgressBar(this);
+  m_progress->setMaximumWidth(160);
+  m_progress->hide();
+  statusBar()->addPermanentWidget(m_progress);
 }
 
 void MainWindow::buildActions() {
   auto* file = menuBar()->addMenu(tr("&File"));
   auto* openImage = file->addAction(tr("Open &Image..."), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open image"), QString(),
-        tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open image"), kLastFolder.value(), kImageFilter);
     if (!path.isEmpty()) this->openImage(path);
   });
   openImage->setShortcut(QKeySequence::Open);
+  m_recentMenu = file->addMenu(tr("Open &Recent"));
+  rebuildRecentMenu();
+  auto* paste = file->addAction(tr("&Paste Image"), this, &MainWindow::pasteImage);
+  paste->setShortcut(QKeySequence::Paste);
   auto* openModel = file->addAction(tr("Open &Model..."), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), QString(),
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
                                                       tr("Foveal models (*.fvm);;All files (*)"));
     if (!path.isEmpty()) this->openModel(path);
   });
   openModel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   file->addSeparator();
+  auto* exportView = file->addAction(tr("&Export View..."), this, &MainWindow::exportView);
+  exportView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  file->addAction(tr("Export Patch &Strip..."), this, &MainWindow::exportStrip);
+  auto* exportTrace =
+      file->addAction(tr("Export &Trace (JSON/CSV)..."), this, &MainWindow::exportTrace);
+  exportTrace->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
-  auto* view = menuBar()->addMenu(tr("&Step"));
-  view->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), this, &MainWindow::previousStep);
-  view->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), this, &MainWindow::nextStep);
-  view->addAction(tr("&First"), QKeySequence(Qt::Key_Home), this, &MainWindow::firstStep);
-  view->addAction(tr("&Last"), QKeySequence(Qt::Key_End), this, &MainWindow::lastStep);
+  auto* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(tr("&Inspector"), QKeySequence(Qt::CTRL | Qt::Key_1), this,
+                  [this] { m_tabs->setCurrentWidget(m_inspector); });
+  view->addAction(tr("&Compare"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
+                  [this] { m_tabs->setCurrentWidget(m_compare); });
+  view->addAction(tr("&Fit Image"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
+                  [this] { traceView()->resetView(); });
+
+  auto* step = menuBar()->addMenu(tr("&Step"));
+  step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor, &StepCursor::previous);
+  step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next);
+  step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first);
+  step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last);
+  step->addAction(tr("Play / &Pause"), QKeySequence(Qt::Key_Space), m_cursor,
+                  &StepCursor::togglePlaying);
+  step->addAction(tr("Fas&ter"), QKeySequence(Qt::Key_BracketRight), this,
+                  [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); });
+  step->addAction(tr("&Slower"), QKeySequence(Qt::Key_BracketLeft), this,
+                  [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); });
 
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Foveal"), this, [this] {
@@ -144,100 +227,150 @@ void MainWindow::buildActions() {
 }
 
 bool MainWindow::openImage(const QString& path) {
+  core::GreyImage image;
   try {
-    m_image = core::readImage(path.toStdString());
+    image = core::readImage(path.toStdString());
   } catch (const core::Error& e) {
     showError(QString::fromStdString(e.what()));
     return false;
   }
-  m_imagePath = path;
-  m_trace.reset();
-  m_view->setImage(toQImage(m_image));
-  clearError();
+  rememberRecent(path);
+  kLastFolder.set(QFileInfo(path).absolutePath());
+  m_image = image;
+  m_qimage = toQImage(image);
+  m_source = path;
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
-  startTrace();
+  m_inspector->setImage(m_qimage);
+  m_compare->setImage(m_qimage);
+  clearError();
+  retrace();
   return true;
+}
+
+void MainWindow::setImage(const QImage& image, const QString& source) {
+  m_qimage = image.convertToFormat(QImage::Format_Grayscale8);
+  m_image = fromQImage(m_qimage);
+  m_source = source;
+  setWindowTitle(tr("%1 - Foveal").arg(source));
+  m_inspector->setImage(m_qimage);
+  m_compare->setImage(m_qimage);
+  clearError();
+  retrace();
 }
 
 bool MainWindow::openModel(const QString& path) {
-  try {
-    m_session = core::ModelSession::open(path.toStdString());
-  } catch (const core::Error& e) {
-    showError(QString::fromStdString(e.what()));
+  QString error;
+  const int row = m_models->addModel(path, &error);
+  if (!error.isEmpty()) {
+    m_models->removeModel(row);
+    showError(error);
     return false;
   }
+  kLastFolder.set(QFileInfo(path).absolutePath());
+  m_currentModel = row;
   clearError();
-  statusBar()->showMessage(tr("Model: %1").arg(qstr(m_session->config().describe())));
-  startTrace();
+  statusBar()->showMessage(
+      tr("Model: %1")
+          .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
+  retrace();
   return true;
 }
 
-void MainWindow::startTrace() {
-  if (!m_session || m_image.empty()) {
-    updateDetails();
-    return;
-  }
-  if (m_watcher.isRunning()) {  // trace again when the running one ends
-    m_retrace = true;
-    return;
-  }
-  statusBar()->showMessage(tr("Tracing %1...").arg(QFileInfo(m_imagePath).fileName()));
-  QApplication::setOverrideCursor(Qt::BusyCursor);
-  auto session = m_session;
-  auto image = m_image;
-  const std::string source = m_imagePath.toStdString();
-  m_watcher.setFuture(QtConcurrent::run([session, image, source]() -> TraceResult {
-    try {
-      return {std::make_shared<const core::Trace>(session->trace(image, source)), {}};
-    } catch (const std::exception& e) {
-      return {nullptr, QString::fromStdString(e.what())};
-    }
-  }));
+void MainWindow::addModelFolder(const QString& folder) {
+  m_models->addFolder(folder);
+  if (m_currentModel < 0)
+    for (int r = 0; r < m_models->rowCount(); ++r)
+      if (m_models->session(r)) {
+        m_currentModel = r;
+        break;
+      }
+  retrace();
 }
 
-void MainWindow::onTraceFinished() {
-  QApplication::restoreOverrideCursor();
-  const TraceResult result = m_watcher.result();
-  if (m_retrace) {
-    m_retrace = false;
-    startTrace();
+void MainWindow::setTruth(const QString& truth) {
+  m_truth = truth.trimmed();
+  if (m_truthEdit->text().trimmed() != m_truth) {
+    const QSignalBlocker block(m_truthEdit);
+    m_truthEdit->setText(m_truth);
+  }
+  m_inspector->setTruth(m_truth);
+  m_compare->setTruth(m_truth);
+}
+
+void MainWindow::retrace() {
+  std::vector<int> rows;
+  if (m_currentModel >= 0 && m_models->session(m_currentModel)) rows.push_back(m_currentModel);
+  for (int r : m_models->comparedRows())
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+  QStringList names;
+  for (int r = 0; r < m_models->rowCount(); ++r) names << m_models->displayName(r);
+  m_inspector->setModelChoices(names, m_currentModel);
+  if (m_image.empty() || rows.empty()) {
+    m_outcomes.clear();
+    m_tracedRows.clear();
+    showCurrentModel();
     return;
   }
-  if (!result.trace) {
-    showError(tr("Tracing failed: %1").arg(result.error));
-    statusBar()->showMessage(tr("Tracing failed"));
-    return;
-  }
-  m_trace = result.trace;
-  m_view->setTrace(m_trace);
-  m_slider->setRange(0, stepCount() - 1);
-  m_slider->setEnabled(stepCount() > 1);
-  m_step = -1;
-  setStep(0);
-  statusBar()->showMessage(
-      tr("Read \"%1\" in %2 steps").arg(qstr(m_trace->prediction)).arg(stepCount()));
+  std::vector<std::shared_ptr<core::ModelSession>> sessions;
+  for (int r : rows) sessions.push_back(m_models->session(r));
+  m_tracedRows = rows;
+  m_inspector->setStatus(tr("<b>Reading...</b>"));
+  m_runner->start(m_image, m_source, std::move(sessions));
+}
+
+void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
+  m_progress->hide();
+  m_outcomes = outcomes;
+  QStringList errors;
+  for (size_t i = 0; i < outcomes.size() && i < m_tracedRows.size(); ++i)
+    if (!outcomes[i].trace)
+      errors << tr("%1: %2").arg(m_models->displayName(m_tracedRows[i]), outcomes[i].error);
+  if (!errors.isEmpty()) showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))));
+  showCurrentModel();
   Q_EMIT traceReady();
 }
 
-int MainWindow::stepCount() const { return m_trace ? static_cast<int>(m_trace->steps.size()) : 0; }
+void MainWindow::showCurrentModel() {
+  auto outcomeFor = [this](int row) -> const TraceOutcome* {
+    for (size_t i = 0; i < m_tracedRows.size() && i < m_outcomes.size(); ++i)
+      if (m_tracedRows[i] == row) return &m_outcomes[i];
+    return nullptr;
+  };
+  const TraceOutcome* current = outcomeFor(m_currentModel);
+  if (current && current->trace != m_inspector->trace()) m_inspector->setTrace(current->trace);
+  if (!current && m_inspector->trace()) m_inspector->setTrace(nullptr);
 
-bool MainWindow::isTracing() const { return m_watcher.isRunning(); }
-
-QString MainWindow::errorText() const { return m_error->isVisible() ? m_error->text() : QString(); }
-
-void MainWindow::setStep(int step) {
-  if (stepCount() == 0) return;
-  step = std::clamp(step, 0, stepCount() - 1);
-  if (step == m_step) return;
-  m_step = step;
-  m_view->setStep(step);
-  {
-    const QSignalBlocker block(m_slider);
-    m_slider->setValue(step);
+  std::vector<CompareSummaryModel::Row> rows;
+  int maxSteps = 0;
+  for (int r : m_models->comparedRows()) {
+    const TraceOutcome* o = outcomeFor(r);
+    if (!o) continue;
+    rows.push_back({m_models->displayName(r), o->trace, o->error});
+    if (o->trace) maxSteps = std::max(maxSteps, static_cast<int>(o->trace->steps.size()));
   }
-  updateDetails();
-  Q_EMIT stepChanged(step);
+  m_compare->setRows(std::move(rows));
+
+  const bool comparing = m_tabs->currentWidget() == m_compare;
+  const auto trace = m_inspector->trace();
+  m_cursor->setCount(comparing ? maxSteps : (trace ? static_cast<int>(trace->steps.size()) : 0));
+  if (m_runner->isRunning()) return;
+  if (comparing)
+    statusBar()->showMessage(tr("Compared %n model(s)", nullptr, m_compare->columnCount()));
+  else if (trace)
+    statusBar()->showMessage(
+        tr("Read \"%1\" in %2 steps").arg(qstr(trace->prediction)).arg(trace->steps.size()));
 }
+
+int MainWindow::step() const { return m_cursor->step(); }
+int MainWindow::stepCount() const { return m_cursor->count(); }
+std::shared_ptr<const core::Trace> MainWindow::trace() const { return m_inspector->trace(); }
+TraceView* MainWindow::traceView() const { return m_inspector->traceView(); }
+QString MainWindow::errorText() const { return m_error->isVisible() ? m_error->text() : QString(); }
+void MainWindow::setStep(int step) { m_cursor->setStep(step); }
+void MainWindow::nextStep() { m_cursor->next(); }
+void MainWindow::previousStep() { m_cursor->previous(); }
+void MainWindow::firstStep() { m_cursor->first(); }
+void MainWindow::lastStep() { m_cursor->last(); }
 
 void MainWindow::showError(const QString& message) {
   m_error->setText(message);
@@ -247,49 +380,88 @@ void MainWindow::showError(const QString& message) {
 
 void MainWindow::clearError() { m_error->hide(); }
 
-void MainWindow::updateDetails() {
-  m_topk->clear();
-  if (!m_trace) {
-    m_summary->setText(m_session ? tr("<b>Model</b><br>%1<br><br>Open an image to read it.")
-                                       .arg(qstr(m_session->config().describe()).toHtmlEscaped())
-                                 : tr("<b>No model</b><br>Open a model file (Ctrl+M)."));
-    m_stepInfo->clear();
-    m_patch->clear();
-    m_stepLabel->setText(tr("no steps"));
+void MainWindow::rememberRecent(const QString& path) {
+  QStringList recent = kRecentImages.value();
+  recent.removeAll(QFileInfo(path).absoluteFilePath());
+  recent.prepend(QFileInfo(path).absoluteFilePath());
+  while (recent.size() > kMaxRecent) recent.removeLast();
+  kRecentImages.set(recent);
+  rebuildRecentMenu();
+}
+
+void MainWindow::rebuildRecentMenu() {
+  m_recentMenu->clear();
+  const QStringList recent = kRecentImages.value();
+  for (int i = 0; i < recent.size(); ++i) {
+    const QString path = recent[i];
+    auto* a =
+        m_recentMenu->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()),
+                                this, [this, path] { openImage(path); });
+    a->setToolTip(path);
+  }
+  m_recentMenu->setEnabled(!recent.isEmpty());
+}
+
+void MainWindow::pasteImage() {
+  const QImage image = QApplication::clipboard()->image();
+  if (image.isNull()) {
+    showError(tr("The clipboard holds no image."));
     return;
   }
-  m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span><br>"
-                        "confidence %2 &middot; mean entropy %3<br><small>%4</small>")
-                         .arg(qstr(m_trace->prediction).toHtmlEscaped())
-                         .arg(m_trace->confidence, 0, 'f', 3)
-                         .arg(m_trace->meanEntropy, 0, 'f', 3)
-                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
-  const auto& s = m_trace->steps[static_cast<size_t>(m_step)];
-  m_stepInfo->setText(tr("<b>Step %1</b>: token <b>%2</b> (p %3)<br>entropy %4 &middot; region %5")
-                          .arg(m_step)
-                          .arg(qstr(s.token).toHtmlEscaped())
-                          .arg(s.prob, 0, 'f', 3)
-                          .arg(s.entropy, 0, 'f', 3)
-                          .arg(s.region));
-  const QImage patch = toQImage(s.patch);
-  m_patch->setPixmap(QPixmap::fromImage(
-      patch.scaled(patch.size() * 4, Qt::KeepAspectRatio, Qt::FastTransformation)));
-  for (const auto& t : s.topk)
-    m_topk->addItem(QStringLiteral("%1   %2").arg(qstr(t.token), -6).arg(t.prob, 0, 'f', 3));
-  m_stepLabel->setText(tr("step %1 / %2").arg(m_step + 1).arg(stepCount()));
+  setImage(image, tr("pasted image"));
+}
+
+void MainWindow::exportView() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), kLastFolder.value(),
+                                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+  if (path.isEmpty()) return;
+  const QString error = exportWidget(m_tabs->currentWidget(), path);
+  if (!error.isEmpty())
+    showError(error);
+  else
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+void MainWindow::exportStrip() {
+  if (!trace()) return showError(tr("Nothing to export: open an image and a model first."));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export patch strip"), kLastFolder.value(),
+                                   tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+  if (path.isEmpty()) return;
+  const QString error = exportImage(m_inspector->patchStrip()->render(3.0), path);
+  if (!error.isEmpty())
+    showError(error);
+  else
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+void MainWindow::exportTrace() {
+  if (!trace()) return showError(tr("Nothing to export: open an image and a model first."));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), kLastFolder.value(),
+                                                    tr("JSON (*.json);;CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  const QString error = ui::exportTrace(*trace(), path);
+  if (!error.isEmpty())
+    showError(error);
+  else
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
-  if (event->mimeData()->hasUrls()) event->acceptProposedAction();
+  if (event->mimeData()->hasUrls() || event->mimeData()->hasImage()) event->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* event) {
-  for (const QUrl& url : event->mimeData()->urls()) {
-    const QString path = url.toLocalFile();
-    if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive))
-      openModel(path);
-    else
-      openImage(path);
+  if (event->mimeData()->hasUrls()) {
+    for (const QUrl& url : event->mimeData()->urls()) {
+      const QString path = url.toLocalFile();
+      if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive))
+        openModel(path);
+      else
+        openImage(path);
+    }
+  } else if (event->mimeData()->hasImage()) {
+    setImage(qvariant_cast<QImage>(event->mimeData()->imageData()), tr("dropped image"));
   }
 }
 

@@ -1,30 +1,30 @@
 #pragma once
-// The main window: a composition root that builds the inspector view, the step controls and the
-// step details panel, and wires them. Tracing runs off the GUI thread.
-#include <QFutureWatcher>
+// The main window: a composition root. It builds the Models list, the Inspector and Compare
+// pages and the step bar, wires them to one StepCursor and one TraceRunner, and owns no
+// computation itself.
+#include <QImage>
 #include <QMainWindow>
 #include <memory>
+#include <vector>
 
 #include "grey_image.h"
-#include "trace.h"
+#include "trace_runner.h"
 
 class QLabel;
-class QListWidget;
-class QSlider;
-class QToolButton;
-
-namespace foveal::core {
-class ModelSession;
-}
+class QLineEdit;
+class QListView;
+class QMenu;
+class QProgressBar;
+class QTabWidget;
 
 namespace foveal::ui {
 
+class ComparePage;
+class InspectorPage;
+class ModelListModel;
+class StepBar;
+class StepCursor;
 class TraceView;
-
-struct TraceResult {
-  std::shared_ptr<const core::Trace> trace;
-  QString error;
-};
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -35,20 +35,31 @@ class MainWindow : public QMainWindow {
   /// Both return false and show the error in the window when the file cannot be used.
   bool openImage(const QString& path);
   bool openModel(const QString& path);
+  /// Uses an image that is already in memory (paste, dataset browser).
+  void setImage(const QImage& image, const QString& source);
+  void setTruth(const QString& truth);
+  /// Adds the *.fvm files of a folder (the bundled samples) without opening the inspector.
+  void addModelFolder(const QString& folder);
 
-  int step() const { return m_step; }
+  int step() const;
   int stepCount() const;
-  bool isTracing() const;
+  bool isTracing() const { return m_runner->isRunning(); }
   QString errorText() const;
-  std::shared_ptr<const core::Trace> trace() const { return m_trace; }
-  TraceView* traceView() const { return m_view; }
+  std::shared_ptr<const core::Trace> trace() const;
+  TraceView* traceView() const;
+  InspectorPage* inspector() const { return m_inspector; }
+  ComparePage* comparePage() const { return m_compare; }
+  ModelListModel* models() const { return m_models; }
+  StepCursor* cursor() const { return m_cursor; }
+  StepBar* stepBar() const { return m_stepBar; }
+  QTabWidget* tabs() const { return m_tabs; }
 
  public Q_SLOTS:
   void setStep(int step);
-  void nextStep() { setStep(m_step + 1); }
-  void previousStep() { setStep(m_step - 1); }
-  void firstStep() { setStep(0); }
-  void lastStep() { setStep(stepCount() - 1); }
+  void nextStep();
+  void previousStep();
+  void firstStep();
+  void lastStep();
 
  Q_SIGNALS:
   void stepChanged(int step);
@@ -61,28 +72,39 @@ class MainWindow : public QMainWindow {
  private:
   void buildActions();
   void buildLayout();
-  void startTrace();
-  void onTraceFinished();
+  void retrace();
+  void onTracesFinished(const std::vector<TraceOutcome>& outcomes);
+  void showCurrentModel();
   void showError(const QString& message);
   void clearError();
-  void updateDetails();
+  void rememberRecent(const QString& path);
+  void rebuildRecentMenu();
+  void pasteImage();
+  void exportView();
+  void exportStrip();
+  void exportTrace();
 
-  std::shared_ptr<core::ModelSession> m_session;
+  ModelListModel* m_models;
+  StepCursor* m_cursor;
+  TraceRunner* m_runner;
+  int m_currentModel = -1;
+
+  QImage m_qimage;
   core::GreyImage m_image;
-  QString m_imagePath;
-  std::shared_ptr<const core::Trace> m_trace;
-  int m_step = 0;
-  bool m_retrace = false;
+  QString m_source;
+  QString m_truth;
+  std::vector<int> m_tracedRows;         ///< model rows of the last trace request
+  std::vector<TraceOutcome> m_outcomes;  ///< per traced row
 
-  QFutureWatcher<TraceResult> m_watcher;
-  TraceView* m_view = nullptr;
-  QSlider* m_slider = nullptr;
-  QLabel* m_stepLabel = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  InspectorPage* m_inspector = nullptr;
+  ComparePage* m_compare = nullptr;
+  StepBar* m_stepBar = nullptr;
+  QListView* m_modelView = nullptr;
   QLabel* m_error = nullptr;
-  QLabel* m_summary = nullptr;
-  QLabel* m_stepInfo = nullptr;
-  QLabel* m_patch = nullptr;
-  QListWidget* m_topk = nullptr;
+  QLineEdit* m_truthEdit = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QMenu* m_recentMenu = nullptr;
 };
 
 }  // namespace foveal::ui

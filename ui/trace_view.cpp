@@ -1,7 +1,9 @@
 #include "trace_view.h"
 
+#include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
 
@@ -34,6 +36,8 @@ void TraceView::setImage(const QImage& image) {
   m_image = image;
   m_trace.reset();
   m_step = 0;
+  m_zoom = 1.0;
+  m_pan = {};
   update();
 }
 
@@ -49,9 +53,73 @@ void TraceView::setStep(int step) {
   update();
 }
 
+void TraceView::setOverlays(Overlays overlays) {
+  m_overlays = overlays;
+  update();
+}
+
+void TraceView::setOverlay(Overlay overlay, bool on) {
+  setOverlays(on ? (m_overlays | overlay) : (m_overlays & ~Overlays(overlay)));
+}
+
+void TraceView::setZoom(double zoom, const QPointF& anchor) {
+  zoom = std::clamp(zoom, 1.0, 16.0);
+  // Keep the image point under `anchor` where it is.
+  const QPointF imagePoint = imageToWidget().inverted().map(anchor);
+  m_zoom = zoom;
+  const QPointF moved = imageToWidget().map(imagePoint);
+  m_pan += anchor - moved;
+  if (m_zoom == 1.0) m_pan = {};
+  update();
+}
+
+void TraceView::resetView() {
+  m_zoom = 1.0;
+  m_pan = {};
+  update();
+}
+
 QTransform TraceView::imageToWidget() const {
   if (m_image.isNull()) return {};
-  const double margin = 24;
+  const QTransform fit = fitTransform();
+  if (m_zoom == 1.0 && m_pan.isNull()) return fit;
+  const QPointF c(width() / 2.0, height() / 2.0);
+  return fit * QTransform::fromTranslate(-c.x(), -c.y()) * QTransform::fromScale(m_zoom, m_zoom) *
+         QTransform::fromTranslate(c.x() + m_pan.x(), c.y() + m_pan.y());
+}
+
+void TraceView::wheelEvent(QWheelEvent* event) {
+  if (m_image.isNull()) return;
+  const double steps = event->angleDelta().y() / 120.0;
+  setZoom(m_zoom * std::pow(1.25, steps), event->position());
+  event->accept();
+}
+
+void TraceView::mousePressEvent(QMouseEvent* event) {
+  if (event->button() == Qt::LeftButton && m_zoom > 1.0) {
+    m_dragging = true;
+    m_dragStart = event->position();
+    setCursor(Qt::ClosedHandCursor);
+  }
+}
+
+void TraceView::mouseMoveEvent(QMouseEvent* event) {
+  if (!m_dragging) return;
+  m_pan += event->position() - m_dragStart;
+  m_dragStart = event->position();
+  update();
+}
+
+void TraceView::mouseReleaseEvent(QMouseEvent*) {
+  m_dragging = false;
+  unsetCursor();
+}
+
+void TraceView::mouseDoubleClickEvent(QMouseEvent*) { resetView(); }
+
+QTransform TraceView::fitTransform() const {
+  // Small views (compare page) keep a small margin so the image stays large.
+  const double margin = std::min(24.0, std::min(width(), height()) * 0.05);
   const double availW = std::max(1.0, width() - 2 * margin);
   const double availH = std::max(1.0, height() - 2 * margin - kStripHeight - kTokenHeight);
   const double scale = std::min(availW / m_image.width(), availH / m_image.height());
@@ -82,10 +150,12 @@ void TraceView::paintEvent(QPaintEvent*) {
       m_trace
           ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
 
+  p.setClipRect(rect());
   // Heat strip: one cell per region, centred on the region's centre, as wide as the stride.
   const double stripTop = imageRect.bottom() + 4;
   const double maxAlpha = *std::max_element(step.alpha.begin(), step.alpha.end());
-  for (size_t i = 0; i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
+  for (size_t i = 0;
+       (m_overlays & HeatStrip) && i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
     const auto& r = m_trace->regions[i];
     const double stride =
         m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
@@ -94,17 +164,17 @@ void TraceView::paintEvent(QPaintEvent*) {
     cell.setTop(stripTop);
     cell.setHeight(kStripHeight - 4);
     cell = cell.intersected(QRectF(imageRect.left(), stripTop, imageRect.width(), kStripHeight));
-    p.fillRect(cell, heatColour(maxAlpha > 0 ? step.alpha[i] / maxAlpha : 0));
+    p.fillRect(cell, heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor)));
   }
 
   // Selected region.
-  if (step.region >= 0 && step.region < int(m_trace->regions.size())) {
+  if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
     p.setPen(QPen(QColor(255, 200, 0), 2));
     p.setBrush(Qt::NoBrush);
     p.drawRect(t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)])));
   }
   // STN quads: coarse (first of two) cyan, fine magenta.
-  for (size_t k = 0; k < step.stn.size(); ++k) {
+  for (size_t k = 0; (m_overlays & StnQuads) && k < step.stn.size(); ++k) {
     const bool fine = k + 1 == step.stn.size();
     p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2,
                   fine ? Qt::SolidLine : Qt::DashLine));
@@ -114,7 +184,7 @@ void TraceView::paintEvent(QPaintEvent*) {
   // Tokens read so far, each under the centre of the region it came from; the current one bold.
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.3);
-  for (int s = 0; s <= m_step && s < int(m_trace->steps.size()); ++s) {
+  for (int s = 0; (m_overlays & Tokens) && s <= m_step && s < int(m_trace->steps.size()); ++s) {
     const auto& st = m_trace->steps[static_cast<size_t>(s)];
     if (st.region < 0 || st.region >= int(m_trace->regions.size())) continue;
     const auto& r = m_trace->regions[static_cast<size_t>(st.region)];

@@ -14,7 +14,18 @@ namespace foveal::ui {
 class TraceView : public QWidget {
   Q_OBJECT
  public:
+  enum Overlay { HeatStrip = 1, RegionBox = 2, StnQuads = 4, Tokens = 8, AllOverlays = 15 };
+  Q_DECLARE_FLAGS(Overlays, Overlay)
+
   explicit TraceView(QWidget* parent = nullptr);
+
+  void setOverlays(Overlays overlays);
+  Overlays overlays() const { return m_overlays; }
+  void setOverlay(Overlay overlay, bool on);
+  /// Zoom factor on top of fit-to-window (1 = fit); `anchor` (widget coordinates) stays put.
+  void setZoom(double zoom, const QPointF& anchor);
+  double zoom() const { return m_zoom; }
+  void resetView();
 
   void setImage(const QImage& image);
   void setTrace(std::shared_ptr<const core::Trace> trace);
@@ -31,12 +42,30 @@ class TraceView : public QWidget {
 
  protected:
   void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
+  void mouseReleaseEvent(QMouseEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
 
  private:
+  QTransform fitTransform() const;
+  Overlays m_overlays = AllOverlays;
+  double m_zoom = 1.0;
+  QPointF m_pan;
+  QPointF m_dragStart;
+  bool m_dragging = false;
+
   QImage m_image;
   std::shared_ptr<const core::Trace> m_trace;
   int m_step = 0;
 };
+
+Q_DECLARE_OPERATORS_FOR_FLAGS(TraceView::Overlays)
+
+/// Attention is drawn relative to max(largest weight, kHeatFloor): a peaked distribution fills
+/// the colour range, a near-uniform one stays dark instead of looking like certainty everywhere.
+constexpr double kHeatFloor = 0.25;
 
 /// Colour of an attention weight (0 -> dark blue, 1 -> yellow), a perceptual ramp.
 QColor heatColour(double value);

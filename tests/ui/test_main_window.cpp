@@ -1,12 +1,26 @@
-// The main window under the offscreen platform: loading fills the views, stepping moves every
-// view together, bad files leave the window usable, image <-> widget mapping is exact.
+// The main window under the offscreen platform: loading fills every view, stepping moves every
+// view together, bad files leave the window usable, image <-> widget mapping is exact, the item
+// models are well-behaved, exports are written, and the compare page reads with several models.
+#include <QAbstractItemModelTester>
 #include <QLabel>
 #include <QSlider>
+#include <QTabWidget>
 #include <QtTest/QtTest>
 
+#include "alignment_view.h"
+#include "attention_plot.h"
+#include "compare_page.h"
+#include "compare_summary_model.h"
+#include "exporter.h"
+#include "inspector_page.h"
 #include "main_window.h"
+#include "model_list_model.h"
 #include "model_session.h"
+#include "patch_strip.h"
+#include "step_bar.h"
+#include "step_cursor.h"
 #include "test_models.h"
+#include "topk_model.h"
 #include "trace_view.h"
 
 using namespace foveal;
@@ -14,11 +28,11 @@ using namespace foveal;
 class TestMainWindow : public QObject {
   Q_OBJECT
   QTemporaryDir m_dir;
-  QString m_model;
+  QString m_models[3];
   QString m_image = QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png");
 
-  void loadBoth(ui::MainWindow& w) {
-    QVERIFY(w.openModel(m_model));
+  void loadBoth(ui::MainWindow& w, int model = 2) {
+    QVERIFY(w.openModel(m_models[model]));
     QVERIFY(w.openImage(m_image));
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
   }
@@ -26,59 +40,91 @@ class TestMainWindow : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(m_dir.isValid());
-    m_model = m_dir.filePath("sharp.fvm");
-    auto cfg = test::tinyConfig(core::AttentionKind::Sharp, core::ContextKind::Chain, 2);
-    core::ModelSession::create(cfg, 1)->save(m_model.toStdString());
+    QCoreApplication::setOrganizationName(QStringLiteral("FovealTest"));
+    QSettings().clear();
+    const std::pair<const char*, core::ModelConfig> configs[] = {
+        {"soft", test::tinyConfig(core::AttentionKind::Soft)},
+        {"hard", test::tinyConfig(core::AttentionKind::Hard)},
+        {"sharp", test::tinyConfig(core::AttentionKind::Sharp, core::ContextKind::Chain, 2)}};
+    for (int i = 0; i < 3; ++i) {
+      m_models[i] = m_dir.filePath(QString("%1.fvm").arg(configs[i].first));
+      core::ModelSession::create(configs[i].second, 1 + i)->save(m_models[i].toStdString());
+    }
   }
 
   void emptyWindowIsUsable() {
     ui::MainWindow w;
     w.show();
     QCOMPARE(w.stepCount(), 0);
-    w.nextStep();  // nothing to step through: no crash, no change
+    w.nextStep();
     QCOMPARE(w.stepCount(), 0);
     QVERIFY(w.errorText().isEmpty());
   }
 
-  void loadingFillsTheViews() {
+  void loadingFillsEveryView() {
     ui::MainWindow w;
     w.show();
     loadBoth(w);
-    QVERIFY(w.trace());
-    QCOMPARE(w.step(), 0);
-    QCOMPARE(w.traceView()->step(), 0);
-    auto* slider = w.findChild<QSlider*>();
-    QVERIFY(slider && slider->maximum() == w.stepCount() - 1);
+    const auto trace = w.trace();
+    QVERIFY(trace);
+    QCOMPARE(w.stepCount(), int(trace->steps.size()));
+    auto* insp = w.inspector();
+    QCOMPARE(insp->topkModel()->rowCount(), 5);
+    QCOMPARE(int(insp->attentionPlot()->values().size()), 24);
+    QCOMPARE(insp->attentionPlot()->values()[3], trace->steps[0].alpha[3]);
+    QCOMPARE(int(insp->patchStrip()->correct().size()), int(trace->steps.size()));
+    QCOMPARE(insp->alignmentView()->stepAt(QPoint(100, 18)), 0);
+    QCOMPARE(w.stepBar()->slider()->maximum(), w.stepCount() - 1);
     QVERIFY(w.errorText().isEmpty());
-    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
-      w.resize(1100, 520);
-      w.setStep(2);
-      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/main-window.png"));
-    }
   }
 
-  void keysAndSliderMoveEveryView() {
+  void keysSliderAndClicksMoveEveryView() {
     ui::MainWindow w;
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     loadBoth(w);
+    auto* insp = w.inspector();
+    auto check = [&](int step) {
+      QCOMPARE(w.step(), step);
+      QCOMPARE(w.traceView()->step(), step);
+      QCOMPARE(w.stepBar()->slider()->value(), step);
+      QCOMPARE(insp->topkModel()->data(insp->topkModel()->index(0, 0), Qt::UserRole).toInt(),
+               w.trace()->steps[size_t(step)].topk[0].index);
+      QCOMPARE(insp->attentionPlot()->values()[0], w.trace()->steps[size_t(step)].alpha[0]);
+    };
     QSignalSpy spy(&w, &ui::MainWindow::stepChanged);
     QTest::keyClick(&w, Qt::Key_Right);
-    QCOMPARE(w.step(), 1);
-    QCOMPARE(w.traceView()->step(), 1);
+    check(1);
     QTest::keyClick(&w, Qt::Key_End);
-    QCOMPARE(w.step(), w.stepCount() - 1);
+    check(w.stepCount() - 1);
     QTest::keyClick(&w, Qt::Key_Right);  // stays at the last step
-    QCOMPARE(w.step(), w.stepCount() - 1);
+    check(w.stepCount() - 1);
     QTest::keyClick(&w, Qt::Key_Home);
-    QCOMPARE(w.step(), 0);
-    auto* slider = w.findChild<QSlider*>();
-    slider->setValue(2);
-    QCOMPARE(w.step(), 2);
-    QCOMPARE(w.traceView()->step(), 2);
+    check(0);
+    w.stepBar()->slider()->setValue(2);
+    check(2);
     QTest::keyClick(&w, Qt::Key_Left);
-    QCOMPARE(slider->value(), 1);
-    QCOMPARE(spy.count(), 5);
+    check(1);
+    // Clicking a row of the alignment matrix and a patch of the strip select their steps.
+    auto* align = insp->alignmentView();
+    const int rows = w.stepCount();
+    const int y = 16 + int((align->height() - 20) * (2.5 / rows));
+    QTest::mouseClick(align, Qt::LeftButton, {}, QPoint(align->width() / 2, y));
+    check(2);
+    QTest::mouseClick(insp->patchStrip(), Qt::LeftButton, {}, QPoint(4 + 10, 20));
+    check(0);
+    QCOMPARE(spy.count(), 7);
+  }
+
+  void playAdvancesAndStopsAtTheEnd() {
+    ui::MainWindow w;
+    w.show();
+    loadBoth(w);
+    w.cursor()->setSpeed(30);
+    QTest::keyClick(&w, Qt::Key_Space);
+    QVERIFY(w.cursor()->isPlaying());
+    QTRY_VERIFY_WITH_TIMEOUT(!w.cursor()->isPlaying(), 5000);
+    QCOMPARE(w.step(), w.stepCount() - 1);
   }
 
   void badFilesShowAnErrorAndKeepTheWindowUsable() {
@@ -99,8 +145,150 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.stepCount(), steps);  // the previous trace is still shown
     w.nextStep();
     QCOMPARE(w.step(), 1);
-    QVERIFY(w.openImage(m_image));  // and a good file clears the error
+    QVERIFY(w.openImage(m_image));  // a good file clears the error
     QVERIFY(w.errorText().isEmpty());
+  }
+
+  void truthMarksFailures() {
+    ui::MainWindow w;
+    w.show();
+    loadBoth(w);
+    const QString read = QString::fromStdString(w.trace()->prediction);
+    w.setTruth(read);
+    for (bool ok : w.inspector()->patchStrip()->correct()) QVERIFY(ok);
+    // A truth that differs in the first character (or is longer than an empty reading).
+    QString other = read.isEmpty() ? QStringLiteral("1") : read;
+    if (!read.isEmpty())
+      other[0] = read[0] == QLatin1Char('1') ? QLatin1Char('2') : QLatin1Char('1');
+    w.setTruth(other);
+    const auto& c = w.inspector()->patchStrip()->correct();
+    QVERIFY(std::find(c.begin(), c.end(), false) != c.end());
+  }
+
+  void comparePageReadsWithEveryTickedModel() {
+    ui::MainWindow w;
+    w.show();
+    for (const auto& m : m_models) QVERIFY(w.openModel(m));
+    QVERIFY(w.openImage(m_image));
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 30000);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    auto* summary = w.comparePage()->summary();
+    QAbstractItemModelTester tester(summary,
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(summary->rowCount(), 3);
+    w.setTruth(QStringLiteral("46214"));
+    for (int r = 0; r < 3; ++r) {
+      const QString read =
+          summary->data(summary->index(r, ui::CompareSummaryModel::Prediction)).toString();
+      const QString verdict =
+          summary->data(summary->index(r, ui::CompareSummaryModel::Correct)).toString();
+      QVERIFY(verdict.contains(read == "46214" ? "right" : "wrong"));
+    }
+    w.setStep(1);
+    for (int c = 0; c < 3; ++c) QCOMPARE(w.comparePage()->traceView(c)->step(), 1);
+    // Unticking a model drops its column.
+    QVERIFY(w.models()->setData(w.models()->index(0), Qt::Unchecked, Qt::CheckStateRole));
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 2 && !w.isTracing(), 30000);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+      QVERIFY(w.models()->setData(w.models()->index(0), Qt::Checked, Qt::CheckStateRole));
+      QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 30000);
+      w.resize(1400, 900);
+      w.setStep(2);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/compare.png"));
+      w.tabs()->setCurrentWidget(w.inspector());
+      w.setStep(2);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/inspector.png"));
+    }
+  }
+
+  void itemModelsPassTheTester() {
+    ui::ModelListModel models;
+    QAbstractItemModelTester t1(&models, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    for (const auto& m : m_models) models.addModel(m);
+    QString error;
+    models.addModel(m_dir.filePath("missing.fvm"), &error);
+    QVERIFY(error.contains("missing.fvm"));
+    QCOMPARE(models.rowCount(), 4);
+    QCOMPARE(int(models.comparedRows().size()), 3);
+    QVERIFY(!(models.flags(models.index(3)) & Qt::ItemIsUserCheckable));  // failed load
+    models.removeModel(3);
+    QCOMPARE(models.rowCount(), 3);
+
+    ui::TopkModel topk;
+    QAbstractItemModelTester t2(&topk, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto session = core::ModelSession::open(m_models[0].toStdString());
+    auto trace = std::make_shared<const core::Trace>(
+        session->trace(core::readImage(m_image.toStdString()), "x"));
+    topk.setTrace(trace);
+    topk.setStep(1);
+    QCOMPARE(topk.rowCount(), 5);
+    QCOMPARE(topk.data(topk.index(0, 1), Qt::UserRole).toDouble(), trace->steps[1].topk[0].prob);
+  }
+
+  void differencesDescribeEdits_data() {
+    QTest::addColumn<QString>("read");
+    QTest::addColumn<QString>("truth");
+    QTest::addColumn<QString>("edits");
+    QTest::newRow("same") << "46214"
+                          << "46214"
+                          << "46214";
+    QTest::newRow("substitution") << "46814"
+                                  << "46214"
+                                  << "46[2→8]14";
+    QTest::newRow("missing") << "4614"
+                             << "46214"
+                             << "46[-2]14";
+    QTest::newRow("extra") << "462714"
+                           << "46214"
+                           << "462[+7]14";
+  }
+  void differencesDescribeEdits() {
+    QFETCH(QString, read);
+    QFETCH(QString, truth);
+    QFETCH(QString, edits);
+    QCOMPARE(ui::CompareSummaryModel::differences(read, truth), edits);
+  }
+
+  void exportsAreWritten() {
+    ui::MainWindow w;
+    w.show();
+    loadBoth(w);
+    for (const char* ext : {"png", "svg", "pdf"}) {
+      const QString path = m_dir.filePath(QString("view.%1").arg(ext));
+      QCOMPARE(ui::exportWidget(w.inspector(), path), QString());
+      QVERIFY(QFileInfo(path).size() > 100);
+      const QString strip = m_dir.filePath(QString("strip.%1").arg(ext));
+      QCOMPARE(ui::exportImage(w.inspector()->patchStrip()->render(2.0), strip), QString());
+      QVERIFY(QFileInfo(strip).size() > 100);
+    }
+    const QString csv = m_dir.filePath("trace.csv");
+    QCOMPARE(ui::exportTrace(*w.trace(), csv), QString());
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), w.stepCount() + 1);
+    QVERIFY(lines[0].startsWith("step,token,prob,entropy,region,topk,alpha_0"));
+    QVERIFY(lines[0].contains("stn2_y3"));
+    const QString json = m_dir.filePath("trace.json");
+    QCOMPARE(ui::exportTrace(*w.trace(), json), QString());
+    QVERIFY(ui::exportTrace(*w.trace(), m_dir.filePath("trace.txt")).contains("unknown format"));
+    QVERIFY(ui::exportWidget(w.inspector(), "/nonexistent-dir/x.png").contains("cannot write"));
+  }
+
+  void zoomKeepsTheAnchorPoint() {
+    ui::TraceView view;
+    view.resize(800, 300);
+    QImage img(160, 32, QImage::Format_Grayscale8);
+    img.fill(0);
+    view.setImage(img);
+    const QPointF anchor(300, 120);
+    const QPointF before = view.imageToWidget().inverted().map(anchor);
+    view.setZoom(3.0, anchor);
+    QCOMPARE(view.zoom(), 3.0);
+    const QPointF after = view.imageToWidget().inverted().map(anchor);
+    QVERIFY(qAbs(before.x() - after.x()) < 1e-6 && qAbs(before.y() - after.y()) < 1e-6);
+    view.resetView();
+    QCOMPARE(view.zoom(), 1.0);
   }
 
   void imageWidgetMapping_data() {
@@ -121,18 +309,15 @@ class TestMainWindow : public QObject {
     view.setImage(img);
     const QTransform t = view.imageToWidget();
     const QRectF r = t.mapRect(QRectF(QPointF(0, 0), QSizeF(image)));
-    // Inside the widget with room for the strip and tokens below; aspect ratio kept.
     QVERIFY(r.left() >= 0 && r.right() <= widget.width());
     QVERIFY(r.top() >= 0 &&
             r.bottom() + ui::TraceView::kStripHeight + ui::TraceView::kTokenHeight <=
                 widget.height());
     QVERIFY(qAbs(r.width() / r.height() - double(image.width()) / image.height()) < 1e-9);
-    // Fills the limiting dimension (up to the margins) and is centred horizontally.
     QVERIFY(qAbs((r.left() + r.right()) / 2 - widget.width() / 2.0) < 1e-9);
     QVERIFY(r.width() >= widget.width() - 48 - 1e-9 ||
             r.height() >= widget.height() - 48 - ui::TraceView::kStripHeight -
                               ui::TraceView::kTokenHeight - 1e-9);
-    // Round trip of a point.
     const QPointF p(image.width() * 0.3, image.height() * 0.7);
     const QPointF back = t.inverted().map(t.map(p));
     QVERIFY(qAbs(back.x() - p.x()) < 1e-9 && qAbs(back.y() - p.y()) < 1e-9);

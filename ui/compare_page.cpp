@@ -1,0 +1,115 @@
+#include "compare_page.h"
+
+#include <QFrame>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "patch_strip.h"
+#include "qt_convert.h"
+#include "step_cursor.h"
+#include "trace_view.h"
+
+namespace foveal::ui {
+
+ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent), m_cursor(cursor) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(6, 6, 6, 6);
+  m_empty = new QLabel(tr("<b>Compare models</b><br>Tick two to four models in the Models list "
+                          "and open an image: they read it side by side, steps in sync."),
+                       this);
+  m_empty->setAlignment(Qt::AlignCenter);
+  m_empty->setTextFormat(Qt::RichText);
+  outer->addWidget(m_empty, 1);
+  m_grid = new QGridLayout;
+  outer->addLayout(m_grid, 3);
+  m_summary = new CompareSummaryModel(this);
+  m_table = new QTableView(this);
+  m_table->setModel(m_summary);
+  m_table->verticalHeader()->hide();
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->setSelectionMode(QAbstractItemView::NoSelection);
+  m_table->setFocusPolicy(Qt::NoFocus);
+  m_table->setMaximumHeight(150);
+  outer->addWidget(m_table);
+  connect(cursor, &StepCursor::stepChanged, this, &ComparePage::showStep);
+}
+
+void ComparePage::setImage(const QImage& image) {
+  m_image = image;
+  for (auto& c : m_columns) c.view->setImage(image);
+}
+
+void ComparePage::setTruth(const QString& truth) {
+  m_truth = truth;
+  m_summary->setTruth(truth);
+  for (auto& c : m_columns) c.strip->setTruth(truth);
+}
+
+void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
+  m_rows = rows;
+  m_summary->setRows(std::move(rows));
+  for (auto& c : m_columns) delete c.box;
+  m_columns.clear();
+  for (size_t i = 0; i < m_rows.size(); ++i) {
+    Column c;
+    c.box = new QFrame(this);
+    static_cast<QFrame*>(c.box)->setFrameShape(QFrame::StyledPanel);
+    auto* layout = new QVBoxLayout(c.box);
+    c.title = new QLabel(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()), c.box);
+    layout->addWidget(c.title);
+    c.view = new TraceView(c.box);
+    c.view->setMinimumSize(200, 150);
+    c.view->setImage(m_image);
+    c.view->setTrace(m_rows[i].trace);
+    layout->addWidget(c.view, 1);
+    c.info = new QLabel(c.box);
+    c.info->setTextFormat(Qt::RichText);
+    layout->addWidget(c.info);
+    c.strip = new PatchStrip(c.box);
+    c.strip->setTrace(m_rows[i].trace);
+    c.strip->setTruth(m_truth);
+    connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
+    auto* scroll = new QScrollArea(c.box);
+    scroll->setWidget(c.strip);
+    scroll->setWidgetResizable(true);
+    scroll->setFixedHeight(c.strip->minimumHeight() + 20);
+    layout->addWidget(scroll);
+    // Two columns per row for three or four models, one row otherwise.
+    const int perRow = m_rows.size() > 2 ? 2 : static_cast<int>(m_rows.size());
+    m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);
+    m_columns.push_back(c);
+  }
+  m_empty->setVisible(m_columns.empty());
+  showStep(m_cursor->step());
+}
+
+void ComparePage::showStep(int step) {
+  for (size_t i = 0; i < m_columns.size(); ++i) {
+    auto& c = m_columns[i];
+    const auto& r = m_rows[i];
+    if (!r.trace) {
+      c.info->setText(tr("<span style='color:#c62828'>%1</span>").arg(r.error.toHtmlEscaped()));
+      continue;
+    }
+    const int s = std::clamp(step, 0, static_cast<int>(r.trace->steps.size()) - 1);
+    c.view->setStep(s);
+    c.strip->setStep(s);
+    const auto& st = r.trace->steps[static_cast<size_t>(s)];
+    c.info->setText(tr("read <b>%1</b> &middot; conf %2 &middot; H̄ %3<br>step %4: <b>%5</b> "
+                       "(p %6, H %7)")
+                        .arg(qstr(r.trace->prediction).toHtmlEscaped())
+                        .arg(r.trace->confidence, 0, 'f', 3)
+                        .arg(r.trace->meanEntropy, 0, 'f', 3)
+                        .arg(s + 1)
+                        .arg(st.tokenIndex == 0 ? tr("end") : qstr(st.token).toHtmlEscaped())
+                        .arg(st.prob, 0, 'f', 3)
+                        .arg(st.entropy, 0, 'f', 3));
+  }
+}
+
+}  // namespace foveal::ui

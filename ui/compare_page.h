@@ -1,0 +1,55 @@
+#pragma once
+// The same image through two to four models side by side, steps in sync (one StepCursor), each
+// with its overlays, reading, confidence and mean entropy; a summary table underneath.
+#include <QImage>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "compare_summary_model.h"
+
+class QGridLayout;
+class QLabel;
+class QTableView;
+
+namespace foveal::ui {
+
+class PatchStrip;
+class StepCursor;
+class TraceView;
+
+class ComparePage : public QWidget {
+  Q_OBJECT
+ public:
+  ComparePage(StepCursor* cursor, QWidget* parent = nullptr);
+
+  void setImage(const QImage& image);
+  void setRows(std::vector<CompareSummaryModel::Row> rows);
+  void setTruth(const QString& truth);
+
+  int columnCount() const { return static_cast<int>(m_columns.size()); }
+  TraceView* traceView(int column) const { return m_columns.at(static_cast<size_t>(column)).view; }
+  CompareSummaryModel* summary() const { return m_summary; }
+
+ private:
+  struct Column {
+    QWidget* box = nullptr;
+    QLabel* title = nullptr;
+    TraceView* view = nullptr;
+    QLabel* info = nullptr;
+    PatchStrip* strip = nullptr;
+  };
+  void showStep(int step);
+
+  StepCursor* m_cursor;
+  QImage m_image;
+  QString m_truth;
+  std::vector<CompareSummaryModel::Row> m_rows;
+  std::vector<Column> m_columns;
+  QGridLayout* m_grid;
+  QLabel* m_empty;
+  CompareSummaryModel* m_summary;
+  QTableView* m_table;
+};
+
+}  // namespace foveal::ui

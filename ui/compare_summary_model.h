@@ -1,0 +1,39 @@
+#pragma once
+// The compare page's summary: one row per model with its reading, whether it is right, the
+// character-level differences against the truth, confidence and mean attention entropy.
+#include <QAbstractTableModel>
+#include <memory>
+#include <vector>
+
+#include "trace.h"
+
+namespace foveal::ui {
+
+class CompareSummaryModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Model, Prediction, Correct, Differences, Confidence, Entropy, ColumnCount };
+  struct Row {
+    QString model;
+    std::shared_ptr<const core::Trace> trace;  ///< null when the model failed
+    QString error;
+  };
+
+  explicit CompareSummaryModel(QObject* parent = nullptr);
+  void setRows(std::vector<Row> rows);
+  void setTruth(const QString& truth);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+
+  /// "4[6→5]2_14" style description of the edits from truth to prediction.
+  static QString differences(const QString& prediction, const QString& truth);
+
+ private:
+  std::vector<Row> m_rows;
+  QString m_truth;
+};
+
+}  // namespace foveal::ui

@@ -1,0 +1,114 @@
+#include "exporter.h"
+
+#include <QFile>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QWidget>
+
+#include "qt_convert.h"
+
+namespace foveal::ui {
+
+namespace {
+QString suffix(const QString& path) { return path.section(QLatin1Char('.'), -1).toLower(); }
+
+QString writeText(const QString& path, const QByteArray& bytes) {
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly))
+    return QObject::tr("%1: cannot write (%2)").arg(path, f.errorString());
+  f.write(bytes);
+  if (!f.commit()) return QObject::tr("%1: write failed (%2)").arg(path, f.errorString());
+  return {};
+}
+
+template <typename Paint>
+QString paintVector(const QString& path, const QSize& size, Paint paint) {
+  const QString ext = suffix(path);
+  if (ext == QLatin1String("svg")) {
+    QSvgGenerator svg;
+    svg.setFileName(path);
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    svg.setTitle(QStringLiteral("Foveal"));
+    QPainter p;
+    if (!p.begin(&svg)) return QObject::tr("%1: cannot write SVG").arg(path);
+    paint(p);
+    p.end();
+    return QFile::exists(path) ? QString() : QObject::tr("%1: cannot write SVG").arg(path);
+  }
+  if (ext == QLatin1String("pdf")) {
+    QPdfWriter pdf(path);
+    pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+    pdf.setPageMargins({});
+    pdf.setResolution(72);
+    QPainter p;
+    if (!p.begin(&pdf)) return QObject::tr("%1: cannot write PDF").arg(path);
+    paint(p);
+    p.end();
+    return {};
+  }
+  return QObject::tr("%1: unknown format '.%2' (use .png, .svg or .pdf)").arg(path, ext);
+}
+}  // namespace
+
+QString exportWidget(QWidget* widget, const QString& path) {
+  if (suffix(path) == QLatin1String("png")) {
+    if (!widget->grab().save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
+    return {};
+  }
+  return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
+}
+
+QString exportImage(const QImage& image, const QString& path) {
+  if (suffix(path) == QLatin1String("png")) {
+    if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
+    return {};
+  }
+  return paintVector(path, image.size(), [&image](QPainter& p) { p.drawImage(0, 0, image); });
+}
+
+QString traceToCsv(const core::Trace& trace) {
+  QString out;
+  const size_t regions = trace.regions.size();
+  out += QStringLiteral("step,token,prob,entropy,region,topk");
+  for (size_t i = 0; i < regions; ++i) out += QStringLiteral(",alpha_%1").arg(i);
+  size_t stns = trace.steps.empty() ? 0 : trace.steps[0].stn.size();
+  for (size_t k = 0; k < stns; ++k)
+    for (int c = 0; c < 4; ++c) out += QStringLiteral(",stn%1_x%2,stn%1_y%2").arg(k + 1).arg(c);
+  out += QLatin1Char('\n');
+  auto quote = [](QString s) {
+    return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) +
+           QLatin1Char('"');
+  };
+  for (size_t t = 0; t < trace.steps.size(); ++t) {
+    const auto& s = trace.steps[t];
+    QStringList topk;
+    for (const auto& k : s.topk)
+      topk << QStringLiteral("%1:%2").arg(qstr(k.token)).arg(k.prob, 0, 'g', 6);
+    out += QStringLiteral("%1,%2,%3,%4,%5,%6")
+               .arg(t)
+               .arg(quote(qstr(s.token)))
+               .arg(s.prob, 0, 'g', 8)
+               .arg(s.entropy, 0, 'g', 8)
+               .arg(s.region)
+               .arg(quote(topk.join(QLatin1Char(' '))));
+    for (double a : s.alpha) out += QStringLiteral(",%1").arg(a, 0, 'g', 8);
+    for (const auto& k : s.stn)
+      for (const auto& c : k.quad)
+        out += QStringLiteral(",%1,%2").arg(c.x, 0, 'g', 8).arg(c.y, 0, 'g', 8);
+    out += QLatin1Char('\n');
+  }
+  return out;
+}
+
+QString exportTrace(const core::Trace& trace, const QString& path) {
+  const QString ext = suffix(path);
+  if (ext == QLatin1String("json"))
+    return writeText(path, QByteArray::fromStdString(trace.toJson()));
+  if (ext == QLatin1String("csv")) return writeText(path, traceToCsv(trace).toUtf8());
+  return QObject::tr("%1: unknown format '.%2' (use .json or .csv)").arg(path, ext);
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,22 @@
+#pragma once
+// Export of what the user sees: a widget as PNG, SVG or PDF (chosen by the file extension), an
+// image as PNG, and a trace as JSON or CSV.
+#include <QImage>
+#include <QString>
+
+#include "trace.h"
+
+class QWidget;
+
+namespace foveal::ui {
+
+/// Renders `widget` to `path` (.png, .svg or .pdf). Returns an error message, empty on success.
+QString exportWidget(QWidget* widget, const QString& path);
+/// Writes `image` (.png) or wraps it into an SVG / PDF page. Returns an error message or empty.
+QString exportImage(const QImage& image, const QString& path);
+/// One row per step: step, token, prob, entropy, region, top-k, alpha..., STN quads.
+QString traceToCsv(const core::Trace& trace);
+/// .json or .csv by extension. Returns an error message or empty.
+QString exportTrace(const core::Trace& trace, const QString& path);
+
+}  // namespace foveal::ui

@@ -1,0 +1,222 @@
+#include "inspector_page.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "alignment_view.h"
+#include "attention_plot.h"
+#include "patch_strip.h"
+#include "qt_convert.h"
+#include "step_cursor.h"
+#include "topk_model.h"
+#include "trace_view.h"
+
+namespace foveal::ui {
+
+InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
+    : QWidget(parent), m_cursor(cursor) {
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(6, 6, 6, 6);
+
+  // Model choice and overlay toggles.
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Model:"), this));
+  m_models = new QComboBox(this);
+  m_models->setMinimumWidth(220);
+  m_models->setPlaceholderText(tr("no model open"));
+  connect(m_models, &QComboBox::activated, this, &InspectorPage::modelChosen);
+  bar->addWidget(m_models);
+  bar->addSpacing(16);
+  m_view = new TraceView(this);
+  const std::pair<TraceView::Overlay, QString> overlays[] = {
+      {TraceView::HeatStrip, tr("Attention strip")},
+      {TraceView::RegionBox, tr("Region")},
+      {TraceView::StnQuads, tr("STN quads")},
+      {TraceView::Tokens, tr("Tokens")}};
+  for (const auto& [overlay, label] : overlays) {
+    auto* box = new QCheckBox(label, this);
+    box->setChecked(true);
+    box->setFocusPolicy(Qt::NoFocus);
+    box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
+    const auto o = overlay;
+    connect(box, &QCheckBox::toggled, this, [this, o](bool on) { m_view->setOverlay(o, on); });
+    bar->addWidget(box);
+  }
+  bar->addStretch(1);
+  auto* fit = new QToolButton(this);
+  fit->setText(tr("Fit"));
+  fit->setToolTip(tr("Reset zoom and pan (double-click the image)"));
+  connect(fit, &QToolButton::clicked, m_view, &TraceView::resetView);
+  bar->addWidget(fit);
+  outer->addLayout(bar);
+
+  auto* vsplit = new QSplitter(Qt::Vertical, this);
+  auto* top = new QSplitter(Qt::Horizontal, vsplit);
+  top->addWidget(m_view);
+
+  auto* side = new QWidget(top);
+  auto* sideLayout = new QVBoxLayout(side);
+  sideLayout->setContentsMargins(6, 0, 0, 0);
+  m_summary = new QLabel(side);
+  m_summary->setWordWrap(true);
+  m_summary->setTextFormat(Qt::RichText);
+  m_summary->setMinimumWidth(260);
+  sideLayout->addWidget(m_summary);
+  m_stepInfo = new QLabel(side);
+  m_stepInfo->setTextFormat(Qt::RichText);
+  sideLayout->addWidget(m_stepInfo);
+  m_patchRow = new QHBoxLayout;
+  sideLayout->addLayout(m_patchRow);
+  m_topk = new TopkModel(this);
+  m_topkView = new QTableView(side);
+  m_topkView->setModel(m_topk);
+  m_topkView->verticalHeader()->hide();
+  m_topkView->horizontalHeader()->setStretchLastSection(true);
+  m_topkView->setSelectionMode(QAbstractItemView::NoSelection);
+  m_topkView->setFocusPolicy(Qt::NoFocus);
+  m_topkView->verticalHeader()->setDefaultSectionSize(m_topkView->fontMetrics().height() + 6);
+  m_topkView->setFixedHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
+  m_topkView->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  sideLayout->addWidget(m_topkView);
+  sideLayout->addStretch(1);
+  top->addWidget(side);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 1);
+
+  auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
+  m_plot = new AttentionPlot(bottom);
+  m_alignment = new AlignmentView(bottom);
+  bottom->addWidget(m_plot);
+  bottom->addWidget(m_alignment);
+  vsplit->addWidget(top);
+  vsplit->addWidget(bottom);
+  vsplit->setStretchFactor(0, 3);
+  vsplit->setStretchFactor(1, 2);
+  outer->addWidget(vsplit, 1);
+
+  m_strip = new PatchStrip(this);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(m_strip);
+  scroll->setWidgetResizable(true);
+  scroll->setFixedHeight(m_strip->minimumHeight() + 20);
+  scroll->setFrameShape(QFrame::StyledPanel);
+  outer->addWidget(scroll);
+
+  connect(m_alignment, &AlignmentView::stepClicked, cursor, &StepCursor::setStep);
+  connect(m_strip, &PatchStrip::stepClicked, cursor, &StepCursor::setStep);
+  connect(cursor, &StepCursor::stepChanged, this, &InspectorPage::showStep);
+  setStatus({});
+}
+
+void InspectorPage::setModelChoices(const QStringList& names, int current) {
+  const QSignalBlocker block(m_models);
+  m_models->clear();
+  m_models->addItems(names);
+  m_models->setCurrentIndex(current);
+}
+
+void InspectorPage::setImage(const QImage& image) {
+  m_view->setImage(image);
+  setTrace(nullptr);
+}
+
+void InspectorPage::setTruth(const QString& truth) {
+  m_truth = truth;
+  m_strip->setTruth(truth);
+  showStep(m_cursor->step());
+}
+
+void InspectorPage::setStatus(const QString& text) {
+  if (!text.isEmpty()) {
+    m_summary->setText(text);
+    return;
+  }
+  if (!m_trace)
+    m_summary->setText(
+        tr("<b>Nothing to show yet</b><br>Open an image (Ctrl+O) and a model "
+           "(Ctrl+M), or drop them on the window."));
+}
+
+void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
+  m_trace = std::move(trace);
+  m_view->setTrace(m_trace);
+  m_topk->setTrace(m_trace);
+  m_plot->setTrace(m_trace);
+  m_alignment->setTrace(m_trace);
+  m_strip->setTrace(m_trace);
+  m_strip->setTruth(m_truth);
+  setStatus({});
+  showStep(m_cursor->step());
+}
+
+void InspectorPage::showStep(int step) {
+  if (!m_trace || m_trace->steps.empty()) {
+    m_stepInfo->clear();
+    for (auto* l : m_patchLabels) l->deleteLater();
+    m_patchLabels.clear();
+    return;
+  }
+  step = std::clamp(step, 0, static_cast<int>(m_trace->steps.size()) - 1);
+  m_view->setStep(step);
+  m_topk->setStep(step);
+  m_plot->setStep(step);
+  m_alignment->setStep(step);
+  m_strip->setStep(step);
+
+  QString verdict;
+  if (!m_truth.isEmpty())
+    verdict =
+        qstr(m_trace->prediction) == m_truth
+            ? tr(" <span style='color:#1a7f37'>✔ correct</span>")
+            : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(m_truth.toHtmlEscaped());
+  m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
+                        "confidence %3 &middot; mean entropy %4<br><small>%5</small>")
+                         .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
+                         .arg(m_trace->confidence, 0, 'f', 3)
+                         .arg(m_trace->meanEntropy, 0, 'f', 3)
+                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
+  const auto& s = m_trace->steps[static_cast<size_t>(step)];
+  m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
+                         "entropy H[α] %4 &middot; region %5")
+                          .arg(step + 1)
+                          .arg(s.tokenIndex == 0 ? tr("end") : qstr(s.token).toHtmlEscaped())
+                          .arg(s.prob, 0, 'f', 3)
+                          .arg(s.entropy, 0, 'f', 3)
+                          .arg(s.region));
+
+  // Patches enlarged: each STN's output (coarse, fine), or the region crop.
+  std::vector<std::pair<QString, QImage>> patches;
+  if (s.stn.empty()) {
+    patches.emplace_back(m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("region"),
+                         toQImage(s.patch));
+  } else {
+    for (size_t k = 0; k < s.stn.size(); ++k)
+      patches.emplace_back(s.stn.size() == 2 && k == 0 ? tr("coarse STN") : tr("STN patch"),
+                           toQImage(s.stn[k].patch));
+  }
+  while (m_patchLabels.size() < static_cast<int>(patches.size())) {
+    auto* l = new QLabel(this);
+    l->setAlignment(Qt::AlignCenter);
+    l->setFrameShape(QFrame::StyledPanel);
+    m_patchRow->addWidget(l);
+    m_patchLabels << l;
+  }
+  while (m_patchLabels.size() > static_cast<int>(patches.size())) delete m_patchLabels.takeLast();
+  for (size_t k = 0; k < patches.size(); ++k) {
+    const QImage& img = patches[k].second;
+    const int scale = std::max(1, 128 / std::max(1, img.height()));
+    m_patchLabels[static_cast<int>(k)]->setPixmap(QPixmap::fromImage(
+        img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation)));
+    m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);
+  }
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,67 @@
+#pragma once
+// The inspector: one model's reading of one image, step by step. The image with its overlays,
+// the STN patches enlarged, top-5 tokens, the attention bar chart, the alignment matrix and the
+// strip of every step's patch; all follow the shared StepCursor.
+#include <QImage>
+#include <QWidget>
+#include <memory>
+
+#include "trace.h"
+
+class QComboBox;
+class QLabel;
+class QTableView;
+class QHBoxLayout;
+
+namespace foveal::ui {
+
+class AlignmentView;
+class AttentionPlot;
+class PatchStrip;
+class StepCursor;
+class TopkModel;
+class TraceView;
+
+class InspectorPage : public QWidget {
+  Q_OBJECT
+ public:
+  InspectorPage(StepCursor* cursor, QWidget* parent = nullptr);
+
+  void setImage(const QImage& image);
+  void setTrace(std::shared_ptr<const core::Trace> trace);
+  void setTruth(const QString& truth);
+  /// Busy / error / empty-state text shown over the details (empty: none).
+  void setStatus(const QString& text);
+  /// The models the user can choose between, and the current one.
+  void setModelChoices(const QStringList& names, int current);
+
+  std::shared_ptr<const core::Trace> trace() const { return m_trace; }
+  TraceView* traceView() const { return m_view; }
+  PatchStrip* patchStrip() const { return m_strip; }
+  AlignmentView* alignmentView() const { return m_alignment; }
+  AttentionPlot* attentionPlot() const { return m_plot; }
+  TopkModel* topkModel() const { return m_topk; }
+
+ Q_SIGNALS:
+  void modelChosen(int index);
+
+ private:
+  void showStep(int step);
+
+  StepCursor* m_cursor;
+  std::shared_ptr<const core::Trace> m_trace;
+  QComboBox* m_models;
+  TraceView* m_view;
+  QLabel* m_summary;
+  QLabel* m_stepInfo;
+  QHBoxLayout* m_patchRow;
+  QList<QLabel*> m_patchLabels;
+  QTableView* m_topkView;
+  TopkModel* m_topk;
+  AttentionPlot* m_plot;
+  AlignmentView* m_alignment;
+  PatchStrip* m_strip;
+  QString m_truth;
+};
+
+}  // namespace foveal::ui

@@ -1,0 +1,129 @@
+#include "patch_strip.h"
+
+#include <QMouseEvent>
+#include <QPainter>
+
+#include "charset.h"
+#include "qt_convert.h"
+#include "text_metrics.h"
+
+namespace foveal::ui {
+
+namespace {
+constexpr int kTokenH = 22;
+constexpr int kGap = 4;
+}  // namespace
+
+PatchStrip::PatchStrip(QWidget* parent) : QWidget(parent) {
+  setMinimumHeight(32 * 2 + kTokenH + 8);
+  setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  setCursor(Qt::PointingHandCursor);
+}
+
+void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
+  m_trace = std::move(trace);
+  m_patches.clear();
+  if (m_trace)
+    for (const auto& s : m_trace->steps) m_patches.push_back(toQImage(s.patch));
+  m_step = 0;
+  updateCorrect();
+  updateGeometry();
+  update();
+}
+
+void PatchStrip::setTruth(const QString& truth) {
+  m_truth = truth;
+  updateCorrect();
+  update();
+}
+
+void PatchStrip::setStep(int step) {
+  m_step = step;
+  update();
+}
+
+void PatchStrip::updateCorrect() {
+  m_correct.assign(m_trace ? m_trace->steps.size() : 0, true);
+  if (!m_trace || m_truth.isEmpty()) return;
+  // Align the prediction to the truth; the end step is wrong when the reading is too short.
+  const auto ok = core::correctPredictedCharacters(m_trace->prediction, m_truth.toStdString());
+  size_t c = 0;
+  for (size_t t = 0; t < m_trace->steps.size(); ++t) {
+    if (m_trace->steps[t].tokenIndex == 0) {
+      m_correct[t] = core::splitUtf8(m_trace->prediction).size() >=
+                     core::splitUtf8(m_truth.toStdString()).size();
+    } else {
+      m_correct[t] = c < ok.size() ? ok[c] : false;
+      ++c;
+    }
+  }
+}
+
+double PatchStrip::cellWidth(double scale) const {
+  int w = 24;
+  for (const auto& img : m_patches) w = std::max(w, img.width());
+  return w * scale + kGap;
+}
+
+QSize PatchStrip::sizeHint() const {
+  return {static_cast<int>(cellWidth(2.0) * std::max<size_t>(1, m_patches.size())) + 8,
+          32 * 2 + kTokenH + 8};
+}
+
+int PatchStrip::stepAt(const QPoint& p) const {
+  const double cw = cellWidth(2.0);
+  const int i = static_cast<int>((p.x() - 4) / cw);
+  return i >= 0 && i < static_cast<int>(m_patches.size()) ? i : -1;
+}
+
+void PatchStrip::paintStrip(QPainter& p, double scale) const {
+  const double cw = cellWidth(scale);
+  QFont f = p.font();
+  f.setPointSizeF(f.pointSizeF() * 1.2);
+  for (size_t t = 0; t < m_patches.size(); ++t) {
+    const QImage& img = m_patches[t];
+    const double x = 4 + t * cw;
+    const QRectF target(x + (cw - kGap - img.width() * scale) / 2, 4, img.width() * scale,
+                        img.height() * scale);
+    p.drawImage(target, img);
+    if (static_cast<int>(t) == m_step) {
+      p.setPen(QPen(QColor(255, 200, 0), 2));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(target.adjusted(-1, -1, 1, 1));
+    }
+    const auto& s = m_trace->steps[t];
+    f.setBold(static_cast<int>(t) == m_step);
+    p.setFont(f);
+    p.setPen(m_correct[t] ? QColor(30, 30, 30) : QColor(210, 30, 30));
+    p.drawText(QRectF(x, 4 + 32 * scale, cw - kGap, kTokenH), Qt::AlignCenter,
+               s.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(s.token));
+  }
+}
+
+QImage PatchStrip::render(double scale) const {
+  const int w = static_cast<int>(cellWidth(scale) * std::max<size_t>(1, m_patches.size())) + 8;
+  QImage img(w, static_cast<int>(32 * scale) + kTokenH + 8, QImage::Format_RGB32);
+  img.fill(Qt::white);
+  QPainter p(&img);
+  p.setRenderHint(QPainter::Antialiasing);
+  paintStrip(p, scale);
+  return img;
+}
+
+void PatchStrip::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), Qt::white);
+  if (m_patches.empty()) {
+    p.setPen(palette().color(QPalette::PlaceholderText));
+    p.drawText(rect(), Qt::AlignCenter, tr("patches of every step appear here"));
+    return;
+  }
+  paintStrip(p, 2.0);
+}
+
+void PatchStrip::mousePressEvent(QMouseEvent* event) {
+  const int step = stepAt(event->position().toPoint());
+  if (step >= 0) Q_EMIT stepClicked(step);
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,49 @@
+#pragma once
+// Every step's patch in reading order with its token underneath, like the paper's Figures 3 and
+// 4: the receptive field (hard), the alpha-weighted field (soft) or the STN output (sharp).
+// Tokens that disagree with the truth are red. Click a patch to select its step.
+#include <QImage>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "trace.h"
+
+namespace foveal::ui {
+
+class PatchStrip : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PatchStrip(QWidget* parent = nullptr);
+
+  void setTrace(std::shared_ptr<const core::Trace> trace);
+  /// The expected transcription; empty when unknown.
+  void setTruth(const QString& truth);
+  void setStep(int step);
+  int stepAt(const QPoint& p) const;
+  /// Per step: false when the token is wrong against the truth (all true without a truth).
+  const std::vector<bool>& correct() const { return m_correct; }
+  /// Renders the strip alone (for export) at `scale` pixels per patch pixel.
+  QImage render(double scale = 2.0) const;
+  QSize sizeHint() const override;
+
+ Q_SIGNALS:
+  void stepClicked(int step);
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void mousePressEvent(QMouseEvent* event) override;
+
+ private:
+  void paintStrip(QPainter& p, double scale) const;
+  void updateCorrect();
+  double cellWidth(double scale) const;
+
+  std::shared_ptr<const core::Trace> m_trace;
+  std::vector<QImage> m_patches;
+  std::vector<bool> m_correct;
+  QString m_truth;
+  int m_step = 0;
+};
+
+}  // namespace foveal::ui
