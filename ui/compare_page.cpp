@@ -34,7 +34,9 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_table->horizontalHeader()->setStretchLastSection(true);
   m_table->setSelectionMode(QAbstractItemView::NoSelection);
   m_table->setFocusPolicy(Qt::NoFocus);
-  m_table->setMaximumHeight(150);
+  const int rowH = m_table->fontMetrics().height() + 8;
+  m_table->verticalHeader()->setDefaultSectionSize(rowH);
+  m_table->setFixedHeight(rowH * 5 + 6);  // header + four models
   outer->addWidget(m_table);
   connect(cursor, &StepCursor::stepChanged, this, &ComparePage::showStep);
 }
