@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "error.h"
 #include "random.h"
@@ -21,26 +22,42 @@ void turnAboutVerticalAxis(const uint8_t* cell, int n, double degrees, uint8_t* 
   const double d = DigitSequenceSpec::kCameraDistance;
   const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
   const double half = n / 2.0;
+  // The source with a one-pixel zero border, so bilinear taps need no bounds checks.
+  const int p = n + 2;
+  std::vector<float> padded(static_cast<size_t>(p) * p, 0.0f);
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) padded[(y + 1) * p + x + 1] = cell[y * n + x];
+  // Per output column: the source column and the column's vertical magnification.
+  std::vector<int> cx0(n);
+  std::vector<float> cwx(n), cscale(n);
+  std::vector<bool> inside(n);
   for (int x = 0; x < n; ++x) {
     // Image-plane column u -> point X on the turned digit plane (inverse of u = d X c / (d + X s)),
-    // and the column's magnification (d + X s) / d that shrinks or grows it vertically.
+    // and the magnification (d + X s) / d that shrinks or grows that column vertically.
     const double u = x + 0.5 - half;
-    const double den = d * c - u * s;
-    const double X = u * d / den;
-    const double scale = (d + X * s) / d;
-    const double sx = X + half - 0.5;
-    const int x0 = static_cast<int>(std::floor(sx));
-    const double wx = sx - x0;
-    for (int y = 0; y < n; ++y) {
-      const double sy = (y + 0.5 - half) * scale + half - 0.5;
-      const int y0 = static_cast<int>(std::floor(sy));
-      const double wy = sy - y0;
-      auto px = [&](int xx, int yy) -> double {
-        return (xx < 0 || yy < 0 || xx >= n || yy >= n) ? 0.0 : cell[yy * n + xx];
-      };
-      const double v = (px(x0, y0) * (1 - wx) + px(x0 + 1, y0) * wx) * (1 - wy) +
-                       (px(x0, y0 + 1) * (1 - wx) + px(x0 + 1, y0 + 1) * wx) * wy;
-      out[y * n + x] = static_cast<uint8_t>(v + 0.5);
+    const double X = u * d / (d * c - u * s);
+    const double sx = X + half - 0.5 + 1.0;  // + 1: the border
+    inside[x] = sx >= 0.0 && sx < p - 1;
+    const int x0 = inside[x] ? static_cast<int>(sx) : 0;
+    cx0[x] = x0;
+    cwx[x] = static_cast<float>(sx - x0);
+    cscale[x] = static_cast<float>((d + X * s) / d);
+  }
+  for (int y = 0; y < n; ++y) {
+    const float v = static_cast<float>(y + 0.5 - half);
+    uint8_t* row = out + y * n;
+    for (int x = 0; x < n; ++x) {
+      const float sy = v * cscale[x] + static_cast<float>(half - 0.5 + 1.0);
+      if (!inside[x] || sy < 0.0f || sy >= static_cast<float>(p - 1)) {
+        row[x] = 0;
+        continue;
+      }
+      const int y0 = static_cast<int>(sy);
+      const float wy = sy - y0, wx = cwx[x];
+      const float* t = padded.data() + y0 * p + cx0[x];
+      const float top = t[0] + (t[1] - t[0]) * wx;
+      const float bottom = t[p] + (t[p + 1] - t[p]) * wx;
+      row[x] = static_cast<uint8_t>(top + (bottom - top) * wy + 0.5f);
     }
   }
 }

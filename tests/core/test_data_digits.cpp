@@ -1,0 +1,223 @@
+// The MNIST digit pools and the paper's digit-sequence generator: geometry, the perspective turn,
+// determinism and disjoint pools.
+#include <QtTest/QtTest>
+#include <set>
+
+#include "digit_sequences.h"
+#include "error.h"
+#include "mnist_digits.h"
+
+using namespace foveal::core;
+using namespace foveal::core::data;
+
+namespace {
+
+std::shared_ptr<const MnistDigits> digits() {
+  static auto d = MnistDigits::load(FOVEAL_SAMPLES_DIR "/mnist/digits.bin");
+  return d;
+}
+
+DigitSequenceSpec spec(int len, bool rotated, DigitSplit split, uint64_t seed) {
+  DigitSequenceSpec s;
+  s.length = len;
+  s.rotated = rotated;
+  s.split = split;
+  s.seed = seed;
+  return s;
+}
+
+// Rows holding ink (> 127) in column x of an n x n cell.
+int inkRows(const std::vector<uint8_t>& cell, int n, int x) {
+  int rows = 0;
+  for (int y = 0; y < n; ++y) rows += cell[y * n + x] > 127;
+  return rows;
+}
+
+}  // namespace
+
+class TestDataDigits : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void poolsAreDisjointAndCoverEveryDigit() {
+    const auto d = digits();
+    QCOMPARE(d->count(), 10000);
+    const auto& train = d->pool(DigitSplit::Train);
+    const auto& test = d->pool(DigitSplit::Test);
+    std::set<int> all(train.begin(), train.end());
+    for (int i : test) QVERIFY2(all.insert(i).second, "a digit is in both pools");
+    QCOMPARE(static_cast<int>(all.size()), d->count());
+    // 80% of each class: between 7,990 and 8,000 training digits in all.
+    QVERIFY(train.size() >= 7990 && train.size() <= 8000);
+    std::vector<int> perClass(10, 0);
+    for (int i : test) ++perClass[d->label(i)];
+    for (int c = 0; c < 10; ++c)
+      QVERIFY2(perClass[c] >= 170, "a class is missing from the test pool");
+  }
+
+  void cellsAreResizedOriginals() {
+    const auto d = digits();
+    // The 32x32 cell keeps the ink where the 28x28 original has it (scaled by 32/28).
+    int agree = 0, ink = 0;
+    for (int y = 0; y < 28; ++y)
+      for (int x = 0; x < 28; ++x) {
+        if (d->original(5)[y * 28 + x] < 200) continue;
+        ++ink;
+        const int cx = static_cast<int>((x + 0.5) * 32 / 28),
+                  cy = static_cast<int>((y + 0.5) * 32 / 28);
+        agree += d->cell(5)[cy * 32 + cx] > 100;
+      }
+    QVERIFY(ink > 20);
+    QVERIFY(agree >= ink * 9 / 10);
+  }
+
+  void geometry_data() {
+    QTest::addColumn<int>("length");
+    QTest::addColumn<bool>("rotated");
+    for (int len : {5, 7, 9, 11, 13})
+      for (bool rot : {false, true})
+        QTest::addRow("len%d-%s", len, rot ? "rotated" : "normal") << len << rot;
+  }
+  void geometry() {
+    QFETCH(int, length);
+    QFETCH(bool, rotated);
+    DigitSequenceDataset ds(digits(), spec(length, rotated, DigitSplit::Test, 1));
+    QCOMPARE(ds.size(), size_t(10000));
+    for (size_t i : {size_t(0), size_t(1), size_t(9999)}) {
+      const Sample s = ds.get(i);
+      QCOMPARE(s.image.width, 32 * length);
+      QCOMPARE(s.image.height, 32);
+      QCOMPARE(s.image.pixels.size(), size_t(32 * length * 32));
+      QCOMPARE(static_cast<int>(s.label.size()), length);
+      for (char c : s.label) QVERIFY(c >= '0' && c <= '9');
+      QCOMPARE(ds.label(i), s.label);
+      // Every cell holds ink: no digit was turned out of view.
+      for (int k = 0; k < length; ++k) {
+        int inkPixels = 0;
+        for (int y = 0; y < 32; ++y)
+          for (int x = 0; x < 32; ++x) inkPixels += s.image.at(32 * k + x, y) > 127;
+        QVERIFY(inkPixels > 10);
+      }
+    }
+    DigitSequenceDataset train(digits(), spec(length, rotated, DigitSplit::Train, 1));
+    QCOMPARE(train.size(), size_t(20000));
+  }
+
+  void normalCellsAreTheChosenDigits() {
+    DigitSequenceDataset ds(digits(), spec(5, false, DigitSplit::Train, 4));
+    const auto plan = ds.plan(17);
+    const Sample s = ds.get(17);
+    for (int k = 0; k < 5; ++k) {
+      const uint8_t* cell = digits()->cell(plan.digits[k]);
+      for (int y = 0; y < 32; ++y)
+        for (int x = 0; x < 32; ++x) QCOMPARE(s.image.at(32 * k + x, y), cell[y * 32 + x]);
+      QCOMPARE(s.label[k], char('0' + digits()->label(plan.digits[k])));
+      QCOMPARE(plan.angles[k], 0.0);
+    }
+  }
+
+  void turnAtZeroIsIdentity() {
+    std::vector<uint8_t> out(1024);
+    turnAboutVerticalAxis(digits()->cell(3), 32, 0.0, out.data());
+    QVERIFY(std::equal(out.begin(), out.end(), digits()->cell(3)));
+  }
+
+  void turnIsPerspectiveForeshortening() {
+    // A white band across the full width, rows 8..23.
+    const int n = 32;
+    std::vector<uint8_t> band(n * n, 0), out(n * n);
+    for (int y = 8; y < 24; ++y)
+      for (int x = 0; x < n; ++x) band[y * n + x] = 255;
+    turnAboutVerticalAxis(band.data(), n, 30.0, out.data());
+    // The side turned towards the camera (left for +30) grows, the far side shrinks...
+    const int nearRows = inkRows(out, n, 6), farRows = inkRows(out, n, 25);
+    QVERIFY2(nearRows > 16 && farRows < 16,
+             qPrintable(QString("near %1 far %2 rows").arg(nearRows).arg(farRows)));
+    // ...the band gets narrower (foreshortening)...
+    int inkCols = 0;
+    for (int x = 0; x < n; ++x) inkCols += out[15 * n + x] > 127;
+    QVERIFY2(inkCols < 31 && inkCols > 24, qPrintable(QString::number(inkCols)));
+    // ...and the horizon row stays level: no in-plane rotation.
+    for (int x = 6; x < 26; ++x) QVERIFY(out[15 * n + x] > 200 && out[16 * n + x] > 200);
+    QCOMPARE(inkRows(out, n, 16), 16);
+    // The opposite angle mirrors it.
+    std::vector<uint8_t> mirror(n * n);
+    turnAboutVerticalAxis(band.data(), n, -30.0, mirror.data());
+    QCOMPARE(inkRows(mirror, n, 25), nearRows);
+    QCOMPARE(inkRows(mirror, n, 6), farRows);
+  }
+
+  void rotatedAnglesAreWithinThirtyDegrees() {
+    DigitSequenceDataset ds(digits(), spec(13, true, DigitSplit::Train, 2));
+    double lo = 0, hi = 0;
+    for (size_t i = 0; i < 200; ++i)
+      for (double a : ds.plan(i).angles) {
+        lo = std::min(lo, a);
+        hi = std::max(hi, a);
+      }
+    QVERIFY(lo >= -30 && hi <= 30);
+    QVERIFY(lo < -28 && hi > 28);  // and they use the whole range
+  }
+
+  void sameSeedSameBytes() {
+    for (bool rotated : {false, true}) {
+      DigitSequenceDataset a(digits(), spec(9, rotated, DigitSplit::Test, 11));
+      DigitSequenceDataset b(digits(), spec(9, rotated, DigitSplit::Test, 11));
+      DigitSequenceDataset c(digits(), spec(9, rotated, DigitSplit::Test, 12));
+      int differ = 0;
+      for (size_t i : {size_t(0), size_t(5), size_t(9998)}) {
+        QCOMPARE(a.get(i).image.pixels, b.get(i).image.pixels);
+        QCOMPARE(a.get(i).label, b.get(i).label);
+        differ += a.get(i).image.pixels != c.get(i).image.pixels;
+      }
+      QCOMPARE(differ, 3);
+    }
+  }
+
+  void streamContinuesTheTrainingSet() {
+    auto s = spec(7, true, DigitSplit::Train, 3);
+    DigitSequenceDataset fixed(digits(), s);
+    s.stream = true;
+    DigitSequenceDataset stream(digits(), s);
+    QVERIFY(stream.endless() && !fixed.endless());
+    QCOMPARE(stream.get(123).image.pixels, fixed.get(123).image.pixels);
+    QCOMPARE(stream.get(5000000).image.width, 7 * 32);
+    try {
+      fixed.get(20000);
+      QFAIL("no error past the end of the training set");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("entry 20000"));
+      QVERIFY(QString(e.what()).contains("digits:len=7,rotated,split=train,seed=3"));
+    }
+  }
+
+  void splitsDrawFromTheirPools() {
+    for (auto split : {DigitSplit::Train, DigitSplit::Test}) {
+      DigitSequenceDataset ds(digits(), spec(13, false, split, 5));
+      const auto& pool = digits()->pool(split);
+      const std::set<int> allowed(pool.begin(), pool.end());
+      for (size_t i = 0; i < 300; ++i)
+        for (int d : ds.plan(i).digits) QVERIFY(allowed.count(d));
+    }
+  }
+
+  void corruptDigitFileIsReported() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("digits.bin");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("FVMNIST1\x10\x27\0\0\x1c\0\0\0\x1c\0\0\0\x50\0\0\0", 24);
+    f.write(QByteArray(500, 1));
+    f.close();
+    try {
+      MnistDigits::load(path.toStdString());
+      QFAIL("no error for a truncated digit file");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains(path));
+      QVERIFY(QString(e.what()).contains("truncated"));
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, MnistDigits::load(dir.filePath("nope.bin").toStdString()));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestDataDigits)
+#include "test_data_digits.moc"
