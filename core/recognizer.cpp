@@ -108,7 +108,8 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   std::vector<std::vector<torch::Tensor>> patches(nstn), thetas(nstn);
 
   for (int64_t t = 0; t < steps; ++t) {
-    auto e = m_attention->scores(wx, h);  // [B, M]
+    auto e =
+        m_attention->scores(options.recomputeKeys ? m_attention->project(x) : wx, h);  // [B, M]
     auto logAlpha = torch::log_softmax(e, -1);
     auto alpha = logAlpha.exp();
     torch::Tensor s;

@@ -21,6 +21,9 @@ struct DecodeOptions {
   torch::Tensor targets;
   /// [B, T] int64 region indices to use instead of sampling/argmax (replays a decode).
   torch::Tensor forcedSelection;
+  /// Recompute the attention projection W x of every column at every step, as a straightforward
+  /// implementation does. Same results; only `foveal-cli bench` uses it, to measure the saving.
+  bool recomputeKeys = false;
   /// Generator for sampling (nullopt: the default generator).
   c10::optional<at::Generator> generator;
 };

@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 
 #include "compare_page.h"
+#include "dataset_browser.h"
 #include "error.h"
 #include "exporter.h"
 #include "inspector_page.h"
@@ -152,6 +153,19 @@ void MainWindow::buildLayout() {
     m_tabs->setCurrentWidget(m_inspector);
     retrace();
   });
+
+  // Dataset browser: entries with their truth; choosing one reads it.
+  auto* dataDock = new QDockWidget(tr("Dataset"), this);
+  dataDock->setObjectName(QStringLiteral("datasetDock"));
+  m_datasets = new DatasetBrowser(dataDock);
+  dataDock->setWidget(m_datasets);
+  addDockWidget(Qt::LeftDockWidgetArea, dataDock);
+  connect(m_datasets, &DatasetBrowser::entryChosen, this,
+          [this](const QImage& image, const QString& source, const QString& truth) {
+            setTruth(truth);
+            setImage(image, source);
+          });
+  connect(m_datasets, &DatasetBrowser::failed, this, &MainWindow::showError);
 
   // Truth entry and progress.
   auto* tb = addToolBar(tr("Image"));

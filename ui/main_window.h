@@ -20,6 +20,7 @@ class QTabWidget;
 namespace foveal::ui {
 
 class ComparePage;
+class DatasetBrowser;
 class InspectorPage;
 class ModelListModel;
 class StepBar;
@@ -53,6 +54,7 @@ class MainWindow : public QMainWindow {
   StepCursor* cursor() const { return m_cursor; }
   StepBar* stepBar() const { return m_stepBar; }
   QTabWidget* tabs() const { return m_tabs; }
+  DatasetBrowser* datasetBrowser() const { return m_datasets; }
 
  public Q_SLOTS:
   void setStep(int step);
@@ -100,6 +102,7 @@ class MainWindow : public QMainWindow {
   InspectorPage* m_inspector = nullptr;
   ComparePage* m_compare = nullptr;
   StepBar* m_stepBar = nullptr;
+  DatasetBrowser* m_datasets = nullptr;
   QListView* m_modelView = nullptr;
   QLabel* m_error = nullptr;
   QLineEdit* m_truthEdit = nullptr;

@@ -322,6 +322,20 @@ class TestModel : public QObject {
     QVERIFY(w && w->grad().abs().sum().item<double>() > 0);
   }
 
+  void recomputingKeysGivesTheSameDecode() {
+    torch::manual_seed(19);
+    const auto cfg = tinyConfig(AttentionKind::Soft);
+    Recognizer model(cfg);
+    model->eval();
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    auto a = model->forward(batch.image, batch.upsampled, opt);
+    opt.recomputeKeys = true;
+    auto b = model->forward(batch.image, batch.upsampled, opt);
+    QVERIFY(torch::allclose(a.logProbs, b.logProbs, 1e-6, 1e-6));
+    QVERIFY(torch::equal(a.tokens, b.tokens));
+  }
+
   void forcedSelectionReplaysDecode() {
     torch::manual_seed(17);
     const auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Chain);

@@ -11,6 +11,8 @@
 #include "attention_plot.h"
 #include "compare_page.h"
 #include "compare_summary_model.h"
+#include "dataset_browser.h"
+#include "dataset_model.h"
 #include "exporter.h"
 #include "inspector_page.h"
 #include "main_window.h"
@@ -223,6 +225,39 @@ class TestMainWindow : public QObject {
     topk.setStep(1);
     QCOMPARE(topk.rowCount(), 5);
     QCOMPARE(topk.data(topk.index(0, 1), Qt::UserRole).toDouble(), trace->steps[1].topk[0].prob);
+  }
+
+  void datasetBrowserShowsEntriesWithTruth() {
+    ui::MainWindow w;
+    w.show();
+    QVERIFY(w.openModel(m_models[0]));
+    auto* browser = w.datasetBrowser();
+    QSignalSpy failed(browser, &ui::DatasetBrowser::failed);
+    QVERIFY(!browser->openDataset(QStringLiteral("digits:len=oops")));
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(!browser->openDataset(m_dir.filePath("no-such-dataset")));
+    QVERIFY(failed.last().at(0).toString().contains("no-such-dataset"));
+
+    QVERIFY(browser->openDataset(QStringLiteral("digits:len=5,split=test,seed=3,count=600")));
+    auto* model = browser->model();
+    QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model->total(), 600);
+    QVERIFY(model->rowCount() >= int(ui::DatasetModel::kChunk));
+    {
+      ui::DatasetModel lazy;  // without a view, only the first chunk is read
+      lazy.setDataset(model->dataset());
+      QCOMPARE(lazy.rowCount(), int(ui::DatasetModel::kChunk));
+    }
+    while (model->canFetchMore({})) model->fetchMore({});
+    QCOMPARE(model->rowCount(), 600);
+    const QString label = model->data(model->index(7), ui::DatasetModel::LabelRole).toString();
+    QCOMPARE(label.size(), 5);
+    browser->chooseEntry(7);
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QCOMPARE(w.inspector()->traceView()->step(), 0);
+    QCOMPARE(int(w.inspector()->patchStrip()->correct().size()), w.stepCount());
+    QVERIFY(w.trace()->imageW == 160);  // five 32 px digits
+    QVERIFY(w.errorText().isEmpty());
   }
 
   void differencesDescribeEdits_data() {

@@ -1,0 +1,39 @@
+#pragma once
+// A dock that opens a dataset (LMDB folder, folder with gt.txt, gt.txt, packed file, or a
+// generated spec such as digits:len=7,rotated,split=test) and lists its entries with their
+// truth labels; choosing one shows it in the inspector with its truth.
+#include <QImage>
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QListView;
+
+namespace foveal::ui {
+
+class DatasetModel;
+
+class DatasetBrowser : public QWidget {
+  Q_OBJECT
+ public:
+  explicit DatasetBrowser(QWidget* parent = nullptr);
+
+  /// Opens a path or spec; returns false and emits failed() with the data layer's message.
+  bool openDataset(const QString& argument);
+  /// Emits entryChosen for entry `row` (or failed when it cannot be read).
+  void chooseEntry(int row);
+  DatasetModel* model() const { return m_model; }
+  QListView* view() const { return m_view; }
+
+ Q_SIGNALS:
+  void entryChosen(const QImage& image, const QString& source, const QString& truth);
+  void failed(const QString& message);
+
+ private:
+  DatasetModel* m_model;
+  QLineEdit* m_spec;
+  QListView* m_view;
+  QLabel* m_info;
+};
+
+}  // namespace foveal::ui
