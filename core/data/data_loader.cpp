@@ -57,6 +57,10 @@ DataLoader::DataLoader(DatasetPtr dataset, LoaderOptions options)
     const size_t b = static_cast<size_t>(m_opt.batchSize);
     m_batches = static_cast<int64_t>(m_opt.dropLast ? perRank / b : (perRank + b - 1) / b);
   }
+  if (m_opt.startBatch < 0 || (m_batches >= 0 && m_opt.startBatch > m_batches))
+    throw Error("data loader: start batch " + std::to_string(m_opt.startBatch) +
+                " is outside the epoch's " + std::to_string(m_batches) + " batches");
+  m_nextToBuild = m_nextToHand = m_opt.startBatch;
   for (int t = 0; t < m_opt.threads; ++t) m_workers.emplace_back([this] { worker(); });
 }
 

@@ -29,6 +29,8 @@ struct LoaderOptions {
   uint64_t seed = 0;
   bool shuffle = true;  ///< finite datasets: a fresh permutation per (seed, epoch)
   int64_t epoch = 0;
+  /// First batch handed out (resuming mid-epoch; an endless stream: batches already consumed).
+  int64_t startBatch = 0;
   int rank = 0;
   int worldSize = 1;
   int threads = 2;   ///< worker threads

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "error.h"
+#include "lmdb_dataset.h"
 
 namespace fs = std::filesystem;
 
@@ -76,12 +77,17 @@ FolderWriter::FolderWriter(const std::string& folder) : m_folder(folder) {
 }
 
 void FolderWriter::add(const Sample& s) {
-  char name[32];
-  std::snprintf(name, sizeof name, "images/%09zu.png", ++m_count);
-  writePng(s.image, (fs::path(m_folder) / name).string());
   if (s.label.find_first_of("\t\n\r") != std::string::npos)
-    throw Error(m_folder + ": entry " + std::to_string(m_count - 1) +
+    throw Error(m_folder + ": entry " + std::to_string(m_count) +
                 ": label contains a TAB or line break");
+  // PNG, or PGM in a build without image codecs, so the same build can read the folder back.
+  char name[32];
+  std::snprintf(name, sizeof name, "images/%09zu.%s", ++m_count, storageExtension());
+  const std::string path = (fs::path(m_folder) / name).string();
+  const std::string bytes = encodeForStorage(s.image);
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out.flush()) throw Error(path + ": write failed");
   m_gt += std::string(name) + "\t" + s.label + "\n";
 }
 

@@ -36,7 +36,8 @@ class FolderDataset : public Dataset {
   std::vector<Entry> m_entries;
 };
 
-/// Writes images as PNG under `folder`/images/ and the list as `folder`/gt.txt.
+/// Writes images as PNG (PGM without image codecs) under `folder`/images/ and the list as
+/// `folder`/gt.txt.
 class FolderWriter {
  public:
   explicit FolderWriter(const std::string& folder);

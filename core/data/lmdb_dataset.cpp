@@ -34,6 +34,8 @@ std::string encodeForStorage(const GreyImage& image) {
   return pgm;
 }
 
+const char* storageExtension() { return hasImageCodecs() ? "png" : "pgm"; }
+
 bool LmdbDataset::looksLmdb(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec) && fs::exists(fs::path(path) / "data.mdb", ec);

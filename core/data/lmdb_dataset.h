@@ -66,5 +66,7 @@ class LmdbWriter {
 
 /// Encodes an image as stored in LMDB and in memory files: PNG, or binary PGM without codecs.
 std::string encodeForStorage(const GreyImage& image);
+/// The file extension of encodeForStorage's format: "png" or "pgm".
+const char* storageExtension();
 
 }  // namespace foveal::core::data

@@ -205,7 +205,7 @@ class TestDataLoader : public QObject {
     o.shuffle = false;
     const std::vector<QString> expected = {"", "line 2", "line 3", "line 4", "line 5"};
     const std::vector<QString> problem = {"", "empty label", "'a'", "more than the model's maximum",
-                                          "000000005.png"};
+                                          "000000005."};
     // Without skipBad each bad entry throws from next(); the loader then goes on with the next.
     DataLoader loader(ds, o);
     std::vector<QString> messages;
