@@ -212,7 +212,7 @@ void InspectorPage::showStep(int step) {
   while (m_patchLabels.size() > static_cast<int>(patches.size())) delete m_patchLabels.takeLast();
   for (size_t k = 0; k < patches.size(); ++k) {
     const QImage& img = patches[k].second;
-    const int scale = std::max(1, 128 / std::max(1, img.height()));
+    const int scale = std::max(1, 96 / std::max(1, img.height()));
     m_patchLabels[static_cast<int>(k)]->setPixmap(QPixmap::fromImage(
         img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation)));
     m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);
