@@ -1,0 +1,64 @@
+// libFuzzer harness: model files -> loadCheckpoint. The first byte picks the mode: even, the
+// input is the file as it is (signature, lengths, checksum checks); odd, the rest is split into
+// metadata and weights and wrapped in a valid header and CRC, so the fuzzer reaches the JSON
+// config parser and LibTorch's archive reader behind the checksum.
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+#include "checkpoint.h"
+#include "error.h"
+
+namespace {
+uint32_t crc32(const std::string& a, const std::string& b) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t crc = ~0u;
+  for (const std::string* s : {&a, &b})
+    for (unsigned char ch : *s) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+template <typename T>
+void put(std::string& out, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  std::string file;
+  if (data[0] % 2 == 0) {
+    file.assign(reinterpret_cast<const char*>(data + 1), size - 1);
+  } else {
+    const std::string rest(reinterpret_cast<const char*>(data + 1), size - 1);
+    const size_t cut = rest.find('\0') == std::string::npos ? rest.size() : rest.find('\0');
+    const std::string meta = rest.substr(0, cut);
+    const std::string weights = cut < rest.size() ? rest.substr(cut + 1) : std::string();
+    file = "FOVEALCK";
+    put<uint32_t>(file, 1);
+    put<uint32_t>(file, 0);
+    put<uint64_t>(file, meta.size());
+    put<uint64_t>(file, weights.size());
+    put<uint32_t>(file, crc32(meta, weights));
+    put<uint32_t>(file, 0);
+    file += meta + weights;
+  }
+  static const std::string path =
+      "/tmp/foveal-fuzz-checkpoint-" + std::to_string(getpid()) + ".fvm";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << file;
+  try {
+    foveal::core::loadCheckpoint(path);
+  } catch (const foveal::core::Error&) {
+  }
+  return 0;
+}

@@ -1,0 +1,17 @@
+// libFuzzer harness: image bytes -> decodeImage. Any outcome but a GreyImage or a core::Error
+// (a crash, a sanitizer report, another exception) is a finding.
+#include <cstdint>
+#include <vector>
+
+#include "error.h"
+#include "grey_image.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::vector<uint8_t> bytes(data, data + size);
+  try {
+    const auto image = foveal::core::decodeImage(bytes, "fuzz");
+    if (image.pixels.size() != static_cast<size_t>(image.width) * image.height) __builtin_trap();
+  } catch (const foveal::core::Error&) {
+  }
+  return 0;
+}

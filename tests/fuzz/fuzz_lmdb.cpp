@@ -1,0 +1,69 @@
+// libFuzzer harness: LMDB records -> LmdbDataset. LMDB maps its file and trusts its own page
+// structure, so the fuzzer varies what the records hold, not the B-tree: the input is split at
+// NUL bytes into num-samples, then (label, image bytes) pairs, written with liblmdb, then read.
+#include <lmdb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "error.h"
+#include "lmdb_dataset.h"
+
+namespace {
+void put(MDB_txn* txn, MDB_dbi dbi, const std::string& key, const std::string& value) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())};
+  MDB_val v{value.size(), const_cast<char*>(value.data())};
+  mdb_put(txn, dbi, &k, &v, 0);
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::vector<std::string> parts(1);
+  for (size_t i = 0; i < size && parts.size() < 17; ++i) {
+    if (data[i] == 0)
+      parts.emplace_back();
+    else
+      parts.back().push_back(static_cast<char>(data[i]));
+  }
+  static const std::string dir = "/tmp/foveal-fuzz-lmdb-" + std::to_string(getpid());
+  mkdir(dir.c_str(), 0700);
+  std::remove((dir + "/data.mdb").c_str());
+  std::remove((dir + "/lock.mdb").c_str());
+  MDB_env* env = nullptr;
+  mdb_env_create(&env);
+  mdb_env_set_mapsize(env, 64u << 20);
+  if (mdb_env_open(env, dir.c_str(), 0, 0644) != 0) {
+    mdb_env_close(env);
+    return 0;
+  }
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi = 0;
+  mdb_txn_begin(env, nullptr, 0, &txn);
+  mdb_dbi_open(txn, nullptr, 0, &dbi);
+  if (!parts[0].empty() || size % 3 != 0) put(txn, dbi, "num-samples", parts[0]);
+  for (size_t i = 1; i + 1 < parts.size(); i += 2) {
+    char key[32];
+    std::snprintf(key, sizeof key, "%09zu", (i + 1) / 2);
+    put(txn, dbi, std::string("label-") + key, parts[i]);
+    put(txn, dbi, std::string("image-") + key, parts[i + 1]);
+  }
+  mdb_txn_commit(txn);
+  mdb_env_close(env);
+  try {
+    foveal::core::data::LmdbDataset ds(dir);
+    for (size_t i = 0; i < std::min<size_t>(ds.size(), 8); ++i) {
+      try {
+        ds.label(i);
+        ds.get(i);
+      } catch (const foveal::core::Error&) {
+      }
+    }
+  } catch (const foveal::core::Error&) {
+  }
+  return 0;
+}
