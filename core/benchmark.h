@@ -15,6 +15,9 @@ struct BenchResult {
   double batchImagesPerS = 0;  ///< inference throughput at `batch`
   int batch = 0;
   double trainImagesPerS = 0;  ///< forward + backward of the loss (no optimiser), at `batch`
+  /// The same with the attention projection of X recomputed at every decoder step, as a
+  /// straightforward implementation does: the baseline the training speed is compared with.
+  double trainNaiveImagesPerS = 0;
   int threads = 0;
 };
 
