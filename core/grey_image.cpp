@@ -92,6 +92,27 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
   return img;
 }
 
+// Formats handed to OpenCV, recognised by their signature. Anything else is refused before it
+// reaches imdecode: Debian's OpenCV also tries its DICOM reader (GDCM), which aborts the process
+// on malformed input (found by tests/fuzz/fuzz_image, kept in tests/data/fuzz-regressions).
+[[maybe_unused]] bool hasCodecSignature(const std::vector<uint8_t>& b) {
+  auto starts = [&](std::initializer_list<int> sig) {
+    if (b.size() < sig.size()) return false;
+    size_t i = 0;
+    for (int c : sig)
+      if (b[i++] != static_cast<uint8_t>(c)) return false;
+    return true;
+  };
+  return starts({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'}) ||             // PNG
+         starts({0xFF, 0xD8, 0xFF}) ||                                        // JPEG
+         starts({'B', 'M'}) ||                                                // BMP
+         starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||  // TIFF
+         (starts({'R', 'I', 'F', 'F'}) && b.size() >= 12 && b[8] == 'W' && b[9] == 'E' &&
+          b[10] == 'B' && b[11] == 'P') ||  // WebP
+         starts({'P', '1'}) ||
+         starts({'P', '3'}) || starts({'P', '4'});  // other netpbm
+}
+
 }  // namespace
 
 bool hasImageCodecs() {
@@ -106,6 +127,8 @@ GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& orig
   if (bytes.empty()) throw Error(origin + ": empty image file");
   if (isPnm(bytes)) return decodePnm(bytes, origin);
 #ifdef FOVEAL_WITH_OPENCV
+  if (!hasCodecSignature(bytes))
+    throw Error(origin + ": unsupported image format (not PNG, JPEG, BMP, TIFF, WebP or PNM)");
   return imaging::decodeWithOpenCv(bytes, origin);
 #else
   throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");

@@ -1,4 +1,5 @@
 // OpenCV-backed decoding: every format imgcodecs reads, converted to grey.
+#include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 
 #include "../error.h"
@@ -7,6 +8,12 @@
 namespace foveal::core::imaging {
 
 GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string& origin) {
+  // OpenCV logs every failed decode to stderr; Foveal reports the failure itself, naming the file.
+  static const bool quiet = [] {
+    cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+    return true;
+  }();
+  (void)quiet;
   cv::Mat mat;
   try {
     mat = cv::imdecode(bytes, cv::IMREAD_GRAYSCALE);

@@ -120,7 +120,14 @@ class TestConfig : public QObject {
     QTest::newRow("bad pgm header") << QByteArray("P5\nxx\n") << "corrupt PNM header";
     if (hasImageCodecs()) {
       QTest::newRow("garbage") << QByteArray("this is not an image at all")
-                               << "cannot decode image";
+                               << "unsupported image format";
+      // Found by fuzz_image: OpenCV's DICOM reader aborted the process on these bytes.
+      QFile gdcm(QStringLiteral(FOVEAL_SAMPLES_DIR
+                                "/../tests/data/fuzz-regressions/image-gdcm-assert.bin"));
+      QVERIFY(gdcm.open(QIODevice::ReadOnly));
+      QTest::newRow("fuzz: DICOM reader abort") << gdcm.readAll() << "unsupported image format";
+      QTest::newRow("png signature, garbage body")
+          << QByteArray("\x89PNG\r\n\x1a\n garbage garbage", 25) << "cannot decode image";
       QFile png(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png");
       QVERIFY(png.open(QIODevice::ReadOnly));
       QTest::newRow("truncated png") << png.read(300) << "cannot decode image";
