@@ -36,6 +36,7 @@
 #include "step_bar.h"
 #include "step_cursor.h"
 #include "trace_view.h"
+#include "training_page.h"
 
 // resources.qrc lives in a static library: its initialiser must be referenced explicitly.
 static void initFovealResources() { Q_INIT_RESOURCE(resources); }
@@ -100,6 +101,12 @@ void MainWindow::buildLayout() {
   m_compare = new ComparePage(m_cursor, m_tabs);
   m_tabs->addTab(m_inspector, tr("&Inspector"));
   m_tabs->addTab(m_compare, tr("&Compare"));
+  m_training = new TrainingPage(m_tabs);
+  m_tabs->addTab(m_training, tr("&Training"));
+  connect(m_training, &TrainingPage::failed, this, &MainWindow::showError);
+  connect(m_training, &TrainingPage::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(m_training, &TrainingPage::failureChosen, this, &MainWindow::inspectFailure);
   outer->addWidget(m_tabs, 1);
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] { showCurrentModel(); });
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
@@ -216,6 +223,8 @@ void MainWindow::buildActions() {
                   [this] { m_tabs->setCurrentWidget(m_inspector); });
   view->addAction(tr("&Compare"), QKeySequence(Qt::CTRL | Qt::Key_2), this,
                   [this] { m_tabs->setCurrentWidget(m_compare); });
+  view->addAction(tr("&Training"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
+                  [this] { m_tabs->setCurrentWidget(m_training); });
   view->addAction(tr("&Fit Image"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
                   [this] { traceView()->resetView(); });
 
@@ -341,7 +350,28 @@ void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
       errors << tr("%1: %2").arg(m_models->displayName(m_tracedRows[i]), outcomes[i].error);
   if (!errors.isEmpty()) showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))));
   showCurrentModel();
+  if (m_goToFirstError && trace()) {
+    m_goToFirstError = false;
+    const auto& correct = m_inspector->patchStrip()->correct();
+    const auto wrong = std::find(correct.begin(), correct.end(), false);
+    if (wrong != correct.end()) m_cursor->setStep(static_cast<int>(wrong - correct.begin()));
+  }
   Q_EMIT traceReady();
+}
+
+void MainWindow::inspectFailure(const QImage& image, const QString& source, const QString& truth,
+                                const QString& model) {
+  // The checkpoint may have changed since it was listed: load it afresh.
+  for (int r = m_models->rowCount() - 1; r >= 0; --r)
+    if (m_models->path(r) == model) {
+      m_models->removeModel(r);
+      if (m_currentModel >= r) --m_currentModel;
+    }
+  if (!openModel(model)) return;
+  m_tabs->setCurrentWidget(m_inspector);
+  m_goToFirstError = true;
+  setTruth(truth);
+  setImage(image, source);
 }
 
 void MainWindow::showCurrentModel() {

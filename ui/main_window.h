@@ -26,6 +26,7 @@ class ModelListModel;
 class StepBar;
 class StepCursor;
 class TraceView;
+class TrainingPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -50,6 +51,7 @@ class MainWindow : public QMainWindow {
   TraceView* traceView() const;
   InspectorPage* inspector() const { return m_inspector; }
   ComparePage* comparePage() const { return m_compare; }
+  TrainingPage* trainingPage() const { return m_training; }
   ModelListModel* models() const { return m_models; }
   StepCursor* cursor() const { return m_cursor; }
   StepBar* stepBar() const { return m_stepBar; }
@@ -78,6 +80,10 @@ class MainWindow : public QMainWindow {
   void onTracesFinished(const std::vector<TraceOutcome>& outcomes);
   void showCurrentModel();
   void showError(const QString& message);
+  /// Opens a misread image with the model that misread it; the inspector goes to the first
+  /// step whose token disagrees with the truth once the trace is ready.
+  void inspectFailure(const QImage& image, const QString& source, const QString& truth,
+                      const QString& model);
   void clearError();
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
@@ -101,6 +107,8 @@ class MainWindow : public QMainWindow {
   QTabWidget* m_tabs = nullptr;
   InspectorPage* m_inspector = nullptr;
   ComparePage* m_compare = nullptr;
+  TrainingPage* m_training = nullptr;
+  bool m_goToFirstError = false;  ///< after the next trace (a failure opened from Training)
   StepBar* m_stepBar = nullptr;
   DatasetBrowser* m_datasets = nullptr;
   QListView* m_modelView = nullptr;

@@ -1,0 +1,500 @@
+// The Training page under the offscreen platform: a fake run directory that the test appends to
+// while the page watches (curves grow, a partial line waits until complete, NaN/Inf become
+// markers, updates are coalesced), corrupt and vanishing run folders, the item models, the
+// command line the launch dialog shows, and a tiny real CPU run launched from the page, stopped,
+// resumed, finished, previewed and evaluated, with a failure opened in the inspector.
+#include <QAbstractItemModelTester>
+#include <QPlainTextEdit>
+#include <QTabWidget>
+#include <QtTest/QtTest>
+#include <cmath>
+
+#include "eval_models.h"
+#include "evaluation_panel.h"
+#include "inspector_page.h"
+#include "live_preview.h"
+#include "main_window.h"
+#include "metrics_plot.h"
+#include "patch_strip.h"
+#include "qcustomplot_include.h"
+#include "run_launcher.h"
+#include "run_list_model.h"
+#include "training_launch_dialog.h"
+#include "training_page.h"
+
+using namespace foveal;
+
+namespace {
+
+const char* kConfig =
+    "{\"preset\":\"digits-soft\",\"model\":{\"attention\":\"soft\",\"width\":0.125},\"iterations\":"
+    "200,"
+    "\"batch_size\":8,\"max_non_finite\":20,\"device\":\"cpu\",\"train_data\":[\"digits:len=5\"],"
+    "\"eval_data\":[\"digits:len=5,split=test,seed=1\"]}";
+
+void append(const QString& path, const QByteArray& bytes) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::Append));
+  QCOMPARE(f.write(bytes), bytes.size());
+}
+
+QByteArray trainLine(int it, double loss, double seconds) {
+  return QStringLiteral(
+             "{\"kind\":\"train\",\"iteration\":%1,\"loss\":%2,\"nll\":%2,\"reward\":%3,"
+             "\"grad_norm\":%4,\"train_accuracy\":%5,\"lr\":1.0,\"images_per_s\":90,"
+             "\"elapsed_s\":%6}\n")
+      .arg(it)
+      .arg(loss)
+      .arg(-loss / 5)
+      .arg(1.0 + 0.01 * it)
+      .arg(std::min(1.0, it / 200.0))
+      .arg(seconds)
+      .toUtf8();
+}
+
+QByteArray evalLine(int it, double accuracy, double entropy) {
+  return QStringLiteral(
+             "{\"kind\":\"eval\",\"iteration\":%1,\"count\":100,\"accuracy\":%2,\"ned\":%3,"
+             "\"entropy\":%4,\"datasets\":[],\"best\":true}\n")
+      .arg(it)
+      .arg(accuracy)
+      .arg(1 - accuracy)
+      .arg(entropy)
+      .toUtf8();
+}
+
+}  // namespace
+
+class TestTraining : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_tmp;
+
+  QString makeRun(const QString& name, bool config = true) {
+    const QString dir = m_tmp.filePath(name);
+    [&] { QVERIFY(QDir().mkpath(dir)); }();
+    if (config) append(dir + "/config.json", kConfig);
+    return dir;
+  }
+
+  static QString cli() {
+    const QString path = QStringLiteral(FOVEAL_CLI_PATH);
+    return QFileInfo(path).isExecutable() ? path : QString();
+  }
+
+  /// True when this foveal-cli can train (the training engine may not be built yet).
+  static bool cliTrains() {
+    if (cli().isEmpty()) return false;
+    QProcess p;
+    p.start(cli(), {"train", "--list-presets"});
+    return p.waitForFinished(20000) && p.exitCode() == 0 &&
+           p.readAllStandardOutput().contains("digits-soft");
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_tmp.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("FovealTrainingTest"));
+    QSettings().clear();
+  }
+  // Each page starts with no remembered runs.
+  void init() { QSettings().clear(); }
+
+  void seriesAndSmoothing() {
+    QCOMPARE(ui::smooth({1, 1, 1}, 0.9), (std::vector<double>{1, 1, 1}));  // debiased
+    const auto s = ui::smooth({0, 10}, 0.5);
+    QVERIFY(qAbs(s[1] - 10.0 * 0.5 / 0.75) < 1e-12);
+    QCOMPARE(ui::smooth({3, 4}, 0.0), (std::vector<double>{3, 4}));
+  }
+
+  void fakeRunGrowsWhileWatched() {
+    const QString dir = makeRun("growing");
+    const QString metrics = dir + "/metrics.jsonl";
+    for (int it = 10; it <= 50; it += 10) append(metrics, trainLine(it, 3.0 - it / 100.0, it));
+    ui::TrainingPage page;
+    page.resize(1300, 800);
+    page.show();
+    page.setPollInterval(100);
+    const int row = page.addRunFolder(dir);
+    QCOMPARE(row, 0);
+    auto* plot = page.plot();
+    QTRY_COMPARE(plot->pointCount("loss", 0), 5);
+    QCOMPARE(page.runs()->data(page.runs()->index(0, ui::RunListModel::Progress)).toString(),
+             QString("50 / 200"));
+    QCOMPARE(page.runs()->status(0).status, core::RunStatus::Running);
+    // 1 s per iteration: 150 to go.
+    QCOMPARE(page.runs()->data(page.runs()->index(0, ui::RunListModel::Eta)).toString(),
+             QString("2 min 30 s"));
+
+    // The curve grows as lines arrive.
+    append(metrics, trainLine(60, 2.4, 60) + evalLine(60, 0.25, 2.5));
+    QTRY_COMPARE(plot->pointCount("loss", 0), 6);
+    QTRY_COMPARE(plot->pointCount("accuracy", 0), 1);
+    QCOMPARE(page.runs()->data(page.runs()->index(0, ui::RunListModel::Best)).toString(),
+             QString("25.00%"));
+
+    // A half-written line is left alone until its newline arrives.
+    const QByteArray next = trainLine(70, 2.3, 70);
+    append(metrics, next.left(40));
+    const int refreshes = page.refreshCount();
+    QTRY_VERIFY(page.refreshCount() >= refreshes + 3);
+    QVERIFY(!plot->replotPending());
+    QCOMPARE(plot->pointCount("loss", 0), 6);
+    QVERIFY(page.runs()->log(0)->corruptLines().empty());
+    QVERIFY(page.detailText().contains("being written"));
+    append(metrics, next.mid(40));
+    QTRY_COMPARE(plot->pointCount("loss", 0), 7);
+    QVERIFY(page.runs()->log(0)->corruptLines().empty());
+
+    // Non-finite values and skipped steps are markers; the axis keeps the finite range.
+    append(metrics,
+           "{\"kind\":\"train\",\"iteration\":80,\"loss\":null,\"grad_norm\":\"inf\","
+           "\"elapsed_s\":80}\n"
+           "{\"kind\":\"skip\",\"iteration\":81,\"loss\":null,\"grad_norm\":null,"
+           "\"consecutive\":1}\n");
+    QTRY_COMPARE(plot->markerCount("loss", 0), 2);
+    QCOMPARE(plot->markerCount("grad_norm", 0), 2);
+    QCOMPARE(plot->pointCount("loss", 0), 7);
+    QTRY_VERIFY(!plot->replotPending());
+    for (int i = 0; i < plot->plot()->axisRectCount(); ++i) {
+      const QCPRange r = plot->plot()->axisRect(i)->axis(QCPAxis::atLeft)->range();
+      QVERIFY(std::isfinite(r.lower) && std::isfinite(r.upper) && r.upper < 1e6);
+    }
+    QVERIFY(plot->valuesAt("loss", 81).contains("non-finite"));
+
+    // Many writes in a burst: a handful of replots, not one per line.
+    QTRY_VERIFY(!plot->replotPending());
+    const int replots = plot->replotCount();
+    for (int it = 90; it < 290; it += 10) {
+      append(metrics, trainLine(it, 2.0, it));
+      QTest::qWait(5);
+    }
+    QTRY_COMPARE(plot->pointCount("loss", 0), 27);
+    QTRY_VERIFY(!plot->replotPending());
+    QVERIFY2(plot->replotCount() - replots <= 6,
+             qPrintable(QString::number(plot->replotCount() - replots)));
+
+    // Hover values and the log-scale toggle.
+    plot->hover("loss", 58);
+    QVERIFY(plot->hoverText().contains("growing"));
+    QVERIFY(plot->hoverText().contains("2.4"));
+    plot->setLogScale(true);
+    QTRY_VERIFY(!plot->replotPending());
+    QCOMPARE(plot->plot()->axisRect(0)->axis(QCPAxis::atLeft)->scaleType(), QCPAxis::stLogarithmic);
+  }
+
+  void runListModelAndStatuses() {
+    ui::RunListModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setStaleAfter(3600);
+    const QString finished = makeRun("finished");
+    append(finished + "/metrics.jsonl",
+           trainLine(100, 1.0, 10) + evalLine(200, 0.5, 1.0) +
+               "{\"kind\":\"checkpoint\",\"iteration\":200,\"reason\":\"end\"}\n");
+    const QString stopped = makeRun("stopped");
+    append(stopped + "/metrics.jsonl",
+           trainLine(10, 1.0, 1) + "{\"kind\":\"stop\",\"iteration\":12}\n");
+    const QString corrupt = makeRun("corrupt", false);
+    append(corrupt + "/config.json", "{ this is not json");
+    append(corrupt + "/metrics.jsonl", "garbage\n\x01\x02\n");
+    const QString mixed = makeRun("mixed");
+    append(mixed + "/metrics.jsonl", trainLine(10, 1.0, 1) + "{broken\n" + trainLine(20, 0.9, 2));
+
+    QCOMPARE(model.addRun(finished), 0);
+    QCOMPARE(model.addRun(stopped), 1);
+    QCOMPARE(model.addRun(corrupt), 2);
+    QCOMPARE(model.addRun(mixed), 3);
+    QCOMPARE(model.addRun(finished + "/"), 0);  // already listed
+    QCOMPARE(model.rowCount(), 4);
+    auto status = [&](int row) {
+      return model.data(model.index(row, ui::RunListModel::Status)).toString();
+    };
+    QCOMPARE(status(0), QString("finished"));
+    QCOMPARE(status(1), QString("stopped"));
+    QCOMPARE(status(2), QString("corrupt (2 bad line(s))"));
+    QCOMPARE(status(3), QString("running (1 bad line(s))"));
+    QVERIFY(model.data(model.index(3, 0), Qt::ToolTipRole).toString().contains("line 2"));
+    QCOMPARE(model.data(model.index(0, ui::RunListModel::Best)).toString(), QString("50.00%"));
+    QCOMPARE(model.data(model.index(0, ui::RunListModel::Eta)).toString(), QString("—"));
+    // Distinct colours, checkable names.
+    QVERIFY(model.colour(0) != model.colour(1) && model.colour(1) != model.colour(2));
+    QSignalSpy shown(&model, &ui::RunListModel::shownChanged);
+    QVERIFY(model.setData(model.index(1, 0), Qt::Unchecked, Qt::CheckStateRole));
+    QVERIFY(!model.isShown(1));
+    QCOMPARE(shown.count(), 1);
+    // A process the launcher saw fail.
+    core::ProcessFacts failed;
+    failed.state = core::ProcessFacts::Exited;
+    failed.exitCode = 1;
+    failed.message = "error: digits:len=oops: bad spec";
+    model.setProcess(mixed, failed);
+    QCOMPARE(status(3), QString("failed (1 bad line(s))"));
+    QVERIFY(model.data(model.index(3, 0), ui::RunListModel::DetailRole)
+                .toString()
+                .contains("bad spec"));
+    // The folder disappears.
+    QVERIFY(QDir(stopped).removeRecursively());
+    model.refresh();
+    QCOMPARE(status(1), QString("missing"));
+    model.removeRun(1);
+    QCOMPARE(model.rowCount(), 3);
+  }
+
+  void corruptAndVanishingFoldersOnThePage() {
+    ui::TrainingPage page;
+    page.show();
+    page.setPollInterval(50);
+    QSignalSpy failed(&page, &ui::TrainingPage::failed);
+    const QString corrupt = makeRun("page-corrupt", false);
+    append(corrupt + "/config.json", "\x89PNG not a config");
+    const int row = page.addRunFolder(corrupt);
+    QCOMPARE(page.runs()->status(row).status, core::RunStatus::Corrupt);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(failed.last().at(0).toString().contains("config.json"));
+    QVERIFY(page.detailText().contains("not a run folder"));
+
+    const QString vanishing = makeRun("page-vanishing");
+    append(vanishing + "/metrics.jsonl", trainLine(10, 2.0, 1) + trainLine(20, 1.8, 2));
+    const int v = page.addRunFolder(vanishing);
+    QTRY_COMPARE(page.plot()->pointCount("loss", 1), 2);
+    QVERIFY(QDir(vanishing).removeRecursively());
+    QTRY_COMPARE(page.runs()->status(v).status, core::RunStatus::Missing);
+    QVERIFY(page.detailText().contains("does not exist"));
+    QCOMPARE(page.plot()->pointCount("loss", 1), 2);  // what was read stays
+    // Adding a folder that was never there says so.
+    const int none = page.addRunFolder(m_tmp.filePath("never-there"));
+    QCOMPARE(page.runs()->status(none).status, core::RunStatus::Missing);
+    QVERIFY(failed.last().at(0).toString().contains("never-there"));
+  }
+
+  void launchDialogShowsTheCommand() {
+    ui::TrainingLaunchDialog dialog(QString(), m_tmp.path());
+    ui::LaunchSpec spec;
+    spec.preset = "digits-sharp-chain";
+    spec.width = 0.25;
+    spec.iterations = 5000;
+    spec.batch = 64;
+    spec.data = "digits:len=7,rotated,split=stream";
+    spec.seed = 7;
+    spec.runDir = m_tmp.filePath("my run");
+    spec.device = ui::LaunchSpec::Device::Cuda;
+    spec.cudaIndex = 1;
+    dialog.setSpec(spec);
+    QCOMPARE(dialog.commandLine(),
+             QString("foveal-cli train --run '%1' --preset digits-sharp-chain --width 0.25 "
+                     "--iterations 5000 --batch 64 --data digits:len=7,rotated,split=stream "
+                     "--seed 7 --device cuda:1")
+                 .arg(m_tmp.filePath("my run")));
+    QCOMPARE(dialog.spec().arguments(), spec.arguments());
+    spec.device = ui::LaunchSpec::Device::MultiGpu;
+    spec.gpus = 4;
+    dialog.setSpec(spec);
+    const QString multi = dialog.commandLine();
+    QVERIFY2(multi.startsWith("for r in $(seq 0 3); do WORLD_SIZE=4 RANK=$r LOCAL_RANK=$r "
+                              "MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 foveal-cli train"),
+             qPrintable(multi));
+    QVERIFY(multi.contains("--device cuda:$r & done; wait"));
+    QCOMPARE(spec.arguments(2).last(), QString("cuda:2"));
+    QCOMPARE(spec.environment(3).at(1).second, QString("3"));
+    QCOMPARE(ui::shellQuote("it's"), QString("'it'\\''s'"));
+    ui::LaunchSpec resume;
+    resume.resume = true;
+    resume.runDir = "/runs/a";
+    QCOMPARE(resume.arguments(),
+             QStringList({"train", "--run", "/runs/a", "--resume", "--device", "cpu"}));
+  }
+
+  void evalModelsReadEvalJson() {
+    ui::EvalResultModel results;
+    QAbstractItemModelTester t1(&results, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    // The digit protocol, in Table 1's layout.
+    QString json = "[{\"model\":\"/r/best.fvm\",\"datasets\":[";
+    const QStringList cols = ui::EvalResultModel::protocolColumns();
+    for (int i = 0; i < cols.size(); ++i) {
+      const bool rotated = cols[i].startsWith('r');
+      json += QString(
+                  "%1{\"name\":\"digits:len=%2%3,split=test,seed=1\",\"count\":10,"
+                  "\"accuracy\":%4}")
+                  .arg(i ? "," : "")
+                  .arg(cols[i].mid(1))
+                  .arg(rotated ? ",rotated" : "")
+                  .arg(0.5 + 0.04 * i);
+    }
+    json += "]}]";
+    QCOMPARE(results.setJson(json.toUtf8(), true), QString());
+    QCOMPARE(results.columnCount(), 12);
+    QCOMPARE(results.headerData(1, Qt::Horizontal).toString(), QString("n5"));
+    QCOMPARE(results.headerData(10, Qt::Horizontal).toString(), QString("r13"));
+    QCOMPARE(results.data(results.index(0, 0)).toString(), QString("best.fvm"));
+    QCOMPARE(results.data(results.index(0, 7)).toString(), QString("74.0"));   // r5
+    QCOMPARE(results.data(results.index(0, 11)).toString(), QString("68.0"));  // mean
+    QCOMPARE(ui::EvalResultModel::protocolKey("digits:len=11,rotated,split=test"), QString("r11"));
+    QCOMPARE(ui::EvalResultModel::protocolKey("words:count=3"), QString());
+    QVERIFY(results.setJson("{oops", false).contains("cannot read"));
+
+    ui::FailureModel failures;
+    QAbstractItemModelTester t2(&failures, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(failures.setTsv("dataset\tindex\tentry\ttruth\tprediction\n"
+                             "digits:len=5\t3\t#3\t12345\t12845\nbad line\n"),
+             1);
+    QCOMPARE(failures.failure(0).index, qint64(3));
+    QCOMPARE(failures.data(failures.index(0, ui::FailureModel::Reading)).toString(),
+             QString("12845"));
+  }
+
+  void launchTinyCpuRunFromThePage() {
+    if (!cliTrains())
+      QSKIP("foveal-cli train is not available in this build (the training engine is missing)");
+    ui::MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    auto* page = w.trainingPage();
+    w.tabs()->setCurrentWidget(page);
+    page->setProgram(cli());
+    page->setPollInterval(100);
+
+    // A run that is stopped, then resumed, then finishes.
+    ui::LaunchSpec spec;
+    spec.preset = "digits-soft";
+    spec.width = 0.125;
+    spec.iterations = 60;
+    spec.batch = 8;
+    spec.data = "digits:len=5,count=64";
+    spec.evalData = "digits:len=5,split=test,seed=1,count=16";
+    spec.evalInterval = 30;
+    spec.logInterval = 2;
+    spec.threads = 1;
+    spec.runDir = m_tmp.filePath("real-run");
+    QVERIFY(page->launch(spec));
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    const int row = page->runs()->rowOf(spec.runDir);
+    QVERIFY(row >= 0);
+    QCOMPARE(page->currentRun(), row);
+    QVERIFY(!page->launch(spec));  // the folder is in use
+    QVERIFY(w.errorText().contains("already"));
+    QTRY_VERIFY_WITH_TIMEOUT(page->runs()->log(row)->iteration() >= 4, 60000);
+    QVERIFY(page->stopRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Stopped, 60000);
+    const int64_t stoppedAt = page->runs()->log(row)->iteration();
+    QVERIFY2(stoppedAt < 60, qPrintable(QString::number(stoppedAt)));
+    QVERIFY(QFileInfo::exists(spec.runDir + "/latest.state"));
+    QVERIFY(page->resumeRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Finished, 90000);
+    QCOMPARE(page->runs()->data(page->runs()->index(row, ui::RunListModel::Progress)).toString(),
+             QString("60 / 60"));
+    QTRY_VERIFY(page->plot()->pointCount("loss", row) >= 20);
+    QTRY_VERIFY(page->plot()->pointCount("accuracy", row) >= 2);
+    QVERIFY(QFileInfo::exists(spec.runDir + "/best.fvm"));
+    QVERIFY(page->launcher()->output(spec.runDir).contains("finished at iteration 60"));
+
+    // The live preview traced the latest checkpoint.
+    QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr && !page->preview()->isBusy(),
+                             30000);
+    QVERIFY2(page->preview()->statusText().contains("Live preview"),
+             qPrintable(page->preview()->statusText()));
+
+    // Evaluate the checkpoint; open a misread image in the inspector at its first wrong step.
+    auto* eval = page->evaluation();
+    eval->setCheckpoint(spec.runDir + "/latest.fvm");
+    eval->setDataset("digits:len=5,split=test,seed=1");
+    eval->setLimit(12);
+    QSignalSpy done(eval, &ui::EvaluationPanel::finished);
+    QVERIFY(eval->evaluate());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 1, 60000);
+    QVERIFY2(done.first().at(0).toBool(), qPrintable(eval->statusText()));
+    QCOMPARE(eval->results()->data(eval->results()->index(0, 1)).toString(), QString("12"));
+    // 60 iterations teach a width-0.125 model little: it misreads some of the 12 images.
+    QVERIFY(eval->failures()->rowCount() > 0);
+    const auto failure = eval->failures()->failure(0);
+    eval->chooseFailure(0);
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.inspector()));
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QVERIFY(w.trace());
+    QCOMPARE(QString::fromStdString(w.trace()->prediction), failure.prediction);
+    const auto& correct = w.inspector()->patchStrip()->correct();
+    const int firstWrong = int(std::find(correct.begin(), correct.end(), false) - correct.begin());
+    QVERIFY(firstWrong < int(correct.size()));
+    QCOMPARE(w.step(), firstWrong);
+
+    // A failing launch: a dataset spec the trainer rejects is reported in the window.
+    ui::LaunchSpec bad = spec;
+    bad.runDir = m_tmp.filePath("bad-run");
+    bad.data = "digits:len=oops";
+    QVERIFY(page->launch(bad));
+    const int badRow = page->runs()->rowOf(bad.runDir);
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(badRow).status, core::RunStatus::Failed, 60000);
+    QVERIFY2(w.errorText().contains("oops"), qPrintable(w.errorText()));
+  }
+
+  void screenshotWithOverlaidRuns() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
+    ui::MainWindow w;
+    auto* page = w.trainingPage();
+    // Three runs of one experiment (soft, hard, sharp), written as the trainer writes them.
+    struct Shape {
+      const char* name;
+      const char* attention;
+      double floor, speed, acc, entropy;
+    };
+    const Shape shapes[] = {{"digits-soft", "soft", 0.9, 900, 0.916, 1.07},
+                            {"digits-hard", "hard", 1.0, 1300, 0.914, 0.63},
+                            {"digits-sharp-chain", "sharp", 0.6, 1100, 0.955, 0.39}};
+    int k = 0;
+    for (const auto& s : shapes) {
+      const QString dir = makeRun(QString("shot/%1").arg(s.name), false);
+      append(dir + "/config.json", QString(kConfig)
+                                       .replace("digits-soft", s.name)
+                                       .replace("\"soft\"", QString("\"%1\"").arg(s.attention))
+                                       .replace("\"iterations\":200", "\"iterations\":30000")
+                                       .toUtf8());
+      QByteArray lines;
+      const int last = k == 2 ? 21000 : 30000;
+      for (int it = 100; it <= last; it += 100) {
+        const double t = it / s.speed;
+        const double noise = 0.08 * std::sin(it * 0.37 + k) * std::exp(-it / 20000.0);
+        const double nll = s.floor + 12.0 * std::exp(-t) + noise;
+        const double reinforce = k == 0 ? 0.0 : -0.3 * std::exp(-t / 2) + 0.05 * noise;
+        lines += QString(
+                     "{\"kind\":\"train\",\"iteration\":%1,\"epoch\":0,\"loss\":%2,"
+                     "\"nll\":%3,\"reinforce\":%4,\"reference\":null,\"reward\":%5,"
+                     "\"baseline\":%6,\"grad_norm\":%7,\"train_accuracy\":%8,\"lr\":1.0,"
+                     "\"images_per_s\":%9,\"elapsed_s\":%10}\n")
+                     .arg(it)
+                     .arg(nll + reinforce)
+                     .arg(nll)
+                     .arg(reinforce)
+                     .arg(-nll / 5)
+                     .arg(k == 0 ? QString("null") : QString::number(-nll / 5 - 0.02))
+                     .arg(2.0 + 3.0 * std::exp(-t / 3) + 0.3 * std::abs(noise) * 10)
+                     .arg(s.acc * (1 - std::exp(-t / 1.5)))
+                     .arg(k == 2 ? 410 + 20 * std::sin(it * 0.01) : 930 + 40 * std::sin(it * 0.01))
+                     .arg(it / (k == 2 ? 410.0 : 930.0) * 192)
+                     .toUtf8();
+        if (k == 1 && it == 4000)  // a diverged step, shown as a marker
+          lines +=
+              "{\"kind\":\"skip\",\"iteration\":4001,\"loss\":null,\"grad_norm\":null,"
+              "\"consecutive\":1}\n";
+        if (it % 1000 == 0)
+          lines += evalLine(it, s.acc * (1 - std::exp(-t / 1.4)) - 0.01,
+                            s.entropy + 2.2 * std::exp(-t / 2));
+      }
+      if (k < 2) lines += "{\"kind\":\"checkpoint\",\"iteration\":30000,\"reason\":\"end\"}\n";
+      append(dir + "/metrics.jsonl", lines);
+      page->addRunFolder(dir);
+      ++k;
+    }
+    page->plot()->setMetrics(
+        {"loss", "reward", "grad_norm", "accuracy", "entropy", "images_per_s"});
+    page->selectRun(2);
+    w.tabs()->setCurrentWidget(page);
+    w.resize(1500, 940);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QTRY_VERIFY(!page->plot()->replotPending());
+    page->plot()->hover("accuracy", 15000);
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
+  }
+};
+
+QTEST_MAIN(TestTraining)
+#include "test_training.moc"

@@ -1,0 +1,126 @@
+#include "live_preview.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QLabel>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "dataset_factory.h"
+#include "model_session.h"
+#include "patch_strip.h"
+#include "qt_convert.h"
+#include "trace_view.h"
+
+namespace foveal::ui {
+
+LivePreview::LivePreview(QWidget* parent)
+    : QWidget(parent),
+      m_title(new QLabel(this)),
+      m_view(new TraceView(this)),
+      m_strip(new PatchStrip(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->setSpacing(2);
+  m_title->setWordWrap(true);
+  m_title->setText(tr("<i>Live preview: select a run.</i>"));
+  layout->addWidget(m_title);
+  m_view->setMinimumHeight(110);
+  m_view->setMaximumHeight(170);
+  layout->addWidget(m_view, 1);
+  m_strip->setMaximumHeight(90);
+  layout->addWidget(m_strip);
+  connect(&m_watcher, &QFutureWatcher<PreviewResult>::finished, this, &LivePreview::onFinished);
+}
+
+LivePreview::~LivePreview() { m_watcher.waitForFinished(); }
+
+void LivePreview::setRun(const QString& runDir, const QString& sampleSpec) {
+  if (runDir == m_runDir && sampleSpec == m_sampleSpec) return;
+  m_runDir = runDir;
+  m_sampleSpec = sampleSpec;
+  m_lastModified = {};
+  m_lastSize = -1;
+  m_trace.reset();
+  m_view->setTrace(nullptr);
+  m_view->setImage({});
+  m_strip->setTrace(nullptr);
+  m_title->setText(runDir.isEmpty() ? tr("<i>Live preview: select a run.</i>")
+                                    : tr("<i>Live preview: waiting for %1/latest.fvm</i>")
+                                          .arg(QFileInfo(runDir).fileName().toHtmlEscaped()));
+  checkForUpdate();
+}
+
+QString LivePreview::statusText() const { return m_title->text(); }
+
+void LivePreview::checkForUpdate() {
+  if (m_runDir.isEmpty()) return;
+  const QFileInfo f(QDir(m_runDir).filePath(QStringLiteral("latest.fvm")));
+  if (!f.isFile()) return;
+  if (f.lastModified() == m_lastModified && f.size() == m_lastSize) return;
+  m_lastModified = f.lastModified();
+  m_lastSize = f.size();
+  if (m_watcher.isRunning()) {
+    m_pending = true;  // trace the newest file once this one is done
+    return;
+  }
+  start();
+}
+
+void LivePreview::start() {
+  const std::string model = QDir(m_runDir).filePath(QStringLiteral("latest.fvm")).toStdString();
+  const std::string spec = m_sampleSpec.toStdString();
+  const QString runDir = m_runDir;
+  m_watcher.setFuture(QtConcurrent::run([model, spec, runDir]() {
+    PreviewResult r;
+    r.runDir = runDir;
+    try {
+      const auto dataset = core::data::openDataset(spec);
+      const auto sample = dataset->get(0);
+      auto session = core::ModelSession::open(model);
+      r.trace = std::make_shared<const core::Trace>(session->trace(sample.image, spec));
+      r.image = toQImage(sample.image);
+      r.truth = QString::fromStdString(sample.label);
+    } catch (const std::exception& e) {
+      r.error = QString::fromStdString(e.what());
+    }
+    return r;
+  }));
+}
+
+void LivePreview::onFinished() {
+  const PreviewResult r = m_watcher.result();
+  if (r.runDir != m_runDir) {
+    if (m_pending || !m_runDir.isEmpty()) {
+      m_pending = false;
+      m_lastModified = {};
+      m_lastSize = -1;
+      checkForUpdate();
+    }
+    return;
+  }
+  ++m_done;
+  if (!r.error.isEmpty()) {
+    m_title->setText(QStringLiteral("<span style='color:#c62828'>%1</span>")
+                         .arg(tr("Preview: %1").arg(r.error).toHtmlEscaped()));
+  } else {
+    m_trace = r.trace;
+    m_view->setImage(r.image);
+    m_view->setTrace(r.trace);
+    m_view->setStep(0);
+    m_strip->setTrace(r.trace);
+    m_strip->setTruth(r.truth);
+    m_title->setText(tr("<b>Live preview</b> (latest.fvm, %1): reads \"%2\", truth \"%3\", mean "
+                        "attention entropy %4")
+                         .arg(m_lastModified.toString(QStringLiteral("HH:mm:ss")),
+                              qstr(r.trace->prediction).toHtmlEscaped(), r.truth.toHtmlEscaped())
+                         .arg(r.trace->meanEntropy, 0, 'f', 3));
+  }
+  if (m_pending) {
+    m_pending = false;
+    start();
+  }
+  Q_EMIT updated();
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,354 @@
+#include "metrics_plot.h"
+
+#include <QLabel>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+#include "qcustomplot_include.h"
+
+namespace foveal::ui {
+
+namespace {
+constexpr int kCoalesceMs = 40;
+const QColor kMarker(211, 47, 47);
+}  // namespace
+
+const std::vector<MetricDef>& metricDefs() {
+  static const std::vector<MetricDef> defs = {
+      {QStringLiteral("loss"), QStringLiteral("train"), QObject::tr("loss"), true},
+      {QStringLiteral("nll"), QStringLiteral("train"), QObject::tr("NLL term"), true},
+      {QStringLiteral("reinforce"), QStringLiteral("train"), QObject::tr("REINFORCE term"), false},
+      {QStringLiteral("reference"), QStringLiteral("train"), QObject::tr("reference L2"), true},
+      {QStringLiteral("reward"), QStringLiteral("train"), QObject::tr("reward log p(y|a)"), false},
+      {QStringLiteral("baseline"), QStringLiteral("train"), QObject::tr("baseline b"), false},
+      {QStringLiteral("grad_norm"), QStringLiteral("train"), QObject::tr("gradient norm"), true},
+      {QStringLiteral("train_accuracy"), QStringLiteral("train"), QObject::tr("train accuracy"),
+       false},
+      {QStringLiteral("accuracy"), QStringLiteral("eval"), QObject::tr("eval accuracy"), false},
+      {QStringLiteral("ned"), QStringLiteral("eval"), QObject::tr("eval norm. edit dist."), true},
+      {QStringLiteral("entropy"), QStringLiteral("eval"), QObject::tr("attention entropy"), true},
+      {QStringLiteral("lr"), QStringLiteral("train"), QObject::tr("learning rate"), true},
+      {QStringLiteral("images_per_s"), QStringLiteral("train"), QObject::tr("images / s"), true},
+  };
+  return defs;
+}
+
+MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric) {
+  MetricSeries s;
+  const std::string key = metric.key.toStdString();
+  const std::string kind = metric.kind.toStdString();
+  // A field that is null in every record of its kind does not apply to this run (the baseline
+  // of a soft model, the reference term without references): no markers for it.
+  bool anyFinite = false;
+  for (const auto& r : log.records())
+    if (r.kind == kind && std::isfinite(r.value(key))) {
+      anyFinite = true;
+      break;
+    }
+  const bool marksSkips =
+      metric.key == QLatin1String("loss") || metric.key == QLatin1String("grad_norm");
+  for (const auto& r : log.records()) {
+    const int64_t it = r.iteration();
+    if (it < 0) continue;
+    if (r.kind == "skip" && marksSkips) {
+      s.markerKeys.push_back(double(it));
+      s.markerSigns.push_back(-1);
+      continue;
+    }
+    if (r.kind != kind || !r.has(key)) continue;
+    const double v = r.value(key);
+    if (std::isfinite(v)) {
+      s.keys.push_back(double(it));
+      s.values.push_back(v);
+    } else if (anyFinite || !std::isnan(v)) {
+      s.markerKeys.push_back(double(it));
+      s.markerSigns.push_back(v > 0 ? 1 : -1);
+    }
+  }
+  return s;
+}
+
+std::vector<double> smooth(const std::vector<double>& values, double weight) {
+  std::vector<double> out(values.size());
+  double last = 0, debias = 1;
+  for (size_t i = 0; i < values.size(); ++i) {
+    last = last * weight + (1 - weight) * values[i];
+    debias *= weight;
+    out[i] = weight > 0 ? last / (1 - debias) : values[i];
+  }
+  return out;
+}
+
+MetricsPlot::MetricsPlot(QWidget* parent)
+    : QWidget(parent), m_plot(new QCustomPlot(this)), m_hover(new QLabel(this)) {
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(2);
+  layout->addWidget(m_plot, 1);
+  m_hover->setTextFormat(Qt::RichText);
+  m_hover->setMinimumHeight(m_hover->fontMetrics().height() + 4);
+  m_hover->setText(tr("<i>Hover a panel to read the values.</i>"));
+  layout->addWidget(m_hover);
+  m_plot->setMinimumSize(360, 240);
+  m_plot->setMouseTracking(true);
+  m_plot->setInteractions({});
+  m_plot->setNoAntialiasingOnDrag(true);
+  m_timer.setSingleShot(true);
+  m_timer.setInterval(kCoalesceMs);
+  connect(&m_timer, &QTimer::timeout, this, &MetricsPlot::rebuild);
+  connect(m_plot, &QCustomPlot::mouseMove, this, &MetricsPlot::onMouseMove);
+  for (const auto& d : metricDefs())
+    if (d.key == QLatin1String("loss") || d.key == QLatin1String("accuracy") ||
+        d.key == QLatin1String("grad_norm") || d.key == QLatin1String("reward") ||
+        d.key == QLatin1String("entropy") || d.key == QLatin1String("images_per_s"))
+      m_metrics << d.key;
+  rebuild();
+}
+
+void MetricsPlot::setRuns(std::vector<PlotRun> runs) {
+  m_runs = std::move(runs);
+  scheduleReplot();
+}
+
+void MetricsPlot::setMetrics(const QStringList& keys) {
+  m_metrics.clear();
+  for (const auto& d : metricDefs())
+    if (keys.contains(d.key)) m_metrics << d.key;
+  scheduleReplot();
+}
+
+void MetricsPlot::setSmoothing(double weight) {
+  m_smoothing = std::clamp(weight, 0.0, 0.99);
+  scheduleReplot();
+}
+
+void MetricsPlot::setLogScale(bool on) {
+  m_log = on;
+  scheduleReplot();
+}
+
+void MetricsPlot::scheduleReplot() {
+  if (!m_timer.isActive()) m_timer.start();
+}
+
+void MetricsPlot::rebuild() {
+  ++m_replots;
+  m_plot->clearItems();
+  m_plot->clearGraphs();
+  m_plot->plotLayout()->clear();  // deletes the axis rects (and a legend inside them)
+  m_plot->plotLayout()->simplify();
+  m_panels.clear();
+  if (m_metrics.isEmpty()) {
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+    return;
+  }
+  const int n = static_cast<int>(m_metrics.size());
+  const int cols = n <= 2 ? n : (n <= 4 ? 2 : 3);
+  double maxKey = 1;
+  for (const auto& run : m_runs)
+    if (run.log) maxKey = std::max(maxKey, double(run.log->iteration()));
+  QCPLegend* legend = nullptr;
+
+  for (int m = 0; m < n; ++m) {
+    const MetricDef* def = nullptr;
+    for (const auto& d : metricDefs())
+      if (d.key == m_metrics[m]) def = &d;
+    if (!def) continue;
+    auto* rect = new QCPAxisRect(m_plot);
+    m_plot->plotLayout()->addElement(m / cols, m % cols, rect);
+    rect->setMinimumMargins(QMargins(4, 4, 4, 4));
+    QCPAxis* x = rect->axis(QCPAxis::atBottom);
+    QCPAxis* y = rect->axis(QCPAxis::atLeft);
+    y->setLabel(def->label);
+    QFont small = font();
+    small.setPointSizeF(small.pointSizeF() * 0.85);
+    x->setTickLabelFont(small);
+    y->setTickLabelFont(small);
+    y->setLabelFont(font());
+    const bool logScale = m_log && def->positive;
+    if (logScale) {
+      y->setScaleType(QCPAxis::stLogarithmic);
+      y->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+      y->setNumberFormat(QStringLiteral("eb"));
+      y->setNumberPrecision(0);
+    }
+    for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
+    Panel panel;
+    panel.key = def->key;
+    panel.rect = rect;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    std::vector<QCPGraph*> markerGraphs;
+    std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
+    for (const auto& run : m_runs) {
+      panel.series.push_back(run.log ? extractSeries(*run.log, *def) : MetricSeries{});
+      const MetricSeries& s = panel.series.back();
+      QVector<double> keys, values;
+      for (size_t i = 0; i < s.keys.size(); ++i) {
+        if (logScale && s.values[i] <= 0) continue;
+        keys << s.keys[i];
+        values << s.values[i];
+        lo = std::min(lo, s.values[i]);
+        hi = std::max(hi, s.values[i]);
+      }
+      const bool sparse = def->kind == QLatin1String("eval");
+      const bool smoothed = m_smoothing > 0 && !sparse;
+      QCPGraph* main = m_plot->addGraph(x, y);
+      main->setName(run.name);
+      if (smoothed) {
+        QCPGraph* raw = m_plot->addGraph(x, y);
+        QColor faint = run.colour;
+        faint.setAlpha(70);
+        raw->setPen(QPen(faint, 1));
+        raw->setData(keys, values, true);
+        const std::vector<double> sm =
+            smooth(std::vector<double>(values.begin(), values.end()), m_smoothing);
+        main->setData(keys, QVector<double>(sm.begin(), sm.end()), true);
+      } else {
+        main->setData(keys, values, true);
+      }
+      main->setPen(QPen(run.colour, 1.8));
+      if (sparse) main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, 5));
+      if (!legend && m == 0) {
+        legend = new QCPLegend;
+        rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
+        legend->setLayer(QStringLiteral("legend"));
+        legend->setFont(small);
+        legend->setBrush(QColor(255, 255, 255, 200));
+        legend->setRowSpacing(0);
+      }
+      if (m == 0 && legend) main->addToLegend(legend);
+      if (!s.markerKeys.empty()) {
+        QCPGraph* marks = m_plot->addGraph(x, y);
+        marks->setLineStyle(QCPGraph::lsNone);
+        QColor edge = run.colour;
+        marks->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCrossSquare, QPen(kMarker, 1.5), edge, 8));
+        markerGraphs.push_back(marks);
+        markerSeries.push_back(panel.series.size() - 1);
+      }
+    }
+    x->setRange(0, maxKey * 1.02);
+    if (!(lo <= hi)) {
+      lo = logScale ? 0.1 : 0;
+      hi = 1;
+    }
+    if (logScale) {
+      const double l0 = std::log10(lo), l1 = std::log10(hi);
+      const double pad = std::max(0.05, (l1 - l0) * 0.08);
+      y->setRange(std::pow(10, l0 - pad), std::pow(10, l1 + pad));
+    } else {
+      const double pad = hi > lo ? (hi - lo) * 0.08 : std::max(1e-3, std::abs(hi) * 0.1);
+      y->setRange(lo - pad, hi + pad);
+    }
+    // Non-finite markers sit on the edges of the finite range: visible, and the axes stay put.
+    auto edge = [&](int sign) {
+      const QCPRange r = y->range();
+      if (logScale) {
+        const double a = std::log10(r.lower), b = std::log10(r.upper);
+        return std::pow(10, sign > 0 ? b - (b - a) * 0.04 : a + (b - a) * 0.04);
+      }
+      return sign > 0 ? r.upper - r.size() * 0.04 : r.lower + r.size() * 0.04;
+    };
+    for (size_t g = 0; g < markerGraphs.size(); ++g) {
+      QVector<double> keys, values;
+      const MetricSeries& s = panel.series[markerSeries[g]];
+      for (size_t i = 0; i < s.markerKeys.size(); ++i) {
+        keys << s.markerKeys[i];
+        values << edge(s.markerSigns[i]);
+      }
+      markerGraphs[g]->setData(keys, values, true);
+    }
+    auto* cursor = new QCPItemStraightLine(m_plot);
+    cursor->setClipAxisRect(rect);
+    cursor->point1->setAxes(x, y);
+    cursor->point2->setAxes(x, y);
+    cursor->setPen(QPen(QColor(0, 0, 0, 90), 1, Qt::DashLine));
+    cursor->setVisible(false);
+    m_panels.push_back(std::move(panel));
+  }
+  // Panels share the iteration axis: a range change in one follows in all.
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+int MetricsPlot::pointCount(const QString& key, int run) const {
+  for (const auto& p : m_panels)
+    if (p.key == key && run >= 0 && run < int(p.series.size()))
+      return static_cast<int>(p.series[size_t(run)].keys.size());
+  return -1;
+}
+
+int MetricsPlot::markerCount(const QString& key, int run) const {
+  for (const auto& p : m_panels)
+    if (p.key == key && run >= 0 && run < int(p.series.size()))
+      return static_cast<int>(p.series[size_t(run)].markerKeys.size());
+  return -1;
+}
+
+QString MetricsPlot::hoverText() const { return m_hover->text(); }
+
+QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
+  const Panel* panel = nullptr;
+  for (const auto& p : m_panels)
+    if (p.key == key) panel = &p;
+  if (!panel) return {};
+  QString label = key;
+  for (const auto& d : metricDefs())
+    if (d.key == key) label = d.label;
+  QStringList parts;
+  for (size_t r = 0; r < panel->series.size() && r < m_runs.size(); ++r) {
+    const MetricSeries& s = panel->series[r];
+    // The nearest logged iteration, finite or not.
+    double bestKey = -1, bestDist = std::numeric_limits<double>::infinity();
+    QString value;
+    for (size_t i = 0; i < s.keys.size(); ++i)
+      if (std::abs(s.keys[i] - iteration) < bestDist) {
+        bestDist = std::abs(s.keys[i] - iteration);
+        bestKey = s.keys[i];
+        value = QString::number(s.values[i], 'g', 4);
+      }
+    for (size_t i = 0; i < s.markerKeys.size(); ++i)
+      if (std::abs(s.markerKeys[i] - iteration) < bestDist) {
+        bestDist = std::abs(s.markerKeys[i] - iteration);
+        bestKey = s.markerKeys[i];
+        value = s.markerSigns[i] > 0 ? QStringLiteral("+inf") : tr("non-finite / skipped");
+      }
+    if (bestKey < 0) continue;
+    parts << QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b> @ %4")
+                 .arg(m_runs[r].colour.name(), m_runs[r].name.toHtmlEscaped(), value)
+                 .arg(qint64(bestKey));
+  }
+  if (parts.isEmpty()) return {};
+  return QStringLiteral("<b>%1</b> near iteration %2 — ")
+             .arg(label.toHtmlEscaped())
+             .arg(qint64(iteration)) +
+         parts.join(QStringLiteral("; "));
+}
+
+void MetricsPlot::hover(const QString& key, double iteration) {
+  for (size_t i = 0; i < m_panels.size(); ++i) {
+    auto* line = qobject_cast<QCPItemStraightLine*>(m_plot->item(int(i)));
+    if (!line) continue;
+    const bool here = m_panels[i].key == key;
+    line->setVisible(here);
+    if (here) {
+      const QCPRange r = m_panels[i].rect->axis(QCPAxis::atLeft)->range();
+      line->point1->setCoords(iteration, r.lower);
+      line->point2->setCoords(iteration, r.upper);
+    }
+  }
+  const QString text = valuesAt(key, iteration);
+  if (!text.isEmpty()) m_hover->setText(text);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::onMouseMove(QMouseEvent* event) {
+  const QPointF pos = event->position();
+  for (const auto& p : m_panels)
+    if (p.rect->rect().contains(pos.toPoint())) {
+      hover(p.key, p.rect->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
+      return;
+    }
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,98 @@
+#pragma once
+// Live curves of a run directory's metrics.jsonl (QCustomPlot): one panel per selected metric,
+// the runs overlaid in their colours. Smoothing is an exponential moving average drawn over the
+// faint raw curve; the y axes can be logarithmic; hovering shows every run's value at the
+// iteration under the mouse. Non-finite values (null, "nan", "inf") and skipped steps never
+// enter a curve: they are drawn as red markers on the panel's bottom edge (+inf on its top), so
+// the axes keep the finite range. Updates are coalesced: setRuns() and every option schedule
+// one replot ~40 ms later, however many arrive in between.
+#include <QColor>
+#include <QString>
+#include <QTimer>
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "run_log.h"
+
+class QCustomPlot;
+class QCPAxisRect;
+class QLabel;
+class QMouseEvent;
+
+namespace foveal::ui {
+
+struct MetricDef {
+  QString key;    ///< field of the record
+  QString kind;   ///< record kind it comes from ("train" or "eval")
+  QString label;  ///< axis label
+  bool positive;  ///< strictly positive in practice: log scale makes sense
+};
+
+/// Every metric the trainer logs, in display order.
+const std::vector<MetricDef>& metricDefs();
+
+/// One run's points of one metric: finite points in `keys`/`values`, the rest as markers.
+struct MetricSeries {
+  std::vector<double> keys, values;
+  std::vector<double> markerKeys;
+  std::vector<int> markerSigns;  ///< +1: +inf (top edge); -1: NaN, -inf or a skipped step
+};
+/// Extracts `metric` from a run's records (skip records mark loss and gradient norm).
+MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric);
+/// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).
+std::vector<double> smooth(const std::vector<double>& values, double weight);
+
+struct PlotRun {
+  QString name;
+  QColor colour;
+  std::shared_ptr<const core::RunLog> log;
+};
+
+class MetricsPlot : public QWidget {
+  Q_OBJECT
+ public:
+  explicit MetricsPlot(QWidget* parent = nullptr);
+
+  void setRuns(std::vector<PlotRun> runs);
+  /// Metric keys shown as panels, in metricDefs() order.
+  void setMetrics(const QStringList& keys);
+  QStringList metrics() const { return m_metrics; }
+  void setSmoothing(double weight);
+  void setLogScale(bool on);
+  /// Marks new data: the plot is rebuilt at the next coalesced replot.
+  void scheduleReplot();
+
+  QCustomPlot* plot() const { return m_plot; }
+  int replotCount() const { return m_replots; }
+  bool replotPending() const { return m_timer.isActive(); }
+  /// Finite points and non-finite markers drawn for run `run` in the panel of `key` (tests).
+  int pointCount(const QString& key, int run) const;
+  int markerCount(const QString& key, int run) const;
+  /// Values at `iteration` (the hover text); empty when no panel is under the mouse.
+  QString hoverText() const;
+  QString valuesAt(const QString& key, double iteration) const;
+  /// Simulates hovering at iteration `iteration` over the panel of `key`.
+  void hover(const QString& key, double iteration);
+
+ private:
+  void rebuild();
+  void onMouseMove(QMouseEvent* event);
+
+  QCustomPlot* m_plot;
+  QLabel* m_hover;
+  QTimer m_timer;
+  std::vector<PlotRun> m_runs;
+  QStringList m_metrics;
+  double m_smoothing = 0.6;
+  bool m_log = false;
+  int m_replots = 0;
+  struct Panel {
+    QString key;
+    QCPAxisRect* rect = nullptr;
+    std::vector<MetricSeries> series;  ///< per run in m_runs
+  };
+  std::vector<Panel> m_panels;
+};
+
+}  // namespace foveal::ui

@@ -1,0 +1,96 @@
+#pragma once
+// Starts, stops and resumes `foveal-cli train` processes (QProcess), one per run folder (or one
+// per GPU for a data-parallel run: the processes meet through the WORLD_SIZE / RANK /
+// MASTER_ADDR / MASTER_PORT variables, as torchrun sets them). It reports what it knows about
+// each process; the run's progress itself is read from its folder by RunLog. Stop sends SIGTERM:
+// the trainer finishes the iteration and writes a checkpoint, so Resume continues from there.
+#include <QObject>
+#include <QProcessEnvironment>
+#include <QString>
+#include <QStringList>
+#include <map>
+#include <vector>
+
+#include "run_log.h"
+
+class QProcess;
+
+namespace foveal::ui {
+
+/// The foveal-cli next to the running executable ("" when there is none).
+QString fovealCliPath();
+
+/// Everything the launch dialog decides; turns into the exact command line.
+struct LaunchSpec {
+  enum class Device { Cpu, Cuda, MultiGpu };
+  QString preset = QStringLiteral("digits-soft");
+  double width = 0.25;
+  QString data;          ///< training data spec(s), ";"-separated; empty: the preset's
+  QString evalData;      ///< evaluation sets; empty: the preset's
+  int iterations = 0;    ///< 0: the preset's
+  int batch = 0;         ///< 0: the preset's
+  int evalInterval = 0;  ///< 0: the preset's
+  int logInterval = 0;   ///< a metrics record every N iterations; 0: the preset's
+  int evalLimit = 0;     ///< images per evaluation set during training; 0: the preset's
+  int seed = 1;
+  Device device = Device::Cpu;
+  int cudaIndex = 0;  ///< Device::Cuda
+  int gpus = 2;       ///< Device::MultiGpu: processes, one per GPU (cuda:0 .. cuda:gpus-1)
+  int threads = 0;    ///< CPU threads (0: the trainer's default)
+  int masterPort = 29500;
+  QString runDir;
+  bool resume = false;  ///< continue runDir (only runDir, device and threads are used)
+
+  int processes() const { return device == Device::MultiGpu ? std::max(1, gpus) : 1; }
+  /// foveal-cli's arguments for process `rank`.
+  QStringList arguments(int rank = 0) const;
+  /// Variables process `rank` needs on top of the environment (empty for one process).
+  std::vector<std::pair<QString, QString>> environment(int rank) const;
+  /// The command as a POSIX shell line (a loop over ranks for several GPUs); `cli` is the
+  /// program path to print.
+  QString commandLine(const QString& cli) const;
+};
+
+/// Quotes an argument for a POSIX shell when it needs quoting.
+QString shellQuote(const QString& argument);
+
+class RunLauncher : public QObject {
+  Q_OBJECT
+ public:
+  explicit RunLauncher(QObject* parent = nullptr);
+  /// Stops every process it started (SIGTERM, so each writes a checkpoint) and waits a while.
+  ~RunLauncher() override;
+
+  /// The program to run (defaults to fovealCliPath()); tests may point it elsewhere.
+  void setProgram(const QString& program) { m_program = program; }
+  QString program() const { return m_program; }
+
+  /// Starts the run; false with a message when it cannot (no foveal-cli, folder in use...).
+  bool start(const LaunchSpec& spec, QString* error);
+  /// SIGTERM to every process of the run. False when none is running.
+  bool stop(const QString& runDir);
+  bool isRunning(const QString& runDir) const;
+  core::ProcessFacts facts(const QString& runDir) const;
+  /// The last lines the run's processes printed (stdout and stderr, rank 0 first).
+  QString output(const QString& runDir) const;
+
+ Q_SIGNALS:
+  /// A process of the run started or ended.
+  void processChanged(const QString& runDir);
+  /// New output lines.
+  void outputChanged(const QString& runDir);
+
+ private:
+  struct Job {
+    std::vector<QProcess*> processes;
+    QStringList output;
+    core::ProcessFacts facts;
+  };
+  void onFinished(const QString& dir, QProcess* process);
+  void readOutput(const QString& dir, QProcess* process);
+
+  QString m_program;
+  std::map<QString, Job> m_jobs;
+};
+
+}  // namespace foveal::ui

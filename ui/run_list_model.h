@@ -1,0 +1,76 @@
+#pragma once
+// The training runs the page follows: one row per run folder (launched here, or added from disk,
+// e.g. synced from a GPU server), with its status, progress, ETA and best evaluation accuracy.
+// The name column is checkable: checked runs are overlaid in the plots, each in its own colour.
+// Rows read their folder only when refresh() is called (the page polls and coalesces).
+#include <QAbstractTableModel>
+#include <QColor>
+#include <QStringList>
+#include <memory>
+#include <vector>
+
+#include "run_log.h"
+
+namespace foveal::ui {
+
+class RunListModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { Name, Status, Progress, Eta, Best, ColumnCount };
+  enum Role { DirRole = Qt::UserRole + 1, StatusRole, DetailRole, ColourRole };
+
+  explicit RunListModel(QObject* parent = nullptr);
+
+  /// Adds a run folder (it need not exist yet) and reads it. Returns its row; a folder already
+  /// listed keeps its row.
+  int addRun(const QString& dir);
+  void removeRun(int row);
+  int rowOf(const QString& dir) const;
+  QString dir(int row) const;
+  QString name(int row) const;
+  QColor colour(int row) const;
+  bool isShown(int row) const;
+  std::shared_ptr<const core::RunLog> log(int row) const;
+  core::RunStatusInfo status(int row) const;
+  QStringList dirs() const;
+
+  /// What the launcher knows about the process writing `dir`.
+  void setProcess(const QString& dir, const core::ProcessFacts& facts);
+  /// Runs whose status is older than this many seconds without a final record are stale.
+  void setStaleAfter(double seconds) { m_staleAfter = seconds; }
+
+  /// Reads what was appended to every folder. Returns the rows whose records changed (their
+  /// status, progress and ETA cells are updated either way).
+  std::vector<int> refresh();
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+  static QString formatEta(double seconds);
+
+ Q_SIGNALS:
+  /// The set of overlaid runs changed (a box ticked, a run added or removed).
+  void shownChanged();
+
+ private:
+  struct Entry {
+    QString dir;
+    std::shared_ptr<core::RunLog> log;
+    core::ProcessFacts process;
+    core::RunStatusInfo status;
+    QColor colour;
+    bool shown = true;
+  };
+  bool updateStatus(Entry& e);
+  QColor nextColour() const;
+
+  std::vector<Entry> m_entries;
+  double m_staleAfter = 600;
+};
+
+}  // namespace foveal::ui

@@ -1,0 +1,59 @@
+#pragma once
+// The dialog that sets up a training run: preset, model width, datasets, iterations, batch size,
+// device (CPU, one CUDA device, or several GPUs as separate ranks), seed and run folder. It shows
+// the exact command line it will run, kept up to date and copyable, so the same run can be
+// started by hand on a GPU server.
+#include <QDialog>
+
+#include "run_launcher.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProcess;
+class QSpinBox;
+
+namespace foveal::ui {
+
+class TrainingLaunchDialog : public QDialog {
+  Q_OBJECT
+ public:
+  /// `cli` is the foveal-cli the page runs (its presets fill the list; "" keeps the built-in
+  /// names); `runsRoot` is where a new run folder is proposed.
+  TrainingLaunchDialog(const QString& cli, const QString& runsRoot, QWidget* parent = nullptr);
+  ~TrainingLaunchDialog() override;
+
+  LaunchSpec spec() const;
+  void setSpec(const LaunchSpec& spec);
+  QString commandLine() const;
+  QStringList presets() const;
+
+ private:
+  void updateCommand();
+  void loadPresets();
+  void proposeRunDir();
+
+  QString m_cli;
+  QString m_runsRoot;
+  bool m_dirEdited = false;
+  QComboBox* m_preset;
+  QDoubleSpinBox* m_width;
+  QLineEdit* m_data;
+  QLineEdit* m_evalData;
+  QSpinBox* m_iterations;
+  QSpinBox* m_batch;
+  QSpinBox* m_evalInterval;
+  QComboBox* m_device;
+  QSpinBox* m_cudaIndex;
+  QSpinBox* m_gpus;
+  QSpinBox* m_threads;
+  QSpinBox* m_seed;
+  QLineEdit* m_runDir;
+  QPlainTextEdit* m_command;
+  QLabel* m_note;
+  QProcess* m_presetProcess = nullptr;
+};
+
+}  // namespace foveal::ui

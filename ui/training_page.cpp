@@ -1,0 +1,375 @@
+#include "training_page.h"
+
+#include <QCheckBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QSlider>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "evaluation_panel.h"
+#include "live_preview.h"
+#include "metrics_plot.h"
+#include "run_list_model.h"
+#include "settings.h"
+#include "training_launch_dialog.h"
+
+namespace foveal::ui {
+
+namespace {
+const Setting<QStringList> kRuns(QStringLiteral("training/runs"), {});
+const Setting<QString> kRunsRoot(QStringLiteral("training/runsRoot"),
+                                 QDir::home().filePath(QStringLiteral("foveal-runs")));
+const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
+const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
+const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
+constexpr int kCoalesceMs = 40;
+constexpr int kPollMs = 1000;
+const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
+}  // namespace
+
+TrainingPage::TrainingPage(QWidget* parent)
+    : QWidget(parent),
+      m_runs(new RunListModel(this)),
+      m_launcher(new RunLauncher(this)),
+      m_fsWatcher(new QFileSystemWatcher(this)) {
+  buildLayout();
+  m_coalesce.setSingleShot(true);
+  m_coalesce.setInterval(kCoalesceMs);
+  connect(&m_coalesce, &QTimer::timeout, this, &TrainingPage::refreshNow);
+  m_poll.setInterval(kPollMs);
+  connect(&m_poll, &QTimer::timeout, this, &TrainingPage::scheduleRefresh);
+  m_poll.start();
+  connect(m_fsWatcher, &QFileSystemWatcher::directoryChanged, this, &TrainingPage::scheduleRefresh);
+  connect(m_fsWatcher, &QFileSystemWatcher::fileChanged, this, &TrainingPage::scheduleRefresh);
+  connect(m_runs, &RunListModel::shownChanged, this, &TrainingPage::updatePlotRuns);
+  connect(m_launcher, &RunLauncher::processChanged, this, [this](const QString& dir) {
+    m_runs->setProcess(dir, m_launcher->facts(dir));
+    updatePlotRuns();
+    updateSelection();
+    const int row = m_runs->rowOf(dir);
+    if (row >= 0 && !m_launcher->isRunning(dir)) {
+      const auto st = m_runs->status(row);
+      const QString text = tr("%1: %2").arg(m_runs->name(row), QString::fromStdString(st.detail));
+      if (st.status == core::RunStatus::Failed)
+        Q_EMIT failed(tr("Training run %1").arg(text));
+      else
+        Q_EMIT message(text);
+    }
+  });
+  connect(m_launcher, &RunLauncher::outputChanged, this, [this](const QString& dir) {
+    if (m_runs->dir(currentRun()) != dir) return;
+    m_output->setPlainText(m_launcher->output(dir));
+    m_output->verticalScrollBar()->setValue(m_output->verticalScrollBar()->maximum());
+  });
+  for (const QString& dir : kRuns.value()) m_runs->addRun(dir);
+  updateWatchedPaths();
+  updatePlotRuns();
+  if (m_runs->rowCount()) selectRun(0);
+}
+
+TrainingPage::~TrainingPage() = default;
+
+void TrainingPage::buildLayout() {
+  auto* outer = new QHBoxLayout(this);
+  outer->setContentsMargins(4, 4, 4, 4);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  outer->addWidget(split);
+
+  // Left: runs, buttons, metric choice, preview.
+  auto* left = new QWidget(split);
+  auto* ll = new QVBoxLayout(left);
+  ll->setContentsMargins(0, 0, 0, 0);
+  auto* buttons = new QHBoxLayout;
+  auto* add = new QPushButton(tr("&New run..."), left);
+  add->setToolTip(tr("Launch foveal-cli train"));
+  auto* open = new QPushButton(tr("&Add folder..."), left);
+  open->setToolTip(tr("Follow an existing run folder (local, or synced from a server)"));
+  auto* remove = new QPushButton(tr("Remove"), left);
+  remove->setToolTip(tr("Stop following the selected run (its folder is kept)"));
+  m_stop = new QPushButton(tr("&Stop"), left);
+  m_stop->setToolTip(tr("Stop the selected run after a checkpoint (SIGTERM)"));
+  m_resume = new QPushButton(tr("&Resume"), left);
+  m_resume->setToolTip(tr("Continue the selected run from its latest checkpoint (--resume)"));
+  for (auto* b : {add, open, remove, m_stop, m_resume}) buttons->addWidget(b);
+  ll->addLayout(buttons);
+  connect(add, &QPushButton::clicked, this, &TrainingPage::newRun);
+  connect(open, &QPushButton::clicked, this, [this] {
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Add a run folder"), kRunsRoot.value());
+    if (!dir.isEmpty()) addRunFolder(dir);
+  });
+  connect(remove, &QPushButton::clicked, this, [this] { removeRun(currentRun()); });
+  connect(m_stop, &QPushButton::clicked, this, [this] { stopRun(currentRun()); });
+  connect(m_resume, &QPushButton::clicked, this, [this] { resumeRun(currentRun()); });
+
+  m_view = new QTableView(left);
+  m_view->setModel(m_runs);
+  m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_view->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_view->verticalHeader()->hide();
+  m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_view->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);
+  m_view->setMinimumHeight(120);
+  connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          &TrainingPage::updateSelection);
+  ll->addWidget(m_view, 2);
+  m_detail = new QLabel(left);
+  m_detail->setWordWrap(true);
+  m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  ll->addWidget(m_detail);
+
+  auto* metricsBox = new QGroupBox(tr("Curves"), left);
+  auto* grid = new QGridLayout(metricsBox);
+  grid->setContentsMargins(6, 4, 6, 4);
+  grid->setVerticalSpacing(1);
+  m_plot = new MetricsPlot;  // parented by the splitter below
+  QStringList chosen = kMetrics.value();
+  if (chosen.isEmpty()) chosen = m_plot->metrics();
+  m_plot->setMetrics(chosen);
+  int i = 0;
+  for (const auto& def : metricDefs()) {
+    auto* box = new QCheckBox(def.label, metricsBox);
+    box->setObjectName(QStringLiteral("metric_") + def.key);
+    box->setChecked(chosen.contains(def.key));
+    grid->addWidget(box, i / 3, i % 3);
+    ++i;
+    connect(box, &QCheckBox::toggled, this, [this, key = def.key](bool on) {
+      QStringList keys = m_plot->metrics();
+      keys.removeAll(key);
+      if (on) keys << key;
+      m_plot->setMetrics(keys);
+      kMetrics.set(m_plot->metrics());
+    });
+  }
+  auto* options = new QHBoxLayout;
+  options->addWidget(new QLabel(tr("Smoothing"), metricsBox));
+  m_smoothing = new QSlider(Qt::Horizontal, metricsBox);
+  m_smoothing->setRange(0, 99);
+  m_smoothing->setValue(kSmoothing.value());
+  m_smoothing->setToolTip(tr("Exponential moving average weight (0: raw values)"));
+  options->addWidget(m_smoothing, 1);
+  m_log = new QCheckBox(tr("Log scale"), metricsBox);
+  m_log->setChecked(kLogScale.value());
+  options->addWidget(m_log);
+  grid->addLayout(options, (i + 2) / 3, 0, 1, 3);
+  m_plot->setSmoothing(m_smoothing->value() / 100.0);
+  m_plot->setLogScale(m_log->isChecked());
+  connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
+    m_plot->setSmoothing(v / 100.0);
+    kSmoothing.set(v);
+  });
+  connect(m_log, &QCheckBox::toggled, this, [this](bool on) {
+    m_plot->setLogScale(on);
+    kLogScale.set(on);
+  });
+  ll->addWidget(metricsBox);
+
+  m_preview = new LivePreview(left);
+  ll->addWidget(m_preview, 1);
+  split->addWidget(left);
+
+  // Right: the curves over the evaluation and the process output.
+  auto* right = new QSplitter(Qt::Vertical, split);
+  right->addWidget(m_plot);
+  auto* tabs = new QTabWidget(right);
+  m_eval = new EvaluationPanel(tabs);
+  m_eval->setProgram(m_launcher->program());
+  tabs->addTab(m_eval, tr("E&valuate"));
+  m_output = new QPlainTextEdit(tabs);
+  m_output->setReadOnly(true);
+  m_output->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_output->setPlaceholderText(tr("The output of runs started here appears here."));
+  tabs->addTab(m_output, tr("&Output"));
+  right->addWidget(tabs);
+  right->setStretchFactor(0, 3);
+  right->setStretchFactor(1, 1);
+  split->addWidget(right);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({420, 900});
+  connect(m_eval, &EvaluationPanel::failed, this, &TrainingPage::failed);
+  connect(m_eval, &EvaluationPanel::failureChosen, this, &TrainingPage::failureChosen);
+}
+
+int TrainingPage::addRunFolder(const QString& dir) {
+  const int row = m_runs->addRun(dir);
+  m_runs->setProcess(m_runs->dir(row), m_launcher->facts(m_runs->dir(row)));
+  saveRunList();
+  updateWatchedPaths();
+  updatePlotRuns();
+  selectRun(row);
+  const auto st = m_runs->status(row);
+  if (st.status == core::RunStatus::Corrupt || st.status == core::RunStatus::Missing)
+    Q_EMIT failed(tr("%1: %2").arg(m_runs->dir(row), QString::fromStdString(st.detail)));
+  return row;
+}
+
+void TrainingPage::removeRun(int row) {
+  if (row < 0 || row >= m_runs->rowCount()) return;
+  m_runs->removeRun(row);
+  saveRunList();
+  updateWatchedPaths();
+  updateSelection();
+}
+
+bool TrainingPage::launch(const LaunchSpec& spec) {
+  QString error;
+  if (!m_launcher->start(spec, &error)) {
+    Q_EMIT failed(error);
+    return false;
+  }
+  const QString dir = QDir::cleanPath(QFileInfo(spec.runDir).absoluteFilePath());
+  if (!spec.resume) kRunsRoot.set(QFileInfo(dir).absolutePath());
+  addRunFolder(dir);
+  Q_EMIT message(tr("Started %1").arg(QFileInfo(dir).fileName()));
+  return true;
+}
+
+bool TrainingPage::stopRun(int row) {
+  const QString dir = m_runs->dir(row);
+  if (dir.isEmpty() || !m_launcher->stop(dir)) {
+    Q_EMIT failed(tr("No run started here is running in %1 (runs started elsewhere are stopped "
+                     "there, e.g. with kill -TERM).")
+                      .arg(dir));
+    return false;
+  }
+  Q_EMIT message(tr("Stopping %1 after a checkpoint...").arg(m_runs->name(row)));
+  return true;
+}
+
+bool TrainingPage::resumeRun(int row) {
+  const QString dir = m_runs->dir(row);
+  if (dir.isEmpty()) return false;
+  LaunchSpec spec;
+  spec.resume = true;
+  spec.runDir = dir;
+  const std::string device = m_runs->log(row)->config().device;
+  if (device.rfind("cuda", 0) == 0) {
+    spec.device = LaunchSpec::Device::Cuda;
+    spec.cudaIndex = device.size() > 5 ? QString::fromStdString(device.substr(5)).toInt() : 0;
+  }
+  return launch(spec);
+}
+
+void TrainingPage::newRun() {
+  TrainingLaunchDialog dialog(m_launcher->program(), kRunsRoot.value(), this);
+  if (dialog.exec() == QDialog::Accepted) launch(dialog.spec());
+}
+
+void TrainingPage::selectRun(int row) {
+  if (row < 0 || row >= m_runs->rowCount()) return;
+  m_view->selectionModel()->setCurrentIndex(
+      m_runs->index(row, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  updateSelection();
+}
+
+int TrainingPage::currentRun() const {
+  const QModelIndex i = m_view->selectionModel()->currentIndex();
+  return i.isValid() ? i.row() : -1;
+}
+
+QString TrainingPage::detailText() const { return m_detail->text(); }
+
+void TrainingPage::setStaleAfter(double seconds) {
+  m_runs->setStaleAfter(seconds);
+  scheduleRefresh();
+}
+
+void TrainingPage::setPollInterval(int ms) { m_poll.setInterval(ms); }
+
+void TrainingPage::setProgram(const QString& cli) {
+  m_launcher->setProgram(cli);
+  m_eval->setProgram(cli);
+}
+
+void TrainingPage::scheduleRefresh() {
+  if (!m_coalesce.isActive()) m_coalesce.start();
+}
+
+void TrainingPage::refreshNow() {
+  m_coalesce.stop();
+  ++m_refreshes;
+  const auto changed = m_runs->refresh();
+  bool shownChanged = false;
+  for (int row : changed) shownChanged = shownChanged || m_runs->isShown(row);
+  if (shownChanged) m_plot->scheduleReplot();
+  if (!changed.empty()) updateWatchedPaths();
+  m_preview->checkForUpdate();
+  updateSelection();
+}
+
+void TrainingPage::updatePlotRuns() {
+  std::vector<PlotRun> runs;
+  for (int r = 0; r < m_runs->rowCount(); ++r)
+    if (m_runs->isShown(r)) runs.push_back({m_runs->name(r), m_runs->colour(r), m_runs->log(r)});
+  m_plot->setRuns(std::move(runs));
+}
+
+void TrainingPage::updateWatchedPaths() {
+  QStringList wanted;
+  for (const QString& dir : m_runs->dirs()) {
+    if (QFileInfo(dir).isDir()) wanted << dir;
+    const QString metrics = QDir(dir).filePath(QStringLiteral("metrics.jsonl"));
+    if (QFileInfo(metrics).isFile()) wanted << metrics;
+  }
+  QStringList stale;
+  for (const QString& p : m_fsWatcher->files() + m_fsWatcher->directories())
+    if (!wanted.contains(p)) stale << p;
+  if (!stale.isEmpty()) m_fsWatcher->removePaths(stale);
+  QStringList fresh;
+  for (const QString& p : wanted)
+    if (!m_fsWatcher->files().contains(p) && !m_fsWatcher->directories().contains(p)) fresh << p;
+  if (!fresh.isEmpty()) m_fsWatcher->addPaths(fresh);
+}
+
+void TrainingPage::updateSelection() {
+  const int row = currentRun();
+  const QString dir = m_runs->dir(row);
+  const bool running = !dir.isEmpty() && m_launcher->isRunning(dir);
+  m_stop->setEnabled(running);
+  const auto status = m_runs->status(row).status;
+  m_resume->setEnabled(!dir.isEmpty() && !running &&
+                       QFileInfo::exists(QDir(dir).filePath(QStringLiteral("latest.state"))) &&
+                       status != core::RunStatus::Finished && status != core::RunStatus::Running);
+  if (row < 0) {
+    m_detail->clear();
+    m_preview->setRun({}, {});
+    return;
+  }
+  const auto log = m_runs->log(row);
+  const auto st = m_runs->status(row);
+  QString text = QStringLiteral("<b>%1</b> — %2")
+                     .arg(m_runs->name(row).toHtmlEscaped(),
+                          QString::fromStdString(st.detail).toHtmlEscaped());
+  if (log->partialLine()) text += tr(" (a line is being written)");
+  if (!log->corruptLines().empty())
+    text += QStringLiteral("<br><span style='color:#c62828'>%1</span>")
+                .arg(QString::fromStdString(log->corruptLines().front().message).toHtmlEscaped());
+  if (m_detail->text() != text) m_detail->setText(text);
+  const auto& evalSets = log->config().evalData;
+  QStringList sets;
+  for (const auto& s : evalSets) sets << QString::fromStdString(s);
+  if (m_shownRun != dir) {
+    m_shownRun = dir;
+    m_eval->setRun(dir, sets);
+    m_output->setPlainText(m_launcher->output(dir));
+  }
+  m_preview->setRun(dir, sets.isEmpty() ? kDefaultSample : sets.first());
+}
+
+void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }
+
+}  // namespace foveal::ui

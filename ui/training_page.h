@@ -1,0 +1,99 @@
+#pragma once
+// The Training page: the runs list (launched here, or run folders added from disk or synced from
+// a GPU server), live curves of their metrics overlaid in distinct colours, a live preview of the
+// selected run's latest checkpoint, its process output, and the evaluation of a checkpoint.
+// Folders are watched (QFileSystemWatcher, plus a 1 s poll for synced folders, where change
+// notifications do not arrive) and every change is coalesced into one refresh ~40 ms later.
+#include <QImage>
+#include <QTimer>
+#include <QWidget>
+
+#include "run_launcher.h"
+
+class QCheckBox;
+class QFileSystemWatcher;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSlider;
+class QTableView;
+
+namespace foveal::ui {
+
+class EvaluationPanel;
+class LivePreview;
+class MetricsPlot;
+class RunListModel;
+
+class TrainingPage : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrainingPage(QWidget* parent = nullptr);
+  ~TrainingPage() override;
+
+  /// Follows a run folder (it may not exist yet); selects it. Returns its row.
+  int addRunFolder(const QString& dir);
+  void removeRun(int row);
+  /// Starts a run as the dialog would; false (and failed()) when it cannot start.
+  bool launch(const LaunchSpec& spec);
+  bool stopRun(int row);
+  bool resumeRun(int row);
+  void selectRun(int row);
+  int currentRun() const;
+  /// Opens the launch dialog.
+  void newRun();
+  /// Reads every folder now (normally coalesced from watcher and poll events).
+  void refreshNow();
+  /// Seconds without any write after which a run that has not finished is called stale.
+  void setStaleAfter(double seconds);
+  void setPollInterval(int ms);
+  /// The foveal-cli that launches and evaluates (default: the one next to this program).
+  void setProgram(const QString& cli);
+
+  RunListModel* runs() const { return m_runs; }
+  MetricsPlot* plot() const { return m_plot; }
+  RunLauncher* launcher() const { return m_launcher; }
+  EvaluationPanel* evaluation() const { return m_eval; }
+  LivePreview* preview() const { return m_preview; }
+  QTableView* runView() const { return m_view; }
+  QString detailText() const;
+  int refreshCount() const { return m_refreshes; }
+
+ Q_SIGNALS:
+  /// Something the user should read in the window's banner.
+  void failed(const QString& message);
+  /// A line for the status bar.
+  void message(const QString& text);
+  /// A misread image, to open in the inspector with `model`.
+  void failureChosen(const QImage& image, const QString& source, const QString& truth,
+                     const QString& model);
+
+ private:
+  void buildLayout();
+  void scheduleRefresh();
+  void updatePlotRuns();
+  void updateWatchedPaths();
+  void updateSelection();
+  void saveRunList() const;
+
+  RunListModel* m_runs;
+  RunLauncher* m_launcher;
+  QFileSystemWatcher* m_fsWatcher;
+  QTimer m_coalesce;
+  QTimer m_poll;
+  int m_refreshes = 0;
+  QString m_shownRun;  ///< the run whose output and checkpoints are shown
+
+  QTableView* m_view = nullptr;
+  MetricsPlot* m_plot = nullptr;
+  LivePreview* m_preview = nullptr;
+  EvaluationPanel* m_eval = nullptr;
+  QPlainTextEdit* m_output = nullptr;
+  QLabel* m_detail = nullptr;
+  QPushButton* m_stop = nullptr;
+  QPushButton* m_resume = nullptr;
+  QSlider* m_smoothing = nullptr;
+  QCheckBox* m_log = nullptr;
+};
+
+}  // namespace foveal::ui
