@@ -108,7 +108,11 @@ void MainWindow::buildLayout() {
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_training, &TrainingPage::failureChosen, this, &MainWindow::inspectFailure);
   outer->addWidget(m_tabs, 1);
-  connect(m_tabs, &QTabWidget::currentChanged, this, [this] { showCurrentModel(); });
+  connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
+    // The step bar drives the inspector and compare pages; training has no steps.
+    if (m_stepBar) m_stepBar->setVisible(m_tabs->currentWidget() != m_training);
+    showCurrentModel();
+  });
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
     m_currentModel = row;
     retrace();

@@ -94,6 +94,7 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   m_plot->setMouseTracking(true);
   m_plot->setInteractions({});
   m_plot->setNoAntialiasingOnDrag(true);
+  m_plot->setAutoAddPlottableToLegend(false);  // one legend entry per run, added explicitly
   m_timer.setSingleShot(true);
   m_timer.setInterval(kCoalesceMs);
   connect(&m_timer, &QTimer::timeout, this, &MetricsPlot::rebuild);
@@ -174,6 +175,7 @@ void MetricsPlot::rebuild() {
       y->setNumberPrecision(0);
     }
     for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
+    x->ticker()->setTickCount(4);  // panels sit side by side: keep their labels apart
     Panel panel;
     panel.key = def->key;
     panel.rect = rect;

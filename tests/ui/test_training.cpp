@@ -15,10 +15,12 @@
 #include "live_preview.h"
 #include "main_window.h"
 #include "metrics_plot.h"
+#include "model_session.h"
 #include "patch_strip.h"
 #include "qcustomplot_include.h"
 #include "run_launcher.h"
 #include "run_list_model.h"
+#include "test_models.h"
 #include "training_launch_dialog.h"
 #include "training_page.h"
 
@@ -466,7 +468,7 @@ class TestTraining : public QObject {
                      .arg(k == 0 ? QString("null") : QString::number(-nll / 5 - 0.02))
                      .arg(2.0 + 3.0 * std::exp(-t / 3) + 0.3 * std::abs(noise) * 10)
                      .arg(s.acc * (1 - std::exp(-t / 1.5)))
-                     .arg(k == 2 ? 410 + 20 * std::sin(it * 0.01) : 930 + 40 * std::sin(it * 0.01))
+                     .arg((k == 2 ? 410 : 930 - 40 * k) + 12 * std::sin(it / 2500.0 + k))
                      .arg(it / (k == 2 ? 410.0 : 930.0) * 192)
                      .toUtf8();
         if (k == 1 && it == 4000)  // a diverged step, shown as a marker
@@ -479,6 +481,10 @@ class TestTraining : public QObject {
       }
       if (k < 2) lines += "{\"kind\":\"checkpoint\",\"iteration\":30000,\"reason\":\"end\"}\n";
       append(dir + "/metrics.jsonl", lines);
+      if (k == 2)  // the preview traces the run's latest.fvm (here untrained weights)
+        core::ModelSession::create(
+            test::tinyConfig(core::AttentionKind::Sharp, core::ContextKind::Chain), 3)
+            ->save((dir + "/latest.fvm").toStdString());
       page->addRunFolder(dir);
       ++k;
     }
@@ -490,6 +496,7 @@ class TestTraining : public QObject {
     w.show();
     QVERIFY(QTest::qWaitForWindowExposed(&w));
     QTRY_VERIFY(!page->plot()->replotPending());
+    QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr, 30000);
     page->plot()->hover("accuracy", 15000);
     QTest::qWait(300);
     QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
