@@ -1,7 +1,6 @@
 #include "checkpoint.h"
 
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
+#include <torch/nn/module.h>
 #include <array>
 #include <cstdio>
 #include <cstring>
@@ -51,15 +50,111 @@ T get(const std::string& in, size_t pos) {
   return v;
 }
 
+// The weights: a flat list of named tensors written by Foveal itself, so that reading a model
+// file never runs LibTorch's pickle/TorchScript parser on untrusted bytes (fuzzing showed that
+// parser can abort the process on a crafted archive). Little-endian:
+//   u32 count; count x { u32 name length, name, u8 dtype, u32 rank, i64 dims[rank], u64 bytes,
+//   data }.
+enum class DType : uint8_t { Float32 = 1, Float64 = 2, Int64 = 3 };
+
+DType dtypeOf(const torch::Tensor& t) {
+  if (t.scalar_type() == torch::kFloat) return DType::Float32;
+  if (t.scalar_type() == torch::kDouble) return DType::Float64;
+  if (t.scalar_type() == torch::kLong) return DType::Int64;
+  throw Error(std::string("cannot store a tensor of type ") + c10::toString(t.scalar_type()));
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> namedTensors(const torch::nn::Module& m) {
+  std::vector<std::pair<std::string, torch::Tensor>> out;
+  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
+  for (const auto& b : m.named_buffers()) out.emplace_back(b.key(), b.value());
+  return out;
+}
+
+std::string encodeTensors(const torch::nn::Module& m) {
+  std::string out;
+  const auto tensors = namedTensors(m);
+  put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
+  for (const auto& [name, tensor] : tensors) {
+    const auto t = tensor.detach().to(torch::kCPU).contiguous();
+    put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    out += name;
+    out.push_back(static_cast<char>(dtypeOf(t)));
+    put<uint32_t>(out, static_cast<uint32_t>(t.dim()));
+    for (int64_t d : t.sizes()) put<uint64_t>(out, static_cast<uint64_t>(d));
+    const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+    put<uint64_t>(out, bytes);
+    out.append(static_cast<const char*>(t.data_ptr()), bytes);
+  }
+  return out;
+}
+
+void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path) {
+  auto fail = [&](const std::string& what) {
+    throw Error(path + ": weights do not match the model config (" + what + ")");
+  };
+  size_t pos = 0;
+  auto need = [&](size_t n) {
+    if (n > data.size() - pos) fail("weight table ends early");
+  };
+  struct Entry {
+    DType dtype;
+    std::vector<int64_t> shape;
+    size_t offset, bytes;
+  };
+  std::map<std::string, Entry> entries;
+  need(4);
+  const auto count = get<uint32_t>(data, pos);
+  pos += 4;
+  for (uint32_t i = 0; i < count; ++i) {
+    need(4);
+    const auto nameLen = get<uint32_t>(data, pos);
+    pos += 4;
+    need(nameLen);
+    std::string name = data.substr(pos, nameLen);
+    pos += nameLen;
+    need(1 + 4);
+    Entry e;
+    e.dtype = static_cast<DType>(static_cast<uint8_t>(data[pos]));
+    const auto rank = get<uint32_t>(data, pos + 1);
+    pos += 5;
+    if (rank > 8) fail("'" + name + "' has " + std::to_string(rank) + " dimensions");
+    need(8ull * rank + 8);
+    for (uint32_t d = 0; d < rank; ++d) {
+      e.shape.push_back(static_cast<int64_t>(get<uint64_t>(data, pos)));
+      pos += 8;
+    }
+    e.bytes = static_cast<size_t>(get<uint64_t>(data, pos));
+    pos += 8;
+    need(e.bytes);
+    e.offset = pos;
+    pos += e.bytes;
+    if (!entries.emplace(std::move(name), std::move(e)).second) fail("a weight appears twice");
+  }
+  if (pos != data.size()) fail("unexpected bytes after the weight table");
+
+  const auto tensors = namedTensors(m);
+  for (const auto& [name, tensor] : tensors) {
+    const auto it = entries.find(name);
+    if (it == entries.end()) fail("'" + name + "' is missing");
+    const Entry& e = it->second;
+    if (e.dtype != dtypeOf(tensor) || e.shape != tensor.sizes().vec() ||
+        e.bytes != static_cast<size_t>(tensor.numel()) * tensor.element_size())
+      fail("'" + name + "' has another type or shape than " + c10::str(tensor.sizes()));
+    torch::NoGradGuard guard;
+    // Copied byte-wise: the bytes in the file need not be aligned for the tensor's type.
+    auto source = torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU));
+    std::memcpy(source.data_ptr(), data.data() + e.offset, e.bytes);
+    tensor.copy_(source);
+    entries.erase(it);
+  }
+  if (!entries.empty()) fail("unexpected part '" + entries.begin()->first + "'");
+}
+
 }  // namespace
 
 void saveCheckpoint(const std::string& path, Recognizer model, const std::string& extraJson) {
-  std::ostringstream weights;
-  {
-    torch::serialize::OutputArchive archive;
-    model->save(archive);
-    archive.save_to(weights);
-  }
+  const std::string w = encodeTensors(*model);
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";
   meta["format_version"] = kCheckpointFormat;
@@ -67,7 +162,6 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
   meta["model"] = nlohmann::json::parse(model->config.toJson());
   if (!extraJson.empty()) meta["extra"] = nlohmann::json::parse(extraJson);
   const std::string metaText = meta.dump();
-  const std::string w = weights.str();
 
   std::string header(kMagic, sizeof(kMagic));
   put<uint32_t>(header, kCheckpointFormat);
@@ -109,6 +203,10 @@ LoadedModel loadCheckpoint(const std::string& path) {
                 " is newer than this Foveal reads (" + std::to_string(kCheckpointFormat) +
                 "); update Foveal");
   if (version == 0) throw Error(path + ": corrupt model file (format version 0)");
+  if (version == 1)
+    throw Error(path +
+                ": model file format version 1 was a development format; re-create the "
+                "model with this Foveal");
   const auto metaLen = get<uint64_t>(data, 16);
   const auto weightLen = get<uint64_t>(data, 24);
   const auto crc = get<uint32_t>(data, 32);
@@ -136,38 +234,7 @@ LoadedModel loadCheckpoint(const std::string& path) {
   }
 
   loaded.model = Recognizer(loaded.config);
-  // LibTorch's Module::load replaces tensors whatever their shape and ignores extra entries, so
-  // the weights are checked against the config here: same top-level entries, same shapes.
-  std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& p : loaded.model->named_parameters()) shapes[p.key()] = p.value().sizes().vec();
-  for (const auto& b : loaded.model->named_buffers()) shapes[b.key()] = b.value().sizes().vec();
-  std::set<std::string> expectedKeys;
-  for (const auto& c : loaded.model->named_children()) expectedKeys.insert(c.key());
-  for (const auto& p : loaded.model->named_parameters(false)) expectedKeys.insert(p.key());
-  for (const auto& b : loaded.model->named_buffers(false)) expectedKeys.insert(b.key());
-  try {
-    std::istringstream ws(weights);
-    torch::serialize::InputArchive archive;
-    archive.load_from(ws);
-    const auto keys = archive.keys();
-    const std::set<std::string> found(keys.begin(), keys.end());
-    for (const auto& k : found)
-      if (!expectedKeys.count(k))
-        throw Error(path + ": weights do not match the model config (unexpected part '" + k + "')");
-    loaded.model->load(archive);
-  } catch (const c10::Error& e) {
-    std::string msg = e.what_without_backtrace();
-    if (msg.size() > 300) msg = msg.substr(0, 300) + "...";
-    throw Error(path + ": weights do not match the model config (" + msg + ")");
-  }
-  auto mismatch = [&](const std::string& name, const torch::Tensor& t) {
-    const auto it = shapes.find(name);
-    if (it == shapes.end() || it->second != t.sizes().vec())
-      throw Error(path + ": weights do not match the model config ('" + name + "' has shape " +
-                  c10::str(t.sizes()) + ")");
-  };
-  for (const auto& p : loaded.model->named_parameters()) mismatch(p.key(), p.value());
-  for (const auto& b : loaded.model->named_buffers()) mismatch(b.key(), b.value());
+  decodeTensors(weights, *loaded.model, path);
   loaded.model->eval();
   return loaded;
 }

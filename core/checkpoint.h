@@ -9,7 +9,8 @@
 
 namespace foveal::core {
 
-constexpr uint32_t kCheckpointFormat = 1;
+/// 2: weights as Foveal's own tensor table (1, a LibTorch archive, was development-only).
+constexpr uint32_t kCheckpointFormat = 2;
 
 struct LoadedModel {
   ModelConfig config;

@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string meta = rest.substr(0, cut);
     const std::string weights = cut < rest.size() ? rest.substr(cut + 1) : std::string();
     file = "FOVEALCK";
-    put<uint32_t>(file, 1);
+    put<uint32_t>(file, 2);  // kCheckpointFormat
     put<uint32_t>(file, 0);
     put<uint64_t>(file, meta.size());
     put<uint64_t>(file, weights.size());
