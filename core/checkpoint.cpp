@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "crc32.h"
 #include "error.h"
 
 namespace foveal::core {
@@ -22,19 +23,7 @@ constexpr char kMagic[8] = {'F', 'O', 'V', 'E', 'A', 'L', 'C', 'K'};
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8 + 4 + 4;
 
 uint32_t crc32(const std::string& a, const std::string& b) {
-  static const auto table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = ~0u;
-  for (const std::string* s : {&a, &b})
-    for (unsigned char ch : *s) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
-  return ~crc;
+  return core::crc32(b.data(), b.size(), core::crc32(a.data(), a.size()));
 }
 
 template <typename T>

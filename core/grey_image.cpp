@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "crc32.h"
 #include "error.h"
 
 namespace foveal::core {
@@ -16,21 +17,6 @@ GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string&
 }  // namespace imaging
 
 namespace {
-
-uint32_t crc32(const uint8_t* data, size_t n, uint32_t crc = 0) {
-  static const auto table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
 
 void put32(std::vector<uint8_t>& out, uint32_t v) {
   for (int s = 24; s >= 0; s -= 8) out.push_back(static_cast<uint8_t>(v >> s));

@@ -4,29 +4,17 @@
 // config parser and LibTorch's archive reader behind the checksum.
 #include <unistd.h>
 
-#include <array>
 #include <cstdint>
 #include <fstream>
 #include <string>
 
 #include "checkpoint.h"
+#include "crc32.h"
 #include "error.h"
 
 namespace {
 uint32_t crc32(const std::string& a, const std::string& b) {
-  static const auto table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = ~0u;
-  for (const std::string* s : {&a, &b})
-    for (unsigned char ch : *s) crc = table[(crc ^ ch) & 0xFF] ^ (crc >> 8);
-  return ~crc;
+  return foveal::core::crc32(b.data(), b.size(), foveal::core::crc32(a.data(), a.size()));
 }
 template <typename T>
 void put(std::string& out, T v) {
