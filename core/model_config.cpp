@@ -64,11 +64,15 @@ int ModelConfig::depth() const {
 void ModelConfig::validate() const {
   auto fail = [](const std::string& m) { throw Error("invalid model config: " + m); };
   if (!(width > 0 && width <= 4)) fail("width must be in (0, 4]");
-  if (attentionDepth < 1) fail("attention_depth must be positive");
+  if (attentionDepth < 1 || attentionDepth > 4096) fail("attention_depth must be in [1, 4096]");
   if (maxLength < 1 || maxLength > 1000) fail("max_length must be in [1, 1000]");
   if (numStns != 1 && numStns != 2) fail("stns must be 1 or 2");
-  if (patchW < 8 || patchH < 8 || coarsePatchW < 8) fail("patch sizes must be at least 8");
-  if (preprocessing.inputW < 8 || preprocessing.inputH < 8) fail("input size too small");
+  if (patchW < 8 || patchH < 8 || coarsePatchW < 8 || patchW > 1024 || patchH > 1024 ||
+      coarsePatchW > 1024)
+    fail("patch sizes must be in [8, 1024]");
+  if (preprocessing.inputW < 8 || preprocessing.inputH < 8 || preprocessing.inputW > 4096 ||
+      preprocessing.inputH > 4096)
+    fail("input size must be in [8, 4096]");
   if (!(preprocessing.regionScale >= 1.0 && preprocessing.regionScale <= 8.0))
     fail("region_scale must be in [1, 8]");
   if (preprocessing.normalisation != "minus_one_one")
@@ -110,6 +114,24 @@ std::string ModelConfig::toJson() const {
   return j.dump(2);
 }
 
+namespace {
+// Integer fields are read through this check: nlohmann's get<int> on a float such as 6.7e36 is an
+// undefined conversion (found by fuzz_checkpoint, kept in tests/data/fuzz-regressions).
+int intField(const json& j, const char* name, int fallback) {
+  if (!j.contains(name)) return fallback;
+  const json& v = j.at(name);
+  constexpr double kLimit = 1 << 30;
+  if (v.is_number_integer()) {
+    const auto x = v.get<int64_t>();
+    if (x > -kLimit && x < kLimit) return static_cast<int>(x);
+  } else if (v.is_number_float()) {
+    const double x = v.get<double>();
+    if (x > -kLimit && x < kLimit && x == std::floor(x)) return static_cast<int>(x);
+  }
+  throw Error(std::string("field '") + name + "' must be an integer of reasonable size");
+}
+}  // namespace
+
 ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& origin) {
   ModelConfig c;
   try {
@@ -117,21 +139,22 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     if (!j.is_object()) throw Error(origin + ": model config is not a JSON object");
     c.attention = attentionFromString(j.at("attention").get<std::string>());
     c.context = contextFromString(j.value("context", std::string("pooling")));
-    c.numStns = j.value("stns", 1);
+    c.numStns = intField(j, "stns", 1);
     c.firstStnTranslationOnly = j.value("first_stn_translation_only", true);
-    c.coarsePatchW = j.value("coarse_patch_w", 64);
-    c.patchW = j.value("patch_w", 24);
-    c.patchH = j.value("patch_h", 32);
+    c.coarsePatchW = intField(j, "coarse_patch_w", 64);
+    c.patchW = intField(j, "patch_w", 24);
+    c.patchH = intField(j, "patch_h", 32);
     c.reference = j.value("reference", false);
     c.width = j.value("width", 1.0);
-    c.attentionDepth = j.value("attention_depth", 256);
-    c.maxLength = j.at("max_length").get<int>();
+    c.attentionDepth = intField(j, "attention_depth", 256);
+    if (!j.contains("max_length")) throw Error("field 'max_length' is missing");
+    c.maxLength = intField(j, "max_length", 0);
     c.charset = j.at("charset").get<std::string>();
     c.caseInsensitive = j.value("case_insensitive", false);
     if (j.contains("preprocessing")) {
       const auto& p = j.at("preprocessing");
-      c.preprocessing.inputW = p.value("input_w", 100);
-      c.preprocessing.inputH = p.value("input_h", 32);
+      c.preprocessing.inputW = intField(p, "input_w", 100);
+      c.preprocessing.inputH = intField(p, "input_h", 32);
       c.preprocessing.regionScale = p.value("region_scale", 1.8);
       c.preprocessing.normalisation = p.value("normalisation", std::string("minus_one_one"));
     }

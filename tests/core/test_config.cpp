@@ -69,6 +69,15 @@ class TestConfig : public QObject {
                                     << "duplicate character";
     QTest::newRow("missing charset") << R"({"attention":"soft","max_length":5})"
                                      << "bad model config JSON";
+    // Found by fuzz_checkpoint: a float too large for int was converted (undefined behaviour).
+    QTest::newRow("huge stns")
+        << R"({"attention":"sharp","stns":6.66667e+36,"max_length":5,"charset":"01"})"
+        << "field 'stns' must be an integer";
+    QTest::newRow("fractional length") << R"({"attention":"soft","max_length":5.5,"charset":"01"})"
+                                       << "field 'max_length' must be an integer";
+    QTest::newRow("string width")
+        << R"({"attention":"soft","width":"wide","max_length":5,"charset":"01"})"
+        << "bad model config JSON";
     QTest::newRow("input height") << R"({"attention":"soft","max_length":5,"charset":"01",
         "preprocessing":{"input_h":64}})"
                                   << "backbone output height";
