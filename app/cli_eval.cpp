@@ -1,0 +1,101 @@
+#include "cli_eval.h"
+
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+
+#include "cli_args.h"
+#include "error.h"
+#include "evaluation.h"
+#include "model_session.h"
+#include "train_config.h"
+
+namespace foveal::app {
+
+const char* kEvalUsage =
+    R"(  eval        --model FILE --data SPEC[;SPEC...] [SPEC...] [--json] [--failures FILE]
+              [--limit N] [--batch N] [--scoring auto|exact|text] [--device D] [--threads N]
+              word accuracy, normalised edit distance and mean attention entropy, per dataset
+              and per label length; --failures writes the misread images (TSV)
+              --model FILE[,FILE...] --digit-protocol [--limit N] [--json]
+              the 5 lengths x normal/rotated digit test sets in the layout of Table 1
+)";
+
+namespace {
+
+namespace tr = foveal::core::train;
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t at = s.find(sep, pos);
+    const std::string part = s.substr(pos, at == std::string::npos ? at : at - pos);
+    if (!part.empty()) out.push_back(part);
+    if (at == std::string::npos) break;
+    pos = at + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int runEvalCommand(const std::vector<std::string>& args) {
+  const CliArgs a(args,
+                  {"model", "data", "failures", "limit", "batch", "scoring", "device", "threads"},
+                  {"json", "digit-protocol"});
+  core::setComputeThreads(a.intValue("threads", 0));
+  tr::EvalOptions o;
+  o.limit = a.intValue("limit", 0);
+  o.batchSize = a.intValue("batch", 64);
+  o.scoring = a.value("scoring", "auto");
+  o.device = a.value("device", "cpu");
+  if (o.limit < 0 || o.batchSize < 1)
+    throw std::invalid_argument("--limit must be >= 0 and --batch positive");
+
+  if (a.has("digit-protocol")) {
+    if (a.has("data") || !a.positionals().empty())
+      throw std::invalid_argument("--digit-protocol chooses the datasets itself; drop --data");
+    o.keepFailures = a.has("failures");
+    std::vector<std::pair<std::string, tr::EvalReport>> rows;
+    for (const auto& model : split(a.required("model"), ','))
+      rows.emplace_back(model, tr::evaluateModelFile(model, tr::digitProtocolSets(), o));
+    if (a.has("json")) {
+      std::cout << "[";
+      for (size_t i = 0; i < rows.size(); ++i)
+        std::cout << (i ? ",\n" : "\n") << rows[i].second.toJson();
+      std::cout << "\n]\n";
+    } else {
+      std::cout << "word accuracy (%) on the digit test sets"
+                << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "") << "\n\n"
+                << tr::digitProtocolTable(rows);
+    }
+    if (a.has("failures")) {
+      std::ofstream out(a.value("failures"));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        const auto tsv = rows[i].second.failuresTsv();
+        out << (i == 0 ? tsv : tsv.substr(tsv.find('\n') + 1));
+      }
+      if (!out) throw core::Error(a.value("failures") + ": cannot write the failures file");
+    }
+    return 0;
+  }
+
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.empty()) throw std::invalid_argument("eval needs --data SPEC (or --digit-protocol)");
+  o.keepFailures = a.has("failures");
+  const auto report = tr::evaluateModelFile(a.required("model"), sets, o);
+  std::cout << (a.has("json") ? report.toJson() + "\n" : report.toTable());
+  if (a.has("failures")) {
+    std::ofstream out(a.value("failures"));
+    out << report.failuresTsv();
+    if (!out) throw core::Error(a.value("failures") + ": cannot write the failures file");
+    if (!a.has("json"))
+      std::cout << "\nwrote " << a.value("failures") << " ("
+                << report.overall().count - report.overall().correct << " misread images)\n";
+  }
+  return 0;
+}
+
+}  // namespace foveal::app

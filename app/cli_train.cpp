@@ -1,0 +1,183 @@
+#include "cli_train.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+
+#include "cli_args.h"
+#include "distributed.h"
+#include "error.h"
+#include "train_bench.h"
+#include "train_config.h"
+#include "trainer.h"
+
+namespace foveal::app {
+
+const char* kTrainUsage =
+    R"(  train       --preset NAME --run DIR [--width W] [--iterations N] [--batch B]
+              [--micro-batches M] [--data SPEC[;SPEC...]] [--eval-data SPEC[;SPEC...]]
+              [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
+              [--max-length N] [--lambda-r X] [--seed S] [--device cpu|cuda|cuda:N]
+              [--threads N] [--loader-threads N] [--no-bf16]
+              train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
+              latest.state, best.fvm); SIGINT/SIGTERM stop with a checkpoint
+              --run DIR --resume [--iterations N] [--device D] [--threads N]
+              continue DIR exactly where its last checkpoint left off
+              --list-presets   the paper's experiments and their settings
+              Several processes (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT set, e.g. by
+              torchrun-style launchers) train data-parallel over c10d/Gloo; rank 0 writes DIR
+  bench-train [--preset NAME] [--width W] [--batch B] [--iterations N] [--data SPEC]
+              [--device D] [--threads N] [--json]
+              images/s of full training steps (loader, forward, loss, backward, ADADELTA)
+)";
+
+namespace {
+
+namespace core = foveal::core;
+namespace tr = foveal::core::train;
+
+// The one piece of process-wide state a signal handler may touch.
+std::atomic<bool> g_stopRequested{false};
+
+extern "C" void onStopSignal(int) {
+  g_stopRequested = true;
+  // A second signal ends the process at once.
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+std::vector<std::string> splitSpecs(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t semi = s.find(';', pos);
+    const std::string part = s.substr(pos, semi == std::string::npos ? semi : semi - pos);
+    if (!part.empty()) out.push_back(part);
+    if (semi == std::string::npos) break;
+    pos = semi + 1;
+  }
+  return out;
+}
+
+std::string presetLine(const tr::Preset& p) {
+  const auto& c = p.config;
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "%-32s %s\n%32s  model: %s, max length %d, region scale %.1f\n%32s  batch %d, "
+      "%lld iterations, lambda_r %g, ADADELTA lr %g rho %g weight decay %g\n%32s  "
+      "train: %s%s\n%32s  eval: %zu set(s)\n",
+      p.name.c_str(), p.description.c_str(), "", c.model.describe().c_str(), c.model.maxLength,
+      c.model.preprocessing.regionScale, "", c.batchSize, static_cast<long long>(c.iterations),
+      c.lambdaR, c.lr, c.rho, c.weightDecay, "", c.trainData.front().c_str(),
+      c.trainData.size() > 1 ? (" + " + std::to_string(c.trainData.size() - 1) + " more").c_str()
+                             : "",
+      "", c.evalData.size());
+  return buf;
+}
+
+}  // namespace
+
+int runTrainCommand(const std::vector<std::string>& args) {
+  const CliArgs a(
+      args,
+      {"preset", "run", "width", "iterations", "batch", "micro-batches", "data", "eval-data",
+       "eval-interval", "eval-limit", "checkpoint-interval", "log-interval", "max-length",
+       "lambda-r", "seed", "device", "threads", "loader-threads"},
+      {"resume", "list-presets", "no-bf16"});
+  if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
+  if (a.has("list-presets")) {
+    std::cout << "presets (the paper's settings at width 1.0; --width scales the model):\n\n";
+    for (const auto& p : tr::presets()) std::cout << presetLine(p) << "\n";
+    return 0;
+  }
+  const std::string run = a.required("run");
+  tr::TrainConfig cfg;
+  const bool resume = a.has("resume");
+  if (resume) {
+    for (const char* fixed :
+         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed"})
+      if (a.has(fixed))
+        throw std::invalid_argument(
+            std::string("--") + fixed +
+            " cannot change when resuming (the run's config.json holds it)");
+    cfg = tr::Trainer::loadRunConfig(run);
+  } else {
+    cfg = tr::presetConfig(a.required("preset"), a.doubleValue("width", 1.0));
+    cfg.batchSize = a.intValue("batch", cfg.batchSize);
+    cfg.microBatches = a.intValue("micro-batches", cfg.microBatches);
+    cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
+    cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
+    cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
+    if (a.has("data")) cfg.trainData = splitSpecs(a.value("data"));
+  }
+  cfg.iterations = a.intValue("iterations", static_cast<int>(cfg.iterations));
+  if (a.has("eval-data")) cfg.evalData = splitSpecs(a.value("eval-data"));
+  cfg.evalInterval = a.intValue("eval-interval", static_cast<int>(cfg.evalInterval));
+  cfg.evalLimit = a.intValue("eval-limit", static_cast<int>(cfg.evalLimit));
+  cfg.checkpointInterval =
+      a.intValue("checkpoint-interval", static_cast<int>(cfg.checkpointInterval));
+  cfg.logInterval = a.intValue("log-interval", static_cast<int>(cfg.logInterval));
+  cfg.device = a.value("device", cfg.device);
+  cfg.threads = a.intValue("threads", cfg.threads);
+  cfg.loaderThreads = a.intValue("loader-threads", cfg.loaderThreads);
+  if (a.has("no-bf16")) cfg.bf16 = false;
+
+  tr::RunOptions ro;
+  ro.runDir = run;
+  ro.resume = resume;
+  if (const auto dist = tr::DistributedOptions::fromEnvironment()) {
+    std::cerr << "rank " << dist->rank << " of " << dist->worldSize << ": joining "
+              << dist->masterAddr << ":" << dist->masterPort << "\n";
+    ro.group = std::make_shared<tr::ProcessGroup>(*dist);
+  }
+  tr::TrainHooks hooks;
+  hooks.stop = &g_stopRequested;
+  hooks.progress = [](const std::string& line) { std::cout << line << std::endl; };
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+
+  tr::Trainer trainer(cfg, ro, hooks);
+  if (!ro.group || ro.group->rank() == 0) std::cout << trainer.describe() << "\n";
+  const auto r = trainer.run();
+  if (!ro.group || ro.group->rank() == 0) {
+    std::printf("%s at iteration %lld: %.1f img/s, %lld step(s) skipped",
+                r.interrupted ? "stopped" : "finished", static_cast<long long>(r.iteration),
+                r.imagesPerS, static_cast<long long>(r.skippedSteps));
+    if (r.bestAccuracy >= 0) std::printf(", best eval accuracy %.2f%%", 100 * r.bestAccuracy);
+    std::printf("\nmodel: %s\n", r.latest.c_str());
+  }
+  return r.interrupted ? 130 : 0;
+}
+
+int runTrainBenchCommand(const std::vector<std::string>& args) {
+  const CliArgs a(args, {"preset", "width", "batch", "iterations", "data", "device", "threads"},
+                  {"json"});
+  tr::TrainBenchOptions o;
+  o.preset = a.value("preset", o.preset);
+  o.width = a.doubleValue("width", o.width);
+  o.batch = a.intValue("batch", o.batch);
+  o.iterations = a.intValue("iterations", o.iterations);
+  o.data = a.value("data");
+  o.device = a.value("device", o.device);
+  o.threads = a.intValue("threads", 0);
+  if (o.batch < 1 || o.iterations < 1)
+    throw std::invalid_argument("--batch and --iterations must be positive");
+  const auto r = tr::benchTraining(o);
+  if (a.has("json"))
+    std::printf(
+        "{\"preset\": \"%s\", \"width\": %g, \"batch\": %d, \"iterations\": %d, \"device\": "
+        "\"%s\", \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f}\n",
+        r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(), r.imagesPerS,
+        r.msPerIteration);
+  else
+    std::printf("%s, width %g, batch %d on %s: %.1f training images/s (%.0f ms a step, %d steps)\n",
+                r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.imagesPerS,
+                r.msPerIteration, r.iterations);
+  return 0;
+}
+
+}  // namespace foveal::app

@@ -1,0 +1,276 @@
+#include "evaluation.h"
+
+#include <torch/torch.h>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "charset.h"
+#include "checkpoint.h"
+#include "data_loader.h"
+#include "dataset_factory.h"
+#include "dataset_views.h"
+#include "device.h"
+#include "error.h"
+#include "evaluate_model.h"
+#include "text_metrics.h"
+#include "train_config.h"
+
+namespace foveal::core::train {
+
+using nlohmann::json;
+
+void EvalStats::add(const EvalStats& o) {
+  count += o.count;
+  correct += o.correct;
+  nedSum += o.nedSum;
+  entropySum += o.entropySum;
+}
+
+std::string normaliseForScoring(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text)
+    if (std::isalnum(c)) out.push_back(static_cast<char>(std::tolower(c)));
+  return out;
+}
+
+Score scorePrediction(const std::string& prediction, const std::string& truth, bool textScoring) {
+  const std::string p = textScoring ? normaliseForScoring(prediction) : prediction;
+  const std::string t = textScoring ? normaliseForScoring(truth) : truth;
+  return {p == t, normalisedEditDistance(p, t)};
+}
+
+namespace {
+
+bool wantsTextScoring(const ModelConfig& c, const std::string& scoring) {
+  if (scoring == "text") return true;
+  if (scoring == "exact") return false;
+  if (scoring != "auto")
+    throw Error("scoring must be auto, exact or text, not \"" + scoring + "\"");
+  for (unsigned char ch : c.charset)
+    if (std::isalpha(ch)) return true;
+  return false;
+}
+
+}  // namespace
+
+DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
+                            const std::string& name, const EvalOptions& options,
+                            const torch::Device& device) {
+  const ModelConfig& cfg = model->config;
+  const bool textScoring = wantsTextScoring(cfg, options.scoring);
+  const bool wasTraining = model->is_training();
+  model->eval();
+  DatasetEval result;
+  result.name = name;
+  data::DatasetPtr ds = dataset;
+  if (ds->endless() || options.limit > 0) {
+    const size_t n = options.limit > 0 ? static_cast<size_t>(options.limit) : ds->size();
+    ds = std::make_shared<PrefixDataset>(ds, n);
+  }
+  result.description = ds->describe();
+  data::LoaderOptions lo;
+  lo.batchSize = options.batchSize;
+  lo.shuffle = false;
+  lo.threads = options.loaderThreads;
+  lo.skipBad = true;
+  lo.maxLength = cfg.maxLength;
+  lo.charset = Charset(cfg.charset, cfg.caseInsensitive);
+  lo.preprocessing = cfg.preprocessing;
+  lo.withUpsampled = cfg.attention == AttentionKind::Sharp;
+  data::DataLoader loader(ds, lo);
+  const Charset& charset = lo.charset;
+  {
+    c10::InferenceMode guard;
+    while (auto batch = loader.next()) {
+      auto images = batch->images.to(device);
+      auto up = batch->upsampled.defined() ? batch->upsampled.to(device) : torch::Tensor();
+      auto out = model->forward(images, up);
+      auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
+      auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
+      auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
+      auto tok = tokens.accessor<int64_t, 2>();
+      auto ent = h.accessor<double, 2>();
+      const int64_t B = tokens.size(0), T = tokens.size(1);
+      for (int64_t b = 0; b < B; ++b) {
+        std::vector<int> seq;
+        double hsum = 0;
+        int64_t steps = 0;
+        for (int64_t t = 0; t < T; ++t) {
+          hsum += ent[b][t];
+          ++steps;
+          if (tok[b][t] == Charset::kEnd) break;
+          seq.push_back(static_cast<int>(tok[b][t]));
+        }
+        const std::string prediction = charset.decode(seq);
+        const std::string& truth = batch->labels[static_cast<size_t>(b)];
+        const Score s = scorePrediction(prediction, truth, textScoring);
+        EvalStats one;
+        one.count = 1;
+        one.correct = s.correct ? 1 : 0;
+        one.nedSum = s.ned;
+        one.entropySum = hsum / static_cast<double>(steps);
+        result.overall.add(one);
+        result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
+        if (!s.correct && options.keepFailures) {
+          const size_t index = batch->indices[static_cast<size_t>(b)];
+          result.failures.push_back({name, index, ds->entryName(index), truth, prediction});
+        }
+      }
+    }
+  }
+  result.skipped = loader.skipped();
+  if (wasTraining) model->train();
+  return result;
+}
+
+EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std::string>& datasets,
+                             const EvalOptions& options) {
+  if (datasets.empty()) throw Error("evaluation: no dataset given");
+  auto loaded = loadCheckpoint(modelPath);
+  const torch::Device device = resolveDevice(options.device);
+  loaded.model->to(device);
+  EvalReport report;
+  report.model = modelPath;
+  for (const auto& spec : datasets)
+    report.datasets.push_back(
+        evaluateDataset(loaded.model, data::openDataset(spec), spec, options, device));
+  return report;
+}
+
+EvalStats EvalReport::overall() const {
+  EvalStats s;
+  for (const auto& d : datasets) s.add(d.overall);
+  return s;
+}
+
+std::map<int, EvalStats> EvalReport::byLength() const {
+  std::map<int, EvalStats> m;
+  for (const auto& d : datasets)
+    for (const auto& [len, s] : d.byLength) m[len].add(s);
+  return m;
+}
+
+namespace {
+
+json statsJson(const EvalStats& s) {
+  return {{"count", s.count},
+          {"correct", s.correct},
+          {"accuracy", s.accuracy()},
+          {"ned", s.ned()},
+          {"entropy", s.entropy()}};
+}
+
+json lengthsJson(const std::map<int, EvalStats>& m) {
+  json a = json::array();
+  for (const auto& [len, s] : m) {
+    json j = statsJson(s);
+    j["length"] = len;
+    a.push_back(j);
+  }
+  return a;
+}
+
+std::string row(const std::string& name, const EvalStats& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-44s %8lld %9.2f%% %9.4f %9.4f\n", name.c_str(),
+                static_cast<long long>(s.count), 100.0 * s.accuracy(), s.ned(), s.entropy());
+  return buf;
+}
+
+}  // namespace
+
+std::string EvalReport::toJson() const {
+  json j;
+  j["model"] = model;
+  j["overall"] = statsJson(overall());
+  j["by_length"] = lengthsJson(byLength());
+  j["datasets"] = json::array();
+  for (const auto& d : datasets) {
+    json dj = statsJson(d.overall);
+    dj["name"] = d.name;
+    dj["description"] = d.description;
+    dj["skipped"] = d.skipped;
+    dj["by_length"] = lengthsJson(d.byLength);
+    j["datasets"].push_back(dj);
+  }
+  return j.dump(2);
+}
+
+std::string EvalReport::toTable() const {
+  std::ostringstream o;
+  char head[256];
+  std::snprintf(head, sizeof head, "%-44s %8s %10s %9s %9s\n", "dataset", "images", "accuracy",
+                "norm ED", "entropy");
+  o << "model " << model << "\n\n" << head;
+  for (const auto& d : datasets) {
+    o << row(d.name.size() > 44 ? "..." + d.name.substr(d.name.size() - 41) : d.name, d.overall);
+    if (d.skipped) o << "    (" << d.skipped << " entries skipped: unreadable by this model)\n";
+  }
+  if (datasets.size() > 1) o << row("all", overall());
+  o << "\n";
+  std::snprintf(head, sizeof head, "%-44s %8s %10s %9s %9s\n", "label length", "images", "accuracy",
+                "norm ED", "entropy");
+  o << head;
+  for (const auto& [len, s] : byLength()) o << row(std::to_string(len), s);
+  return o.str();
+}
+
+std::string EvalReport::failuresTsv() const {
+  std::ostringstream o;
+  o << "dataset\tindex\tentry\ttruth\tprediction\n";
+  for (const auto& d : datasets)
+    for (const auto& f : d.failures)
+      o << f.dataset << "\t" << f.index << "\t" << f.entry << "\t" << f.truth << "\t"
+        << f.prediction << "\n";
+  return o.str();
+}
+
+std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows) {
+  // Column k of Table 1 is the k-th set of digitProtocolSets(); a dataset matches it when its
+  // argument has the same length and rotation (count and seed may differ).
+  auto key = [](const std::string& spec) {
+    const bool rotated = spec.find("rotated") != std::string::npos;
+    const auto p = spec.find("len=");
+    const std::string len =
+        p == std::string::npos ? "" : spec.substr(p + 4, spec.find(',', p) - p - 4);
+    return std::string(rotated ? "r" : "n") + len;
+  };
+  std::vector<std::string> columns;
+  for (const auto& s : digitProtocolSets()) columns.push_back(key(s));
+  std::ostringstream o;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%-28s", "model");
+  o << buf;
+  for (const auto& c : columns) {
+    std::snprintf(buf, sizeof buf, " %6s", c.c_str());
+    o << buf;
+  }
+  o << "   mean\n";
+  for (const auto& [name, report] : rows) {
+    std::snprintf(buf, sizeof buf, "%-28s", name.substr(0, 28).c_str());
+    o << buf;
+    double sum = 0;
+    int n = 0;
+    for (const auto& c : columns) {
+      const DatasetEval* found = nullptr;
+      for (const auto& d : report.datasets)
+        if (key(d.name) == c) found = &d;
+      if (found && found->overall.count) {
+        std::snprintf(buf, sizeof buf, " %6.1f", 100.0 * found->overall.accuracy());
+        sum += 100.0 * found->overall.accuracy();
+        ++n;
+      } else {
+        std::snprintf(buf, sizeof buf, " %6s", "-");
+      }
+      o << buf;
+    }
+    std::snprintf(buf, sizeof buf, " %6.1f\n", n ? sum / n : 0.0);
+    o << buf;
+  }
+  return o.str();
+}
+
+}  // namespace foveal::core::train

@@ -1,0 +1,82 @@
+#pragma once
+// Measuring a recognizer on datasets (DESIGN.md, Metrics): word accuracy (exact match; for text
+// models lower-cased with punctuation dropped first, as deep-text-recognition-benchmark does),
+// normalised edit distance, and the mean attention entropy H[alpha_t] (natural log) over the
+// decoded steps of an image (up to and including the first end token, as traces count them),
+// then over the images. Grouped per dataset and per label length. Torch-free.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace foveal::core::train {
+
+struct EvalOptions {
+  int batchSize = 64;
+  int64_t limit = 0;  ///< first N entries of each dataset (0: all)
+  int loaderThreads = 2;
+  std::string device = "cpu";
+  /// "auto" (text scoring when the model's charset has letters), "exact" or "text".
+  std::string scoring = "auto";
+  bool keepFailures = true;
+};
+
+struct EvalStats {
+  int64_t count = 0;
+  int64_t correct = 0;
+  double nedSum = 0;
+  double entropySum = 0;
+  double accuracy() const { return count ? static_cast<double>(correct) / count : 0.0; }
+  double ned() const { return count ? nedSum / count : 0.0; }
+  double entropy() const { return count ? entropySum / count : 0.0; }
+  void add(const EvalStats& o);
+};
+
+struct EvalFailure {
+  std::string dataset;
+  size_t index = 0;   ///< entry in the dataset
+  std::string entry;  ///< the dataset's name for it
+  std::string truth;
+  std::string prediction;
+};
+
+struct DatasetEval {
+  std::string name;  ///< the dataset argument
+  std::string description;
+  EvalStats overall;
+  std::map<int, EvalStats> byLength;  ///< by label length in characters
+  int64_t skipped = 0;                ///< entries the model cannot read (label outside charset...)
+  std::vector<EvalFailure> failures;
+};
+
+struct EvalReport {
+  std::string model;
+  std::vector<DatasetEval> datasets;
+
+  EvalStats overall() const;  ///< pooled over every image
+  std::map<int, EvalStats> byLength() const;
+  std::string toJson() const;
+  std::string toTable() const;
+  /// Tab-separated: dataset, index, entry, truth, prediction; one header line.
+  std::string failuresTsv() const;
+};
+
+/// Lower-case (ASCII) and keep letters and digits only.
+std::string normaliseForScoring(const std::string& text);
+
+/// Whether `prediction` counts as reading `truth`, and its normalised edit distance.
+struct Score {
+  bool correct = false;
+  double ned = 0;
+};
+Score scorePrediction(const std::string& prediction, const std::string& truth, bool textScoring);
+
+/// Loads `modelPath` and evaluates it on each dataset argument. Throws Error.
+EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std::string>& datasets,
+                             const EvalOptions& options = {});
+
+/// The paper's Table 1 row(s): n5 .. n13, r5 .. r13 and their mean, in %. Datasets of the report
+/// are matched to the columns by their digit settings (digitProtocolSets()).
+std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows);
+
+}  // namespace foveal::core::train

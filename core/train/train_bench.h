@@ -1,0 +1,32 @@
+#pragma once
+// Training throughput for `foveal-cli bench-train`: the real training step (data loader, forward
+// with teacher forcing, loss, backward, gradient norm, ADADELTA) of a preset, measured over a few
+// iterations after a warm-up one. Torch-free.
+#include <string>
+
+namespace foveal::core::train {
+
+struct TrainBenchOptions {
+  std::string preset = "digits-soft";
+  double width = 1.0;
+  int batch = 32;
+  int iterations = 5;  ///< measured iterations (one more runs first as warm-up)
+  std::string device = "cpu";
+  int threads = 0;
+  std::string data;  ///< training data ("" : the preset's)
+};
+
+struct TrainBenchResult {
+  std::string preset;
+  double width = 1.0;
+  int batch = 0;
+  int iterations = 0;
+  double imagesPerS = 0;
+  double msPerIteration = 0;
+  std::string device;
+};
+
+/// Runs in a temporary run directory that is removed afterwards. Throws Error.
+TrainBenchResult benchTraining(const TrainBenchOptions& options);
+
+}  // namespace foveal::core::train

@@ -1,0 +1,67 @@
+#pragma once
+// Everything that defines a training run, as a value: the model, the data, the schedule, the
+// optimiser and the device. Serialised as JSON into the run directory (config.json), so a run can
+// be resumed and its numbers traced back. Presets hold the paper's experiments. Torch-free.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model_config.h"
+
+namespace foveal::core::train {
+
+struct TrainConfig {
+  std::string preset;  ///< the preset it started from ("" when built by hand)
+  ModelConfig model;
+  /// Training data: dataset arguments as openDataset takes them, concatenated (finite sets) or a
+  /// single endless stream.
+  std::vector<std::string> trainData;
+  /// Evaluation sets, each reported on its own.
+  std::vector<std::string> evalData;
+  int64_t iterations = 30000;
+  int batchSize = 192;  ///< per process (the paper: 192 per GPU)
+  /// Gradient accumulation: each batch is split into this many strided micro-batches (micro-batch
+  /// k takes rows k, k+m, ...), exactly as ranks shard it; batch norm sees each micro-batch alone.
+  int microBatches = 1;
+  uint64_t seed = 1;
+  double lambdaR = 1.0;          ///< REINFORCE weight (hard, sharp)
+  double referenceWeight = 1.0;  ///< sharp + reference: weight of the L2 patch term
+  int64_t logInterval = 10;      ///< a metrics.jsonl "train" record every N iterations
+  int64_t evalInterval = 1000;   ///< 0: only at the end
+  int64_t evalLimit = 1000;      ///< images per evaluation set during training (0: all)
+  int64_t checkpointInterval = 1000;
+  int maxNonFinite = 20;  ///< this many skipped steps in a row stop the run
+  // Optimiser (ADADELTA).
+  double lr = 1.0;
+  double rho = 0.95;
+  double eps = 1e-6;
+  double weightDecay = 4e-5;
+  // Device.
+  std::string device = "cpu";  ///< "cpu", "cuda", "cuda:N"
+  int threads = 0;             ///< CPU compute threads (0: one per core)
+  int loaderThreads = 2;
+  bool bf16 = true;  ///< CUDA: bf16 autocast for the forward pass
+
+  /// Throws Error naming the first bad field.
+  void validate() const;
+  std::string toJson() const;
+  /// Parses and validates; `origin` names the file in messages.
+  static TrainConfig fromJson(const std::string& json, const std::string& origin = "config");
+};
+
+struct Preset {
+  std::string name;
+  std::string description;
+  TrainConfig config;
+};
+
+/// The paper's experiments at width 1.0: digits-{soft, hard, sharp-pooling, sharp-chain,
+/// sharp-weighting, sharp-pooling-reference}, text-{soft, hard, sharp-chain-1stn,
+/// sharp-pooling-2stn, sharp-chain-2stn, sharp-weighting-2stn}.
+std::vector<Preset> presets();
+/// The named preset with the model scaled to `width`. Throws Error listing the names.
+TrainConfig presetConfig(const std::string& name, double width = 1.0);
+/// The ten digit test sets of the paper's Table 1 (normal 5..13, then rotated 5..13).
+std::vector<std::string> digitProtocolSets(int64_t count = 0);
+
+}  // namespace foveal::core::train

@@ -1,0 +1,237 @@
+// The training engine on a tiny model: the run directory (config, metrics, checkpoints that
+// loadCheckpoint reads), exact resume, the non-finite guard, stopping on request.
+#include <torch/torch.h>
+#include <QtTest/QtTest>
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint.h"
+#include "error.h"
+#include "train_config.h"
+#include "trainer.h"
+
+using namespace foveal::core;
+using namespace foveal::core::train;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// 40 images of 3 digits, batch 8: 5 batches an epoch, so 8 iterations cross an epoch boundary and
+// a stop after 4 resumes in the middle of one.
+TrainConfig tiny(const std::string& preset) {
+  auto c = presetConfig(preset, 0.125);
+  c.model.maxLength = 3;
+  c.trainData = {"digits:len=3,split=train,seed=1,count=40"};
+  c.evalData = {"digits:len=3,split=test,seed=1,count=16"};
+  c.batchSize = 8;
+  c.iterations = 8;
+  c.logInterval = 1;
+  c.evalInterval = 3;
+  c.evalLimit = 16;
+  c.checkpointInterval = 2;
+  c.threads = 2;
+  c.loaderThreads = 1;
+  return c;
+}
+
+std::vector<json> records(const fs::path& run, const std::string& kind) {
+  std::ifstream in(run / "metrics.jsonl");
+  std::vector<json> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = json::parse(line);
+    if (j.value("kind", "") == kind) out.push_back(j);
+  }
+  return out;
+}
+
+void compareModels(const std::string& a, const std::string& b) {
+  auto ma = loadCheckpoint(a), mb = loadCheckpoint(b);
+  auto pa = ma.model->named_parameters(), pb = mb.model->named_parameters();
+  QCOMPARE(pa.size(), pb.size());
+  for (const auto& p : pa)
+    QVERIFY2(torch::equal(p.value(), pb[p.key()]), qPrintable(QString::fromStdString(p.key())));
+  auto ba = ma.model->named_buffers(), bb = mb.model->named_buffers();
+  for (const auto& p : ba)
+    QVERIFY2(torch::equal(p.value(), bb[p.key()]), qPrintable(QString::fromStdString(p.key())));
+}
+
+}  // namespace
+
+class TestTrainEngine : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_tmp;
+  fs::path dir(const std::string& name) { return fs::path(m_tmp.path().toStdString()) / name; }
+
+ private Q_SLOTS:
+  void runDirectory() {
+    const auto run = dir("soft");
+    auto c = tiny("digits-soft");
+    RunOptions ro;
+    ro.runDir = run.string();
+    Trainer t(c, ro);
+    const auto r = t.run();
+    QCOMPARE(r.iteration, int64_t(8));
+    QVERIFY(!r.interrupted);
+    QVERIFY(fs::exists(run / "config.json"));
+    QCOMPARE(Trainer::loadRunConfig(run.string()).toJson(), c.toJson());
+    // The model file is an ordinary .fvm with the training position in its metadata.
+    auto m = loadCheckpoint((run / "latest.fvm").string());
+    QCOMPARE(m.config.maxLength, 3);
+    const auto extra = json::parse(m.metadataJson).at("extra").at("training");
+    QCOMPARE(extra.at("iteration").get<int>(), 8);
+    QCOMPARE(extra.at("epoch").get<int>(), 1);
+    QCOMPARE(extra.at("batch_in_epoch").get<int>(), 3);
+    QCOMPARE(extra.at("state").get<std::string>(), std::string("latest.state"));
+    QVERIFY(fs::exists(run / "latest.state"));
+    QVERIFY(fs::exists(run / "best.fvm"));
+    loadCheckpoint((run / "best.fvm").string());
+    const auto train = records(run, "train");
+    QCOMPARE(int(train.size()), 8);
+    for (const char* k :
+         {"iteration", "loss", "nll", "reinforce", "reference", "reward", "baseline", "grad_norm",
+          "train_accuracy", "lr", "images_per_s", "elapsed_s"})
+      QVERIFY2(train[0].contains(k), k);
+    QCOMPARE(train[0]["lr"].get<double>(), 1.0);
+    QVERIFY(train[0]["grad_norm"].get<double>() > 0);
+    QVERIFY(train[0]["baseline"].is_null());  // soft: no REINFORCE
+    const auto evals = records(run, "eval");
+    QCOMPARE(int(evals.size()), 3);  // iterations 3, 6 and the end
+    QCOMPARE(evals.back()["iteration"].get<int>(), 8);
+    QCOMPARE(evals.back()["count"].get<int>(), 16);
+    QVERIFY(!fs::exists(run / "latest.fvm.tmp") && !fs::exists(run / "latest.state.tmp"));
+
+    // A second fresh run into the same folder is refused.
+    try {
+      Trainer again(c, ro);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("already holds a run"), e.what());
+    }
+  }
+
+  void resumeIsExact_data() {
+    QTest::addColumn<QString>("preset");
+    QTest::newRow("hard (sampling, baseline)") << "digits-hard";
+    QTest::newRow("sharp pooling + reference") << "digits-sharp-pooling-reference";
+  }
+  void resumeIsExact() {
+    QFETCH(QString, preset);
+    const auto c = tiny(preset.toStdString());
+    const auto once = dir("once-" + preset.toStdString());
+    const auto split = dir("split-" + preset.toStdString());
+    {
+      RunOptions ro;
+      ro.runDir = once.string();
+      Trainer(c, ro).run();
+    }
+    {
+      RunOptions ro;
+      ro.runDir = split.string();
+      ro.stopAfter = 4;
+      const auto r = Trainer(c, ro).run();
+      QVERIFY(r.interrupted);
+      QCOMPARE(r.iteration, int64_t(4));
+    }
+    {
+      RunOptions ro;
+      ro.runDir = split.string();
+      ro.resume = true;
+      Trainer t(Trainer::loadRunConfig(split.string()), ro);
+      QCOMPARE(t.iteration(), int64_t(4));
+      QCOMPARE(t.run().iteration, int64_t(8));
+    }
+    compareModels((once / "latest.fvm").string(), (split / "latest.fvm").string());
+    // The logs agree too, record by record (losses, rewards, baselines).
+    const auto a = records(once, "train"), b = records(split, "train");
+    QCOMPARE(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      for (const char* k : {"iteration", "loss", "reward", "baseline", "grad_norm"})
+        QVERIFY2(a[i][k] == b[i][k], qPrintable(QString("record %1 field %2").arg(i).arg(k)));
+    QVERIFY(a.back()["baseline"].is_number());
+  }
+
+  void nonFiniteStepIsSkipped() {
+    const auto run = dir("nan");
+    auto c = tiny("digits-hard");
+    c.iterations = 5;
+    RunOptions ro;
+    ro.runDir = run.string();
+    TrainHooks hooks;
+    hooks.poisonBatch = [](int64_t it) { return it == 3; };
+    const auto r = Trainer(c, ro, hooks).run();
+    QCOMPARE(r.iteration, int64_t(5));
+    QCOMPARE(r.skippedSteps, int64_t(1));
+    const auto skips = records(run, "skip");
+    QCOMPARE(int(skips.size()), 1);
+    QCOMPARE(skips[0]["iteration"].get<int>(), 3);
+    for (const auto& t : records(run, "train")) {
+      QVERIFY(t["iteration"].get<int>() != 3);
+      QVERIFY(std::isfinite(t["baseline"].get<double>()));  // NaN reward never reached b
+    }
+    auto m = loadCheckpoint((run / "latest.fvm").string());
+    for (const auto& p : m.model->parameters()) QVERIFY(torch::isfinite(p).all().item<bool>());
+  }
+
+  void tooManyNonFiniteStopTheRun() {
+    const auto run = dir("nan-stop");
+    auto c = tiny("digits-soft");
+    c.maxNonFinite = 3;
+    RunOptions ro;
+    ro.runDir = run.string();
+    TrainHooks hooks;
+    hooks.poisonBatch = [](int64_t it) { return it >= 3; };
+    try {
+      Trainer(c, ro, hooks).run();
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("training stopped at iteration 5: 3 non-finite losses "
+                                          "in a row"),
+               e.what());
+    }
+    // The interval checkpoint of iteration 4 (written after two skipped steps) holds the finite
+    // weights of iteration 2.
+    auto m = loadCheckpoint((run / "latest.fvm").string());
+    QCOMPARE(json::parse(m.metadataJson)["extra"]["training"]["iteration"].get<int>(), 4);
+    for (const auto& p : m.model->parameters()) QVERIFY(torch::isfinite(p).all().item<bool>());
+  }
+
+  void stopRequestWritesACheckpoint() {
+    const auto run = dir("stop");
+    auto c = tiny("digits-soft");
+    c.checkpointInterval = 0;
+    std::atomic<bool> stop{false};
+    RunOptions ro;
+    ro.runDir = run.string();
+    TrainHooks hooks;
+    hooks.stop = &stop;
+    hooks.poisonBatch = [&](int64_t it) {  // the "signal" arrives during iteration 3
+      if (it == 3) stop = true;
+      return false;
+    };
+    const auto r = Trainer(c, ro, hooks).run();
+    QVERIFY(r.interrupted);
+    QCOMPARE(r.iteration, int64_t(3));
+    auto m = loadCheckpoint((run / "latest.fvm").string());
+    QCOMPARE(json::parse(m.metadataJson)["extra"]["training"]["iteration"].get<int>(), 3);
+    QCOMPARE(int(records(run, "stop").size()), 1);
+  }
+
+  void resumeChecksItsInput() {
+    RunOptions ro;
+    ro.runDir = dir("empty").string();
+    ro.resume = true;
+    try {
+      Trainer(tiny("digits-soft"), ro);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("nothing to resume"), e.what());
+    }
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTrainEngine)
+#include "test_train_engine.moc"

@@ -1,0 +1,153 @@
+// Evaluation on a hand-built case: a recognizer whose weights are set so that it always reads "12"
+// with uniform attention, over labels whose accuracy, normalised edit distance and entropy are
+// known in advance; plus text scoring, the report formats and the Table 1 layout.
+#include <torch/torch.h>
+#include <QtTest/QtTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "dataset.h"
+#include "evaluate_model.h"
+#include "evaluation.h"
+#include "recognizer.h"
+#include "train_config.h"
+
+using namespace foveal::core;
+using namespace foveal::core::train;
+using nlohmann::json;
+
+namespace {
+
+class LabelsOnly : public data::Dataset {
+ public:
+  explicit LabelsOnly(std::vector<std::string> labels) : m_labels(std::move(labels)) {}
+  size_t size() const override { return m_labels.size(); }
+  data::Sample get(size_t i) const override {
+    data::Sample s;
+    s.image.width = 96;
+    s.image.height = 32;
+    s.image.pixels.resize(96 * 32);
+    for (size_t k = 0; k < s.image.pixels.size(); ++k) s.image.pixels[k] = (k * 37 + i) % 251;
+    s.label = m_labels.at(i);
+    return s;
+  }
+  std::string entryName(size_t i) const override { return "hand entry " + std::to_string(i); }
+  std::string describe() const override { return "hand-built labels"; }
+
+ private:
+  std::vector<std::string> m_labels;
+};
+
+// Reads "12" whatever the image: p(y_t) = softmax(W [y_{t-1}; h] + b) with W acting on y_{t-1}
+// only: start -> '1', '1' -> '2', '2' -> end. The attention score vector is zero: alpha uniform.
+Recognizer reader12() {
+  ModelConfig c;
+  c.attention = AttentionKind::Soft;
+  c.width = 0.125;
+  c.maxLength = 4;
+  torch::manual_seed(0);
+  Recognizer m(c);
+  torch::NoGradGuard ng;
+  auto params = m->named_parameters();
+  const int K = m->numClasses();  // 11: end, '0'..'9'
+  const int one = 2, two = 3;     // class of '1' and '2'
+  auto w = params["output.weight"];
+  auto b = params["output.bias"];
+  w.zero_();
+  b.zero_();
+  b[one] = 50;  // t = 0: y0 = 0, the bias alone picks '1'
+  w[two][one] = 100;
+  w[0][two] = 100;
+  params["attention.score.weight"].zero_();
+  (void)K;
+  return m;
+}
+
+}  // namespace
+
+class TestTrainEval : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void handBuiltCase() {
+    auto model = reader12();
+    // truth : prediction "12" -> correct, NED
+    //  "12"  : yes, 1
+    //  "13"  : no, 1 - 1/2
+    //  "123" : no, 1 - 1/3
+    //  "2"   : no, 1 - 1/2
+    //  "12"  : yes, 1
+    //  "9999": no, 1 - 4/4 = 0
+    auto ds = std::make_shared<LabelsOnly>(
+        std::vector<std::string>{"12", "13", "123", "2", "12", "9999"});
+    EvalOptions eo;
+    eo.batchSize = 4;  // two batches, the second partial
+    eo.loaderThreads = 1;
+    const auto r = evaluateDataset(model, ds, "hand", eo, torch::Device(torch::kCPU));
+    QCOMPARE(r.overall.count, int64_t(6));
+    QCOMPARE(r.overall.correct, int64_t(2));
+    QCOMPARE(r.overall.accuracy(), 2.0 / 6.0);
+    const double ned = (1 + 0.5 + (1 - 1.0 / 3) + 0.5 + 1 + 0) / 6;
+    QVERIFY(std::abs(r.overall.ned() - ned) < 1e-12);
+    // Uniform attention over the 24 columns at each of the 3 decoded steps ('1', '2', end).
+    QVERIFY2(std::abs(r.overall.entropy() - std::log(24.0)) < 1e-5,
+             qPrintable(QString::number(r.overall.entropy())));
+    QCOMPARE(int(r.byLength.size()), 4);
+    QCOMPARE(r.byLength.at(2).count, int64_t(3));
+    QCOMPARE(r.byLength.at(2).correct, int64_t(2));
+    QCOMPARE(r.byLength.at(1).accuracy(), 0.0);
+    QCOMPARE(r.byLength.at(4).ned(), 0.0);
+    QCOMPARE(int(r.failures.size()), 4);
+    QCOMPARE(r.failures[0].truth, std::string("13"));
+    QCOMPARE(r.failures[0].prediction, std::string("12"));
+    QCOMPARE(r.failures[0].index, size_t(1));
+    QCOMPARE(r.failures[0].entry, std::string("hand entry 1"));
+    QVERIFY(model->is_training());  // the mode it had before is restored
+
+    // The report: pooled numbers, JSON, table, failures file.
+    EvalReport rep;
+    rep.model = "reader12";
+    rep.datasets = {r, r};
+    rep.datasets[1].name = "hand again";
+    QCOMPARE(rep.overall().count, int64_t(12));
+    QCOMPARE(rep.overall().accuracy(), 2.0 / 6.0);
+    const auto j = json::parse(rep.toJson());
+    QCOMPARE(j["overall"]["count"].get<int>(), 12);
+    QCOMPARE(j["datasets"][0]["by_length"][1]["length"].get<int>(), 2);
+    QCOMPARE(j["datasets"][0]["by_length"][1]["correct"].get<int>(), 2);
+    const auto table = QString::fromStdString(rep.toTable());
+    QVERIFY2(table.contains("33.33%"), qPrintable(table));
+    const auto tsv = QString::fromStdString(rep.failuresTsv());
+    QVERIFY2(tsv.startsWith("dataset\tindex\tentry\ttruth\tprediction\n"), qPrintable(tsv));
+    QVERIFY(tsv.contains("hand\t1\thand entry 1\t13\t12\n"));
+    QCOMPARE(tsv.count('\n'), 1 + 8);
+  }
+
+  void textScoring() {
+    QCOMPARE(normaliseForScoring("Hello, World!"), std::string("helloworld"));
+    QVERIFY(scorePrediction("hello", "Hello!", true).correct);
+    QVERIFY(!scorePrediction("hello", "Hello!", false).correct);
+    QCOMPARE(scorePrediction("helo", "HELLO", true).ned, 0.8);
+  }
+
+  void digitProtocolLayout() {
+    EvalReport rep;
+    const auto sets = digitProtocolSets(100);
+    for (size_t i = 0; i < sets.size(); ++i) {
+      DatasetEval d;
+      d.name = sets[i];
+      d.overall.count = 100;
+      d.overall.correct = 90 + static_cast<int64_t>(i % 5);  // n5..n13: 90..94, r likewise
+      rep.datasets.push_back(d);
+    }
+    const auto table = digitProtocolTable({{"soft", rep}});
+    const auto lines = QString::fromStdString(table).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[0].simplified() == "model n5 n7 n9 n11 n13 r5 r7 r9 r11 r13 mean",
+             qPrintable(lines[0]));
+    QVERIFY2(lines[1].simplified() == "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0",
+             qPrintable(lines[1]));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTrainEval)
+#include "test_train_eval.moc"
