@@ -67,10 +67,10 @@ std::string presetLine(const tr::Preset& p) {
   char buf[512];
   std::snprintf(
       buf, sizeof buf,
-      "%-32s %s\n%32s  model: %s, max length %d, region scale %.1f\n%32s  batch %d, "
+      "%-32s %s\n%32s  model: %s, region scale %.1f\n%32s  batch %d, "
       "%lld iterations, lambda_r %g, ADADELTA lr %g rho %g weight decay %g\n%32s  "
       "train: %s%s\n%32s  eval: %zu set(s)\n",
-      p.name.c_str(), p.description.c_str(), "", c.model.describe().c_str(), c.model.maxLength,
+      p.name.c_str(), p.description.c_str(), "", c.model.describe().c_str(),
       c.model.preprocessing.regionScale, "", c.batchSize, static_cast<long long>(c.iterations),
       c.lambdaR, c.lr, c.rho, c.weightDecay, "", c.trainData.front().c_str(),
       c.trainData.size() > 1 ? (" + " + std::to_string(c.trainData.size() - 1) + " more").c_str()
