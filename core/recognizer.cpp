@@ -1,6 +1,7 @@
 #include "recognizer.h"
 
 #include <torch/nn/functional/activation.h>
+#include <torch/nn/init.h>
 
 #include "charset.h"
 #include "error.h"
@@ -39,6 +40,30 @@ void RecognizerImpl::reset() {
   }
   m_decoder = register_module("decoder", nn::LSTMCell(m_numClasses + ctx, hid));
   m_output = register_module("output", nn::Linear(m_numClasses + hid, m_numClasses));
+  initialiseWeights();
+}
+
+void RecognizerImpl::initialiseWeights() {
+  // As deep-text-recognition-benchmark initialises its models: He-normal weights, zero biases,
+  // BN scales at 1; the STN regressors keep their identity initialisation. LibTorch's default
+  // (Kaiming-uniform with a = sqrt(5)) shrinks the signal through the seven VGG convolutions until
+  // the output barely depends on the image, and training then sits on a long plateau.
+  torch::NoGradGuard guard;
+  for (auto& p : named_parameters()) {
+    const std::string& name = p.key();
+    if (name.find(".fc2.") != std::string::npos && name.find("stns.") != std::string::npos)
+      continue;
+    auto& t = p.value();
+    const std::string leaf = name.substr(name.rfind('.') + 1);  // "bias", "bias_ih_l0", ...
+    const bool bias = leaf.rfind("bias", 0) == 0;
+    if (bias) {
+      t.zero_();
+    } else if (t.dim() >= 2) {
+      torch::nn::init::kaiming_normal_(t, 0.0, torch::kFanIn, torch::kReLU);
+    } else {
+      t.fill_(1.0);  // BN scale
+    }
+  }
 }
 
 ReceptiveField RecognizerImpl::geometry() const {

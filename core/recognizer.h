@@ -57,6 +57,7 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   ModelConfig config;
 
  private:
+  void initialiseWeights();
   torch::Tensor context(const torch::Tensor& x, const torch::Tensor& alpha,
                         const torch::Tensor& selected, const torch::Tensor& upsampled,
                         const torch::Tensor& hPrev, RecognizerOutput& out,

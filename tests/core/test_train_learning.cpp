@@ -1,9 +1,8 @@
-// A tiny soft model learns a tiny digit task on the CPU in about a minute: the loss falls and the
-// held-out edit distance and word accuracy climb above chance (chance: 1 in 1000 words for three
-// digits, norm ED about 0.10). With the paper's ADADELTA (lr 1, eps 1e-6) this model sits on a
-// plateau for ~600 iterations (steps of about sqrt(eps) / RMS[g] while E[dx^2] builds up) before
-// it starts to read; the bars are set below what iteration 800 reaches (measured: loss 8.3 -> 5.5,
-// norm ED 0.225, accuracy 1.0%; the run is deterministic on the CPU).
+// A tiny soft model learns a tiny digit task on the CPU in under a minute: the loss falls and the
+// held-out edit distance and word accuracy climb far above chance (chance: 1 in 1000 words for
+// three digits, norm ED about 0.10). Measured at 500 iterations (the run is deterministic on the
+// CPU): loss 8.10 -> 0.84, held-out accuracy 0.825, norm ED 0.938; the bars sit below that. (Before
+// the recognizer used He-normal initialisation, this model sat on a plateau for ~600 iterations.)
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 #include <filesystem>
@@ -88,10 +87,10 @@ class TestTrainLearning : public QObject {
  private:
   static constexpr double kWidth = 0.125;
   static constexpr int kBatch = 32;
-  static constexpr int kIterations = 800;
-  static constexpr double kLossRatio = 0.8;
-  static constexpr double kNedBar = 0.18;
-  static constexpr double kAccuracyBar = 0.005;  // 5x chance
+  static constexpr int kIterations = 500;
+  static constexpr double kLossRatio = 0.2;
+  static constexpr double kNedBar = 0.85;
+  static constexpr double kAccuracyBar = 0.6;  // 600x chance
 };
 
 QTEST_APPLESS_MAIN(TestTrainLearning)
