@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -219,8 +220,14 @@ void Trainer::Impl::setup(bool resuming) {
     references = refs.to(device);
   }
 
-  torch::manual_seed(cfg.seed);
-  model = Recognizer(cfg.model);
+  {
+    // Initial weights come from the global generator: ranks that run as threads of one process
+    // (the tests) must not interleave their draws, or rank 0's weights depend on timing.
+    static std::mutex initMutex;
+    std::lock_guard<std::mutex> lock(initMutex);
+    torch::manual_seed(cfg.seed);
+    model = Recognizer(cfg.model);
+  }
   if (resuming) {
     loadState(statePath);  // weights, optimiser, generator, position
   } else {
