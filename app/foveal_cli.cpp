@@ -25,7 +25,8 @@ using foveal::core::setComputeThreads;
 namespace {
 
 // The train and eval lines live next to their commands (cli_train.cpp, cli_eval.cpp).
-const std::string kUsage = R"(foveal-cli - attention-based image-to-sequence recognition
+const std::string kUsage =
+    R"(foveal-cli - attention-based image-to-sequence recognition
 
 usage: foveal-cli <command> [options]
 
@@ -42,7 +43,9 @@ commands:
               [--threads N]
               inference latency (batch 1), batched inference and training images/s for every
               mechanism on this machine
-)" + std::string(app::kTrainUsage) + app::kEvalUsage + R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
+)" + std::string(app::kTrainUsage) +
+    app::kEvalUsage +
+    R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
               datasets: generate, convert, inspect, look at, measure (foveal-cli data --help)
   version     print the version
 

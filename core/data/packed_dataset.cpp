@@ -84,9 +84,15 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
     m_pp.inputW = static_cast<int>(w);
     m_pp.inputH = static_cast<int>(hh);
     m_upW = static_cast<int>(uw);
+    // Every region must lie inside the file, checked without overflow: a crafted header could
+    // otherwise point the label reads past the mapping (found by fuzz_packed).
+    const uint64_t size = m_mapSize;
     if (m_stride != uint64_t(w) * hh + uint64_t(uw) * hh || count > (uint64_t(1) << 40) ||
-        m_imagesOffset < kHeaderSize || m_labelIndexOffset < m_imagesOffset + count * m_stride ||
-        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1))
+        m_imagesOffset < kHeaderSize || m_imagesOffset > size ||
+        count > (size - m_imagesOffset) / m_stride ||
+        m_labelIndexOffset < m_imagesOffset + count * m_stride || m_labelIndexOffset > size ||
+        count + 1 > (size - m_labelIndexOffset) / 8 ||
+        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1) || m_labelDataOffset > size)
       throw Error(path + ": corrupt header (inconsistent offsets for " + std::to_string(count) +
                   " entries)");
     if (fileSize != m_mapSize)

@@ -304,6 +304,20 @@ class TestDataFormats : public QObject {
     const QString idx = errorOf([&] { PackedDataset p(write("index.fvpk", index)); });
     QVERIFY2(idx.contains("index.fvpk: entry 4") || idx.contains("index.fvpk: entry 5"),
              qPrintable(idx));
+    // Label data placed past the end of the file (found by fuzz_packed: the reads ran off the
+    // mapping), and the fuzzer's own input.
+    QByteArray past = bytes;
+    *reinterpret_cast<qint64*>(past.data() + 72) = qint64(bytes.size()) + 4096;
+    QVERIFY(errorOf([&] {
+              PackedDataset p(write("past.fvpk", past));
+            }).contains("inconsistent offsets"));
+    const std::string fuzzed =
+        QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/fuzz-regressions/packed-label-offset.fvd")
+            .toStdString();
+    QVERIFY(errorOf([&] {
+              PackedDataset p(fuzzed);
+              for (size_t i = 0; i < p.size(); ++i) p.get(i);
+            }).contains("packed-label-offset.fvd"));
     QVERIFY(errorOf([&] {
               PackedDataset p(dir.filePath("missing.fvpk").toStdString());
             }).contains("cannot open"));

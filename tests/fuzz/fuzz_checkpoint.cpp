@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include <torch/torch.h>
+
 #include "checkpoint.h"
 #include "crc32.h"
 #include "error.h"
@@ -45,7 +47,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       "/tmp/foveal-fuzz-checkpoint-" + std::to_string(getpid()) + ".fvm";
   std::ofstream(path, std::ios::binary | std::ios::trunc) << file;
   try {
-    foveal::core::loadCheckpoint(path);
+    // A file that loads must give a usable model: a decode with finite probabilities.
+    auto loaded = foveal::core::loadCheckpoint(path);
+    const auto& pp = loaded.config.preprocessing;
+    auto image = torch::zeros({1, 1, pp.inputH, pp.inputW});
+    auto up = torch::zeros({1, 1, pp.inputH, pp.upsampledW()});
+    torch::NoGradGuard guard;
+    auto out = loaded.model->forward(image, up);
+    if (!torch::isfinite(out.logProbs).all().item<bool>()) __builtin_trap();
   } catch (const foveal::core::Error&) {
   }
   return 0;

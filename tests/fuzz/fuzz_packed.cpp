@@ -17,9 +17,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     foveal::core::data::PackedDataset ds(path);
     for (size_t i = 0; i < std::min<size_t>(ds.size(), 64); ++i) {
       try {
-        ds.get(i);
-        ds.label(i);
-        ds.prepared(i);
+        const auto sample = ds.get(i);
+        const auto prepared = ds.prepared(i);
+        // What a packed file yields has the sizes its header promises.
+        if (sample.image.pixels.size() != size_t(sample.image.width) * sample.image.height ||
+            prepared.upsampled.width != ds.upsampledW() || ds.label(i) != sample.label)
+          __builtin_trap();
       } catch (const foveal::core::Error&) {
       }
     }

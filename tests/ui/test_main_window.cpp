@@ -194,7 +194,8 @@ class TestMainWindow : public QObject {
     if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
       QVERIFY(w.models()->setData(w.models()->index(0), Qt::Checked, Qt::CheckStateRole));
       QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 30000);
-      QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+      QVERIFY(w.datasetBrowser()->openDataset(
+          QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
       w.datasetBrowser()->chooseEntry(3);
       QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing() && w.comparePage()->columnCount() == 3, 30000);
       QTest::qWait(200);
