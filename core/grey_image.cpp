@@ -78,9 +78,10 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
   return img;
 }
 
-// Formats handed to OpenCV, recognised by their signature. Anything else is refused before it
-// reaches imdecode: Debian's OpenCV also tries its DICOM reader (GDCM), which aborts the process
-// on malformed input (found by tests/fuzz/fuzz_image, kept in tests/data/fuzz-regressions).
+// Formats handed to OpenCV, recognised by exactly the signature OpenCV's own decoder for them
+// checks, so imdecode picks that decoder. A buffer no early decoder claims falls through to
+// Debian's DICOM reader (GDCM), which aborts the process on malformed input (found twice by
+// tests/fuzz/fuzz_image; inputs kept in tests/data/fuzz-regressions).
 [[maybe_unused]] bool hasCodecSignature(const std::vector<uint8_t>& b) {
   auto starts = [&](std::initializer_list<int> sig) {
     if (b.size() < sig.size()) return false;
@@ -89,14 +90,13 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
       if (b[i++] != static_cast<uint8_t>(c)) return false;
     return true;
   };
+  const bool netpbm = b.size() >= 3 && b[0] == 'P' && b[1] >= '1' && b[1] <= '6' &&
+                      std::isspace(static_cast<unsigned char>(b[2]));
   return starts({0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'}) ||             // PNG
          starts({0xFF, 0xD8, 0xFF}) ||                                        // JPEG
          starts({'B', 'M'}) ||                                                // BMP
          starts({'I', 'I', 0x2A, 0x00}) || starts({'M', 'M', 0x00, 0x2A}) ||  // TIFF
-         (starts({'R', 'I', 'F', 'F'}) && b.size() >= 12 && b[8] == 'W' && b[9] == 'E' &&
-          b[10] == 'B' && b[11] == 'P') ||  // WebP
-         starts({'P', '1'}) ||
-         starts({'P', '3'}) || starts({'P', '4'});  // other netpbm
+         netpbm;
 }
 
 }  // namespace
@@ -114,7 +114,7 @@ GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& orig
   if (isPnm(bytes)) return decodePnm(bytes, origin);
 #ifdef FOVEAL_WITH_OPENCV
   if (!hasCodecSignature(bytes))
-    throw Error(origin + ": unsupported image format (not PNG, JPEG, BMP, TIFF, WebP or PNM)");
+    throw Error(origin + ": unsupported image format (not PNG, JPEG, BMP, TIFF or PNM)");
   return imaging::decodeWithOpenCv(bytes, origin);
 #else
   throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");

@@ -135,6 +135,10 @@ class TestConfig : public QObject {
                                 "/../tests/data/fuzz-regressions/image-gdcm-assert.bin"));
       QVERIFY(gdcm.open(QIODevice::ReadOnly));
       QTest::newRow("fuzz: DICOM reader abort") << gdcm.readAll() << "unsupported image format";
+      QFile gdcm2(QStringLiteral(FOVEAL_SAMPLES_DIR
+                                 "/../tests/data/fuzz-regressions/image-gdcm-assert-2.bin"));
+      QVERIFY(gdcm2.open(QIODevice::ReadOnly));
+      QTest::newRow("fuzz: not quite PPM") << gdcm2.readAll() << "unsupported image format";
       QTest::newRow("png signature, garbage body")
           << QByteArray("\x89PNG\r\n\x1a\n garbage garbage", 25) << "cannot decode image";
       QFile png(QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images/digits-46214.png");
