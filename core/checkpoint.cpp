@@ -134,6 +134,10 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     // Copied byte-wise: the bytes in the file need not be aligned for the tensor's type.
     auto source = torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU));
     std::memcpy(source.data_ptr(), data.data() + e.offset, e.bytes);
+    // The trainer never writes NaN or Inf; a file that holds them would read garbage (found by
+    // fuzz_checkpoint, whose structured mode gets past the checksum).
+    if (source.is_floating_point() && !torch::isfinite(source).all().item<bool>())
+      throw Error(path + ": corrupt model file ('" + name + "' holds NaN or Inf)");
     tensor.copy_(source);
     entries.erase(it);
   }

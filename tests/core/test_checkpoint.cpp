@@ -2,6 +2,7 @@
 // names the file and the problem.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint.h"
@@ -144,6 +145,29 @@ class TestCheckpoint : public QObject {
     otherKind["model"]["context"] = "pooling";
     QTest::newRow("weights of another context")
         << withMetadata(good, otherKind.dump()) << "weights do not match the model config";
+    {
+      // A weight set to NaN with the checksum made valid again: refused, not read as garbage.
+      const quint64 metaLen = qFromLittleEndian<quint64>(good.constData() + 16);
+      QByteArray weights = good.mid(40 + int(metaLen));
+      // Walk the tensor table to the first float32 tensor's data.
+      qsizetype pos = 4;
+      for (;;) {
+        const auto nameLen = qFromLittleEndian<quint32>(weights.constData() + pos);
+        pos += 4 + nameLen;
+        const auto dtype = static_cast<quint8>(weights[pos]);
+        const auto rank = qFromLittleEndian<quint32>(weights.constData() + pos + 1);
+        pos += 5 + 8 * rank;
+        const auto bytes = qFromLittleEndian<quint64>(weights.constData() + pos);
+        pos += 8;
+        if (dtype == 1 && bytes >= 4) break;
+        pos += qsizetype(bytes);
+      }
+      const float nan = std::numeric_limits<float>::quiet_NaN();
+      memcpy(weights.data() + pos, &nan, sizeof nan);
+      QByteArray poisoned = good.left(40 + int(metaLen)) + weights;
+      qToLittleEndian<quint32>(crc32(good.mid(40, int(metaLen)) + weights), poisoned.data() + 32);
+      QTest::newRow("NaN weight with a valid checksum") << poisoned << "holds NaN or Inf";
+    }
     QTest::newRow("metadata not json")
         << withMetadata(good, "{not json") << "corrupt model metadata";
     auto foreignMeta = meta;
