@@ -318,7 +318,8 @@ class TestModel : public QObject {
     QVERIFY(torch::allclose(terms.reference, expected, 1e-5, 1e-6));
     model->zero_grad();
     terms.reference.backward();
-    auto* w = model->named_parameters().find("sharpener.stns.0.fc2.bias");
+    const auto params = model->named_parameters();  // find() points into this dictionary
+    auto* w = params.find("sharpener.stns.0.fc2.bias");
     QVERIFY(w && w->grad().abs().sum().item<double>() > 0);
   }
 
