@@ -262,6 +262,10 @@ void Trainer::Impl::checkFinite(const char* what) const {
     if (!torch::isfinite(p.value()).all().item<bool>())
       throw Error(std::string("refusing to write ") + what + ": parameter '" + p.key() +
                   "' holds non-finite values");
+  for (const auto& b : model->named_buffers())
+    if (b.value().is_floating_point() && !torch::isfinite(b.value()).all().item<bool>())
+      throw Error(std::string("refusing to write ") + what + ": buffer '" + b.key() +
+                  "' holds non-finite values");
 }
 
 json Trainer::Impl::extraJson() const {
@@ -527,6 +531,13 @@ TrainResult Trainer::run() {
     std::vector<Micro> micro;
     double rewardSum = 0, rewardCount = 0, correct = 0;
     bool forwardFailed = false;
+    // The forward pass updates batch-norm running statistics even when the step is then skipped:
+    // keep them, so a poisoned batch cannot leave NaN in the buffers (and so in a checkpoint).
+    std::vector<torch::Tensor> savedBuffers;
+    {
+      torch::NoGradGuard ng;
+      for (const auto& b : s.model->buffers()) savedBuffers.push_back(b.clone());
+    }
     for (int64_t k = 0; k < m; ++k) {
       auto idx = torch::arange(k, B, m, torch::TensorOptions(torch::kLong).device(s.device));
       Micro mb;
@@ -640,6 +651,11 @@ TrainResult Trainer::run() {
     firstDone = true;
     if (!finite) {
       s.optimizer->zero_grad();
+      {
+        torch::NoGradGuard ng;
+        auto buffers = s.model->buffers();
+        for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(savedBuffers[i]);
+      }
       ++s.consecutiveNonFinite;
       ++s.skippedSteps;
       s.appendMetrics({{"kind", "skip"},
