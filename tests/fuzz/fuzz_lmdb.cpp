@@ -58,8 +58,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     foveal::core::data::LmdbDataset ds(dir);
     for (size_t i = 0; i < std::min<size_t>(ds.size(), 8); ++i) {
       try {
-        ds.label(i);
-        ds.get(i);
+        // The cheap label read and the full entry agree, and a decoded image is whole.
+        const std::string label = ds.label(i);
+        const auto sample = ds.get(i);
+        if (sample.label != label ||
+            sample.image.pixels.size() != size_t(sample.image.width) * sample.image.height)
+          __builtin_trap();
       } catch (const foveal::core::Error&) {
       }
     }
