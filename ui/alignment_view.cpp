@@ -63,7 +63,7 @@ void AlignmentView::paintEvent(QPaintEvent*) {
                  heatColour(s.alpha[i] / std::max(top, kHeatFloor)));
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRectF(0, r.top() + t * rowH, kLabelW - 4, rowH), Qt::AlignRight | Qt::AlignVCenter,
-               s.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(s.token));
+               displayToken(s));
   }
   if (m_step >= 0 && m_step < static_cast<int>(rows)) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 2));

@@ -95,8 +95,7 @@ void PatchStrip::paintStrip(QPainter& p, double scale) const {
     f.setBold(static_cast<int>(t) == m_step);
     p.setFont(f);
     p.setPen(m_correct[t] ? QColor(30, 30, 30) : QColor(210, 30, 30));
-    p.drawText(QRectF(x, 4 + 32 * scale, cw - kGap, kTokenH), Qt::AlignCenter,
-               s.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(s.token));
+    p.drawText(QRectF(x, 4 + 32 * scale, cw - kGap, kTokenH), Qt::AlignCenter, displayToken(s));
   }
 }
 

@@ -38,4 +38,10 @@ inline QPolygonF toPolygon(const core::Quad& q) {
 
 inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
+/// How a step's token is drawn: its text, or "end" for the end token (a symbol such as U+23F9
+/// is missing from common fonts and showed as an empty box).
+inline QString displayToken(const core::TraceStep& s) {
+  return s.tokenIndex == 0 ? QStringLiteral("end") : qstr(s.token);
+}
+
 }  // namespace foveal::ui

@@ -6,6 +6,7 @@
 #include <QWheelEvent>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "qt_convert.h"
 
@@ -182,17 +183,24 @@ void TraceView::paintEvent(QPaintEvent*) {
   }
 
   // Tokens read so far, each under the centre of the region it came from; the current one bold.
+  // Where several steps used the same region only the latest is drawn (overprinting them made
+  // both unreadable); the patch strip lists every step.
   QFont f = font();
   f.setPointSizeF(f.pointSizeF() * 1.3);
-  for (int s = 0; (m_overlays & Tokens) && s <= m_step && s < int(m_trace->steps.size()); ++s) {
+  std::vector<int> latest(m_trace->regions.size(), -1);
+  for (int s = 0; s <= m_step && s < int(m_trace->steps.size()); ++s) {
+    const int region = m_trace->steps[static_cast<size_t>(s)].region;
+    if (region >= 0 && region < int(latest.size())) latest[static_cast<size_t>(region)] = s;
+  }
+  for (int s : latest) {
+    if (!(m_overlays & Tokens) || s < 0) continue;
     const auto& st = m_trace->steps[static_cast<size_t>(s)];
-    if (st.region < 0 || st.region >= int(m_trace->regions.size())) continue;
     const auto& r = m_trace->regions[static_cast<size_t>(st.region)];
     const QPointF c = t.map(QPointF(r.x + r.w / 2.0, 0));
     f.setBold(s == m_step);
     p.setFont(f);
     p.setPen(s == m_step ? palette().color(QPalette::Highlight) : palette().color(QPalette::Text));
-    const QString text = st.tokenIndex == 0 ? QStringLiteral("⏹") : qstr(st.token);
+    const QString text = displayToken(st);
     p.drawText(QRectF(c.x() - 20, stripTop + kStripHeight, 40, kTokenHeight), Qt::AlignCenter,
                text);
   }
