@@ -21,9 +21,10 @@ const char* kTrainUsage =
               [--micro-batches M] [--data SPEC[;SPEC...]] [--eval-data SPEC[;SPEC...]]
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
               [--max-length N] [--lambda-r X] [--seed S] [--device cpu|cuda|cuda:N]
-              [--threads N] [--loader-threads N] [--no-bf16]
+              [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
-              latest.state, best.fvm); SIGINT/SIGTERM stop with a checkpoint
+              latest.state, best.fvm); SIGINT/SIGTERM stop with a checkpoint;
+              --init-from starts from a trained model's tensors of the same name and shape
               --run DIR --resume [--iterations N] [--device D] [--threads N]
               continue DIR exactly where its last checkpoint left off
               --list-presets   the paper's experiments and their settings
@@ -86,7 +87,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
       args,
       {"preset", "run", "width", "iterations", "batch", "micro-batches", "data", "eval-data",
        "eval-interval", "eval-limit", "checkpoint-interval", "log-interval", "max-length",
-       "lambda-r", "seed", "device", "threads", "loader-threads"},
+       "lambda-r", "seed", "device", "threads", "loader-threads", "init-from"},
       {"resume", "list-presets", "no-bf16"});
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
   if (a.has("list-presets")) {
@@ -99,7 +100,8 @@ int runTrainCommand(const std::vector<std::string>& args) {
   const bool resume = a.has("resume");
   if (resume) {
     for (const char* fixed :
-         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed"})
+         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed",
+          "init-from"})
       if (a.has(fixed))
         throw std::invalid_argument(
             std::string("--") + fixed +
@@ -113,6 +115,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
     cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
     cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
     if (a.has("data")) cfg.trainData = splitSpecs(a.value("data"));
+    cfg.initFrom = a.value("init-from", "");
   }
   cfg.iterations = a.intValue("iterations", static_cast<int>(cfg.iterations));
   if (a.has("eval-data")) cfg.evalData = splitSpecs(a.value("eval-data"));

@@ -35,6 +35,7 @@ std::string TrainConfig::toJson() const {
   j["model"] = json::parse(model.toJson());
   j["train_data"] = trainData;
   j["eval_data"] = evalData;
+  if (!initFrom.empty()) j["init_from"] = initFrom;
   j["iterations"] = iterations;
   j["batch_size"] = batchSize;
   j["micro_batches"] = microBatches;
@@ -64,6 +65,7 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
     c.model = ModelConfig::fromJson(j.at("model").dump(), origin);
     c.trainData = j.at("train_data").get<std::vector<std::string>>();
     c.evalData = j.value("eval_data", std::vector<std::string>());
+    c.initFrom = j.value("init_from", std::string());
     c.iterations = j.at("iterations").get<int64_t>();
     c.batchSize = j.at("batch_size").get<int>();
     c.microBatches = j.value("micro_batches", 1);

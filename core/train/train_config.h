@@ -18,6 +18,9 @@ struct TrainConfig {
   std::vector<std::string> trainData;
   /// Evaluation sets, each reported on its own.
   std::vector<std::string> evalData;
+  /// Warm start: a model file whose parameters initialise every tensor of the new model with the
+  /// same name and shape (the sharpener's encoder also from the source backbone); "" = none.
+  std::string initFrom;
   int64_t iterations = 30000;
   int batchSize = 192;  ///< per process (the paper: 192 per GPU)
   /// Gradient accumulation: each batch is split into this many strided micro-batches (micro-batch

@@ -1,4 +1,5 @@
 #include "trainer.h"
+#include "warm_start.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
@@ -237,6 +238,7 @@ void Trainer::Impl::setup(bool resuming) {
       gen = at::globalContext().defaultGenerator(device);
       gen.set_current_seed(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
     }
+    if (!cfg.initFrom.empty()) log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
     model->to(device);
     AdadeltaOptions ao(cfg.lr);
     ao.rho(cfg.rho).eps(cfg.eps).weight_decay(cfg.weightDecay);

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "train_config.h"
 #include "trainer.h"
+#include "warm_start.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;
@@ -218,6 +219,67 @@ class TestTrainEngine : public QObject {
     auto m = loadCheckpoint((run / "latest.fvm").string());
     QCOMPARE(json::parse(m.metadataJson)["extra"]["training"]["iteration"].get<int>(), 3);
     QCOMPARE(int(records(run, "stop").size()), 1);
+  }
+
+  // --init-from: a sharp run starts from a trained hard model. Tensors of the same name and shape
+  // are copied (backbone, BiLSTM, attention), the sharpener's encoder comes from the backbone, the
+  // rest keeps its initialisation; the run records where it started; bad sources are named.
+  void warmStartFromAnotherModel() {
+    const fs::path hardRun = dir("warm-hard");
+    {
+      auto c = tiny("digits-hard");
+      c.iterations = 2;
+      RunOptions ro;
+      ro.runDir = hardRun.string();
+      Trainer(c, ro).run();
+    }
+    const std::string source = (hardRun / "latest.fvm").string();
+    auto c = tiny("digits-sharp-chain");
+    c.iterations = 2;
+    c.initFrom = source;
+    torch::manual_seed(5);
+    Recognizer fresh(c.model);
+    const auto report = warmStart(fresh, source);
+    QVERIFY(report.copied > 0);
+    QVERIFY(report.fromBackbone > 0);
+    QVERIFY(report.kept > 0);  // the STN, and the decoder input (chain context is wider)
+    auto src = loadCheckpoint(source).model;
+    auto sp = src->named_parameters();
+    auto dp = fresh->named_parameters();
+    QVERIFY(torch::equal(dp["backbone.layers.0.weight"], sp["backbone.layers.0.weight"]));
+    QVERIFY(torch::equal(dp["sharpener.encoder.layers.0.weight"], sp["backbone.layers.0.weight"]));
+    QVERIFY(torch::equal(dp["attention.key.weight"], sp["attention.key.weight"]));
+    QVERIFY(dp["decoder.weight_ih"].sizes() != sp["decoder.weight_ih"].sizes());
+    QVERIFY(report.summary().find("copied") != std::string::npos);
+
+    const fs::path run = dir("warm-sharp");
+    RunOptions ro;
+    ro.runDir = run.string();
+    Trainer(c, ro).run();
+    std::ifstream cfg(run / "config.json");
+    QCOMPARE(json::parse(cfg).value("init_from", std::string()), source);
+    QCOMPARE(Trainer::loadRunConfig(run.string()).initFrom, source);
+
+    // A missing or corrupt source is named; a model sharing no tensor is refused.
+    Recognizer other(c.model);
+    try {
+      warmStart(other, dir("missing.fvm").string());
+      QFAIL("a missing source was accepted");
+    } catch (const Error& e) {
+      QVERIFY(std::string(e.what()).find("missing.fvm") != std::string::npos);
+    }
+    auto foreign = tiny("digits-soft");
+    foreign.model.width = 0.25;
+    foreign.model.charset = "ab";
+    foreign.model.attentionDepth = 32;
+    const std::string foreignPath = dir("foreign.fvm").string();
+    saveCheckpoint(foreignPath, Recognizer(foreign.model));
+    try {
+      warmStart(other, foreignPath);
+      QFAIL("a model sharing no tensor was accepted");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("cannot warm-start") != std::string::npos, e.what());
+    }
   }
 
   void resumeChecksItsInput() {
