@@ -1,10 +1,16 @@
 // foveal: the GUI. `foveal [--model FILE]... [--truth TEXT] [IMAGE]` opens the inspector; the
-// bundled sample models are listed in the Models dock by default.
+// bundled sample models are listed in the Models dock and, on first start, the bundled sample
+// runs on the Training page.
+// `foveal --export-curves OUT.png --run DIR [--run DIR]... [--metrics K,K] [--smoothing W]
+// [--size WxH] [--log-scale]` writes the runs' training curves without opening a window.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <cstdio>
+#include <cstring>
 
+#include "curve_export.h"
 #include "main_window.h"
 #include "model_session.h"
 
@@ -18,9 +24,24 @@ QString samplesFolder() {
   if (QFileInfo::exists(installed)) return installed;
   return QStringLiteral(FOVEAL_SOURCE_SAMPLES_DIR);
 }
+
+bool wantsExport(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--export-curves", 15) == 0) return true;
+  return false;
+}
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "foveal: %s\n", qPrintable(message));
+  return 1;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Exporting needs no display: without one (or with none chosen) render offscreen.
+  const bool exporting = wantsExport(argc, argv);
+  if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+    qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("Foveal"));
   QApplication::setOrganizationName(QStringLiteral("Foveal"));
@@ -36,15 +57,69 @@ int main(int argc, char** argv) {
                            QStringLiteral("FILE"));
   QCommandLineOption truth(QStringLiteral("truth"), QStringLiteral("Expected text of the image."),
                            QStringLiteral("TEXT"));
-  parser.addOption(model);
-  parser.addOption(truth);
+  QCommandLineOption exportCurves(
+      QStringLiteral("export-curves"),
+      QStringLiteral("Write the training curves of the --run folders to FILE (.png, .pdf or "
+                     ".svg) and exit, without a window."),
+      QStringLiteral("FILE"));
+  QCommandLineOption run(QStringLiteral("run"),
+                         QStringLiteral("Run folder to plot with --export-curves (repeatable)."),
+                         QStringLiteral("DIR"));
+  QCommandLineOption metrics(
+      QStringLiteral("metrics"),
+      QStringLiteral("Comma-separated panels for --export-curves, of: %1.")
+          .arg(foveal::ui::metricKeyList()),
+      QStringLiteral("KEYS"));
+  QCommandLineOption smoothing(QStringLiteral("smoothing"),
+                               QStringLiteral("Smoothing weight in [0, 1) (default 0.6)."),
+                               QStringLiteral("W"));
+  QCommandLineOption size(QStringLiteral("size"),
+                          QStringLiteral("Size of the exported plot (default 1200x700)."),
+                          QStringLiteral("WxH"));
+  QCommandLineOption logScale(QStringLiteral("log-scale"),
+                              QStringLiteral("Logarithmic y axes where values are positive."));
+  parser.addOptions({model, truth, exportCurves, run, metrics, smoothing, size, logScale});
   parser.addPositionalArgument(QStringLiteral("image"), QStringLiteral("Image to read."));
   parser.process(app);
+
+  if (parser.isSet(exportCurves)) {
+    foveal::ui::CurveExportOptions options;
+    options.output = parser.value(exportCurves);
+    options.runs = parser.values(run);
+    QString error;
+    if (options.runs.isEmpty()) return fail(QStringLiteral("--export-curves needs --run DIR"));
+    if (parser.isSet(metrics) &&
+        !foveal::ui::parseMetricKeys(parser.value(metrics), &options.metrics, &error))
+      return fail(error);
+    if (parser.isSet(smoothing)) {
+      bool ok = false;
+      options.smoothing = parser.value(smoothing).toDouble(&ok);
+      if (!ok || !(options.smoothing >= 0 && options.smoothing < 1))
+        return fail(QStringLiteral("--smoothing %1: expected a number in [0, 1)")
+                        .arg(parser.value(smoothing)));
+    }
+    if (parser.isSet(size) && !foveal::ui::parsePlotSize(parser.value(size), &options.size, &error))
+      return fail(error);
+    options.logScale = parser.isSet(logScale);
+    QStringList warnings;
+    error = foveal::ui::exportCurves(options, &warnings);
+    for (const QString& w : warnings) std::fprintf(stderr, "foveal: warning: %s\n", qPrintable(w));
+    if (!error.isEmpty()) return fail(error);
+    std::printf("wrote %s (%dx%d, %lld run(s))\n", qPrintable(options.output),
+                options.size.width(), options.size.height(),
+                static_cast<long long>(options.runs.size()));
+    return 0;
+  }
+  for (const auto* o : {&run, &metrics, &smoothing, &size, &logScale})
+    if (parser.isSet(*o))
+      return fail(QStringLiteral("--%1 is used with --export-curves").arg(o->names().first()));
 
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
   const QString models = samplesFolder() + QStringLiteral("/models");
   if (QFileInfo::exists(models)) window.addModelFolder(models);
+  const QString runs = samplesFolder() + QStringLiteral("/runs");
+  if (QFileInfo::exists(runs)) window.addSampleRuns(runs);
   for (const QString& m : parser.values(model)) window.openModel(m);
   if (parser.isSet(truth)) window.setTruth(parser.value(truth));
   if (!parser.positionalArguments().isEmpty())

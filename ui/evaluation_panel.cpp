@@ -113,6 +113,17 @@ void EvaluationPanel::setRun(const QString& runDir, const QStringList& evalSets)
     m_checkpoint->addItem(QDir(runDir).filePath(QString::fromLatin1(name)));
   if (current.startsWith(runDir)) m_checkpoint->setCurrentText(current);
   if (!evalSets.isEmpty() && !isRunning()) m_dataset->setText(evalSets.first());
+  if (isRunning() || runDir.isEmpty()) return;
+  const QDir dir(runDir);
+  const bool none = !QFileInfo::exists(dir.filePath(QStringLiteral("best.fvm"))) &&
+                    !QFileInfo::exists(dir.filePath(QStringLiteral("latest.fvm")));
+  if (none)
+    m_status->setText(tr("<i>%1 holds no checkpoint (yet): type the path of a model file to "
+                         "evaluate another one.</i>")
+                          .arg(QFileInfo(runDir).fileName().toHtmlEscaped()));
+  else if (m_noCheckpointNote)
+    m_status->clear();
+  m_noCheckpointNote = none;
 }
 
 void EvaluationPanel::setCheckpoint(const QString& path) { m_checkpoint->setCurrentText(path); }
@@ -126,6 +137,7 @@ bool EvaluationPanel::isRunning() const {
 QString EvaluationPanel::statusText() const { return m_status->text(); }
 
 bool EvaluationPanel::evaluate() {
+  m_noCheckpointNote = false;  // the status is about this evaluation from now on
   auto fail = [this](const QString& message) {
     m_status->setText(
         QStringLiteral("<span style='color:#c62828'>%1</span>").arg(message.toHtmlEscaped()));
@@ -137,7 +149,9 @@ bool EvaluationPanel::evaluate() {
     return fail(tr("foveal-cli was not found next to this program: cannot evaluate."));
   const QString model = checkpoint();
   if (!QFileInfo(model).isFile())
-    return fail(tr("%1: no such checkpoint (has the run written one yet?)").arg(model));
+    return fail(tr("%1: no such checkpoint (the run has not written one, or its folder holds "
+                   "only logs)")
+                    .arg(model));
   if (!m_tmp.isValid()) return fail(tr("cannot create a temporary folder for the failures"));
   const bool protocol = m_protocol->isChecked();
   if (!protocol && m_dataset->text().trimmed().isEmpty()) return fail(tr("Choose a dataset."));

@@ -57,6 +57,7 @@ class EvaluationPanel : public QWidget {
   QString m_cli;
   QString m_runningModel;
   bool m_runningProtocol = false;
+  bool m_noCheckpointNote = false;  ///< the status says the shown run has no checkpoint
   QComboBox* m_checkpoint;
   QLineEdit* m_dataset;
   QCheckBox* m_protocol;

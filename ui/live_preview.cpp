@@ -35,8 +35,16 @@ LivePreview::LivePreview(QWidget* parent)
 
 LivePreview::~LivePreview() { m_watcher.waitForFinished(); }
 
-void LivePreview::setRun(const QString& runDir, const QString& sampleSpec) {
-  if (runDir == m_runDir && sampleSpec == m_sampleSpec) return;
+void LivePreview::setRun(const QString& runDir, const QString& sampleSpec,
+                         bool expectCheckpoint) {
+  if (runDir == m_runDir && sampleSpec == m_sampleSpec) {
+    if (expectCheckpoint != m_expectCheckpoint && !m_trace && !isBusy()) {
+      m_expectCheckpoint = expectCheckpoint;
+      m_title->setText(idleText());
+    }
+    return;
+  }
+  m_expectCheckpoint = expectCheckpoint;
   m_runDir = runDir;
   m_sampleSpec = sampleSpec;
   m_lastModified = {};
@@ -45,10 +53,17 @@ void LivePreview::setRun(const QString& runDir, const QString& sampleSpec) {
   m_view->setTrace(nullptr);
   m_view->setImage({});
   m_strip->setTrace(nullptr);
-  m_title->setText(runDir.isEmpty() ? tr("<i>Live preview: select a run.</i>")
-                                    : tr("<i>Live preview: waiting for %1/latest.fvm</i>")
-                                          .arg(QFileInfo(runDir).fileName().toHtmlEscaped()));
+  m_title->setText(idleText());
   checkForUpdate();
+}
+
+QString LivePreview::idleText() const {
+  if (m_runDir.isEmpty()) return tr("<i>Live preview: select a run.</i>");
+  const QString name = QFileInfo(m_runDir).fileName().toHtmlEscaped();
+  if (!m_expectCheckpoint)
+    return tr("<i>Live preview: %1 holds no checkpoint (latest.fvm), nothing to read.</i>")
+        .arg(name);
+  return tr("<i>Live preview: waiting for %1/latest.fvm</i>").arg(name);
 }
 
 QString LivePreview::statusText() const { return m_title->text(); }

@@ -34,7 +34,9 @@ class LivePreview : public QWidget {
   ~LivePreview() override;
 
   /// Follows `runDir` (empty: none). `sampleSpec` names the dataset whose entry 0 is read.
-  void setRun(const QString& runDir, const QString& sampleSpec);
+  /// `expectCheckpoint` false: the run is over and wrote no latest.fvm (a folder of logs only),
+  /// so the preview says there is nothing to show instead of waiting for one.
+  void setRun(const QString& runDir, const QString& sampleSpec, bool expectCheckpoint = true);
   /// Checks latest.fvm and traces it when it changed (call it when the folder changes).
   void checkForUpdate();
   bool isBusy() const { return m_watcher.isRunning(); }
@@ -50,9 +52,11 @@ class LivePreview : public QWidget {
  private:
   void start();
   void onFinished();
+  QString idleText() const;
 
   QString m_runDir;
   QString m_sampleSpec;
+  bool m_expectCheckpoint = true;
   QDateTime m_lastModified;
   qint64 m_lastSize = -1;
   bool m_pending = false;

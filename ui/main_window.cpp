@@ -74,6 +74,10 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_runner, &TraceRunner::progress, m_progress, &QProgressBar::setValue);
   connect(m_cursor, &StepCursor::stepChanged, this, &MainWindow::stepChanged);
   connect(m_models, &ModelListModel::comparedChanged, this, &MainWindow::retrace);
+  connect(m_models, &ModelListModel::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(m_models, &ModelListModel::loadFailed, this, &MainWindow::onModelLoadFailed);
+  connect(m_models, &ModelListModel::rowsRemoved, this,
+          [this](const QModelIndex&, int first, int last) { onModelRowsRemoved(first, last); });
   resize(1280, 820);
   statusBar()->showMessage(tr("Ready"));
 }
@@ -148,14 +152,18 @@ void MainWindow::buildLayout() {
   connect(remove, &QPushButton::clicked, this, [this] {
     const int row = m_modelView->currentIndex().row();
     if (row < 0) return;
-    m_models->removeModel(row);
-    if (m_currentModel == row)
-      m_currentModel = m_models->rowCount() ? 0 : -1;
-    else if (m_currentModel > row)
-      --m_currentModel;
+    m_models->removeModel(row);  // onModelRowsRemoved() moves the current model
     retrace();
   });
   connect(m_modelView, &QListView::doubleClicked, this, [this](const QModelIndex& index) {
+    if (m_models->isLoading(index.row())) {
+      m_currentModel = index.row();  // inspected as soon as it is loaded
+      m_tabs->setCurrentWidget(m_inspector);
+      statusBar()->showMessage(tr("%1 is still loading...").arg(m_models->displayName(index.row())),
+                               5000);
+      retrace();
+      return;
+    }
     if (!m_models->session(index.row())) {
       showError(m_models->data(index, ModelListModel::ErrorRole).toString());
       return;
@@ -219,6 +227,7 @@ void MainWindow::buildActions() {
   auto* exportTrace =
       file->addAction(tr("Export &Trace (JSON/CSV)..."), this, &MainWindow::exportTrace);
   exportTrace->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+  file->addAction(m_training->exportCurvesAction());  // Ctrl+Shift+C
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -286,32 +295,85 @@ void MainWindow::setImage(const QImage& image, const QString& source) {
 }
 
 bool MainWindow::openModel(const QString& path) {
-  QString error;
-  const int row = m_models->addModel(path, &error);
-  if (!error.isEmpty()) {
-    m_models->removeModel(row);
-    showError(error);
+  const QFileInfo info(path);
+  if (!info.isFile()) {
+    showError(tr("%1: cannot open model file (%2)")
+                  .arg(path, info.exists() ? tr("not a file") : tr("no such file")));
     return false;
   }
-  kLastFolder.set(QFileInfo(path).absolutePath());
+  kLastFolder.set(info.absolutePath());
+  const int row = m_models->loadModel(path);
   m_currentModel = row;
-  clearError();
-  statusBar()->showMessage(
-      tr("Model: %1")
-          .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
-  retrace();
+  if (m_models->session(row)) {  // already listed and loaded
+    clearError();
+    statusBar()->showMessage(
+        tr("Model: %1")
+            .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
+    retrace();
+    return true;
+  }
+  if (!m_openRequests.contains(m_models->path(row))) m_openRequests << m_models->path(row);
+  statusBar()->showMessage(tr("Loading %1 ...").arg(info.fileName()));
+  retrace();  // the inspector lists it; it is read once loaded
   return true;
 }
 
 void MainWindow::addModelFolder(const QString& folder) {
   m_models->addFolder(folder);
+  if (const int n = m_models->loadingCount())
+    statusBar()->showMessage(tr("Loading %n model(s)...", nullptr, n));
+  retrace();  // lists them in the inspector; each is read once loaded
+}
+
+int MainWindow::addSampleRuns(const QString& runsFolder) {
+  return m_training->addSampleRuns(runsFolder);
+}
+
+void MainWindow::onModelLoaded(int row) {
+  const QString path = m_models->path(row);
+  const bool requested = m_openRequests.removeAll(path) > 0;
+  if (requested) {
+    clearError();
+    statusBar()->showMessage(
+        tr("Model: %1")
+            .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
+  } else if (!m_models->loadingCount() && !m_runner->isRunning()) {
+    statusBar()->showMessage(tr("Models loaded"), 3000);
+  }
+  const bool becameCurrent = m_currentModel < 0 ||
+                             (!m_models->session(m_currentModel) &&
+                              !m_models->isLoading(m_currentModel));
+  if (becameCurrent) m_currentModel = row;
+  // A checked model is traced by the comparedChanged() that follows; otherwise trace it here
+  // when it is the inspected one.
+  const bool compared =
+      m_models->data(m_models->index(row), Qt::CheckStateRole).toInt() == Qt::Checked;
+  if (row == m_currentModel && !compared) retrace();
+}
+
+void MainWindow::onModelLoadFailed(int row, const QString& message) {
+  showError(message);
+  const QString path = m_models->path(row);
+  if (m_openRequests.removeAll(path) > 0) m_models->removeModel(row);  // as if never opened
+  retrace();
+}
+
+void MainWindow::onModelRowsRemoved(int first, int last) {
+  const int n = last - first + 1;
+  auto shift = [&](int& r, int gone) {
+    if (r > last)
+      r -= n;
+    else if (r >= first)
+      r = gone;
+  };
+  shift(m_currentModel, -1);
   if (m_currentModel < 0)
     for (int r = 0; r < m_models->rowCount(); ++r)
       if (m_models->session(r)) {
         m_currentModel = r;
         break;
       }
-  retrace();
+  for (int& r : m_tracedRows) shift(r, -2);  // -2: matches no row, not even "none" (-1)
 }
 
 void MainWindow::setTruth(const QString& truth) {
@@ -367,10 +429,7 @@ void MainWindow::inspectFailure(const QImage& image, const QString& source, cons
                                 const QString& model) {
   // The checkpoint may have changed since it was listed: load it afresh.
   for (int r = m_models->rowCount() - 1; r >= 0; --r)
-    if (m_models->path(r) == model) {
-      m_models->removeModel(r);
-      if (m_currentModel >= r) --m_currentModel;
-    }
+    if (m_models->path(r) == QFileInfo(model).absoluteFilePath()) m_models->removeModel(r);
   if (!openModel(model)) return;
   m_tabs->setCurrentWidget(m_inspector);
   m_goToFirstError = true;

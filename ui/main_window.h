@@ -34,14 +34,21 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   ~MainWindow() override;
 
-  /// Both return false and show the error in the window when the file cannot be used.
+  /// Returns false and shows the error in the window when the file cannot be used.
   bool openImage(const QString& path);
+  /// Loads a model file off the GUI thread and makes it the inspected model once loaded (the
+  /// Models dock shows it as loading meanwhile). Returns false at once, with the error shown,
+  /// for a file that does not exist; a file that cannot be loaded is reported in the error
+  /// banner when its load ends, and its row is removed.
   bool openModel(const QString& path);
   /// Uses an image that is already in memory (paste, dataset browser).
   void setImage(const QImage& image, const QString& source);
   void setTruth(const QString& truth);
-  /// Adds the *.fvm files of a folder (the bundled samples) without opening the inspector.
+  /// Adds the *.fvm files of a folder (the bundled samples) without opening the inspector;
+  /// they load off the GUI thread, failures are shown in the error banner naming the file.
   void addModelFolder(const QString& folder);
+  /// On a first start (no saved run list), follows the bundled sample runs in `runsFolder`.
+  int addSampleRuns(const QString& runsFolder);
 
   int step() const;
   int stepCount() const;
@@ -85,6 +92,9 @@ class MainWindow : public QMainWindow {
   void inspectFailure(const QImage& image, const QString& source, const QString& truth,
                       const QString& model);
   void clearError();
+  void onModelLoaded(int row);
+  void onModelLoadFailed(int row, const QString& message);
+  void onModelRowsRemoved(int first, int last);
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void pasteImage();
@@ -103,6 +113,7 @@ class MainWindow : public QMainWindow {
   QString m_truth;
   std::vector<int> m_tracedRows;         ///< model rows of the last trace request
   std::vector<TraceOutcome> m_outcomes;  ///< per traced row
+  QStringList m_openRequests;            ///< paths given to openModel() still loading
 
   QTabWidget* m_tabs = nullptr;
   InspectorPage* m_inspector = nullptr;

@@ -1,6 +1,11 @@
 #include "metrics_plot.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QLabel>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
@@ -131,6 +136,77 @@ void MetricsPlot::setLogScale(bool on) {
 
 void MetricsPlot::scheduleReplot() {
   if (!m_timer.isActive()) m_timer.start();
+}
+
+void MetricsPlot::replotNow() {
+  if (!m_timer.isActive()) return;
+  m_timer.stop();
+  rebuild();
+}
+
+bool MetricsPlot::exportTo(const QString& path, int width, int height, QString* error) {
+  auto fail = [&](const QString& why) {
+    if (error) *error = tr("%1: %2").arg(QDir::toNativeSeparators(path), why);
+    return false;
+  };
+  const QFileInfo info(path);
+  const QString ext = info.suffix().toLower();
+  if (ext != QLatin1String("png") && ext != QLatin1String("pdf") && ext != QLatin1String("svg"))
+    return fail(tr("unknown format %1 (name the file .png, .pdf or .svg)")
+                    .arg(ext.isEmpty() ? tr("(no extension)") : QStringLiteral("'.%1'").arg(ext)));
+  if (width < 16 || height < 16 || width > 20000 || height > 20000)
+    return fail(tr("size %1x%2 is out of range (16 to 20000 per side)").arg(width).arg(height));
+  if (!info.absoluteDir().exists())
+    return fail(tr("cannot write: the folder %1 does not exist")
+                    .arg(QDir::toNativeSeparators(info.absolutePath())));
+  if (info.isDir()) return fail(tr("cannot write: it is a folder"));
+  replotNow();
+  QSaveFile file(path);  // written beside, renamed over the target on success
+  if (!file.open(QIODevice::WriteOnly)) return fail(tr("cannot write (%1)").arg(file.errorString()));
+
+  // The hover line belongs to the screen, not to the figure.
+  std::vector<std::pair<QCPAbstractItem*, bool>> items;
+  for (int i = 0; i < m_plot->itemCount(); ++i) {
+    items.emplace_back(m_plot->item(i), m_plot->item(i)->visible());
+    m_plot->item(i)->setVisible(false);
+  }
+  bool painted = false;
+  if (ext == QLatin1String("png")) {
+    const QPixmap pixmap = m_plot->toPixmap(width, height, 1.0);
+    painted = !pixmap.isNull() && pixmap.save(&file, "PNG");
+  } else {
+    auto paint = [&](QPaintDevice* device) {
+      QCPPainter painter;
+      if (!painter.begin(device)) return false;
+      painter.setMode(QCPPainter::pmVectorized);
+      m_plot->toPainter(&painter, width, height);
+      return painter.end();
+    };
+    if (ext == QLatin1String("pdf")) {
+      QPdfWriter pdf(&file);
+      pdf.setCreator(QStringLiteral("Foveal"));
+      pdf.setTitle(tr("Training curves"));
+      pdf.setPageSize(QPageSize(QSizeF(width, height), QPageSize::Point));
+      pdf.setPageMargins({});
+      pdf.setResolution(72);  // one point per plot pixel
+      painted = paint(&pdf);
+    } else {
+      QSvgGenerator svg;
+      svg.setOutputDevice(&file);
+      svg.setSize(QSize(width, height));
+      svg.setViewBox(QRect(0, 0, width, height));
+      svg.setTitle(tr("Training curves"));
+      painted = paint(&svg);
+    }
+  }
+  for (const auto& [item, visible] : items) item->setVisible(visible);
+  m_plot->replot(QCustomPlot::rpQueuedReplot);  // back to the widget's own size
+  if (!painted) {
+    file.cancelWriting();
+    return fail(tr("cannot render the %1 image (%2x%3)").arg(ext.toUpper()).arg(width).arg(height));
+  }
+  if (!file.commit()) return fail(tr("write failed (%1)").arg(file.errorString()));
+  return true;
 }
 
 void MetricsPlot::rebuild() {

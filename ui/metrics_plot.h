@@ -62,6 +62,12 @@ class MetricsPlot : public QWidget {
   void setLogScale(bool on);
   /// Marks new data: the plot is rebuilt at the next coalesced replot.
   void scheduleReplot();
+  /// Rebuilds now when a coalesced replot is pending (before an export or a grab).
+  void replotNow();
+  /// Writes the panels (without the hover line) at `width` x `height` pixels (points for PDF
+  /// and SVG) to `path`: PNG, PDF or SVG by its extension, replacing the file atomically. On
+  /// failure returns false and sets `error` to a message naming the file and the reason.
+  bool exportTo(const QString& path, int width, int height, QString* error = nullptr);
 
   QCustomPlot* plot() const { return m_plot; }
   int replotCount() const { return m_replots; }

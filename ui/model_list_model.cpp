@@ -3,6 +3,8 @@
 #include <QBrush>
 #include <QDir>
 #include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "error.h"
 #include "model_session.h"
@@ -10,24 +12,46 @@
 
 namespace foveal::ui {
 
-ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {}
+ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {
+  // Loading is disk- and memory-bound: two at a time keep a folder of samples quick without
+  // starving the trace runner of cores.
+  m_pool.setMaxThreadCount(2);
+}
+
+ModelListModel::~ModelListModel() { m_pool.waitForDone(); }
+
+ModelListModel::LoadResult ModelListModel::load(const QString& path) {
+  LoadResult r;
+  try {
+    r.session = core::ModelSession::open(path.toStdString());
+    r.description = qstr(r.session->config().describe());
+  } catch (const std::exception& ex) {
+    r.session.reset();
+    r.error = QString::fromStdString(ex.what());
+    if (!r.error.contains(path)) r.error = QObject::tr("%1: %2").arg(path, r.error);
+  }
+  return r;
+}
+
+int ModelListModel::checkedCount() const {
+  int n = 0;
+  for (const auto& e : m_entries) n += e.checked ? 1 : 0;
+  return n;
+}
 
 int ModelListModel::addModel(const QString& path, QString* error) {
   const QString canonical = QFileInfo(path).absoluteFilePath();
   for (size_t i = 0; i < m_entries.size(); ++i)
     if (m_entries[i].path == canonical && m_entries[i].session) return static_cast<int>(i);
   Entry e;
+  e.id = m_nextId++;
   e.path = canonical;
-  try {
-    e.session = core::ModelSession::open(path.toStdString());
-    e.description = qstr(e.session->config().describe());
-  } catch (const core::Error& ex) {
-    e.error = QString::fromStdString(ex.what());
-    if (error) *error = e.error;
-  }
-  int checked = 0;
-  for (const auto& x : m_entries) checked += x.checked ? 1 : 0;
-  e.checked = e.session && checked < kMaxCompared;
+  LoadResult r = load(path);
+  e.session = std::move(r.session);
+  e.description = r.description;
+  e.error = r.error;
+  if (error && !e.error.isEmpty()) *error = e.error;
+  e.checked = e.session && checkedCount() < kMaxCompared;
   const int row = static_cast<int>(m_entries.size());
   beginInsertRows({}, row, row);
   m_entries.push_back(std::move(e));
@@ -36,19 +60,80 @@ int ModelListModel::addModel(const QString& path, QString* error) {
   return row;
 }
 
+void ModelListModel::startLoad(Entry& e) {
+  e.loading = true;
+  e.error.clear();
+  const quint64 id = e.id;
+  auto* watcher = new QFutureWatcher<LoadResult>(this);
+  connect(watcher, &QFutureWatcher<LoadResult>::finished, this, [this, watcher, id] {
+    watcher->deleteLater();
+    if (watcher->future().resultCount() == 0) return;
+    onLoaded(id, watcher->result());
+  });
+  watcher->setFuture(QtConcurrent::run(&m_pool, &ModelListModel::load, e.path));
+}
+
+int ModelListModel::loadModel(const QString& path) {
+  const QString canonical = QFileInfo(path).absoluteFilePath();
+  for (size_t i = 0; i < m_entries.size(); ++i) {
+    Entry& e = m_entries[i];
+    if (e.path != canonical) continue;
+    const int row = static_cast<int>(i);
+    if (e.session || e.loading) return row;
+    e.checked = checkedCount() < kMaxCompared;  // a failed row is never checked
+    startLoad(e);
+    Q_EMIT dataChanged(index(row), index(row));
+    return row;
+  }
+  Entry e;
+  e.id = m_nextId++;
+  e.path = canonical;
+  e.checked = checkedCount() < kMaxCompared;  // decided now: list order, not load order
+  const int row = static_cast<int>(m_entries.size());
+  beginInsertRows({}, row, row);
+  m_entries.push_back(std::move(e));
+  endInsertRows();
+  startLoad(m_entries.back());
+  return row;
+}
+
+void ModelListModel::onLoaded(quint64 id, const LoadResult& result) {
+  int row = -1;
+  for (size_t i = 0; i < m_entries.size(); ++i)
+    if (m_entries[i].id == id) row = static_cast<int>(i);
+  if (row < 0) return;  // removed while it loaded
+  Entry& e = m_entries[static_cast<size_t>(row)];
+  e.loading = false;
+  e.session = result.session;
+  e.description = result.description;
+  e.error = result.error;
+  if (!e.session) e.checked = false;
+  const bool ok = static_cast<bool>(e.session);
+  const bool checked = e.checked;
+  const QString error = e.error;
+  Q_EMIT dataChanged(index(row), index(row));
+  if (!ok) {
+    Q_EMIT loadFailed(row, error);
+    return;
+  }
+  Q_EMIT modelLoaded(row);
+  if (checked) Q_EMIT comparedChanged();
+}
+
 void ModelListModel::removeModel(int row) {
   if (row < 0 || row >= rowCount()) return;
-  const bool wasChecked = m_entries[static_cast<size_t>(row)].checked;
+  const auto& e = m_entries[static_cast<size_t>(row)];
+  const bool wasCompared = e.checked && e.session;
   beginRemoveRows({}, row, row);
   m_entries.erase(m_entries.begin() + row);
   endRemoveRows();
-  if (wasChecked) Q_EMIT comparedChanged();
+  if (wasCompared) Q_EMIT comparedChanged();
 }
 
 void ModelListModel::addFolder(const QString& folder) {
   const QDir dir(folder);
   for (const QString& name : dir.entryList({QStringLiteral("*.fvm")}, QDir::Files, QDir::Name))
-    addModel(dir.filePath(name));
+    loadModel(dir.filePath(name));
 }
 
 std::shared_ptr<core::ModelSession> ModelListModel::session(int row) const {
@@ -62,6 +147,16 @@ QString ModelListModel::path(int row) const {
 
 QString ModelListModel::displayName(int row) const {
   return QFileInfo(path(row)).completeBaseName();
+}
+
+bool ModelListModel::isLoading(int row) const {
+  return row >= 0 && row < rowCount() && m_entries[static_cast<size_t>(row)].loading;
+}
+
+int ModelListModel::loadingCount() const {
+  int n = 0;
+  for (const auto& e : m_entries) n += e.loading ? 1 : 0;
+  return n;
 }
 
 std::vector<int> ModelListModel::comparedRows() const {
@@ -80,13 +175,16 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
   const auto& e = m_entries[static_cast<size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole:
-      return displayName(index.row());
+      return e.loading ? tr("%1 (loading...)").arg(displayName(index.row()))
+                       : displayName(index.row());
     case Qt::ToolTipRole:
+      if (e.loading) return tr("Loading %1 ...").arg(e.path);
       return e.error.isEmpty() ? e.description + QLatin1Char('\n') + e.path : e.error;
     case Qt::ForegroundRole:
+      if (e.loading) return QBrush(QColor(120, 120, 120));
       return e.error.isEmpty() ? QVariant() : QVariant(QBrush(QColor(180, 30, 30)));
     case Qt::CheckStateRole:
-      return e.checked ? Qt::Checked : Qt::Unchecked;
+      return e.checked && !e.loading ? Qt::Checked : Qt::Unchecked;
     case PathRole:
       return e.path;
     case DescriptionRole:
@@ -95,6 +193,8 @@ QVariant ModelListModel::data(const QModelIndex& index, int role) const {
       return e.error;
     case LoadedRole:
       return static_cast<bool>(e.session);
+    case LoadingRole:
+      return e.loading;
     default:
       return {};
   }
@@ -105,8 +205,7 @@ bool ModelListModel::setData(const QModelIndex& index, const QVariant& value, in
   auto& e = m_entries[static_cast<size_t>(index.row())];
   const bool checked = value.toInt() == Qt::Checked;
   if (checked == e.checked) return true;
-  if (checked && (!e.session || static_cast<int>(comparedRows().size()) >= kMaxCompared))
-    return false;
+  if (checked && (!e.session || checkedCount() >= kMaxCompared)) return false;
   e.checked = checked;
   Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
   Q_EMIT comparedChanged();

@@ -1,9 +1,12 @@
 #pragma once
 // The models open in this window (the bundled samples are listed by default). Each row is a
-// model file; it is loaded on first use and a file that cannot be loaded keeps its error.
+// model file. Files are loaded off the GUI thread (a full-size model is tens of megabytes): a
+// row shows "loading..." until modelLoaded() or loadFailed() arrives; a file that cannot be
+// loaded keeps its row with the error (shown in red) unless the caller removes it.
 // Rows are checkable: the checked models (two to four) are the ones the compare page shows.
 #include <QAbstractListModel>
 #include <QStringList>
+#include <QThreadPool>
 #include <memory>
 #include <vector>
 
@@ -16,21 +19,29 @@ namespace foveal::ui {
 class ModelListModel : public QAbstractListModel {
   Q_OBJECT
  public:
-  enum Role { PathRole = Qt::UserRole + 1, DescriptionRole, ErrorRole, LoadedRole };
+  enum Role { PathRole = Qt::UserRole + 1, DescriptionRole, ErrorRole, LoadedRole, LoadingRole };
   static constexpr int kMaxCompared = 4;
 
   explicit ModelListModel(QObject* parent = nullptr);
+  ~ModelListModel() override;
 
-  /// Adds a model file and loads it. Returns its row; on a load error the row is kept with the
-  /// error (shown in red) and `error` receives the message.
+  /// Adds a model file and loads it on the calling thread (tools and tests; the window uses
+  /// loadModel). Returns its row; on a load error the row is kept with the error and `error`
+  /// receives the message.
   int addModel(const QString& path, QString* error = nullptr);
+  /// Adds a model file and loads it on a worker thread; returns its row at once. A file already
+  /// listed, loaded or loading, keeps its row; one that failed is loaded again.
+  int loadModel(const QString& path);
   void removeModel(int row);
-  /// Adds every *.fvm in `folder` (unchecked beyond the first kMaxCompared).
+  /// Adds every *.fvm in `folder`, loaded off the GUI thread (checked up to kMaxCompared).
   void addFolder(const QString& folder);
 
   std::shared_ptr<core::ModelSession> session(int row) const;
   QString path(int row) const;
   QString displayName(int row) const;
+  bool isLoading(int row) const;
+  /// Rows still loading.
+  int loadingCount() const;
   /// Rows checked for comparison, loaded ones only, in list order.
   std::vector<int> comparedRows() const;
 
@@ -41,16 +52,34 @@ class ModelListModel : public QAbstractListModel {
 
  Q_SIGNALS:
   void comparedChanged();
+  /// A file given to loadModel()/addFolder() is loaded (emitted before comparedChanged()).
+  void modelLoaded(int row);
+  /// A file given to loadModel()/addFolder() cannot be used; `message` names it.
+  void loadFailed(int row, const QString& message);
 
  private:
   struct Entry {
+    quint64 id = 0;
     QString path;
     std::shared_ptr<core::ModelSession> session;
     QString description;
     QString error;
     bool checked = false;
+    bool loading = false;
   };
+  struct LoadResult {
+    std::shared_ptr<core::ModelSession> session;
+    QString description;
+    QString error;
+  };
+  static LoadResult load(const QString& path);
+  void startLoad(Entry& e);
+  void onLoaded(quint64 id, const LoadResult& result);
+  int checkedCount() const;
+
   std::vector<Entry> m_entries;
+  quint64 m_nextId = 1;
+  QThreadPool m_pool;  ///< loads; its destructor waits for the ones still running
 };
 
 }  // namespace foveal::ui

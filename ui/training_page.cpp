@@ -1,5 +1,6 @@
 #include "training_page.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QDir>
 #include <QFileDialog>
@@ -22,6 +23,7 @@
 #include "evaluation_panel.h"
 #include "live_preview.h"
 #include "metrics_plot.h"
+#include "qcustomplot_include.h"
 #include "run_list_model.h"
 #include "settings.h"
 #include "training_launch_dialog.h"
@@ -35,6 +37,7 @@ const Setting<QString> kRunsRoot(QStringLiteral("training/runsRoot"),
 const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
 const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
 const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
+const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
 constexpr int kCoalesceMs = 40;
 constexpr int kPollMs = 1000;
 const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
@@ -164,7 +167,18 @@ void TrainingPage::buildLayout() {
   m_log = new QCheckBox(tr("Log scale"), metricsBox);
   m_log->setChecked(kLogScale.value());
   options->addWidget(m_log);
+  auto* exportButton = new QPushButton(tr("E&xport curves..."), metricsBox);
+  options->addWidget(exportButton);
   grid->addLayout(options, (i + 2) / 3, 0, 1, 3);
+  m_exportAction = new QAction(tr("Export Training C&urves..."), this);
+  m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+  m_exportAction->setToolTip(
+      tr("Save the curves of the ticked runs as PNG, PDF or SVG (%1)")
+          .arg(m_exportAction->shortcut().toString(QKeySequence::NativeText)));
+  exportButton->setToolTip(m_exportAction->toolTip());
+  addAction(m_exportAction);  // the shortcut works on the page alone too
+  connect(m_exportAction, &QAction::triggered, this, &TrainingPage::exportCurvesDialog);
+  connect(exportButton, &QPushButton::clicked, m_exportAction, &QAction::trigger);
   m_plot->setSmoothing(m_smoothing->value() / 100.0);
   m_plot->setLogScale(m_log->isChecked());
   connect(m_smoothing, &QSlider::valueChanged, this, [this](int v) {
@@ -215,6 +229,66 @@ int TrainingPage::addRunFolder(const QString& dir) {
   if (st.status == core::RunStatus::Corrupt || st.status == core::RunStatus::Missing)
     Q_EMIT failed(tr("%1: %2").arg(m_runs->dir(row), QString::fromStdString(st.detail)));
   return row;
+}
+
+int TrainingPage::addSampleRuns(const QString& runsFolder) {
+  // Only a user who has never kept a run (first start), or who removed them all.
+  if (!kRuns.value().isEmpty() || m_runs->rowCount() > 0) return 0;
+  const QDir root(runsFolder);
+  int added = 0;
+  for (const QString& name : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
+    const QString dir = root.filePath(name);
+    if (!QFileInfo(QDir(dir).filePath(QStringLiteral("metrics.jsonl"))).isFile()) continue;
+    const int row = m_runs->addRun(dir);
+    m_runs->setProcess(m_runs->dir(row), m_launcher->facts(m_runs->dir(row)));
+    ++added;
+  }
+  if (!added) return 0;
+  saveRunList();
+  updateWatchedPaths();
+  updatePlotRuns();
+  if (currentRun() < 0) selectRun(0);
+  return added;
+}
+
+bool TrainingPage::exportCurves(const QString& path, QSize size, QString* error) {
+  if (!size.isValid() || size.isEmpty()) size = m_plot->plot()->size();
+  if (size.width() < 400 || size.height() < 300) size = QSize(1200, 700);  // never laid out
+  return m_plot->exportTo(path, size.width(), size.height(), error);
+}
+
+void TrainingPage::exportCurvesDialog() {
+  bool anyShown = false;
+  for (int r = 0; r < m_runs->rowCount(); ++r) anyShown = anyShown || m_runs->isShown(r);
+  if (!anyShown) {
+    Q_EMIT failed(tr("Nothing to export: tick a run in the runs list first."));
+    return;
+  }
+  if (m_plot->metrics().isEmpty()) {
+    Q_EMIT failed(tr("Nothing to export: choose at least one curve."));
+    return;
+  }
+  QString folder = kExportFolder.value();
+  if (folder.isEmpty()) folder = kRunsRoot.value();
+  const QString name = m_runs->name(currentRun()).isEmpty()
+                           ? QStringLiteral("curves.png")
+                           : m_runs->name(currentRun()) + QStringLiteral("-curves.png");
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(this, tr("Export curves"), QDir(folder).filePath(name),
+                                              tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg)"),
+                                              &filter);
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())  // the filter chosen gives the format
+    path += filter.contains(QLatin1String("*.pdf"))   ? QStringLiteral(".pdf")
+            : filter.contains(QLatin1String("*.svg")) ? QStringLiteral(".svg")
+                                                      : QStringLiteral(".png");
+  kExportFolder.set(QFileInfo(path).absolutePath());
+  QString error;
+  if (!exportCurves(path, {}, &error)) {
+    Q_EMIT failed(tr("Export of the curves failed: %1").arg(error));
+    return;
+  }
+  Q_EMIT message(tr("Exported the curves to %1").arg(QDir::toNativeSeparators(path)));
 }
 
 void TrainingPage::removeRun(int row) {
@@ -351,9 +425,22 @@ void TrainingPage::updateSelection() {
   }
   const auto log = m_runs->log(row);
   const auto st = m_runs->status(row);
+  // A folder may hold only the logs (the bundled sample runs, a partial sync): say so instead of
+  // offering what needs a checkpoint.
+  const QDir folder(dir);
+  const bool hasCheckpoint = QFileInfo::exists(folder.filePath(QStringLiteral("latest.fvm"))) ||
+                             QFileInfo::exists(folder.filePath(QStringLiteral("best.fvm")));
+  const bool live = running || st.status == core::RunStatus::Running ||
+                    st.status == core::RunStatus::Starting;
+  QString detail = QString::fromStdString(st.detail);
+  if (st.status == core::RunStatus::Stopped && !m_resume->isEnabled())
+    detail = tr("stopped (this folder holds no checkpoint to resume from)");
   QString text = QStringLiteral("<b>%1</b> — %2")
-                     .arg(m_runs->name(row).toHtmlEscaped(),
-                          QString::fromStdString(st.detail).toHtmlEscaped());
+                     .arg(m_runs->name(row).toHtmlEscaped(), detail.toHtmlEscaped());
+  if (!hasCheckpoint && !live && log->folderExists())
+    text += QStringLiteral("<br><i>%1</i>")
+                .arg(tr("Logs only: no checkpoint (latest.fvm, best.fvm) to preview or evaluate.")
+                         .toHtmlEscaped());
   if (log->partialLine()) text += tr(" (a line is being written)");
   if (!log->corruptLines().empty())
     text += QStringLiteral("<br><span style='color:#c62828'>%1</span>")
@@ -367,7 +454,7 @@ void TrainingPage::updateSelection() {
     m_eval->setRun(dir, sets);
     m_output->setPlainText(m_launcher->output(dir));
   }
-  m_preview->setRun(dir, sets.isEmpty() ? kDefaultSample : sets.first());
+  m_preview->setRun(dir, sets.isEmpty() ? kDefaultSample : sets.first(), live || hasCheckpoint);
 }
 
 void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }

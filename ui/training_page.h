@@ -10,6 +10,7 @@
 
 #include "run_launcher.h"
 
+class QAction;
 class QCheckBox;
 class QFileSystemWatcher;
 class QLabel;
@@ -33,6 +34,17 @@ class TrainingPage : public QWidget {
 
   /// Follows a run folder (it may not exist yet); selects it. Returns its row.
   int addRunFolder(const QString& dir);
+  /// The bundled sample runs: on a first start (no run list saved yet) or when the saved list
+  /// is empty, follows every subfolder of `runsFolder` holding a metrics.jsonl (in name order)
+  /// and selects the first. Returns how many were added; 0 when the user already has runs.
+  int addSampleRuns(const QString& runsFolder);
+  /// Writes the curves as shown (the ticked runs, the chosen panels) to `path` (.png, .pdf or
+  /// .svg) at `size` (default: the plot's size on screen). False with a message naming the file.
+  bool exportCurves(const QString& path, QSize size = {}, QString* error = nullptr);
+  /// Asks for a file and exports the curves into it (errors go to failed()).
+  void exportCurvesDialog();
+  /// "Export Curves..." (Ctrl+Shift+C); the window adds it to its File menu.
+  QAction* exportCurvesAction() const { return m_exportAction; }
   void removeRun(int row);
   /// Starts a run as the dialog would; false (and failed()) when it cannot start.
   bool launch(const LaunchSpec& spec);
@@ -94,6 +106,7 @@ class TrainingPage : public QWidget {
   QPushButton* m_resume = nullptr;
   QSlider* m_smoothing = nullptr;
   QCheckBox* m_log = nullptr;
+  QAction* m_exportAction = nullptr;
 };
 
 }  // namespace foveal::ui

@@ -139,9 +139,13 @@ class TestMainWindow : public QObject {
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("definitely not a model");
     f.close();
-    QVERIFY(!w.openModel(badModel));
-    QVERIFY(w.errorText().contains(badModel));
+    const int rows = w.models()->rowCount();
+    QVERIFY(w.openModel(badModel));  // loads off the GUI thread; the failure arrives later
+    QTRY_VERIFY_WITH_TIMEOUT(w.errorText().contains(badModel), 30000);
     QVERIFY(w.errorText().contains("not a Foveal model file"));
+    QCOMPARE(w.models()->rowCount(), rows);  // a file that failed to open is not listed
+    QVERIFY(!w.openModel(m_dir.filePath("nope.fvm")));  // a missing file fails at once
+    QVERIFY(w.errorText().contains(m_dir.filePath("nope.fvm")));
     QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
     QVERIFY(w.errorText().contains("corrupt.png: cannot decode image"));
     QCOMPARE(w.stepCount(), steps);  // the previous trace is still shown
@@ -230,6 +234,61 @@ class TestMainWindow : public QObject {
     topk.setStep(1);
     QCOMPARE(topk.rowCount(), 5);
     QCOMPARE(topk.data(topk.index(0, 1), Qt::UserRole).toDouble(), trace->steps[1].topk[0].prob);
+  }
+
+  void modelFolderLoadsOffTheGuiThread() {
+    // A folder with a valid model and a corrupt one (a truncated copy: right header, cut off).
+    const QString folder = m_dir.filePath("folder");
+    QVERIFY(QDir().mkpath(folder));
+    QVERIFY(QFile::copy(m_models[2], folder + "/a-sharp.fvm"));
+    QFile whole(m_models[2]);
+    QVERIFY(whole.open(QIODevice::ReadOnly));
+    QFile cut(folder + "/b-corrupt.fvm");
+    QVERIFY(cut.open(QIODevice::WriteOnly));
+    cut.write(whole.read(whole.size() / 2));
+    cut.close();
+
+    ui::MainWindow w;
+    w.show();
+    auto* models = w.models();
+    QAbstractItemModelTester tester(models, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy loaded(models, &ui::ModelListModel::modelLoaded);
+    QSignalSpy failed(models, &ui::ModelListModel::loadFailed);
+    QElapsedTimer clock;
+    clock.start();
+    w.addModelFolder(folder);
+    const qint64 returnedAfter = clock.elapsed();
+    // The call returned before anything was loaded: results only arrive through the event loop.
+    QCOMPARE(models->rowCount(), 2);
+    QCOMPARE(models->loadingCount(), 2);
+    for (int r = 0; r < 2; ++r) {
+      QVERIFY(models->isLoading(r));
+      QVERIFY(!models->session(r));
+      QVERIFY(models->data(models->index(r), Qt::DisplayRole).toString().contains("loading"));
+      QVERIFY(!(models->flags(models->index(r)) & Qt::ItemIsUserCheckable));
+    }
+    QCOMPARE(loaded.count() + failed.count(), 0);
+    QVERIFY(w.errorText().isEmpty());
+    QVERIFY(w.openImage(m_image));  // the window stays usable meanwhile
+
+    QTRY_COMPARE_WITH_TIMEOUT(models->loadingCount(), 0, 30000);
+    QCOMPARE(loaded.count(), 1);
+    QCOMPARE(failed.count(), 1);
+    QVERIFY(models->session(0));
+    QVERIFY(models->data(models->index(0), ui::ModelListModel::LoadedRole).toBool());
+    QCOMPARE(models->data(models->index(0), Qt::DisplayRole).toString(), QString("a-sharp"));
+    QVERIFY(!models->session(1));
+    QVERIFY(models->data(models->index(1), ui::ModelListModel::ErrorRole)
+                .toString()
+                .contains("b-corrupt.fvm"));
+    QVERIFY2(w.errorText().contains(folder + "/b-corrupt.fvm"), qPrintable(w.errorText()));
+    QCOMPARE(failed.first().at(1).toString(),
+             models->data(models->index(1), ui::ModelListModel::ErrorRole).toString());
+    // The valid one is usable: it is the inspected model and reads the image.
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QVERIFY(w.trace());
+    QCOMPARE(int(models->comparedRows().size()), 1);
+    qInfo("addModelFolder returned after %lld ms", static_cast<long long>(returnedAfter));
   }
 
   void datasetBrowserShowsEntriesWithTruth() {

@@ -4,11 +4,13 @@
 // command line the launch dialog shows, and a tiny real CPU run launched from the page, stopped,
 // resumed, finished, previewed and evaluated, with a failure opened in the inspector.
 #include <QAbstractItemModelTester>
+#include <QAction>
 #include <QPlainTextEdit>
 #include <QTabWidget>
 #include <QtTest/QtTest>
 #include <cmath>
 
+#include "curve_export.h"
 #include "eval_models.h"
 #include "evaluation_panel.h"
 #include "inspector_page.h"
@@ -76,6 +78,35 @@ class TestTraining : public QObject {
     [&] { QVERIFY(QDir().mkpath(dir)); }();
     if (config) append(dir + "/config.json", kConfig);
     return dir;
+  }
+
+  /// A finished run of `n` logged steps with an evaluation every 50 iterations.
+  QString makeFinishedRun(const QString& name, double floor, int n = 40) {
+    const QString dir = makeRun(name);
+    QByteArray lines;
+    for (int i = 1; i <= n; ++i) {
+      const int it = i * 5;
+      lines += trainLine(it, floor + 2.5 * std::exp(-it / 60.0) + 0.05 * std::sin(it), it);
+      if (it % 50 == 0) lines += evalLine(it, 0.9 - 0.8 * std::exp(-it / 80.0), 2.0 - it / 200.0);
+    }
+    lines += QStringLiteral("{\"kind\":\"checkpoint\",\"iteration\":%1,\"reason\":\"end\"}\n")
+                 .arg(n * 5)
+                 .toUtf8();
+    append(dir + "/metrics.jsonl", lines);
+    return dir;
+  }
+
+  /// Distinct colours in an image (sampled), to tell a plot from a blank page.
+  static int colourCount(const QImage& image) {
+    QSet<QRgb> colours;
+    for (int y = 0; y < image.height(); y += 3)
+      for (int x = 0; x < image.width(); x += 3) colours.insert(image.pixel(x, y));
+    return colours.size();
+  }
+
+  static QString gui() {
+    const QString path = QStringLiteral(FOVEAL_GUI_PATH);
+    return QFileInfo(path).isExecutable() ? path : QString();
   }
 
   static QString cli() {
@@ -266,6 +297,209 @@ class TestTraining : public QObject {
     const int none = page.addRunFolder(m_tmp.filePath("never-there"));
     QCOMPARE(page.runs()->status(none).status, core::RunStatus::Missing);
     QVERIFY(failed.last().at(0).toString().contains("never-there"));
+  }
+
+  void exportCurvesToPngPdfAndSvg() {
+    const QString a = makeFinishedRun("export-a", 0.6);
+    const QString b = makeFinishedRun("export-b", 1.1, 30);
+    core::RunLog logA(a.toStdString()), logB(b.toStdString());
+    logA.refresh();
+    logB.refresh();
+    ui::MetricsPlot plot;  // never shown: exports do not need a window
+    plot.setRuns({{"export-a", QColor(31, 119, 180), std::make_shared<core::RunLog>(logA)},
+                  {"export-b", QColor(255, 127, 14), std::make_shared<core::RunLog>(logB)}});
+    plot.setMetrics({"loss", "accuracy", "grad_norm"});
+    QVERIFY(plot.replotPending());
+    QString error;
+    const QString png = m_tmp.filePath("curves.png");
+    QVERIFY2(plot.exportTo(png, 900, 520, &error), qPrintable(error));
+    QVERIFY(!plot.replotPending());  // the pending rebuild ran first
+    QCOMPARE(plot.pointCount("loss", 1), 30);
+    QVERIFY(QFileInfo(png).size() > 5000);
+    QImage image(png);
+    QVERIFY(!image.isNull());
+    QCOMPARE(image.size(), QSize(900, 520));
+    QVERIFY2(colourCount(image) > 20, qPrintable(QString::number(colourCount(image))));
+    // Both runs' colours are drawn.
+    bool blue = false, orange = false;
+    for (int y = 0; y < image.height(); ++y)
+      for (int x = 0; x < image.width(); ++x) {
+        const QColor c = image.pixelColor(x, y);
+        blue = blue || (c.red() < 60 && c.green() > 100 && c.green() < 140 && c.blue() > 160);
+        orange = orange || (c.red() > 235 && c.green() > 110 && c.green() < 145 && c.blue() < 40);
+      }
+    QVERIFY(blue && orange);
+
+    const QString pdf = m_tmp.filePath("curves.pdf");
+    QVERIFY2(plot.exportTo(pdf, 900, 520, &error), qPrintable(error));
+    QFile pdfFile(pdf);
+    QVERIFY(pdfFile.open(QIODevice::ReadOnly));
+    const QByteArray pdfBytes = pdfFile.readAll();
+    QVERIFY(pdfBytes.startsWith("%PDF-"));
+    QVERIFY(pdfBytes.size() > 5000);
+    QVERIFY(QRegularExpression(R"(/MediaBox \[0 0 900(\.0*)? 520(\.0*)?\])")
+                .match(QString::fromLatin1(pdfBytes))
+                .hasMatch());  // 900 x 520 points
+
+    const QString svg = m_tmp.filePath("curves.svg");
+    QVERIFY2(plot.exportTo(svg, 900, 520, &error), qPrintable(error));
+    QFile svgFile(svg);
+    QVERIFY(svgFile.open(QIODevice::ReadOnly));
+    const QByteArray svgBytes = svgFile.readAll();
+    QVERIFY(svgBytes.contains("<svg") && svgBytes.contains("viewBox=\"0 0 900 520\""));
+    QVERIFY(svgBytes.contains("#1f77b4") && svgBytes.contains("#ff7f0e"));  // the run colours
+
+    // Failures name the file and say why; nothing is left behind.
+    const QString nowhere = m_tmp.filePath("no-such-folder/curves.png");
+    QVERIFY(!plot.exportTo(nowhere, 900, 520, &error));
+    QVERIFY2(error.contains(QDir::toNativeSeparators(nowhere)), qPrintable(error));
+    QVERIFY2(error.contains("does not exist"), qPrintable(error));
+    QVERIFY(!QFileInfo::exists(nowhere));
+    QVERIFY(!plot.exportTo(m_tmp.filePath("curves.bmp"), 900, 520, &error));
+    QVERIFY2(error.contains("curves.bmp") && error.contains(".png"), qPrintable(error));
+    QVERIFY(!plot.exportTo(png, 0, 520, &error));
+    QVERIFY(error.contains("out of range"));
+  }
+
+  void exportCurvesFromThePage() {
+    const QString a = makeFinishedRun("page-export", 0.7);
+    ui::TrainingPage page;
+    page.resize(1300, 800);
+    page.show();
+    QSignalSpy failed(&page, &ui::TrainingPage::failed);
+    page.addRunFolder(a);
+    QVERIFY(page.exportCurvesAction());
+    QCOMPARE(page.exportCurvesAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
+    const QString png = m_tmp.filePath("page-curves.png");
+    QString error;
+    QVERIFY2(page.exportCurves(png, QSize(800, 450), &error), qPrintable(error));
+    QCOMPARE(QImage(png).size(), QSize(800, 450));
+    QVERIFY(!page.exportCurves(m_tmp.filePath("missing/x.pdf"), {}, &error));
+    QVERIFY(error.contains("missing"));
+    QCOMPARE(failed.count(), 0);
+  }
+
+  void exportCurvesWithoutAWindow() {
+    const QString a = makeFinishedRun("cli-a", 0.6);
+    const QString b = makeFinishedRun("cli-b", 1.0);
+    ui::CurveExportOptions options;
+    options.output = m_tmp.filePath("cli.png");
+    options.runs = {a, b};
+    options.size = QSize(1000, 600);
+    QString error;
+    QVERIFY(ui::parseMetricKeys("loss, accuracy,entropy", &options.metrics, &error));
+    QCOMPARE(options.metrics, QStringList({"loss", "accuracy", "entropy"}));
+    QCOMPARE(ui::exportCurves(options), QString());
+    QCOMPARE(QImage(options.output).size(), QSize(1000, 600));
+    QVERIFY(colourCount(QImage(options.output)) > 20);
+
+    QVERIFY(!ui::parseMetricKeys("loss,wer", &options.metrics, &error));
+    QVERIFY2(error.contains("'wer'") && error.contains("images_per_s") && error.contains("ned"),
+             qPrintable(error));
+    QSize size;
+    QVERIFY(ui::parsePlotSize("1200x700", &size, &error));
+    QCOMPARE(size, QSize(1200, 700));
+    QVERIFY(!ui::parsePlotSize("big", &size, &error));
+    QVERIFY(error.contains("WIDTHxHEIGHT"));
+    ui::CurveExportOptions missing = options;
+    missing.runs = {a, m_tmp.filePath("no-run-here")};
+    QVERIFY(ui::exportCurves(missing).contains("no-run-here"));
+    const QString empty = makeRun("cli-empty");
+    missing.runs = {empty};
+    QVERIFY(ui::exportCurves(missing).contains("metrics.jsonl"));
+
+    // The program itself: no display needed, exit status and messages.
+    if (gui().isEmpty()) QSKIP("the foveal program is not built");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.remove("QT_QPA_PLATFORM");  // it chooses offscreen by itself
+    env.remove("DISPLAY");
+    env.remove("WAYLAND_DISPLAY");
+    p.setProcessEnvironment(env);
+    const QString out = m_tmp.filePath("program.pdf");
+    p.start(gui(), {"--export-curves", out, "--run", a, "--run", b, "--metrics", "loss,accuracy",
+                    "--smoothing", "0.3", "--size", "800x500"});
+    QVERIFY(p.waitForFinished(60000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    QVERIFY(QFileInfo(out).size() > 3000);
+    p.start(gui(), {"--export-curves", m_tmp.filePath("x.png"), "--run", a, "--metrics", "bogus"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 1);
+    const QString err = QString::fromLocal8Bit(p.readAllStandardError());
+    QVERIFY2(err.contains("unknown metric 'bogus'") && err.contains("grad_norm"), qPrintable(err));
+    const QString bad = m_tmp.filePath("nope/x.png");
+    p.start(gui(), {"--export-curves", bad, "--run", a});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY(QString::fromLocal8Bit(p.readAllStandardError()).contains(bad));
+  }
+
+  void sampleRunsOnFirstStart() {
+    // samples/runs as the repository ships it: logs only, no checkpoints.
+    const QString root = m_tmp.filePath("samples/runs");
+    const QString finished = makeFinishedRun("samples/runs/digits-sharp", 0.5);
+    const QString stopped = makeRun("samples/runs/digits-soft");
+    append(stopped + "/metrics.jsonl",
+           trainLine(10, 2.0, 1) + trainLine(20, 1.7, 2) + evalLine(20, 0.3, 2.1) +
+               "{\"kind\":\"stop\",\"iteration\":22}\n");
+    makeRun("samples/runs/not-a-run");  // config.json only: not listed
+    QVERIFY(!QSettings().contains("training/runs"));  // a first start
+    {
+      ui::MainWindow w;
+      w.resize(1400, 900);
+      w.show();
+      auto* page = w.trainingPage();
+      page->setProgram(cli());
+      QCOMPARE(w.addSampleRuns(root), 2);
+      QCOMPARE(page->runs()->rowCount(), 2);
+      QCOMPARE(page->runs()->name(0), QString("digits-sharp"));
+      QCOMPARE(page->runs()->status(0).status, core::RunStatus::Finished);
+      QCOMPARE(page->runs()->status(1).status, core::RunStatus::Stopped);
+      QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+      QCOMPARE(page->currentRun(), 0);
+      QTRY_COMPARE(page->plot()->pointCount("loss", 0), 40);
+      QCOMPARE(page->plot()->pointCount("accuracy", 1), 1);
+      // What needs a checkpoint says there is none.
+      QVERIFY2(page->detailText().contains("no checkpoint"), qPrintable(page->detailText()));
+      QVERIFY2(page->preview()->statusText().contains("no checkpoint"),
+               qPrintable(page->preview()->statusText()));
+      QVERIFY2(page->evaluation()->statusText().contains("no checkpoint"),
+               qPrintable(page->evaluation()->statusText()));
+      page->selectRun(1);
+      QVERIFY2(page->detailText().contains("no checkpoint to resume"),
+               qPrintable(page->detailText()));
+      if (!cli().isEmpty()) {
+        QVERIFY(!page->evaluation()->evaluate());
+        QVERIFY2(w.errorText().contains("no such checkpoint") &&
+                     w.errorText().contains("digits-soft"),
+                 qPrintable(w.errorText()));
+      }
+      if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+        page->selectRun(0);
+        w.tabs()->setCurrentWidget(page);
+        QTRY_VERIFY(!page->plot()->replotPending());
+        QTest::qWait(200);
+        const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+        QVERIFY(w.grab().save(dir + "/training-samples.png"));
+        QString error;
+        QVERIFY2(page->exportCurves(dir + "/curves-export.png", {1200, 700}, &error),
+                 qPrintable(error));
+      }
+    }
+    // The list is remembered: a later start keeps it and adds no samples.
+    QCOMPARE(QSettings().value("training/runs").toStringList().size(), 2);
+    {
+      ui::TrainingPage page;
+      QCOMPARE(page.runs()->rowCount(), 2);
+      QCOMPARE(page.addSampleRuns(root), 0);
+      page.removeRun(1);
+      QCOMPARE(page.addSampleRuns(root), 0);  // the user's choice (one run) stays
+      page.removeRun(0);
+    }
+    // Everything removed: the samples come back next time.
+    QVERIFY(QSettings().value("training/runs").toStringList().isEmpty());
+    ui::TrainingPage page;
+    QCOMPARE(page.addSampleRuns(root), 2);
   }
 
   void launchDialogShowsTheCommand() {
