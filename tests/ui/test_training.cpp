@@ -465,6 +465,16 @@ class TestTraining : public QObject {
                qPrintable(page->preview()->statusText()));
       QVERIFY2(page->evaluation()->statusText().contains("no checkpoint"),
                qPrintable(page->evaluation()->statusText()));
+      // The shortcut reaches the export from the window (the dialog is closed unanswered).
+      QSignalSpy triggered(page->exportCurvesAction(), &QAction::triggered);
+      w.tabs()->setCurrentWidget(page);
+      QVERIFY(QTest::qWaitForWindowActive(&w));
+      QTimer::singleShot(300, [] {
+        if (QWidget* dialog = QApplication::activeModalWidget()) dialog->close();
+      });
+      QTest::keyClick(&w, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+      QCOMPARE(triggered.count(), 1);
+      QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
       page->selectRun(1);
       QVERIFY2(page->detailText().contains("no checkpoint to resume"),
                qPrintable(page->detailText()));
