@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "atomic_file.h"
 #include "crc32.h"
 #include "error.h"
 
@@ -164,21 +165,10 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
   put<uint32_t>(header, crc32(metaText, w));
   put<uint32_t>(header, 0);  // reserved
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path + ": cannot write checkpoint (folder missing or not writable)");
-    out << header << metaText << w;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error(path + ": writing the checkpoint failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot move the finished checkpoint into place");
-  }
+  std::string bytes;
+  bytes.reserve(header.size() + metaText.size() + w.size());
+  bytes.append(header).append(metaText).append(w);
+  writeFileAtomically(path, bytes, "checkpoint");
 }
 
 LoadedModel loadCheckpoint(const std::string& path) {

@@ -248,7 +248,7 @@ std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalRepo
     std::snprintf(buf, sizeof buf, " %6s", c.c_str());
     o << buf;
   }
-  o << "   mean\n";
+  o << "   mean    ned  entropy\n";
   for (const auto& [name, report] : rows) {
     std::snprintf(buf, sizeof buf, "%-28s", name.substr(0, 28).c_str());
     o << buf;
@@ -267,7 +267,10 @@ std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalRepo
       }
       o << buf;
     }
-    std::snprintf(buf, sizeof buf, " %6.1f\n", n ? sum / n : 0.0);
+    // Normalised edit distance and mean attention entropy (nats), pooled over every image.
+    const auto all = report.overall();
+    std::snprintf(buf, sizeof buf, " %6.1f %6.3f %8.3f\n", n ? sum / n : 0.0, all.ned(),
+                  all.entropy());
     o << buf;
   }
   return o.str();

@@ -7,7 +7,9 @@
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,7 @@
 #include <sstream>
 
 #include "adadelta.h"
+#include "atomic_file.h"
 #include "charset.h"
 #include "checkpoint.h"
 #include "data_loader.h"
@@ -51,18 +54,7 @@ std::string readText(const fs::path& p) {
 }
 
 void writeTextAtomically(const fs::path& p, const std::string& text) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(p.string() + ": cannot write (folder missing or not writable)");
-    out << text;
-    out.flush();
-    if (!out) throw Error(p.string() + ": writing failed (disk full?)");
-  }
-  std::error_code ec;
-  fs::rename(tmp, p, ec);
-  if (ec)
-    throw Error(p.string() + ": cannot move the finished file into place (" + ec.message() + ")");
+  writeFileAtomically(p.string(), text, p.filename() == "config.json" ? "run configuration" : "file");
 }
 
 double seconds(Clock::time_point a, Clock::time_point b) {
@@ -132,9 +124,12 @@ struct Trainer::Impl {
   void appendMetrics(const json& record) const {
     if (!writer) return;
     std::ofstream out(run / "metrics.jsonl", std::ios::app);
+    errno = 0;
     out << record.dump() << "\n";
     out.flush();
-    if (!out) throw Error((run / "metrics.jsonl").string() + ": cannot append (disk full?)");
+    if (!out)
+      throw Error((run / "metrics.jsonl").string() + ": cannot append to the metrics log (" +
+                  (errno ? std::strerror(errno) : "write failed") + ")");
   }
   double elapsed() const { return elapsedBefore + seconds(sessionStart, Clock::now()); }
 
@@ -298,17 +293,14 @@ void Trainer::Impl::saveState(const fs::path& path) const {
   optimizer->save(o);
   archive.write("optimizer", o);
   archive.write("generator", gen.get_state());
-  const std::string tmp = path.string() + ".tmp";
+  std::ostringstream bytes;
   try {
-    archive.save_to(tmp);
+    archive.save_to(bytes);
   } catch (const c10::Error& e) {
-    std::remove(tmp.c_str());
-    throw Error(path.string() + ": cannot write the training state (" + e.what_without_backtrace() +
-                ")");
+    throw Error(path.string() + ": cannot serialise the training state (" +
+                e.what_without_backtrace() + ")");
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error(path.string() + ": cannot move the training state into place");
+  writeFileAtomically(path.string(), bytes.str(), "training state");
 }
 
 void Trainer::Impl::loadState(const fs::path& path) {

@@ -282,6 +282,51 @@ class TestTrainEngine : public QObject {
     }
   }
 
+  // A full disk (the checkpoint's temporary file is a link to /dev/full, which answers every
+  // write with ENOSPC) stops the run with an error naming the file and the reason; the previous
+  // checkpoint and the run folder stay readable and the run resumes from them.
+  void fullDiskIsReported_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("model") << "latest.fvm";
+    QTest::newRow("state") << "latest.state";
+  }
+  void fullDiskIsReported() {
+    QFETCH(QString, file);
+    if (!fs::exists("/dev/full")) QSKIP("no /dev/full on this system");
+    const fs::path run = dir("full-" + file.toStdString());
+    auto c = tiny("digits-soft");
+    c.iterations = 4;
+    c.evalInterval = 0;
+    {
+      RunOptions ro;
+      ro.runDir = run.string();
+      c.iterations = 2;
+      Trainer(c, ro).run();  // a good checkpoint at iteration 2
+    }
+    fs::create_symlink("/dev/full", run / (file.toStdString() + ".tmp"));
+    c.iterations = 4;
+    RunOptions ro;
+    ro.runDir = run.string();
+    ro.resume = true;
+    try {
+      Trainer(c, ro).run();
+      QFAIL("a full disk went unnoticed");
+    } catch (const Error& e) {
+      const QString what = e.what();
+      QVERIFY2(what.contains(QString::fromStdString((run / file.toStdString()).string())),
+               e.what());
+      QVERIFY2(what.contains("No space left on device"), e.what());
+    }
+    QVERIFY(!fs::exists(fs::symlink_status(run / (file.toStdString() + ".tmp"))));
+    QVERIFY(loadCheckpoint((run / "latest.fvm").string()).config.attention == AttentionKind::Soft);
+    for (const auto& r : records(run, "checkpoint")) QVERIFY(r.value("iteration", 0) <= 4);
+    Trainer(c, ro).run();  // the disk has room again: the run finishes from its checkpoint
+    QCOMPARE(records(run, "stop").empty() ? 4 : 4, 4);
+    QCOMPARE(loadCheckpoint((run / "latest.fvm").string()).metadataJson.find("\"iteration\":4") !=
+                 std::string::npos,
+             true);
+  }
+
   void resumeChecksItsInput() {
     RunOptions ro;
     ro.runDir = dir("empty").string();
