@@ -4,6 +4,11 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
+#include <ATen/Context.h>
+#include <ATen/ops/mkldnn_convolution.h>
+#include <ATen/ops/mkldnn_reorder_conv2d_weight.h>
+#include <torch/types.h>
+#include <cstdlib>
 
 namespace foveal::core {
 
@@ -13,7 +18,84 @@ VggBackboneImpl::VggBackboneImpl(const VggBackboneOptions& options_) : options(o
   reset();
 }
 
+bool fastConvolutions() {
+  static const bool on = [] {
+    const char* plain = std::getenv("FOVEAL_PLAIN_CONV");
+    return at::hasMKLDNN() && !(plain && *plain && std::string(plain) != "0");
+  }();
+  return on;
+}
+
+struct VggBackboneImpl::Packed {
+  struct Op {
+    bool conv = false;
+    torch::Tensor weight, bias;  // oneDNN weight (batch norm folded in), dense bias
+    std::vector<int64_t> kernel, stride, padding;
+  };
+  std::vector<Op> ops;
+  std::vector<std::pair<const void*, uint32_t>> source;  // (storage, version) of every tensor
+};
+
+namespace {
+std::vector<std::pair<const void*, uint32_t>> signature(const nn::Sequential& layers) {
+  std::vector<std::pair<const void*, uint32_t>> s;
+  for (const auto& t : layers->parameters()) s.emplace_back(t.data_ptr(), t._version());
+  for (const auto& t : layers->buffers()) s.emplace_back(t.data_ptr(), t._version());
+  return s;
+}
+}  // namespace
+
+std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const torch::Tensor& image) {
+  if (!fastConvolutions() || is_training() || torch::GradMode::is_enabled() || !image.is_cpu() ||
+      image.scalar_type() != torch::kFloat || options.average_pools() || image.dim() != 4)
+    return nullptr;
+  auto sig = signature(m_layers);
+  auto current = std::atomic_load(&m_packed);
+  if (current && current->source == sig) return current;
+
+  auto p = std::make_shared<Packed>();
+  p->source = std::move(sig);
+  const auto& mods = m_layers->children();
+  for (size_t i = 0; i < mods.size(); ++i) {
+    if (auto* conv = mods[i]->as<nn::Conv2dImpl>()) {
+      auto w = conv->weight.detach().clone();
+      auto b = conv->options.bias() ? conv->bias.detach().clone()
+                                    : torch::zeros({w.size(0)}, w.options());
+      if (i + 1 < mods.size())
+        if (auto* bn = mods[i + 1]->as<nn::BatchNorm2dImpl>()) {
+          auto scale = bn->weight.detach() /
+                       torch::sqrt(bn->running_var.detach() + bn->options.eps());
+          w = w * scale.view({-1, 1, 1, 1});
+          b = (b - bn->running_mean.detach()) * scale + bn->bias.detach();
+          ++i;
+        }
+      Packed::Op op;
+      op.conv = true;
+      const auto& o = conv->options;
+      op.stride = {(*o.stride())[0], (*o.stride())[1]};
+      const auto& pad = c10::get<torch::ExpandingArray<2>>(o.padding());
+      op.padding = {(*pad)[0], (*pad)[1]};
+      op.weight = at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), op.padding,
+                                                   op.stride, {1, 1}, 1);
+      op.bias = b.contiguous();
+      p->ops.push_back(std::move(op));
+    } else if (auto* pool = mods[i]->as<nn::MaxPool2dImpl>()) {
+      Packed::Op op;
+      const auto& o = pool->options;
+      op.kernel = {(*o.kernel_size())[0], (*o.kernel_size())[1]};
+      op.stride = {(*o.stride())[0], (*o.stride())[1]};
+      op.padding = {(*o.padding())[0], (*o.padding())[1]};
+      p->ops.push_back(std::move(op));
+    } else if (!mods[i]->as<nn::ReLUImpl>()) {
+      return nullptr;  // a layer this path does not know: use the modules
+    }
+  }
+  std::atomic_store(&m_packed, std::shared_ptr<const Packed>(p));
+  return p;
+}
+
 void VggBackboneImpl::reset() {
+  std::atomic_store(&m_packed, std::shared_ptr<const Packed>());
   m_layers = nn::Sequential();
   int in = 1;
   for (const auto& l : vggLayers(options.width())) {
@@ -41,7 +123,21 @@ torch::Tensor VggBackboneImpl::featureMap(const torch::Tensor& image) {
 }
 
 torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
-  auto f = m_layers->forward(image);                 // [B, C, 1, M]
+  torch::Tensor f;  // [B, C, 1, M]
+  if (auto p = packed(image)) {
+    auto x = image.contiguous().to_mkldnn();
+    for (const auto& op : p->ops) {
+      if (op.conv) {
+        x = at::mkldnn_convolution(x, op.weight, op.bias, op.padding, op.stride, {1, 1}, 1);
+        x = at::relu_(x);  // every convolution of the VGG is followed by a ReLU
+      } else {
+        x = at::max_pool2d(x, op.kernel, op.stride, op.padding);
+      }
+    }
+    f = x.to_dense();
+  } else {
+    f = m_layers->forward(image);
+  }
   return f.squeeze(2).transpose(1, 2).contiguous();  // [B, M, C]
 }
 

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 
+#include "backbone.h"
 #include "error.h"
 #include "losses.h"
 #include "recognizer.h"
@@ -49,6 +50,51 @@ double bilinear(const torch::TensorAccessor<float, 2>& img, int h, int w, double
 class TestModel : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Inference without autograd runs the backbone as oneDNN primitives on reordered weights with
+  // the batch norms folded in: it must compute what the modules compute, follow weight changes
+  // (an optimiser step, a loaded checkpoint) and leave training untouched.
+  void fastInferenceBackboneMatchesModules() {
+    if (!fastConvolutions()) QSKIP("this LibTorch has no MKL-DNN (or FOVEAL_PLAIN_CONV is set)");
+    torch::manual_seed(3);
+    VggBackbone net(VggBackboneOptions(0.25));
+    {
+      torch::NoGradGuard ng;
+      for (auto& b : net->named_buffers()) {
+        if (b.key().find("running_mean") != std::string::npos) b.value().normal_(0, 0.3);
+        if (b.key().find("running_var") != std::string::npos) b.value().uniform_(0.5, 2.0);
+      }
+      for (auto& p : net->named_parameters())
+        if (p.key().find(".weight") != std::string::npos && p.value().dim() == 1)
+          p.value().uniform_(0.5, 1.5);  // batch-norm scales
+    }
+    net->eval();
+    for (int64_t b : {1, 3}) {
+      auto image = torch::rand({b, 1, 32, 100}) * 2 - 1;
+      auto reference = net->forward(image).detach();  // grad mode on: the modules
+      torch::Tensor fast;
+      {
+        torch::NoGradGuard ng;
+        fast = net->forward(image);
+      }
+      QCOMPARE(fast.sizes(), reference.sizes());
+      QVERIFY2(torch::allclose(fast, reference, 1e-4, 1e-4),
+               qPrintable(QString::number((fast - reference).abs().max().item<double>())));
+    }
+    // An in-place weight change (what ADADELTA and checkpoint loading do) is picked up.
+    auto image = torch::rand({2, 1, 32, 100});
+    {
+      torch::NoGradGuard ng;
+      net->named_parameters()["layers.0.weight"].mul_(-1.5);
+    }
+    auto reference = net->forward(image).detach();
+    torch::NoGradGuard ng;
+    QVERIFY(torch::allclose(net->forward(image), reference, 1e-4, 1e-4));
+    // Training mode (batch statistics) never takes the fast path.
+    net->train();
+    auto trainOut = net->forward(image);
+    QVERIFY(!torch::allclose(trainOut, reference, 1e-3, 1e-3));
+  }
+
   void shapes_data() {
     QTest::addColumn<int>("index");
     QTest::addColumn<bool>("training");
