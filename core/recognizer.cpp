@@ -127,6 +127,28 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   auto cst = torch::zeros_like(h);
   auto y = torch::zeros({bsz, m_numClasses}, x.options());  // y0 = 0
 
+  // Small-batch inference with soft or hard attention (the latency path). The decoder's input
+  // weights are applied to every column of X once: the context part of the LSTM gates is then
+  // alpha_t (soft) or the selected row (hard) of that product, the previous token's part is a row
+  // of the weights, and no step multiplies the [4H, K + D] input matrix again. At batch 1 those
+  // per-step products are bound by reading the weights, not by arithmetic. Same function, other
+  // summation order; batched inference and training keep the straightforward form (for them the
+  // per-column product is more arithmetic than the per-step one).
+  const bool lean = !sharp && !torch::GradMode::is_enabled() && bsz <= 4 && !options.recomputeKeys;
+  torch::Tensor xGates, yGates, hhW, gBias, outY, outH, prev;
+  if (lean) {
+    const auto& wih = m_decoder->weight_ih;  // [4H, K + D]
+    const auto k = m_numClasses;
+    xGates = torch::matmul(x, wih.narrow(1, k, wih.size(1) - k).t());  // [B, M, 4H]
+    yGates = wih.narrow(1, 0, k).t().contiguous();                     // [K, 4H]
+    hhW = m_decoder->weight_hh.t();                                    // [H, 4H]
+    gBias = m_decoder->bias_ih + m_decoder->bias_hh;
+    const auto& wo = m_output->weight;                       // [K, K + H]
+    outY = wo.narrow(1, 0, k).t().contiguous();              // [K, K]
+    outH = wo.narrow(1, k, wo.size(1) - k).t();              // [H, K]
+  }
+  const auto rows = torch::arange(bsz, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+
   RecognizerOutput out;
   std::vector<torch::Tensor> logp, alphas, sel, logsel, toks, weights;
   const int nstn = sharp ? config.numStns : 0;
@@ -146,9 +168,25 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
     } else {
       s = alpha.detach().argmax(-1);
     }
-    auto c = context(x, alpha, s, upsampled, h, out, patches, thetas, weights);
-    std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
-    auto lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1);  // [B, K]
+    torch::Tensor lp;  // log p(y_t) [B, K]
+    if (lean) {
+      auto gates = torch::addmm(gBias, h, hhW);
+      if (config.attention == AttentionKind::Soft)
+        gates += torch::bmm(alpha.unsqueeze(1), xGates).squeeze(1);
+      else
+        gates += xGates.index({rows, s});
+      if (prev.defined()) gates += yGates.index_select(0, prev);
+      auto g = gates.chunk(4, 1);  // LSTMCell's order: input, forget, cell, output
+      cst = torch::sigmoid(g[1]) * cst + torch::sigmoid(g[0]) * torch::tanh(g[2]);
+      h = torch::sigmoid(g[3]) * torch::tanh(cst);
+      auto logits = torch::addmm(m_output->bias, h, outH);
+      if (prev.defined()) logits += outY.index_select(0, prev);
+      lp = torch::log_softmax(logits, -1);
+    } else {
+      auto c = context(x, alpha, s, upsampled, h, out, patches, thetas, weights);
+      std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
+      lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1);
+    }
     auto tok = lp.detach().argmax(-1);
     logp.push_back(lp);
     alphas.push_back(alpha);
@@ -156,7 +194,10 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
     logsel.push_back(logAlpha.gather(1, s.unsqueeze(1)).squeeze(1));
     toks.push_back(tok);
     auto next = teacher ? options.targets.select(1, t).to(torch::kLong) : tok;
-    y = torch::one_hot(next, m_numClasses).to(x.scalar_type());
+    if (lean)
+      prev = next;
+    else
+      y = torch::one_hot(next, m_numClasses).to(x.scalar_type());
   }
   out.logProbs = torch::stack(logp, 1);
   out.alpha = torch::stack(alphas, 1);

@@ -50,6 +50,42 @@ double bilinear(const torch::TensorAccessor<float, 2>& img, int h, int w, double
 class TestModel : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // The small-batch inference path of soft and hard attention (per-column input gates, no
+  // per-step input matrix product) computes what the straightforward decoder computes: same
+  // log-probabilities and attention along a fixed trajectory (teacher forcing, and for hard
+  // the same selected regions), batch 1 and 3.
+  void leanDecoderMatchesStraightforward_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("batch");
+    for (int b : {1, 3}) {
+      QTest::newRow(qPrintable(QStringLiteral("soft b%1").arg(b))) << int(AttentionKind::Soft) << b;
+      QTest::newRow(qPrintable(QStringLiteral("hard b%1").arg(b))) << int(AttentionKind::Hard) << b;
+    }
+  }
+  void leanDecoderMatchesStraightforward() {
+    QFETCH(int, kind);
+    QFETCH(int, batch);
+    torch::manual_seed(11);
+    Recognizer model(foveal::test::tinyConfig(static_cast<AttentionKind>(kind)));
+    model->eval();
+    const auto steps = model->config.steps();
+    auto image = torch::rand({batch, 1, 32, 100}) * 2 - 1;
+    DecodeOptions opt;
+    opt.targets = torch::randint(1, model->numClasses(), {batch, steps}, torch::kLong);
+    opt.forcedSelection = torch::randint(0, 24, {batch, steps}, torch::kLong);
+    auto reference = model->forward(image, {}, opt);  // grad mode on: the straightforward path
+    RecognizerOutput lean;
+    {
+      torch::NoGradGuard ng;
+      lean = model->forward(image, {}, opt);
+    }
+    QCOMPARE(lean.logProbs.sizes(), reference.logProbs.sizes());
+    const double d = (lean.logProbs - reference.logProbs.detach()).abs().max().item<double>();
+    QVERIFY2(d < 1e-4, qPrintable(QString::number(d)));
+    QVERIFY(torch::allclose(lean.alpha, reference.alpha.detach(), 1e-4, 1e-5));
+    QVERIFY(torch::equal(lean.selected, reference.selected));
+  }
+
   // Inference without autograd runs the backbone as oneDNN primitives on reordered weights with
   // the batch norms folded in: it must compute what the modules compute, follow weight changes
   // (an optimiser step, a loaded checkpoint) and leave training untouched.
