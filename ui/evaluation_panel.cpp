@@ -109,8 +109,14 @@ EvaluationPanel::~EvaluationPanel() {
 void EvaluationPanel::setRun(const QString& runDir, const QStringList& evalSets) {
   const QString current = m_checkpoint->currentText();
   m_checkpoint->clear();
+  // The run's checkpoints that exist (best first); both names when it has none yet.
+  QStringList files;
   for (const char* name : {"best.fvm", "latest.fvm"})
-    m_checkpoint->addItem(QDir(runDir).filePath(QString::fromLatin1(name)));
+    files << QDir(runDir).filePath(QString::fromLatin1(name));
+  QStringList existing;
+  for (const auto& f : files)
+    if (QFileInfo::exists(f)) existing << f;
+  m_checkpoint->addItems(existing.isEmpty() ? files : existing);
   if (current.startsWith(runDir)) m_checkpoint->setCurrentText(current);
   if (!evalSets.isEmpty() && !isRunning()) m_dataset->setText(evalSets.first());
   if (isRunning() || runDir.isEmpty()) return;

@@ -7,6 +7,7 @@
 #include <QAction>
 #include <QPlainTextEdit>
 #include <QTabWidget>
+#include <QCheckBox>
 #include <QtTest/QtTest>
 #include <cmath>
 
@@ -671,10 +672,43 @@ class TestTraining : public QObject {
     QVERIFY2(w.errorText().contains("oops"), qPrintable(w.errorText()));
   }
 
+  // The documentation's screenshot: the shipped sample runs (samples/runs) when there are any,
+  // else three synthetic runs shaped like the paper's.
   void screenshotWithOverlaidRuns() {
     if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
     ui::MainWindow w;
     auto* page = w.trainingPage();
+    const QString samples = QStringLiteral(FOVEAL_SAMPLES_DIR);
+    if (QFileInfo::exists(samples + "/runs/sharp-chain/metrics.jsonl")) {
+      int chain = 0, row = 0;
+      for (const char* name : {"soft", "hard", "sharp-pooling", "sharp-chain", "sharp-weighting",
+                               "sharp-pooling-reference"}) {
+        const QString dir = m_tmp.path() + "/samples-shot/" + name;
+        QVERIFY(QDir().mkpath(dir));
+        for (const char* file : {"config.json", "metrics.jsonl"})
+          QVERIFY(QFile::copy(samples + "/runs/" + name + "/" + file, dir + "/" + file));
+        if (QString(name) == "sharp-chain") {  // the live preview traces the run's model
+          QVERIFY(QFile::copy(samples + "/models/sharp-chain.fvm", dir + "/latest.fvm"));
+          chain = row;
+        }
+        page->addRunFolder(dir);
+        ++row;
+      }
+      const QStringList shown = {"loss", "train_accuracy", "accuracy", "entropy"};
+      for (auto* box : page->findChildren<QCheckBox*>())  // as a user ticks them
+        if (box->objectName().startsWith("metric_"))
+          box->setChecked(shown.contains(box->objectName().mid(7)));
+      page->selectRun(chain);
+      w.tabs()->setCurrentWidget(page);
+      w.resize(1500, 940);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QTRY_VERIFY(!page->plot()->replotPending());
+      QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr, 30000);
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
+      return;
+    }
     // Three runs of one experiment (soft, hard, sharp), written as the trainer writes them.
     struct Shape {
       const char* name;
