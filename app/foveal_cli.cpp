@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchmark.h"
+#include "cpu_features.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
@@ -40,7 +41,7 @@ commands:
               write a model with random weights (until a trained one exists)
   info        --model FILE     print a model file's configuration
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
-              [--threads N]
+              [--threads N] [--no-bf16]
               inference latency (batch 1), batched inference and training images/s for every
               mechanism on this machine
 )" + std::string(app::kTrainUsage) +
@@ -141,13 +142,15 @@ int cmdInfo(const std::vector<std::string>& args) {
 }
 
 int cmdBench(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads"}, {"no-train", "json"});
+  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads"},
+                  {"no-train", "json", "no-bf16"});
   setComputeThreads(a.intValue("threads", 0));
   core::BenchOptions opt;
   opt.width = a.doubleValue("width", 1.0);
   opt.batch = a.intValue("batch", 32);
   opt.repeats = a.intValue("repeats", 20);
   opt.train = !a.has("no-train");
+  opt.bf16 = !a.has("no-bf16");
   if (opt.batch < 1 || opt.repeats < 1) throw UsageError("--batch and --repeats must be positive");
   std::string only = a.value("only");
   for (size_t pos = 0; !only.empty() && pos != std::string::npos;) {
@@ -156,9 +159,14 @@ int cmdBench(const std::vector<std::string>& args) {
     pos = comma == std::string::npos ? comma : comma + 1;
   }
   if (!a.has("json"))
-    std::printf("device cpu, %d threads, width %.3g, batch %d\n\n%-22s %12s %14s %14s %16s\n",
-                core::computeThreads(), opt.width, opt.batch, "mechanism", "latency ms",
-                "infer img/s", "train img/s", "naive train img/s");
+    std::printf(
+        "device cpu, %d threads, width %.3g, batch %d; convolutions: %s inference, %s training "
+        "(naive: the straightforward fp32 implementation, W x recomputed every step)\n\n"
+        "%-22s %12s %14s %14s %16s\n",
+        core::computeThreads(), opt.width, opt.batch,
+        core::fastConvolutions() ? "oneDNN prepacked" : "plain",
+        opt.train && opt.bf16 && core::cpuHasNativeBf16() ? "bf16" : "fp32", "mechanism",
+        "latency ms", "infer img/s", "train img/s", "naive train img/s");
   const auto results = core::runBenchmarks(opt);
   if (a.has("json")) std::printf("[\n");
   for (size_t i = 0; i < results.size(); ++i) {
@@ -167,9 +175,10 @@ int cmdBench(const std::vector<std::string>& args) {
       std::printf(
           "  {\"name\": \"%s\", \"width\": %g, \"threads\": %d, \"latency_ms\": %.3f, "
           "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f, "
-          "\"naive_train_images_per_s\": %.1f}%s\n",
+          "\"naive_train_images_per_s\": %.1f, \"train_bf16\": %s}%s\n",
           r.name.c_str(), r.width, r.threads, r.latencyMs, r.batch, r.batchImagesPerS,
-          r.trainImagesPerS, r.trainNaiveImagesPerS, i + 1 < results.size() ? "," : "");
+          r.trainImagesPerS, r.trainNaiveImagesPerS, r.bf16 ? "true" : "false",
+          i + 1 < results.size() ? "," : "");
     else
       std::printf("%-22s %12.2f %14.1f %14.1f %16.1f\n", r.name.c_str(), r.latencyMs,
                   r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS);

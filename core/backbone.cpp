@@ -5,10 +5,13 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
 #include <ATen/Context.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/ops/mkldnn_convolution.h>
 #include <ATen/ops/mkldnn_reorder_conv2d_weight.h>
 #include <torch/types.h>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace foveal::core {
 
@@ -25,6 +28,31 @@ bool fastConvolutions() {
   }();
   return on;
 }
+
+bool cpuHasNativeBf16() {
+  static const bool has = [] {
+    if (!at::hasMKLDNN()) return false;
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("flags", 0) != 0) continue;
+      std::istringstream words(line);
+      std::string w;
+      while (words >> w)
+        if (w == "avx512_bf16" || w == "amx_bf16") return true;
+      return false;
+    }
+    return false;
+  }();
+  return has;
+}
+
+namespace {
+thread_local bool t_cpuBf16 = false;
+}
+
+void setCpuBf16Convolutions(bool on) { t_cpuBf16 = on && cpuHasNativeBf16(); }
+bool cpuBf16Convolutions() { return t_cpuBf16; }
 
 struct VggBackboneImpl::Packed {
   struct Op {
@@ -135,6 +163,23 @@ torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
       }
     }
     f = x.to_dense();
+  } else if (t_cpuBf16 && is_training() && image.is_cpu() && !at::autocast::is_cpu_enabled()) {
+    // bf16 autocast for the convolutions only; the features leave in fp32.
+    const auto previous = at::autocast::get_autocast_cpu_dtype();
+    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    at::autocast::set_cpu_enabled(true);
+    try {
+      f = m_layers->forward(image);
+    } catch (...) {
+      at::autocast::set_cpu_enabled(false);
+      at::autocast::set_autocast_cpu_dtype(previous);
+      at::autocast::clear_cache();
+      throw;
+    }
+    at::autocast::set_cpu_enabled(false);
+    at::autocast::set_autocast_cpu_dtype(previous);
+    at::autocast::clear_cache();
+    f = f.to(torch::kFloat);
   } else {
     f = m_layers->forward(image);
   }

@@ -6,14 +6,17 @@
 // weights reordered once into oneDNN's blocked layout, with each batch norm folded into its
 // convolution; the reordered weights are rebuilt whenever a weight changes (training, loading).
 // Plain NCHW convolutions reorder every weight at every call, which at batch 1 costs about as
-// much as the arithmetic (measured: VGG at batch 1, 2 threads, 7.6 -> 4.6 ms). Training keeps
-// the plain path (channels-last training measured no faster here). FOVEAL_PLAIN_CONV=1 turns the
-// oneDNN path off (the "before" of `foveal-cli bench`).
+// much as the arithmetic (measured: VGG at batch 1, 2 threads, 7.6 -> 4.6 ms). FOVEAL_PLAIN_CONV=1
+// turns the oneDNN path off (the "before" of `foveal-cli bench`).
+// Training on a CPU with native bf16 arithmetic (AVX512-BF16 / AMX) can run the convolutions in
+// bf16 (autocast, fp32 weights and everything after the CNN in fp32): the trainer turns it on
+// with its bf16 option (measured: VGG forward + backward at batch 32, 2 threads, 483 -> 170 ms).
 #include <memory>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/pimpl.h>
 
+#include "cpu_features.h"
 #include "geometry.h"
 
 namespace foveal::core {
@@ -50,9 +53,7 @@ class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl> {
   std::shared_ptr<const Packed> m_packed;  // atomic_load/atomic_store: models may be shared
 };
 
-/// Whether the oneDNN paths of the backbone are in use in this process (LibTorch built with
-/// MKL-DNN and FOVEAL_PLAIN_CONV not set).
-bool fastConvolutions();
+// fastConvolutions(), cpuHasNativeBf16(), setCpuBf16Convolutions(): cpu_features.h
 TORCH_MODULE(VggBackbone);
 
 }  // namespace foveal::core

@@ -1,5 +1,7 @@
 #include "benchmark.h"
 
+#include "backbone.h"
+
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
 #include <algorithm>
@@ -98,11 +100,15 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
         model->zero_grad();
         loss.total.backward();
       };
+      setCpuBf16Convolutions(opt.bf16);
+      r.bf16 = cpuBf16Convolutions();
       step(false);  // warm-up
       auto t0 = Clock::now();
       for (int i = 0; i < opt.batchRepeats; ++i) step(false);
       r.trainImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
-      // The straightforward decoder: W x recomputed at every step (same maths).
+      // The straightforward implementation: fp32, W x recomputed at every step (same maths).
+      setCpuBf16Convolutions(false);
+      step(true);  // warm-up
       t0 = Clock::now();
       for (int i = 0; i < opt.batchRepeats; ++i) step(true);
       r.trainNaiveImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);

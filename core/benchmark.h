@@ -19,6 +19,7 @@ struct BenchResult {
   /// straightforward implementation does: the baseline the training speed is compared with.
   double trainNaiveImagesPerS = 0;
   int threads = 0;
+  bool bf16 = false;  ///< the training figure used bf16 convolutions (CPU with native bf16)
 };
 
 struct BenchOptions {
@@ -27,6 +28,9 @@ struct BenchOptions {
   int repeats = 20;  ///< batch-1 runs (median reported)
   int batchRepeats = 3;
   bool train = true;
+  /// Training figure with bf16 convolutions where the CPU computes bf16 natively (as the trainer
+  /// does by default); the straightforward baseline is always fp32.
+  bool bf16 = true;
   std::vector<std::string> only;  ///< mechanism names to run (empty: all)
 };
 

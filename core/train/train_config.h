@@ -43,7 +43,9 @@ struct TrainConfig {
   std::string device = "cpu";  ///< "cpu", "cuda", "cuda:N"
   int threads = 0;             ///< CPU compute threads (0: one per core)
   int loaderThreads = 2;
-  bool bf16 = true;  ///< CUDA: bf16 autocast for the forward pass
+  /// bf16 autocast: on CUDA for the forward pass; on a CPU with native bf16 (AMX, AVX512-BF16)
+  /// for the convolutions. fp32 weights, fp32 after the CNN on the CPU.
+  bool bf16 = true;
 
   /// Throws Error naming the first bad field.
   void validate() const;

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "adadelta.h"
+#include "backbone.h"
 #include "atomic_file.h"
 #include "charset.h"
 #include "checkpoint.h"
@@ -487,6 +488,12 @@ TrainResult Trainer::run() {
   TrainResult result;
   const bool hybrid = cfg.model.attention != AttentionKind::Soft && cfg.lambdaR > 0;
   const bool autocast = s.device.is_cuda() && cfg.bf16;
+  // CPU: the convolutions in bf16 where the CPU computes it natively (AMX / AVX512-BF16).
+  struct CpuBf16Scope {
+    explicit CpuBf16Scope(bool on) { setCpuBf16Convolutions(on); }
+    ~CpuBf16Scope() { setCpuBf16Convolutions(false); }
+  } cpuBf16(s.device.is_cpu() && cfg.bf16);
+  if (cpuBf16Convolutions()) s.log("CPU convolutions in bf16 (this CPU computes bf16 natively; --no-bf16: fp32)");
   s.sessionStart = Clock::now();
   auto intervalStart = Clock::now();
   int64_t intervalImages = 0, sessionImages = 0;

@@ -50,6 +50,35 @@ double bilinear(const torch::TensorAccessor<float, 2>& img, int h, int w, double
 class TestModel : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // bf16 convolutions in training (CPUs with native bf16): fp32 features and gradients, close to
+  // the fp32 computation; off, the modules' own fp32 result.
+  void bf16TrainingConvolutions() {
+    if (!cpuHasNativeBf16()) QSKIP("this CPU has no native bf16 (or LibTorch no MKL-DNN)");
+    torch::manual_seed(4);
+    VggBackbone net(VggBackboneOptions(0.25));
+    net->train();
+    auto image = torch::rand({4, 1, 32, 100}) * 2 - 1;
+    auto run = [&](bool bf16) {
+      setCpuBf16Convolutions(bf16);
+      net->zero_grad();
+      auto f = net->forward(image);
+      f.pow(2).mean().backward();
+      setCpuBf16Convolutions(false);
+      return std::make_pair(f.detach(), net->named_parameters()["layers.0.weight"].grad().clone());
+    };
+    const auto [f32, g32] = run(false);
+    const auto [f16, g16] = run(true);
+    QCOMPARE(f16.scalar_type(), torch::kFloat);
+    QCOMPARE(g16.scalar_type(), torch::kFloat);
+    QVERIFY(!torch::equal(f16, f32));  // the bf16 path ran
+    const double rel = ((f16 - f32).norm() / f32.norm()).item<double>();
+    QVERIFY2(rel < 0.05, qPrintable(QString::number(rel)));
+    const double cosine =
+        (g16 * g32).sum().item<double>() / (g16.norm() * g32.norm()).item<double>();
+    QVERIFY2(cosine > 0.98, qPrintable(QString::number(cosine)));
+    QVERIFY(!cpuBf16Convolutions());
+  }
+
   // The small-batch inference path of soft and hard attention (per-column input gates, no
   // per-step input matrix product) computes what the straightforward decoder computes: same
   // log-probabilities and attention along a fixed trajectory (teacher forcing, and for hard

@@ -1,7 +1,9 @@
 // A tiny soft model learns a tiny digit task on the CPU in under a minute: the loss falls and the
 // held-out edit distance and word accuracy climb far above chance (chance: 1 in 1000 words for
 // three digits, norm ED about 0.10). Measured at 500 iterations (the run is deterministic on the
-// CPU): loss 8.10 -> 0.84, held-out accuracy 0.825, norm ED 0.938; the bars sit below that. (Before
+// CPU): fp32 convolutions: loss 8.10 -> 0.84, held-out accuracy 0.825, norm ED 0.938; bf16
+// convolutions (the default on a CPU with AMX / AVX512-BF16): loss 8.00 -> 0.74, held-out accuracy
+// 0.745, norm ED 0.908; the bars sit below both. (Before
 // the recognizer used He-normal initialisation, this model sat on a plateau for ~600 iterations.)
 #include <torch/torch.h>
 #include <QtTest/QtTest>

@@ -1,0 +1,18 @@
+#pragma once
+// What the CPU paths of the backbone use on this machine (Torch-free; defined in backbone.cpp).
+
+namespace foveal::core {
+
+/// Whether the oneDNN paths of the backbone are in use in this process (LibTorch built with
+/// MKL-DNN and FOVEAL_PLAIN_CONV not set).
+bool fastConvolutions();
+
+/// Whether this CPU computes in bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and
+/// LibTorch can use it (MKL-DNN).
+bool cpuHasNativeBf16();
+/// Training-mode CPU convolutions of every backbone in this process run under bf16 autocast
+/// (thread-local switch; off by default; ignored where cpuHasNativeBf16() is false).
+void setCpuBf16Convolutions(bool on);
+bool cpuBf16Convolutions();
+
+}  // namespace foveal::core
