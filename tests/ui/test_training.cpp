@@ -678,6 +678,19 @@ class TestTraining : public QObject {
     if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
     ui::MainWindow w;
     auto* page = w.trainingPage();
+    // Selects `run`, shows the page, waits for the curves and the preview, saves training.png.
+    auto shoot = [&](int run, const QString& hoverMetric) {
+      page->selectRun(run);
+      w.tabs()->setCurrentWidget(page);
+      w.resize(1500, 940);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QTRY_VERIFY(!page->plot()->replotPending());
+      QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr, 30000);
+      if (!hoverMetric.isEmpty()) page->plot()->hover(hoverMetric, 15000);
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
+    };
     const QString samples = QStringLiteral(FOVEAL_SAMPLES_DIR);
     if (QFileInfo::exists(samples + "/runs/sharp-chain/metrics.jsonl")) {
       int chain = 0, row = 0;
@@ -698,15 +711,7 @@ class TestTraining : public QObject {
       for (auto* box : page->findChildren<QCheckBox*>())  // as a user ticks them
         if (box->objectName().startsWith("metric_"))
           box->setChecked(shown.contains(box->objectName().mid(7)));
-      page->selectRun(chain);
-      w.tabs()->setCurrentWidget(page);
-      w.resize(1500, 940);
-      w.show();
-      QVERIFY(QTest::qWaitForWindowExposed(&w));
-      QTRY_VERIFY(!page->plot()->replotPending());
-      QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr, 30000);
-      QTest::qWait(300);
-      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
+      shoot(chain, {});
       return;
     }
     // Three runs of one experiment (soft, hard, sharp), written as the trainer writes them.
@@ -768,16 +773,7 @@ class TestTraining : public QObject {
     }
     page->plot()->setMetrics(
         {"loss", "reward", "grad_norm", "accuracy", "entropy", "images_per_s"});
-    page->selectRun(2);
-    w.tabs()->setCurrentWidget(page);
-    w.resize(1500, 940);
-    w.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&w));
-    QTRY_VERIFY(!page->plot()->replotPending());
-    QTRY_VERIFY_WITH_TIMEOUT(page->preview()->trace() != nullptr, 30000);
-    page->plot()->hover("accuracy", 15000);
-    QTest::qWait(300);
-    QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training.png"));
+    shoot(2, QStringLiteral("accuracy"));
   }
 };
 
