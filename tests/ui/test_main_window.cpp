@@ -175,8 +175,10 @@ class TestMainWindow : public QObject {
     ui::MainWindow w;
     w.show();
     for (const auto& m : m_models) QVERIFY(w.openModel(m));
+    // Models load in the background; this test is about comparing, so it starts once they are in.
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
     QVERIFY(w.openImage(m_image));
-    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 60000);
     w.tabs()->setCurrentWidget(w.comparePage());
     auto* summary = w.comparePage()->summary();
     QAbstractItemModelTester tester(summary,
