@@ -99,9 +99,8 @@ int runTrainCommand(const std::vector<std::string>& args) {
   tr::TrainConfig cfg;
   const bool resume = a.has("resume");
   if (resume) {
-    for (const char* fixed :
-         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed",
-          "init-from"})
+    for (const char* fixed : {"preset", "width", "batch", "micro-batches", "data", "max-length",
+                              "lambda-r", "seed", "init-from"})
       if (a.has(fixed))
         throw std::invalid_argument(
             std::string("--") + fixed +

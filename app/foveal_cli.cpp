@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "benchmark.h"
-#include "cpu_features.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
 #include "cli_train.h"
+#include "cpu_features.h"
 #include "error.h"
 #include "grey_image.h"
 #include "model_config.h"

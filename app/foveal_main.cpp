@@ -65,11 +65,10 @@ int main(int argc, char** argv) {
   QCommandLineOption run(QStringLiteral("run"),
                          QStringLiteral("Run folder to plot with --export-curves (repeatable)."),
                          QStringLiteral("DIR"));
-  QCommandLineOption metrics(
-      QStringLiteral("metrics"),
-      QStringLiteral("Comma-separated panels for --export-curves, of: %1.")
-          .arg(foveal::ui::metricKeyList()),
-      QStringLiteral("KEYS"));
+  QCommandLineOption metrics(QStringLiteral("metrics"),
+                             QStringLiteral("Comma-separated panels for --export-curves, of: %1.")
+                                 .arg(foveal::ui::metricKeyList()),
+                             QStringLiteral("KEYS"));
   QCommandLineOption smoothing(QStringLiteral("smoothing"),
                                QStringLiteral("Smoothing weight in [0, 1) (default 0.6)."),
                                QStringLiteral("W"));
@@ -105,9 +104,8 @@ int main(int argc, char** argv) {
     error = foveal::ui::exportCurves(options, &warnings);
     for (const QString& w : warnings) std::fprintf(stderr, "foveal: warning: %s\n", qPrintable(w));
     if (!error.isEmpty()) return fail(error);
-    std::printf("wrote %s (%dx%d, %lld run(s))\n", qPrintable(options.output),
-                options.size.width(), options.size.height(),
-                static_cast<long long>(options.runs.size()));
+    std::printf("wrote %s (%dx%d, %lld run(s))\n", qPrintable(options.output), options.size.width(),
+                options.size.height(), static_cast<long long>(options.runs.size()));
     return 0;
   }
   for (const auto* o : {&run, &metrics, &smoothing, &size, &logScale})

@@ -1,13 +1,13 @@
 #include "backbone.h"
 
-#include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/batchnorm.h>
-#include <torch/nn/modules/conv.h>
-#include <torch/nn/modules/pooling.h>
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
 #include <ATen/ops/mkldnn_convolution.h>
 #include <ATen/ops/mkldnn_reorder_conv2d_weight.h>
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/pooling.h>
 #include <torch/types.h>
 #include <cstdlib>
 #include <fstream>
@@ -91,8 +91,8 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
                                     : torch::zeros({w.size(0)}, w.options());
       if (i + 1 < mods.size())
         if (auto* bn = mods[i + 1]->as<nn::BatchNorm2dImpl>()) {
-          auto scale = bn->weight.detach() /
-                       torch::sqrt(bn->running_var.detach() + bn->options.eps());
+          auto scale =
+              bn->weight.detach() / torch::sqrt(bn->running_var.detach() + bn->options.eps());
           w = w * scale.view({-1, 1, 1, 1});
           b = (b - bn->running_mean.detach()) * scale + bn->bias.detach();
           ++i;

@@ -11,10 +11,10 @@
 // Training on a CPU with native bf16 arithmetic (AVX512-BF16 / AMX) can run the convolutions in
 // bf16 (autocast, fp32 weights and everything after the CNN in fp32): the trainer turns it on
 // with its bf16 option (measured: VGG forward + backward at batch 32, 2 threads, 483 -> 170 ms).
-#include <memory>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/pimpl.h>
+#include <memory>
 
 #include "cpu_features.h"
 #include "geometry.h"

@@ -143,11 +143,12 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
     yGates = wih.narrow(1, 0, k).t().contiguous();                     // [K, 4H]
     hhW = m_decoder->weight_hh.t();                                    // [H, 4H]
     gBias = m_decoder->bias_ih + m_decoder->bias_hh;
-    const auto& wo = m_output->weight;                       // [K, K + H]
-    outY = wo.narrow(1, 0, k).t().contiguous();              // [K, K]
-    outH = wo.narrow(1, k, wo.size(1) - k).t();              // [H, K]
+    const auto& wo = m_output->weight;           // [K, K + H]
+    outY = wo.narrow(1, 0, k).t().contiguous();  // [K, K]
+    outH = wo.narrow(1, k, wo.size(1) - k).t();  // [H, K]
   }
-  const auto rows = torch::arange(bsz, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
+  const auto rows =
+      torch::arange(bsz, torch::TensorOptions().dtype(torch::kLong).device(x.device()));
 
   RecognizerOutput out;
   std::vector<torch::Tensor> logp, alphas, sel, logsel, toks, weights;

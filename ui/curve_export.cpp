@@ -22,8 +22,9 @@ bool parsePlotSize(const QString& text, QSize* size, QString* error) {
   const int h = m.hasMatch() ? m.captured(2).toInt() : 0;
   if (w < 16 || h < 16 || w > 20000 || h > 20000) {
     if (error)
-      *error = QObject::tr("--size %1: expected WIDTHxHEIGHT in pixels, 16 to 20000 each "
-                           "(e.g. 1200x700)")
+      *error = QObject::tr(
+                   "--size %1: expected WIDTHxHEIGHT in pixels, 16 to 20000 each "
+                   "(e.g. 1200x700)")
                    .arg(text);
     return false;
   }
@@ -45,12 +46,12 @@ bool parseMetricKeys(const QString& text, QStringList* keys, QString* error) {
   }
   if (!unknown.isEmpty() || out.isEmpty()) {
     if (error)
-      *error = (unknown.isEmpty()
-                    ? QObject::tr("--metrics: no metric given")
-                    : QObject::tr("--metrics: unknown metric %1")
-                          .arg(QStringLiteral("'") + unknown.join(QStringLiteral("', '")) +
-                               QStringLiteral("'"))) +
-               QObject::tr(" (valid: %1)").arg(metricKeyList());
+      *error =
+          (unknown.isEmpty() ? QObject::tr("--metrics: no metric given")
+                             : QObject::tr("--metrics: unknown metric %1")
+                                   .arg(QStringLiteral("'") + unknown.join(QStringLiteral("', '")) +
+                                        QStringLiteral("'"))) +
+          QObject::tr(" (valid: %1)").arg(metricKeyList());
     return false;
   }
   *keys = out;
@@ -65,8 +66,7 @@ QString exportCurves(const CurveExportOptions& options, QStringList* warnings) {
   for (const QString& key : options.metrics) {
     bool known = false;
     for (const auto& d : metricDefs()) known = known || d.key == key;
-    if (!known)
-      return QObject::tr("unknown metric '%1' (valid: %2)").arg(key, metricKeyList());
+    if (!known) return QObject::tr("unknown metric '%1' (valid: %2)").arg(key, metricKeyList());
   }
   RunListModel model;
   std::vector<PlotRun> runs;
@@ -80,9 +80,9 @@ QString exportCurves(const CurveExportOptions& options, QStringList* warnings) {
     if (log->records().empty()) {
       const QString metrics = QDir::toNativeSeparators(QString::fromStdString(log->metricsPath()));
       return log->corruptLines().empty()
-                 ? QObject::tr("%1: no metrics to plot (%2 is missing or empty)").arg(shown, metrics)
-                 : QObject::tr("%1: %2").arg(metrics,
-                                             QString::fromStdString(status.detail));
+                 ? QObject::tr("%1: no metrics to plot (%2 is missing or empty)")
+                       .arg(shown, metrics)
+                 : QObject::tr("%1: %2").arg(metrics, QString::fromStdString(status.detail));
     }
     if (!log->corruptLines().empty() && warnings)
       *warnings << QObject::tr("%1: %n corrupt line(s) skipped, the first: %2", nullptr,

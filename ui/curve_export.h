@@ -9,9 +9,9 @@
 namespace foveal::ui {
 
 struct CurveExportOptions {
-  QString output;         ///< .png, .pdf or .svg
-  QStringList runs;       ///< run folders (config.json + metrics.jsonl)
-  QStringList metrics;    ///< keys of metricDefs(); empty: the page's default panels
+  QString output;          ///< .png, .pdf or .svg
+  QStringList runs;        ///< run folders (config.json + metrics.jsonl)
+  QStringList metrics;     ///< keys of metricDefs(); empty: the page's default panels
   double smoothing = 0.6;  ///< exponential moving average weight in [0, 1)
   QSize size{1200, 700};
   bool logScale = false;

@@ -35,8 +35,7 @@ LivePreview::LivePreview(QWidget* parent)
 
 LivePreview::~LivePreview() { m_watcher.waitForFinished(); }
 
-void LivePreview::setRun(const QString& runDir, const QString& sampleSpec,
-                         bool expectCheckpoint) {
+void LivePreview::setRun(const QString& runDir, const QString& sampleSpec, bool expectCheckpoint) {
   if (runDir == m_runDir && sampleSpec == m_sampleSpec) {
     if (expectCheckpoint != m_expectCheckpoint && !m_trace && !isBusy()) {
       m_expectCheckpoint = expectCheckpoint;

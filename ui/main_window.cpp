@@ -340,9 +340,8 @@ void MainWindow::onModelLoaded(int row) {
   } else if (!m_models->loadingCount() && !m_runner->isRunning()) {
     statusBar()->showMessage(tr("Models loaded"), 3000);
   }
-  const bool becameCurrent = m_currentModel < 0 ||
-                             (!m_models->session(m_currentModel) &&
-                              !m_models->isLoading(m_currentModel));
+  const bool becameCurrent = m_currentModel < 0 || (!m_models->session(m_currentModel) &&
+                                                    !m_models->isLoading(m_currentModel));
   if (becameCurrent) m_currentModel = row;
   // A checked model is traced by the comparedChanged() that follows; otherwise trace it here
   // when it is the inspected one.

@@ -162,7 +162,8 @@ bool MetricsPlot::exportTo(const QString& path, int width, int height, QString* 
   if (info.isDir()) return fail(tr("cannot write: it is a folder"));
   replotNow();
   QSaveFile file(path);  // written beside, renamed over the target on success
-  if (!file.open(QIODevice::WriteOnly)) return fail(tr("cannot write (%1)").arg(file.errorString()));
+  if (!file.open(QIODevice::WriteOnly))
+    return fail(tr("cannot write (%1)").arg(file.errorString()));
 
   // The hover line belongs to the screen, not to the figure.
   std::vector<std::pair<QCPAbstractItem*, bool>> items;

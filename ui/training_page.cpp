@@ -274,9 +274,9 @@ void TrainingPage::exportCurvesDialog() {
                            ? QStringLiteral("curves.png")
                            : m_runs->name(currentRun()) + QStringLiteral("-curves.png");
   QString filter;
-  QString path = QFileDialog::getSaveFileName(this, tr("Export curves"), QDir(folder).filePath(name),
-                                              tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg)"),
-                                              &filter);
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export curves"), QDir(folder).filePath(name),
+                                   tr("PNG image (*.png);;PDF (*.pdf);;SVG (*.svg)"), &filter);
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty())  // the filter chosen gives the format
     path += filter.contains(QLatin1String("*.pdf"))   ? QStringLiteral(".pdf")
@@ -430,8 +430,8 @@ void TrainingPage::updateSelection() {
   const QDir folder(dir);
   const bool hasCheckpoint = QFileInfo::exists(folder.filePath(QStringLiteral("latest.fvm"))) ||
                              QFileInfo::exists(folder.filePath(QStringLiteral("best.fvm")));
-  const bool live = running || st.status == core::RunStatus::Running ||
-                    st.status == core::RunStatus::Starting;
+  const bool live =
+      running || st.status == core::RunStatus::Running || st.status == core::RunStatus::Starting;
   QString detail = QString::fromStdString(st.detail);
   if (st.status == core::RunStatus::Stopped && !m_resume->isEnabled())
     detail = tr("stopped (this folder holds no checkpoint to resume from)");

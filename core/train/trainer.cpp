@@ -6,11 +6,11 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -20,8 +20,8 @@
 #include <sstream>
 
 #include "adadelta.h"
-#include "backbone.h"
 #include "atomic_file.h"
+#include "backbone.h"
 #include "charset.h"
 #include "checkpoint.h"
 #include "data_loader.h"
@@ -55,7 +55,8 @@ std::string readText(const fs::path& p) {
 }
 
 void writeTextAtomically(const fs::path& p, const std::string& text) {
-  writeFileAtomically(p.string(), text, p.filename() == "config.json" ? "run configuration" : "file");
+  writeFileAtomically(p.string(), text,
+                      p.filename() == "config.json" ? "run configuration" : "file");
 }
 
 double seconds(Clock::time_point a, Clock::time_point b) {
@@ -234,7 +235,8 @@ void Trainer::Impl::setup(bool resuming) {
       gen = at::globalContext().defaultGenerator(device);
       gen.set_current_seed(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
     }
-    if (!cfg.initFrom.empty()) log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
+    if (!cfg.initFrom.empty())
+      log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
     model->to(device);
     AdadeltaOptions ao(cfg.lr);
     ao.rho(cfg.rho).eps(cfg.eps).weight_decay(cfg.weightDecay);
@@ -493,7 +495,8 @@ TrainResult Trainer::run() {
     explicit CpuBf16Scope(bool on) { setCpuBf16Convolutions(on); }
     ~CpuBf16Scope() { setCpuBf16Convolutions(false); }
   } cpuBf16(s.device.is_cpu() && cfg.bf16);
-  if (cpuBf16Convolutions()) s.log("CPU convolutions in bf16 (this CPU computes bf16 natively; --no-bf16: fp32)");
+  if (cpuBf16Convolutions())
+    s.log("CPU convolutions in bf16 (this CPU computes bf16 natively; --no-bf16: fp32)");
   s.sessionStart = Clock::now();
   auto intervalStart = Clock::now();
   int64_t intervalImages = 0, sessionImages = 0;

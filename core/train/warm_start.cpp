@@ -10,7 +10,8 @@ namespace foveal::core::train {
 std::string WarmStartReport::summary() const {
   std::string s = std::to_string(copied) + " tensor(s) copied";
   if (fromBackbone > 0)
-    s += " (" + std::to_string(fromBackbone) + " of them into the sharpener's encoder from the backbone)";
+    s += " (" + std::to_string(fromBackbone) +
+         " of them into the sharpener's encoder from the backbone)";
   s += ", " + std::to_string(kept) + " kept as initialised";
   return s;
 }
@@ -45,8 +46,9 @@ WarmStartReport warmStart(Recognizer& model, const std::string& path) {
   for (auto& kv : model->named_parameters()) take(kv.key(), kv.value());
   for (auto& kv : model->named_buffers()) take(kv.key(), kv.value());
   if (copiedWithData == 0)
-    throw Error(path + ": no tensor of this model matches the model being trained, so it cannot "
-                       "warm-start it");
+    throw Error(path +
+                ": no tensor of this model matches the model being trained, so it cannot "
+                "warm-start it");
   return r;
 }
 

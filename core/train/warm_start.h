@@ -12,9 +12,9 @@
 namespace foveal::core::train {
 
 struct WarmStartReport {
-  int copied = 0;           ///< tensors taken from the source
-  int fromBackbone = 0;     ///< of those, sharpener-encoder tensors taken from the backbone
-  int kept = 0;             ///< tensors left as initialised (absent or another shape)
+  int copied = 0;        ///< tensors taken from the source
+  int fromBackbone = 0;  ///< of those, sharpener-encoder tensors taken from the backbone
+  int kept = 0;          ///< tensors left as initialised (absent or another shape)
   std::string summary() const;
 };
 

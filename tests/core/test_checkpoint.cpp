@@ -204,7 +204,9 @@ class TestCheckpoint : public QObject {
       saveCheckpoint("/nonexistent-folder/x.fvm", Recognizer(tinyConfig(AttentionKind::Soft)));
       QFAIL("no error");
     } catch (const Error& e) {
-      QVERIFY(QString(e.what()).contains("/nonexistent-folder/x.fvm: cannot write the checkpoint (creating: No such file or directory)"));
+      QVERIFY(
+          QString(e.what()).contains("/nonexistent-folder/x.fvm: cannot write the checkpoint "
+                                     "(creating: No such file or directory)"));
     }
   }
 

@@ -65,8 +65,9 @@ class TestSampleModels : public QObject {
                                           c.at("data").get<std::vector<std::string>>(), o);
     const auto all = report.overall();
     QCOMPARE(all.count, c.at("images").get<int64_t>());
-    qInfo("%s: word accuracy %.4f (measured %.4f, bar %.4f), norm. edit distance %.4f, entropy %.3f",
-          qPrintable(name), all.accuracy(), measured, bar, all.ned(), all.entropy());
+    qInfo(
+        "%s: word accuracy %.4f (measured %.4f, bar %.4f), norm. edit distance %.4f, entropy %.3f",
+        qPrintable(name), all.accuracy(), measured, bar, all.ned(), all.entropy());
     QVERIFY2(all.accuracy() >= bar, qPrintable(QStringLiteral("%1: accuracy %2 is under its bar %3")
                                                    .arg(name)
                                                    .arg(all.accuracy())

@@ -137,7 +137,7 @@ class TestTrainEval : public QObject {
       d.name = sets[i];
       d.overall.count = 100;
       d.overall.correct = 90 + static_cast<int64_t>(i % 5);  // n5..n13: 90..94, r likewise
-      d.overall.nedSum = 95.0;       // NED 0.95 on every set
+      d.overall.nedSum = 95.0;                               // NED 0.95 on every set
       d.overall.entropySum = 10.0 * static_cast<double>(i);  // 0.0 .. 0.9: mean 0.45
       rep.datasets.push_back(d);
     }
@@ -146,7 +146,8 @@ class TestTrainEval : public QObject {
     QCOMPARE(lines.size(), 2);
     QVERIFY2(lines[0].simplified() == "model n5 n7 n9 n11 n13 r5 r7 r9 r11 r13 mean ned entropy",
              qPrintable(lines[0]));
-    QVERIFY2(lines[1].simplified() == "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0 0.950 0.450",
+    QVERIFY2(lines[1].simplified() ==
+                 "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0 0.950 0.450",
              qPrintable(lines[1]));
   }
 };

@@ -143,7 +143,7 @@ class TestMainWindow : public QObject {
     QVERIFY(w.openModel(badModel));  // loads off the GUI thread; the failure arrives later
     QTRY_VERIFY_WITH_TIMEOUT(w.errorText().contains(badModel), 30000);
     QVERIFY(w.errorText().contains("not a Foveal model file"));
-    QCOMPARE(w.models()->rowCount(), rows);  // a file that failed to open is not listed
+    QCOMPARE(w.models()->rowCount(), rows);             // a file that failed to open is not listed
     QVERIFY(!w.openModel(m_dir.filePath("nope.fvm")));  // a missing file fails at once
     QVERIFY(w.errorText().contains(m_dir.filePath("nope.fvm")));
     QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
@@ -212,7 +212,8 @@ class TestMainWindow : public QObject {
     for (const char* name : {"soft", "hard", "sharp-chain"})
       QVERIFY(w.openModel(models + name + ".fvm"));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 3 && w.errorText().isEmpty(), 30000);
-    QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+    QVERIFY(
+        w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
     const int entry = qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_ENTRY")
                           ? qEnvironmentVariableIntValue("FOVEAL_SCREENSHOT_ENTRY")
                           : 3;

@@ -5,9 +5,9 @@
 // resumed, finished, previewed and evaluated, with a failure opened in the inspector.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QCheckBox>
 #include <QPlainTextEdit>
 #include <QTabWidget>
-#include <QCheckBox>
 #include <QtTest/QtTest>
 #include <cmath>
 
@@ -440,10 +440,10 @@ class TestTraining : public QObject {
     const QString root = m_tmp.filePath("samples/runs");
     const QString finished = makeFinishedRun("samples/runs/digits-sharp", 0.5);
     const QString stopped = makeRun("samples/runs/digits-soft");
-    append(stopped + "/metrics.jsonl",
-           trainLine(10, 2.0, 1) + trainLine(20, 1.7, 2) + evalLine(20, 0.3, 2.1) +
-               "{\"kind\":\"stop\",\"iteration\":22}\n");
-    makeRun("samples/runs/not-a-run");  // config.json only: not listed
+    append(stopped + "/metrics.jsonl", trainLine(10, 2.0, 1) + trainLine(20, 1.7, 2) +
+                                           evalLine(20, 0.3, 2.1) +
+                                           "{\"kind\":\"stop\",\"iteration\":22}\n");
+    makeRun("samples/runs/not-a-run");                // config.json only: not listed
     QVERIFY(!QSettings().contains("training/runs"));  // a first start
     {
       ui::MainWindow w;
@@ -481,9 +481,9 @@ class TestTraining : public QObject {
                qPrintable(page->detailText()));
       if (!cli().isEmpty()) {
         QVERIFY(!page->evaluation()->evaluate());
-        QVERIFY2(w.errorText().contains("no such checkpoint") &&
-                     w.errorText().contains("digits-soft"),
-                 qPrintable(w.errorText()));
+        QVERIFY2(
+            w.errorText().contains("no such checkpoint") && w.errorText().contains("digits-soft"),
+            qPrintable(w.errorText()));
       }
       if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
         page->selectRun(0);
