@@ -15,9 +15,10 @@ namespace foveal::app {
 const char* kEvalUsage =
     R"(  eval        --model FILE --data SPEC[;SPEC...] [SPEC...] [--json] [--failures FILE]
               [--limit N] [--batch N] [--scoring auto|exact|text] [--device D] [--threads N]
+              [--beam N]
               word accuracy, normalised edit distance and mean attention entropy, per dataset
               and per label length; --failures writes the misread images (TSV)
-              --model FILE[,FILE...] --digit-protocol [--limit N] [--json]
+              --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1
 )";
 
@@ -41,13 +42,17 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }  // namespace
 
 int runEvalCommand(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  {"model", "data", "failures", "limit", "batch", "scoring", "device", "threads"},
-                  {"json", "digit-protocol"});
+  const CliArgs a(
+      args, {"model", "data", "failures", "limit", "batch", "scoring", "device", "threads", "beam"},
+      {"json", "digit-protocol"});
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
   o.batchSize = a.intValue("batch", 64);
+  o.beamWidth = a.intValue("beam", 1);
+  if (o.beamWidth < 1 || o.beamWidth > core::kMaxBeamWidth)
+    throw std::invalid_argument("--beam must be between 1 and " +
+                                std::to_string(core::kMaxBeamWidth));
   o.scoring = a.value("scoring", "auto");
   o.device = a.value("device", "cpu");
   if (o.limit < 0 || o.batchSize < 1)
@@ -67,7 +72,9 @@ int runEvalCommand(const std::vector<std::string>& args) {
       std::cout << "\n]\n";
     } else {
       std::cout << "word accuracy (%) on the digit test sets"
-                << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "") << "\n\n"
+                << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "")
+                << (o.beamWidth > 1 ? ", beam search width " + std::to_string(o.beamWidth) : "")
+                << "\n\n"
                 << tr::digitProtocolTable(rows);
     }
     if (a.has("failures")) {

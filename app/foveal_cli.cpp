@@ -33,8 +33,10 @@ usage: foveal-cli <command> [options]
 
 commands:
   trace       --model FILE IMAGE [--json] [--out DIR] [--sample] [--seed N] [--all-steps]
+              [--beam N]
               decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads;
-              --json prints the trace as JSON; --out writes step patches as PNG and trace.json
+              --json prints the trace as JSON; --out writes step patches as PNG and trace.json;
+              --beam N decodes by beam search with N hypotheses instead of greedily
   init-model  --attention soft|hard|sharp [--context pooling|chain|weighting] [--stns 1|2]
               [--reference] [--width W] [--charset CHARS] [--max-length N] [--scale S]
               [--seed N] --out FILE
@@ -65,7 +67,8 @@ std::string safeName(const std::string& token) {
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"model", "out", "seed", "threads"}, {"json", "sample", "all-steps"});
+  const CliArgs a(args, {"model", "out", "seed", "threads", "beam"},
+                  {"json", "sample", "all-steps"});
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   setComputeThreads(a.intValue("threads", 0));
   const std::string imagePath = a.positionals()[0];
@@ -75,6 +78,10 @@ int cmdTrace(const std::vector<std::string>& args) {
   opt.sample = a.has("sample");
   opt.seed = static_cast<uint64_t>(a.intValue("seed", 0));
   opt.stopAtEnd = !a.has("all-steps");
+  opt.beamWidth = a.intValue("beam", 1);
+  if (opt.beamWidth < 1 || opt.beamWidth > core::kMaxBeamWidth)
+    throw UsageError("--beam must be between 1 and " + std::to_string(core::kMaxBeamWidth));
+  if (opt.sample && opt.beamWidth > 1) throw UsageError("--beam and --sample exclude each other");
   const auto trace = session->trace(image, imagePath, opt);
 
   if (a.has("json")) {

@@ -59,6 +59,7 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   auto input = preprocess({image}, d->config.preprocessing, sharp);
   DecodeOptions dec;
   dec.sample = options.sample;
+  dec.beamWidth = options.beamWidth;
   if (options.sample) {
     dec.generator = at::detail::createCPUGenerator(options.seed);
   }
@@ -66,6 +67,7 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   auto tr = buildTrace(d->model, out, input, 0, image.width, image.height, options.topk,
                        options.stopAtEnd);
   tr.source = source;
+  tr.beamWidth = std::max(1, options.beamWidth);
   return tr;
 }
 

@@ -10,11 +10,15 @@
 
 namespace foveal::core {
 
+/// The widest beam the CLI and the GUI offer (beam search costs about width x greedy decoding).
+inline constexpr int kMaxBeamWidth = 64;
+
 struct TraceOptions {
   bool sample = false;  ///< hard/sharp: sample regions instead of argmax
   uint64_t seed = 0;    ///< for sampling
   int topk = 5;
   bool stopAtEnd = true;  ///< drop the steps after the first end token
+  int beamWidth = 1;      ///< >1: beam search over the tokens (not with sample)
 };
 
 /// Sets the CPU threads LibTorch uses (0: one per core). Debian's LibTorch otherwise starts with 1.

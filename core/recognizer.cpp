@@ -1,5 +1,7 @@
 #include "recognizer.h"
 
+#include <limits>
+
 #include <torch/nn/functional/activation.h>
 #include <torch/nn/init.h>
 
@@ -110,20 +112,45 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
   return pooled;
 }
 
+torch::Tensor RecognizerImpl::encode(const torch::Tensor& image) {
+  auto f = m_backbone->forward(image);        // [B, M, C]
+  return std::get<0>(m_encoder->forward(f));  // [B, M, D]
+}
+
 RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch::Tensor& upsampled,
                                          const DecodeOptions& options) {
+  if (config.attention == AttentionKind::Sharp && !upsampled.defined())
+    throw Error("sharp attention needs the upsampled image");
+  auto x = encode(image);
+  if (options.beamWidth <= 1) return decode(x, upsampled, options);
+  if (is_training() || options.sample || options.targets.defined() ||
+      options.forcedSelection.defined())
+    throw Error(
+        "beam search is for inference with argmax regions: not in training, not with "
+        "sampling, teacher forcing or forced regions");
+  // Search, then decode the winner again with its tokens and regions forced: the same
+  // computation as the hypothesis had in the beam, with every output (alpha, patches, ...) kept.
+  const BeamResult best = beamSearchEncoded(x, upsampled, options.beamWidth);
+  DecodeOptions replay = options;
+  replay.beamWidth = 1;
+  replay.targets = best.tokens;
+  replay.forcedSelection = best.selected;
+  RecognizerOutput out = decode(x, upsampled, replay);
+  out.tokens = best.tokens;
+  return out;
+}
+
+RecognizerOutput RecognizerImpl::decode(const torch::Tensor& x, const torch::Tensor& upsampled,
+                                        const DecodeOptions& options) {
   const bool sharp = config.attention == AttentionKind::Sharp;
-  if (sharp && !upsampled.defined()) throw Error("sharp attention needs the upsampled image");
   const bool stochastic =
       config.attention != AttentionKind::Soft && (is_training() || options.sample);
   const int64_t steps = config.steps();
-  const int64_t bsz = image.size(0);
+  const int64_t bsz = x.size(0);
   const bool teacher = options.targets.defined();
 
-  auto f = m_backbone->forward(image);          // [B, M, C]
-  auto x = std::get<0>(m_encoder->forward(f));  // [B, M, D]
-  auto wx = m_attention->project(x);            // [B, M, depth], once per image
-  auto h = m_init(x.mean(1));                   // h0 = FC(mean X) [B, H]
+  auto wx = m_attention->project(x);  // [B, M, depth], once per image
+  auto h = m_init(x.mean(1));         // h0 = FC(mean X) [B, H]
   auto cst = torch::zeros_like(h);
   auto y = torch::zeros({bsz, m_numClasses}, x.options());  // y0 = 0
 
@@ -211,6 +238,86 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   }
   if (!weights.empty()) out.contextWeights = torch::stack(weights, 1);
   return out;
+}
+
+BeamResult RecognizerImpl::beamSearch(const torch::Tensor& image, const torch::Tensor& upsampled,
+                                      int width) {
+  if (config.attention == AttentionKind::Sharp && !upsampled.defined())
+    throw Error("sharp attention needs the upsampled image");
+  return beamSearchEncoded(encode(image), upsampled, width);
+}
+
+BeamResult RecognizerImpl::beamSearchEncoded(const torch::Tensor& x0, const torch::Tensor& up0,
+                                             int width) {
+  if (width < 1) throw Error("beam width must be at least 1, not " + std::to_string(width));
+  const int64_t b = x0.size(0), steps = config.steps(), classes = m_numClasses;
+  // More hypotheses than one step has candidates (K) changes nothing at the first step; later
+  // steps have K x width candidates, so wider beams stay meaningful up to K^(T-1).
+  const int64_t k = width;
+  const int64_t n = b * k;
+  const auto longs = torch::TensorOptions().dtype(torch::kLong).device(x0.device());
+  auto x = x0.repeat_interleave(k, 0);  // [N, M, D]: image i's hypotheses are rows i*k .. i*k+k-1
+  auto up = up0.defined() ? up0.repeat_interleave(k, 0) : up0;
+  auto wx = m_attention->project(x0).repeat_interleave(k, 0);
+  auto h = m_init(x0.mean(1)).repeat_interleave(k, 0);
+  auto cst = torch::zeros_like(h);
+  auto y = torch::zeros({n, classes}, x.options());
+  const float inf = std::numeric_limits<float>::infinity();
+  // Every hypothesis starts as the empty prefix; only the first counts, or the first step would
+  // fill the beam with k copies of the best token.
+  auto score = torch::full({b, k}, -inf, x.options().dtype(torch::kFloat));
+  score.select(1, 0).zero_();
+  auto finished = torch::zeros({n}, longs.dtype(torch::kBool));
+  // After the end token only the end token follows, and it costs nothing.
+  auto endOnly = torch::full({classes}, -inf, score.options());
+  endOnly[Charset::kEnd] = 0.0f;
+  auto base = (torch::arange(b, longs) * k).unsqueeze(1);  // [B, 1]
+
+  RecognizerOutput unused;
+  std::vector<std::vector<torch::Tensor>> patches(
+      config.attention == AttentionKind::Sharp ? config.numStns : 0),
+      thetas(patches.size());
+  std::vector<torch::Tensor> weights, parents, tokens, selections;
+  for (int64_t t = 0; t < steps; ++t) {
+    auto alpha = torch::softmax(m_attention->scores(wx, h), -1);  // [N, M]
+    auto s = alpha.argmax(-1);                                    // [N]
+    auto c = context(x, alpha, s, up, h, unused, patches, thetas, weights);
+    for (auto& v : patches) v.clear();
+    for (auto& v : thetas) v.clear();
+    weights.clear();
+    std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
+    auto lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1).to(torch::kFloat);
+    lp = torch::where(finished.unsqueeze(1), endOnly.unsqueeze(0), lp);  // [N, K]
+    auto candidates = (score.reshape({n, 1}) + lp).reshape({b, k * classes});
+    auto [top, index] = candidates.topk(k, 1);  // sorted: hypothesis 0 is the best
+    auto parent = index.div(classes, "floor");  // [B, k]
+    auto token = index.remainder(classes);      // [B, k]
+    auto rows = (parent + base).reshape({n});
+    h = h.index_select(0, rows);
+    cst = cst.index_select(0, rows);
+    auto tok = token.reshape({n});
+    finished = finished.index_select(0, rows).logical_or(tok == Charset::kEnd);
+    y = torch::one_hot(tok, classes).to(x.scalar_type());
+    parents.push_back(parent);
+    tokens.push_back(token);
+    selections.push_back(s.reshape({b, k}).gather(1, parent));
+    score = top;
+  }
+  // Walk the best hypothesis back through its parents.
+  std::vector<torch::Tensor> bestTokens(static_cast<size_t>(steps)),
+      bestSel(static_cast<size_t>(steps));
+  auto hyp = torch::zeros({b, 1}, longs);
+  for (int64_t t = steps - 1; t >= 0; --t) {
+    const auto i = static_cast<size_t>(t);
+    bestTokens[i] = tokens[i].gather(1, hyp).squeeze(1);
+    bestSel[i] = selections[i].gather(1, hyp).squeeze(1);
+    hyp = parents[i].gather(1, hyp);
+  }
+  BeamResult r;
+  r.tokens = torch::stack(bestTokens, 1);
+  r.selected = torch::stack(bestSel, 1);
+  r.logProb = score.select(1, 0).clone();
+  return r;
 }
 
 }  // namespace foveal::core

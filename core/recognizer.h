@@ -26,6 +26,17 @@ struct DecodeOptions {
   bool recomputeKeys = false;
   /// Generator for sampling (nullopt: the default generator).
   c10::optional<at::Generator> generator;
+  /// Inference only: beam search over the output tokens with this many hypotheses per image (1:
+  /// greedy). Regions are chosen by argmax, as in greedy evaluation; the output is the best
+  /// hypothesis decoded again with its tokens and regions forced, so every field is filled.
+  int beamWidth = 1;
+};
+
+/// The best hypothesis of a beam search for each image.
+struct BeamResult {
+  torch::Tensor tokens;    ///< [B, T] int64, end token (0) repeated after the first one
+  torch::Tensor selected;  ///< [B, T] int64 region used at each step
+  torch::Tensor logProb;   ///< [B] log p of the tokens up to and including the first end
 };
 
 struct RecognizerOutput {
@@ -49,6 +60,10 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   RecognizerOutput forward(const torch::Tensor& image, const torch::Tensor& upsampled,
                            const DecodeOptions& options = {});
 
+  /// Beam search (inference): keeps the `width` most probable token prefixes per image, a finished
+  /// one (end token emitted) extended only by the end token at no cost. Width >= K^(T-1) is exact.
+  BeamResult beamSearch(const torch::Tensor& image, const torch::Tensor& upsampled, int width);
+
   /// Receptive-field geometry of the backbone for the configured input size.
   ReceptiveField geometry() const;
   int numClasses() const { return m_numClasses; }
@@ -58,6 +73,10 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
 
  private:
   void initialiseWeights();
+  torch::Tensor encode(const torch::Tensor& image);  ///< X [B, M, D]
+  RecognizerOutput decode(const torch::Tensor& x, const torch::Tensor& upsampled,
+                          const DecodeOptions& options);
+  BeamResult beamSearchEncoded(const torch::Tensor& x, const torch::Tensor& upsampled, int width);
   torch::Tensor context(const torch::Tensor& x, const torch::Tensor& alpha,
                         const torch::Tensor& selected, const torch::Tensor& upsampled,
                         const torch::Tensor& hPrev, RecognizerOutput& out,

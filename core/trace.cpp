@@ -31,6 +31,8 @@ std::string Trace::toJson(int indent) const {
   j["confidence"] = confidence;
   j["image"] = {{"width", imageW}, {"height", imageH}};
   j["mean_entropy"] = meanEntropy;
+  j["decoding"] = beamWidth > 1 ? "beam" : "greedy";
+  j["beam_width"] = beamWidth;
   json regs = json::array();
   for (const auto& r : regions) regs.push_back({{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}});
   j["regions"] = regs;
@@ -63,7 +65,9 @@ std::string Trace::toTable() const {
   o << "image      " << source << " (" << imageW << "x" << imageH << ")\n";
   o << "model      " << modelDescription << "\n";
   o << "prediction \"" << prediction << "\"  confidence " << std::fixed << std::setprecision(4)
-    << confidence << "  mean entropy " << meanEntropy << "\n\n";
+    << confidence << "  mean entropy " << meanEntropy;
+  if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
+  o << "\n\n";
   o << " step  token     p      entropy  region  box(x,w)       top-5\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];

@@ -52,6 +52,7 @@ struct Trace {
   std::vector<Box> regions;      ///< receptive fields in source pixels (rows clipped to the image)
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
+  int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width
 
   std::string toJson(int indent = 2) const;
   /// The per-step table foveal-cli prints.

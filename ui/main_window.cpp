@@ -18,6 +18,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
@@ -46,6 +47,7 @@ namespace foveal::ui {
 namespace {
 const Setting<QStringList> kRecentImages(QStringLiteral("inspector/recentImages"), {});
 const Setting<QString> kLastFolder(QStringLiteral("inspector/lastFolder"), {});
+const Setting<int> kBeamWidth(QStringLiteral("inspector/beamWidth"), 1);
 constexpr int kMaxRecent = 10;
 const QString kImageFilter =
     QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
@@ -196,6 +198,25 @@ void MainWindow::buildLayout() {
   m_truthEdit->setClearButtonEnabled(true);
   connect(m_truthEdit, &QLineEdit::textChanged, this, &MainWindow::setTruth);
   tb->addWidget(m_truthEdit);
+  tb->addSeparator();
+  auto* beamLabel = new QLabel(tr(" &Beam: "), tb);
+  tb->addWidget(beamLabel);
+  m_beam = new QSpinBox(tb);
+  m_beam->setObjectName(QStringLiteral("beamWidth"));
+  m_beam->setRange(1, 16);
+  m_beam->setSpecialValueText(tr("greedy"));  // shown for 1
+  m_beam->setValue(std::clamp(kBeamWidth.value(), 1, 16));
+  m_beam->setToolTip(
+      tr("Decoding: greedy takes the most probable token at each step; a beam search of width N "
+         "keeps the N most probable readings so far and returns the best whole reading (about "
+         "N times slower). Regions are chosen by argmax either way."));
+  m_beam->setKeyboardTracking(false);  // typing "12" traces once, not for 1 then 12
+  beamLabel->setBuddy(m_beam);
+  connect(m_beam, &QSpinBox::valueChanged, this, [this](int width) {
+    kBeamWidth.set(width);
+    retrace();
+  });
+  tb->addWidget(m_beam);
   m_progress = new QProgressBar(this);
   m_progress->setMaximumWidth(160);
   m_progress->hide();
@@ -403,7 +424,9 @@ void MainWindow::retrace() {
   for (int r : rows) sessions.push_back(m_models->session(r));
   m_tracedRows = rows;
   m_inspector->setStatus(tr("<b>Reading...</b>"));
-  m_runner->start(m_image, m_source, std::move(sessions));
+  core::TraceOptions options;
+  options.beamWidth = beamWidth();
+  m_runner->start(m_image, m_source, std::move(sessions), options);
 }
 
 void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
@@ -463,11 +486,19 @@ void MainWindow::showCurrentModel() {
   if (comparing)
     statusBar()->showMessage(tr("Compared %n model(s)", nullptr, m_compare->columnCount()));
   else if (trace)
-    statusBar()->showMessage(
-        tr("Read \"%1\" in %2 steps").arg(qstr(trace->prediction)).arg(trace->steps.size()));
+    statusBar()->showMessage(tr("Read \"%1\" in %2 steps%3")
+                                 .arg(qstr(trace->prediction))
+                                 .arg(trace->steps.size())
+                                 .arg(trace->beamWidth > 1
+                                          ? tr(" (beam search, width %1)").arg(trace->beamWidth)
+                                          : QString()));
 }
 
 int MainWindow::step() const { return m_cursor->step(); }
+
+int MainWindow::beamWidth() const { return m_beam ? m_beam->value() : 1; }
+
+void MainWindow::setBeamWidth(int width) { m_beam->setValue(width); }
 int MainWindow::stepCount() const { return m_cursor->count(); }
 std::shared_ptr<const core::Trace> MainWindow::trace() const { return m_inspector->trace(); }
 TraceView* MainWindow::traceView() const { return m_inspector->traceView(); }

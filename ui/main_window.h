@@ -15,6 +15,7 @@ class QLineEdit;
 class QListView;
 class QMenu;
 class QProgressBar;
+class QSpinBox;
 class QTabWidget;
 
 namespace foveal::ui {
@@ -64,6 +65,9 @@ class MainWindow : public QMainWindow {
   StepBar* stepBar() const { return m_stepBar; }
   QTabWidget* tabs() const { return m_tabs; }
   DatasetBrowser* datasetBrowser() const { return m_datasets; }
+  /// Decoding of every trace: 1 greedy, more a beam search of that width (remembered).
+  int beamWidth() const;
+  void setBeamWidth(int width);
 
  public Q_SLOTS:
   void setStep(int step);
@@ -115,6 +119,7 @@ class MainWindow : public QMainWindow {
   std::vector<TraceOutcome> m_outcomes;  ///< per traced row
   QStringList m_openRequests;            ///< paths given to openModel() still loading
 
+  QSpinBox* m_beam = nullptr;
   QTabWidget* m_tabs = nullptr;
   InspectorPage* m_inspector = nullptr;
   ComparePage* m_compare = nullptr;

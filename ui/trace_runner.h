@@ -8,11 +8,8 @@
 #include <vector>
 
 #include "grey_image.h"
+#include "model_session.h"
 #include "trace.h"
-
-namespace foveal::core {
-class ModelSession;
-}
 
 namespace foveal::ui {
 
@@ -29,7 +26,8 @@ class TraceRunner : public QObject {
 
   /// Traces `image` through every session (in order). Emits finished() with one outcome each.
   void start(const core::GreyImage& image, const QString& source,
-             std::vector<std::shared_ptr<core::ModelSession>> sessions);
+             std::vector<std::shared_ptr<core::ModelSession>> sessions,
+             const core::TraceOptions& options = {});
   bool isRunning() const { return m_watcher.isRunning(); }
 
  Q_SIGNALS:
@@ -45,6 +43,7 @@ class TraceRunner : public QObject {
   core::GreyImage m_nextImage;
   QString m_nextSource;
   std::vector<std::shared_ptr<core::ModelSession>> m_nextSessions;
+  core::TraceOptions m_nextOptions;
 };
 
 }  // namespace foveal::ui

@@ -87,7 +87,9 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
     while (auto batch = loader.next()) {
       auto images = batch->images.to(device);
       auto up = batch->upsampled.defined() ? batch->upsampled.to(device) : torch::Tensor();
-      auto out = model->forward(images, up);
+      DecodeOptions dec;
+      dec.beamWidth = options.beamWidth;
+      auto out = model->forward(images, up, dec);
       auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
       auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
       auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
@@ -134,6 +136,7 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
   loaded.model->to(device);
   EvalReport report;
   report.model = modelPath;
+  report.beamWidth = std::max(1, options.beamWidth);
   for (const auto& spec : datasets)
     report.datasets.push_back(
         evaluateDataset(loaded.model, data::openDataset(spec), spec, options, device));
@@ -185,6 +188,7 @@ std::string row(const std::string& name, const EvalStats& s) {
 std::string EvalReport::toJson() const {
   json j;
   j["model"] = model;
+  j["beam_width"] = beamWidth;
   j["overall"] = statsJson(overall());
   j["by_length"] = lengthsJson(byLength());
   j["datasets"] = json::array();
@@ -204,7 +208,9 @@ std::string EvalReport::toTable() const {
   char head[256];
   std::snprintf(head, sizeof head, "%-44s %8s %10s %9s %9s\n", "dataset", "images", "accuracy",
                 "norm ED", "entropy");
-  o << "model " << model << "\n\n" << head;
+  o << "model " << model;
+  if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
+  o << "\n\n" << head;
   for (const auto& d : datasets) {
     o << row(d.name.size() > 44 ? "..." + d.name.substr(d.name.size() - 41) : d.name, d.overall);
     if (d.skipped) o << "    (" << d.skipped << " entries skipped: unreadable by this model)\n";

@@ -19,6 +19,7 @@ struct EvalOptions {
   /// "auto" (text scoring when the model's charset has letters), "exact" or "text".
   std::string scoring = "auto";
   bool keepFailures = true;
+  int beamWidth = 1;  ///< >1: beam search of that width instead of greedy decoding
 };
 
 struct EvalStats {
@@ -51,6 +52,7 @@ struct DatasetEval {
 
 struct EvalReport {
   std::string model;
+  int beamWidth = 1;  ///< decoding: 1 greedy, more beam search
   std::vector<DatasetEval> datasets;
 
   EvalStats overall() const;  ///< pooled over every image

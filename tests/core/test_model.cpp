@@ -463,6 +463,159 @@ class TestModel : public QObject {
     QVERIFY(torch::equal(a.selected, b.selected));
     QVERIFY(torch::allclose(a.logProbs, b.logProbs, 1e-5, 1e-6));
   }
+
+  // Beam search. The log-probability of a token sequence: up to and including its first end.
+  static double sequenceLogProb(const torch::Tensor& logProbs, const torch::Tensor& tokens) {
+    auto lp = logProbs.to(torch::kDouble).contiguous();
+    auto tok = tokens.to(torch::kLong).contiguous();
+    double sum = 0;
+    for (int64_t t = 0; t < tok.size(0); ++t) {
+      const int64_t k = tok[t].item<int64_t>();
+      sum += lp[t][k].item<double>();
+      if (k == 0) break;
+    }
+    return sum;
+  }
+  // The tokens up to and including the first end (what a reading is made of).
+  static std::vector<int64_t> reading(const torch::Tensor& tokens) {
+    std::vector<int64_t> out;
+    for (int64_t t = 0; t < tokens.size(0); ++t) {
+      out.push_back(tokens[t].item<int64_t>());
+      if (out.back() == 0) break;
+    }
+    return out;
+  }
+
+  void beamSearchOfWidthOneIsGreedy_data() {
+    QTest::addColumn<int>("index");
+    const auto all = allConfigs();
+    for (size_t i = 0; i < all.size(); ++i)
+      QTest::newRow(all[i].name.c_str()) << static_cast<int>(i);
+  }
+  void beamSearchOfWidthOneIsGreedy() {
+    QFETCH(int, index);
+    torch::manual_seed(23);
+    const auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    Recognizer model(cfg);
+    model->eval();
+    torch::NoGradGuard ng;
+    const auto batch = makeBatch(cfg, 3);
+    auto greedy = model->forward(batch.image, batch.upsampled);
+    auto beam = model->beamSearch(batch.image, batch.upsampled, 1);
+    QCOMPARE(beam.tokens.sizes(), greedy.tokens.sizes());
+    for (int64_t b = 0; b < 3; ++b) {
+      const auto read = reading(greedy.tokens[b]);
+      QVERIFY(reading(beam.tokens[b]) == read);
+      const auto n = static_cast<int64_t>(read.size());
+      QVERIFY(torch::equal(beam.selected[b].narrow(0, 0, n), greedy.selected[b].narrow(0, 0, n)));
+      const double expected = sequenceLogProb(greedy.logProbs[b], greedy.tokens[b]);
+      QVERIFY2(
+          std::abs(beam.logProb[b].item<double>() - expected) < 1e-4,
+          qPrintable(QStringLiteral("%1 vs %2").arg(beam.logProb[b].item<double>()).arg(expected)));
+    }
+  }
+
+  // With width K^(T-1) no prefix is ever dropped, so the search must find the most probable of
+  // all K^T token sequences, each scored here by teacher forcing.
+  void beamSearchIsExactWhenWideEnough_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("context");
+    QTest::newRow("soft") << int(AttentionKind::Soft) << int(ContextKind::Pooling);
+    QTest::newRow("hard") << int(AttentionKind::Hard) << int(ContextKind::Pooling);
+    QTest::newRow("sharp-weighting") << int(AttentionKind::Sharp) << int(ContextKind::Weighting);
+  }
+  void beamSearchIsExactWhenWideEnough() {
+    QFETCH(int, kind);
+    QFETCH(int, context);
+    torch::manual_seed(29);
+    auto cfg = tinyConfig(static_cast<AttentionKind>(kind), static_cast<ContextKind>(context));
+    cfg.maxLength = 2;  // T = 3 steps, K = 11 classes: 1331 sequences
+    Recognizer model(cfg);
+    model->eval();
+    torch::NoGradGuard ng;
+    const auto batch = makeBatch(cfg, 1);
+    const int64_t k = model->numClasses(), steps = cfg.steps();
+    QCOMPARE(steps, int64_t(3));
+    const int64_t all = k * k * k;
+    auto targets = torch::empty({all, steps}, torch::kLong);
+    for (int64_t i = 0; i < all; ++i) {
+      targets[i][0] = i / (k * k);
+      targets[i][1] = (i / k) % k;
+      targets[i][2] = i % k;
+    }
+    DecodeOptions forced;
+    forced.targets = targets;
+    auto scored = model->forward(batch.image.expand({all, -1, -1, -1}).contiguous(),
+                                 batch.upsampled.expand({all, -1, -1, -1}).contiguous(), forced);
+    double best = -1e30;
+    int64_t bestIndex = -1;
+    for (int64_t i = 0; i < all; ++i) {
+      const double lp = sequenceLogProb(scored.logProbs[i], targets[i]);
+      if (lp > best + 1e-9) {
+        best = lp;
+        bestIndex = i;
+      }
+    }
+    auto beam = model->beamSearch(batch.image, batch.upsampled, static_cast<int>(k * k));
+    const double found = beam.logProb[0].item<double>();
+    QVERIFY2(std::abs(found - best) < 1e-4,
+             qPrintable(QStringLiteral("beam %1, exhaustive %2").arg(found).arg(best)));
+    QVERIFY(reading(beam.tokens[0]) == reading(targets[bestIndex]));
+    // Narrower beams never beat the optimum, and greedy is one of them.
+    auto greedy = model->forward(batch.image, batch.upsampled);
+    QVERIFY(sequenceLogProb(greedy.logProbs[0], greedy.tokens[0]) <= best + 1e-4);
+    for (int w : {2, 3, 5})
+      QVERIFY(model->beamSearch(batch.image, batch.upsampled, w).logProb[0].item<double>() <=
+              best + 1e-4);
+  }
+
+  // forward() with a beam returns the winner decoded again: its tokens, regions, and the
+  // log-probabilities the search scored it with; images of a batch do not affect each other.
+  void beamDecodeReplaysTheWinner_data() {
+    QTest::addColumn<int>("index");
+    const auto all = allConfigs();
+    for (size_t i = 0; i < all.size(); ++i)
+      QTest::newRow(all[i].name.c_str()) << static_cast<int>(i);
+  }
+  void beamDecodeReplaysTheWinner() {
+    QFETCH(int, index);
+    torch::manual_seed(31);
+    const auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    Recognizer model(cfg);
+    model->eval();
+    torch::NoGradGuard ng;
+    const auto batch = makeBatch(cfg, 3);
+    DecodeOptions opt;
+    opt.beamWidth = 4;
+    auto out = model->forward(batch.image, batch.upsampled, opt);
+    auto beam = model->beamSearch(batch.image, batch.upsampled, 4);
+    QVERIFY(torch::equal(out.tokens, beam.tokens));
+    QVERIFY(torch::equal(out.selected, beam.selected));
+    QCOMPARE(out.alpha.size(1), cfg.steps());
+    for (int64_t b = 0; b < 3; ++b) {
+      const double replayed = sequenceLogProb(out.logProbs[b], out.tokens[b]);
+      QVERIFY2(
+          std::abs(replayed - beam.logProb[b].item<double>()) < 1e-4,
+          qPrintable(QStringLiteral("%1 vs %2").arg(replayed).arg(beam.logProb[b].item<double>())));
+      auto one = model->beamSearch(batch.image.narrow(0, b, 1), batch.upsampled.narrow(0, b, 1), 4);
+      QVERIFY(reading(one.tokens[0]) == reading(beam.tokens[b]));
+      QVERIFY(std::abs(one.logProb[0].item<double>() - beam.logProb[b].item<double>()) < 1e-4);
+    }
+  }
+
+  void beamSearchIsForInferenceOnly() {
+    const auto cfg = tinyConfig(AttentionKind::Hard);
+    Recognizer model(cfg);
+    const auto batch = makeBatch(cfg);
+    DecodeOptions opt;
+    opt.beamWidth = 3;
+    model->train();
+    QVERIFY_THROWS_EXCEPTION(Error, model->forward(batch.image, batch.upsampled, opt));
+    model->eval();
+    opt.sample = true;
+    QVERIFY_THROWS_EXCEPTION(Error, model->forward(batch.image, batch.upsampled, opt));
+    QVERIFY_THROWS_EXCEPTION(Error, model->beamSearch(batch.image, batch.upsampled, 0));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestModel)

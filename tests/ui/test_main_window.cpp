@@ -14,6 +14,7 @@
 #include "dataset_browser.h"
 #include "dataset_model.h"
 #include "exporter.h"
+#include "grey_image.h"
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
@@ -197,6 +198,47 @@ class TestMainWindow : public QObject {
     // Unticking a model drops its column.
     QVERIFY(w.models()->setData(w.models()->index(0), Qt::Unchecked, Qt::CheckStateRole));
     QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 2 && !w.isTracing(), 30000);
+  }
+
+  // The image is opened while the models are still loading: every load that ends re-reads, and
+  // the last reading has every ticked model (the interleaving a user gets by opening a folder of
+  // models and an image at once). Several rounds, as the order of events varies.
+  void compareFillsWhileModelsLoad() {
+    for (int round = 0; round < 4; ++round) {
+      ui::MainWindow w;
+      w.show();
+      if (round % 2) QVERIFY(w.openImage(m_image));
+      for (const auto& m : m_models) QVERIFY(w.openModel(m));
+      if (round % 2 == 0) QVERIFY(w.openImage(m_image));
+      QTRY_VERIFY_WITH_TIMEOUT(
+          w.models()->loadingCount() == 0 && w.comparePage()->columnCount() == 3 && !w.isTracing(),
+          60000);
+      QVERIFY(w.trace());
+      QVERIFY(w.errorText().isEmpty());
+    }
+  }
+
+  // The Beam box decodes every trace by beam search of that width, the same reading as the
+  // engine's, and is remembered.
+  void beamWidthDecodesEveryTrace() {
+    {
+      ui::MainWindow w;
+      w.show();
+      QCOMPARE(w.beamWidth(), 1);
+      loadBoth(w, 0);
+      QCOMPARE(w.trace()->beamWidth, 1);
+      w.setBeamWidth(3);
+      QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->beamWidth == 3 && !w.isTracing(), 30000);
+      auto session = core::ModelSession::open(m_models[0].toStdString());
+      core::TraceOptions opt;
+      opt.beamWidth = 3;
+      const auto expected = session->trace(core::readImage(m_image.toStdString()), "x", opt);
+      QCOMPARE(w.trace()->prediction, expected.prediction);
+      QCOMPARE(w.stepCount(), int(expected.steps.size()));
+    }
+    ui::MainWindow again;
+    QCOMPARE(again.beamWidth(), 3);
+    again.setBeamWidth(1);
   }
 
   // Documentation screenshots with the shipped trained models (docs/screenshots): only when
