@@ -43,9 +43,9 @@ commands:
               write a model with random weights (until a trained one exists)
   info        --model FILE     print a model file's configuration
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
-              [--threads N] [--no-bf16]
-              inference latency (batch 1), batched inference and training images/s for every
-              mechanism on this machine
+              [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
+              inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
+              batched inference and training images/s for every mechanism on this machine
 )" + std::string(app::kTrainUsage) +
     app::kEvalUsage +
     R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
@@ -149,7 +149,7 @@ int cmdInfo(const std::vector<std::string>& args) {
 }
 
 int cmdBench(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads"},
+  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads", "device", "beam"},
                   {"no-train", "json", "no-bf16"});
   setComputeThreads(a.intValue("threads", 0));
   core::BenchOptions opt;
@@ -158,7 +158,13 @@ int cmdBench(const std::vector<std::string>& args) {
   opt.repeats = a.intValue("repeats", 20);
   opt.train = !a.has("no-train");
   opt.bf16 = !a.has("no-bf16");
+  opt.device = a.value("device", "cpu");
+  opt.beamWidth = a.intValue("beam", 5);
   if (opt.batch < 1 || opt.repeats < 1) throw UsageError("--batch and --repeats must be positive");
+  if (opt.beamWidth < 0 || opt.beamWidth > core::kMaxBeamWidth)
+    throw UsageError("--beam must be between 0 (skip) and " + std::to_string(core::kMaxBeamWidth));
+  const std::string device = core::benchDeviceDescription(opt.device);
+  const bool cuda = opt.device != "cpu";
   std::string only = a.value("only");
   for (size_t pos = 0; !only.empty() && pos != std::string::npos;) {
     const size_t comma = only.find(',', pos);
@@ -167,28 +173,33 @@ int cmdBench(const std::vector<std::string>& args) {
   }
   if (!a.has("json"))
     std::printf(
-        "device cpu, %d threads, width %.3g, batch %d; convolutions: %s inference, %s training "
+        "device %s, width %.3g, batch %d; convolutions: %s inference, %s training "
         "(naive: the straightforward fp32 implementation, W x recomputed every step)\n\n"
-        "%-22s %12s %14s %14s %16s\n",
-        core::computeThreads(), opt.width, opt.batch,
-        core::fastConvolutions() ? "oneDNN prepacked" : "plain",
-        opt.train && opt.bf16 && core::cpuHasNativeBf16() ? "bf16" : "fp32", "mechanism",
-        "latency ms", "infer img/s", "train img/s", "naive train img/s");
+        "%-22s %12s %12s %14s %14s %16s\n",
+        device.c_str(), opt.width, opt.batch,
+        cuda                       ? "cuDNN"
+        : core::fastConvolutions() ? "oneDNN prepacked"
+                                   : "plain",
+        opt.train && opt.bf16 && (cuda || core::cpuHasNativeBf16()) ? "bf16" : "fp32", "mechanism",
+        "latency ms",
+        opt.beamWidth >= 2 ? ("beam" + std::to_string(opt.beamWidth) + " ms").c_str() : "-",
+        "infer img/s", "train img/s", "naive train img/s");
   const auto results = core::runBenchmarks(opt);
   if (a.has("json")) std::printf("[\n");
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     if (a.has("json"))
       std::printf(
-          "  {\"name\": \"%s\", \"width\": %g, \"threads\": %d, \"latency_ms\": %.3f, "
+          "  {\"name\": \"%s\", \"device\": \"%s\", \"width\": %g, \"threads\": %d, "
+          "\"latency_ms\": %.3f, \"beam_width\": %d, \"beam_latency_ms\": %.3f, "
           "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f, "
           "\"naive_train_images_per_s\": %.1f, \"train_bf16\": %s}%s\n",
-          r.name.c_str(), r.width, r.threads, r.latencyMs, r.batch, r.batchImagesPerS,
-          r.trainImagesPerS, r.trainNaiveImagesPerS, r.bf16 ? "true" : "false",
-          i + 1 < results.size() ? "," : "");
+          r.name.c_str(), r.device.c_str(), r.width, r.threads, r.latencyMs, r.beamWidth,
+          r.beamLatencyMs, r.batch, r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS,
+          r.bf16 ? "true" : "false", i + 1 < results.size() ? "," : "");
     else
-      std::printf("%-22s %12.2f %14.1f %14.1f %16.1f\n", r.name.c_str(), r.latencyMs,
-                  r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS);
+      std::printf("%-22s %12.2f %12.2f %14.1f %14.1f %16.1f\n", r.name.c_str(), r.latencyMs,
+                  r.beamLatencyMs, r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS);
   }
   if (a.has("json")) std::printf("]\n");
   if (results.empty()) throw UsageError("--only matched no mechanism");

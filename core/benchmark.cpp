@@ -2,11 +2,17 @@
 
 #include "backbone.h"
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
+#include "cpu_features.h"
+#include "cuda_autocast.h"
+#include "error.h"
 #include "losses.h"
 #include "recognizer.h"
 
@@ -37,9 +43,39 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
+
+torch::Device benchDevice(const std::string& name) {
+  if (name == "cpu") return torch::Device(torch::kCPU);
+  if (name != "cuda" && name.rfind("cuda:", 0) != 0)
+    throw Error("bench device must be cpu, cuda or cuda:N, not \"" + name + "\"");
+  if (!torch::cuda::is_available())
+    throw Error("bench device " + name + ": this LibTorch build or machine has no CUDA device");
+  torch::Device d(name == "cuda" ? std::string("cuda:0") : name);
+  if (d.index() >= static_cast<int>(torch::cuda::device_count()))
+    throw Error("bench device " + name + ": only " + std::to_string(torch::cuda::device_count()) +
+                " CUDA device(s)");
+  return d;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
 }  // namespace
 
+std::string benchDeviceDescription(const std::string& device) {
+  const auto d = benchDevice(device);
+  if (d.is_cpu()) return "cpu (" + std::to_string(at::get_num_threads()) + " threads)";
+  return d.str();
+}
+
 std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
+  const torch::Device device = benchDevice(opt.device);
+  const bool cuda = device.is_cuda();
+  if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // as the trainer does
+  auto sync = [&] {
+    if (cuda) torch::cuda::synchronize(device.index());
+  };
   std::vector<BenchResult> results;
   for (const auto& entry : benchConfigs(opt.width)) {
     const std::string& name = entry.first;
@@ -48,16 +84,30 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
       continue;
     torch::manual_seed(0);
     Recognizer model(cfg);
+    model->to(device);
     BenchResult r;
     r.name = name;
     r.width = opt.width;
     r.batch = opt.batch;
     r.threads = at::get_num_threads();
+    r.device = device.str();
     const bool sharp = cfg.attention == AttentionKind::Sharp;
     auto input = [&](int64_t b) {
-      return std::make_pair(torch::rand({b, 1, 32, 100}) * 2 - 1,
-                            sharp ? torch::rand({b, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1
-                                  : torch::Tensor());
+      return std::make_pair(
+          (torch::rand({b, 1, 32, 100}) * 2 - 1).to(device),
+          sharp ? (torch::rand({b, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1).to(device)
+                : torch::Tensor());
+    };
+    // Median wall time of `runs` calls of f, each ended by a device synchronisation.
+    auto timeEach = [&](int runs, const std::function<void()>& f) {
+      std::vector<double> times;
+      for (int i = 0; i < runs; ++i) {
+        const auto t0 = Clock::now();
+        f();
+        sync();
+        times.push_back(msSince(t0));
+      }
+      return median(times);
     };
     model->eval();
     {
@@ -66,21 +116,26 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
       const auto& img1 = one.first;
       const auto& up1 = one.second;
       for (int i = 0; i < 3; ++i) model->forward(img1, up1);  // warm-up
-      std::vector<double> times;
-      for (int i = 0; i < opt.repeats; ++i) {
-        const auto t0 = Clock::now();
-        model->forward(img1, up1);
-        times.push_back(msSince(t0));
+      sync();
+      r.latencyMs = timeEach(opt.repeats, [&] { model->forward(img1, up1); });
+      if (opt.beamWidth >= 2) {
+        DecodeOptions beam;
+        beam.beamWidth = opt.beamWidth;
+        model->forward(img1, up1, beam);  // warm-up
+        sync();
+        r.beamWidth = opt.beamWidth;
+        r.beamLatencyMs =
+            timeEach(std::max(1, opt.repeats / 2), [&] { model->forward(img1, up1, beam); });
       }
-      std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-      r.latencyMs = times[times.size() / 2];
 
       const auto batch = input(opt.batch);
       const auto& imgB = batch.first;
       const auto& upB = batch.second;
       model->forward(imgB, upB);
+      sync();
       const auto t0 = Clock::now();
       for (int i = 0; i < opt.batchRepeats; ++i) model->forward(imgB, upB);
+      sync();
       r.batchImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
     }
     if (opt.train) {
@@ -88,30 +143,39 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
       const auto batch = input(opt.batch);
       const auto& imgB = batch.first;
       const auto& upB = batch.second;
-      auto targets = torch::randint(1, 11, {opt.batch, cfg.steps()}, torch::kLong);
-      auto lengths = torch::full({opt.batch}, cfg.maxLength, torch::kLong);
+      auto targets = torch::randint(1, 11, {opt.batch, cfg.steps()}, torch::kLong).to(device);
+      auto lengths = torch::full({opt.batch}, cfg.maxLength, torch::kLong).to(device);
       MovingBaseline baseline;
+      bool autocast = false;
       auto step = [&](bool naive) {
         DecodeOptions d;
         d.targets = targets;
         d.recomputeKeys = naive;
-        auto out = model->forward(imgB, upB, d);
+        RecognizerOutput out;
+        {
+          CudaAutocastScope ac(autocast);  // the forward pass, as in the trainer
+          out = model->forward(imgB, upB, d);
+        }
         auto loss = attentionLoss(out, targets, lengths, cfg.attention, 1.0, baseline);
         model->zero_grad();
         loss.total.backward();
       };
-      setCpuBf16Convolutions(opt.bf16);
-      r.bf16 = cpuBf16Convolutions();
-      step(false);  // warm-up
-      auto t0 = Clock::now();
-      for (int i = 0; i < opt.batchRepeats; ++i) step(false);
-      r.trainImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
+      auto imagesPerS = [&](bool naive) {
+        step(naive);  // warm-up (and cuDNN's autotuning)
+        sync();
+        const auto t0 = Clock::now();
+        for (int i = 0; i < opt.batchRepeats; ++i) step(naive);
+        sync();
+        return opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
+      };
+      setCpuBf16Convolutions(!cuda && opt.bf16);
+      autocast = cuda && opt.bf16;
+      r.bf16 = cuda ? autocast : cpuBf16Convolutions();
+      r.trainImagesPerS = imagesPerS(false);
       // The straightforward implementation: fp32, W x recomputed at every step (same maths).
       setCpuBf16Convolutions(false);
-      step(true);  // warm-up
-      t0 = Clock::now();
-      for (int i = 0; i < opt.batchRepeats; ++i) step(true);
-      r.trainNaiveImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
+      autocast = false;
+      r.trainNaiveImagesPerS = imagesPerS(true);
     }
     results.push_back(r);
   }

@@ -19,7 +19,11 @@ struct BenchResult {
   /// straightforward implementation does: the baseline the training speed is compared with.
   double trainNaiveImagesPerS = 0;
   int threads = 0;
-  bool bf16 = false;  ///< the training figure used bf16 convolutions (CPU with native bf16)
+  bool bf16 =
+      false;  ///< the training figure used bf16 (CPU convolutions with native bf16; CUDA autocast)
+  double beamLatencyMs = 0;  ///< median batch-1 inference with beam search (0: not measured)
+  int beamWidth = 0;
+  std::string device;  ///< "cpu", "cuda:0"
 };
 
 struct BenchOptions {
@@ -32,7 +36,15 @@ struct BenchOptions {
   /// does by default); the straightforward baseline is always fp32.
   bool bf16 = true;
   std::vector<std::string> only;  ///< mechanism names to run (empty: all)
+  /// "cpu", "cuda" or "cuda:N". On CUDA the clock is read after synchronising the device, and
+  /// training uses bf16 autocast (when `bf16`) with cuDNN autotuning.
+  std::string device = "cpu";
+  int beamWidth = 5;  ///< batch-1 latency with a beam search of this width too (< 2: skip)
 };
+
+/// The device a bench option names: "cpu (2 threads)", "cuda:0 (NVIDIA H100 ...)". Throws Error
+/// for a malformed name or a CUDA device this build or machine does not have.
+std::string benchDeviceDescription(const std::string& device);
 
 /// The mechanisms benchmarked: soft, hard, sharp {pooling, chain, weighting} x {1, 2 STNs}.
 std::vector<std::pair<std::string, ModelConfig>> benchConfigs(double width);

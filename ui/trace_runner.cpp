@@ -1,65 +1,74 @@
 #include "trace_runner.h"
 
-#include <QPromise>
+#include <QMetaObject>
 #include <QtConcurrent/QtConcurrentRun>
-
-#include "model_session.h"
 
 namespace foveal::ui {
 
-TraceRunner::TraceRunner(QObject* parent) : QObject(parent) {
-  connect(&m_watcher, &QFutureWatcher<std::vector<TraceOutcome>>::finished, this,
-          &TraceRunner::onFinished);
-  connect(&m_watcher, &QFutureWatcher<std::vector<TraceOutcome>>::progressValueChanged, this,
-          [this](int v) { Q_EMIT progress(v, m_watcher.progressMaximum()); });
-}
+TraceRunner::TraceRunner(QObject* parent) : QObject(parent) {}
 
 TraceRunner::~TraceRunner() {
-  m_watcher.cancel();
-  m_watcher.waitForFinished();
+  ++m_latest;  // supersede the task in flight: it stops after its current model
+  m_task.waitForFinished();
+  // Its queued notifications are discarded with this object.
 }
 
 void TraceRunner::start(const core::GreyImage& image, const QString& source,
                         std::vector<std::shared_ptr<core::ModelSession>> sessions,
                         const core::TraceOptions& options) {
-  if (m_watcher.isRunning()) {  // run the latest request when the current one ends
-    m_pending = true;
-    m_nextImage = image;
-    m_nextSource = source;
-    m_nextSessions = std::move(sessions);
-    m_nextOptions = options;
-    m_watcher.cancel();
+  Request r;
+  r.generation = ++m_latest;
+  r.image = image;
+  r.source = source.toStdString();
+  r.sessions = std::move(sessions);
+  r.options = options;
+  if (m_running) {  // runs when the current task ends; a later request replaces it
+    m_pending = std::move(r);
     return;
   }
-  const int n = static_cast<int>(sessions.size());
-  Q_EMIT started(n);
-  const std::string src = source.toStdString();
-  m_watcher.setFuture(QtConcurrent::run(
-      [image, src, sessions, options](QPromise<std::vector<TraceOutcome>>& promise) {
-        promise.setProgressRange(0, static_cast<int>(sessions.size()));
-        std::vector<TraceOutcome> out;
-        for (size_t i = 0; i < sessions.size(); ++i) {
-          if (promise.isCanceled()) return;
-          try {
-            out.push_back(
-                {std::make_shared<const core::Trace>(sessions[i]->trace(image, src, options)), {}});
-          } catch (const std::exception& e) {
-            out.push_back({nullptr, QString::fromStdString(e.what())});
-          }
-          promise.setProgressValue(static_cast<int>(i + 1));
-        }
-        promise.addResult(std::move(out));
-      }));
+  launch(std::move(r));
 }
 
-void TraceRunner::onFinished() {
-  if (m_pending) {
-    m_pending = false;
-    start(m_nextImage, m_nextSource, std::move(m_nextSessions), m_nextOptions);
+void TraceRunner::launch(Request request) {
+  m_running = true;
+  const int n = static_cast<int>(request.sessions.size());
+  Q_EMIT started(n);
+  m_task = QtConcurrent::run([this, r = std::move(request), n] {
+    std::vector<TraceOutcome> out;
+    for (int i = 0; i < n; ++i) {
+      if (m_latest.load() != r.generation) break;  // superseded: stop early
+      try {
+        out.push_back({std::make_shared<const core::Trace>(
+                           r.sessions[static_cast<size_t>(i)]->trace(r.image, r.source, r.options)),
+                       {}});
+      } catch (const std::exception& e) {
+        out.push_back({nullptr, QString::fromStdString(e.what())});
+      }
+      const quint64 gen = r.generation;
+      QMetaObject::invokeMethod(
+          this,
+          [this, gen, done = i + 1, n] {
+            if (gen == m_latest.load()) Q_EMIT progress(done, n);
+          },
+          Qt::QueuedConnection);
+    }
+    const quint64 gen = r.generation;
+    QMetaObject::invokeMethod(
+        this, [this, gen, out = std::move(out)]() mutable { onTaskDone(gen, std::move(out)); },
+        Qt::QueuedConnection);
+  });
+}
+
+void TraceRunner::onTaskDone(quint64 generation, std::vector<TraceOutcome> outcomes) {
+  m_running = false;
+  if (m_pending) {  // a newer request arrived meanwhile: this task's results are stale
+    Request next = std::move(*m_pending);
+    m_pending.reset();
+    launch(std::move(next));
     return;
   }
-  if (m_watcher.isCanceled() || m_watcher.future().resultCount() == 0) return;
-  Q_EMIT finished(m_watcher.result());
+  if (generation != m_latest.load()) return;  // superseded (its successor is already pending)
+  Q_EMIT finished(outcomes);
 }
 
 }  // namespace foveal::ui

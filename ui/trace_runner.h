@@ -1,10 +1,15 @@
 #pragma once
-// Runs one image through several models off the GUI thread (QtConcurrent + QPromise), reporting
-// progress per model. A new request supersedes the running one: its results are dropped.
-#include <QFutureWatcher>
+// Runs one image through several models off the GUI thread, one request at a time, reporting
+// progress per model. A new request supersedes the one in flight: that one stops after its
+// current model and its results are dropped; the newest request then runs. Every request is
+// numbered and only the newest one's results are ever emitted, so nothing depends on the order in
+// which a thread pool and the event loop deliver their notifications.
+#include <QFuture>
 #include <QObject>
 #include <QString>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "grey_image.h"
@@ -22,13 +27,16 @@ class TraceRunner : public QObject {
   Q_OBJECT
  public:
   explicit TraceRunner(QObject* parent = nullptr);
+  /// Stops the request in flight after its current model and waits for it.
   ~TraceRunner() override;
 
-  /// Traces `image` through every session (in order). Emits finished() with one outcome each.
+  /// Traces `image` through every session (in order). Emits finished() with one outcome each,
+  /// unless a newer request supersedes this one first.
   void start(const core::GreyImage& image, const QString& source,
              std::vector<std::shared_ptr<core::ModelSession>> sessions,
              const core::TraceOptions& options = {});
-  bool isRunning() const { return m_watcher.isRunning(); }
+  /// True from start() until the newest request's finished() has been emitted.
+  bool isRunning() const { return m_running || m_pending.has_value(); }
 
  Q_SIGNALS:
   void started(int models);
@@ -36,14 +44,20 @@ class TraceRunner : public QObject {
   void finished(const std::vector<foveal::ui::TraceOutcome>& outcomes);
 
  private:
-  void onFinished();
+  struct Request {
+    quint64 generation = 0;
+    core::GreyImage image;
+    std::string source;
+    std::vector<std::shared_ptr<core::ModelSession>> sessions;
+    core::TraceOptions options;
+  };
+  void launch(Request request);
+  void onTaskDone(quint64 generation, std::vector<TraceOutcome> outcomes);
 
-  QFutureWatcher<std::vector<TraceOutcome>> m_watcher;
-  bool m_pending = false;
-  core::GreyImage m_nextImage;
-  QString m_nextSource;
-  std::vector<std::shared_ptr<core::ModelSession>> m_nextSessions;
-  core::TraceOptions m_nextOptions;
+  std::atomic<quint64> m_latest{0};  ///< the newest request; workers stop when it moves on
+  bool m_running = false;            ///< a task is in the pool (GUI thread only)
+  std::optional<Request> m_pending;  ///< the newest request, waiting for the task to end
+  QFuture<void> m_task;
 };
 
 }  // namespace foveal::ui

@@ -2,7 +2,6 @@
 #include "warm_start.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/autocast_mode.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 #include <torch/torch.h>
@@ -24,6 +23,7 @@
 #include "backbone.h"
 #include "charset.h"
 #include "checkpoint.h"
+#include "cuda_autocast.h"
 #include "data_loader.h"
 #include "dataset_factory.h"
 #include "dataset_views.h"
@@ -65,26 +65,6 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 
 /// Finite JSON number or null.
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
-
-// Enables bf16 autocast on CUDA for the scope (the forward pass); restores the previous state.
-class AutocastScope {
- public:
-  explicit AutocastScope(bool on) : m_on(on) {
-    if (!m_on) return;
-    m_prev = at::autocast::is_enabled();
-    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
-    at::autocast::set_enabled(true);
-  }
-  ~AutocastScope() {
-    if (!m_on) return;
-    at::autocast::set_enabled(m_prev);
-    at::autocast::clear_cache();
-  }
-
- private:
-  bool m_on;
-  bool m_prev = false;
-};
 
 }  // namespace
 
@@ -553,7 +533,7 @@ TrainResult Trainer::run() {
       dec.sample = true;
       dec.generator = s.gen;
       try {
-        AutocastScope ac(autocast);
+        CudaAutocastScope ac(autocast);
         mb.out = s.model->forward(images.index_select(0, idx),
                                   up.defined() ? up.index_select(0, idx) : torch::Tensor(), dec);
       } catch (const c10::Error& e) {

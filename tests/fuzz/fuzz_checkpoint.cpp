@@ -13,6 +13,7 @@
 #include "checkpoint.h"
 #include "crc32.h"
 #include "error.h"
+#include "fuzz_check.h"
 
 namespace {
 uint32_t crc32(const std::string& a, const std::string& b) {
@@ -54,7 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto up = torch::zeros({1, 1, pp.inputH, pp.upsampledW()});
     torch::NoGradGuard guard;
     auto out = loaded.model->forward(image, up);
-    if (!torch::isfinite(out.logProbs).all().item<bool>()) __builtin_trap();
+    FUZZ_CHECK(torch::isfinite(out.logProbs).all().item<bool>(),
+               "a checkpoint that loads gives finite log-probabilities");
   } catch (const foveal::core::Error&) {
   }
   return 0;

@@ -4,13 +4,15 @@
 #include <vector>
 
 #include "error.h"
+#include "fuzz_check.h"
 #include "grey_image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);
   try {
     const auto image = foveal::core::decodeImage(bytes, "fuzz");
-    if (image.pixels.size() != static_cast<size_t>(image.width) * image.height) __builtin_trap();
+    FUZZ_CHECK(image.pixels.size() == static_cast<size_t>(image.width) * image.height,
+               "a decoded image has width x height pixels");
   } catch (const foveal::core::Error&) {
   }
   return 0;

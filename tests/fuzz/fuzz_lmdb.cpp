@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "error.h"
+#include "fuzz_check.h"
 #include "lmdb_dataset.h"
 
 namespace {
@@ -61,9 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         // The cheap label read and the full entry agree, and a decoded image is whole.
         const std::string label = ds.label(i);
         const auto sample = ds.get(i);
-        if (sample.label != label ||
-            sample.image.pixels.size() != size_t(sample.image.width) * sample.image.height)
-          __builtin_trap();
+        FUZZ_CHECK(sample.label == label, "an entry read twice has the same label");
+        FUZZ_CHECK(sample.image.pixels.size() == size_t(sample.image.width) * sample.image.height,
+                   "an entry's image has width x height pixels");
       } catch (const foveal::core::Error&) {
       }
     }

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "error.h"
+#include "fuzz_check.h"
 #include "packed_dataset.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -20,9 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const auto sample = ds.get(i);
         const auto prepared = ds.prepared(i);
         // What a packed file yields has the sizes its header promises.
-        if (sample.image.pixels.size() != size_t(sample.image.width) * sample.image.height ||
-            prepared.upsampled.width != ds.upsampledW() || ds.label(i) != sample.label)
-          __builtin_trap();
+        FUZZ_CHECK(sample.image.pixels.size() == size_t(sample.image.width) * sample.image.height,
+                   "an entry's image has width x height pixels");
+        FUZZ_CHECK(prepared.upsampled.width == ds.upsampledW(),
+                   "a prepared entry has the upsampled width the header declares");
+        FUZZ_CHECK(ds.label(i) == sample.label, "label() and get() agree on an entry's label");
       } catch (const foveal::core::Error&) {
       }
     }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_check.h"
 #include "run_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -29,9 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Reading in two parts sees the same records as reading the whole file at once.
   foveal::core::RunLog whole(dir);
   whole.refresh();
-  if (whole.records().size() != log.records().size() || whole.iteration() != log.iteration())
-    __builtin_trap();
-  if (log.iteration() < 0) __builtin_trap();
+  FUZZ_CHECK(whole.records().size() == log.records().size(),
+             "reading a log in pieces gives as many records as reading it whole");
+  FUZZ_CHECK(whole.iteration() == log.iteration(),
+             "reading a log in pieces gives the same last iteration as reading it whole");
+  FUZZ_CHECK(log.iteration() >= 0, "the last iteration is never negative");
   log.bestAccuracy();
   log.etaSeconds();
   log.status();

@@ -6,6 +6,7 @@
 #include <QSlider>
 #include <QTabWidget>
 #include <QtTest/QtTest>
+#include <random>
 
 #include "alignment_view.h"
 #include "attention_plot.h"
@@ -24,6 +25,7 @@
 #include "step_cursor.h"
 #include "test_models.h"
 #include "topk_model.h"
+#include "trace_runner.h"
 #include "trace_view.h"
 
 using namespace foveal;
@@ -216,6 +218,44 @@ class TestMainWindow : public QObject {
       QVERIFY(w.trace());
       QVERIFY(w.errorText().isEmpty());
     }
+  }
+
+  // Requests arriving faster than traces end, with the event loop run at random moments: the
+  // runner reports the newest request and nothing after it, and is idle once it has.
+  void traceRunnerDeliversTheNewestRequest() {
+    std::vector<std::shared_ptr<core::ModelSession>> sessions;
+    for (const auto& m : m_models) sessions.push_back(core::ModelSession::open(m.toStdString()));
+    const auto image = core::readImage(m_image.toStdString());
+    ui::TraceRunner runner;
+    std::vector<size_t> got;
+    connect(&runner, &ui::TraceRunner::finished, this,
+            [&](const std::vector<ui::TraceOutcome>& o) { got.push_back(o.size()); });
+    std::mt19937 rng(7);
+    size_t last = 0;
+    for (int i = 0; i < 60; ++i) {
+      last = 1 + rng() % 3;
+      runner.start(image, QStringLiteral("x"), {sessions.begin(), sessions.begin() + last});
+      QVERIFY(runner.isRunning());
+      switch (rng() % 4) {
+        case 0:
+          break;
+        case 1:
+          QCoreApplication::processEvents();
+          break;
+        case 2:
+          QTest::qWait(static_cast<int>(rng() % 15));
+          break;
+        default:  // let this one finish
+          QTRY_VERIFY_WITH_TIMEOUT(!runner.isRunning(), 30000);
+          QCOMPARE(got.back(), last);
+      }
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!runner.isRunning(), 30000);
+    QVERIFY(!got.empty());
+    QCOMPARE(got.back(), last);
+    const size_t count = got.size();
+    QTest::qWait(100);
+    QCOMPARE(got.size(), count);  // nothing after the newest
   }
 
   // The Beam box decodes every trace by beam search of that width, the same reading as the
