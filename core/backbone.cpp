@@ -84,6 +84,12 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
   auto p = std::make_shared<Packed>();
   p->source = std::move(sig);
   const auto& mods = m_layers->children();
+  // Padding comes from the layer table: the options hold it in a variant whose type differs
+  // between LibTorch versions (c10::variant before 2.x, std::variant after).
+  std::vector<LayerSpec> convSpecs;
+  for (const auto& l : vggLayers(options.width()))
+    if (l.kind == LayerSpec::Kind::Conv) convSpecs.push_back(l);
+  size_t convIndex = 0;
   for (size_t i = 0; i < mods.size(); ++i) {
     if (auto* conv = mods[i]->as<nn::Conv2dImpl>()) {
       auto w = conv->weight.detach().clone();
@@ -101,8 +107,9 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
       op.conv = true;
       const auto& o = conv->options;
       op.stride = {(*o.stride())[0], (*o.stride())[1]};
-      const auto& pad = c10::get<torch::ExpandingArray<2>>(o.padding());
-      op.padding = {(*pad)[0], (*pad)[1]};
+      if (convIndex >= convSpecs.size()) return nullptr;  // not the VGG table: use the modules
+      const LayerSpec& spec = convSpecs[convIndex++];
+      op.padding = {spec.ph, spec.pw};
       op.weight = at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), op.padding,
                                                    op.stride, {1, 1}, 1);
       op.bias = b.contiguous();

@@ -12,6 +12,7 @@
 #include "dataset_factory.h"
 #include "digit_sequences.h"
 #include "error.h"
+#include "lmdb_dataset.h"
 #include "synthetic_words.h"
 
 namespace fs = std::filesystem;
@@ -97,7 +98,7 @@ std::vector<DataBenchResult> runDataBenchmarks(const DataBenchOptions& opt) {
     auto ds = openDataset(packedPath);
     out.push_back({"packed (read)", rate(opt.seconds, 1, readAll(*ds))});
   }
-  if (wanted("lmdb")) {
+  if (wanted("lmdb") && LmdbDataset::available()) {
     ex.format = "lmdb";
     exportDataset(*source, (scratch / "lmdb").string(), ex);
     auto ds = openDataset((scratch / "lmdb").string());

@@ -23,23 +23,12 @@ MDB_env* env(void* p) { return static_cast<MDB_env*>(p); }
 
 }  // namespace
 
-std::string encodeForStorage(const GreyImage& image) {
-  if (hasImageCodecs()) {
-    const auto png = encodePng(image);
-    return std::string(png.begin(), png.end());
-  }
-  std::string pgm =
-      "P5\n" + std::to_string(image.width) + " " + std::to_string(image.height) + "\n255\n";
-  pgm.append(image.pixels.begin(), image.pixels.end());
-  return pgm;
-}
-
-const char* storageExtension() { return hasImageCodecs() ? "png" : "pgm"; }
-
 bool LmdbDataset::looksLmdb(const std::string& path) {
   std::error_code ec;
   return fs::is_directory(path, ec) && fs::exists(fs::path(path) / "data.mdb", ec);
 }
+
+bool LmdbDataset::available() { return true; }
 
 LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
   if (!looksLmdb(path)) throw Error(path + ": not an LMDB dataset (no data.mdb in the folder)");

@@ -21,6 +21,8 @@ class LmdbDataset : public Dataset {
 
   /// True when `path` is a folder holding data.mdb.
   static bool looksLmdb(const std::string& path);
+  /// False in a build without liblmdb (FOVEAL_WITH_LMDB=OFF): opening or writing one then throws.
+  static bool available();
 
   size_t size() const override { return m_count; }
   Sample get(size_t index) const override;
