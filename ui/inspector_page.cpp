@@ -178,11 +178,14 @@ void InspectorPage::showStep(int step) {
             ? tr(" <span style='color:#1a7f37'>✔ correct</span>")
             : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(m_truth.toHtmlEscaped());
   m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
-                        "confidence %3 &middot; mean entropy %4<br><small>%5</small>")
+                        "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
                          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
                          .arg(m_trace->confidence, 0, 'f', 3)
                          .arg(m_trace->meanEntropy, 0, 'f', 3)
-                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
+                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
+                         .arg(m_trace->beamWidth > 1
+                                  ? tr(" &middot; beam %1").arg(m_trace->beamWidth)
+                                  : QString()));
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
                          "entropy H[α] %4 &middot; region %5")

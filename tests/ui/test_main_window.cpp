@@ -4,6 +4,7 @@
 #include <QAbstractItemModelTester>
 #include <QLabel>
 #include <QSlider>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QtTest/QtTest>
 #include <random>
@@ -275,6 +276,9 @@ class TestMainWindow : public QObject {
       const auto expected = session->trace(core::readImage(m_image.toStdString()), "x", opt);
       QCOMPARE(w.trace()->prediction, expected.prediction);
       QCOMPARE(w.stepCount(), int(expected.steps.size()));
+      QTRY_VERIFY2_WITH_TIMEOUT(
+          w.statusBar()->currentMessage().contains(QStringLiteral("beam search, width 3")),
+          qPrintable(w.statusBar()->currentMessage()), 5000);
     }
     ui::MainWindow again;
     QCOMPARE(again.beamWidth(), 3);
