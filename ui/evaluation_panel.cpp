@@ -63,6 +63,12 @@ EvaluationPanel::EvaluationPanel(QWidget* parent)
   m_limit->setSuffix(tr(" images"));
   m_limit->setToolTip(tr("First N images of each set (0: all)"));
   row2->addWidget(m_limit);
+  m_beam = new QSpinBox(this);
+  m_beam->setRange(1, 16);
+  m_beam->setPrefix(tr("beam "));
+  m_beam->setSpecialValueText(tr("greedy"));
+  m_beam->setToolTip(tr("Decoding: greedy, or a beam search keeping this many readings"));
+  row2->addWidget(m_beam);
   m_run = new QPushButton(tr("&Evaluate"), this);
   m_cancel = new QPushButton(tr("Cancel"), this);
   m_cancel->setEnabled(false);
@@ -137,6 +143,8 @@ QString EvaluationPanel::checkpoint() const { return m_checkpoint->currentText()
 void EvaluationPanel::setDataset(const QString& spec) { m_dataset->setText(spec); }
 void EvaluationPanel::setDigitProtocol(bool on) { m_protocol->setChecked(on); }
 void EvaluationPanel::setLimit(int images) { m_limit->setValue(images); }
+void EvaluationPanel::setBeamWidth(int width) { m_beam->setValue(width); }
+int EvaluationPanel::beamWidth() const { return m_beam->value(); }
 bool EvaluationPanel::isRunning() const {
   return m_process && m_process->state() != QProcess::NotRunning;
 }
@@ -172,6 +180,7 @@ bool EvaluationPanel::evaluate() {
   else
     args << QStringLiteral("--data") << m_dataset->text().trimmed();
   if (m_limit->value() > 0) args << QStringLiteral("--limit") << QString::number(m_limit->value());
+  if (m_beam->value() > 1) args << QStringLiteral("--beam") << QString::number(m_beam->value());
   QFile::remove(m_tmp.filePath(QStringLiteral("failures.tsv")));
   if (!m_process) {
     m_process = new QProcess(this);
@@ -182,6 +191,7 @@ bool EvaluationPanel::evaluate() {
   }
   m_runningModel = model;
   m_runningProtocol = protocol;
+  m_runningBeam = m_beam->value();
   m_results->clear();
   m_failures->clear();
   m_status->setText(tr("Evaluating %1 ...").arg(QFileInfo(model).fileName()));
@@ -228,7 +238,7 @@ void EvaluationPanel::chooseFailure(int row) {
     const auto dataset = core::data::openDataset(f.dataset.toStdString());
     const auto sample = dataset->get(static_cast<size_t>(f.index));
     const QString source = QStringLiteral("%1 #%2").arg(f.dataset).arg(f.index);
-    Q_EMIT failureChosen(toQImage(sample.image), source, f.truth, m_runningModel);
+    Q_EMIT failureChosen(toQImage(sample.image), source, f.truth, m_runningModel, m_runningBeam);
   } catch (const core::Error& e) {
     Q_EMIT failed(QString::fromStdString(e.what()));
   } catch (const std::exception& e) {

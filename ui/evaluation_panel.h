@@ -34,6 +34,9 @@ class EvaluationPanel : public QWidget {
   void setDataset(const QString& spec);
   void setDigitProtocol(bool on);
   void setLimit(int images);
+  /// Decoding of the next evaluation: 1 greedy, more a beam search of that width.
+  void setBeamWidth(int width);
+  int beamWidth() const;
 
   /// Starts the evaluation; false (and failed()) when it cannot start.
   bool evaluate();
@@ -48,8 +51,10 @@ class EvaluationPanel : public QWidget {
  Q_SIGNALS:
   void finished(bool ok);
   void failed(const QString& message);
+  /// `beamWidth`: the decoding the evaluation used (1 greedy), so that the inspector reads the
+  /// image as the evaluation did.
   void failureChosen(const QImage& image, const QString& source, const QString& truth,
-                     const QString& model);
+                     const QString& model, int beamWidth);
 
  private:
   void onFinished(int code);
@@ -62,6 +67,8 @@ class EvaluationPanel : public QWidget {
   QLineEdit* m_dataset;
   QCheckBox* m_protocol;
   QSpinBox* m_limit;
+  QSpinBox* m_beam;
+  int m_runningBeam = 1;
   QPushButton* m_run;
   QPushButton* m_cancel;
   QLabel* m_status;

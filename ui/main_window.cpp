@@ -448,7 +448,13 @@ void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
 }
 
 void MainWindow::inspectFailure(const QImage& image, const QString& source, const QString& truth,
-                                const QString& model) {
+                                const QString& model, int beamWidth) {
+  // Decode as the evaluation did (without a trace of the old image at the new width).
+  if (beamWidth != m_beam->value()) {
+    const QSignalBlocker block(m_beam);
+    m_beam->setValue(beamWidth);
+    kBeamWidth.set(m_beam->value());
+  }
   // The checkpoint may have changed since it was listed: load it afresh.
   for (int r = m_models->rowCount() - 1; r >= 0; --r)
     if (m_models->path(r) == QFileInfo(model).absoluteFilePath()) m_models->removeModel(r);

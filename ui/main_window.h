@@ -94,7 +94,7 @@ class MainWindow : public QMainWindow {
   /// Opens a misread image with the model that misread it; the inspector goes to the first
   /// step whose token disagrees with the truth once the trace is ready.
   void inspectFailure(const QImage& image, const QString& source, const QString& truth,
-                      const QString& model);
+                      const QString& model, int beamWidth);
   void clearError();
   void onModelLoaded(int row);
   void onModelLoadFailed(int row, const QString& message);

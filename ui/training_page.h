@@ -76,9 +76,9 @@ class TrainingPage : public QWidget {
   void failed(const QString& message);
   /// A line for the status bar.
   void message(const QString& text);
-  /// A misread image, to open in the inspector with `model`.
+  /// A misread image, to open in the inspector with `model`, decoded as the evaluation did.
   void failureChosen(const QImage& image, const QString& source, const QString& truth,
-                     const QString& model);
+                     const QString& model, int beamWidth);
 
  private:
   void buildLayout();

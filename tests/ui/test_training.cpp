@@ -662,6 +662,21 @@ class TestTraining : public QObject {
     QVERIFY(firstWrong < int(correct.size()));
     QCOMPARE(w.step(), firstWrong);
 
+    // The same with a beam search: the panel passes --beam, the inspector decodes its failures
+    // the same way (and shows the evaluation's reading).
+    QCOMPARE(w.beamWidth(), 1);
+    eval->setBeamWidth(3);
+    QVERIFY(eval->evaluate());
+    QTRY_COMPARE_WITH_TIMEOUT(done.count(), 2, 60000);
+    QVERIFY2(done.last().at(0).toBool(), qPrintable(eval->statusText()));
+    QVERIFY(eval->failures()->rowCount() > 0);
+    const auto beamFailure = eval->failures()->failure(0);
+    eval->chooseFailure(0);
+    QCOMPARE(w.beamWidth(), 3);
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->beamWidth == 3 && !w.isTracing(), 30000);
+    QCOMPARE(QString::fromStdString(w.trace()->prediction), beamFailure.prediction);
+    w.setBeamWidth(1);
+
     // A failing launch: a dataset spec the trainer rejects is reported in the window.
     ui::LaunchSpec bad = spec;
     bad.runDir = m_tmp.filePath("bad-run");
