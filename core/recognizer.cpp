@@ -93,9 +93,14 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
     patches[k].push_back(sh.patches[k]);
     thetas[k].push_back(sh.thetas[k]);
   }
-  auto z = sh.features;                  // [B, Mz, C]
-  auto pooled = z.mean(1);               // [B, C]
-  auto xs = x.index({batch, selected});  // [B, D]
+  (void)out;
+  return sharpContext(sh.features, x.index({batch, selected}), hPrev, weights);
+}
+
+torch::Tensor RecognizerImpl::sharpContext(const torch::Tensor& z, const torch::Tensor& xs,
+                                           const torch::Tensor& hPrev,
+                                           std::vector<torch::Tensor>& weights) {
+  auto pooled = z.mean(1);  // z: Z_t [B, Mz, C]; xs: x_s [B, D]
   switch (config.context) {
     case ContextKind::Pooling:
       return pooled;
@@ -108,7 +113,6 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
       return torch::bmm(w.unsqueeze(1), items).squeeze(1);
     }
   }
-  (void)out;
   return pooled;
 }
 
@@ -257,7 +261,9 @@ BeamResult RecognizerImpl::beamSearchEncoded(const torch::Tensor& x0, const torc
   const int64_t n = b * k;
   const auto longs = torch::TensorOptions().dtype(torch::kLong).device(x0.device());
   auto x = x0.repeat_interleave(k, 0);  // [N, M, D]: image i's hypotheses are rows i*k .. i*k+k-1
-  auto up = up0.defined() ? up0.repeat_interleave(k, 0) : up0;
+  const bool sharp = config.attention == AttentionKind::Sharp;
+  const int64_t regions = x0.size(1);
+  const auto imageOfRow = torch::arange(n, longs).div(k, "floor");  // [N]
   auto wx = m_attention->project(x0).repeat_interleave(k, 0);
   auto h = m_init(x0.mean(1)).repeat_interleave(k, 0);
   auto cst = torch::zeros_like(h);
@@ -273,18 +279,27 @@ BeamResult RecognizerImpl::beamSearchEncoded(const torch::Tensor& x0, const torc
   endOnly[Charset::kEnd] = 0.0f;
   auto base = (torch::arange(b, longs) * k).unsqueeze(1);  // [B, 1]
 
-  RecognizerOutput unused;
-  std::vector<std::vector<torch::Tensor>> patches(
-      config.attention == AttentionKind::Sharp ? config.numStns : 0),
-      thetas(patches.size());
+  const auto rowsN = torch::arange(n, longs);
   std::vector<torch::Tensor> weights, parents, tokens, selections;
   for (int64_t t = 0; t < steps; ++t) {
     auto alpha = torch::softmax(m_attention->scores(wx, h), -1);  // [N, M]
     auto s = alpha.argmax(-1);                                    // [N]
-    auto c = context(x, alpha, s, up, h, unused, patches, thetas, weights);
-    for (auto& v : patches) v.clear();
-    for (auto& v : thetas) v.clear();
-    weights.clear();
+    torch::Tensor c;
+    if (sharp) {
+      // Z_t depends only on the image and the region: hypotheses of one image that look at the
+      // same region share one run of the sharpener (typically most of them do).
+      auto key = imageOfRow * regions + s;
+      auto unique = at::_unique(key, /*sorted=*/true, /*return_inverse=*/true);
+      const auto& pairs = std::get<0>(unique);
+      auto sh = m_sharpener->forward(up0.index_select(0, pairs.div(regions, "floor")),
+                                     pairs.remainder(regions));
+      auto z = sh.features.index_select(0, std::get<1>(unique));
+      c = sharpContext(z, x.index({rowsN, s}), h, weights);
+      weights.clear();
+    } else {
+      c = config.attention == AttentionKind::Soft ? torch::bmm(alpha.unsqueeze(1), x).squeeze(1)
+                                                  : x.index({rowsN, s});
+    }
     std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
     auto lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1).to(torch::kFloat);
     lp = torch::where(finished.unsqueeze(1), endOnly.unsqueeze(0), lp);  // [N, K]

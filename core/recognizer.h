@@ -77,6 +77,9 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   RecognizerOutput decode(const torch::Tensor& x, const torch::Tensor& upsampled,
                           const DecodeOptions& options);
   BeamResult beamSearchEncoded(const torch::Tensor& x, const torch::Tensor& upsampled, int width);
+  /// Sharp attention's context from Z_t [B, Mz, C] and x_s [B, D] (pooling, chain, weighting).
+  torch::Tensor sharpContext(const torch::Tensor& z, const torch::Tensor& xs,
+                             const torch::Tensor& hPrev, std::vector<torch::Tensor>& weights);
   torch::Tensor context(const torch::Tensor& x, const torch::Tensor& alpha,
                         const torch::Tensor& selected, const torch::Tensor& upsampled,
                         const torch::Tensor& hPrev, RecognizerOutput& out,
