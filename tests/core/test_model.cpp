@@ -20,6 +20,13 @@ struct Batch {
   torch::Tensor image, upsampled, targets, lengths;
 };
 
+// One data row per configuration of allConfigs(), as column "index".
+void configRows() {
+  QTest::addColumn<int>("index");
+  const auto all = allConfigs();
+  for (size_t i = 0; i < all.size(); ++i) QTest::newRow(all[i].name.c_str()) << static_cast<int>(i);
+}
+
 Batch makeBatch(const ModelConfig& c, int64_t b = 2) {
   Batch batch;
   batch.image = torch::rand({b, 1, 32, c.preprocessing.inputW}) * 2 - 1;
@@ -486,12 +493,7 @@ class TestModel : public QObject {
     return out;
   }
 
-  void beamSearchOfWidthOneIsGreedy_data() {
-    QTest::addColumn<int>("index");
-    const auto all = allConfigs();
-    for (size_t i = 0; i < all.size(); ++i)
-      QTest::newRow(all[i].name.c_str()) << static_cast<int>(i);
-  }
+  void beamSearchOfWidthOneIsGreedy_data() { configRows(); }
   void beamSearchOfWidthOneIsGreedy() {
     QFETCH(int, index);
     torch::manual_seed(23);
@@ -571,12 +573,7 @@ class TestModel : public QObject {
 
   // forward() with a beam returns the winner decoded again: its tokens, regions, and the
   // log-probabilities the search scored it with; images of a batch do not affect each other.
-  void beamDecodeReplaysTheWinner_data() {
-    QTest::addColumn<int>("index");
-    const auto all = allConfigs();
-    for (size_t i = 0; i < all.size(); ++i)
-      QTest::newRow(all[i].name.c_str()) << static_cast<int>(i);
-  }
+  void beamDecodeReplaysTheWinner_data() { configRows(); }
   void beamDecodeReplaysTheWinner() {
     QFETCH(int, index);
     torch::manual_seed(31);
