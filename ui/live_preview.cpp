@@ -103,6 +103,9 @@ void LivePreview::start() {
 }
 
 void LivePreview::onFinished() {
+  // A notification left over from the previous future can arrive after setFuture(): the current
+  // one is then still running, and result() would block the GUI thread until it ends.
+  if (!m_watcher.isFinished() || m_watcher.future().resultCount() == 0) return;
   const PreviewResult r = m_watcher.result();
   if (r.runDir != m_runDir) {
     if (m_pending || !m_runDir.isEmpty()) {
