@@ -2,7 +2,6 @@
 
 #include "backbone.h"
 
-#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -10,9 +9,9 @@
 #include <chrono>
 #include <functional>
 
+#include "compute_device.h"
 #include "cpu_features.h"
 #include "cuda_autocast.h"
-#include "error.h"
 #include "losses.h"
 #include "recognizer.h"
 
@@ -44,19 +43,6 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-torch::Device benchDevice(const std::string& name) {
-  if (name == "cpu") return torch::Device(torch::kCPU);
-  if (name != "cuda" && name.rfind("cuda:", 0) != 0)
-    throw Error("bench device must be cpu, cuda or cuda:N, not \"" + name + "\"");
-  if (!torch::cuda::is_available())
-    throw Error("bench device " + name + ": this LibTorch build or machine has no CUDA device");
-  torch::Device d(name == "cuda" ? std::string("cuda:0") : name);
-  if (d.index() >= static_cast<int>(torch::cuda::device_count()))
-    throw Error("bench device " + name + ": only " + std::to_string(torch::cuda::device_count()) +
-                " CUDA device(s)");
-  return d;
-}
-
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
@@ -64,15 +50,13 @@ double median(std::vector<double> v) {
 }  // namespace
 
 std::string benchDeviceDescription(const std::string& device) {
-  const auto d = benchDevice(device);
-  if (d.is_cpu()) return "cpu (" + std::to_string(at::get_num_threads()) + " threads)";
-  return d.str();
+  return describeDevice(resolveDevice(device));
 }
 
 std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
-  const torch::Device device = benchDevice(opt.device);
+  const torch::Device device = resolveDevice(opt.device);
   const bool cuda = device.is_cuda();
-  if (cuda) at::globalContext().setBenchmarkCuDNN(true);  // as the trainer does
+  prepareDevice(device);  // as the trainer does
   auto sync = [&] {
     if (cuda) torch::cuda::synchronize(device.index());
   };

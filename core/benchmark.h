@@ -42,7 +42,8 @@ struct BenchOptions {
   int beamWidth = 5;  ///< batch-1 latency with a beam search of this width too (< 2: skip)
 };
 
-/// The device a bench option names: "cpu (2 threads)", "cuda:0 (NVIDIA H100 ...)". Throws Error
+/// The device a bench option names: "cpu (2 threads)", "cuda:0" (resolveDevice, describeDevice in
+/// compute_device.h). Throws Error
 /// for a malformed name or a CUDA device this build or machine does not have.
 std::string benchDeviceDescription(const std::string& device);
 

@@ -74,7 +74,7 @@ ReceptiveField RecognizerImpl::geometry() const {
 
 torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tensor& alpha,
                                       const torch::Tensor& selected, const torch::Tensor& upsampled,
-                                      const torch::Tensor& hPrev, RecognizerOutput& out,
+                                      const torch::Tensor& hPrev,
                                       std::vector<std::vector<torch::Tensor>>& patches,
                                       std::vector<std::vector<torch::Tensor>>& thetas,
                                       std::vector<torch::Tensor>& weights) {
@@ -93,7 +93,6 @@ torch::Tensor RecognizerImpl::context(const torch::Tensor& x, const torch::Tenso
     patches[k].push_back(sh.patches[k]);
     thetas[k].push_back(sh.thetas[k]);
   }
-  (void)out;
   return sharpContext(sh.features, x.index({batch, selected}), hPrev, weights);
 }
 
@@ -215,7 +214,7 @@ RecognizerOutput RecognizerImpl::decode(const torch::Tensor& x, const torch::Ten
       if (prev.defined()) logits += outY.index_select(0, prev);
       lp = torch::log_softmax(logits, -1);
     } else {
-      auto c = context(x, alpha, s, upsampled, h, out, patches, thetas, weights);
+      auto c = context(x, alpha, s, upsampled, h, patches, thetas, weights);
       std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
       lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1);
     }
@@ -297,8 +296,8 @@ BeamResult RecognizerImpl::beamSearchEncoded(const torch::Tensor& x0, const torc
       c = sharpContext(z, x.index({rowsN, s}), h, weights);
       weights.clear();
     } else {
-      c = config.attention == AttentionKind::Soft ? torch::bmm(alpha.unsqueeze(1), x).squeeze(1)
-                                                  : x.index({rowsN, s});
+      std::vector<std::vector<torch::Tensor>> none;  // soft and hard have no patches
+      c = context(x, alpha, s, {}, h, none, none, weights);
     }
     std::tie(h, cst) = m_decoder->forward(torch::cat({y, c}, 1), std::make_tuple(h, cst));
     auto lp = torch::log_softmax(m_output(torch::cat({y, h}, 1)), -1).to(torch::kFloat);

@@ -82,7 +82,7 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
                              const torch::Tensor& hPrev, std::vector<torch::Tensor>& weights);
   torch::Tensor context(const torch::Tensor& x, const torch::Tensor& alpha,
                         const torch::Tensor& selected, const torch::Tensor& upsampled,
-                        const torch::Tensor& hPrev, RecognizerOutput& out,
+                        const torch::Tensor& hPrev,
                         std::vector<std::vector<torch::Tensor>>& patches,
                         std::vector<std::vector<torch::Tensor>>& thetas,
                         std::vector<torch::Tensor>& weights);

@@ -12,7 +12,7 @@
 #include "data_loader.h"
 #include "dataset_factory.h"
 #include "dataset_views.h"
-#include "device.h"
+#include "compute_device.h"
 #include "error.h"
 #include "evaluate_model.h"
 #include "text_metrics.h"

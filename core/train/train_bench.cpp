@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <random>
 
-#include "device.h"
+#include "compute_device.h"
 #include "model_session.h"
 #include "trainer.h"
 

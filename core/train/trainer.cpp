@@ -27,7 +27,7 @@
 #include "data_loader.h"
 #include "dataset_factory.h"
 #include "dataset_views.h"
-#include "device.h"
+#include "compute_device.h"
 #include "distributed.h"
 #include "error.h"
 #include "evaluate_model.h"

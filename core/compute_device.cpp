@@ -1,4 +1,4 @@
-#include "device.h"
+#include "compute_device.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -6,7 +6,7 @@
 
 #include "error.h"
 
-namespace foveal::core::train {
+namespace foveal::core {
 
 c10::Device resolveDevice(const std::string& name) {
   if (name == "cpu") return c10::Device(c10::kCPU);
@@ -41,4 +41,4 @@ std::string describeDevice(const c10::Device& device) {
   return device.str();
 }
 
-}  // namespace foveal::core::train
+}  // namespace foveal::core
