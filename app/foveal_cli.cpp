@@ -17,6 +17,7 @@
 #include "grey_image.h"
 #include "model_config.h"
 #include "model_session.h"
+#include "model_variants.h"
 
 namespace fs = std::filesystem;
 using namespace foveal;
@@ -37,10 +38,13 @@ commands:
               decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads;
               --json prints the trace as JSON; --out writes step patches as PNG and trace.json;
               --beam N decodes by beam search with N hypotheses instead of greedily
-  init-model  --attention soft|hard|sharp [--context pooling|chain|weighting] [--stns 1|2]
-              [--reference] [--width W] [--charset CHARS] [--max-length N] [--scale S]
-              [--seed N] --out FILE
-              write a model with random weights (until a trained one exists)
+  init-model  [--model NAME] [--transformation none|tps] [--features vgg|resnet]
+              [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
+              [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
+              [--context pooling|chain|weighting] [--stns 1|2] [--reference] [--width W]
+              [--charset CHARS] [--max-length N] [--scale S] [--seed N] --out FILE
+              write a model with random weights: any combination of the stages; --model
+              starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba)
   info        --model FILE     print a model file's configuration
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
@@ -117,22 +121,43 @@ int cmdTrace(const std::vector<std::string>& args) {
 
 int cmdInitModel(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  {"attention", "context", "stns", "width", "charset", "max-length", "scale",
-                   "seed", "out", "patch-w", "coarse-patch-w"},
-                  {"reference", "case-insensitive", "affine-first-stn"});
+                  {"model", "transformation", "features", "sequence", "prediction", "cell",
+                   "fiducials", "attention", "context", "stns", "width", "charset", "max-length",
+                   "scale", "seed", "out", "patch-w", "coarse-patch-w"},
+                  {"reference", "case-insensitive", "affine-first-stn", "projection",
+                   "no-projection"});
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
-  core::ModelConfig c;
-  c.attention = core::attentionFromString(a.required("attention"));
-  c.context = core::contextFromString(a.value("context", "pooling"));
-  c.numStns = a.intValue("stns", 1);
-  c.firstStnTranslationOnly = !a.has("affine-first-stn");
-  c.reference = a.has("reference");
-  c.width = a.doubleValue("width", 1.0);
-  c.charset = a.value("charset", "0123456789");
-  c.caseInsensitive = a.has("case-insensitive");
-  c.maxLength = a.intValue("max-length", 13);
-  c.patchW = a.intValue("patch-w", 24);
-  c.coarsePatchW = a.intValue("coarse-patch-w", 64);
+  const double width = a.doubleValue("width", 1.0);
+  core::ModelConfig c = a.has("model") ? core::modelVariant(a.value("model", ""), width).config
+                                       : core::ModelConfig();
+  c.width = width;
+  c.transformation = a.value("transformation", c.transformation);
+  c.features = a.value("features", c.features);
+  c.sequence = a.value("sequence", c.sequence);
+  if (a.has("projection")) c.sequenceProjection = true;
+  if (a.has("no-projection")) c.sequenceProjection = false;
+  c.prediction = a.value("prediction", c.prediction);
+  c.cell = a.value("cell", c.cell);
+  c.fiducials = a.intValue("fiducials", c.fiducials);
+  c.attention = a.value("attention", c.attention);
+  if (!a.has("model") && !a.has("attention") && !a.has("prediction"))
+    throw UsageError("init-model needs --model NAME, --attention or --prediction");
+  const bool sharpOptions = a.has("context") || a.has("stns") || a.has("reference") ||
+                            a.has("patch-w") || a.has("coarse-patch-w") ||
+                            a.has("affine-first-stn");
+  if (sharpOptions && c.attention != "sharp")
+    throw UsageError("--context, --stns, --reference and the patch options are for --attention "
+                     "sharp (this model's glimpse is " +
+                     (c.isCtc() ? std::string("none: it is a CTC model") : c.attention) + ")");
+  c.context = core::contextFromString(a.value("context", core::toString(c.context)));
+  c.numStns = a.intValue("stns", c.numStns);
+  if (a.has("affine-first-stn")) c.firstStnTranslationOnly = false;
+  if (a.has("reference")) c.reference = true;
+  c.charset = a.value("charset", c.charset);
+  if (a.has("case-insensitive")) c.caseInsensitive = true;
+  c.maxLength = a.intValue("max-length", c.maxLength);
+  c.patchW = a.intValue("patch-w", c.patchW);
+  c.coarsePatchW = a.intValue("coarse-patch-w", c.coarsePatchW);
   c.preprocessing.regionScale = a.doubleValue("scale", c.numStns == 2 ? 2.0 : 1.8);
   const std::string out = a.required("out");
   auto session = core::ModelSession::create(c, static_cast<uint64_t>(a.intValue("seed", 0)));

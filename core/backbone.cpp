@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "stages/stage_factories.h"
+
 namespace foveal::core {
 
 namespace nn = torch::nn;
@@ -197,6 +199,10 @@ int VggBackboneImpl::outChannels() const { return vggOutChannels(options.width()
 
 ReceptiveField VggBackboneImpl::geometry(int inputW, int inputH) const {
   return receptiveField(vggLayers(options.width()), inputW, inputH);
+}
+
+std::shared_ptr<torch::nn::Module> makeVgg(const StageContext& c) {
+  return std::make_shared<VggBackboneImpl>(VggBackboneOptions(c.config.width));
 }
 
 }  // namespace foveal::core

@@ -1,5 +1,5 @@
 #pragma once
-// The VGG feature extractor (DESIGN.md "Backbone"), built from vggLayers() so that its
+// The features stage "vgg" (DESIGN.md "Backbone"), built from vggLayers() so that its
 // receptive-field geometry and its layers cannot disagree. Also the sharpener's encoder CNN.
 //
 // Speed (CPU): for inference without autograd the layers run as oneDNN (MKL-DNN) primitives on
@@ -18,6 +18,7 @@
 
 #include "cpu_features.h"
 #include "geometry.h"
+#include "stages/stage.h"
 
 namespace foveal::core {
 
@@ -29,18 +30,19 @@ struct VggBackboneOptions {
   TORCH_ARG(bool, average_pools) = false;
 };
 
-class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl> {
+class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl>, public FeatureExtractor {
  public:
   explicit VggBackboneImpl(const VggBackboneOptions& options = VggBackboneOptions());
   void reset() override;
 
   /// image: [B, 1, H, W] -> features [B, M, C] (one vector per output column).
   torch::Tensor forward(const torch::Tensor& image);
+  torch::Tensor columns(const torch::Tensor& image) override { return forward(image); }
   /// image: [B, 1, H, W] -> feature map [B, C, H', W'] (any input height).
   torch::Tensor featureMap(const torch::Tensor& image);
   /// Output channels C.
   int outChannels() const;
-  ReceptiveField geometry(int inputW, int inputH) const;
+  ReceptiveField geometry(int inputW, int inputH) const override;
 
   VggBackboneOptions options;
 

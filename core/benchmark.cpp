@@ -13,27 +13,14 @@
 #include "cpu_features.h"
 #include "cuda_autocast.h"
 #include "losses.h"
+#include "model_variants.h"
 #include "recognizer.h"
 
 namespace foveal::core {
 
 std::vector<std::pair<std::string, ModelConfig>> benchConfigs(double width) {
   std::vector<std::pair<std::string, ModelConfig>> out;
-  auto make = [&](AttentionKind a, ContextKind c, int stns) {
-    ModelConfig cfg;
-    cfg.attention = a;
-    cfg.context = c;
-    cfg.numStns = stns;
-    cfg.width = width;
-    cfg.preprocessing.regionScale = stns == 2 ? 2.0 : 1.8;
-    return cfg;
-  };
-  out.emplace_back("soft", make(AttentionKind::Soft, ContextKind::Pooling, 1));
-  out.emplace_back("hard", make(AttentionKind::Hard, ContextKind::Pooling, 1));
-  for (int stns : {1, 2})
-    for (auto c : {ContextKind::Pooling, ContextKind::Chain, ContextKind::Weighting})
-      out.emplace_back("sharp-" + toString(c) + (stns == 2 ? "-2stn" : ""),
-                       make(AttentionKind::Sharp, c, stns));
+  for (auto& v : modelVariants(width)) out.emplace_back(v.name, v.config);
   return out;
 }
 
@@ -75,7 +62,7 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
     r.batch = opt.batch;
     r.threads = at::get_num_threads();
     r.device = device.str();
-    const bool sharp = cfg.attention == AttentionKind::Sharp;
+    const bool sharp = cfg.needsUpsampled();
     auto input = [&](int64_t b) {
       return std::make_pair(
           (torch::rand({b, 1, 32, 100}) * 2 - 1).to(device),
@@ -102,7 +89,7 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
       for (int i = 0; i < 3; ++i) model->forward(img1, up1);  // warm-up
       sync();
       r.latencyMs = timeEach(opt.repeats, [&] { model->forward(img1, up1); });
-      if (opt.beamWidth >= 2) {
+      if (opt.beamWidth >= 2 && !cfg.isCtc()) {
         DecodeOptions beam;
         beam.beamWidth = opt.beamWidth;
         model->forward(img1, up1, beam);  // warm-up
@@ -140,7 +127,13 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
           CudaAutocastScope ac(autocast);  // the forward pass, as in the trainer
           out = model->forward(imgB, upB, d);
         }
-        auto loss = attentionLoss(out, targets, lengths, cfg.attention, 1.0, baseline);
+        LossInputs in;
+        in.targets = targets;
+        in.lengths = lengths;
+        in.lambdaR = 1.0;
+        in.baseline = baseline.update(model->stats(out, targets, lengths).rewardSum /
+                                      static_cast<double>(targets.numel()));
+        auto loss = model->loss(out, in);
         model->zero_grad();
         loss.total.backward();
       };

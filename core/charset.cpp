@@ -30,8 +30,8 @@ static std::string lowerAscii(std::string s) {
   return s;
 }
 
-Charset::Charset(const std::string& characters, bool case_insensitive)
-    : m_characters(characters), m_caseInsensitive(case_insensitive) {
+Charset::Charset(const std::string& characters, bool case_insensitive, ClassLayout layout)
+    : m_characters(characters), m_caseInsensitive(case_insensitive), m_layout(layout) {
   if (characters.empty()) throw Error("charset is empty");
   for (auto& cp : splitUtf8(characters)) {
     const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
@@ -41,16 +41,31 @@ Charset::Charset(const std::string& characters, bool case_insensitive)
   }
 }
 
+int Charset::endIndex() const {
+  switch (m_layout) {
+    case ClassLayout::EndFirst:
+      return 0;
+    case ClassLayout::GoEnd:
+      return 1;
+    case ClassLayout::BlankFirst:
+      return -1;
+  }
+  return -1;
+}
+
 std::string Charset::token(int index) const {
-  if (index == kEnd) return kEndName;
-  if (index < 1 || index > static_cast<int>(m_tokens.size())) return "?";
-  return m_tokens[index - 1];
+  if (index == endIndex()) return kEndName;
+  if (index == goIndex()) return kGoName;
+  if (index == blankIndex()) return kBlankName;
+  const int i = index - specials();
+  if (i < 0 || i >= static_cast<int>(m_tokens.size())) return "?";
+  return m_tokens[static_cast<size_t>(i)];
 }
 
 int Charset::indexOf(const std::string& cp) const {
   const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
   auto it = std::find(m_tokens.begin(), m_tokens.end(), key);
-  return it == m_tokens.end() ? -1 : static_cast<int>(it - m_tokens.begin()) + 1;
+  return it == m_tokens.end() ? -1 : static_cast<int>(it - m_tokens.begin()) + specials();
 }
 
 std::vector<int> Charset::encode(const std::string& label) const {
@@ -67,8 +82,10 @@ std::vector<int> Charset::encode(const std::string& label) const {
 
 std::string Charset::decode(const std::vector<int>& indices) const {
   std::string out;
+  const int end = endIndex();
   for (int i : indices) {
-    if (i == kEnd) break;
+    if (i == end) break;
+    if (i < specials()) continue;  // [GO], blank
     out += token(i);
   }
   return out;

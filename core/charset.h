@@ -1,33 +1,55 @@
 #pragma once
-// The vocabulary of a model: index 0 is the end-of-sequence token, 1..K-1 the characters.
-// Torch-free so the GUI and the data layer can encode and decode labels.
+// The vocabulary of a model: special classes first, then the characters. The layout depends on the
+// prediction stage: the paper's attention decoder has <end> at 0; DTRB's attention cell has [GO]
+// at 0 and [s] (end) at 1; CTC has the blank at 0. Torch-free so the GUI and the data layer can
+// encode and decode labels.
 #include <string>
 #include <vector>
 
 namespace foveal::core {
 
+/// Where the special classes sit before the characters.
+enum class ClassLayout {
+  EndFirst,    ///< <end>, characters (the paper's decoder)
+  GoEnd,       ///< [GO], [s] = end, characters (deep-text-recognition-benchmark's Attn)
+  BlankFirst,  ///< <blank>, characters (CTC)
+};
+
 class Charset {
  public:
+  /// The end token of the default (EndFirst) layout; other layouts: endIndex().
   static constexpr int kEnd = 0;
   static constexpr const char* kEndName = "<end>";
+  static constexpr const char* kGoName = "[GO]";
+  static constexpr const char* kBlankName = "<blank>";
 
   Charset() = default;
   /// Characters in order; UTF-8, each code point one token. Throws Error on duplicates or empty.
-  explicit Charset(const std::string& characters, bool case_insensitive = false);
+  explicit Charset(const std::string& characters, bool case_insensitive = false,
+                   ClassLayout layout = ClassLayout::EndFirst);
 
   static Charset digits() { return Charset("0123456789"); }
   static Charset alphanumeric() { return Charset("0123456789abcdefghijklmnopqrstuvwxyz", true); }
 
-  /// Number of classes including the end token.
-  int size() const { return static_cast<int>(m_tokens.size()) + 1; }
+  /// Number of classes including the special ones.
+  int size() const { return static_cast<int>(m_tokens.size()) + specials(); }
+  ClassLayout layout() const { return m_layout; }
+  /// Number of special classes before the first character.
+  int specials() const { return m_layout == ClassLayout::GoEnd ? 2 : 1; }
+  /// Class of the end token, -1 when the layout has none (CTC).
+  int endIndex() const;
+  /// Class fed as y_0 ([GO]), -1 when the layout has none.
+  int goIndex() const { return m_layout == ClassLayout::GoEnd ? 0 : -1; }
+  /// Class of the CTC blank, -1 when the layout has none.
+  int blankIndex() const { return m_layout == ClassLayout::BlankFirst ? 0 : -1; }
   const std::string& characters() const { return m_characters; }
   bool caseInsensitive() const { return m_caseInsensitive; }
 
-  /// Token name for a class index (kEndName for 0).
+  /// Token name for a class index (kEndName, kGoName, kBlankName for the special classes).
   std::string token(int index) const;
   /// Label -> class indices (without the end token). Throws Error naming the offending character.
   std::vector<int> encode(const std::string& label) const;
-  /// Class indices -> text, stopping at the first end token.
+  /// Class indices -> text, stopping at the first end token; [GO] and blanks are skipped.
   std::string decode(const std::vector<int>& indices) const;
   /// True when every character of `label` is in the charset.
   bool covers(const std::string& label) const;
@@ -38,6 +60,7 @@ class Charset {
   std::string m_characters;
   std::vector<std::string> m_tokens;
   bool m_caseInsensitive = false;
+  ClassLayout m_layout = ClassLayout::EndFirst;
 };
 
 /// Splits UTF-8 text into code points (invalid bytes become single-byte tokens).

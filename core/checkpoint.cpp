@@ -79,7 +79,25 @@ std::string encodeTensors(const torch::nn::Module& m) {
   return out;
 }
 
-void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path) {
+// Format 2 named the attention model's parts directly; format 3 names them by stage.
+std::string formatThreeName(const std::string& name) {
+  static const std::pair<const char*, const char*> kRenames[] = {
+      {"backbone.", "features."},
+      {"encoder.", "sequence.lstm."},
+      {"init.", "prediction.init."},
+      {"attention.", "prediction.attention."},
+      {"sharpener.", "prediction.glimpse.sharpener."},
+      {"weighting.", "prediction.glimpse.weighting."},
+      {"decoder.", "prediction.cell."},
+      {"output.", "prediction.output."},
+  };
+  for (const auto& [from, to] : kRenames)
+    if (name.rfind(from, 0) == 0) return to + name.substr(std::strlen(from));
+  return name;
+}
+
+void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path,
+                   uint32_t version) {
   auto fail = [&](const std::string& what) {
     throw Error(path + ": weights do not match the model config (" + what + ")");
   };
@@ -102,6 +120,7 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     pos += 4;
     need(nameLen);
     std::string name = data.substr(pos, nameLen);
+    if (version == 2) name = formatThreeName(name);
     pos += nameLen;
     need(1 + 4);
     Entry e;
@@ -217,7 +236,7 @@ LoadedModel loadCheckpoint(const std::string& path) {
   }
 
   loaded.model = Recognizer(loaded.config);
-  decodeTensors(weights, *loaded.model, path);
+  decodeTensors(weights, *loaded.model, path, version);
   loaded.model->eval();
   return loaded;
 }

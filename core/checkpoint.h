@@ -9,8 +9,10 @@
 
 namespace foveal::core {
 
-/// 2: weights as Foveal's own tensor table (1, a LibTorch archive, was development-only).
-constexpr uint32_t kCheckpointFormat = 2;
+/// 3: the model as stages (parameter names transformation.*, features.*, sequence.*,
+/// prediction.*; the config names its stages). 2: the attention model before the stages (read,
+/// its parameter names mapped). 1, a LibTorch archive, was development-only.
+constexpr uint32_t kCheckpointFormat = 3;
 
 struct LoadedModel {
   ModelConfig config;

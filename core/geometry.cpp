@@ -37,6 +37,36 @@ std::vector<LayerSpec> vggLayers(double width) {
 
 int vggOutChannels(double width) { return scaled(512, width); }
 
+int scaledChannels(int channels, double width) { return scaled(channels, width); }
+
+std::vector<LayerSpec> resnetLayers(double width) {
+  using K = LayerSpec::Kind;
+  // The longest path through DTRB's ResNet (FAN; BasicBlock, layers 1-2-5-3): every 3x3
+  // convolution of every block's main branch. The shortcuts are shorter paths and see less.
+  std::vector<LayerSpec> out;
+  auto conv3 = [&](int ch) { out.push_back({K::Conv, 3, 3, 1, 1, 1, 1, scaled(ch, width), true}); };
+  auto blocks = [&](int ch, int n) {
+    for (int i = 0; i < 2 * n; ++i) conv3(ch);
+  };
+  conv3(32);
+  conv3(64);
+  out.push_back({K::Pool, 2, 2, 2, 2, 0, 0, 0, false});
+  blocks(128, 1);
+  conv3(128);
+  out.push_back({K::Pool, 2, 2, 2, 2, 0, 0, 0, false});
+  blocks(256, 2);
+  conv3(256);
+  out.push_back({K::Pool, 2, 2, 2, 1, 0, 1, 0, false});  // height halves, width keeps (+1)
+  blocks(512, 5);
+  conv3(512);
+  blocks(512, 3);
+  out.push_back({K::Conv, 2, 2, 2, 1, 0, 1, scaled(512, width), true});
+  out.push_back({K::Conv, 2, 2, 1, 1, 0, 0, scaled(512, width), true});
+  return out;
+}
+
+int resnetOutChannels(double width) { return scaled(512, width); }
+
 Box ReceptiveField::box(int column) const {
   const double cx = startX + column * jumpX;
   return Box{cx - (sizeX - 1) / 2.0, startY - (sizeY - 1) / 2.0, sizeX, sizeY};

@@ -26,6 +26,13 @@ std::vector<LayerSpec> vggLayers(double width = 1.0);
 /// Output channels of the last conv of vggLayers(width).
 int vggOutChannels(double width);
 
+/// DTRB's ResNet feature extractor's longest path (receptive fields), channels times `width`.
+std::vector<LayerSpec> resnetLayers(double width = 1.0);
+int resnetOutChannels(double width);
+
+/// A channel count times `width`, even and at least 4: how every stage scales its layers.
+int scaledChannels(int channels, double width);
+
 struct ReceptiveField {
   int columns = 0;                ///< output width
   int rows = 0;                   ///< output height

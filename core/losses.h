@@ -1,9 +1,9 @@
 #pragma once
-// Training objectives of the paper: cross entropy (soft) and the hybrid REINFORCE estimator of
-// equation 9 with a moving-average baseline (hard, sharp), plus the sharp + reference L2 term.
-#include <torch/types.h>
-
-#include "recognizer.h"
+// Training objectives: each prediction stage computes its own loss as a pure function
+// (Prediction::loss in stages/stage.h: cross entropy, the REINFORCE estimator of equation 9 for
+// glimpses that select regions, the sharp + reference L2 term, CTC). What is left here is the
+// state the trainer keeps between batches: the moving-average baseline b_j.
+#include "stages/attention_prediction.h"  // validSteps
 
 namespace foveal::core {
 
@@ -25,25 +25,5 @@ class MovingBaseline {
   double m_value = 0.0;
   bool m_initialised = false;
 };
-
-struct LossTerms {
-  torch::Tensor total;      ///< scalar to minimise
-  torch::Tensor nll;        ///< - sum_t log p(y_t | a_t), mean over the batch
-  torch::Tensor reinforce;  ///< - lambda_r sum_t (r_t - b) log p(a_t), mean over the batch
-  torch::Tensor reference;  ///< L2 patch term (undefined unless a reference is given)
-  double reward = 0.0;      ///< mean over batch and valid steps of log p(y_t | a_t)
-  double baseline = 0.0;    ///< b used for this batch
-};
-
-/// [B, T] mask of the steps that count: the label's characters and its end token.
-torch::Tensor validSteps(const torch::Tensor& targets, const torch::Tensor& lengths);
-
-/// targets [B, T] (end token after the label), lengths [B] (characters, without the end token).
-/// For soft models the REINFORCE term is zero. `references` [K, 1, ph, pw] adds the L2 term
-/// between each step's last patch and the reference glyph of the target token.
-LossTerms attentionLoss(const RecognizerOutput& out, const torch::Tensor& targets,
-                        const torch::Tensor& lengths, AttentionKind kind, double lambdaR,
-                        MovingBaseline& baseline, const torch::Tensor& references = {},
-                        double referenceWeight = 1.0);
 
 }  // namespace foveal::core

@@ -8,22 +8,11 @@
 #include "charset.h"
 #include "error.h"
 #include "geometry.h"
+#include "stages/stage_registry.h"
 
 namespace foveal::core {
 
 using nlohmann::json;
-
-std::string toString(AttentionKind k) {
-  switch (k) {
-    case AttentionKind::Soft:
-      return "soft";
-    case AttentionKind::Hard:
-      return "hard";
-    case AttentionKind::Sharp:
-      return "sharp";
-  }
-  return "?";
-}
 
 std::string toString(ContextKind k) {
   switch (k) {
@@ -37,13 +26,6 @@ std::string toString(ContextKind k) {
   return "?";
 }
 
-AttentionKind attentionFromString(const std::string& s) {
-  if (s == "soft") return AttentionKind::Soft;
-  if (s == "hard") return AttentionKind::Hard;
-  if (s == "sharp") return AttentionKind::Sharp;
-  throw Error("unknown attention '" + s + "' (expected soft, hard or sharp)");
-}
-
 ContextKind contextFromString(const std::string& s) {
   if (s == "pooling") return ContextKind::Pooling;
   if (s == "chain") return ContextKind::Chain;
@@ -55,18 +37,57 @@ int Preprocessing::upsampledW() const {
   return static_cast<int>(std::lround(inputW * regionScale));
 }
 
-int ModelConfig::cnnChannels() const { return vggOutChannels(width); }
+int ModelConfig::cnnChannels() const {
+  return stageOption(StageKind::Features, features).channels(width);
+}
 int ModelConfig::hidden() const { return cnnChannels() / 2; }
+int ModelConfig::featureDim() const {
+  if (sequence == "none") return cnnChannels();
+  return sequenceProjection ? hidden() : 2 * hidden();
+}
 int ModelConfig::depth() const {
   return std::max(8, static_cast<int>(std::lround(attentionDepth * width)));
 }
 
+bool ModelConfig::needsUpsampled() const {
+  return !isCtc() && stageOption(StageKind::Glimpse, attention).needsUpsampled;
+}
+
+bool ModelConfig::selectsRegions() const {
+  return !isCtc() && stageOption(StageKind::Glimpse, attention).selectsRegions;
+}
+
+ClassLayout ModelConfig::classLayout() const {
+  if (isCtc()) return ClassLayout::BlankFirst;
+  return cell == "dtrb" ? ClassLayout::GoEnd : ClassLayout::EndFirst;
+}
+
+std::string ModelConfig::stageString() const {
+  std::string s = transformation + "-" + features + "-" + sequence + "-" + prediction;
+  if (!isCtc()) s += "(" + attention + ")";
+  return s;
+}
+
 void ModelConfig::validate() const {
   auto fail = [](const std::string& m) { throw Error("invalid model config: " + m); };
+  for (auto [kind, name] : {std::pair{StageKind::Transformation, &transformation},
+                            std::pair{StageKind::Features, &features},
+                            std::pair{StageKind::Sequence, &sequence},
+                            std::pair{StageKind::Prediction, &prediction},
+                            std::pair{StageKind::Glimpse, &attention},
+                            std::pair{StageKind::Cell, &cell}}) {
+    try {
+      stageOption(kind, *name);
+    } catch (const Error& e) {
+      fail(e.what());
+    }
+  }
   if (!(width > 0 && width <= 4)) fail("width must be in (0, 4]");
   if (attentionDepth < 1 || attentionDepth > 4096) fail("attention_depth must be in [1, 4096]");
   if (maxLength < 1 || maxLength > 1000) fail("max_length must be in [1, 1000]");
   if (numStns != 1 && numStns != 2) fail("stns must be 1 or 2");
+  if (fiducials < 4 || fiducials > 100 || fiducials % 2 != 0)
+    fail("fiducials must be even and in [4, 100]");
   if (patchW < 8 || patchH < 8 || coarsePatchW < 8 || patchW > 1024 || patchH > 1024 ||
       coarsePatchW > 1024)
     fail("patch sizes must be in [8, 1024]");
@@ -77,22 +98,34 @@ void ModelConfig::validate() const {
     fail("region_scale must be in [1, 8]");
   if (preprocessing.normalisation != "minus_one_one")
     fail("unknown normalisation '" + preprocessing.normalisation + "'");
-  if (reference && attention != AttentionKind::Sharp) fail("reference needs sharp attention");
-  Charset(charset, caseInsensitive);  // throws on empty / duplicates
-  const auto rf = receptiveField(vggLayers(width), preprocessing.inputW, preprocessing.inputH);
+  if (reference && attention != "sharp") fail("reference needs sharp attention");
+  if (isCtc() && (attention != "soft" || reference))
+    fail("a CTC model has no attention glimpse (attention '" + attention + "' given)");
+  if (sequenceProjection && sequence != "bilstm") fail("sequence_projection needs the bilstm");
+  makeCharset();  // throws on empty / duplicates
+  const auto& feat = stageOption(StageKind::Features, features);
+  const auto rf = receptiveField(feat.layers(width), preprocessing.inputW, preprocessing.inputH);
   if (rf.rows != 1)
-    fail("backbone output height is " + std::to_string(rf.rows) + " for input height " +
+    fail(features + " output height is " + std::to_string(rf.rows) + " for input height " +
          std::to_string(preprocessing.inputH) + " (must be 1; use 32)");
-  if (attention == AttentionKind::Sharp) {
-    receptiveField(vggLayers(width), patchW, patchH);  // encoder must accept the patch
-    const auto prf = receptiveField(vggLayers(width), patchW, patchH);
+  if (needsUpsampled()) {
+    const auto prf = receptiveField(vggLayers(width), patchW, patchH);  // the sharpener's encoder
     if (prf.rows != 1) fail("patch height must give one encoder row (use 32)");
   }
+  if (transformation == "tps" && (preprocessing.inputH < 16 || preprocessing.inputW < 16))
+    fail("tps needs an input of at least 16x16 (its localisation network pools three times)");
 }
 
 std::string ModelConfig::toJson() const {
   json j;
-  j["attention"] = toString(attention);
+  j["transformation"] = transformation;
+  j["features"] = features;
+  j["sequence"] = sequence;
+  j["sequence_projection"] = sequenceProjection;
+  j["prediction"] = prediction;
+  if (transformation == "tps") j["fiducials"] = fiducials;
+  j["cell"] = cell;
+  j["attention"] = attention;
   j["context"] = toString(context);
   j["stns"] = numStns;
   j["first_stn_translation_only"] = firstStnTranslationOnly;
@@ -137,7 +170,16 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error(origin + ": model config is not a JSON object");
-    c.attention = attentionFromString(j.at("attention").get<std::string>());
+    // Format-2 files (before the stages) hold only the attention model: the defaults below are
+    // exactly that model (none-vgg-bilstm-attention, the paper's cell).
+    c.transformation = j.value("transformation", std::string("none"));
+    c.features = j.value("features", std::string("vgg"));
+    c.sequence = j.value("sequence", std::string("bilstm"));
+    c.sequenceProjection = j.value("sequence_projection", false);
+    c.prediction = j.value("prediction", std::string("attention"));
+    c.fiducials = intField(j, "fiducials", 20);
+    c.cell = j.value("cell", std::string("paper"));
+    c.attention = j.value("attention", std::string("soft"));
     c.context = contextFromString(j.value("context", std::string("pooling")));
     c.numStns = intField(j, "stns", 1);
     c.firstStnTranslationOnly = j.value("first_stn_translation_only", true);
@@ -173,8 +215,15 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
 
 std::string ModelConfig::describe() const {
   std::ostringstream s;
-  s << toString(attention);
-  if (attention == AttentionKind::Sharp) {
+  if (isCtc()) {
+    s << stageString() << ", width " << width << ", charset \"" << charset << "\"";
+    return s.str();
+  }
+  if (transformation != "none" || features != "vgg" || sequence != "bilstm" || cell != "paper")
+    s << transformation << "-" << features << "-" << sequence << (sequenceProjection ? "+proj" : "")
+      << "-attention" << (cell == "dtrb" ? " (DTRB cell)" : "") << ", ";
+  s << attention;
+  if (attention == "sharp") {
     s << " (" << toString(context) << ", " << numStns << " STN" << (numStns > 1 ? "s" : "");
     if (reference) s << ", reference";
     s << ")";

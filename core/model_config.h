@@ -1,17 +1,19 @@
 #pragma once
-// The complete description of a recognizer: architecture, charset and preprocessing. It is
-// serialised as JSON into every checkpoint, so a model file is self-describing.
+// The complete description of a recognizer: its four stages (transformation, features, sequence,
+// prediction; DESIGN.md "Model stages"), the attention decoder's glimpse and cell, the charset
+// and the preprocessing. It is serialised as JSON into every checkpoint, so a model file is
+// self-describing. Stage and glimpse names are checked against core/stages/stage_registry.h.
 #include <string>
+
+#include "charset.h"
 
 namespace foveal::core {
 
-enum class AttentionKind { Soft, Hard, Sharp };
+/// Sharp glimpse: how the context is formed from the sharpener's Z_t and x_s.
 enum class ContextKind { Pooling, Chain, Weighting };
 
-std::string toString(AttentionKind k);
 std::string toString(ContextKind k);
-AttentionKind attentionFromString(const std::string& s);  ///< throws Error
-ContextKind contextFromString(const std::string& s);      ///< throws Error
+ContextKind contextFromString(const std::string& s);  ///< throws Error
 
 /// How a source image becomes network input. Recorded in the checkpoint.
 struct Preprocessing {
@@ -24,7 +26,17 @@ struct Preprocessing {
 };
 
 struct ModelConfig {
-  AttentionKind attention = AttentionKind::Soft;
+  // The four stages, by registry name.
+  std::string transformation = "none";   ///< none | tps
+  std::string features = "vgg";          ///< vgg | resnet
+  std::string sequence = "bilstm";       ///< none | bilstm
+  bool sequenceProjection = false;       ///< bilstm: DTRB's Linear(2h -> h) after each layer
+  std::string prediction = "attention";  ///< ctc | attention
+  int fiducials = 20;                    ///< tps: F fiducial points (F/2 per edge)
+
+  // The attention decoder.
+  std::string cell = "paper";        ///< paper | dtrb (DESIGN.md "Model stages")
+  std::string attention = "soft";    ///< the glimpse: soft | hard | sharp
   ContextKind context = ContextKind::Pooling;  ///< sharp only
   int numStns = 1;                             ///< sharp only: 1 or 2
   bool firstStnTranslationOnly = true;         ///< with 2 STNs: coarse x-translation STN first
@@ -40,11 +52,20 @@ struct ModelConfig {
   Preprocessing preprocessing;
 
   // Derived sizes.
-  int cnnChannels() const;  ///< backbone / encoder output channels (512 at width 1)
+  int cnnChannels() const;  ///< feature-stage output channels (512 at width 1)
   int hidden() const;       ///< LSTM units per direction and decoder units (256 at width 1)
-  int featureDim() const { return 2 * hidden(); }  ///< size of x_i
+  int featureDim() const;   ///< size of x_i after the sequence stage
   int steps() const { return maxLength + 1; }
   int depth() const;  ///< attention depth scaled by width
+  bool isCtc() const { return prediction == "ctc"; }
+  /// The glimpse's declared needs (from the registry): the upsampled image, sampled regions.
+  bool needsUpsampled() const;
+  bool selectsRegions() const;
+  /// Where the special classes sit for this prediction stage and cell.
+  ClassLayout classLayout() const;
+  Charset makeCharset() const { return Charset(charset, caseInsensitive, classLayout()); }
+  /// The stages as the field names them: e.g. "none-vgg-bilstm-attention(soft)".
+  std::string stageString() const;
 
   /// Throws Error describing the first inconsistent field.
   void validate() const;

@@ -55,7 +55,7 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
                           const TraceOptions& options) const {
   if (image.empty()) throw Error(source + ": empty image");
   c10::InferenceMode guard;
-  const bool sharp = d->config.attention == AttentionKind::Sharp;
+  const bool sharp = d->config.needsUpsampled();
   auto input = preprocess({image}, d->config.preprocessing, sharp);
   DecodeOptions dec;
   dec.sample = options.sample;

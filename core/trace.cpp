@@ -54,9 +54,27 @@ std::string Trace::toJson(int indent) const {
       stn.push_back({{"quad", quadJson(k.quad)}, {"patch_size", {k.patch.width, k.patch.height}}});
     st["stn"] = stn;
     if (!s.contextWeights.empty()) st["context_weights"] = s.contextWeights;
+    if (!s.columns.empty()) st["columns"] = s.columns;
     steps_.push_back(st);
   }
   j["steps"] = steps_;
+  j["decoder"] = decoder;
+  if (!stages.empty()) j["stages"] = stages;
+  if (!fiducials.empty()) {
+    json f = json::array();
+    for (const auto& p : fiducials) f.push_back({p.x, p.y});
+    j["fiducials"] = f;
+    j["rectified_size"] = {rectified.width, rectified.height};
+  }
+  if (!columnTopk.empty()) {
+    json cols = json::array();
+    for (const auto& c : columnTopk) {
+      json tk = json::array();
+      for (const auto& t : c) tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
+      cols.push_back(tk);
+    }
+    j["column_topk"] = cols;
+  }
   return j.dump(indent);
 }
 

@@ -40,19 +40,32 @@ struct TraceStep {
   std::vector<StnTrace> stn;  ///< sharp: one per STN, coarse first
   GreyImage patch;            ///< what the context came from: last STN patch, or the region crop
   std::vector<double> contextWeights;  ///< sharp weighting: over Z columns then x_s
+  /// CTC: the columns that emitted this token (its run in the argmax path). Attention: empty.
+  std::vector<int> columns;
 };
 
 struct Trace {
   std::string source;     ///< image path or id
-  std::string modelKind;  ///< e.g. "sharp"
+  std::string modelKind;  ///< the glimpse ("soft", "hard", "sharp") or "ctc"
+  std::string decoder = "attention";  ///< the prediction stage: "attention" or "ctc"
+  std::string stages;                 ///< e.g. "tps-resnet-bilstm-attention(soft)"
   std::string modelDescription;
   std::string prediction;
-  double confidence = 0;         ///< product of the step probabilities up to and including the end
+  /// Attention: product of the step probabilities up to and including the end (beam/greedy as
+  /// decoded). CTC: product of every column's maximum (DTRB's demo).
+  double confidence = 0;
   int imageW = 0, imageH = 0;    ///< source image size
   std::vector<Box> regions;      ///< receptive fields in source pixels (rows clipped to the image)
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
   int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width
+  /// TPS: the fiducial points on the source image (pixels), top edge then bottom edge, and the
+  /// rectified model input the features saw.
+  std::vector<PointF> fiducials;
+  GreyImage rectified;
+  /// CTC: every column's top-k posteriors (the steps are the emitted tokens; a step's alpha is
+  /// its token's posterior over the columns, normalised: the row of the alignment matrix).
+  std::vector<std::vector<TokenProb>> columnTopk;
 
   std::string toJson(int indent = 2) const;
   /// The per-step table foveal-cli prints.

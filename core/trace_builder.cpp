@@ -1,6 +1,7 @@
 #include "trace_builder.h"
 
 #include "charset.h"
+#include "stages/ctc_prediction.h"
 
 namespace foveal::core {
 
@@ -26,53 +27,127 @@ static std::vector<double> toVector(const torch::Tensor& t) {
   return {c.data_ptr<double>(), c.data_ptr<double>() + c.numel()};
 }
 
+namespace {
+
+// Receptive-field crops of the model input [M, 1, rh, rw]: the patches of glimpses without STNs
+// and of CTC steps.
+torch::Tensor regionCrops(const ReceptiveField& rf, const Preprocessing& pp,
+                          const torch::Tensor& image) {
+  std::vector<float> th;
+  for (const auto& box : rf.clippedBoxes())
+    th.insert(th.end(), {static_cast<float>(box.w / pp.inputW), 0.f,
+                         static_cast<float>((2 * box.x + box.w) / pp.inputW - 1), 0.f,
+                         static_cast<float>(box.h / pp.inputH),
+                         static_cast<float>((2 * box.y + box.h) / pp.inputH - 1)});
+  auto theta = torch::tensor(th).view({rf.columns, 2, 3});
+  auto img = image.unsqueeze(0).expand({rf.columns, -1, -1, -1});
+  return sampleAffine(img.to(torch::kFloat).contiguous(), theta, static_cast<int64_t>(rf.sizeX),
+                      static_cast<int64_t>(rf.clippedBox(0).h));
+}
+
+std::vector<TokenProb> topTokens(const torch::Tensor& p, int k, const Charset& charset) {
+  auto top = p.topk(k);
+  auto vals = toVector(std::get<0>(top));
+  auto idx = std::get<1>(top).to(torch::kLong);
+  std::vector<TokenProb> out;
+  for (int i = 0; i < k; ++i) {
+    const int ci = static_cast<int>(idx[i].item<int64_t>());
+    out.push_back({charset.token(ci), ci, vals[static_cast<size_t>(i)]});
+  }
+  return out;
+}
+
+// CTC: the steps are the emitted tokens of the greedy path.
+void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, const Charset& charset,
+                   const torch::Tensor& crops) {
+  auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU, torch::kDouble);  // [M, K]
+  const int64_t m = probs.size(0);
+  const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
+  std::vector<int> path;
+  double confidence = 1.0;
+  for (int64_t i = 0; i < m; ++i) {
+    auto p = probs.select(0, i);
+    tr.columnTopk.push_back(topTokens(p, k, charset));
+    path.push_back(tr.columnTopk.back().front().index);
+    confidence *= tr.columnTopk.back().front().prob;
+  }
+  const CtcPath collapsed = collapseCtcPath(path, charset.blankIndex());
+  double entropySum = 0.0;
+  for (size_t s = 0; s < collapsed.tokens.size(); ++s) {
+    TraceStep st;
+    st.tokenIndex = collapsed.tokens[s];
+    st.token = charset.token(st.tokenIndex);
+    st.columns = collapsed.columns[s];
+    // The emitting column where this token is most probable speaks for the step.
+    int best = st.columns.front();
+    for (int c : st.columns)
+      if (probs[c][st.tokenIndex].item<double>() > probs[best][st.tokenIndex].item<double>())
+        best = c;
+    st.region = best;
+    st.prob = probs[best][st.tokenIndex].item<double>();
+    st.topk = tr.columnTopk[static_cast<size_t>(best)];
+    auto row = probs.select(1, st.tokenIndex);
+    st.alpha = toVector(row / row.sum());
+    st.entropy = entropy(st.alpha);
+    st.patch = toGreyImage(crops.select(0, best));
+    entropySum += st.entropy;
+    tr.steps.push_back(std::move(st));
+  }
+  tr.prediction = charset.decode(collapsed.tokens);
+  tr.confidence = confidence;
+  tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
+}
+
+}  // namespace
+
 Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInput& input, int b,
                  int srcW, int srcH, int topk, bool stopAtEnd) {
   const auto& cfg = model->config;
-  const Charset charset(cfg.charset, cfg.caseInsensitive);
+  const Charset charset = cfg.makeCharset();
   const auto rf = model->geometry();
   const auto& pp = cfg.preprocessing;
   const double sx = static_cast<double>(srcW) / pp.inputW,
                sy = static_cast<double>(srcH) / pp.inputH;
 
   Trace tr;
-  tr.modelKind = toString(cfg.attention);
+  tr.modelKind = cfg.isCtc() ? "ctc" : cfg.attention;
+  tr.decoder = cfg.prediction;
+  tr.stages = cfg.stageString();
   tr.modelDescription = cfg.describe();
   tr.imageW = srcW;
   tr.imageH = srcH;
   for (const auto& box : rf.clippedBoxes())
     tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
+  if (out.fiducials.defined()) {
+    // align_corners = true coordinates: -1 and 1 are the centres of the outer pixels.
+    auto f = out.fiducials.select(0, b).detach().to(torch::kCPU, torch::kDouble).contiguous();
+    auto a = f.accessor<double, 2>();
+    for (int64_t i = 0; i < f.size(0); ++i)
+      tr.fiducials.push_back({((a[i][0] + 1.0) / 2.0 * (pp.inputW - 1) + 0.5) * sx,
+                              ((a[i][1] + 1.0) / 2.0 * (pp.inputH - 1) + 0.5) * sy});
+    tr.rectified = toGreyImage(out.rectified.select(0, b).detach());
+  }
+  // What the features saw: the rectified image when there is a transformation.
+  const auto seen = out.rectified.defined() ? out.rectified.select(0, b) : input.image.select(0, b);
 
   // Receptive-field crops of the model input (soft / hard patches): [M, 1, rh, rw].
   torch::Tensor crops;
-  if (cfg.attention != AttentionKind::Sharp) {
-    std::vector<float> th;
-    for (const auto& box : rf.clippedBoxes())
-      th.insert(th.end(), {static_cast<float>(box.w / pp.inputW), 0.f,
-                           static_cast<float>((2 * box.x + box.w) / pp.inputW - 1), 0.f,
-                           static_cast<float>(box.h / pp.inputH),
-                           static_cast<float>((2 * box.y + box.h) / pp.inputH - 1)});
-    auto theta = torch::tensor(th).view({rf.columns, 2, 3});
-    auto img = input.image.select(0, b).unsqueeze(0).expand({rf.columns, -1, -1, -1});
-    crops = sampleAffine(img.to(torch::kFloat).contiguous(), theta, static_cast<int64_t>(rf.sizeX),
-                         static_cast<int64_t>(rf.clippedBox(0).h));
+  if (out.patches.empty()) crops = regionCrops(rf, pp, seen.detach());
+  if (cfg.isCtc()) {
+    buildCtcSteps(tr, out, b, topk, charset, crops);
+    return tr;
   }
 
   auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU);  // [T, K]
   const int64_t steps = probs.size(0);
   const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
+  const int end = charset.endIndex();
   double confidence = 1.0, entropySum = 0.0;
   std::vector<int> tokens;
   for (int64_t t = 0; t < steps; ++t) {
     TraceStep st;
     auto p = probs.select(0, t);
-    auto top = p.topk(k);
-    auto vals = toVector(std::get<0>(top));
-    auto idx = std::get<1>(top).to(torch::kLong);
-    for (int i = 0; i < k; ++i) {
-      const int ci = static_cast<int>(idx[i].item<int64_t>());
-      st.topk.push_back({charset.token(ci), ci, vals[static_cast<size_t>(i)]});
-    }
+    st.topk = topTokens(p, k, charset);
     st.tokenIndex = static_cast<int>(out.tokens.index({b, t}).item<int64_t>());
     st.token = charset.token(st.tokenIndex);
     st.prob = p[st.tokenIndex].item<double>();
@@ -87,7 +162,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     }
     if (!st.stn.empty()) {
       st.patch = st.stn.back().patch;
-    } else if (cfg.attention == AttentionKind::Soft) {
+    } else if (!cfg.selectsRegions()) {
       auto a = out.alpha.index({b, t}).detach().to(torch::kCPU, torch::kFloat).view({-1, 1, 1, 1});
       st.patch = toGreyImage((crops * a).sum(0));
     } else {
@@ -99,9 +174,9 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     confidence *= st.prob;
     entropySum += st.entropy;
     tokens.push_back(st.tokenIndex);
-    const bool end = st.tokenIndex == Charset::kEnd;
+    const bool isEnd = st.tokenIndex == end;
     tr.steps.push_back(std::move(st));
-    if (end && stopAtEnd) break;
+    if (isEnd && stopAtEnd) break;
   }
   tr.prediction = charset.decode(tokens);
   tr.confidence = confidence;

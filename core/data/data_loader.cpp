@@ -172,7 +172,9 @@ Batch DataLoader::build(int64_t number) {
     b.images = in.image;
     b.upsampled = in.upsampled;
   }
-  b.targets = torch::zeros({B, m_opt.maxLength + 1}, torch::kInt64);
+  // After the label: the end token (CTC, which has none, gets blanks; its loss reads the lengths).
+  const int64_t pad = std::max(0, m_opt.charset.endIndex());
+  b.targets = torch::full({B, m_opt.maxLength + 1}, pad, torch::kInt64);
   b.lengths = torch::empty({B}, torch::kInt64);
   auto tgt = b.targets.accessor<int64_t, 2>();
   auto len = b.lengths.accessor<int64_t, 1>();

@@ -49,7 +49,7 @@ struct Batch {
   int64_t number = 0;       ///< batch index within the epoch (this rank)
   torch::Tensor images;     ///< [B, 1, inputH, inputW] float in [-1, 1]
   torch::Tensor upsampled;  ///< [B, 1, inputH, upsampledW] (undefined without withUpsampled)
-  torch::Tensor targets;    ///< [B, maxLength + 1] int64: label classes, then end token 0
+  torch::Tensor targets;    ///< [B, maxLength + 1] int64: label classes, then the end token
   torch::Tensor lengths;    ///< [B] int64: label lengths without the end token
   std::vector<std::string> labels;
   std::vector<size_t> indices;  ///< dataset entries

@@ -77,9 +77,9 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   lo.threads = options.loaderThreads;
   lo.skipBad = true;
   lo.maxLength = cfg.maxLength;
-  lo.charset = Charset(cfg.charset, cfg.caseInsensitive);
+  lo.charset = cfg.makeCharset();
   lo.preprocessing = cfg.preprocessing;
-  lo.withUpsampled = cfg.attention == AttentionKind::Sharp;
+  lo.withUpsampled = cfg.needsUpsampled();
   data::DataLoader loader(ds, lo);
   const Charset& charset = lo.charset;
   {
@@ -90,22 +90,30 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
       DecodeOptions dec;
       dec.beamWidth = options.beamWidth;
       auto out = model->forward(images, up, dec);
-      auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
-      auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
-      auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
-      auto tok = tokens.accessor<int64_t, 2>();
-      auto ent = h.accessor<double, 2>();
-      const int64_t B = tokens.size(0), T = tokens.size(1);
-      for (int64_t b = 0; b < B; ++b) {
-        std::vector<int> seq;
-        double hsum = 0;
-        int64_t steps = 0;
-        for (int64_t t = 0; t < T; ++t) {
-          hsum += ent[b][t];
-          ++steps;
-          if (tok[b][t] == Charset::kEnd) break;
-          seq.push_back(static_cast<int>(tok[b][t]));
+      const auto read = model->readings(out);
+      const int64_t B = static_cast<int64_t>(read.size());
+      // Attention entropy over the steps up to and including the end token (CTC has no alpha).
+      std::vector<double> meanEntropy(read.size(), 0.0);
+      if (out.alpha.defined()) {
+        auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
+        auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
+        auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
+        auto tok = tokens.accessor<int64_t, 2>();
+        auto ent = h.accessor<double, 2>();
+        const int64_t T = tokens.size(1);
+        for (int64_t b = 0; b < B; ++b) {
+          double hsum = 0;
+          int64_t steps = 0;
+          for (int64_t t = 0; t < T; ++t) {
+            hsum += ent[b][t];
+            ++steps;
+            if (tok[b][t] == charset.endIndex()) break;
+          }
+          meanEntropy[static_cast<size_t>(b)] = hsum / static_cast<double>(steps);
         }
+      }
+      for (int64_t b = 0; b < B; ++b) {
+        const std::vector<int>& seq = read[static_cast<size_t>(b)];
         const std::string prediction = charset.decode(seq);
         const std::string& truth = batch->labels[static_cast<size_t>(b)];
         const Score s = scorePrediction(prediction, truth, textScoring);
@@ -113,7 +121,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
         one.count = 1;
         one.correct = s.correct ? 1 : 0;
         one.nedSum = s.ned;
-        one.entropySum = hsum / static_cast<double>(steps);
+        one.entropySum = meanEntropy[static_cast<size_t>(b)];
         result.overall.add(one);
         result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
         if (!s.correct && options.keepFailures) {

@@ -1,5 +1,7 @@
 #include "train_config.h"
 
+#include "model_variants.h"
+
 #include <nlohmann/json.hpp>
 
 #include "error.h"
@@ -115,7 +117,7 @@ std::vector<std::string> digitProtocolSets(int64_t count) {
 
 namespace {
 
-TrainConfig digits(AttentionKind a, ContextKind c, bool reference) {
+TrainConfig digits(const std::string& a, ContextKind c, bool reference) {
   TrainConfig t;
   t.model.attention = a;
   t.model.context = c;
@@ -135,7 +137,7 @@ TrainConfig digits(AttentionKind a, ContextKind c, bool reference) {
   return t;
 }
 
-TrainConfig text(AttentionKind a, ContextKind c, int stns) {
+TrainConfig text(const std::string& a, ContextKind c, int stns) {
   TrainConfig t;
   t.model.attention = a;
   t.model.context = c;
@@ -156,30 +158,45 @@ TrainConfig text(AttentionKind a, ContextKind c, int stns) {
 }  // namespace
 
 std::vector<Preset> presets() {
-  using A = AttentionKind;
   using C = ContextKind;
+  // The field's models on the digit task: their stages from the one catalogue (model_variants).
+  auto field = [](const std::string& variant) {
+    TrainConfig t = digits("soft", C::Pooling, false);
+    const ModelConfig m = t.model;
+    t.model = modelVariant(variant).config;
+    t.model.maxLength = m.maxLength;
+    t.model.charset = m.charset;
+    t.model.preprocessing.regionScale = m.preprocessing.regionScale;
+    t.lambdaR = 0.0;  // nothing samples: CTC and soft attention
+    return t;
+  };
   std::vector<Preset> p = {
-      {"digits-soft", "digit sequences, soft attention", digits(A::Soft, C::Pooling, false)},
-      {"digits-hard", "digit sequences, hard attention", digits(A::Hard, C::Pooling, false)},
+      {"digits-soft", "digit sequences, soft attention", digits("soft", C::Pooling, false)},
+      {"digits-hard", "digit sequences, hard attention", digits("hard", C::Pooling, false)},
       {"digits-sharp-pooling", "digit sequences, sharp attention, pooling context",
-       digits(A::Sharp, C::Pooling, false)},
+       digits("sharp", C::Pooling, false)},
       {"digits-sharp-chain", "digit sequences, sharp attention, chain context",
-       digits(A::Sharp, C::Chain, false)},
+       digits("sharp", C::Chain, false)},
       {"digits-sharp-weighting", "digit sequences, sharp attention, weighting context",
-       digits(A::Sharp, C::Weighting, false)},
+       digits("sharp", C::Weighting, false)},
       {"digits-sharp-pooling-reference",
        "digit sequences, sharp pooling + L2 loss to Roboto Bold reference glyphs",
-       digits(A::Sharp, C::Pooling, true)},
-      {"text-soft", "scene text, soft attention", text(A::Soft, C::Pooling, 1)},
-      {"text-hard", "scene text, hard attention", text(A::Hard, C::Pooling, 1)},
+       digits("sharp", C::Pooling, true)},
+      {"digits-crnn", "digit sequences, CRNN (none-vgg-bilstm-ctc)", field("crnn")},
+      {"digits-rare", "digit sequences, RARE (tps-vgg-bilstm-attention, soft, DTRB's cell)",
+       field("rare")},
+      {"digits-trba", "digit sequences, TRBA (tps-resnet-bilstm-attention, soft, DTRB's cell)",
+       field("trba")},
+      {"text-soft", "scene text, soft attention", text("soft", C::Pooling, 1)},
+      {"text-hard", "scene text, hard attention", text("hard", C::Pooling, 1)},
       {"text-sharp-chain-1stn", "scene text, sharp chain, one affine STN",
-       text(A::Sharp, C::Chain, 1)},
+       text("sharp", C::Chain, 1)},
       {"text-sharp-pooling-2stn", "scene text, sharp pooling, coarse x-shift STN + affine STN",
-       text(A::Sharp, C::Pooling, 2)},
+       text("sharp", C::Pooling, 2)},
       {"text-sharp-chain-2stn", "scene text, sharp chain, coarse x-shift STN + affine STN",
-       text(A::Sharp, C::Chain, 2)},
+       text("sharp", C::Chain, 2)},
       {"text-sharp-weighting-2stn", "scene text, sharp weighting, coarse x-shift STN + affine STN",
-       text(A::Sharp, C::Weighting, 2)},
+       text("sharp", C::Weighting, 2)},
   };
   for (auto& x : p) x.config.preset = x.name;
   return p;

@@ -170,13 +170,13 @@ void Trainer::Impl::setup(bool resuming) {
   device = resolveDevice(cfg.device);
   if (cfg.threads > 0 || device.is_cpu()) setComputeThreads(cfg.threads);
   prepareDevice(device);
-  charset = Charset(cfg.model.charset, cfg.model.caseInsensitive);
+  charset = cfg.model.makeCharset();
 
   trainData = openTrainingData(cfg.trainData);
   if (writer)
     for (const auto& spec : cfg.evalData) evalData.emplace_back(spec, data::openDataset(spec));
 
-  if (cfg.model.reference && cfg.model.attention == AttentionKind::Sharp) {
+  if (cfg.model.reference && cfg.model.attention == "sharp") {
     if (!data::canRenderText())
       throw Error(
           "the sharp + reference model needs reference glyphs, which this build (no "
@@ -400,7 +400,7 @@ data::Batch Trainer::Impl::nextBatch() {
       lo.maxLength = cfg.model.maxLength;
       lo.charset = charset;
       lo.preprocessing = cfg.model.preprocessing;
-      lo.withUpsampled = cfg.model.attention == AttentionKind::Sharp;
+      lo.withUpsampled = cfg.model.needsUpsampled();
       loader = std::make_unique<data::DataLoader>(trainData, lo);
       if (loader->batchesPerEpoch() == 0)
         throw Error(trainData->describe() + ": fewer entries than one batch of " +
@@ -468,7 +468,7 @@ TrainResult Trainer::run() {
   auto& s = *d;
   const auto& cfg = s.cfg;
   TrainResult result;
-  const bool hybrid = cfg.model.attention != AttentionKind::Soft && cfg.lambdaR > 0;
+  const bool hybrid = cfg.model.selectsRegions() && cfg.lambdaR > 0;
   const bool autocast = s.device.is_cuda() && cfg.bf16;
   // CPU: the convolutions in bf16 where the CPU computes it natively (AMX / AVX512-BF16).
   struct CpuBf16Scope {
@@ -546,13 +546,10 @@ TrainResult Trainer::run() {
       }
       if (mb.out.logProbs.scalar_type() != torch::kFloat)
         mb.out.logProbs = mb.out.logProbs.to(torch::kFloat);
-      torch::NoGradGuard ng;
-      auto mask = validSteps(mb.targets, mb.lengths);
-      auto logpy = mb.out.logProbs.gather(2, mb.targets.unsqueeze(2)).squeeze(2);
-      rewardSum += (logpy * mask).sum().item<double>();
-      rewardCount += mask.sum().item<double>();
-      auto ok = (mb.out.tokens == mb.targets) | (mask == 0);
-      correct += ok.all(1).sum().item<double>();
+      const BatchStats st = s.model->stats(mb.out, mb.targets, mb.lengths);
+      rewardSum += st.rewardSum;
+      rewardCount += st.rewardCount;
+      correct += st.correct;
       micro.push_back(std::move(mb));
     }
     if (forwardFailed) {
@@ -573,21 +570,25 @@ TrainResult Trainer::run() {
       stopped = true;
     }
     const double reward = rewardCount > 0 ? rewardSum / rewardCount : 0.0;
+    // b_j folds in this batch's reward (over all ranks) before any REINFORCE term uses it; every
+    // micro-batch and rank uses the same b_j. The loss is a pure function of it.
     MovingBaseline next = s.baseline;
     if (hybrid && std::isfinite(reward)) next.update(reward);
-    // attentionLoss folds the batch reward into the baseline it is given; a baseline with momentum
-    // 1 stays at b_j, so every micro-batch (and rank) uses the same b_j.
-    MovingBaseline frozen(1.0);
-    frozen.set(hybrid ? (std::isfinite(reward) ? next.value() : reward) : 0.0);
+    const double baselineForLoss = hybrid ? (std::isfinite(reward) ? next.value() : reward) : 0.0;
 
     s.optimizer->zero_grad();
     double nllSum = 0, reinforceSum = 0, referenceSum = 0;
     bool finite = !forwardFailed;
     double lossSum = forwardFailed ? std::numeric_limits<double>::quiet_NaN() : 0.0;
     for (auto& mb : micro) {
-      MovingBaseline b = frozen;
-      auto terms = attentionLoss(mb.out, mb.targets, mb.lengths, cfg.model.attention, cfg.lambdaR,
-                                 b, s.references, cfg.referenceWeight);
+      LossInputs in;
+      in.targets = mb.targets;
+      in.lengths = mb.lengths;
+      in.lambdaR = cfg.lambdaR;
+      in.baseline = baselineForLoss;
+      in.references = s.references;
+      in.referenceWeight = cfg.referenceWeight;
+      auto terms = s.model->loss(mb.out, in);
       auto loss = terms.total * mb.weight;
       const double lv = loss.item<double>();
       lossSum += lv;

@@ -1,6 +1,6 @@
 #pragma once
 // The training loop of the paper (section 2.4): batches from the data loader, the recognizer with
-// teacher forcing, attentionLoss (cross entropy for soft; the hybrid REINFORCE estimator with the
+// teacher forcing, the prediction stage's loss (cross entropy for soft; the hybrid REINFORCE estimator with the
 // moving-average baseline for hard and sharp; + the L2 reference term), backward, gradient norm,
 // ADADELTA. It owns a run directory:
 //   config.json    the TrainConfig

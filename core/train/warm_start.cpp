@@ -22,7 +22,7 @@ WarmStartReport warmStart(Recognizer& model, const std::string& path) {
   for (const auto& kv : source.model->named_parameters()) src.emplace(kv.key(), kv.value());
   for (const auto& kv : source.model->named_buffers()) src.emplace(kv.key(), kv.value());
 
-  static const std::string kEncoder = "sharpener.encoder.";
+  static const std::string kEncoder = "prediction.glimpse.sharpener.encoder.";
   WarmStartReport r;
   int copiedWithData = 0;  // batch-norm step counters (0-dim) say nothing about the model
   torch::NoGradGuard ng;
@@ -30,7 +30,7 @@ WarmStartReport warmStart(Recognizer& model, const std::string& path) {
     auto it = src.find(name);
     bool viaBackbone = false;
     if ((it == src.end() || it->second.sizes() != dst.sizes()) && name.rfind(kEncoder, 0) == 0) {
-      it = src.find("backbone." + name.substr(kEncoder.size()));
+      it = src.find("features." + name.substr(kEncoder.size()));
       viaBackbone = true;
     }
     if (it == src.end() || it->second.sizes() != dst.sizes() ||

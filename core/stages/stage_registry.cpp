@@ -1,0 +1,165 @@
+#include "stages/stage_registry.h"
+
+#include <map>
+
+#include "error.h"
+#include "stages/stage_factories.h"
+
+namespace foveal::core {
+
+// The factories, one per stage option; each lives in the option's own source file.
+std::shared_ptr<torch::nn::Module> makeTps(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeVgg(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeResNet(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeBiLstm(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeCtc(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeAttention(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeSoftGlimpse(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeHardGlimpse(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeSharpGlimpse(const StageContext&);
+
+namespace {
+
+struct Entry {
+  StageOption option;
+  StageFactory make = nullptr;  ///< null: the stage is left out ("none") or has no module (cell)
+};
+
+StageOption features(std::string name, std::string summary,
+                     std::vector<LayerSpec> (*layers)(double), int (*channels)(double)) {
+  StageOption o{std::move(name), std::move(summary)};
+  o.layers = layers;
+  o.channels = channels;
+  return o;
+}
+
+StageOption glimpse(std::string name, std::string summary, bool needsUpsampled,
+                    bool selectsRegions) {
+  StageOption o{std::move(name), std::move(summary)};
+  o.needsUpsampled = needsUpsampled;
+  o.selectsRegions = selectsRegions;
+  return o;
+}
+
+// The registry: one line per option.
+const std::map<StageKind, std::vector<Entry>>& registry() {
+  static const std::map<StageKind, std::vector<Entry>> r = {
+      {StageKind::Transformation,
+       {
+           {{"none", "the image as it is"}, nullptr},
+           {{"tps", "RARE's thin-plate-spline rectification (F fiducial points)"}, makeTps},
+       }},
+      {StageKind::Features,
+       {
+           {features("vgg", "CRNN's VGG: 24 columns at 100x32", vggLayers, vggOutChannels),
+            makeVgg},
+           {features("resnet", "DTRB's ResNet (FAN, BasicBlock 1-2-5-3): 26 columns at 100x32",
+                     resnetLayers, resnetOutChannels),
+            makeResNet},
+       }},
+      {StageKind::Sequence,
+       {
+           {{"none", "the feature columns as they are"}, nullptr},
+           {{"bilstm", "2 bidirectional LSTM layers (optionally each followed by DTRB's Linear)"},
+            makeBiLstm},
+       }},
+      {StageKind::Prediction,
+       {
+           {{"ctc", "CTC: a Linear per column, greedy collapse of repeats and blanks"}, makeCtc},
+           {{"attention", "an LSTM decoder with a glimpse, one token per step"}, makeAttention},
+       }},
+      {StageKind::Glimpse,
+       {
+           {glimpse("soft", "c_t = sum_i alpha_ti x_i", false, false), makeSoftGlimpse},
+           {glimpse("hard", "c_t = x_s, s ~ alpha_t (argmax at evaluation)", false, true),
+            makeHardGlimpse},
+           {glimpse("sharp", "region s through 1-2 STNs and an encoder CNN", true, true),
+            makeSharpGlimpse},
+       }},
+      {StageKind::Cell,
+       {
+           {{"paper", "h0 = FC(mean X), input [y_{t-1}; c_t], p = softmax(FC([y_{t-1}; h_t]))"},
+            nullptr},
+           {{"dtrb", "h0 = 0, input [c_t; onehot(y_{t-1})] with y_0 = [GO], p = softmax(FC(h_t))"},
+            nullptr},
+       }},
+  };
+  return r;
+}
+
+const Entry& entry(StageKind kind, const std::string& name) {
+  for (const auto& e : registry().at(kind))
+    if (e.option.name == name) return e;
+  std::string known;
+  for (const auto& e : registry().at(kind)) known += (known.empty() ? "" : ", ") + e.option.name;
+  throw Error("unknown " + stageKindName(kind) + " '" + name + "' (known: " + known + ")");
+}
+
+template <class Interface>
+Stage<Interface> build(StageKind kind, const std::string& name, const StageContext& context) {
+  const Entry& e = entry(kind, name);
+  Stage<Interface> s;
+  if (!e.make) return s;
+  s.module = e.make(context);
+  s.impl = dynamic_cast<Interface*>(s.module.get());
+  if (!s.impl) throw Error("internal error: " + name + " does not implement its stage");
+  return s;
+}
+
+}  // namespace
+
+std::string stageKindName(StageKind kind) {
+  switch (kind) {
+    case StageKind::Transformation:
+      return "transformation";
+    case StageKind::Features:
+      return "features";
+    case StageKind::Sequence:
+      return "sequence";
+    case StageKind::Prediction:
+      return "prediction";
+    case StageKind::Glimpse:
+      return "glimpse";
+    case StageKind::Cell:
+      return "cell";
+  }
+  return "?";
+}
+
+const std::vector<StageOption>& stageOptions(StageKind kind) {
+  static const std::map<StageKind, std::vector<StageOption>> options = [] {
+    std::map<StageKind, std::vector<StageOption>> m;
+    for (const auto& [k, entries] : registry())
+      for (const auto& e : entries) m[k].push_back(e.option);
+    return m;
+  }();
+  return options.at(kind);
+}
+
+std::vector<std::string> stageNames(StageKind kind) {
+  std::vector<std::string> out;
+  for (const auto& o : stageOptions(kind)) out.push_back(o.name);
+  return out;
+}
+
+const StageOption& stageOption(StageKind kind, const std::string& name) {
+  return entry(kind, name).option;
+}
+
+Stage<Transformation> buildTransformation(const StageContext& c) {
+  return build<Transformation>(StageKind::Transformation, c.config.transformation, c);
+}
+Stage<FeatureExtractor> buildFeatures(const StageContext& c) {
+  return build<FeatureExtractor>(StageKind::Features, c.config.features, c);
+}
+Stage<SequenceModel> buildSequence(const StageContext& c) {
+  return build<SequenceModel>(StageKind::Sequence, c.config.sequence, c);
+}
+Stage<Prediction> buildPrediction(const StageContext& c) {
+  return build<Prediction>(StageKind::Prediction, c.config.prediction, c);
+}
+Stage<Glimpse> buildGlimpse(const StageContext& c) {
+  return build<Glimpse>(StageKind::Glimpse, c.config.attention, c);
+}
+
+}  // namespace foveal::core

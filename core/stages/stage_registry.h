@@ -1,0 +1,34 @@
+#pragma once
+// The one list of stages and glimpses (DESIGN.md "Model stages"; docs/ARCHITECTURE.md has the
+// checklist for adding one). Torch-free: the CLI, the GUI, presets, bench and tests read names,
+// summaries and declared needs from here; core/stages/stage_factories.h builds the modules from
+// the same table (stage_registry.cpp), so a name cannot exist in one place and not the other.
+#include <string>
+#include <vector>
+
+#include "geometry.h"
+
+namespace foveal::core {
+
+enum class StageKind { Transformation, Features, Sequence, Prediction, Glimpse, Cell };
+
+struct StageOption {
+  std::string name;
+  std::string summary;
+  /// Glimpse: needs the upsampled copy of the image (the sharpener cuts regions from it).
+  bool needsUpsampled = false;
+  /// Glimpse: picks one region per step (argmax or sampled); trained with REINFORCE (eq. 9).
+  bool selectsRegions = false;
+  /// Features: the layer table its modules are built from (receptive fields), and its channels.
+  std::vector<LayerSpec> (*layers)(double width) = nullptr;
+  int (*channels)(double width) = nullptr;
+};
+
+/// "transformation", "features", "sequence", "prediction", "glimpse", "cell".
+std::string stageKindName(StageKind kind);
+const std::vector<StageOption>& stageOptions(StageKind kind);
+std::vector<std::string> stageNames(StageKind kind);
+/// Throws Error naming the kind, the unknown name and the known ones.
+const StageOption& stageOption(StageKind kind, const std::string& name);
+
+}  // namespace foveal::core
