@@ -34,7 +34,7 @@ void AttentionPredictionImpl::reset() {
 }
 
 AttentionPredictionImpl::Keys AttentionPredictionImpl::keys(const torch::Tensor& x,
-                                                            bool lean) const {
+                                                            bool lean) {
   Keys k;
   k.x = x;
   k.wx = m_attention->project(x);  // [B, M, depth], once per image
@@ -60,7 +60,7 @@ AttentionPredictionImpl::Keys AttentionPredictionImpl::keys(const torch::Tensor&
 }
 
 AttentionPredictionImpl::State AttentionPredictionImpl::initialState(const torch::Tensor& x,
-                                                                     int64_t rows) const {
+                                                                     int64_t rows) {
   State s;
   const int64_t b = x.size(0);
   if (m_paperCell) {

@@ -54,8 +54,8 @@ class AttentionPredictionImpl : public torch::nn::Cloneable<AttentionPredictionI
   };
   enum class Select { Argmax, Sample };
 
-  Keys keys(const torch::Tensor& x, bool lean) const;
-  State initialState(const torch::Tensor& x, int64_t rows) const;
+  Keys keys(const torch::Tensor& x, bool lean);
+  State initialState(const torch::Tensor& x, int64_t rows);
   /// One decoder step: alpha_t from h_{t-1}, the region, the glimpse, the cell, p(y_t).
   StepOutput step(const Keys& k, State& state, const torch::Tensor& upsampled,
                   const torch::Tensor& imageOfRow, const torch::Tensor& forced, Select select,

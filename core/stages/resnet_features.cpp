@@ -1,7 +1,7 @@
 #include "stages/resnet_features.h"
 
 #include <torch/nn/modules/activation.h>
-#include <torch/nn/modules/pooling.h>
+#include <torch/nn/functional/pooling.h>
 
 #include "stages/stage_factories.h"
 
@@ -44,57 +44,62 @@ void ResNetFeaturesImpl::reset() {
   const int64_t out = scaledChannels(512, w);
   const int64_t c0 = scaledChannels(32, w), c1 = scaledChannels(64, w);
   const int64_t b1 = scaledChannels(128, w), b2 = scaledChannels(256, w);
-  auto pool = [&](std::vector<int64_t> k, std::vector<int64_t> s,
-                  std::vector<int64_t> p) -> nn::AnyModule {
-    if (options.average_pools())
-      return nn::AnyModule(nn::AvgPool2d(nn::AvgPool2dOptions(k).stride(s).padding(p)));
-    return nn::AnyModule(nn::MaxPool2d(nn::MaxPool2dOptions(k).stride(s).padding(p)));
+  auto layer = [&](const std::string& name, int64_t in, int64_t planes, int blocks) {
+    nn::ModuleList list;
+    for (int i = 0; i < blocks; ++i) list->push_back(BasicBlock(i == 0 ? in : planes, planes));
+    return register_module(name, list);
   };
-  auto layer = [&](int64_t in, int64_t planes, int blocks) {
-    nn::Sequential s;
-    for (int i = 0; i < blocks; ++i) s->push_back(BasicBlock(i == 0 ? in : planes, planes));
-    return s;
-  };
-  m_net = nn::Sequential();
-  // The names are DTRB's (FeatureExtraction.ConvNet.<name>).
-  m_net->push_back("conv0_1", conv(options.input_channels(), c0, 3, {1, 1}, {1, 1}));
-  m_net->push_back("bn0_1", nn::BatchNorm2d(c0));
-  m_net->push_back("relu0_1", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("conv0_2", conv(c0, c1, 3, {1, 1}, {1, 1}));
-  m_net->push_back("bn0_2", nn::BatchNorm2d(c1));
-  m_net->push_back("relu0_2", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("maxpool1", pool({2, 2}, {2, 2}, {0, 0}));
-  m_net->push_back("layer1", layer(c1, b1, 1));
-  m_net->push_back("conv1", conv(b1, b1, 3, {1, 1}, {1, 1}));
-  m_net->push_back("bn1", nn::BatchNorm2d(b1));
-  m_net->push_back("relu1", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("maxpool2", pool({2, 2}, {2, 2}, {0, 0}));
-  m_net->push_back("layer2", layer(b1, b2, 2));
-  m_net->push_back("conv2", conv(b2, b2, 3, {1, 1}, {1, 1}));
-  m_net->push_back("bn2", nn::BatchNorm2d(b2));
-  m_net->push_back("relu2", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("maxpool3", pool({2, 2}, {2, 1}, {0, 1}));
-  m_net->push_back("layer3", layer(b2, out, 5));
-  m_net->push_back("conv3", conv(out, out, 3, {1, 1}, {1, 1}));
-  m_net->push_back("bn3", nn::BatchNorm2d(out));
-  m_net->push_back("relu3", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("layer4", layer(out, out, 3));
-  m_net->push_back("conv4_1", conv(out, out, 2, {2, 1}, {0, 1}));
-  m_net->push_back("bn4_1", nn::BatchNorm2d(out));
-  m_net->push_back("relu4_1", nn::ReLU(nn::ReLUOptions(true)));
-  m_net->push_back("conv4_2", conv(out, out, 2, {1, 1}, {0, 0}));
-  m_net->push_back("bn4_2", nn::BatchNorm2d(out));
-  m_net->push_back("relu4_2", nn::ReLU(nn::ReLUOptions(true)));
-  m_net = register_module("net", m_net);
+  // Registered in DTRB's order and with its names (FeatureExtraction.ConvNet.<name>).
+  m_conv0_1 = register_module("conv0_1", conv(options.input_channels(), c0, 3, {1, 1}, {1, 1}));
+  m_bn0_1 = register_module("bn0_1", nn::BatchNorm2d(c0));
+  m_conv0_2 = register_module("conv0_2", conv(c0, c1, 3, {1, 1}, {1, 1}));
+  m_bn0_2 = register_module("bn0_2", nn::BatchNorm2d(c1));
+  m_layer1 = layer("layer1", c1, b1, 1);
+  m_conv1 = register_module("conv1", conv(b1, b1, 3, {1, 1}, {1, 1}));
+  m_bn1 = register_module("bn1", nn::BatchNorm2d(b1));
+  m_layer2 = layer("layer2", b1, b2, 2);
+  m_conv2 = register_module("conv2", conv(b2, b2, 3, {1, 1}, {1, 1}));
+  m_bn2 = register_module("bn2", nn::BatchNorm2d(b2));
+  m_layer3 = layer("layer3", b2, out, 5);
+  m_conv3 = register_module("conv3", conv(out, out, 3, {1, 1}, {1, 1}));
+  m_bn3 = register_module("bn3", nn::BatchNorm2d(out));
+  m_layer4 = layer("layer4", out, out, 3);
+  m_conv4_1 = register_module("conv4_1", conv(out, out, 2, {2, 1}, {0, 1}));
+  m_bn4_1 = register_module("bn4_1", nn::BatchNorm2d(out));
+  m_conv4_2 = register_module("conv4_2", conv(out, out, 2, {1, 1}, {0, 0}));
+  m_bn4_2 = register_module("bn4_2", nn::BatchNorm2d(out));
+}
+
+torch::Tensor ResNetFeaturesImpl::pool(const torch::Tensor& x, std::vector<int64_t> stride,
+                                       std::vector<int64_t> padding) const {
+  if (options.average_pools()) return torch::avg_pool2d(x, {2, 2}, stride, padding);
+  return torch::max_pool2d(x, {2, 2}, stride, padding);
 }
 
 torch::Tensor ResNetFeaturesImpl::featureMap(const torch::Tensor& image) {
-  return m_net->forward(image);
+  auto blocks = [](const nn::ModuleList& list, torch::Tensor x) {
+    for (const auto& m : *list) x = m->as<BasicBlockImpl>()->forward(x);
+    return x;
+  };
+  auto x = torch::relu(m_bn0_1(m_conv0_1(image)));
+  x = torch::relu(m_bn0_2(m_conv0_2(x)));
+  x = pool(x, {2, 2}, {0, 0});
+  x = blocks(m_layer1, x);
+  x = torch::relu(m_bn1(m_conv1(x)));
+  x = pool(x, {2, 2}, {0, 0});
+  x = blocks(m_layer2, x);
+  x = torch::relu(m_bn2(m_conv2(x)));
+  x = pool(x, {2, 1}, {0, 1});  // height halves, width keeps (+1)
+  x = blocks(m_layer3, x);
+  x = torch::relu(m_bn3(m_conv3(x)));
+  x = blocks(m_layer4, x);
+  x = torch::relu(m_bn4_1(m_conv4_1(x)));
+  return torch::relu(m_bn4_2(m_conv4_2(x)));
 }
 
 torch::Tensor ResNetFeaturesImpl::columns(const torch::Tensor& image) {
-  auto f = featureMap(image);                        // [B, C, H', W']
-  return f.mean(2).transpose(1, 2).contiguous();     // [B, W', C] (DTRB: average over H')
+  auto f = featureMap(image);                     // [B, C, H', W']
+  return f.mean(2).transpose(1, 2).contiguous();  // [B, W', C] (DTRB: average over H')
 }
 
 ReceptiveField ResNetFeaturesImpl::geometry(int inputW, int inputH) const {

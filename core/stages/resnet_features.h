@@ -5,6 +5,7 @@
 // by autograd in test_geometry.
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/container/modulelist.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
@@ -52,7 +53,14 @@ class ResNetFeaturesImpl : public torch::nn::Cloneable<ResNetFeaturesImpl>,
   ResNetFeaturesOptions options;
 
  private:
-  torch::nn::Sequential m_net{nullptr};
+  torch::Tensor pool(const torch::Tensor& x, std::vector<int64_t> stride,
+                     std::vector<int64_t> padding) const;
+  torch::nn::Conv2d m_conv0_1{nullptr}, m_conv0_2{nullptr}, m_conv1{nullptr}, m_conv2{nullptr},
+      m_conv3{nullptr}, m_conv4_1{nullptr}, m_conv4_2{nullptr};
+  torch::nn::BatchNorm2d m_bn0_1{nullptr}, m_bn0_2{nullptr}, m_bn1{nullptr}, m_bn2{nullptr},
+      m_bn3{nullptr}, m_bn4_1{nullptr}, m_bn4_2{nullptr};
+  torch::nn::ModuleList m_layer1{nullptr}, m_layer2{nullptr}, m_layer3{nullptr},
+      m_layer4{nullptr};
 };
 TORCH_MODULE(ResNetFeatures);
 

@@ -69,7 +69,7 @@ class TestCheckpoint : public QObject {
     torch::manual_seed(0);
     m_good = path("good.fvm");
     saveCheckpoint(m_good.toStdString(),
-                   Recognizer(tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2)));
+                   Recognizer(tinyConfig("sharp", ContextKind::Chain, 2)));
   }
 
   void saveLoadGivesIdenticalOutputs_data() {
@@ -201,7 +201,7 @@ class TestCheckpoint : public QObject {
 
   void unwritableFolder() {
     try {
-      saveCheckpoint("/nonexistent-folder/x.fvm", Recognizer(tinyConfig(AttentionKind::Soft)));
+      saveCheckpoint("/nonexistent-folder/x.fvm", Recognizer(tinyConfig("soft")));
       QFAIL("no error");
     } catch (const Error& e) {
       QVERIFY(
@@ -213,9 +213,9 @@ class TestCheckpoint : public QObject {
   // Saving over an existing file replaces it whole (temp file + rename).
   void overwriteIsAtomic() {
     const QString file = path("over.fvm");
-    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig(AttentionKind::Soft)));
-    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig(AttentionKind::Hard)));
-    QVERIFY(loadCheckpoint(file.toStdString()).config.attention == AttentionKind::Hard);
+    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig("soft")));
+    saveCheckpoint(file.toStdString(), Recognizer(tinyConfig("hard")));
+    QVERIFY(loadCheckpoint(file.toStdString()).config.attention == "hard");
     QVERIFY(!QFile::exists(file + ".tmp"));
   }
 };

@@ -42,7 +42,7 @@ class TestConfig : public QObject {
 
   void configJsonRoundTrip() {
     ModelConfig c;
-    c.attention = AttentionKind::Sharp;
+    c.attention = "sharp";
     c.context = ContextKind::Weighting;
     c.numStns = 2;
     c.width = 0.25;

@@ -41,6 +41,17 @@ Batch makeBatch(const ModelConfig& c, int64_t b = 2) {
   return batch;
 }
 
+LossTerms lossOf(Recognizer& model, const RecognizerOutput& out, const Batch& batch,
+                 double lambdaR, double baseline, const torch::Tensor& references = {}) {
+  LossInputs in;
+  in.targets = batch.targets;
+  in.lengths = batch.lengths;
+  in.lambdaR = lambdaR;
+  in.baseline = baseline;
+  in.references = references;
+  return model->loss(out, in);
+}
+
 // Bilinear sample of img [H, W] at pixel-centre coordinates, border padding (clamped).
 double bilinear(const torch::TensorAccessor<float, 2>& img, int h, int w, double x, double y) {
   x = std::clamp(x, 0.0, w - 1.0);
@@ -91,18 +102,18 @@ class TestModel : public QObject {
   // log-probabilities and attention along a fixed trajectory (teacher forcing, and for hard
   // the same selected regions), batch 1 and 3.
   void leanDecoderMatchesStraightforward_data() {
-    QTest::addColumn<int>("kind");
+    QTest::addColumn<std::string>("kind");
     QTest::addColumn<int>("batch");
     for (int b : {1, 3}) {
-      QTest::newRow(qPrintable(QStringLiteral("soft b%1").arg(b))) << int(AttentionKind::Soft) << b;
-      QTest::newRow(qPrintable(QStringLiteral("hard b%1").arg(b))) << int(AttentionKind::Hard) << b;
+      QTest::newRow(qPrintable(QStringLiteral("soft b%1").arg(b))) << std::string("soft") << b;
+      QTest::newRow(qPrintable(QStringLiteral("hard b%1").arg(b))) << std::string("hard") << b;
     }
   }
   void leanDecoderMatchesStraightforward() {
-    QFETCH(int, kind);
+    QFETCH(std::string, kind);
     QFETCH(int, batch);
     torch::manual_seed(11);
-    Recognizer model(foveal::test::tinyConfig(static_cast<AttentionKind>(kind)));
+    Recognizer model(foveal::test::tinyConfig(kind));
     model->eval();
     const auto steps = model->config.steps();
     auto image = torch::rand({batch, 1, 32, 100}) * 2 - 1;
@@ -202,10 +213,10 @@ class TestModel : public QObject {
                             out.alpha.gather(2, out.selected.unsqueeze(2)).squeeze(2).log(), 1e-4,
                             1e-5));
     QVERIFY(torch::equal(out.tokens, out.logProbs.argmax(-1)));
-    if (!training || cfg.attention == AttentionKind::Soft)
+    if (!training || cfg.attention == "soft")
       QVERIFY(torch::equal(out.selected, out.alpha.argmax(-1)));
 
-    if (cfg.attention != AttentionKind::Sharp) {
+    if (cfg.attention != "sharp") {
       QVERIFY(out.patches.empty());
       QVERIFY(out.thetas.empty());
       return;
@@ -226,7 +237,7 @@ class TestModel : public QObject {
   }
 
   void sharpNeedsUpsampledImage() {
-    Recognizer model(tinyConfig(AttentionKind::Sharp));
+    Recognizer model(tinyConfig("sharp"));
     QVERIFY_THROWS_EXCEPTION(Error, model->forward(torch::zeros({1, 1, 32, 100}), {}));
   }
 
@@ -238,7 +249,7 @@ class TestModel : public QObject {
   }
   void stnAtIdentityIsBilinearCropOfRegion() {
     QFETCH(int, column);
-    auto cfg = tinyConfig(AttentionKind::Sharp);
+    auto cfg = tinyConfig("sharp");
     Sharpener sharpener(cfg);
     torch::manual_seed(3);
     auto up = torch::rand({1, 1, 32, 180});
@@ -262,7 +273,7 @@ class TestModel : public QObject {
 
   // The coarse translation-only STN crops at the input's own pixel scale, centred.
   void translationStnCropsAtNativeScale() {
-    auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Pooling, 2);  // scale 2.0: 200 px
+    auto cfg = tinyConfig("sharp", ContextKind::Pooling, 2);  // scale 2.0: 200 px
     Sharpener sharpener(cfg);
     auto up = torch::rand({1, 1, 32, 200});
     auto out = sharpener->forward(up, torch::tensor({int64_t(12)}));  // box x 29..74 -> 58..149
@@ -285,15 +296,14 @@ class TestModel : public QObject {
     QFETCH(int, context);
     QFETCH(int, stns);
     torch::manual_seed(5);
-    const auto cfg = tinyConfig(AttentionKind::Sharp, static_cast<ContextKind>(context), stns);
+    const auto cfg = tinyConfig("sharp", static_cast<ContextKind>(context), stns);
     Recognizer model(cfg);
     model->train();
     const auto batch = makeBatch(cfg, 3);
     DecodeOptions opt;
     opt.targets = batch.targets;
     auto out = model->forward(batch.image, batch.upsampled, opt);
-    MovingBaseline baseline;
-    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, baseline);
+    auto terms = lossOf(model, out, batch, 1.0, 0.0);
     terms.total.backward();
     auto grads = model->named_parameters();
     auto nonzero = [&](const std::string& name) {
@@ -303,22 +313,22 @@ class TestModel : public QObject {
     // The regressor starts at zero weights (identity), so at first only its last layer gets a
     // gradient; after one step the gradient reaches the localisation CNN too.
     for (int k = 0; k < stns; ++k) {
-      const std::string stn = "sharpener.stns." + std::to_string(k);
+      const std::string stn = "prediction.glimpse.sharpener.stns." + std::to_string(k);
       QVERIFY2(nonzero(stn + ".fc2.weight"), (stn + ".fc2.weight").c_str());
       QVERIFY2(nonzero(stn + ".fc2.bias"), (stn + ".fc2.bias").c_str());
     }
-    QVERIFY(nonzero("sharpener.encoder.layers.0.weight"));
-    QVERIFY(nonzero("backbone.layers.0.weight"));  // through x_s, alpha and h0
-    QVERIFY(nonzero("attention.key.weight"));      // through REINFORCE log p(a_t)
+    QVERIFY(nonzero("prediction.glimpse.sharpener.encoder.layers.0.weight"));
+    QVERIFY(nonzero("features.layers.0.weight"));  // through x_s, alpha and h0
+    QVERIFY(nonzero("prediction.attention.key.weight"));      // through REINFORCE log p(a_t)
 
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05));
     sgd.step();
     model->zero_grad();
     out = model->forward(batch.image, batch.upsampled, opt);
-    attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, baseline).total.backward();
+    lossOf(model, out, batch, 1.0, 0.0).total.backward();
     grads = model->named_parameters();
     for (int k = 0; k < stns; ++k) {
-      const std::string stn = "sharpener.stns." + std::to_string(k);
+      const std::string stn = "prediction.glimpse.sharpener.stns." + std::to_string(k);
       QVERIFY2(nonzero(stn + ".features.0.weight"), (stn + ".features.0.weight").c_str());
     }
   }
@@ -332,29 +342,20 @@ class TestModel : public QObject {
 
   void lossTermsMatchHandComputation() {
     torch::manual_seed(9);
-    const auto cfg = tinyConfig(AttentionKind::Hard);
+    const auto cfg = tinyConfig("hard");
     Recognizer model(cfg);
     model->train();
     const auto batch = makeBatch(cfg, 2);
     DecodeOptions opt;
     opt.targets = batch.targets;
     auto out = model->forward(batch.image, batch.upsampled, opt);
-    MovingBaseline baseline;
-    baseline.set(-1.0);
-    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 0.5, baseline);
-    double nll = 0, count = 0, rewardSum = 0;
-    std::vector<double> r;
-    for (int b = 0; b < 2; ++b)
-      for (int t = 0; t <= batch.lengths[b].item<int>(); ++t) {
-        const double lp = out.logProbs[b][t][batch.targets[b][t].item<int64_t>()].item<double>();
-        nll -= lp;
-        rewardSum += lp;
-        count += 1;
-      }
+    const double b = -0.75;
+    auto terms = lossOf(model, out, batch, 0.5, b);
+    double nll = 0;
+    for (int bi = 0; bi < 2; ++bi)
+      for (int t = 0; t <= batch.lengths[bi].item<int>(); ++t)
+        nll -= out.logProbs[bi][t][batch.targets[bi][t].item<int64_t>()].item<double>();
     QVERIFY(std::abs(terms.nll.item<double>() - nll / 2) < 1e-4);
-    QVERIFY(std::abs(terms.reward - rewardSum / count) < 1e-5);
-    const double b = 0.9 * -1.0 + 0.1 * (rewardSum / count);
-    QVERIFY(std::abs(terms.baseline - b) < 1e-6);
     double reinforce = 0;
     for (int bi = 0; bi < 2; ++bi)
       for (int t = 0; t <= batch.lengths[bi].item<int>(); ++t) {
@@ -362,23 +363,29 @@ class TestModel : public QObject {
         reinforce -= 0.5 * (lp - b) * out.logPSelect[bi][t].item<double>();
       }
     QVERIFY(std::abs(terms.reinforce.item<double>() - reinforce / 2) < 1e-3);
+    // Pure: the same inputs give the same terms again.
+    auto again = lossOf(model, out, batch, 0.5, b);
+    QCOMPARE(again.total.item<double>(), terms.total.item<double>());
+    // The batch figures the trainer folds into the baseline: reward = mean log p(y_t | a_t).
+    const BatchStats st = model->stats(out, batch.targets, batch.lengths);
+    QVERIFY(std::abs(st.rewardSum + nll) < 1e-3);
   }
 
   // One SGD step on the REINFORCE term alone raises log p(a_t) of the chosen regions when the
   // advantage is positive and lowers it when negative.
   void reinforceMovesLogPSelectWithAdvantageSign_data() {
-    QTest::addColumn<int>("kind");
+    QTest::addColumn<std::string>("kind");
     QTest::addColumn<double>("baseline");
-    QTest::newRow("hard, positive advantage") << int(AttentionKind::Hard) << -100.0;
-    QTest::newRow("hard, negative advantage") << int(AttentionKind::Hard) << 100.0;
-    QTest::newRow("sharp, positive advantage") << int(AttentionKind::Sharp) << -100.0;
-    QTest::newRow("sharp, negative advantage") << int(AttentionKind::Sharp) << 100.0;
+    QTest::newRow("hard, positive advantage") << std::string("hard") << -100.0;
+    QTest::newRow("hard, negative advantage") << std::string("hard") << 100.0;
+    QTest::newRow("sharp, positive advantage") << std::string("sharp") << -100.0;
+    QTest::newRow("sharp, negative advantage") << std::string("sharp") << 100.0;
   }
   void reinforceMovesLogPSelectWithAdvantageSign() {
-    QFETCH(int, kind);
+    QFETCH(std::string, kind);
     QFETCH(double, baseline);
     torch::manual_seed(11);
-    const auto cfg = tinyConfig(static_cast<AttentionKind>(kind));
+    const auto cfg = tinyConfig(kind);
     Recognizer model(cfg);
     model->train();
     const auto batch = makeBatch(cfg, 4);
@@ -386,9 +393,7 @@ class TestModel : public QObject {
     DecodeOptions opt;
     opt.targets = batch.targets;
     auto out = model->forward(batch.image, batch.upsampled, opt);
-    MovingBaseline b;
-    b.set(baseline / 0.9);  // after this batch's update, b is close to `baseline`
-    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b);
+    auto terms = lossOf(model, out, batch, 1.0, baseline);
     model->zero_grad();
     terms.reinforce.backward();
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(1e-5));
@@ -404,21 +409,20 @@ class TestModel : public QObject {
   }
 
   void softModelHasNoReinforceTerm() {
-    const auto cfg = tinyConfig(AttentionKind::Soft);
+    const auto cfg = tinyConfig("soft");
     Recognizer model(cfg);
     const auto batch = makeBatch(cfg);
     DecodeOptions opt;
     opt.targets = batch.targets;
     auto out = model->forward(batch.image, batch.upsampled, opt);
-    MovingBaseline b;
-    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b);
+    auto terms = lossOf(model, out, batch, 1.0, 0.0);
     QCOMPARE(terms.reinforce.item<double>(), 0.0);
     QCOMPARE(terms.total.item<double>(), terms.nll.item<double>());
   }
 
   void referenceTermUsesPatches() {
     torch::manual_seed(13);
-    const auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Pooling, 1, true);
+    const auto cfg = tinyConfig("sharp", ContextKind::Pooling, 1, true);
     Recognizer model(cfg);
     model->train();
     const auto batch = makeBatch(cfg);
@@ -426,8 +430,7 @@ class TestModel : public QObject {
     opt.targets = batch.targets;
     auto out = model->forward(batch.image, batch.upsampled, opt);
     auto refs = torch::zeros({11, 1, 32, 24});
-    MovingBaseline b;
-    auto terms = attentionLoss(out, batch.targets, batch.lengths, cfg.attention, 1.0, b, refs);
+    auto terms = lossOf(model, out, batch, 1.0, 0.0, refs);
     QVERIFY(terms.reference.defined());
     // Against all-zero references the term is the mean squared patch over character steps.
     auto charMask =
@@ -437,13 +440,13 @@ class TestModel : public QObject {
     model->zero_grad();
     terms.reference.backward();
     const auto params = model->named_parameters();  // find() points into this dictionary
-    auto* w = params.find("sharpener.stns.0.fc2.bias");
+    auto* w = params.find("prediction.glimpse.sharpener.stns.0.fc2.bias");
     QVERIFY(w && w->grad().abs().sum().item<double>() > 0);
   }
 
   void recomputingKeysGivesTheSameDecode() {
     torch::manual_seed(19);
-    const auto cfg = tinyConfig(AttentionKind::Soft);
+    const auto cfg = tinyConfig("soft");
     Recognizer model(cfg);
     model->eval();
     const auto batch = makeBatch(cfg);
@@ -457,7 +460,7 @@ class TestModel : public QObject {
 
   void forcedSelectionReplaysDecode() {
     torch::manual_seed(17);
-    const auto cfg = tinyConfig(AttentionKind::Sharp, ContextKind::Chain);
+    const auto cfg = tinyConfig("sharp", ContextKind::Chain);
     Recognizer model(cfg);
     model->eval();
     const auto batch = makeBatch(cfg);
@@ -520,17 +523,17 @@ class TestModel : public QObject {
   // With width K^(T-1) no prefix is ever dropped, so the search must find the most probable of
   // all K^T token sequences, each scored here by teacher forcing.
   void beamSearchIsExactWhenWideEnough_data() {
-    QTest::addColumn<int>("kind");
+    QTest::addColumn<std::string>("kind");
     QTest::addColumn<int>("context");
-    QTest::newRow("soft") << int(AttentionKind::Soft) << int(ContextKind::Pooling);
-    QTest::newRow("hard") << int(AttentionKind::Hard) << int(ContextKind::Pooling);
-    QTest::newRow("sharp-weighting") << int(AttentionKind::Sharp) << int(ContextKind::Weighting);
+    QTest::newRow("soft") << std::string("soft") << int(ContextKind::Pooling);
+    QTest::newRow("hard") << std::string("hard") << int(ContextKind::Pooling);
+    QTest::newRow("sharp-weighting") << std::string("sharp") << int(ContextKind::Weighting);
   }
   void beamSearchIsExactWhenWideEnough() {
-    QFETCH(int, kind);
+    QFETCH(std::string, kind);
     QFETCH(int, context);
     torch::manual_seed(29);
-    auto cfg = tinyConfig(static_cast<AttentionKind>(kind), static_cast<ContextKind>(context));
+    auto cfg = tinyConfig(kind, static_cast<ContextKind>(context));
     cfg.maxLength = 2;  // T = 3 steps, K = 11 classes: 1331 sequences
     Recognizer model(cfg);
     model->eval();
@@ -601,7 +604,7 @@ class TestModel : public QObject {
   }
 
   void beamSearchIsForInferenceOnly() {
-    const auto cfg = tinyConfig(AttentionKind::Hard);
+    const auto cfg = tinyConfig("hard");
     Recognizer model(cfg);
     const auto batch = makeBatch(cfg);
     DecodeOptions opt;

@@ -54,7 +54,7 @@ class TestTrace : public QObject {
 
     // The same decode, straight from the tensors.
     auto loaded = loadCheckpoint(file.toStdString());
-    auto input = preprocess({m_image}, cfg.preprocessing, cfg.attention == AttentionKind::Sharp);
+    auto input = preprocess({m_image}, cfg.preprocessing, cfg.attention == "sharp");
     torch::NoGradGuard ng;
     auto out = loaded.model->forward(input.image, input.upsampled);
     const Charset cs(cfg.charset);
@@ -131,7 +131,7 @@ class TestTrace : public QObject {
   }
 
   void samplingIsReproducible() {
-    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Hard), 3);
+    auto session = ModelSession::create(foveal::test::tinyConfig("hard"), 3);
     TraceOptions opt;
     opt.sample = true;
     opt.seed = 42;
@@ -145,7 +145,7 @@ class TestTrace : public QObject {
   }
 
   void softPatchIsAlphaWeightedReceptiveField() {
-    auto session = ModelSession::create(foveal::test::tinyConfig(AttentionKind::Soft), 4);
+    auto session = ModelSession::create(foveal::test::tinyConfig("soft"), 4);
     const auto tr = session->trace(m_image, "x");
     QCOMPARE(tr.steps[0].patch.width, 46);
     QCOMPARE(tr.steps[0].patch.height, 32);
@@ -154,7 +154,7 @@ class TestTrace : public QObject {
 
   void tableListsEveryStep() {
     auto session = ModelSession::create(
-        foveal::test::tinyConfig(AttentionKind::Sharp, ContextKind::Chain, 2), 5);
+        foveal::test::tinyConfig("sharp", ContextKind::Chain, 2), 5);
     const auto tr = session->trace(m_image, "digits.png");
     const QString table = QString::fromStdString(tr.toTable());
     QVERIFY(table.contains("prediction"));

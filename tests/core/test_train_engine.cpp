@@ -318,7 +318,7 @@ class TestTrainEngine : public QObject {
       QVERIFY2(what.contains("No space left on device"), e.what());
     }
     QVERIFY(!fs::exists(fs::symlink_status(run / (file.toStdString() + ".tmp"))));
-    QVERIFY(loadCheckpoint((run / "latest.fvm").string()).config.attention == AttentionKind::Soft);
+    QVERIFY(loadCheckpoint((run / "latest.fvm").string()).config.attention == "soft");
     for (const auto& r : records(run, "checkpoint")) QVERIFY(r.value("iteration", 0) <= 4);
     Trainer(c, ro).run();  // the disk has room again: the run finishes from its checkpoint
     QCOMPARE(records(run, "stop").empty() ? 4 : 4, 4);

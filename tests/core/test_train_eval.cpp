@@ -42,7 +42,7 @@ class LabelsOnly : public data::Dataset {
 // only: start -> '1', '1' -> '2', '2' -> end. The attention score vector is zero: alpha uniform.
 Recognizer reader12() {
   ModelConfig c;
-  c.attention = AttentionKind::Soft;
+  c.attention = "soft";
   c.width = 0.125;
   c.maxLength = 4;
   torch::manual_seed(0);

@@ -13,7 +13,7 @@ struct NamedConfig {
   core::ModelConfig config;
 };
 
-inline core::ModelConfig tinyConfig(core::AttentionKind kind,
+inline core::ModelConfig tinyConfig(const std::string& kind,
                                     core::ContextKind context = core::ContextKind::Pooling,
                                     int stns = 1, bool reference = false) {
   core::ModelConfig c;
@@ -28,20 +28,19 @@ inline core::ModelConfig tinyConfig(core::AttentionKind kind,
 }
 
 inline std::vector<NamedConfig> allConfigs() {
-  using A = core::AttentionKind;
   using C = core::ContextKind;
   std::vector<NamedConfig> out = {
-      {"soft", tinyConfig(A::Soft)},
-      {"hard", tinyConfig(A::Hard)},
+      {"soft", tinyConfig("soft")},
+      {"hard", tinyConfig("hard")},
   };
   for (int stns : {1, 2})
     for (auto ctx : {C::Pooling, C::Chain, C::Weighting})
       out.push_back({"sharp-" + core::toString(ctx) + "-" + std::to_string(stns) + "stn",
-                     tinyConfig(A::Sharp, ctx, stns)});
-  auto affine = tinyConfig(A::Sharp, C::Chain, 2);
+                     tinyConfig("sharp", ctx, stns)});
+  auto affine = tinyConfig("sharp", C::Chain, 2);
   affine.firstStnTranslationOnly = false;
   out.push_back({"sharp-chain-2stn-affine-first", affine});
-  out.push_back({"sharp-pooling-reference", tinyConfig(A::Sharp, C::Pooling, 1, true)});
+  out.push_back({"sharp-pooling-reference", tinyConfig("sharp", C::Pooling, 1, true)});
   return out;
 }
 

@@ -49,9 +49,9 @@ class TestMainWindow : public QObject {
     QCoreApplication::setOrganizationName(QStringLiteral("FovealTest"));
     QSettings().clear();
     const std::pair<const char*, core::ModelConfig> configs[] = {
-        {"soft", test::tinyConfig(core::AttentionKind::Soft)},
-        {"hard", test::tinyConfig(core::AttentionKind::Hard)},
-        {"sharp", test::tinyConfig(core::AttentionKind::Sharp, core::ContextKind::Chain, 2)}};
+        {"soft", test::tinyConfig("soft")},
+        {"hard", test::tinyConfig("hard")},
+        {"sharp", test::tinyConfig("sharp", core::ContextKind::Chain, 2)}};
     for (int i = 0; i < 3; ++i) {
       m_models[i] = m_dir.filePath(QString("%1.fvm").arg(configs[i].first));
       core::ModelSession::create(configs[i].second, 1 + i)->save(m_models[i].toStdString());

@@ -781,7 +781,7 @@ class TestTraining : public QObject {
       append(dir + "/metrics.jsonl", lines);
       if (k == 2)  // the preview traces the run's latest.fvm (here untrained weights)
         core::ModelSession::create(
-            test::tinyConfig(core::AttentionKind::Sharp, core::ContextKind::Chain), 3)
+            test::tinyConfig("sharp", core::ContextKind::Chain), 3)
             ->save((dir + "/latest.fvm").toStdString());
       page->addRunFolder(dir);
       ++k;

@@ -1,0 +1,347 @@
+// The model as stages (DESIGN.md "Model stages"): every combination of stages, glimpses and cells
+// initialises, decodes, traces, saves and trains one step; TPS at its initial state; CTC decoding
+// and loss against hand computations; the ResNet's receptive fields by autograd; the registry.
+#include <torch/torch.h>
+#include <QtTest/QtTest>
+
+#include <cmath>
+#include <functional>
+
+#include "checkpoint.h"
+#include "error.h"
+#include "model_session.h"
+#include "model_variants.h"
+#include "recognizer.h"
+#include "stages/ctc_prediction.h"
+#include "stages/resnet_features.h"
+#include "stages/stage_registry.h"
+#include "stages/tps.h"
+
+using namespace foveal::core;
+
+namespace {
+
+ModelConfig tiny(ModelConfig c) {
+  c.width = 0.125;
+  c.maxLength = 6;
+  return c;
+}
+
+// transformation x features x sequence (none, bilstm, bilstm + projection) x prediction (ctc,
+// attention with each glimpse and each cell), all from the registry.
+std::vector<std::pair<std::string, ModelConfig>> combinations() {
+  std::vector<std::pair<std::string, ModelConfig>> out;
+  for (const auto& tr : stageNames(StageKind::Transformation))
+    for (const auto& fe : stageNames(StageKind::Features))
+      for (const auto& seq : {std::string("none"), std::string("bilstm"), std::string("proj")})
+        for (const auto& pr : stageNames(StageKind::Prediction)) {
+          std::vector<std::pair<std::string, std::string>> heads;  // (glimpse, cell)
+          if (pr == "ctc")
+            heads.emplace_back("soft", "paper");
+          else
+            for (const auto& g : stageNames(StageKind::Glimpse))
+              for (const auto& cell : stageNames(StageKind::Cell)) heads.emplace_back(g, cell);
+          for (const auto& [g, cell] : heads) {
+            ModelConfig c;
+            c.transformation = tr;
+            c.features = fe;
+            c.sequence = seq == "none" ? "none" : "bilstm";
+            c.sequenceProjection = seq == "proj";
+            c.prediction = pr;
+            c.attention = g;
+            c.cell = cell;
+            std::string name = tr + "-" + fe + "-" + seq + "-" + pr;
+            if (pr != "ctc") name += "(" + g + "," + cell + ")";
+            out.emplace_back(name, tiny(c));
+          }
+        }
+  return out;
+}
+
+GreyImage testImage(int w = 160, int h = 32) {
+  GreyImage img;
+  img.width = w;
+  img.height = h;
+  img.pixels.resize(static_cast<size_t>(w * h));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      img.pixels[static_cast<size_t>(y * w + x)] = static_cast<uint8_t>((x * 7 + y * 3) % 256);
+  return img;
+}
+
+}  // namespace
+
+class TestStages : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void registryNamesEveryOption() {
+    QCOMPARE(stageNames(StageKind::Transformation), (std::vector<std::string>{"none", "tps"}));
+    QCOMPARE(stageNames(StageKind::Features), (std::vector<std::string>{"vgg", "resnet"}));
+    QCOMPARE(stageNames(StageKind::Sequence), (std::vector<std::string>{"none", "bilstm"}));
+    QCOMPARE(stageNames(StageKind::Prediction), (std::vector<std::string>{"ctc", "attention"}));
+    QCOMPARE(stageNames(StageKind::Glimpse), (std::vector<std::string>{"soft", "hard", "sharp"}));
+    QVERIFY(stageOption(StageKind::Glimpse, "sharp").needsUpsampled);
+    QVERIFY(!stageOption(StageKind::Glimpse, "hard").needsUpsampled);
+    QVERIFY(stageOption(StageKind::Glimpse, "hard").selectsRegions);
+    QVERIFY(!stageOption(StageKind::Glimpse, "soft").selectsRegions);
+    try {
+      stageOption(StageKind::Features, "rcnn");
+      QFAIL("an unknown stage was accepted");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("unknown features 'rcnn' (known: vgg, resnet)"), e.what());
+    }
+    ModelConfig c;
+    c.sequence = "transformer";
+    QVERIFY_THROWS_EXCEPTION(Error, c.validate());
+  }
+
+  void everyCombinationDecodesTracesSavesAndTrains_data() {
+    QTest::addColumn<int>("index");
+    const auto all = combinations();
+    for (size_t i = 0; i < all.size(); ++i)
+      QTest::newRow(all[i].first.c_str()) << static_cast<int>(i);
+  }
+  void everyCombinationDecodesTracesSavesAndTrains() {
+    QFETCH(int, index);
+    const ModelConfig cfg = combinations()[static_cast<size_t>(index)].second;
+    torch::manual_seed(3);
+    Recognizer model(cfg);
+    const int64_t b = 2, k = cfg.makeCharset().size();
+    const int64_t m = model->geometry().columns;
+    auto image = torch::rand({b, 1, 32, 100}) * 2 - 1;
+    auto up = cfg.needsUpsampled() ? torch::rand({b, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1
+                                   : torch::Tensor();
+    // Targets in the model's class layout: characters after the special classes, then the end.
+    const Charset charset = cfg.makeCharset();
+    auto targets = torch::full({b, cfg.steps()}, std::max(0, charset.endIndex()), torch::kLong);
+    auto lengths = torch::tensor({3, 5}, torch::kLong);
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t t = 0; t < lengths[i].item<int64_t>(); ++t)
+        targets[i][t] = charset.specials() + (t * 3 + i) % 10;
+
+    model->eval();
+    {
+      torch::NoGradGuard ng;
+      auto out = model->forward(image, up);
+      if (cfg.isCtc()) {
+        QCOMPARE(out.logProbs.sizes().vec(), (std::vector<int64_t>{b, m, k}));
+        QVERIFY(!out.alpha.defined());
+      } else {
+        QCOMPARE(out.logProbs.sizes().vec(), (std::vector<int64_t>{b, cfg.steps(), k}));
+        QCOMPARE(out.alpha.sizes().vec(), (std::vector<int64_t>{b, cfg.steps(), m}));
+      }
+      QVERIFY(torch::allclose(out.logProbs.exp().sum(-1), torch::ones({b, out.logProbs.size(1)}),
+                              1e-4, 1e-4));
+      QCOMPARE(out.fiducials.defined(), cfg.transformation == "tps");
+      if (out.fiducials.defined()) {
+        QCOMPARE(out.fiducials.sizes().vec(), (std::vector<int64_t>{b, cfg.fiducials, 2}));
+        QCOMPARE(out.rectified.sizes().vec(), image.sizes().vec());
+      }
+      QCOMPARE(model->readings(out).size(), size_t(b));
+    }
+
+    // One training step: loss finite, gradients reach the first and the last stage.
+    model->train();
+    DecodeOptions opt;
+    opt.targets = targets;
+    auto out = model->forward(image, up, opt);
+    LossInputs in;
+    in.targets = targets;
+    in.lengths = lengths;
+    in.lambdaR = 1.0;
+    auto terms = model->loss(out, in);
+    QVERIFY(std::isfinite(terms.total.item<double>()));
+    QVERIFY(terms.total.item<double>() > 0);
+    terms.total.backward();
+    const auto params = model->named_parameters();
+    auto reached = [&](const std::string& prefix) {
+      for (const auto& p : params)
+        if (p.key().rfind(prefix, 0) == 0 && p.value().grad().defined() &&
+            p.value().grad().abs().sum().item<double>() > 0)
+          return true;
+      return false;
+    };
+    QVERIFY(reached("features."));
+    QVERIFY(reached("prediction."));
+    if (cfg.sequence != "none") QVERIFY(reached("sequence."));
+    if (cfg.transformation == "tps") QVERIFY(reached("transformation.fc2."));
+    torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.01));
+    sgd.step();
+
+    // Save, load (format 3), trace: the same reading.
+    QTemporaryDir dir;
+    const std::string path = (dir.path() + "/m.fvm").toStdString();
+    saveCheckpoint(path, model);
+    auto session = ModelSession::open(path);
+    QCOMPARE(session->config().stageString(), cfg.stageString());
+    const Trace tr = session->trace(testImage(), "test");
+    QCOMPARE(tr.regions.size(), size_t(m));
+    QCOMPARE(tr.decoder, cfg.prediction);
+    QCOMPARE(tr.fiducials.size(), size_t(cfg.transformation == "tps" ? cfg.fiducials : 0));
+    for (const auto& s : tr.steps) {
+      QCOMPARE(s.alpha.size(), size_t(m));
+      QVERIFY(s.region >= 0 && s.region < m);
+      if (cfg.isCtc()) QVERIFY(!s.columns.empty());
+    }
+    if (cfg.isCtc()) QCOMPARE(tr.columnTopk.size(), size_t(m));
+    const Trace again = ModelSession::open(path)->trace(testImage(), "test");
+    QCOMPARE(again.toJson(), tr.toJson());
+  }
+
+  // DESIGN.md: the field's named models in the stage vocabulary.
+  void fieldModelsAreTheirStages() {
+    QCOMPARE(modelVariant("crnn").config.stageString(), std::string("none-vgg-bilstm-ctc"));
+    QCOMPARE(modelVariant("rare").config.stageString(),
+             std::string("tps-vgg-bilstm-attention(soft)"));
+    QCOMPARE(modelVariant("trba").config.stageString(),
+             std::string("tps-resnet-bilstm-attention(soft)"));
+    Recognizer trba(tiny(modelVariant("trba").config));
+    QCOMPARE(trba->geometry().columns, 26);  // DTRB's ResNet at 100x32
+    Recognizer crnn(tiny(modelVariant("crnn").config));
+    QCOMPARE(crnn->geometry().columns, 24);
+  }
+
+  // The localiser's initial output (RARE Fig. 6a) relates to the base fiducials by the affine map
+  // x' = x, y' = (y - x) / 2, which a thin-plate spline reproduces exactly: the initial
+  // rectification samples the input there, whatever the image.
+  void tpsAtItsInitialStateIsAKnownAffineRectification() {
+    const int64_t w = 100, h = 32, f = 20;
+    Tps tps(TpsOptions(f, w, h));
+    tps->eval();
+    torch::NoGradGuard ng;
+    auto image = torch::rand({2, 1, h, w});
+    auto t = tps->transform(image);
+    QVERIFY(torch::allclose(t.fiducials[0], tpsInitialFiducials(f).to(torch::kFloat), 0, 1e-6));
+    auto g = tps->grid(t.fiducials);  // [2, H, W, 2]
+    for (int64_t i : {0L, 7L, 31L})
+      for (int64_t j : {0L, 13L, 50L, 99L}) {
+        const double x = (2.0 * j + 1) / w - 1, y = (2.0 * i + 1) / h - 1;
+        QVERIFY(std::abs(g[0][i][j][0].item<double>() - x) < 1e-4);
+        QVERIFY(std::abs(g[0][i][j][1].item<double>() - (y - x) / 2) < 1e-4);
+      }
+    // A horizontal ramp I(u, v) = u sampled at x' (align_corners = true: u = (x' + 1)/2 (W - 1)).
+    auto ramp = torch::arange(w, torch::kFloat).view({1, 1, 1, w}).expand({1, 1, h, w}).contiguous();
+    auto r = tps->transform(ramp).image;
+    for (int64_t j : {0L, 40L, 99L}) {
+      const double x = (2.0 * j + 1) / w - 1;
+      QVERIFY(std::abs(r[0][0][5][j].item<double>() - (x + 1) / 2 * (w - 1)) < 1e-3);
+    }
+  }
+
+  void ctcCollapsesRepeatsAndBlanks() {
+    const auto p = collapseCtcPath({0, 3, 3, 0, 3, 1, 1, 0, 0, 2});
+    QCOMPARE(p.tokens, (std::vector<int>{3, 3, 1, 2}));
+    QCOMPARE(p.columns, (std::vector<std::vector<int>>{{1, 2}, {4}, {5, 6}, {9}}));
+    QVERIFY(collapseCtcPath({0, 0, 0}).tokens.empty());
+  }
+
+  // The CTC loss against the definition: - log of the summed probability of every path (K^M of
+  // them, M = 4 columns here) that collapses to the target.
+  void ctcLossIsTheSumOverAlignments() {
+    const int64_t m = 4, k = 3;
+    torch::manual_seed(1);
+    auto logits = torch::randn({1, m, k}, torch::kDouble);
+    auto lp = torch::log_softmax(logits, -1);
+    ModelConfig cfg = tiny(modelVariant("crnn").config);
+    cfg.charset = "ab";
+    CtcPrediction ctc(cfg, 4);
+    RecognizerOutput out;
+    out.logProbs = lp.to(torch::kFloat);
+    for (const std::vector<int>& target : {std::vector<int>{1}, std::vector<int>{1, 2},
+                                           std::vector<int>{2, 2}}) {
+      double total = 0;
+      for (int code = 0; code < 81; ++code) {
+        std::vector<int> path;
+        double logp = 0;
+        for (int64_t i = 0, c = code; i < m; ++i, c /= k) {
+          path.push_back(static_cast<int>(c % k));
+          logp += lp[0][i][c % k].item<double>();
+        }
+        if (collapseCtcPath(path).tokens == target) total += std::exp(logp);
+      }
+      LossInputs in;
+      in.targets = torch::zeros({1, 4}, torch::kLong);
+      for (size_t i = 0; i < target.size(); ++i) in.targets[0][static_cast<int64_t>(i)] = target[i];
+      in.lengths = torch::tensor({static_cast<int64_t>(target.size())});
+      const double loss = ctc->loss(out, in).nll.item<double>();
+      QVERIFY2(std::abs(loss + std::log(total)) < 1e-4,
+               qPrintable(QString("loss %1, expected %2").arg(loss).arg(-std::log(total))));
+    }
+  }
+
+  // The greedy reading of a CTC model is the collapsed argmax path, and DTRB's confidence is the
+  // product of every column's maximum.
+  void ctcTraceMatchesItsDefinition() {
+    ModelConfig cfg = tiny(modelVariant("crnn").config);
+    auto session = ModelSession::create(cfg, 4);
+    const Trace tr = session->trace(testImage(), "t");
+    std::vector<int> path;
+    double conf = 1;
+    for (const auto& col : tr.columnTopk) {
+      path.push_back(col.front().index);
+      conf *= col.front().prob;
+    }
+    const auto collapsed = collapseCtcPath(path);
+    QCOMPARE(tr.steps.size(), collapsed.tokens.size());
+    for (size_t s = 0; s < tr.steps.size(); ++s) {
+      QCOMPARE(tr.steps[s].tokenIndex, collapsed.tokens[s]);
+      QCOMPARE(tr.steps[s].columns, collapsed.columns[s]);
+    }
+    QVERIFY(std::abs(tr.confidence - conf) < 1e-12);
+  }
+
+  // DESIGN.md's check on the VGG, applied to the ResNet: average pools, positive constant weights,
+  // and the gradient of one output column is non-zero exactly inside its clipped box.
+  void resnetBoxesAgreeWithAutograd_data() {
+    QTest::addColumn<int>("column");
+    for (int c : {0, 3, 13, 25}) QTest::newRow(qPrintable(QString::number(c))) << c;
+  }
+  void resnetBoxesAgreeWithAutograd() {
+    QFETCH(int, column);
+    ResNetFeatures net(ResNetFeaturesOptions(0.125).average_pools(true));
+    net->eval();
+    {
+      torch::NoGradGuard g;
+      for (auto& p : net->named_parameters())
+        p.value().fill_(p.key().find("weight") != std::string::npos ? 0.05 : 0.0);
+    }
+    net->to(torch::kDouble);
+    auto x = torch::ones({1, 1, 32, 100}, torch::dtype(torch::kDouble).requires_grad(true));
+    auto f = net->columns(x);  // [1, 26, C]
+    QCOMPARE(f.size(1), int64_t(26));
+    f.select(1, column).sum().backward();
+    auto support = (x.grad().abs() > 0).squeeze();  // [32, 100]
+    auto cols = support.any(0);
+    const auto box = net->geometry(100, 32).clippedBox(column);
+    const int x0 = std::max(0, static_cast<int>(box.x));
+    const int x1 = std::min(100, static_cast<int>(box.x + box.w));
+    for (int i = 0; i < 100; ++i)
+      QVERIFY2(cols[i].item<bool>() == (i >= x0 && i < x1),
+               qPrintable(QString("column %1, x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
+    QVERIFY(support.any(1).all().item<bool>());
+  }
+
+  // The DTRB cell: h0 = 0, y_0 = [GO], classes [GO], [s], characters; its latency path (batch 1,
+  // no autograd) equals the straightforward step.
+  void dtrbCellLatencyPathMatches() {
+    ModelConfig cfg = tiny(modelVariant("rare").config);
+    cfg.transformation = "none";
+    QCOMPARE(cfg.makeCharset().goIndex(), 0);
+    QCOMPARE(cfg.makeCharset().endIndex(), 1);
+    torch::manual_seed(8);
+    Recognizer model(cfg);
+    model->eval();
+    auto image = torch::rand({1, 1, 32, 100}) * 2 - 1;
+    torch::NoGradGuard ng;
+    auto lean = model->forward(image, {});
+    DecodeOptions straight;
+    straight.recomputeKeys = true;  // turns the latency path off
+    auto plain = model->forward(image, {}, straight);
+    QVERIFY(torch::equal(lean.tokens, plain.tokens));
+    QVERIFY(torch::allclose(lean.logProbs, plain.logProbs, 1e-5, 1e-5));
+    QVERIFY(torch::allclose(lean.alpha, plain.alpha, 1e-5, 1e-5));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestStages)
+#include "test_stages.moc"
