@@ -3,6 +3,8 @@
 #include <torch/nn/functional/vision.h>
 #include <cmath>
 
+#include "stages/stage_registry.h"
+
 namespace foveal::core {
 
 namespace F = torch::nn::functional;
@@ -30,7 +32,9 @@ SharpenerImpl::SharpenerImpl(const ModelConfig& config_) : config(config_) { res
 
 void SharpenerImpl::reset() {
   const auto& pp = config.preprocessing;
-  const auto rf = receptiveField(vggLayers(config.width), pp.inputW, pp.inputH);
+  // The regions are the feature stage's columns (their receptive fields, scaled to the copy).
+  const auto rf = receptiveField(stageOption(StageKind::Features, config.features).layers(config.width),
+                                 pp.inputW, pp.inputH);
   const double scale = static_cast<double>(pp.upsampledW()) / pp.inputW;
   const double wu = pp.upsampledW(), h = pp.inputH;
 
