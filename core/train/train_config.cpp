@@ -167,7 +167,6 @@ std::vector<Preset> presets() {
     t.model.maxLength = m.maxLength;
     t.model.charset = m.charset;
     t.model.preprocessing.regionScale = m.preprocessing.regionScale;
-    t.lambdaR = 0.0;  // nothing samples: CTC and soft attention
     return t;
   };
   std::vector<Preset> p = {

@@ -62,7 +62,7 @@ class TestConfig : public QObject {
     QTest::newRow("not json") << "{oops"
                               << "bad model config JSON";
     QTest::newRow("unknown attention") << R"({"attention":"fuzzy","max_length":5,"charset":"01"})"
-                                       << "unknown attention 'fuzzy'";
+                                       << "unknown glimpse 'fuzzy' (known: soft, hard, sharp)";
     QTest::newRow("three stns") << R"({"attention":"sharp","stns":3,"max_length":5,"charset":"01"})"
                                 << "stns must be 1 or 2";
     QTest::newRow("duplicate char") << R"({"attention":"soft","max_length":5,"charset":"011"})"
@@ -80,7 +80,7 @@ class TestConfig : public QObject {
         << "bad model config JSON";
     QTest::newRow("input height") << R"({"attention":"soft","max_length":5,"charset":"01",
         "preprocessing":{"input_h":64}})"
-                                  << "backbone output height";
+                                  << "vgg output height";
   }
   void configErrorsNameTheProblem() {
     QFETCH(QString, json);

@@ -43,7 +43,7 @@ class TestTrace : public QObject {
       // Random attention weights are near uniform; sharpen them so argmax regions vary.
       torch::NoGradGuard g;
       for (auto& p : m->named_parameters())
-        if (p.key().rfind("attention.", 0) == 0) p.value().mul_(25.0);
+        if (p.key().rfind("prediction.attention.", 0) == 0) p.value().mul_(25.0);
       saveCheckpoint(file.toStdString(), m);
     }
     auto session = ModelSession::open(file.toStdString());

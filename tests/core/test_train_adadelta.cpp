@@ -135,7 +135,7 @@ class TestTrainAdadelta : public QObject {
 
   void presetsFollowThePaper() {
     const auto all = presets();
-    QCOMPARE(int(all.size()), 12);
+    QCOMPARE(int(all.size()), 15);
     for (const auto& p : all) {
       const bool digits = p.name.rfind("digits-", 0) == 0;
       QCOMPARE(p.config.batchSize, 192);
@@ -151,6 +151,14 @@ class TestTrainAdadelta : public QObject {
     QCOMPARE(presetConfig("text-sharp-weighting-2stn").model.numStns, 2);
     QVERIFY(presetConfig("text-sharp-weighting-2stn").model.context == ContextKind::Weighting);
     QCOMPARE(digitProtocolSets().size(), size_t(10));
+    // The field's models on the digit task, their stages from the one catalogue.
+    QCOMPARE(presetConfig("digits-crnn").model.stageString(), std::string("none-vgg-bilstm-ctc"));
+    QCOMPARE(presetConfig("digits-rare").model.stageString(),
+             std::string("tps-vgg-bilstm-attention(soft)"));
+    QCOMPARE(presetConfig("digits-trba").model.stageString(),
+             std::string("tps-resnet-bilstm-attention(soft)"));
+    QCOMPARE(presetConfig("digits-rare").model.cell, std::string("dtrb"));
+    QCOMPARE(presetConfig("digits-crnn").model.charset, std::string("0123456789"));
   }
 
   void badConfigsNameTheProblem() {

@@ -246,10 +246,11 @@ class TestTrainEngine : public QObject {
     auto src = loadCheckpoint(source).model;
     auto sp = src->named_parameters();
     auto dp = fresh->named_parameters();
-    QVERIFY(torch::equal(dp["backbone.layers.0.weight"], sp["backbone.layers.0.weight"]));
-    QVERIFY(torch::equal(dp["sharpener.encoder.layers.0.weight"], sp["backbone.layers.0.weight"]));
-    QVERIFY(torch::equal(dp["attention.key.weight"], sp["attention.key.weight"]));
-    QVERIFY(dp["decoder.weight_ih"].sizes() != sp["decoder.weight_ih"].sizes());
+    QVERIFY(torch::equal(dp["features.layers.0.weight"], sp["features.layers.0.weight"]));
+    QVERIFY(torch::equal(dp["prediction.glimpse.sharpener.encoder.layers.0.weight"],
+                         sp["features.layers.0.weight"]));
+    QVERIFY(torch::equal(dp["prediction.attention.key.weight"], sp["prediction.attention.key.weight"]));
+    QVERIFY(dp["prediction.cell.weight_ih"].sizes() != sp["prediction.cell.weight_ih"].sizes());
     QVERIFY(report.summary().find("copied") != std::string::npos);
 
     const fs::path run = dir("warm-sharp");

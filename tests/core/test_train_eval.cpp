@@ -51,14 +51,14 @@ Recognizer reader12() {
   auto params = m->named_parameters();
   const int K = m->numClasses();  // 11: end, '0'..'9'
   const int one = 2, two = 3;     // class of '1' and '2'
-  auto w = params["output.weight"];
-  auto b = params["output.bias"];
+  auto w = params["prediction.output.weight"];
+  auto b = params["prediction.output.bias"];
   w.zero_();
   b.zero_();
   b[one] = 50;  // t = 0: y0 = 0, the bias alone picks '1'
   w[two][one] = 100;
   w[0][two] = 100;
-  params["attention.score.weight"].zero_();
+  params["prediction.attention.score.weight"].zero_();
   (void)K;
   return m;
 }
