@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "cli_args.h"
+#include "cli_model.h"
 #include "distributed.h"
 #include "error.h"
 #include "train_bench.h"
@@ -27,7 +28,9 @@ const char* kTrainUsage =
               --init-from starts from a trained model's tensors of the same name and shape
               --run DIR --resume [--iterations N] [--device D] [--threads N]
               continue DIR exactly where its last checkpoint left off
-              --list-presets   the paper's experiments and their settings
+              --list-presets [--json]   the presets and their settings (--json: for programs)
+              --preset NAME [--transformation T] [--features F] [--sequence S] [--projection]
+              [--prediction P] [--cell C] [--attention G] ...: the preset with other stages
               Several processes (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT set, e.g. by
               torchrun-style launchers) train data-parallel over c10d/Gloo; rank 0 writes DIR
   bench-train [--preset NAME] [--width W] [--batch B] [--iterations N] [--data SPEC]
@@ -87,9 +90,16 @@ int runTrainCommand(const std::vector<std::string>& args) {
       args,
       {"preset", "run", "width", "iterations", "batch", "micro-batches", "data", "eval-data",
        "eval-interval", "eval-limit", "checkpoint-interval", "log-interval", "max-length",
-       "lambda-r", "seed", "device", "threads", "loader-threads", "init-from"},
-      {"resume", "list-presets", "no-bf16"});
+       "lambda-r", "seed", "device", "threads", "loader-threads", "init-from", "transformation",
+       "features", "sequence", "prediction", "cell", "fiducials", "attention"},
+      {"resume", "list-presets", "no-bf16", "json", "projection", "no-projection"});
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
+  if (a.has("list-presets") && a.has("json")) {
+    // For programs (the GUI's New-run dialog): every preset with its whole train config.
+    std::cout << tr::presetsJson() << "\n";
+    return 0;
+  }
+  if (a.has("json")) throw std::invalid_argument("--json goes with --list-presets");
   if (a.has("list-presets")) {
     std::cout << "presets (the paper's settings at width 1.0; --width scales the model):\n\n";
     for (const auto& p : tr::presets()) std::cout << presetLine(p) << "\n";
@@ -100,7 +110,9 @@ int runTrainCommand(const std::vector<std::string>& args) {
   const bool resume = a.has("resume");
   if (resume) {
     for (const char* fixed : {"preset", "width", "batch", "micro-batches", "data", "max-length",
-                              "lambda-r", "seed", "init-from"})
+                              "lambda-r", "seed", "init-from", "transformation", "features",
+                              "sequence", "prediction", "cell", "fiducials", "attention",
+                              "projection", "no-projection"})
       if (a.has(fixed))
         throw std::invalid_argument(
             std::string("--") + fixed +
@@ -108,6 +120,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
     cfg = tr::Trainer::loadRunConfig(run);
   } else {
     cfg = tr::presetConfig(a.required("preset"), a.doubleValue("width", 1.0));
+    applyStageOptions(a, cfg.model);  // any combination of stages over the preset's
     cfg.batchSize = a.intValue("batch", cfg.batchSize);
     cfg.microBatches = a.intValue("micro-batches", cfg.microBatches);
     cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);

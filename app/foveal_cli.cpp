@@ -11,6 +11,7 @@
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
+#include "cli_model.h"
 #include "cli_train.h"
 #include "cpu_features.h"
 #include "error.h"
@@ -120,26 +121,18 @@ int cmdTrace(const std::vector<std::string>& args) {
 }
 
 int cmdInitModel(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  {"model", "transformation", "features", "sequence", "prediction", "cell",
-                   "fiducials", "attention", "context", "stns", "width", "charset", "max-length",
-                   "scale", "seed", "out", "patch-w", "coarse-patch-w"},
-                  {"reference", "case-insensitive", "affine-first-stn", "projection",
-                   "no-projection"});
+  std::set<std::string> valued = {"model", "context", "stns", "width", "charset", "max-length",
+                                  "scale", "seed", "out", "patch-w", "coarse-patch-w"};
+  valued.insert(app::kStageOptions.begin(), app::kStageOptions.end());
+  std::set<std::string> flags = {"reference", "case-insensitive", "affine-first-stn"};
+  flags.insert(app::kStageFlags.begin(), app::kStageFlags.end());
+  const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
   const double width = a.doubleValue("width", 1.0);
   core::ModelConfig c = a.has("model") ? core::modelVariant(a.value("model", ""), width).config
                                        : core::ModelConfig();
   c.width = width;
-  c.transformation = a.value("transformation", c.transformation);
-  c.features = a.value("features", c.features);
-  c.sequence = a.value("sequence", c.sequence);
-  if (a.has("projection")) c.sequenceProjection = true;
-  if (a.has("no-projection")) c.sequenceProjection = false;
-  c.prediction = a.value("prediction", c.prediction);
-  c.cell = a.value("cell", c.cell);
-  c.fiducials = a.intValue("fiducials", c.fiducials);
-  c.attention = a.value("attention", c.attention);
+  app::applyStageOptions(a, c);
   if (!a.has("model") && !a.has("attention") && !a.has("prediction"))
     throw UsageError("init-model needs --model NAME, --attention or --prediction");
   const bool sharpOptions = a.has("context") || a.has("stns") || a.has("reference") ||

@@ -85,7 +85,18 @@ std::string Trace::toTable() const {
   o << "prediction \"" << prediction << "\"  confidence " << std::fixed << std::setprecision(4)
     << confidence << "  mean entropy " << meanEntropy;
   if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
-  o << "\n\n";
+  o << "\n";
+  if (!stages.empty()) o << "stages     " << stages << "\n";
+  if (!fiducials.empty()) {
+    o << "fiducials ";
+    char p[48];
+    for (const auto& f : fiducials) {
+      std::snprintf(p, sizeof p, " (%.1f,%.1f)", f.x, f.y);
+      o << p;
+    }
+    o << "\n";
+  }
+  o << "\n";
   o << " step  token     p      entropy  region  box(x,w)       top-5\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];
@@ -94,6 +105,10 @@ std::string Trace::toTable() const {
     std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6d  %6.1f,%-6.1f  ", t,
                   s.token.c_str(), s.prob, s.entropy, s.region, b.x, b.w);
     o << line;
+    if (!s.columns.empty()) {
+      std::snprintf(line, sizeof line, "columns %d-%d  ", s.columns.front(), s.columns.back());
+      o << line;
+    }
     for (size_t k = 0; k < s.topk.size(); ++k) {
       std::snprintf(line, sizeof line, "%s%s:%.2f", k ? " " : "", s.topk[k].token.c_str(),
                     s.topk[k].prob);

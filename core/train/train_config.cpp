@@ -201,6 +201,16 @@ std::vector<Preset> presets() {
   return p;
 }
 
+std::string presetsJson() {
+  json all = json::array();
+  for (const auto& p : presets())
+    all.push_back({{"name", p.name},
+                   {"description", p.description},
+                   {"stages", p.config.model.stageString()},
+                   {"config", json::parse(p.config.toJson())}});
+  return all.dump(2);
+}
+
 TrainConfig presetConfig(const std::string& name, double width) {
   std::string names;
   for (auto& p : presets()) {

@@ -60,6 +60,10 @@ struct Preset {
   TrainConfig config;
 };
 
+/// `foveal-cli train --list-presets --json`: [{"name", "description", "stages", "config"}], the
+/// config as TrainConfig::toJson writes it. Programs read this instead of the human listing.
+std::string presetsJson();
+
 /// The paper's experiments at width 1.0: digits-{soft, hard, sharp-pooling, sharp-chain,
 /// sharp-weighting, sharp-pooling-reference}, text-{soft, hard, sharp-chain-1stn,
 /// sharp-pooling-2stn, sharp-chain-2stn, sharp-weighting-2stn}.

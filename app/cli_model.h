@@ -1,0 +1,22 @@
+#pragma once
+// The model options that init-model and train share: the stages (--transformation, --features,
+// --sequence, --projection, --prediction, --cell, --fiducials) and the glimpse (--attention),
+// applied over a starting configuration (a named model or a preset's).
+#include <set>
+#include <string>
+
+#include "cli_args.h"
+#include "model_config.h"
+
+namespace foveal::app {
+
+/// The valued options and flags applyStageOptions() reads.
+extern const std::set<std::string> kStageOptions;
+extern const std::set<std::string> kStageFlags;
+/// The usage lines of those options.
+extern const char* kStageUsage;
+
+/// Overrides the stages named on the command line; the result is validated by its user.
+void applyStageOptions(const CliArgs& args, core::ModelConfig& config);
+
+}  // namespace foveal::app
