@@ -17,6 +17,7 @@
 #include "grey_image.h"
 #include "model_config.h"
 #include "model_session.h"
+#include "output_guard.h"
 
 namespace fs = std::filesystem;
 using namespace foveal;
@@ -39,8 +40,9 @@ commands:
               --beam N decodes by beam search with N hypotheses instead of greedily
   init-model  --attention soft|hard|sharp [--context pooling|chain|weighting] [--stns 1|2]
               [--reference] [--width W] [--charset CHARS] [--max-length N] [--scale S]
-              [--seed N] --out FILE
-              write a model with random weights (until a trained one exists)
+              [--seed N] --out FILE [--force]
+              write a model with random weights (until a trained one exists); refuses to
+              replace a model file or a dataset unless --force
   info        --model FILE     print a model file's configuration
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
@@ -119,7 +121,7 @@ int cmdInitModel(const std::vector<std::string>& args) {
   const CliArgs a(args,
                   {"attention", "context", "stns", "width", "charset", "max-length", "scale",
                    "seed", "out", "patch-w", "coarse-patch-w"},
-                  {"reference", "case-insensitive", "affine-first-stn"});
+                  {"reference", "case-insensitive", "affine-first-stn", "force"});
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
   core::ModelConfig c;
   c.attention = core::attentionFromString(a.required("attention"));
@@ -135,6 +137,7 @@ int cmdInitModel(const std::vector<std::string>& args) {
   c.coarsePatchW = a.intValue("coarse-patch-w", 64);
   c.preprocessing.regionScale = a.doubleValue("scale", c.numStns == 2 ? 2.0 : 1.8);
   const std::string out = a.required("out");
+  core::data::checkOutputPath(out, "new model", {}, a.has("force"));
   auto session = core::ModelSession::create(c, static_cast<uint64_t>(a.intValue("seed", 0)));
   session->save(out);
   std::cout << "wrote " << out << ": " << c.describe() << " (random weights)\n";

@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "crc32.h"
 #include "error.h"
+#include "safe_read.h"
 
 namespace foveal::core {
 
@@ -172,9 +173,7 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
 }
 
 LoadedModel loadCheckpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open model file (missing or unreadable)");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string data = readRegularFile(path, "model file", kMaxModelFileBytes);
   if (data.size() >= sizeof(kMagic) && std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
     throw Error(path + ": not a Foveal model file (unknown file signature)");
   if (data.size() < kHeaderSize)
@@ -220,6 +219,17 @@ LoadedModel loadCheckpoint(const std::string& path) {
   decodeTensors(weights, *loaded.model, path);
   loaded.model->eval();
   return loaded;
+}
+
+bool looksLikeCheckpoint(const std::string& path) {
+  try {
+    checkRegularFile(path, "model file", kMaxModelFileBytes);
+  } catch (const Error&) {
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof(kMagic)] = {};
+  return in.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0;
 }
 
 }  // namespace foveal::core
