@@ -8,6 +8,7 @@ set(chain_model ${PROJECT_SOURCE_DIR}/samples/models/sharp-chain.fvm)
 set(pgm ${PROJECT_SOURCE_DIR}/samples/images/digits-46214.pgm)
 
 # hostile_check(NAME STATUS REGEX SETUP ... COMMAND ...): foveal_cli_check in cli-hostile/NAME.
+# No semicolons in REGEX (CMake would split it into a list): match one with ".".
 function(hostile_check name status regex)
   cmake_parse_arguments(H "" "SETUP;AFTER" "COMMAND;PROPERTIES" ${ARGN})
   set(dir ${hw}/${name})
@@ -55,11 +56,16 @@ hostile_check(pack_scale_negative 1 "invalid preprocessing: region scale must be
   COMMAND ${cli} data pack ${hw}/pack_scale_negative --scale -1 --out ${hw}/pack_scale_negative/x.fvpk)
 
 # 5. Saved files are not overwritten without --force; an input never.
-hostile_check(eval_failures_over_model 1 "m.fvm: already holds a model file; refusing to replace it"
+hostile_check(eval_failures_over_model 1 "best.fvm: already holds a model file. refusing to replace it"
+  SETUP "cp '${chain_model}' best.fvm"
+  AFTER "cmp best.fvm '${chain_model}'"
+  COMMAND ${cli} eval --model ${soft_model} --data digits:len=5,count=4
+  --failures ${hw}/eval_failures_over_model/best.fvm)
+hostile_check(eval_failures_over_input 1 "refusing to write the failures file over an input of this command"
   SETUP "cp '${soft_model}' m.fvm"
   AFTER "cmp m.fvm '${soft_model}'"
-  COMMAND ${cli} eval --model ${hw}/eval_failures_over_model/m.fvm --data digits:len=5,count=4
-  --failures ${hw}/eval_failures_over_model/m.fvm)
+  COMMAND ${cli} eval --model ${hw}/eval_failures_over_input/m.fvm --data digits:len=5,count=4
+  --failures ${hw}/eval_failures_over_input/m.fvm --force)
 hostile_check(pack_over_model 1 "m.fvm: already holds a model file"
   SETUP "cp '${soft_model}' m.fvm && cp '${pgm}' a.pgm && printf 'a.pgm\\t46214\\n' > gt.txt"
   AFTER "cmp m.fvm '${soft_model}'"
@@ -114,17 +120,17 @@ hostile_check(eval_outside_charset 1 "line 2 \\(b.pgm\\): .*abc"
 hostile_check(eval_outside_charset_skip 0 "1 entry skipped, unreadable by this model: 1 label outside the charset 0123456789"
   SETUP "${gt_letters}"
   COMMAND ${cli} eval --model ${soft_model} --data ${hw}/eval_outside_charset_skip --skip-bad)
-hostile_check(eval_nothing_readable 1 "no entry this model can read; 1 entry skipped \\(1 label outside the charset"
+hostile_check(eval_nothing_readable 1 "no entry this model can read. 1 entry skipped \\(1 label outside the charset"
   SETUP "cp '${pgm}' b.pgm && printf 'b.pgm\\tabc\\n' > gt.txt"
   COMMAND ${cli} eval --model ${soft_model} --data ${hw}/eval_nothing_readable --skip-bad)
-hostile_check(train_nothing_usable 1 "no usable entry for this model; 4 entries skipped \\(4 label outside the charset 0123456789"
+hostile_check(train_nothing_usable 1 "no usable entry for this model. 4 entries skipped \\(4 label outside the charset 0123456789"
   SETUP "cp '${pgm}' b.pgm && printf 'b.pgm\\tabc\\nb.pgm\\tabc\\nb.pgm\\tabc\\nb.pgm\\tabc\\n' > gt.txt"
   COMMAND ${cli} train --preset digits-soft --width 0.125 --batch 2 --iterations 1
   --data ${hw}/train_nothing_usable --eval-data digits:len=5,split=test,count=2
   --run ${hw}/train_nothing_usable/run --threads 1 --loader-threads 1)
 
 # 13. Encoding: a UTF-8 byte order mark is not part of the first path; invalid UTF-8 is named.
-hostile_check(gt_bom 0 "readable: +1"
+hostile_check(gt_bom 0 "^readable: +1$"
   SETUP "cp '${pgm}' a.pgm && printf '\\357\\273\\277a.pgm\\t46214\\n' > gt.txt"
   COMMAND ${cli} data info ${hw}/gt_bom)
 hostile_check(gt_invalid_utf8 0 "line 1 \\(a.pgm\\): the label is not valid UTF-8 \\(byte 2\\)"
