@@ -69,8 +69,7 @@ double CliArgs::doubleValue(const std::string& name, double fallback) const {
     if (used != it->second.size() || !std::isfinite(v)) throw std::invalid_argument("");
     return v;
   } catch (const std::exception&) {
-    throw std::invalid_argument("--" + name + " expects a finite number, got '" + it->second +
-                                "'");
+    throw std::invalid_argument("--" + name + " expects a finite number, got '" + it->second + "'");
   }
 }
 

@@ -13,10 +13,10 @@
 #include "dataset_factory.h"
 #include "dataset_tools.h"
 #include "digit_sequences.h"
-#include "preprocessing_check.h"
 #include "error.h"
 #include "model_session.h"
 #include "output_guard.h"
+#include "preprocessing_check.h"
 #include "random.h"
 #include "synthetic_words.h"
 

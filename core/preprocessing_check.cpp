@@ -22,8 +22,7 @@ void checkPreprocessing(const Preprocessing& p) {
                   kMaxRegionScale, p.regionScale);
     fail(buf);
   }
-  if (p.normalisation != "minus_one_one")
-    fail("unknown normalisation '" + p.normalisation + "'");
+  if (p.normalisation != "minus_one_one") fail("unknown normalisation '" + p.normalisation + "'");
 }
 
 }  // namespace foveal::core

@@ -50,8 +50,8 @@ RunLock::RunLock(const std::string& dir) {
   char when[32] = {};
   std::tm tm{};
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", ::localtime_r(&now, &tm));
-  const std::string text = "pid " + std::to_string(::getpid()) + " on " + host + ", since " +
-                           when + "\n";
+  const std::string text =
+      "pid " + std::to_string(::getpid()) + " on " + host + ", since " + when + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, text.data(), text.size(), 0) < 0) {
     // The lock holds without the text; only a refusal's wording would suffer.
   }

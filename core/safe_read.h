@@ -10,10 +10,10 @@
 namespace foveal::core {
 
 /// Size limits per kind of file (documented in README.md, "Limits").
-constexpr uint64_t kMaxImageFileBytes = uint64_t(256) << 20;   ///< one image: 256 MiB
-constexpr uint64_t kMaxModelFileBytes = uint64_t(4) << 30;     ///< a model or training state
-constexpr uint64_t kMaxTextFileBytes = uint64_t(1) << 30;      ///< gt.txt, a word list: 1 GiB
-constexpr uint64_t kMaxSmallFileBytes = uint64_t(64) << 20;    ///< config.json and the like
+constexpr uint64_t kMaxImageFileBytes = uint64_t(256) << 20;  ///< one image: 256 MiB
+constexpr uint64_t kMaxModelFileBytes = uint64_t(4) << 30;    ///< a model or training state
+constexpr uint64_t kMaxTextFileBytes = uint64_t(1) << 30;     ///< gt.txt, a word list: 1 GiB
+constexpr uint64_t kMaxSmallFileBytes = uint64_t(64) << 20;   ///< config.json and the like
 
 /// Checks that `path` is a regular file of at most `maxBytes`; returns its size. `what` names the
 /// file's role in messages ("image", "model file"). Throws Error otherwise.

@@ -8,11 +8,11 @@
 #include <thread>
 
 #include "error.h"
-#include "preprocessing_check.h"
 #include "folder_dataset.h"
 #include "lmdb_dataset.h"
 #include "packed_dataset.h"
 #include "preprocess.h"
+#include "preprocessing_check.h"
 
 namespace foveal::core::data {
 

@@ -7,8 +7,8 @@
 
 #include "charset.h"
 #include "error.h"
-#include "safe_read.h"
 #include "lmdb_dataset.h"
+#include "safe_read.h"
 
 namespace fs = std::filesystem;
 

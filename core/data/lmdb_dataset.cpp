@@ -67,10 +67,10 @@ LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
   if (rc != 0 || needed > fileSize) {
     mdb_env_close(e);
     m_env = nullptr;
-    throw Error(file + (rc != 0 ? ": cannot read the LMDB header (" + std::string(mdb_strerror(rc)) +
-                                       ")"
-                                : ": truncated LMDB (" + std::to_string(fileSize) +
-                                       " bytes, its pages need " + std::to_string(needed) + ")"));
+    throw Error(file +
+                (rc != 0 ? ": cannot read the LMDB header (" + std::string(mdb_strerror(rc)) + ")"
+                         : ": truncated LMDB (" + std::to_string(fileSize) +
+                               " bytes, its pages need " + std::to_string(needed) + ")"));
   }
   std::string n;
   try {

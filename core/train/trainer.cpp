@@ -30,12 +30,12 @@
 #include "compute_device.h"
 #include "distributed.h"
 #include "error.h"
-#include "run_lock.h"
-#include "safe_read.h"
-#include "state_file.h"
 #include "evaluate_model.h"
 #include "losses.h"
 #include "model_session.h"
+#include "run_lock.h"
+#include "safe_read.h"
+#include "state_file.h"
 #include "synthetic_words.h"
 
 namespace fs = std::filesystem;

@@ -110,9 +110,12 @@ class TestHostileInput : public QObject {
   void notARegularFile_data() {
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("kind");
-    QTest::newRow("directory") << "DIR" << "a directory";
-    QTest::newRow("fifo") << "FIFO" << "a FIFO";
-    QTest::newRow("dev-zero") << "/dev/zero" << "a character device";
+    QTest::newRow("directory") << "DIR"
+                               << "a directory";
+    QTest::newRow("fifo") << "FIFO"
+                          << "a FIFO";
+    QTest::newRow("dev-zero") << "/dev/zero"
+                              << "a character device";
   }
   void notARegularFile() {
     QFETCH(QString, path);
@@ -123,8 +126,7 @@ class TestHostileInput : public QObject {
       p = (dir("fifo") / "f.png").string();
       QCOMPARE(::mkfifo(p.c_str(), 0600), 0);
     }
-    for (const auto& [what, read] :
-         std::vector<std::pair<QString, std::function<void()>>>{
+    for (const auto& [what, read] : std::vector<std::pair<QString, std::function<void()>>>{
              {"image", [&] { readImage(p); }},
              {"model file", [&] { loadCheckpoint(p); }},
              {"training state", [&] { readTrainingState(p); }}}) {
@@ -142,10 +144,12 @@ class TestHostileInput : public QObject {
   void gtTxtIsADirectory() {
     const fs::path d = dir("gtdir");
     fs::create_directories(d / "gt.txt");
-    QVERIFY(errorOf([&] { FolderDataset f(d.string()); })
-                .contains("gt.txt: cannot read gt.txt (a directory"));
-    QVERIFY(errorOf([&] { FolderDataset f((d / "gt.txt").string()); })
-                .contains("gt.txt: cannot read gt.txt (a directory"));
+    QVERIFY(errorOf([&] {
+              FolderDataset f(d.string());
+            }).contains("gt.txt: cannot read gt.txt (a directory"));
+    QVERIFY(errorOf([&] {
+              FolderDataset f((d / "gt.txt").string());
+            }).contains("gt.txt: cannot read gt.txt (a directory"));
   }
   void dotAsImageIsAnEntryError() {
     const fs::path d = dir("dot");
@@ -229,8 +233,8 @@ class TestHostileInput : public QObject {
     o.format = "packed";
     o.preprocessing = p;
     const fs::path out = dir("pp") / "x.fvpk";
-    const QString msg = errorOf(
-        [&] { exportDataset(*openDataset("digits:len=3,count=2"), out.string(), o); });
+    const QString msg =
+        errorOf([&] { exportDataset(*openDataset("digits:len=3,count=2"), out.string(), o); });
     QVERIFY2(msg.contains("invalid preprocessing: " + message), qPrintable(msg));
     QVERIFY(!fs::exists(out));
   }
@@ -282,7 +286,8 @@ class TestHostileInput : public QObject {
   void outputGuard() {
     const fs::path d = dir("guard");
     fs::copy_file(kSamples + "/models/soft.fvm", d / "m.fvm");
-    QString msg = errorOf([&] { checkOutputPath((d / "m.fvm").string(), "failures file", {}, false); });
+    QString msg =
+        errorOf([&] { checkOutputPath((d / "m.fvm").string(), "failures file", {}, false); });
     QVERIFY2(msg.contains("m.fvm: already holds a model file") && msg.contains("--force"),
              qPrintable(msg));
     checkOutputPath((d / "m.fvm").string(), "failures file", {}, true);
@@ -291,12 +296,14 @@ class TestHostileInput : public QObject {
     });
     QVERIFY2(msg.contains("over an input of this command"), qPrintable(msg));
     packTwo(d / "p.fvpk");
-    QVERIFY(errorOf([&] { checkOutputPath((d / "p.fvpk").string(), "model", {}, false); })
-                .contains("already holds a packed dataset"));
+    QVERIFY(errorOf([&] {
+              checkOutputPath((d / "p.fvpk").string(), "model", {}, false);
+            }).contains("already holds a packed dataset"));
     fs::create_directories(d / "folder");
     writeAll(d / "folder" / "gt.txt", "a.png\tx\n");
-    QVERIFY(errorOf([&] { checkOutputPath((d / "folder").string(), "folder dataset", {}, false); })
-                .contains("already holds a dataset (gt.txt)"));
+    QVERIFY(errorOf([&] {
+              checkOutputPath((d / "folder").string(), "folder dataset", {}, false);
+            }).contains("already holds a dataset (gt.txt)"));
     writeAll(d / "old.tsv", "dataset\tindex\n");
     checkOutputPath((d / "old.tsv").string(), "failures file", {}, false);  // replaceable
     checkOutputPath((d / "new.tsv").string(), "failures file", {}, false);
@@ -360,8 +367,9 @@ class TestHostileInput : public QObject {
     std::string header = good;
     header[40] = static_cast<char>(header[40] ^ 4);  // the region scale
     writeAll(d / "header.fvpk", header);
-    QVERIFY(errorOf([&] { PackedDataset h((d / "header.fvpk").string()); })
-                .contains("header.fvpk: corrupt header (checksum mismatch)"));
+    QVERIFY(errorOf([&] {
+              PackedDataset h((d / "header.fvpk").string());
+            }).contains("header.fvpk: corrupt header (checksum mismatch)"));
     std::string size0 = good;
     std::memset(size0.data() + 12, 0, 4);
     writeAll(d / "size0.fvpk", size0);
@@ -379,7 +387,9 @@ class TestHostileInput : public QObject {
   void gtTxtEncoding() {
     const fs::path d = dir("bom");
     fs::copy_file(kImage, d / "a.pgm");
-    writeAll(d / "gt.txt", "\xEF\xBB\xBF" "a.pgm\t46214\na.pgm\t4\xC3\n");
+    writeAll(d / "gt.txt",
+             "\xEF\xBB\xBF"
+             "a.pgm\t46214\na.pgm\t4\xC3\n");
     FolderDataset f(d.string());
     QCOMPARE(f.get(0).label, std::string("46214"));
     QCOMPARE(f.entryName(0), (d / "gt.txt").string() + ": line 1 (a.pgm)");
@@ -407,8 +417,9 @@ class TestHostileInput : public QObject {
                       EvalOptions(), torch::Device(torch::kCPU));
     });
     QVERIFY2(msg.contains("an endless stream needs a limit"), qPrintable(msg));
-    QVERIFY(errorOf([&] { openDataset("digits:count=99999999999999"); })
-                .contains("more than the limit of 100000000"));
+    QVERIFY(errorOf([&] {
+              openDataset("digits:count=99999999999999");
+            }).contains("more than the limit of 100000000"));
   }
 
   // 11: eval names the entries it cannot read, per reason; nothing readable is an error.
@@ -419,8 +430,9 @@ class TestHostileInput : public QObject {
     const std::string model = kSamples + "/models/soft.fvm";
     EvalOptions o;
     o.skipBad = false;
-    QVERIFY(errorOf([&] { evaluateModelFile(model, {d.string()}, o); })
-                .contains("line 2 (a.pgm): character 'a' of label \"abc\""));
+    QVERIFY(errorOf([&] {
+              evaluateModelFile(model, {d.string()}, o);
+            }).contains("line 2 (a.pgm): character 'a' of label \"abc\""));
     o.skipBad = true;
     const auto r = evaluateModelFile(model, {d.string()}, o);
     QCOMPARE(r.datasets[0].overall.count, int64_t(1));
@@ -428,8 +440,9 @@ class TestHostileInput : public QObject {
     QCOMPARE(r.datasets[0].skippedByReason.at("unreadable entry"), int64_t(1));
     QVERIFY(QString::fromStdString(r.toTable()).contains("missing.pgm"));
     writeAll(d / "gt.txt", "a.pgm\tabc\n");
-    QVERIFY(errorOf([&] { evaluateModelFile(model, {d.string()}, o); })
-                .contains("no entry this model can read"));
+    QVERIFY(errorOf([&] {
+              evaluateModelFile(model, {d.string()}, o);
+            }).contains("no entry this model can read"));
   }
 };
 

@@ -62,7 +62,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (stat((dir + "/data.mdb").c_str(), &st) == 0 && st.st_size > 0) {
       uint64_t h = 1469598103934665603ull;  // FNV-1a of the input picks the cut
       for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
-      truncate((dir + "/data.mdb").c_str(), static_cast<off_t>(h % static_cast<uint64_t>(st.st_size)));
+      truncate((dir + "/data.mdb").c_str(),
+               static_cast<off_t>(h % static_cast<uint64_t>(st.st_size)));
     }
   }
   try {

@@ -11,10 +11,10 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "safe_read.h"
 #include "../random.h"
 #include "../synthetic_words.h"
 #include "error.h"
+#include "safe_read.h"
 
 namespace fs = std::filesystem;
 
