@@ -32,6 +32,11 @@ void checkOutputPath(const std::string& out, const std::string& role,
     else if (fs::exists(fs::path(out) / "gt.txt", ec))
       holds = "a dataset (gt.txt)";
   }
+  // LMDB is written in place (no temporary to rename): replacing one would destroy it before the
+  // new one is whole, so not even --force does.
+  if (holds == "an LMDB dataset")
+    throw Error(out + ": already holds an LMDB dataset; refusing to replace it with the " + role +
+                " (choose another name, or remove it first)");
   if (!holds.empty() && !force)
     throw Error(out + ": already holds " + holds + "; refusing to replace it with the " + role +
                 " (choose another name, or add --force)");

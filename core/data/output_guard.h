@@ -10,7 +10,8 @@ namespace foveal::core::data {
 
 /// Throws Error naming `out` and what it holds when writing it (as `role`, "failures file") would
 /// replace one of `inputs` (the command reads it: refused even with `force`), a Foveal model file
-/// or a dataset (a packed file, a folder with data.mdb or gt.txt), unless `force`. A missing
+/// or a dataset (a packed file, a folder with data.mdb or gt.txt), unless `force` (never an LMDB,
+/// which is written in place: remove it first). A missing
 /// `out`, or one holding anything else (a previous failures TSV, a PNG), passes.
 void checkOutputPath(const std::string& out, const std::string& role,
                      const std::vector<std::string>& inputs, bool force);
