@@ -173,6 +173,10 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
 }
 
 LoadedModel loadCheckpoint(const std::string& path) {
+  // The signature first: a large file that is no model is refused without being read whole.
+  const std::string head = readFileHead(path, "model file", kMaxModelFileBytes, sizeof(kMagic));
+  if (head.size() >= sizeof(kMagic) && std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0)
+    throw Error(path + ": not a Foveal model file (unknown file signature)");
   const std::string data = readRegularFile(path, "model file", kMaxModelFileBytes);
   if (data.size() >= sizeof(kMagic) && std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
     throw Error(path + ": not a Foveal model file (unknown file signature)");

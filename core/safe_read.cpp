@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "error.h"
@@ -49,7 +51,10 @@ uint64_t checkRegularFile(const std::string& path, const std::string& what, uint
   return static_cast<uint64_t>(st.st_size);
 }
 
-std::string readRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes) {
+namespace {
+
+std::string readChecked(const std::string& path, const std::string& what, uint64_t maxBytes,
+                        size_t limit) {
   checkRegularFile(path, what, maxBytes);
   // O_NONBLOCK: should the name be swapped for a FIFO between stat and open, open returns at once.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -66,7 +71,7 @@ std::string readRegularFile(const std::string& path, const std::string& what, ui
     ::close(fd);
     throw;
   }
-  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  std::string bytes(std::min(static_cast<size_t>(st.st_size), limit), '\0');
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
@@ -82,6 +87,17 @@ std::string readRegularFile(const std::string& path, const std::string& what, ui
   ::close(fd);
   bytes.resize(done);
   return bytes;
+}
+
+}  // namespace
+
+std::string readRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes) {
+  return readChecked(path, what, maxBytes, SIZE_MAX);
+}
+
+std::string readFileHead(const std::string& path, const std::string& what, uint64_t maxBytes,
+                         size_t n) {
+  return readChecked(path, what, maxBytes, n);
 }
 
 }  // namespace foveal::core

@@ -23,4 +23,9 @@ uint64_t checkRegularFile(const std::string& path, const std::string& what, uint
 /// reads more than `maxBytes`, even when the file grows while it is read.
 std::string readRegularFile(const std::string& path, const std::string& what, uint64_t maxBytes);
 
+/// The first `n` bytes (fewer when the file is shorter) of the regular file `path`, after
+/// checkRegularFile: a reader checks a file's signature and header before it reads the rest.
+std::string readFileHead(const std::string& path, const std::string& what, uint64_t maxBytes,
+                         size_t n);
+
 }  // namespace foveal::core

@@ -40,10 +40,15 @@ std::string sealTrainingState(const std::string& payload) {
 }
 
 std::string readTrainingState(const std::string& path) {
-  std::string bytes = readRegularFile(path, "training state", kMaxModelFileBytes);
-  if (bytes.size() >= 2 && bytes.compare(0, 2, "PK") == 0) return bytes;  // before checksums
-  if (bytes.size() < kHeaderSize || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  // The signature first: a large file that is no state is refused without being read whole.
+  const std::string head = readFileHead(path, "training state", kMaxModelFileBytes, kHeaderSize);
+  const bool legacy = head.size() >= 2 && head.compare(0, 2, "PK") == 0;  // before checksums
+  if (!legacy && (head.size() < kHeaderSize || std::memcmp(head.data(), kMagic, sizeof kMagic)))
     throw Error(path + ": not a Foveal training state (unknown file signature)");
+  std::string bytes = readRegularFile(path, "training state", kMaxModelFileBytes);
+  if (legacy) return bytes;
+  if (bytes.size() < kHeaderSize || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    throw Error(path + ": not a Foveal training state (changed while it was read)");
   const auto version = get<uint32_t>(bytes, 8);
   if (version != kVersion)
     throw Error(path + ": training state format version " + std::to_string(version) +
