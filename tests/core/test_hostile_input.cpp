@@ -444,6 +444,28 @@ class TestHostileInput : public QObject {
               evaluateModelFile(model, {d.string()}, o);
             }).contains("no entry this model can read"));
   }
+  // 11: text scoring compares lower-cased, so an upper-case label is read by a lower-case model.
+  void textScoringReadsAnyCase() {
+    const fs::path d = dir("case");
+    fs::copy_file(kImage, d / "a.pgm");
+    writeAll(d / "gt.txt", "a.pgm\tHello\n");
+    ModelConfig c;
+    c.width = 0.125;
+    c.maxLength = 6;
+    c.charset = "abcdefghijklmnopqrstuvwxyz";
+    const std::string model = (d / "letters.fvm").string();
+    saveCheckpoint(model, Recognizer(c));
+    EvalOptions o;
+    o.skipBad = false;
+    o.scoring = "text";
+    const auto r = evaluateModelFile(model, {d.string()}, o);
+    QCOMPARE(r.datasets[0].overall.count, int64_t(1));
+    QCOMPARE(r.datasets[0].skipped, int64_t(0));
+    o.scoring = "exact";
+    QVERIFY(errorOf([&] {
+              evaluateModelFile(model, {d.string()}, o);
+            }).contains("character 'H' of label \"Hello\""));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestHostileInput)
