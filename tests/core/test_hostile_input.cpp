@@ -32,6 +32,7 @@
 #include "packed_dataset.h"
 #include "preprocessing_check.h"
 #include "run_lock.h"
+#include "run_log.h"
 #include "safe_read.h"
 #include "state_file.h"
 #include "train_config.h"
@@ -134,6 +135,16 @@ class TestHostileInput : public QObject {
       QVERIFY2(msg.startsWith(QString::fromStdString(p) + ": cannot read " + what + " (" + kind),
                qPrintable(msg));
     }
+  }
+  void configJsonIsADirectory() {  // foveal --export-curves --run R aborted on it
+    const fs::path run = dir("cfgdir");
+    fs::create_directories(run / "config.json");
+    const auto c = readRunConfig(run.string());
+    QVERIFY(!c.ok);
+    QVERIFY2(QString::fromStdString(c.error).contains(
+                 "config.json: cannot read run configuration (a directory"),
+             c.error.c_str());
+    QVERIFY(errorOf([&] { Trainer::loadRunConfig(run.string()); }).contains("(a directory"));
   }
   void tooLargeIsRefusedBeforeReading() {
     const QString msg = errorOf([&] { readRegularFile(kImage, "image", 100); });
