@@ -1,5 +1,8 @@
 #include "cli_args.h"
 
+#include <cmath>
+#include <cstdio>
+
 namespace foveal::app {
 
 CliArgs::CliArgs(const std::vector<std::string>& args, const std::set<std::string>& valued,
@@ -63,11 +66,30 @@ double CliArgs::doubleValue(const std::string& name, double fallback) const {
   try {
     size_t used = 0;
     const double v = std::stod(it->second, &used);
-    if (used != it->second.size()) throw std::invalid_argument("");
+    if (used != it->second.size() || !std::isfinite(v)) throw std::invalid_argument("");
     return v;
   } catch (const std::exception&) {
-    throw std::invalid_argument("--" + name + " expects a number, got '" + it->second + "'");
+    throw std::invalid_argument("--" + name + " expects a finite number, got '" + it->second + "'");
   }
+}
+
+int CliArgs::intInRange(const std::string& name, int fallback, int lo, int hi) const {
+  const int v = intValue(name, fallback);
+  if (v < lo || v > hi)
+    throw std::invalid_argument("--" + name + " must be between " + std::to_string(lo) + " and " +
+                                std::to_string(hi) + ", got " + std::to_string(v));
+  return v;
+}
+
+double CliArgs::doubleInRange(const std::string& name, double fallback, double lo,
+                              double hi) const {
+  const double v = doubleValue(name, fallback);
+  if (!(v >= lo && v <= hi)) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, " must be between %g and %g, got %g", lo, hi, v);
+    throw std::invalid_argument("--" + name + buf);
+  }
+  return v;
 }
 
 }  // namespace foveal::app

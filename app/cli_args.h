@@ -19,7 +19,11 @@ class CliArgs {
   std::string value(const std::string& name, const std::string& fallback = "") const;
   std::string required(const std::string& name) const;
   int intValue(const std::string& name, int fallback) const;
+  /// A finite number: "nan", "inf" and overflowing values are refused, naming the option.
   double doubleValue(const std::string& name, double fallback) const;
+  /// intValue, refused with a message naming the option and the range unless in [lo, hi].
+  int intInRange(const std::string& name, int fallback, int lo, int hi) const;
+  double doubleInRange(const std::string& name, double fallback, double lo, double hi) const;
   const std::vector<std::string>& positionals() const { return m_positionals; }
 
  private:

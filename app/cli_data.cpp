@@ -14,6 +14,9 @@
 #include "dataset_tools.h"
 #include "digit_sequences.h"
 #include "error.h"
+#include "model_session.h"
+#include "output_guard.h"
+#include "preprocessing_check.h"
 #include "random.h"
 #include "synthetic_words.h"
 
@@ -43,12 +46,19 @@ const char* kDataUsage =
               (digits:len=5,rotated,split=test,seed=1  words:seed=1,count=1000)
               FILTERS: --max-length N --filter-charset CHARS --case-insensitive
               --remove-punctuation
+              Commands that write refuse to replace a model file, another dataset or their own
+              input; --force replaces the first two.
 )";
 
 namespace {
 
 const std::set<std::string> kFilterValued = {"max-length", "filter-charset"};
-const std::set<std::string> kFilterFlags = {"case-insensitive", "remove-punctuation", "skip-bad"};
+const std::set<std::string> kFilterFlags = {"case-insensitive", "remove-punctuation", "skip-bad",
+                                            "force"};
+
+// Upper bounds for counts a user types: enough for any real dataset, small enough that a typo
+// (an extra zero or ten) is refused instead of running for days.
+constexpr int kMaxCount = 100000000;
 
 std::set<std::string> with(std::set<std::string> a, const std::set<std::string>& b) {
   a.insert(b.begin(), b.end());
@@ -57,7 +67,7 @@ std::set<std::string> with(std::set<std::string> a, const std::set<std::string>&
 
 OpenOptions openOptions(const CliArgs& a) {
   OpenOptions o;
-  o.filter.maxLength = a.intValue("max-length", 0);
+  o.filter.maxLength = a.intInRange("max-length", 0, 0, 100000);  // 0: no limit
   o.filter.charset = a.value("filter-charset");
   o.filter.caseInsensitive = a.has("case-insensitive");
   o.filter.removePunctuation = a.has("remove-punctuation");
@@ -76,18 +86,26 @@ size_t count(const CliArgs& a, const std::string& name, size_t fallback) {
   return static_cast<size_t>(v);
 }
 
+// A count that must be given as at least 1 when it is given at all (0 meant "the default").
+size_t positiveCount(const CliArgs& a, const std::string& name, size_t fallback) {
+  if (!a.has(name)) return fallback;
+  return static_cast<size_t>(a.intInRange(name, 1, 1, kMaxCount));
+}
+
 void printFiltered(const Dataset& ds) {
   if (const auto* f = dynamic_cast<const FilteredDataset*>(&ds))
     std::printf("filter: %zu kept, %zu left out by the label filter, %zu unreadable skipped\n",
                 f->size(), f->filteredOut(), f->unreadable());
 }
 
-int exportCommand(const Dataset& ds, const CliArgs& a, const std::string& format, size_t limit) {
+int exportCommand(const Dataset& ds, const CliArgs& a, const std::string& format, size_t limit,
+                  const std::vector<std::string>& inputs = {}) {
   ExportOptions ex;
   ex.format = format;
   ex.preprocessing.regionScale = a.doubleValue("scale", ex.preprocessing.regionScale);
   ex.preprocessing.inputW = a.intValue("input-w", ex.preprocessing.inputW);
   ex.preprocessing.inputH = a.intValue("input-h", ex.preprocessing.inputH);
+  if (format == "packed") checkPreprocessing(ex.preprocessing);
   ex.skipBad = a.has("skip-bad");
   ex.limit = limit;
   size_t lastShown = 0;
@@ -98,6 +116,7 @@ int exportCommand(const Dataset& ds, const CliArgs& a, const std::string& format
     }
   };
   const std::string out = a.required("out");
+  checkOutputPath(out, format + " dataset", inputs, a.has("force"));
   const auto r = exportDataset(ds, out, ex);
   std::fprintf(stderr, "\n");
   printFiltered(ds);
@@ -113,7 +132,7 @@ int exportCommand(const Dataset& ds, const CliArgs& a, const std::string& format
 
 int makeDigits(const std::vector<std::string>& args) {
   const CliArgs a(args, {"len", "split", "seed", "count", "out", "format", "scale", "mnist"},
-                  {"rotated"});
+                  {"rotated", "force"});
   DigitSequenceSpec s;
   s.length = a.intValue("len", 5);
   s.rotated = a.has("rotated");
@@ -125,37 +144,39 @@ int makeDigits(const std::vector<std::string>& args) {
   else if (split != "train")
     throw std::invalid_argument("--split must be train, test or stream");
   s.seed = static_cast<uint64_t>(a.intValue("seed", 1));
-  s.count = count(a, "count", 0);
+  s.count = positiveCount(a, "count", 0);
   if (s.stream && !s.count) throw std::invalid_argument("--split stream needs --count");
   auto digits = a.has("mnist") ? MnistDigits::load(a.value("mnist")) : MnistDigits::bundled();
   DigitSequenceDataset ds(digits, s);
   std::printf("%s\n", ds.describe().c_str());
-  return exportCommand(ds, a, a.value("format", "packed"), s.stream ? s.count : 0);
+  return exportCommand(ds, a, a.value("format", "packed"), s.stream ? s.count : 0,
+                       {a.value("mnist")});
 }
 
 int makeWords(const std::vector<std::string>& args) {
   const CliArgs a(args, {"seed", "count", "minlen", "maxlen", "out", "format", "scale", "wordlist"},
-                  {});
+                  {"force"});
   WordSpec s;
   s.seed = static_cast<uint64_t>(a.intValue("seed", 1));
-  s.count = count(a, "count", 10000);
-  s.minLength = a.intValue("minlen", s.minLength);
-  s.maxLength = a.intValue("maxlen", s.maxLength);
+  s.count = positiveCount(a, "count", 10000);
+  s.minLength = a.intInRange("minlen", s.minLength, 1, 1000);
+  s.maxLength = a.intInRange("maxlen", s.maxLength, s.minLength, 1000);
   s.wordList = a.value("wordlist", s.wordList);
   auto ds = makeSyntheticWords(s);
   std::printf("%s\n", ds->describe().c_str());
-  return exportCommand(*ds, a, a.value("format", "packed"), 0);
+  return exportCommand(*ds, a, a.value("format", "packed"), 0, {s.wordList});
 }
 
 int pack(const std::vector<std::string>& args, bool convert) {
   const CliArgs a(args,
                   with({"out", "scale", "input-w", "input-h", "limit", "format"}, kFilterValued),
                   kFilterFlags);
-  auto ds = openDataset(onePositional(a, convert ? "convert" : "pack"), openOptions(a));
+  const std::string input = onePositional(a, convert ? "convert" : "pack");
+  auto ds = openDataset(input, openOptions(a));
   std::printf("%s\n", ds->describe().c_str());
   const std::string format = convert ? a.required("format") : "packed";
   if (!convert && a.has("format")) throw std::invalid_argument("pack always writes packed files");
-  return exportCommand(*ds, a, format, count(a, "limit", 0));
+  return exportCommand(*ds, a, format, count(a, "limit", 0), {input});
 }
 
 int info(const std::vector<std::string>& args) {
@@ -222,6 +243,7 @@ int show(const std::vector<std::string>& args) {
   }
   if (images.empty()) throw Error(ds->describe() + ": nothing to show");
   const std::string out = a.required("out");
+  checkOutputPath(out, "contact sheet", {onePositional(a, "show")}, a.has("force"));
   const int height = std::clamp(a.intValue("height", 32), 8, 512);
   writePng(contactSheet(images, a.intValue("columns", 4), height, height * 14), out);
   std::printf("wrote %s (%zu samples)\n", out.c_str(), images.size());
@@ -229,11 +251,12 @@ int show(const std::vector<std::string>& args) {
 }
 
 int glyphs(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"out", "charset", "font"}, {"case-insensitive"});
+  const CliArgs a(args, {"out", "charset", "font"}, {"case-insensitive", "force"});
   const Charset cs(a.value("charset", "0123456789"), a.has("case-insensitive"));
   auto g = referenceGlyphs(cs, a.value("font"));
   g.erase(g.begin());  // the blank end token
   const std::string out = a.required("out");
+  checkOutputPath(out, "glyph sheet", {a.value("font")}, a.has("force"));
   writePng(contactSheet(g, std::min<int>(static_cast<int>(g.size()), 12), 32, 24), out);
   std::printf("wrote %s (%zu glyphs, 24x32, %s at 36)\n", out.c_str(), g.size(),
               (a.has("font") ? a.value("font") : referenceFontPath()).c_str());
@@ -243,8 +266,8 @@ int glyphs(const std::vector<std::string>& args) {
 int bench(const std::vector<std::string>& args) {
   const CliArgs a(args, {"seconds", "only", "threads", "scratch"}, {"json"});
   DataBenchOptions o;
-  o.seconds = a.doubleValue("seconds", 1.0);
-  o.loaderThreads = a.intValue("threads", 0);
+  o.seconds = a.doubleInRange("seconds", 1.0, 0.01, 3600);
+  o.loaderThreads = a.intInRange("threads", 0, 0, kMaxComputeThreads);
   o.scratchDir = a.value("scratch");
   std::string only = a.value("only");
   for (size_t pos = 0; !only.empty() && pos != std::string::npos;) {

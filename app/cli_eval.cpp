@@ -8,6 +8,7 @@
 #include "error.h"
 #include "evaluation.h"
 #include "model_session.h"
+#include "output_guard.h"
 #include "train_config.h"
 
 namespace foveal::app {
@@ -15,9 +16,12 @@ namespace foveal::app {
 const char* kEvalUsage =
     R"(  eval        --model FILE --data SPEC[;SPEC...] [SPEC...] [--json] [--failures FILE]
               [--limit N] [--batch N] [--scoring auto|exact|text] [--device D] [--threads N]
-              [--beam N]
+              [--beam N] [--skip-bad] [--force]
               word accuracy, normalised edit distance and mean attention entropy, per dataset
-              and per label length; --failures writes the misread images (TSV)
+              and per label length; --failures writes the misread images (TSV); an entry the
+              model cannot read (image, label outside its charset or too long) stops the
+              command naming it, unless --skip-bad (then counted per reason); an endless
+              stream (split=stream) needs --limit
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1
 )";
@@ -44,7 +48,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(
       args, {"model", "data", "failures", "limit", "batch", "scoring", "device", "threads", "beam"},
-      {"json", "digit-protocol"});
+      {"json", "digit-protocol", "force", "skip-bad"});
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -54,9 +58,17 @@ int runEvalCommand(const std::vector<std::string>& args) {
     throw std::invalid_argument("--beam must be between 1 and " +
                                 std::to_string(core::kMaxBeamWidth));
   o.scoring = a.value("scoring", "auto");
+  o.skipBad = a.has("skip-bad");
   o.device = a.value("device", "cpu");
   if (o.limit < 0 || o.batchSize < 1)
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
+
+  if (a.has("failures")) {  // before the evaluation: refuse at once, not after an hour
+    std::vector<std::string> inputs = split(a.value("model"), ',');
+    for (const auto& s : split(a.value("data"), ';')) inputs.push_back(s);
+    for (const auto& p : a.positionals()) inputs.push_back(p);
+    core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
+  }
 
   if (a.has("digit-protocol")) {
     if (a.has("data") || !a.positionals().empty())

@@ -19,6 +19,7 @@
 #include "model_config.h"
 #include "model_session.h"
 #include "model_variants.h"
+#include "output_guard.h"
 
 namespace fs = std::filesystem;
 using namespace foveal;
@@ -43,9 +44,10 @@ commands:
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
               [--context pooling|chain|weighting] [--stns 1|2] [--reference] [--width W]
-              [--charset CHARS] [--max-length N] [--scale S] [--seed N] --out FILE
+              [--charset CHARS] [--max-length N] [--scale S] [--seed N] --out FILE [--force]
               write a model with random weights: any combination of the stages; --model
-              starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba)
+              starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba); refuses to
+              replace a model file or a dataset unless --force
   info        --model FILE     print a model file's configuration
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
@@ -124,7 +126,7 @@ int cmdInitModel(const std::vector<std::string>& args) {
   std::set<std::string> valued = {"model", "context", "stns", "width", "charset", "max-length",
                                   "scale", "seed", "out", "patch-w", "coarse-patch-w"};
   valued.insert(app::kStageOptions.begin(), app::kStageOptions.end());
-  std::set<std::string> flags = {"reference", "case-insensitive", "affine-first-stn"};
+  std::set<std::string> flags = {"reference", "case-insensitive", "affine-first-stn", "force"};
   flags.insert(app::kStageFlags.begin(), app::kStageFlags.end());
   const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
@@ -153,6 +155,7 @@ int cmdInitModel(const std::vector<std::string>& args) {
   c.coarsePatchW = a.intValue("coarse-patch-w", c.coarsePatchW);
   c.preprocessing.regionScale = a.doubleValue("scale", c.numStns == 2 ? 2.0 : 1.8);
   const std::string out = a.required("out");
+  core::data::checkOutputPath(out, "new model", {}, a.has("force"));
   auto session = core::ModelSession::create(c, static_cast<uint64_t>(a.intValue("seed", 0)));
   session->save(out);
   std::cout << "wrote " << out << ": " << c.describe() << " (random weights)\n";

@@ -6,13 +6,18 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 #include "error.h"
 
 namespace foveal::core {
 
+std::string atomicTempPath(const std::string& path) {
+  return path + ".tmp." + std::to_string(::getpid());
+}
+
 void writeFileAtomically(const std::string& path, std::string_view bytes, const std::string& what) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = atomicTempPath(path);
   auto fail = [&](const std::string& doing, int err) {
     throw Error(path + ": cannot write the " + what + " (" + doing + ": " + std::strerror(err) +
                 ")");

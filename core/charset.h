@@ -66,4 +66,9 @@ class Charset {
 /// Splits UTF-8 text into code points (invalid bytes become single-byte tokens).
 std::vector<std::string> splitUtf8(const std::string& text);
 
+/// The byte offset of the first byte that is not valid UTF-8 (a stray continuation byte, a
+/// truncated or overlong sequence, a surrogate, a code point beyond U+10FFFF); npos when the whole
+/// text is valid.
+size_t invalidUtf8Offset(const std::string& text);
+
 }  // namespace foveal::core

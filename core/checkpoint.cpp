@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "crc32.h"
 #include "error.h"
+#include "safe_read.h"
 
 namespace foveal::core {
 
@@ -191,9 +192,11 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
 }
 
 LoadedModel loadCheckpoint(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open model file (missing or unreadable)");
-  const std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The signature first: a large file that is no model is refused without being read whole.
+  const std::string head = readFileHead(path, "model file", kMaxModelFileBytes, sizeof(kMagic));
+  if (head.size() >= sizeof(kMagic) && std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0)
+    throw Error(path + ": not a Foveal model file (unknown file signature)");
+  const std::string data = readRegularFile(path, "model file", kMaxModelFileBytes);
   if (data.size() >= sizeof(kMagic) && std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0)
     throw Error(path + ": not a Foveal model file (unknown file signature)");
   if (data.size() < kHeaderSize)
@@ -239,6 +242,17 @@ LoadedModel loadCheckpoint(const std::string& path) {
   decodeTensors(weights, *loaded.model, path, version);
   loaded.model->eval();
   return loaded;
+}
+
+bool looksLikeCheckpoint(const std::string& path) {
+  try {
+    checkRegularFile(path, "model file", kMaxModelFileBytes);
+  } catch (const Error&) {
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  char magic[sizeof(kMagic)] = {};
+  return in.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0;
 }
 
 }  // namespace foveal::core

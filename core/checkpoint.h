@@ -29,4 +29,8 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
 /// config, weights that do not match the config.
 LoadedModel loadCheckpoint(const std::string& path);
 
+/// True when `path` is a regular file that starts with the model file signature (whatever its
+/// state): what commands check before they overwrite a file.
+bool looksLikeCheckpoint(const std::string& path);
+
 }  // namespace foveal::core

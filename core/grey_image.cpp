@@ -8,6 +8,7 @@
 
 #include "crc32.h"
 #include "error.h"
+#include "safe_read.h"
 
 namespace foveal::core {
 
@@ -122,11 +123,8 @@ GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& orig
 }
 
 GreyImage readImage(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open image (missing or unreadable)");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  return decodeImage(bytes, path);
+  const std::string bytes = readRegularFile(path, "image", kMaxImageFileBytes);
+  return decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), path);
 }
 
 std::vector<uint8_t> encodePng(const GreyImage& image) {

@@ -12,6 +12,10 @@
 namespace foveal::core {
 
 void setComputeThreads(int threads) {
+  if (threads < 0 || threads > kMaxComputeThreads)
+    throw Error("--threads " + std::to_string(threads) +
+                ": the number of compute threads must be " + "between 0 (one per core) and " +
+                std::to_string(kMaxComputeThreads));
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
 }

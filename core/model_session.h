@@ -21,7 +21,12 @@ struct TraceOptions {
   int beamWidth = 1;      ///< >1: beam search over the tokens (not with sample)
 };
 
+/// At most this many compute threads: more only oversubscribe the cores, and thousands of threads
+/// made a process slow to start and to stop.
+constexpr int kMaxComputeThreads = 256;
+
 /// Sets the CPU threads LibTorch uses (0: one per core). Debian's LibTorch otherwise starts with 1.
+/// Throws Error for a negative count or more than kMaxComputeThreads.
 void setComputeThreads(int threads);
 int computeThreads();
 

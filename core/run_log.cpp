@@ -12,6 +12,7 @@
 #include <system_error>
 
 #include "error.h"
+#include "safe_read.h"
 
 namespace foveal::core {
 
@@ -260,12 +261,18 @@ const char* runStatusName(RunStatus status) {
 RunConfigSummary readRunConfig(const std::string& runDir) {
   RunConfigSummary c;
   const fs::path p = fs::path(runDir) / "config.json";
-  std::ifstream in(p, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) {
     c.error = p.string() + ": missing";
     return c;
   }
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text;
+  try {
+    text = readRegularFile(p.string(), "run configuration", kMaxSmallFileBytes);
+  } catch (const Error& e) {
+    c.error = e.what();
+    return c;
+  }
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("not a JSON object");

@@ -120,18 +120,23 @@ Batch DataLoader::build(int64_t number) {
   std::vector<std::vector<int>> encoded;
   for (int64_t pos = first; pos < last; ++pos) {
     const size_t i = entryAt(pos);
+    std::string reason = "unreadable entry";
     try {
       std::string label;
       if (packed) {
         label = packed->label(i);
+        packed->verify(i);  // the pixels' checksum, here where a bad entry can be skipped
       } else {
         Sample s = m_dataset->get(i);
         label = std::move(s.label);
         images.push_back(std::move(s.image));
       }
       try {
+        reason = "empty label";
         if (label.empty()) throw Error("empty label");
+        reason = "label outside the charset " + m_opt.charset.characters();
         auto enc = m_opt.charset.encode(label);
+        reason = "label longer than " + std::to_string(m_opt.maxLength) + " characters";
         if (static_cast<int>(enc.size()) > m_opt.maxLength)
           throw Error("label \"" + label + "\" has " + std::to_string(enc.size()) +
                       " characters, more than the model's maximum length " +
@@ -148,6 +153,7 @@ Batch DataLoader::build(int64_t number) {
       ++m_skipped;
       std::lock_guard<std::mutex> lock(m_messageMutex);
       if (m_messages.size() < 100) m_messages.push_back(e.what());
+      ++m_reasons[reason];
     }
   }
   const int64_t B = static_cast<int64_t>(b.indices.size());
@@ -207,6 +213,26 @@ std::optional<Batch> DataLoader::next() {
 std::vector<std::string> DataLoader::skippedMessages() const {
   std::lock_guard<std::mutex> lock(m_messageMutex);
   return m_messages;
+}
+
+std::map<std::string, int64_t> DataLoader::skippedByReason() const {
+  std::lock_guard<std::mutex> lock(m_messageMutex);
+  return m_reasons;
+}
+
+std::string DataLoader::skippedSummary() const {
+  std::lock_guard<std::mutex> lock(m_messageMutex);
+  const int64_t n = m_skipped.load();
+  if (n == 0) return {};
+  std::string s = std::to_string(n) + (n == 1 ? " entry" : " entries") + " skipped (";
+  bool first = true;
+  for (const auto& [reason, count] : m_reasons) {
+    s += (first ? "" : ", ") + std::to_string(count) + " " + reason;
+    first = false;
+  }
+  s += ")";
+  if (!m_messages.empty()) s += "; first: " + m_messages.front();
+  return s;
 }
 
 }  // namespace foveal::core::data

@@ -73,6 +73,13 @@ class DataLoader {
   /// Entries left out so far with skipBad, and their messages (the first 100).
   int64_t skipped() const { return m_skipped.load(); }
   std::vector<std::string> skippedMessages() const;
+  /// The skipped entries counted by reason: "unreadable entry" (missing or undecodable image,
+  /// missing key, corrupt entry), "empty label", "label outside the charset C",
+  /// "label longer than N characters".
+  std::map<std::string, int64_t> skippedByReason() const;
+  /// One line: "12 entries skipped (10 label outside the charset 0-9, 2 unreadable entry); first:
+  /// MESSAGE". Empty when nothing was skipped.
+  std::string skippedSummary() const;
 
   /// The epoch order of every rank for (size, seed, epoch), before sharding padding: exposed for
   /// tests and for a trainer that wants to log it.
@@ -102,6 +109,7 @@ class DataLoader {
   std::atomic<int64_t> m_skipped{0};
   mutable std::mutex m_messageMutex;
   std::vector<std::string> m_messages;
+  std::map<std::string, int64_t> m_reasons;
 };
 
 }  // namespace foveal::core::data

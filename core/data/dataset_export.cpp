@@ -12,6 +12,7 @@
 #include "lmdb_dataset.h"
 #include "packed_dataset.h"
 #include "preprocess.h"
+#include "preprocessing_check.h"
 
 namespace foveal::core::data {
 
@@ -27,6 +28,7 @@ ExportReport exportDataset(const Dataset& ds, const std::string& out, const Expo
       opt.limit ? (ds.endless() ? opt.limit : std::min(opt.limit, ds.size())) : ds.size();
   const auto* packedSource = dynamic_cast<const PackedDataset*>(&ds);
   const bool packing = opt.format == "packed";
+  if (packing) checkPreprocessing(opt.preprocessing);  // before any entry is read
   if (packing && packedSource) {
     const auto& a = packedSource->preprocessing();
     const auto& b = opt.preprocessing;
@@ -81,6 +83,9 @@ ExportReport exportDataset(const Dataset& ds, const std::string& out, const Expo
             throw Error(ds.entryName(i) + ": empty label");
         } catch (const Error& e) {
           slot.error = e.what();
+        } catch (const std::exception& e) {
+          // Nothing may escape a worker thread (std::terminate); name the entry instead.
+          slot.error = ds.entryName(start + k) + ": " + e.what();
         }
       }
     };

@@ -34,6 +34,10 @@ std::map<std::string, std::string> parseSpec(const std::string& spec, const std:
   return out;
 }
 
+// The largest count a spec may ask for (digits:count=N, words:count=N): beyond it a typo would
+// have a command generate for days.
+constexpr uint64_t kMaxSpecCount = 100000000;
+
 uint64_t number(const std::string& spec, const std::string& k, const std::string& v) {
   size_t used = 0;
   unsigned long long n = 0;
@@ -44,6 +48,10 @@ uint64_t number(const std::string& spec, const std::string& k, const std::string
   }
   if (v.empty() || used != v.size() || v[0] == '-')
     throw Error(spec + ": '" + k + "' needs a non-negative whole number, not \"" + v + "\"");
+  if ((k == "count" || k == "len" || k == "length" || k == "minlen" || k == "maxlen") &&
+      n > kMaxSpecCount)
+    throw Error(spec + ": '" + k + "' is " + v + ", more than the limit of " +
+                std::to_string(kMaxSpecCount));
   return n;
 }
 

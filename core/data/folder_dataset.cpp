@@ -3,9 +3,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
+#include "charset.h"
 #include "error.h"
 #include "lmdb_dataset.h"
+#include "safe_read.h"
 
 namespace fs = std::filesystem;
 
@@ -13,12 +16,18 @@ namespace foveal::core::data {
 
 FolderDataset::FolderDataset(const std::string& path) {
   std::error_code ec;
-  m_gt = fs::is_directory(path, ec) ? (fs::path(path) / "gt.txt").string() : path;
+  m_gt = fs::is_directory(path, ec) && fs::path(path).filename() != "gt.txt"
+             ? (fs::path(path) / "gt.txt").string()
+             : path;
   m_root = fs::path(m_gt).parent_path().string();
-  std::ifstream in(m_gt);
-  if (!in) throw Error(m_gt + ": cannot open gt.txt (missing or unreadable)");
+  if (!fs::exists(m_gt, ec))
+    throw Error(m_gt + ": cannot open gt.txt (missing" +
+                (fs::is_directory(path, ec) ? ": the folder has no gt.txt)" : ")"));
+  std::istringstream in(readRegularFile(m_gt, "gt.txt", kMaxTextFileBytes));
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
+    // A UTF-8 byte order mark (Windows editors write one) is not part of the first path.
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
     Entry e;
@@ -31,6 +40,11 @@ FolderDataset::FolderDataset(const std::string& path) {
       e.path = line.substr(0, tab);
       e.label = line.substr(tab + 1);
       if (e.path.empty()) e.problem = "empty image path";
+    }
+    if (e.problem.empty()) {
+      const size_t bad = invalidUtf8Offset(e.label);
+      if (bad != std::string::npos)
+        e.problem = "the label is not valid UTF-8 (byte " + std::to_string(bad + 1) + ")";
     }
     m_entries.push_back(std::move(e));
   }

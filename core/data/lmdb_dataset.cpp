@@ -2,10 +2,12 @@
 
 #include <lmdb.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 
 #include "error.h"
+#include "safe_read.h"
 
 namespace fs = std::filesystem;
 
@@ -32,6 +34,11 @@ bool LmdbDataset::available() { return true; }
 
 LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
   if (!looksLmdb(path)) throw Error(path + ": not an LMDB dataset (no data.mdb in the folder)");
+  const std::string file = (fs::path(path) / "data.mdb").string();
+  // liblmdb maps data.mdb and trusts it: an empty file fails with a misleading system error, and
+  // one shorter than its pages ends the process with SIGBUS at the first read past the end.
+  const uint64_t fileSize = checkRegularFile(file, "LMDB data file", UINT64_MAX);
+  if (fileSize == 0) throw Error(file + ": empty file, not an LMDB database");
   MDB_env* e = nullptr;
   int rc = mdb_env_create(&e);
   if (rc == 0) rc = mdb_env_set_maxreaders(e, 256);
@@ -52,6 +59,19 @@ LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
     throw Error(path + ": cannot open LMDB database (" + mdb_strerror(rc) + ")");
   }
   m_dbi = dbi;
+  MDB_envinfo info{};
+  MDB_stat st{};
+  rc = mdb_env_info(e, &info);
+  if (rc == 0) rc = mdb_env_stat(e, &st);
+  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * st.ms_psize;
+  if (rc != 0 || needed > fileSize) {
+    mdb_env_close(e);
+    m_env = nullptr;
+    throw Error(file +
+                (rc != 0 ? ": cannot read the LMDB header (" + std::string(mdb_strerror(rc)) + ")"
+                         : ": truncated LMDB (" + std::to_string(fileSize) +
+                               " bytes, its pages need " + std::to_string(needed) + ")"));
+  }
   std::string n;
   try {
     n = read("num-samples", 0, false);
@@ -71,6 +91,14 @@ LmdbDataset::LmdbDataset(const std::string& path) : m_path(path) {
     m_env = nullptr;
     throw Error(path + (n.empty() ? ": not a text-recognition LMDB (no 'num-samples' key)"
                                   : ": 'num-samples' is not a count (\"" + n + "\")"));
+  }
+  // DTRB's layout holds an image and a label key per sample and the count itself: a count beyond
+  // what the database holds would walk billions of missing keys.
+  if (static_cast<uint64_t>(v) > st.ms_entries / 2) {
+    mdb_env_close(e);
+    m_env = nullptr;
+    throw Error(path + ": 'num-samples' says " + n + ", but the database holds only " +
+                std::to_string(st.ms_entries) + " keys (2 per sample)");
   }
   m_count = static_cast<size_t>(v);
 }

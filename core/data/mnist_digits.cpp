@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "error.h"
+#include "safe_read.h"
 
 namespace foveal::core::data {
 
@@ -40,9 +41,8 @@ void resizeBilinear(const uint8_t* src, int sw, int sh, uint8_t* dst, int dw, in
 }  // namespace
 
 std::shared_ptr<const MnistDigits> MnistDigits::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open MNIST digit file");
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string bytes = readRegularFile(path, "MNIST digit file", kMaxSmallFileBytes * 16);
+  const std::vector<uint8_t> b(bytes.begin(), bytes.end());
   if (b.size() < 24 || std::memcmp(b.data(), "FVMNIST1", 8) != 0)
     throw Error(path + ": not a Foveal MNIST digit file (expected header \"FVMNIST1\")");
   const uint32_t n = readU32(b, 8), rows = readU32(b, 12), cols = readU32(b, 16),

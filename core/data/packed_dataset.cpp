@@ -10,14 +10,17 @@
 #include <cstring>
 #include <filesystem>
 
+#include "charset.h"
+#include "crc32.h"
 #include "error.h"
+#include "preprocessing_check.h"
 
 namespace foveal::core::data {
 
 namespace {
 
 constexpr char kMagic[8] = {'F', 'V', 'P', 'A', 'C', 'K', '0', '1'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr size_t kHeaderSize = 128;
 constexpr int kMaxSide = 16384;
 
@@ -65,9 +68,21 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
     const uint8_t* h = m_map;
     if (std::memcmp(h, kMagic, 8) != 0)
       throw Error(path + ": not a packed dataset (wrong header magic)");
-    if (load<uint32_t>(h + 8) != kVersion || load<uint32_t>(h + 12) != kHeaderSize)
-      throw Error(path + ": unsupported packed dataset version " +
-                  std::to_string(load<uint32_t>(h + 8)) + " (this build reads version 1)");
+    m_version = load<uint32_t>(h + 8);
+    if (m_version < 1 || m_version > kVersion)
+      throw Error(path + ": unsupported packed dataset version " + std::to_string(m_version) +
+                  " (this build reads versions 1 and " + std::to_string(kVersion) + ")");
+    if (load<uint32_t>(h + 12) != kHeaderSize)
+      throw Error(path + ": corrupt header (header size " + std::to_string(load<uint32_t>(h + 12)) +
+                  ", the format's is " + std::to_string(kHeaderSize) + ")");
+    if (m_version >= 2) {
+      uint8_t copy[kHeaderSize];
+      std::memcpy(copy, h, kHeaderSize);
+      std::memset(copy + 88, 0, 4);
+      if (crc32(copy, kHeaderSize) != load<uint32_t>(h + 88))
+        throw Error(path + ": corrupt header (checksum mismatch)");
+      m_crcOffset = load<uint64_t>(h + 96);
+    }
     const uint64_t count = load<uint64_t>(h + 16);
     const uint32_t w = load<uint32_t>(h + 24), hh = load<uint32_t>(h + 28),
                    uw = load<uint32_t>(h + 32);
@@ -77,6 +92,10 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
     m_labelIndexOffset = load<uint64_t>(h + 64);
     m_labelDataOffset = load<uint64_t>(h + 72);
     const uint64_t fileSize = load<uint64_t>(h + 80);
+    // Before the offsets: a cut-off file is named as such, not as inconsistent offsets.
+    if (fileSize != m_mapSize)
+      throw Error(path + ": truncated or damaged body (header says " + std::to_string(fileSize) +
+                  " bytes, the file has " + std::to_string(m_mapSize) + ")");
     if (w < 1 || hh < 1 || uw < 1 || w > kMaxSide || hh > kMaxSide || uw > kMaxSide ||
         !(m_pp.regionScale > 0 && m_pp.regionScale < 100))
       throw Error(path + ": corrupt header (image sizes " + std::to_string(w) + "x" +
@@ -92,15 +111,14 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
         count > (size - m_imagesOffset) / m_stride ||
         m_labelIndexOffset < m_imagesOffset + count * m_stride || m_labelIndexOffset > size ||
         count + 1 > (size - m_labelIndexOffset) / 8 ||
-        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1) || m_labelDataOffset > size)
+        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1) || m_labelDataOffset > size ||
+        (m_version >= 2 && (m_crcOffset < m_labelDataOffset || m_crcOffset > size ||
+                            2 * count > (size - m_crcOffset) / 4)))
       throw Error(path + ": corrupt header (inconsistent offsets for " + std::to_string(count) +
                   " entries)");
-    if (fileSize != m_mapSize)
-      throw Error(path + ": truncated or damaged body (header says " + std::to_string(fileSize) +
-                  " bytes, the file has " + std::to_string(m_mapSize) + ")");
     m_count = static_cast<size_t>(count);
     // The label index is small: check it all now, so later reads cannot run off the mapping.
-    const uint64_t dataSize = m_mapSize - m_labelDataOffset;
+    const uint64_t dataSize = (m_version >= 2 ? m_crcOffset : m_mapSize) - m_labelDataOffset;
     uint64_t prev = 0;
     for (size_t i = 0; i <= m_count; ++i) {
       const uint64_t off = load<uint64_t>(m_map + m_labelIndexOffset + 8 * i);
@@ -126,24 +144,41 @@ void PackedDataset::check(size_t index) const {
                 std::to_string(m_count) + " entries)");
 }
 
-const uint8_t* PackedDataset::inputPixels(size_t index) const {
+const uint8_t* PackedDataset::pixels(size_t index) const {
   check(index);
   return m_map + m_imagesOffset + index * m_stride;
 }
 
+void PackedDataset::verify(size_t index) const {
+  const uint8_t* p = pixels(index);
+  if (m_crcOffset && crc32(p, m_stride) != load<uint32_t>(m_map + m_crcOffset + 8 * index))
+    throw Error(entryName(index) + ": corrupt image data (checksum mismatch)");
+}
+
+const uint8_t* PackedDataset::inputPixels(size_t index) const { return pixels(index); }
+
 const uint8_t* PackedDataset::upsampledPixels(size_t index) const {
-  return inputPixels(index) + size_t(m_pp.inputW) * m_pp.inputH;
+  return pixels(index) + size_t(m_pp.inputW) * m_pp.inputH;
 }
 
 std::string PackedDataset::label(size_t index) const {
   check(index);
   const uint64_t a = load<uint64_t>(m_map + m_labelIndexOffset + 8 * index);
   const uint64_t b = load<uint64_t>(m_map + m_labelIndexOffset + 8 * (index + 1));
-  return std::string(reinterpret_cast<const char*>(m_map + m_labelDataOffset + a), b - a);
+  std::string label(reinterpret_cast<const char*>(m_map + m_labelDataOffset + a), b - a);
+  if (m_crcOffset &&
+      crc32(label.data(), label.size()) != load<uint32_t>(m_map + m_crcOffset + 8 * index + 4))
+    throw Error(entryName(index) + ": corrupt label (checksum mismatch)");
+  const size_t bad = invalidUtf8Offset(label);
+  if (bad != std::string::npos)
+    throw Error(entryName(index) + ": the label is not valid UTF-8 (byte " +
+                std::to_string(bad + 1) + ")");
+  return label;
 }
 
 Sample PackedDataset::get(size_t index) const {
-  const uint8_t* p = inputPixels(index);
+  verify(index);
+  const uint8_t* p = pixels(index);
   Sample s;
   s.image.width = m_pp.inputW;
   s.image.height = m_pp.inputH;
@@ -154,10 +189,10 @@ Sample PackedDataset::get(size_t index) const {
 
 PreparedSample PackedDataset::prepared(size_t index) const {
   PreparedSample s;
-  const Sample in = get(index);
+  const Sample in = get(index);  // checks the entry's checksum, which covers both images
   s.input = in.image;
   s.label = in.label;
-  const uint8_t* u = upsampledPixels(index);
+  const uint8_t* u = m_map + m_imagesOffset + index * m_stride + size_t(m_pp.inputW) * m_pp.inputH;
   s.upsampled.width = m_upW;
   s.upsampled.height = m_pp.inputH;
   s.upsampled.pixels.assign(u, u + size_t(m_upW) * m_pp.inputH);
@@ -178,7 +213,9 @@ std::string PackedDataset::describe() const {
 }
 
 PackedWriter::PackedWriter(const std::string& path, const Preprocessing& pp)
-    : m_path(path), m_partPath(path + ".part"), m_pp(pp), m_upW(pp.upsampledW()) {
+    : m_path(path), m_partPath(path + ".part"), m_pp(pp), m_upW(0) {
+  checkPreprocessing(pp);
+  m_upW = pp.upsampledW();
   m_file = std::fopen(m_partPath.c_str(), "wb");
   if (!m_file) throw Error(m_partPath + ": cannot create (" + std::strerror(errno) + ")");
   const std::vector<uint8_t> zeros(kHeaderSize, 0);
@@ -201,11 +238,17 @@ void PackedWriter::add(const PreparedSample& s) {
                 std::to_string(s.input.height) + " / " + std::to_string(s.upsampled.width) + "x" +
                 std::to_string(s.upsampled.height) + " do not match the packed preprocessing");
   if (s.label.empty()) throw Error(entry + ": empty label");
+  const size_t bad = invalidUtf8Offset(s.label);
+  if (bad != std::string::npos)
+    throw Error(entry + ": the label is not valid UTF-8 (byte " + std::to_string(bad + 1) + ")");
   if (std::fwrite(s.input.pixels.data(), 1, s.input.pixels.size(), m_file) !=
           s.input.pixels.size() ||
       std::fwrite(s.upsampled.pixels.data(), 1, s.upsampled.pixels.size(), m_file) !=
           s.upsampled.pixels.size())
     throw Error(m_partPath + ": write failed (disk full?)");
+  m_crcs.push_back(crc32(s.upsampled.pixels.data(), s.upsampled.pixels.size(),
+                         crc32(s.input.pixels.data(), s.input.pixels.size())));
+  m_crcs.push_back(crc32(s.label.data(), s.label.size()));
   m_labels.push_back(s.label);
 }
 
@@ -224,6 +267,9 @@ void PackedWriter::finish() {
     data += m_labels[i];
   }
   store<uint64_t>(index.data() + 8 * count, off);
+  const uint64_t crcOffset = dataOffset + data.size();
+  std::vector<uint8_t> crcs(4 * m_crcs.size());
+  for (size_t i = 0; i < m_crcs.size(); ++i) store<uint32_t>(crcs.data() + 4 * i, m_crcs[i]);
   std::vector<uint8_t> h(kHeaderSize, 0);
   std::memcpy(h.data(), kMagic, 8);
   store<uint32_t>(h.data() + 8, kVersion);
@@ -237,9 +283,12 @@ void PackedWriter::finish() {
   store<uint64_t>(h.data() + 56, stride);
   store<uint64_t>(h.data() + 64, indexOffset);
   store<uint64_t>(h.data() + 72, dataOffset);
-  store<uint64_t>(h.data() + 80, dataOffset + data.size());
+  store<uint64_t>(h.data() + 80, crcOffset + crcs.size());
+  store<uint64_t>(h.data() + 96, crcOffset);
+  store<uint32_t>(h.data() + 88, crc32(h.data(), h.size()));
   bool ok = std::fwrite(index.data(), 1, index.size(), m_file) == index.size() &&
             std::fwrite(data.data(), 1, data.size(), m_file) == data.size() &&
+            std::fwrite(crcs.data(), 1, crcs.size(), m_file) == crcs.size() &&
             std::fseek(m_file, 0, SEEK_SET) == 0 &&
             std::fwrite(h.data(), 1, h.size(), m_file) == h.size();
   ok = (std::fclose(m_file) == 0) && ok;

@@ -7,12 +7,18 @@
 // preprocess()'s values to within half a grey level (|error| <= 1/255 on the [-1, 1] scale).
 //
 // Layout, little-endian; offsets in bytes from the start of the file:
-//   0   char[8] "FVPACK01"      8   u32 version (1)       12  u32 header size (128)
+//   0   char[8] "FVPACK01"      8   u32 version (2)       12  u32 header size (128)
 //   16  u64 count               24  u32 inputW, inputH, upsampledW, 0
 //   40  f64 regionScale         48  u64 images offset     56  u64 image stride (bytes per entry)
-//   64  u64 label index offset  72  u64 label data offset 80  u64 file size   88..127 zero
+//   64  u64 label index offset  72  u64 label data offset 80  u64 file size
+//   88  u32 CRC-32 of the header (bytes 0..127 with these four bytes zero)
+//   92  u32 0                   96  u64 checksum table offset                104..127 zero
 //   images: count * stride bytes (input rows, then upsampled rows)
 //   label index: u64[count + 1] offsets into the label data; labels are UTF-8, not terminated
+//   checksum table: u32[2 * count]: per entry the CRC-32 of its pixels (input, then upsampled)
+//   and of its label bytes. Checked when the entry is read (reading a pack never has to read
+//   the whole file first, which for a large one would take minutes).
+// Version 1 (no header checksum, no table, bytes 88..127 zero) is still read, without checks.
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -43,9 +49,14 @@ class PackedDataset : public Dataset {
   std::string describe() const override;
 
   PreparedSample prepared(size_t index) const;
-  /// Direct views into the mapping (valid while the dataset lives).
+  /// Direct views into the mapping (valid while the dataset lives), unchecked: call verify()
+  /// first (get() and prepared() do).
   const uint8_t* inputPixels(size_t index) const;
   const uint8_t* upsampledPixels(size_t index) const;
+  /// Throws Error naming the entry when its pixels do not match their checksum (version 2).
+  void verify(size_t index) const;
+  /// The format version of the file (1: no checksums).
+  uint32_t version() const { return m_version; }
   /// The preprocessing the images were made with (inputW/H, regionScale).
   const Preprocessing& preprocessing() const { return m_pp; }
   int upsampledW() const { return m_upW; }
@@ -53,6 +64,7 @@ class PackedDataset : public Dataset {
 
  private:
   void check(size_t index) const;
+  const uint8_t* pixels(size_t index) const;  ///< checked index, not verified
 
   std::string m_path;
   const uint8_t* m_map = nullptr;
@@ -61,6 +73,8 @@ class PackedDataset : public Dataset {
   Preprocessing m_pp;
   int m_upW = 0;
   uint64_t m_imagesOffset = 0, m_stride = 0, m_labelIndexOffset = 0, m_labelDataOffset = 0;
+  uint64_t m_crcOffset = 0;  ///< 0: version 1, no checksum table
+  uint32_t m_version = 0;
 };
 
 /// Streams prepared samples into a packed file. Writes `path`.part and renames it on finish(), so
@@ -72,7 +86,8 @@ class PackedWriter {
   PackedWriter(const PackedWriter&) = delete;
   PackedWriter& operator=(const PackedWriter&) = delete;
 
-  /// Throws Error when the images do not have the packed sizes or the label is empty.
+  /// Throws Error when the images do not have the packed sizes, or the label is empty or not
+  /// valid UTF-8.
   void add(const PreparedSample& sample);
   size_t count() const { return m_labels.size(); }
   void finish();
@@ -83,6 +98,7 @@ class PackedWriter {
   int m_upW;
   std::FILE* m_file = nullptr;
   std::vector<std::string> m_labels;
+  std::vector<uint32_t> m_crcs;  ///< pixels, label per entry
 };
 
 }  // namespace foveal::core::data

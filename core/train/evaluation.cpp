@@ -1,6 +1,7 @@
 #include "evaluation.h"
 
 #include <torch/torch.h>
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -66,6 +67,8 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   DatasetEval result;
   result.name = name;
   data::DatasetPtr ds = dataset;
+  if (ds->endless() && options.limit <= 0)
+    throw Error(ds->describe() + ": an endless stream needs a limit (eval --limit N)");
   if (ds->endless() || options.limit > 0) {
     const size_t n = options.limit > 0 ? static_cast<size_t>(options.limit) : ds->size();
     ds = std::make_shared<PrefixDataset>(ds, n);
@@ -75,9 +78,17 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   lo.batchSize = options.batchSize;
   lo.shuffle = false;
   lo.threads = options.loaderThreads;
-  lo.skipBad = true;
+  lo.skipBad = options.skipBad;
   lo.maxLength = cfg.maxLength;
   lo.charset = cfg.makeCharset();
+  if (textScoring && !cfg.caseInsensitive) {
+    // Text scoring compares lower-cased (as deep-text-recognition-benchmark does), so a label's
+    // case must not make it unreadable: "Hello" is read by a model of lower-case letters.
+    try {
+      lo.charset = Charset(cfg.charset, true, cfg.classLayout());
+    } catch (const Error&) {  // the charset holds both cases: it reads case itself
+    }
+  }
   lo.preprocessing = cfg.preprocessing;
   lo.withUpsampled = cfg.needsUpsampled();
   data::DataLoader loader(ds, lo);
@@ -132,7 +143,12 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
     }
   }
   result.skipped = loader.skipped();
+  result.skippedByReason = loader.skippedByReason();
+  const auto messages = loader.skippedMessages();
+  result.skippedExamples.assign(messages.begin(),
+                                messages.begin() + std::min<size_t>(messages.size(), 5));
   if (wasTraining) model->train();
+  result.skippedSummary = loader.skippedSummary();
   return result;
 }
 
@@ -145,9 +161,13 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
   EvalReport report;
   report.model = modelPath;
   report.beamWidth = std::max(1, options.beamWidth);
-  for (const auto& spec : datasets)
+  for (const auto& spec : datasets) {
     report.datasets.push_back(
         evaluateDataset(loaded.model, data::openDataset(spec), spec, options, device));
+    const auto& d = report.datasets.back();
+    if (d.overall.count == 0 && d.skipped > 0)  // "0 images 0.00%" would read as a result
+      throw Error(d.description + ": no entry this model can read; " + d.skippedSummary);
+  }
   return report;
 }
 
@@ -205,6 +225,8 @@ std::string EvalReport::toJson() const {
     dj["name"] = d.name;
     dj["description"] = d.description;
     dj["skipped"] = d.skipped;
+    dj["skipped_by_reason"] = d.skippedByReason;
+    dj["skipped_examples"] = d.skippedExamples;
     dj["by_length"] = lengthsJson(d.byLength);
     j["datasets"].push_back(dj);
   }
@@ -221,7 +243,17 @@ std::string EvalReport::toTable() const {
   o << "\n\n" << head;
   for (const auto& d : datasets) {
     o << row(d.name.size() > 44 ? "..." + d.name.substr(d.name.size() - 41) : d.name, d.overall);
-    if (d.skipped) o << "    (" << d.skipped << " entries skipped: unreadable by this model)\n";
+    if (d.skipped) {
+      o << "    (" << d.skipped << (d.skipped == 1 ? " entry" : " entries")
+        << " skipped, unreadable by this model:";
+      bool first = true;
+      for (const auto& [reason, n] : d.skippedByReason) {
+        o << (first ? " " : ", ") << n << " " << reason;
+        first = false;
+      }
+      o << ")\n";
+      for (const auto& e : d.skippedExamples) o << "      " << e << "\n";
+    }
   }
   if (datasets.size() > 1) o << row("all", overall());
   o << "\n";

@@ -20,6 +20,10 @@ struct EvalOptions {
   std::string scoring = "auto";
   bool keepFailures = true;
   int beamWidth = 1;  ///< >1: beam search of that width instead of greedy decoding
+  /// Leave out entries the model cannot read (counted per reason in DatasetEval); false: stop
+  /// at the first one with an Error naming it and why (what `foveal-cli eval` does unless
+  /// --skip-bad). Either way a dataset with no readable entry at all is an Error.
+  bool skipBad = true;
 };
 
 struct EvalStats {
@@ -47,6 +51,9 @@ struct DatasetEval {
   EvalStats overall;
   std::map<int, EvalStats> byLength;  ///< by label length in characters
   int64_t skipped = 0;                ///< entries the model cannot read (label outside charset...)
+  std::map<std::string, int64_t> skippedByReason;  ///< data::DataLoader::skippedByReason
+  std::vector<std::string> skippedExamples;        ///< the first few skipped entries, named
+  std::string skippedSummary;                      ///< data::DataLoader::skippedSummary
   std::vector<EvalFailure> failures;
 };
 

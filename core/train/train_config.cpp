@@ -1,10 +1,11 @@
 #include "train_config.h"
 
-#include "model_variants.h"
-
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "error.h"
+#include "model_variants.h"
+#include "model_session.h"
 
 namespace foveal::core::train {
 
@@ -18,6 +19,13 @@ void TrainConfig::validate() const {
   if (batchSize < 1) fail("batch size must be positive");
   if (microBatches < 1 || microBatches > batchSize)
     fail("micro_batches must be between 1 and the batch size");
+  for (const auto& [name, v] : {std::pair<const char*, double>{"lambda_r", lambdaR},
+                                {"reference_weight", referenceWeight},
+                                {"lr", lr},
+                                {"rho", rho},
+                                {"eps", eps},
+                                {"weight_decay", weightDecay}})
+    if (!std::isfinite(v)) fail(std::string(name) + " must be a finite number");
   if (lambdaR < 0) fail("lambda_r must not be negative");
   if (referenceWeight < 0) fail("reference_weight must not be negative");
   if (logInterval < 1) fail("log_interval must be positive");
@@ -29,6 +37,8 @@ void TrainConfig::validate() const {
   if (device != "cpu" && device != "cuda" && device.rfind("cuda:", 0) != 0)
     fail("device must be cpu, cuda or cuda:N, not \"" + device + "\"");
   if (threads < 0 || loaderThreads < 1) fail("threads must be >= 0 and loader_threads >= 1");
+  if (threads > kMaxComputeThreads || loaderThreads > kMaxComputeThreads)
+    fail("threads and loader_threads must be at most " + std::to_string(kMaxComputeThreads));
 }
 
 std::string TrainConfig::toJson() const {

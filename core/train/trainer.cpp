@@ -33,6 +33,9 @@
 #include "evaluate_model.h"
 #include "losses.h"
 #include "model_session.h"
+#include "run_lock.h"
+#include "safe_read.h"
+#include "state_file.h"
 #include "synthetic_words.h"
 
 namespace fs = std::filesystem;
@@ -47,11 +50,7 @@ constexpr const char* kStateFormat = "foveal-train-state";
 constexpr int kStateVersion = 1;
 
 std::string readText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(p.string() + ": cannot read (missing or unreadable)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return readRegularFile(p.string(), "file", kMaxSmallFileBytes);
 }
 
 void writeTextAtomically(const fs::path& p, const std::string& text) {
@@ -74,6 +73,7 @@ struct Trainer::Impl {
   TrainHooks hooks;
   fs::path run;
   bool writer = true;  // rank 0
+  std::unique_ptr<RunLock> runLock;  // the writer's hold on the run folder (core/run_lock.h)
   int rank = 0, world = 1;
   torch::Device device{torch::kCPU};
   Charset charset;
@@ -152,6 +152,11 @@ int64_t Trainer::iteration() const { return d->iteration; }
 void Trainer::Impl::setup(bool resuming) {
   const fs::path statePath = run / "latest.state";
   std::error_code ec;
+  if (writer) {  // before any check of what the folder holds: another trainer may be writing it
+    if (!resuming) fs::create_directories(run, ec);
+    if (ec) throw Error(run.string() + ": cannot create the run directory (" + ec.message() + ")");
+    if (fs::is_directory(run, ec)) runLock = std::make_unique<RunLock>(run.string());
+  }
   if (resuming) {
     if (!fs::exists(statePath, ec))
       throw Error(statePath.string() + ": nothing to resume (no training state in this run)");
@@ -283,14 +288,15 @@ void Trainer::Impl::saveState(const fs::path& path) const {
     throw Error(path.string() + ": cannot serialise the training state (" +
                 e.what_without_backtrace() + ")");
   }
-  writeFileAtomically(path.string(), bytes.str(), "training state");
+  writeFileAtomically(path.string(), sealTrainingState(bytes.str()), "training state");
 }
 
 void Trainer::Impl::loadState(const fs::path& path) {
   torch::serialize::InputArchive archive;
   json meta;
+  std::istringstream sealed(readTrainingState(path.string()));  // checksum checked
   try {
-    archive.load_from(path.string(), torch::Device(torch::kCPU));
+    archive.load_from(sealed, torch::Device(torch::kCPU));
     c10::IValue mv;
     archive.read("meta", mv);
     meta = json::parse(mv.toStringRef());
@@ -383,6 +389,7 @@ void Trainer::Impl::writeCheckpoint(const std::string& reason) {
 }
 
 data::Batch Trainer::Impl::nextBatch() {
+  std::string why;  // what the loader skipped, should no batch come
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!loader) {
       data::LoaderOptions lo;
@@ -410,11 +417,12 @@ data::Batch Trainer::Impl::nextBatch() {
       ++batchInEpoch;
       return std::move(*b);
     }
+    if (!loader->skippedSummary().empty()) why = "; " + loader->skippedSummary();
     loader.reset();
     ++epoch;
     batchInEpoch = 0;
   }
-  throw Error(trainData->describe() + ": the data loader produced no batch");
+  throw Error(trainData->describe() + ": no usable entry for this model" + why);
 }
 
 void Trainer::Impl::evaluate() {

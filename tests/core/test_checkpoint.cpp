@@ -5,6 +5,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "atomic_file.h"
 #include "checkpoint.h"
 #include "error.h"
 #include "test_models.h"
@@ -89,7 +90,7 @@ class TestCheckpoint : public QObject {
     model->eval();
     const QString file = path(QString("m%1.fvm").arg(index));
     saveCheckpoint(file.toStdString(), model, R"({"note":"test"})");
-    QVERIFY(!QFile::exists(file + ".tmp"));
+    QVERIFY(!QFile::exists(QString::fromStdString(atomicTempPath(file.toStdString()))));
     auto loaded = loadCheckpoint(file.toStdString());
     QCOMPARE(loaded.config.toJson(), cfg.toJson());
     QVERIFY(QString::fromStdString(loaded.metadataJson).contains("\"note\":\"test\""));
@@ -216,7 +217,7 @@ class TestCheckpoint : public QObject {
     saveCheckpoint(file.toStdString(), Recognizer(tinyConfig("soft")));
     saveCheckpoint(file.toStdString(), Recognizer(tinyConfig("hard")));
     QVERIFY(loadCheckpoint(file.toStdString()).config.attention == "hard");
-    QVERIFY(!QFile::exists(file + ".tmp"));
+    QVERIFY(!QFile::exists(QString::fromStdString(atomicTempPath(file.toStdString()))));
   }
 };
 

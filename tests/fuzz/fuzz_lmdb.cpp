@@ -1,6 +1,8 @@
 // libFuzzer harness: LMDB records -> LmdbDataset. LMDB maps its file and trusts its own page
 // structure, so the fuzzer varies what the records hold, not the B-tree: the input is split at
 // NUL bytes into num-samples, then (label, image bytes) pairs, written with liblmdb, then read.
+// One input in four also cuts data.mdb short at a length taken from the input: a truncated file
+// must be refused before liblmdb maps it (reading past its end was a SIGBUS).
 #include <lmdb.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -55,6 +57,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   mdb_txn_commit(txn);
   mdb_env_close(env);
+  if (size % 4 == 3) {
+    struct stat st {};
+    if (stat((dir + "/data.mdb").c_str(), &st) == 0 && st.st_size > 0) {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a of the input picks the cut
+      for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ull;
+      truncate((dir + "/data.mdb").c_str(),
+               static_cast<off_t>(h % static_cast<uint64_t>(st.st_size)));
+    }
+  }
   try {
     foveal::core::data::LmdbDataset ds(dir);
     for (size_t i = 0; i < std::min<size_t>(ds.size(), 8); ++i) {

@@ -14,6 +14,7 @@
 #include "../random.h"
 #include "../synthetic_words.h"
 #include "error.h"
+#include "safe_read.h"
 
 namespace fs = std::filesystem;
 
@@ -228,6 +229,7 @@ std::vector<std::string> defaultFonts() {
 DatasetPtr makeSyntheticWords(const WordSpec& spec) {
   if (spec.minLength < 1 || spec.maxLength < spec.minLength)
     throw Error(spec.toString() + ": need 1 <= minlen <= maxlen");
+  if (fs::exists(spec.wordList)) checkRegularFile(spec.wordList, "word list", kMaxTextFileBytes);
   std::ifstream in(spec.wordList);
   if (!in) throw Error(spec.wordList + ": cannot open word list (install wamerican)");
   std::vector<std::string> words;
