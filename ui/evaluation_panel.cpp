@@ -181,6 +181,9 @@ bool EvaluationPanel::evaluate() {
     args << QStringLiteral("--data") << m_dataset->text().trimmed();
   if (m_limit->value() > 0) args << QStringLiteral("--limit") << QString::number(m_limit->value());
   if (m_beam->value() > 1) args << QStringLiteral("--beam") << QString::number(m_beam->value());
+  // As during training: entries the model cannot read are counted per reason, not fatal (the
+  // command line stops at the first one unless --skip-bad).
+  args << QStringLiteral("--skip-bad");
   QFile::remove(m_tmp.filePath(QStringLiteral("failures.tsv")));
   if (!m_process) {
     m_process = new QProcess(this);
