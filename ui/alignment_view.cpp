@@ -15,8 +15,9 @@ constexpr int kHeaderH = 16;
 }  // namespace
 
 AlignmentView::AlignmentView(QWidget* parent) : QWidget(parent) {
-  setMinimumSize(200, 120);
+  setMinimumSize(160, 80);
   setCursor(Qt::PointingHandCursor);
+  setFocusPolicy(Qt::StrongFocus);  // a click takes the focus: the step keys work from here
   setToolTip(tr("Alignment: row t is the attention at step t. Click a row to go to its step."));
 }
 
@@ -73,6 +74,7 @@ void AlignmentView::paintEvent(QPaintEvent*) {
 }
 
 void AlignmentView::mousePressEvent(QMouseEvent* event) {
+  setFocus(Qt::MouseFocusReason);
   const int step = stepAt(event->position().toPoint());
   if (step >= 0) Q_EMIT stepClicked(step);
 }

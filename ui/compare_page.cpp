@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -24,10 +25,19 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setTextFormat(Qt::RichText);
   outer->addWidget(m_empty, 1);
-  m_grid = new QGridLayout;
-  outer->addLayout(m_grid, 3);
+  // The columns scroll when the window is short; the summary table shares the height through a
+  // splitter.
+  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* scroll = new QScrollArea(split);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* columns = new QWidget(scroll);
+  m_grid = new QGridLayout(columns);
+  m_grid->setContentsMargins(0, 0, 0, 0);
+  scroll->setWidget(columns);
+  split->addWidget(scroll);
   m_summary = new CompareSummaryModel(this);
-  m_table = new QTableView(this);
+  m_table = new QTableView(split);
   m_table->setModel(m_summary);
   m_table->verticalHeader()->hide();
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -36,8 +46,15 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_table->setFocusPolicy(Qt::NoFocus);
   const int rowH = m_table->fontMetrics().height() + 8;
   m_table->verticalHeader()->setDefaultSectionSize(rowH);
-  m_table->setFixedHeight(rowH * 5 + 6);  // header + four models
-  outer->addWidget(m_table);
+  m_table->setMinimumHeight(rowH * 2 + 6);  // header + one model; more scroll
+  split->addWidget(m_table);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 0);
+  split->setCollapsible(0, false);
+  split->setSizes({600, rowH * 5 + 6});
+  outer->addWidget(split, 3);
+  m_split = split;
+  m_split->hide();  // until there are columns
   connect(cursor, &StepCursor::stepChanged, this, &ComparePage::showStep);
 }
 
@@ -59,13 +76,13 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
   m_columns.clear();
   for (size_t i = 0; i < m_rows.size(); ++i) {
     Column c;
-    c.box = new QFrame(this);
+    c.box = new QFrame(m_grid->parentWidget());
     static_cast<QFrame*>(c.box)->setFrameShape(QFrame::StyledPanel);
     auto* layout = new QVBoxLayout(c.box);
     c.title = new QLabel(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()), c.box);
     layout->addWidget(c.title);
     c.view = new TraceView(c.box);
-    c.view->setMinimumSize(200, 150);
+    c.view->setMinimumSize(200, 110);
     c.view->setImage(m_image);
     c.view->setTrace(m_rows[i].trace);
     layout->addWidget(c.view, 1);
@@ -81,12 +98,15 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     scroll->setWidgetResizable(true);
     scroll->setFixedHeight(c.strip->minimumHeight() + 20);
     layout->addWidget(scroll);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->setSpacing(2);
     // Two columns per row for three or four models, one row otherwise.
     const int perRow = m_rows.size() > 2 ? 2 : static_cast<int>(m_rows.size());
     m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);
     m_columns.push_back(c);
   }
   m_empty->setVisible(m_columns.empty());
+  m_split->setVisible(!m_columns.empty());
   showStep(m_cursor->step());
 }
 

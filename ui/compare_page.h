@@ -10,6 +10,7 @@
 
 class QGridLayout;
 class QLabel;
+class QSplitter;
 class QTableView;
 
 namespace foveal::ui {
@@ -50,6 +51,7 @@ class ComparePage : public QWidget {
   QLabel* m_empty;
   CompareSummaryModel* m_summary;
   QTableView* m_table;
+  QSplitter* m_split = nullptr;
 };
 
 }  // namespace foveal::ui

@@ -225,9 +225,7 @@ void EvaluationPanel::onFinished(int code) {
   int misread = 0;
   if (tsv.open(QIODevice::ReadOnly)) misread = m_failures->setTsv(QString::fromUtf8(tsv.readAll()));
   m_failureView->resizeColumnsToContents();
-  m_status->setText(
-      tr("%1: %n misread image(s) listed below (double-click one to inspect it)", nullptr, misread)
-          .arg(QFileInfo(m_runningModel).fileName()));
+  m_status->setText(m_results->summary(QFileInfo(m_runningModel).fileName(), misread));
   Q_EMIT finished(true);
 }
 

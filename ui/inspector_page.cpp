@@ -30,16 +30,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Model:"), this));
   m_models = new QComboBox(this);
-  m_models->setMinimumWidth(220);
+  // Long model names are elided in the box rather than widening the window.
+  m_models->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_models->setMinimumContentsLength(16);
   m_models->setPlaceholderText(tr("no model open"));
   connect(m_models, &QComboBox::activated, this, &InspectorPage::modelChosen);
   bar->addWidget(m_models);
-  bar->addSpacing(16);
+  bar->addSpacing(8);
   m_view = new TraceView(this);
   const std::pair<TraceView::Overlay, QString> overlays[] = {
-      {TraceView::HeatStrip, tr("Attention strip")},
+      {TraceView::HeatStrip, tr("Heat strip")},
       {TraceView::RegionBox, tr("Region")},
-      {TraceView::StnQuads, tr("STN quads")},
+      {TraceView::StnQuads, tr("STN")},
       {TraceView::Tokens, tr("Tokens")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
@@ -62,13 +64,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* top = new QSplitter(Qt::Horizontal, vsplit);
   top->addWidget(m_view);
 
-  auto* side = new QWidget(top);
+  // The details scroll when the window is short (a laptop screen) instead of making it taller.
+  auto* sideScroll = new QScrollArea(top);
+  sideScroll->setWidgetResizable(true);
+  sideScroll->setFrameShape(QFrame::NoFrame);
+  sideScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* side = new QWidget(sideScroll);
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(6, 0, 0, 0);
   m_summary = new QLabel(side);
   m_summary->setWordWrap(true);
   m_summary->setTextFormat(Qt::RichText);
-  m_summary->setMinimumWidth(260);
+  m_summary->setMinimumWidth(220);
   sideLayout->addWidget(m_summary);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
@@ -83,11 +90,12 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_topkView->setSelectionMode(QAbstractItemView::NoSelection);
   m_topkView->setFocusPolicy(Qt::NoFocus);
   m_topkView->verticalHeader()->setDefaultSectionSize(m_topkView->fontMetrics().height() + 6);
-  m_topkView->setFixedHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
+  m_topkView->setMinimumHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
   m_topkView->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   sideLayout->addWidget(m_topkView);
   sideLayout->addStretch(1);
-  top->addWidget(side);
+  sideScroll->setWidget(side);
+  top->addWidget(sideScroll);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 1);
 
@@ -215,7 +223,7 @@ void InspectorPage::showStep(int step) {
   while (m_patchLabels.size() > static_cast<int>(patches.size())) delete m_patchLabels.takeLast();
   for (size_t k = 0; k < patches.size(); ++k) {
     const QImage& img = patches[k].second;
-    const int scale = std::max(1, 96 / std::max(1, img.height()));
+    const int scale = std::max(1, 64 / std::max(1, img.height()));
     m_patchLabels[static_cast<int>(k)]->setPixmap(QPixmap::fromImage(
         img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation)));
     m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);

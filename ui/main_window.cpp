@@ -3,6 +3,9 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCloseEvent>
+#include <QDesktopServices>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -17,8 +20,13 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
+#include <QTextEdit>
+#include <QToolButton>
+#include <QUrl>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
@@ -32,6 +40,8 @@
 #include "model_list_model.h"
 #include "model_session.h"
 #include "patch_strip.h"
+#include "run_launcher.h"
+#include "run_list_model.h"
 #include "qt_convert.h"
 #include "settings.h"
 #include "step_bar.h"
@@ -48,9 +58,36 @@ namespace {
 const Setting<QStringList> kRecentImages(QStringLiteral("inspector/recentImages"), {});
 const Setting<QString> kLastFolder(QStringLiteral("inspector/lastFolder"), {});
 const Setting<int> kBeamWidth(QStringLiteral("inspector/beamWidth"), 1);
+const Setting<QByteArray> kGeometry(QStringLiteral("window/geometry"), {});
+const Setting<QByteArray> kDockState(QStringLiteral("window/state"), {});
+const Setting<QString> kLastImage(QStringLiteral("inspector/lastImage"), {});
+const Setting<QStringList> kComparedModels(QStringLiteral("inspector/comparedModels"), {});
+const Setting<QString> kInspectedModel(QStringLiteral("inspector/model"), {});
+constexpr int kWindowStateVersion = 1;
+const QString kDocsUrl = QStringLiteral("https://github.com/foveal/foveal#readme");
 constexpr int kMaxRecent = 10;
 const QString kImageFilter =
     QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
+
+/// The truth a file name states: "<anything>.truth=TEXT.png" (or gt=, label=), and the sample
+/// convention "digits-<digits>.png". Empty when the name says nothing.
+QString truthFromFileName(const QString& path) {
+  const QString base = QFileInfo(path).completeBaseName();
+  static const QRegularExpression stated(QStringLiteral("(?:^|[._ -])(?:truth|gt|label)=(.+)$"));
+  if (const auto m = stated.match(base); m.hasMatch()) return m.captured(1);
+  static const QRegularExpression digits(QStringLiteral("^digits[-_]([0-9]+)$"));
+  if (const auto m = digits.match(base); m.hasMatch()) return m.captured(1);
+  return {};
+}
+
+bool isTextField(const QWidget* w) {
+  if (const auto* e = qobject_cast<const QLineEdit*>(w))
+    // A spin box's editor is typed in too, but its numbers take no arrow keys worth keeping.
+    return !e->isReadOnly() && !qobject_cast<const QAbstractSpinBox*>(e->parentWidget());
+  if (const auto* e = qobject_cast<const QTextEdit*>(w)) return !e->isReadOnly();
+  if (const auto* e = qobject_cast<const QPlainTextEdit*>(w)) return !e->isReadOnly();
+  return false;
+}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -64,6 +101,8 @@ MainWindow::MainWindow(QWidget* parent)
   setAcceptDrops(true);
   buildLayout();
   buildActions();
+  // Step keys reach the cursor from any widget of this window but a text field (eventFilter).
+  qApp->installEventFilter(this);
   qRegisterMetaType<std::vector<foveal::ui::TraceOutcome>>();
   connect(m_runner, &TraceRunner::finished, this, &MainWindow::onTracesFinished);
   connect(m_runner, &TraceRunner::started, this, [this](int n) {
@@ -80,8 +119,14 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_models, &ModelListModel::loadFailed, this, &MainWindow::onModelLoadFailed);
   connect(m_models, &ModelListModel::rowsRemoved, this,
           [this](const QModelIndex&, int first, int last) { onModelRowsRemoved(first, last); });
-  resize(1280, 820);
+  connect(m_models, &ModelListModel::compareLimitReached, this, [this] {
+    statusBar()->showMessage(tr("Compare shows at most %1 models: untick one first.")
+                                 .arg(ModelListModel::kMaxCompared),
+                             8000);
+  });
+  resize(1200, 720);
   statusBar()->showMessage(tr("Ready"));
+  m_inspector->traceView()->setFocus(Qt::OtherFocusReason);
 }
 
 MainWindow::~MainWindow() = default;
@@ -92,14 +137,34 @@ void MainWindow::buildLayout() {
   outer->setContentsMargins(0, 0, 0, 0);
   outer->setSpacing(0);
 
-  m_error = new QLabel(central);
+  // The error banner: at most three lines (the whole text is its tooltip), so that it never
+  // makes the window taller than the screen; it stays until dismissed or until the same kind
+  // of action succeeds.
+  m_banner = new QWidget(central);
+  m_banner->setObjectName(QStringLiteral("errorBanner"));
+  m_banner->setAttribute(Qt::WA_StyledBackground);
+  m_banner->setStyleSheet(QStringLiteral(
+      "#errorBanner { background: #fdecea; border-bottom: 1px solid #e0a3a3; }"
+      "#errorBanner QLabel { color: #8a1c1c; }"));
+  auto* bl = new QHBoxLayout(m_banner);
+  bl->setContentsMargins(6, 3, 3, 3);
+  m_error = new QLabel(m_banner);
   m_error->setWordWrap(true);
+  m_error->setTextFormat(Qt::PlainText);
   m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_error->setStyleSheet(
-      "QLabel { background: #fdecea; color: #8a1c1c; border-bottom: 1px solid #e0a3a3; padding: "
-      "6px; }");
-  m_error->hide();
-  outer->addWidget(m_error);
+  m_error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  m_error->setMaximumHeight(3 * m_error->fontMetrics().lineSpacing() + 4);
+  bl->addWidget(m_error, 1);
+  auto* dismiss = new QToolButton(m_banner);
+  dismiss->setObjectName(QStringLiteral("dismissError"));
+  dismiss->setText(QStringLiteral("\u2715"));
+  dismiss->setAutoRaise(true);
+  dismiss->setFocusPolicy(Qt::NoFocus);
+  dismiss->setToolTip(tr("Dismiss"));
+  connect(dismiss, &QToolButton::clicked, m_banner, &QWidget::hide);
+  bl->addWidget(dismiss, 0, Qt::AlignTop);
+  m_banner->hide();
+  outer->addWidget(m_banner);
 
   m_tabs = new QTabWidget(central);
   m_tabs->setDocumentMode(true);
@@ -109,14 +174,18 @@ void MainWindow::buildLayout() {
   m_tabs->addTab(m_compare, tr("&Compare"));
   m_training = new TrainingPage(m_tabs);
   m_tabs->addTab(m_training, tr("&Training"));
-  connect(m_training, &TrainingPage::failed, this, &MainWindow::showError);
+  connect(m_training, &TrainingPage::failed, this,
+          [this](const QString& message) { showError(message); });
   connect(m_training, &TrainingPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_training, &TrainingPage::failureChosen, this, &MainWindow::inspectFailure);
   outer->addWidget(m_tabs, 1);
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
     // The step bar drives the inspector and compare pages; training has no steps.
-    if (m_stepBar) m_stepBar->setVisible(m_tabs->currentWidget() != m_training);
+    const bool stepping = m_tabs->currentWidget() != m_training;
+    if (m_stepBar) m_stepBar->setVisible(stepping);
+    // Off the steps pages the arrow keys belong to the lists and tables again.
+    for (QAction* a : m_stepActions) a->setEnabled(stepping);
     showCurrentModel();
   });
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
@@ -129,7 +198,7 @@ void MainWindow::buildLayout() {
   setCentralWidget(central);
 
   // Models dock: the open model files; ticked ones are compared; double-click inspects.
-  auto* dock = new QDockWidget(tr("Models"), this);
+  auto* dock = new QDockWidget(tr("&Models"), this);
   dock->setObjectName(QStringLiteral("modelsDock"));
   auto* panel = new QWidget(dock);
   auto* pl = new QVBoxLayout(panel);
@@ -150,6 +219,7 @@ void MainWindow::buildLayout() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
                                                       tr("Foveal models (*.fvm);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
+    focusCurrentView();
   });
   connect(remove, &QPushButton::clicked, this, [this] {
     const int row = m_modelView->currentIndex().row();
@@ -167,7 +237,7 @@ void MainWindow::buildLayout() {
       return;
     }
     if (!m_models->session(index.row())) {
-      showError(m_models->data(index, ModelListModel::ErrorRole).toString());
+      showError(m_models->data(index, ModelListModel::ErrorRole).toString(), ErrorTopic::Model);
       return;
     }
     m_currentModel = index.row();
@@ -176,27 +246,33 @@ void MainWindow::buildLayout() {
   });
 
   // Dataset browser: entries with their truth; choosing one reads it.
-  auto* dataDock = new QDockWidget(tr("Dataset"), this);
+  m_docks << dock;
+  auto* dataDock = new QDockWidget(tr("&Dataset"), this);
   dataDock->setObjectName(QStringLiteral("datasetDock"));
   m_datasets = new DatasetBrowser(dataDock);
   dataDock->setWidget(m_datasets);
   addDockWidget(Qt::LeftDockWidgetArea, dataDock);
   connect(m_datasets, &DatasetBrowser::entryChosen, this,
           [this](const QImage& image, const QString& source, const QString& truth) {
-            setTruth(truth);
-            setImage(image, source);
+            setImage(image, source, truth);
           });
-  connect(m_datasets, &DatasetBrowser::failed, this, &MainWindow::showError);
+  connect(m_datasets, &DatasetBrowser::failed, this,
+          [this](const QString& message) { showError(message, ErrorTopic::Image); });
+  m_docks << dataDock;
 
   // Truth entry and progress.
   auto* tb = addToolBar(tr("Image"));
   tb->setObjectName(QStringLiteral("imageToolbar"));
-  tb->addWidget(new QLabel(tr(" Truth: "), tb));
+  auto* truthLabel = new QLabel(tr(" &Truth: "), tb);
+  tb->addWidget(truthLabel);
   m_truthEdit = new QLineEdit(tb);
+  truthLabel->setBuddy(m_truthEdit);
   m_truthEdit->setPlaceholderText(tr("expected text (optional)"));
   m_truthEdit->setMaximumWidth(240);
   m_truthEdit->setClearButtonEnabled(true);
   connect(m_truthEdit, &QLineEdit::textChanged, this, &MainWindow::setTruth);
+  // Enter ends typing: the step keys go back to the views.
+  connect(m_truthEdit, &QLineEdit::returnPressed, this, &MainWindow::focusCurrentView);
   tb->addWidget(m_truthEdit);
   tb->addSeparator();
   auto* beamLabel = new QLabel(tr(" &Beam: "), tb);
@@ -216,6 +292,9 @@ void MainWindow::buildLayout() {
     kBeamWidth.set(width);
     retrace();
   });
+  connect(m_beam, &QSpinBox::editingFinished, this, [this] {
+    if (m_beam->hasFocus()) focusCurrentView();
+  });
   tb->addWidget(m_beam);
   m_progress = new QProgressBar(this);
   m_progress->setMaximumWidth(160);
@@ -229,6 +308,7 @@ void MainWindow::buildActions() {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open image"), kLastFolder.value(), kImageFilter);
     if (!path.isEmpty()) this->openImage(path);
+    focusCurrentView();
   });
   openImage->setShortcut(QKeySequence::Open);
   m_recentMenu = file->addMenu(tr("Open &Recent"));
@@ -239,6 +319,7 @@ void MainWindow::buildActions() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
                                                       tr("Foveal models (*.fvm);;All files (*)"));
     if (!path.isEmpty()) this->openModel(path);
+    focusCurrentView();
   });
   openModel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   file->addSeparator();
@@ -261,20 +342,34 @@ void MainWindow::buildActions() {
                   [this] { m_tabs->setCurrentWidget(m_training); });
   view->addAction(tr("&Fit Image"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
                   [this] { traceView()->resetView(); });
+  view->addSeparator();
+  // Closed docks come back from here.
+  for (QDockWidget* d : m_docks) view->addAction(d->toggleViewAction());
 
   auto* step = menuBar()->addMenu(tr("&Step"));
-  step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor, &StepCursor::previous);
-  step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next);
-  step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first);
-  step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last);
-  step->addAction(tr("Play / &Pause"), QKeySequence(Qt::Key_Space), m_cursor,
-                  &StepCursor::togglePlaying);
-  step->addAction(tr("Fas&ter"), QKeySequence(Qt::Key_BracketRight), this,
-                  [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); });
-  step->addAction(tr("&Slower"), QKeySequence(Qt::Key_BracketLeft), this,
-                  [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); });
+  m_stepActions = {
+      step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor,
+                      &StepCursor::previous),
+      step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next),
+      step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first),
+      step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last),
+      step->addAction(tr("Play / &Pause"), QKeySequence(Qt::Key_Space), m_cursor,
+                      &StepCursor::togglePlaying),
+      step->addAction(tr("Fas&ter"), QKeySequence(Qt::Key_BracketRight), this,
+                      [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); }),
+      step->addAction(tr("&Slower"), QKeySequence(Qt::Key_BracketLeft), this,
+                      [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); })};
 
   auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this, [this] {
+    QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), shortcutsText(),
+                    QMessageBox::Close, this);
+    box.setTextFormat(Qt::RichText);
+    box.exec();
+  });
+  help->addAction(tr("&Documentation"), this,
+                  [] { QDesktopServices::openUrl(QUrl(kDocsUrl)); });
+  help->addSeparator();
   help->addAction(tr("&About Foveal"), this, [this] {
     QMessageBox::about(this, tr("About Foveal"),
                        tr("<b>Foveal %1</b><br>A lab for attention-based image-to-sequence "
@@ -293,25 +388,28 @@ bool MainWindow::openImage(const QString& path) {
   }
   rememberRecent(path);
   kLastFolder.set(QFileInfo(path).absolutePath());
+  kLastImage.set(QFileInfo(path).absoluteFilePath());
+  setTruth(truthFromFileName(path));  // never the previous image's
   m_image = image;
   m_qimage = toQImage(image);
   m_source = path;
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
   m_inspector->setImage(m_qimage);
   m_compare->setImage(m_qimage);
-  clearError();
+  clearError(ErrorTopic::Image);
   retrace();
   return true;
 }
 
-void MainWindow::setImage(const QImage& image, const QString& source) {
+void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth) {
+  setTruth(truth);
   m_qimage = image.convertToFormat(QImage::Format_Grayscale8);
   m_image = fromQImage(m_qimage);
   m_source = source;
   setWindowTitle(tr("%1 - Foveal").arg(source));
   m_inspector->setImage(m_qimage);
   m_compare->setImage(m_qimage);
-  clearError();
+  clearError(ErrorTopic::Image);
   retrace();
 }
 
@@ -319,14 +417,17 @@ bool MainWindow::openModel(const QString& path) {
   const QFileInfo info(path);
   if (!info.isFile()) {
     showError(tr("%1: cannot open model file (%2)")
-                  .arg(path, info.exists() ? tr("not a file") : tr("no such file")));
+                  .arg(path, info.exists() ? tr("not a file") : tr("no such file")),
+              ErrorTopic::Model);
     return false;
   }
   kLastFolder.set(info.absolutePath());
   const int row = m_models->loadModel(path);
+  m_userChoseModel = true;
+  if (m_currentModel != row && m_models->session(m_currentModel)) m_previousModel = m_currentModel;
   m_currentModel = row;
   if (m_models->session(row)) {  // already listed and loaded
-    clearError();
+    clearError(ErrorTopic::Model);
     statusBar()->showMessage(
         tr("Model: %1")
             .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
@@ -354,15 +455,18 @@ void MainWindow::onModelLoaded(int row) {
   const QString path = m_models->path(row);
   const bool requested = m_openRequests.removeAll(path) > 0;
   if (requested) {
-    clearError();
+    clearError(ErrorTopic::Model);
     statusBar()->showMessage(
         tr("Model: %1")
             .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
   } else if (!m_models->loadingCount() && !m_runner->isRunning()) {
     statusBar()->showMessage(tr("Models loaded"), 3000);
   }
-  const bool becameCurrent = m_currentModel < 0 || (!m_models->session(m_currentModel) &&
-                                                    !m_models->isLoading(m_currentModel));
+  // A model loaded in the background shows only while the user has chosen none (a failed
+  // --model or Open Model leaves the inspector empty with the error, not on a sample).
+  const bool becameCurrent =
+      !m_userChoseModel && (m_currentModel < 0 || (!m_models->session(m_currentModel) &&
+                                                   !m_models->isLoading(m_currentModel)));
   if (becameCurrent) m_currentModel = row;
   // A checked model is traced by the comparedChanged() that follows; otherwise trace it here
   // when it is the inspected one.
@@ -372,10 +476,23 @@ void MainWindow::onModelLoaded(int row) {
 }
 
 void MainWindow::onModelLoadFailed(int row, const QString& message) {
-  showError(message);
+  showError(message, ErrorTopic::Model);
   const QString path = m_models->path(row);
+  const bool wasCurrent = row == m_currentModel;
+  // The inspector goes back to the model it showed before, or shows none: never another one
+  // that merely happens to be listed.
+  const QString previous = m_models->path(m_previousModel);
   if (m_openRequests.removeAll(path) > 0) m_models->removeModel(row);  // as if never opened
+  if (wasCurrent) {
+    m_currentModel = -1;
+    for (int r = 0; r < m_models->rowCount(); ++r)
+      if (!previous.isEmpty() && m_models->path(r) == previous && m_models->session(r))
+        m_currentModel = r;
+    m_previousModel = -1;
+  }
   retrace();
+  if (m_currentModel < 0)
+    m_inspector->setStatus(tr("<b>No model</b><br>%1").arg(message.toHtmlEscaped()));
 }
 
 void MainWindow::onModelRowsRemoved(int first, int last) {
@@ -386,8 +503,12 @@ void MainWindow::onModelRowsRemoved(int first, int last) {
     else if (r >= first)
       r = gone;
   };
+  const bool wasCurrent = m_currentModel >= first && m_currentModel <= last;
   shift(m_currentModel, -1);
-  if (m_currentModel < 0)
+  shift(m_previousModel, -1);
+  // A model the user removed makes way for the first loaded one (a failed load is handled by
+  // onModelLoadFailed(), which knows what was shown before).
+  if (m_currentModel < 0 && wasCurrent)
     for (int r = 0; r < m_models->rowCount(); ++r)
       if (m_models->session(r)) {
         m_currentModel = r;
@@ -436,7 +557,10 @@ void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
   for (size_t i = 0; i < outcomes.size() && i < m_tracedRows.size(); ++i)
     if (!outcomes[i].trace)
       errors << tr("%1: %2").arg(m_models->displayName(m_tracedRows[i]), outcomes[i].error);
-  if (!errors.isEmpty()) showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))));
+  if (!errors.isEmpty())
+    showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))), ErrorTopic::Reading);
+  else if (!outcomes.empty())
+    clearError(ErrorTopic::Reading);
   showCurrentModel();
   if (m_goToFirstError && trace()) {
     m_goToFirstError = false;
@@ -461,8 +585,7 @@ void MainWindow::inspectFailure(const QImage& image, const QString& source, cons
   if (!openModel(model)) return;
   m_tabs->setCurrentWidget(m_inspector);
   m_goToFirstError = true;
-  setTruth(truth);
-  setImage(image, source);
+  setImage(image, source, truth);
 }
 
 void MainWindow::showCurrentModel() {
@@ -508,20 +631,150 @@ void MainWindow::setBeamWidth(int width) { m_beam->setValue(width); }
 int MainWindow::stepCount() const { return m_cursor->count(); }
 std::shared_ptr<const core::Trace> MainWindow::trace() const { return m_inspector->trace(); }
 TraceView* MainWindow::traceView() const { return m_inspector->traceView(); }
-QString MainWindow::errorText() const { return m_error->isVisible() ? m_error->text() : QString(); }
+QString MainWindow::errorText() const {
+  return m_banner->isVisibleTo(this) ? m_error->text() : QString();
+}
 void MainWindow::setStep(int step) { m_cursor->setStep(step); }
 void MainWindow::nextStep() { m_cursor->next(); }
 void MainWindow::previousStep() { m_cursor->previous(); }
 void MainWindow::firstStep() { m_cursor->first(); }
 void MainWindow::lastStep() { m_cursor->last(); }
 
-void MainWindow::showError(const QString& message) {
+void MainWindow::showError(const QString& message, ErrorTopic topic) {
   m_error->setText(message);
-  m_error->show();
+  m_error->setToolTip(message);
+  m_errorTopic = topic;
+  m_banner->show();
   statusBar()->showMessage(tr("Error"), 5000);
 }
 
-void MainWindow::clearError() { m_error->hide(); }
+void MainWindow::clearError(ErrorTopic topic) {
+  if (m_errorTopic == topic) m_banner->hide();
+}
+
+bool MainWindow::isStepKeyFor(QObject* target, const QKeyEvent* event) const {
+  switch (event->key()) {
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+    case Qt::Key_Home:
+    case Qt::Key_End:
+    case Qt::Key_Space:
+      break;
+    default:
+      return false;
+  }
+  if (event->modifiers() & ~Qt::KeypadModifier) return false;
+  if (m_tabs->currentWidget() == m_training) return false;
+  auto* widget = qobject_cast<QWidget*>(target);
+  if (!widget || widget->window() != this) return false;
+  return !isTextField(widget);
+}
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  // A focused widget claims the keys it uses with a ShortcutOverride (lists take Home/End and
+  // Space, spin boxes the arrows): refused here, the Step menu's shortcuts fire instead.
+  if (event->type() == QEvent::ShortcutOverride &&
+      isStepKeyFor(watched, static_cast<QKeyEvent*>(event))) {
+    event->ignore();
+    return true;
+  }
+  // A key press the shortcut did not take (a widget that handles arrows without claiming them).
+  if (event->type() == QEvent::KeyPress && isStepKeyFor(watched, static_cast<QKeyEvent*>(event))) {
+    switch (static_cast<QKeyEvent*>(event)->key()) {
+      case Qt::Key_Left: m_cursor->previous(); break;
+      case Qt::Key_Right: m_cursor->next(); break;
+      case Qt::Key_Home: m_cursor->first(); break;
+      case Qt::Key_End: m_cursor->last(); break;
+      default: m_cursor->togglePlaying(); break;
+    }
+    return true;
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
+void MainWindow::focusCurrentView() {
+  QWidget* page = m_tabs->currentWidget();
+  if (page == m_inspector)
+    m_inspector->traceView()->setFocus(Qt::OtherFocusReason);
+  else if (page == m_compare && m_compare->columnCount() > 0)
+    m_compare->traceView(0)->setFocus(Qt::OtherFocusReason);
+  else if (page)
+    page->setFocus(Qt::OtherFocusReason);
+}
+
+QString MainWindow::shortcutsText() {
+  const std::pair<const char*, const char*> rows[] = {
+      {"Left / Right", "previous / next step"},
+      {"Home / End", "first / last step"},
+      {"Space", "play / pause"},
+      {"[ / ]", "slower / faster"},
+      {"Ctrl+O", "open an image"},
+      {"Ctrl+V", "paste an image"},
+      {"Ctrl+M", "open a model"},
+      {"Ctrl+1 / 2 / 3", "Inspector / Compare / Training"},
+      {"Ctrl+0", "fit the image (or double-click it)"},
+      {"Ctrl+E", "export the view"},
+      {"Ctrl+Shift+E", "export the trace (JSON/CSV)"},
+      {"Ctrl+Shift+C", "export the training curves"},
+      {"Wheel / drag", "zoom / pan the image"}};
+  QString html = tr("<p>The step keys work wherever the focus is, except while typing in a text "
+                    "field (press Enter to leave it); click a view to give it the focus.</p>"
+                    "<table cellspacing='4'>");
+  for (const auto& [keys, what] : rows)
+    html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                .arg(QString::fromUtf8(keys), tr(what));
+  return html + QStringLiteral("</table>");
+}
+
+void MainWindow::saveSession() const {
+  kGeometry.set(saveGeometry());
+  kDockState.set(saveState(kWindowStateVersion));
+  QStringList compared;
+  for (int r : m_models->comparedRows()) compared << m_models->path(r);
+  kComparedModels.set(compared);
+  kInspectedModel.set(m_models->path(m_currentModel));
+}
+
+void MainWindow::restoreSession() {
+  if (const QByteArray g = kGeometry.value(); !g.isEmpty()) restoreGeometry(g);
+  if (const QByteArray st = kDockState.value(); !st.isEmpty())
+    restoreState(st, kWindowStateVersion);
+  const QStringList compared = kComparedModels.value();
+  if (!compared.isEmpty()) {
+    for (const QString& path : compared)
+      if (QFileInfo(path).isFile()) m_models->loadModel(path);
+    m_models->setCompared(compared);
+  }
+  const QString inspected = kInspectedModel.value();
+  for (int r = 0; r < m_models->rowCount(); ++r)
+    if (!inspected.isEmpty() && m_models->path(r) == inspected) m_currentModel = r;
+  const QString image = kLastImage.value();
+  if (!image.isEmpty() && QFileInfo(image).isFile())
+    openImage(image);
+  else
+    retrace();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  int running = 0;
+  auto* runs = m_training->runs();
+  for (int r = 0; r < runs->rowCount(); ++r)
+    running += m_training->launcher()->isRunning(runs->dir(r)) ? 1 : 0;
+  if (running && m_confirmClose) {
+    const auto answer = QMessageBox::question(
+        this, tr("Quit Foveal"),
+        tr("%n training run(s) started here are still running. Quitting stops them after a "
+           "checkpoint (they can be resumed later).",
+           nullptr, running),
+        QMessageBox::Close | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Close) {
+      event->ignore();
+      return;
+    }
+  }
+  saveSession();
+  QMainWindow::closeEvent(event);
+}
 
 void MainWindow::rememberRecent(const QString& path) {
   QStringList recent = kRecentImages.value();
@@ -548,7 +801,7 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::pasteImage() {
   const QImage image = QApplication::clipboard()->image();
   if (image.isNull()) {
-    showError(tr("The clipboard holds no image."));
+    showError(tr("The clipboard holds no image."), ErrorTopic::Image);
     return;
   }
   setImage(image, tr("pasted image"));

@@ -10,6 +10,7 @@
 #include "grey_image.h"
 #include "trace_runner.h"
 
+class QDockWidget;
 class QLabel;
 class QLineEdit;
 class QListView;
@@ -42,8 +43,9 @@ class MainWindow : public QMainWindow {
   /// for a file that does not exist; a file that cannot be loaded is reported in the error
   /// banner when its load ends, and its row is removed.
   bool openModel(const QString& path);
-  /// Uses an image that is already in memory (paste, dataset browser).
-  void setImage(const QImage& image, const QString& source);
+  /// Uses an image that is already in memory (paste, dataset browser) with its truth (empty:
+  /// unknown, the previous image's truth is cleared).
+  void setImage(const QImage& image, const QString& source, const QString& truth = {});
   void setTruth(const QString& truth);
   /// Adds the *.fvm files of a folder (the bundled samples) without opening the inspector;
   /// they load off the GUI thread, failures are shown in the error banner naming the file.
@@ -51,10 +53,27 @@ class MainWindow : public QMainWindow {
   /// On a first start (no saved run list), follows the bundled sample runs in `runsFolder`.
   int addSampleRuns(const QString& runsFolder);
 
+  /// Opens the models ticked for comparison last time, the last image, the window geometry and
+  /// the dock layout (the models listed by then keep their rows).
+  void restoreSession();
+
   int step() const;
   int stepCount() const;
+  /// The model row the inspector shows (-1: none).
+  int currentModel() const { return m_currentModel; }
   bool isTracing() const { return m_runner->isRunning(); }
   QString errorText() const;
+  /// The truth field (the expected text of the image).
+  QString truth() const { return m_truth; }
+  /// What the error banner is about: a later success of the same kind clears it, others not.
+  enum class ErrorTopic { Image, Model, Reading, Other };
+  void showError(const QString& message, ErrorTopic topic = ErrorTopic::Other);
+  /// The docks (Models, Dataset), also listed in the View menu.
+  QList<QDockWidget*> docks() const { return m_docks; }
+  /// The text of Help > Keyboard Shortcuts.
+  static QString shortcutsText();
+  /// Whether closing asks first (runs started here are still training). Tests turn it off.
+  void setConfirmClose(bool on) { m_confirmClose = on; }
   std::shared_ptr<const core::Trace> trace() const;
   TraceView* traceView() const;
   InspectorPage* inspector() const { return m_inspector; }
@@ -81,6 +100,8 @@ class MainWindow : public QMainWindow {
   void traceReady();
 
  protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -90,12 +111,17 @@ class MainWindow : public QMainWindow {
   void retrace();
   void onTracesFinished(const std::vector<TraceOutcome>& outcomes);
   void showCurrentModel();
-  void showError(const QString& message);
+  /// Whether a step key pressed in `target` steps (true) or belongs to the widget.
+  bool isStepKeyFor(QObject* target, const QKeyEvent* event) const;
+  /// Gives the keyboard focus to the current page's main view (after a dialog, at start).
+  void focusCurrentView();
+  void saveSession() const;
   /// Opens a misread image with the model that misread it; the inspector goes to the first
   /// step whose token disagrees with the truth once the trace is ready.
   void inspectFailure(const QImage& image, const QString& source, const QString& truth,
                       const QString& model, int beamWidth);
-  void clearError();
+  /// Hides the banner when it is about `topic`.
+  void clearError(ErrorTopic topic);
   void onModelLoaded(int row);
   void onModelLoadFailed(int row, const QString& message);
   void onModelRowsRemoved(int first, int last);
@@ -128,7 +154,14 @@ class MainWindow : public QMainWindow {
   StepBar* m_stepBar = nullptr;
   DatasetBrowser* m_datasets = nullptr;
   QListView* m_modelView = nullptr;
+  QWidget* m_banner = nullptr;
   QLabel* m_error = nullptr;
+  ErrorTopic m_errorTopic = ErrorTopic::Other;
+  QList<QDockWidget*> m_docks;
+  QList<QAction*> m_stepActions;
+  int m_previousModel = -1;  ///< inspected before the pending openModel(); back to it on failure
+  bool m_confirmClose = true;
+  bool m_userChoseModel = false;  ///< a model was opened by name: background loads do not show
   QLineEdit* m_truthEdit = nullptr;
   QProgressBar* m_progress = nullptr;
   QMenu* m_recentMenu = nullptr;

@@ -93,9 +93,13 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   layout->addWidget(m_plot, 1);
   m_hover->setTextFormat(Qt::RichText);
   m_hover->setMinimumHeight(m_hover->fontMetrics().height() + 4);
+  // One line of values as long as the runs are many: it is cut at the panel's width (the whole
+  // line is its tooltip), never setting the window's minimum width.
+  m_hover->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  m_hover->setMinimumWidth(0);
   m_hover->setText(tr("<i>Hover a panel to read the values.</i>"));
   layout->addWidget(m_hover);
-  m_plot->setMinimumSize(360, 240);
+  m_plot->setMinimumSize(320, 200);
   m_plot->setMouseTracking(true);
   m_plot->setInteractions({});
   m_plot->setNoAntialiasingOnDrag(true);
@@ -226,7 +230,28 @@ void MetricsPlot::rebuild() {
   double maxKey = 1;
   for (const auto& run : m_runs)
     if (run.log) maxKey = std::max(maxKey, double(run.log->iteration()));
+  if (m_zoomTo > 0) maxKey = m_zoomTo;
+  // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
+  // long run names.
   QCPLegend* legend = nullptr;
+  auto* panels = new QCPLayoutGrid;
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  if (!m_runs.empty()) {
+    legend = new QCPLegend;
+    m_plot->plotLayout()->addElement(0, 0, legend);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFont(small);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(std::max(1, std::min(int(m_runs.size()), 4)));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(12);
+    m_plot->plotLayout()->addElement(1, 0, panels);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  } else {
+    m_plot->plotLayout()->addElement(0, 0, panels);
+  }
 
   for (int m = 0; m < n; ++m) {
     const MetricDef* def = nullptr;
@@ -234,13 +259,13 @@ void MetricsPlot::rebuild() {
       if (d.key == m_metrics[m]) def = &d;
     if (!def) continue;
     auto* rect = new QCPAxisRect(m_plot);
-    m_plot->plotLayout()->addElement(m / cols, m % cols, rect);
+    panels->addElement(m / cols, m % cols, rect);
     rect->setMinimumMargins(QMargins(4, 4, 4, 4));
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
-    QFont small = font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
+    x->setLabel(tr("iteration"));
+    x->setLabelFont(small);
     x->setTickLabelFont(small);
     y->setTickLabelFont(small);
     y->setLabelFont(font());
@@ -288,14 +313,6 @@ void MetricsPlot::rebuild() {
       }
       main->setPen(QPen(run.colour, 1.8));
       if (sparse) main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, 5));
-      if (!legend && m == 0) {
-        legend = new QCPLegend;
-        rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
-        legend->setLayer(QStringLiteral("legend"));
-        legend->setFont(small);
-        legend->setBrush(QColor(255, 255, 255, 200));
-        legend->setRowSpacing(0);
-      }
       if (m == 0 && legend) main->addToLegend(legend);
       if (!s.markerKeys.empty()) {
         QCPGraph* marks = m_plot->addGraph(x, y);
@@ -308,6 +325,16 @@ void MetricsPlot::rebuild() {
       }
     }
     x->setRange(0, maxKey * 1.02);
+    if (m_zoomTo > 0) {  // the y range of what is in view, not of the long runs' early values
+      lo = std::numeric_limits<double>::infinity();
+      hi = -lo;
+      for (const auto& s : panel.series)
+        for (size_t i = 0; i < s.keys.size(); ++i)
+          if (s.keys[i] <= maxKey * 1.02 && (!logScale || s.values[i] > 0)) {
+            lo = std::min(lo, s.values[i]);
+            hi = std::max(hi, s.values[i]);
+          }
+    }
     if (!(lo <= hi)) {
       lo = logScale ? 0.1 : 0;
       hi = 1;
@@ -348,6 +375,41 @@ void MetricsPlot::rebuild() {
   }
   // Panels share the iteration axis: a range change in one follows in all.
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::zoomToIterations(double last) {
+  m_zoomTo = last > 0 ? last : 0;
+  scheduleReplot();
+}
+
+double MetricsPlot::shownIterations() const {
+  return m_panels.empty() ? 0 : m_panels.front().rect->axis(QCPAxis::atBottom)->range().upper;
+}
+
+QString MetricsPlot::legendText() const {
+  QStringList names;
+  for (int i = 0; i < m_plot->plotLayout()->elementCount(); ++i)
+    if (auto* legend = qobject_cast<QCPLegend*>(m_plot->plotLayout()->elementAt(i)))
+      for (int k = 0; k < legend->itemCount(); ++k)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(k)))
+          names << item->plottable()->name();
+  return names.join(QLatin1Char('\n'));
+}
+
+bool MetricsPlot::legendOverlapsPanels() const {
+  for (int i = 0; i < m_plot->plotLayout()->elementCount(); ++i)
+    if (auto* legend = qobject_cast<QCPLegend*>(m_plot->plotLayout()->elementAt(i)))
+      for (const auto& p : m_panels)
+        if (legend->outerRect().intersects(p.rect->rect())) return true;
+  for (const auto& p : m_panels)
+    if (p.rect->insetLayout()->elementCount() > 0) return true;
+  return false;
+}
+
+QString MetricsPlot::axisLabel(const QString& key, bool xAxis) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) return p.rect->axis(xAxis ? QCPAxis::atBottom : QCPAxis::atLeft)->label();
+  return {};
 }
 
 int MetricsPlot::pointCount(const QString& key, int run) const {
@@ -417,7 +479,10 @@ void MetricsPlot::hover(const QString& key, double iteration) {
     }
   }
   const QString text = valuesAt(key, iteration);
-  if (!text.isEmpty()) m_hover->setText(text);
+  if (!text.isEmpty()) {
+    m_hover->setText(text);
+    m_hover->setToolTip(text);
+  }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

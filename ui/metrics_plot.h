@@ -80,6 +80,16 @@ class MetricsPlot : public QWidget {
   QString valuesAt(const QString& key, double iteration) const;
   /// Simulates hovering at iteration `iteration` over the panel of `key`.
   void hover(const QString& key, double iteration);
+  /// Shows iterations 0 .. `last` (a short run beside long ones); 0 shows every run whole.
+  void zoomToIterations(double last);
+  double zoomedTo() const { return m_zoomTo; }
+  /// The upper end of the iteration axis as drawn.
+  double shownIterations() const;
+  /// The legend's run names, one a line; whether the legend covers a panel.
+  QString legendText() const;
+  bool legendOverlapsPanels() const;
+  /// The label of a panel's x or y axis.
+  QString axisLabel(const QString& key, bool xAxis) const;
 
  private:
   void rebuild();
@@ -92,6 +102,7 @@ class MetricsPlot : public QWidget {
   QStringList m_metrics;
   double m_smoothing = 0.6;
   bool m_log = false;
+  double m_zoomTo = 0;
   int m_replots = 0;
   struct Panel {
     QString key;

@@ -1,11 +1,14 @@
 #pragma once
 // The source image, large, with the current step's overlays: every receptive field's attention
 // as a heat strip under the image, the selected region's box, each STN's quadrilateral
-// (coarse and fine in different colours) and the tokens read so far.
+// (coarse and fine in different colours) and the tokens read so far. The fit leaves room for every
+// region box and STN quad of the trace (they reach past the image's edges), and the tokens are
+// laid out side by side under their regions so that none hides another.
 #include <QImage>
 #include <QTransform>
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "trace.h"
 
@@ -40,6 +43,12 @@ class TraceView : public QWidget {
 
   QSize sizeHint() const override { return {720, 260}; }
 
+  /// Where the tokens read so far (steps 0 .. step()) are drawn, in step order.
+  std::vector<QRectF> tokenRects() const;
+  /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
+  /// selected region and STN quad.
+  QRectF contentRect() const;
+
  protected:
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
@@ -47,9 +56,19 @@ class TraceView : public QWidget {
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void focusInEvent(QFocusEvent* event) override;
+  void focusOutEvent(QFocusEvent* event) override;
 
  private:
   QTransform fitTransform() const;
+  QFont tokenFont(double factor) const;
+  struct TokenLabel {
+    int step;
+    QString text;
+    QRectF rect;
+    QFont font;
+  };
+  std::vector<TokenLabel> layoutTokens() const;
   Overlays m_overlays = AllOverlays;
   double m_zoom = 1.0;
   QPointF m_pan;

@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
 #include <QSplitter>
@@ -38,6 +39,7 @@ const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
 const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
 const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
 const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
+const Setting<QString> kSampleRuns(QStringLiteral("training/sampleRuns"), {});
 constexpr int kCoalesceMs = 40;
 constexpr int kPollMs = 1000;
 const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
@@ -91,8 +93,12 @@ void TrainingPage::buildLayout() {
   auto* split = new QSplitter(Qt::Horizontal, this);
   outer->addWidget(split);
 
-  // Left: runs, buttons, metric choice, preview.
-  auto* left = new QWidget(split);
+  // Left: runs, buttons, metric choice, preview; it scrolls on a short screen.
+  auto* leftScroll = new QScrollArea(split);
+  leftScroll->setWidgetResizable(true);
+  leftScroll->setFrameShape(QFrame::NoFrame);
+  leftScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* left = new QWidget(leftScroll);
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
   auto* buttons = new QHBoxLayout;
@@ -170,6 +176,23 @@ void TrainingPage::buildLayout() {
   auto* exportButton = new QPushButton(tr("E&xport curves..."), metricsBox);
   options->addWidget(exportButton);
   grid->addLayout(options, (i + 2) / 3, 0, 1, 3);
+  // A new short run is lost beside the 8,000-iteration samples: hide them, or zoom to a run.
+  auto* view = new QHBoxLayout;
+  m_samples = new QCheckBox(tr("Sample runs"), metricsBox);
+  m_samples->setChecked(true);
+  m_samples->setToolTip(tr("Show the bundled sample runs in the curves"));
+  view->addWidget(m_samples);
+  view->addStretch(1);
+  auto* zoom = new QPushButton(tr("&Zoom to run"), metricsBox);
+  zoom->setToolTip(tr("Show the selected run's iterations only"));
+  auto* all = new QPushButton(tr("All"), metricsBox);
+  all->setToolTip(tr("Show every run whole"));
+  view->addWidget(zoom);
+  view->addWidget(all);
+  grid->addLayout(view, (i + 2) / 3 + 1, 0, 1, 3);
+  connect(m_samples, &QCheckBox::toggled, this, &TrainingPage::showSampleRuns);
+  connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
+  connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomToIterations(0); });
   m_exportAction = new QAction(tr("Export Training C&urves..."), this);
   m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
   m_exportAction->setToolTip(
@@ -193,7 +216,10 @@ void TrainingPage::buildLayout() {
 
   m_preview = new LivePreview(left);
   ll->addWidget(m_preview, 1);
-  split->addWidget(left);
+  leftScroll->setWidget(left);
+  leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
+                              leftScroll->verticalScrollBar()->sizeHint().width());
+  split->addWidget(leftScroll);
 
   // Right: the curves over the evaluation and the process output.
   auto* right = new QSplitter(Qt::Vertical, split);
@@ -244,6 +270,7 @@ int TrainingPage::addSampleRuns(const QString& runsFolder) {
     ++added;
   }
   if (!added) return 0;
+  kSampleRuns.set(QDir(runsFolder).absolutePath());
   saveRunList();
   updateWatchedPaths();
   updatePlotRuns();
@@ -451,10 +478,37 @@ void TrainingPage::updateSelection() {
   for (const auto& s : evalSets) sets << QString::fromStdString(s);
   if (m_shownRun != dir) {
     m_shownRun = dir;
+    m_shownHasCheckpoint = hasCheckpoint;
     m_eval->setRun(dir, sets);
     m_output->setPlainText(m_launcher->output(dir));
+  } else if (m_shownHasCheckpoint != hasCheckpoint) {
+    // The run wrote its first checkpoint (or lost it): the evaluation offers it now.
+    m_shownHasCheckpoint = hasCheckpoint;
+    m_eval->setRun(dir, sets);
   }
   m_preview->setRun(dir, sets.isEmpty() ? kDefaultSample : sets.first(), live || hasCheckpoint);
+}
+
+bool TrainingPage::isSampleRun(int row) const {
+  const QString root = kSampleRuns.value();
+  const QString dir = m_runs->dir(row);
+  return !root.isEmpty() && !dir.isEmpty() && QFileInfo(dir).absolutePath() == root;
+}
+
+void TrainingPage::showSampleRuns(bool on) {
+  if (m_samples->isChecked() != on) m_samples->setChecked(on);  // comes back here
+  for (int r = 0; r < m_runs->rowCount(); ++r)
+    if (isSampleRun(r))
+      m_runs->setData(m_runs->index(r, RunListModel::Name), on ? Qt::Checked : Qt::Unchecked,
+                      Qt::CheckStateRole);
+}
+
+void TrainingPage::zoomToRun(int row) {
+  if (row < 0 || row >= m_runs->rowCount()) return;
+  const auto log = m_runs->log(row);
+  const double last = log ? double(std::max<int64_t>(log->iteration(), log->totalIterations()))
+                          : 0.0;
+  m_plot->zoomToIterations(std::max(1.0, last));
 }
 
 void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }

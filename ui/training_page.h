@@ -54,6 +54,11 @@ class TrainingPage : public QWidget {
   int currentRun() const;
   /// Opens the launch dialog.
   void newRun();
+  /// Shows or hides the bundled sample runs' curves (the runs stay listed).
+  void showSampleRuns(bool on);
+  bool isSampleRun(int row) const;
+  /// Fits the iteration axis to a run (its planned length when it is still going).
+  void zoomToRun(int row);
   /// Reads every folder now (normally coalesced from watcher and poll events).
   void refreshNow();
   /// Seconds without any write after which a run that has not finished is called stale.
@@ -95,6 +100,7 @@ class TrainingPage : public QWidget {
   QTimer m_poll;
   int m_refreshes = 0;
   QString m_shownRun;  ///< the run whose output and checkpoints are shown
+  bool m_shownHasCheckpoint = false;
 
   QTableView* m_view = nullptr;
   MetricsPlot* m_plot = nullptr;
@@ -106,6 +112,7 @@ class TrainingPage : public QWidget {
   QPushButton* m_resume = nullptr;
   QSlider* m_smoothing = nullptr;
   QCheckBox* m_log = nullptr;
+  QCheckBox* m_samples = nullptr;
   QAction* m_exportAction = nullptr;
 };
 

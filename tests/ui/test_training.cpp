@@ -6,6 +6,9 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
+#include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QPlainTextEdit>
 #include <QTabWidget>
 #include <QtTest/QtTest>
@@ -789,6 +792,158 @@ class TestTraining : public QObject {
     page->plot()->setMetrics(
         {"loss", "reward", "grad_norm", "accuracy", "entropy", "images_per_s"});
     shoot(2, QStringLiteral("accuracy"));
+  }
+
+  // ---- Issue 18: the GUI for daily use ----
+
+  // Defect 2: hovering a panel with many runs writes a long line; it is cut at the panel's width
+  // and never widens the window.
+  void hoverReadoutDoesNotWidenTheWindow() {
+    ui::MainWindow w;
+    w.resize(1280, 720);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* page = w.trainingPage();
+    w.tabs()->setCurrentWidget(page);
+    for (int i = 0; i < 8; ++i)
+      page->addRunFolder(
+          makeFinishedRun(QStringLiteral("a-rather-long-run-name-for-the-hover-line-%1").arg(i),
+                          0.1 * i));
+    page->plot()->replotNow();
+    QCoreApplication::processEvents();
+    const int minBefore = w.minimumSizeHint().width();
+    page->plot()->hover("loss", 100);
+    QCoreApplication::processEvents();
+    QVERIFY(page->plot()->hoverText().contains("hover-line-7"));
+    QVERIFY2(w.minimumSizeHint().width() <= std::max(minBefore, 1280),
+             qPrintable(QString::number(w.minimumSizeHint().width())));
+    QCOMPARE(w.width(), 1280);
+  }
+
+  // Defect 9: the legend sits above the panels with whole names, axes are labelled, the sample
+  // runs can be hidden and the plot zoomed to a short run.
+  void curvesLegendAxesSamplesAndZoom() {
+    const QString root = m_tmp.filePath("zoom-samples");
+    makeFinishedRun("zoom-samples/sample-a", 0.2, 400);  // 2,000 iterations
+    makeFinishedRun("zoom-samples/sample-b", 0.3, 400);
+    ui::MainWindow w;
+    w.resize(1280, 720);
+    w.show();
+    auto* page = w.trainingPage();
+    w.tabs()->setCurrentWidget(page);
+    QCOMPARE(w.addSampleRuns(root), 2);
+    const int mine =
+        page->addRunFolder(makeFinishedRun("a-new-run-with-a-long-descriptive-name", 0.5, 8));
+    page->plot()->replotNow();
+    QCoreApplication::processEvents();
+    QTRY_VERIFY(!page->plot()->replotPending());
+    page->plot()->plot()->replot();
+    QVERIFY(page->plot()->legendText().contains("a-new-run-with-a-long-descriptive-name"));
+    QVERIFY(!page->plot()->legendOverlapsPanels());
+    QCOMPARE(page->plot()->axisLabel("loss", true), QStringLiteral("iteration"));
+    QVERIFY(!page->plot()->axisLabel("loss", false).isEmpty());
+    QVERIFY(page->isSampleRun(0) && page->isSampleRun(1) && !page->isSampleRun(mine));
+    page->showSampleRuns(false);
+    QVERIFY(!page->runs()->isShown(0) && !page->runs()->isShown(1) && page->runs()->isShown(mine));
+    page->showSampleRuns(true);
+    QVERIFY(page->runs()->isShown(0));
+    QVERIFY(page->plot()->shownIterations() > 1900);
+    page->zoomToRun(mine);
+    page->plot()->replotNow();
+    QVERIFY2(page->plot()->shownIterations() < 300,
+             qPrintable(QString::number(page->plot()->shownIterations())));
+  }
+
+  // Defect 9: the evaluation stops saying "no checkpoint" once the run writes one.
+  void evaluationSeesANewCheckpoint() {
+    const QString dir = makeRun("checkpoint-later");
+    append(dir + "/metrics.jsonl", trainLine(10, 2.0, 1) + trainLine(20, 1.8, 2));
+    ui::TrainingPage page;
+    page.addRunFolder(dir);
+    page.refreshNow();
+    QVERIFY(page.evaluation()->statusText().contains("no checkpoint"));
+    QVERIFY(QFile::copy(QStringLiteral(FOVEAL_SAMPLES_DIR "/models/soft.fvm"), dir + "/best.fvm"));
+    page.refreshNow();
+    QVERIFY2(!page.evaluation()->statusText().contains("no checkpoint"),
+             qPrintable(page.evaluation()->statusText()));
+  }
+
+  // Defect 9: the ETA counts the evaluations still due at their measured duration.
+  void etaCountsTheEvaluations() {
+    const QString dir = makeRun("eta");  // 200 iterations planned
+    QByteArray lines;
+    double t = 0;
+    for (int it = 10; it <= 100; it += 10) {
+      t += 1.0;  // 0.1 s per iteration
+      lines += trainLine(it, 1.0, t);
+      if (it % 50 == 0) {
+        t += 5.0;  // each evaluation takes 5 s
+        lines += QStringLiteral("{\"kind\":\"eval\",\"iteration\":%1,\"count\":10,\"accuracy\":0.5,"
+                                "\"elapsed_s\":%2}\n")
+                     .arg(it)
+                     .arg(t)
+                     .toUtf8();
+      }
+    }
+    append(dir + "/metrics.jsonl", lines);
+    core::RunLog log(dir.toStdString());
+    log.refresh();
+    // 100 iterations left at 0.1 s, and evaluations at 150 and 200 at 5 s each.
+    QVERIFY2(std::abs(ui::RunListModel::estimateEta(log) - 20.0) < 0.5,
+             qPrintable(QString::number(ui::RunListModel::estimateEta(log))));
+  }
+
+  // Defect 9: no label shows a literal '&'; closing with a run going asks first.
+  void launchLabelsAndClosingWithARun() {
+    {
+      ui::TrainingLaunchDialog dialog(cli(), m_tmp.path());
+      for (QLabel* label : dialog.findChildren<QLabel*>())
+        if (label->text().contains('&') && !label->text().contains("&&"))
+          QVERIFY2(label->buddy(), qPrintable(label->text()));
+    }
+    const QString fake = m_tmp.filePath("fake-cli.sh");
+    {
+      QFile f(fake);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("#!/bin/sh\nexec sleep 30\n");
+    }
+    QFile::setPermissions(fake, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner);
+    ui::MainWindow w;
+    w.show();
+    auto* page = w.trainingPage();
+    page->setProgram(fake);
+    ui::LaunchSpec spec;
+    spec.runDir = m_tmp.filePath("fake-run");
+    QVERIFY(page->launch(spec));
+    bool asked = false;
+    QTimer::singleShot(300, [&] {
+      if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) {
+        asked = box->text().contains("still running");
+        box->button(QMessageBox::Cancel)->click();
+      }
+    });
+    QVERIFY(!w.close());
+    QVERIFY(asked);
+    QVERIFY(w.isVisible());
+    QVERIFY(page->stopRun(page->runs()->rowOf(spec.runDir)));
+  }
+
+  // Defect 10: entries the model cannot read are counted and explained, not reported as 0.00.
+  void evaluationSaysWhatWasSkipped() {
+    ui::EvalResultModel results;
+    QCOMPARE(results.setJson("{\"model\":\"/r/best.fvm\",\"overall\":{\"count\":0,\"accuracy\":0},"
+                             "\"datasets\":[{\"name\":\"words\",\"count\":0,\"accuracy\":0,"
+                             "\"ned\":0,\"entropy\":0,\"skipped\":11}]}",
+                             false),
+             QString());
+    QCOMPARE(results.skipped(), qint64(11));
+    QCOMPARE(results.headerData(5, Qt::Horizontal).toString(), QString("skipped"));
+    QCOMPARE(results.data(results.index(0, 5)).toString(), QString("11"));
+    QVERIFY(results.data(results.index(0, 2)).toString() != QString("0.00"));
+    const QString text = results.summary("best.fvm", 0);
+    QVERIFY2(text.contains("11") && text.contains("skipped") && text.contains("charset"),
+             qPrintable(text));
+    QVERIFY(!text.contains("0 misread"));
   }
 };
 
