@@ -383,7 +383,7 @@ bool MainWindow::openImage(const QString& path) {
   try {
     image = core::readImage(path.toStdString());
   } catch (const core::Error& e) {
-    showError(QString::fromStdString(e.what()));
+    showError(QString::fromStdString(e.what()), ErrorTopic::Image);
     return false;
   }
   rememberRecent(path);

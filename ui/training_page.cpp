@@ -41,6 +41,7 @@ const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
 const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
 const Setting<QString> kSampleRuns(QStringLiteral("training/sampleRuns"), {});
 constexpr int kCoalesceMs = 40;
+constexpr int kMetricColumns = 2;  // of metric check boxes: three made the column too wide
 constexpr int kPollMs = 1000;
 const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
 }  // namespace
@@ -101,7 +102,7 @@ void TrainingPage::buildLayout() {
   auto* left = new QWidget(leftScroll);
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
-  auto* buttons = new QHBoxLayout;
+  auto* buttons = new QGridLayout;  // two rows: the runs column stays narrow
   auto* add = new QPushButton(tr("&New run..."), left);
   add->setToolTip(tr("Launch foveal-cli train"));
   auto* open = new QPushButton(tr("&Add folder..."), left);
@@ -112,7 +113,11 @@ void TrainingPage::buildLayout() {
   m_stop->setToolTip(tr("Stop the selected run after a checkpoint (SIGTERM)"));
   m_resume = new QPushButton(tr("&Resume"), left);
   m_resume->setToolTip(tr("Continue the selected run from its latest checkpoint (--resume)"));
-  for (auto* b : {add, open, remove, m_stop, m_resume}) buttons->addWidget(b);
+  buttons->addWidget(add, 0, 0);
+  buttons->addWidget(open, 0, 1);
+  buttons->addWidget(remove, 0, 2);
+  buttons->addWidget(m_stop, 1, 0);
+  buttons->addWidget(m_resume, 1, 1);
   ll->addLayout(buttons);
   connect(add, &QPushButton::clicked, this, &TrainingPage::newRun);
   connect(open, &QPushButton::clicked, this, [this] {
@@ -153,7 +158,7 @@ void TrainingPage::buildLayout() {
     auto* box = new QCheckBox(def.label, metricsBox);
     box->setObjectName(QStringLiteral("metric_") + def.key);
     box->setChecked(chosen.contains(def.key));
-    grid->addWidget(box, i / 3, i % 3);
+    grid->addWidget(box, i / kMetricColumns, i % kMetricColumns);
     ++i;
     connect(box, &QCheckBox::toggled, this, [this, key = def.key](bool on) {
       QStringList keys = m_plot->metrics();
@@ -174,8 +179,9 @@ void TrainingPage::buildLayout() {
   m_log->setChecked(kLogScale.value());
   options->addWidget(m_log);
   auto* exportButton = new QPushButton(tr("E&xport curves..."), metricsBox);
-  options->addWidget(exportButton);
-  grid->addLayout(options, (i + 2) / 3, 0, 1, 3);
+
+  const int rows = (i + kMetricColumns - 1) / kMetricColumns;
+  grid->addLayout(options, rows, 0, 1, kMetricColumns);
   // A new short run is lost beside the 8,000-iteration samples: hide them, or zoom to a run.
   auto* view = new QHBoxLayout;
   m_samples = new QCheckBox(tr("Sample runs"), metricsBox);
@@ -189,7 +195,8 @@ void TrainingPage::buildLayout() {
   all->setToolTip(tr("Show every run whole"));
   view->addWidget(zoom);
   view->addWidget(all);
-  grid->addLayout(view, (i + 2) / 3 + 1, 0, 1, 3);
+  view->addWidget(exportButton);
+  grid->addLayout(view, rows + 1, 0, 1, kMetricColumns);
   connect(m_samples, &QCheckBox::toggled, this, &TrainingPage::showSampleRuns);
   connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
   connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomToIterations(0); });
