@@ -95,7 +95,10 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   sideLayout->addWidget(m_topkView);
   sideLayout->addStretch(1);
   sideScroll->setWidget(side);
+  // As wide as the details need: squeezed by the splitter they were cut off on the right.
+  sideScroll->setMinimumWidth(side->minimumSizeHint().width() + 16);
   top->addWidget(sideScroll);
+  top->setCollapsible(1, false);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 1);
 
@@ -104,6 +107,8 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_alignment = new AlignmentView(bottom);
   bottom->addWidget(m_plot);
   bottom->addWidget(m_alignment);
+  bottom->setStretchFactor(0, 2);
+  bottom->setStretchFactor(1, 3);
   vsplit->addWidget(top);
   vsplit->addWidget(bottom);
   vsplit->setStretchFactor(0, 3);

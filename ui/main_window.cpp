@@ -198,7 +198,8 @@ void MainWindow::buildLayout() {
   setCentralWidget(central);
 
   // Models dock: the open model files; ticked ones are compared; double-click inspects.
-  auto* dock = new QDockWidget(tr("&Models"), this);
+  auto* dock = new QDockWidget(tr("Models"), this);
+  dock->toggleViewAction()->setText(tr("&Models"));
   dock->setObjectName(QStringLiteral("modelsDock"));
   auto* panel = new QWidget(dock);
   auto* pl = new QVBoxLayout(panel);
@@ -247,7 +248,8 @@ void MainWindow::buildLayout() {
 
   // Dataset browser: entries with their truth; choosing one reads it.
   m_docks << dock;
-  auto* dataDock = new QDockWidget(tr("&Dataset"), this);
+  auto* dataDock = new QDockWidget(tr("Dataset"), this);
+  dataDock->toggleViewAction()->setText(tr("&Dataset"));
   dataDock->setObjectName(QStringLiteral("datasetDock"));
   m_datasets = new DatasetBrowser(dataDock);
   dataDock->setWidget(m_datasets);

@@ -55,7 +55,13 @@ void PatchStrip::scrollToStep() {
   // The strip is the widget of a scroll area: its parent is the viewport.
   QWidget* viewport = parentWidget();
   auto* area = viewport ? qobject_cast<QScrollArea*>(viewport->parentWidget()) : nullptr;
-  if (!area || m_step < 0 || m_step >= static_cast<int>(m_patches.size())) return;
+  if (!area) return;
+  if (m_watchedViewport != viewport) {
+    // A page laid out later (a hidden tab shown) changes the viewport: scroll again then.
+    viewport->installEventFilter(this);
+    m_watchedViewport = viewport;
+  }
+  if (m_step < 0 || m_step >= static_cast<int>(m_patches.size())) return;
   // A strip that has just grown is laid out by the scroll area first.
   if (width() < sizeHint().width()) resize(sizeHint().width(), height());
   const QRect r = stepRect(m_step);
@@ -138,6 +144,13 @@ void PatchStrip::paintEvent(QPaintEvent*) {
     return;
   }
   paintStrip(p, 2.0);
+}
+
+bool PatchStrip::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_watchedViewport &&
+      (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+    QMetaObject::invokeMethod(this, &PatchStrip::scrollToStep, Qt::QueuedConnection);
+  return QWidget::eventFilter(watched, event);
 }
 
 void PatchStrip::mousePressEvent(QMouseEvent* event) {

@@ -38,6 +38,7 @@ class PatchStrip : public QWidget {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void paintStrip(QPainter& p, double scale) const;
@@ -50,6 +51,7 @@ class PatchStrip : public QWidget {
   std::vector<bool> m_correct;
   QString m_truth;
   int m_step = 0;
+  QWidget* m_watchedViewport = nullptr;  ///< the scroll area's viewport, re-scrolled on resize
 };
 
 }  // namespace foveal::ui

@@ -777,18 +777,19 @@ class TestMainWindow : public QObject {
 
   // Defect 4 on the pages: the compare page's strips follow the cursor too.
   void comparePageStripsFollowTheStep() {
+    // The step is chosen while the page is hidden (another tab), then the page is shown and
+    // laid out: the strips scroll once they have their size.
     ui::StepCursor cursor;
     ui::ComparePage page(&cursor);
     page.resize(700, 600);
-    page.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&page));
     page.setImage(sampleImage());
     page.setRows({{QStringLiteral("a"), syntheticTrace(14), {}},
                   {QStringLiteral("b"), syntheticTrace(14), {}}});
     cursor.setCount(14);
-    QCoreApplication::processEvents();
     cursor.setStep(13);
-    QCoreApplication::processEvents();
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QTest::qWait(50);
     const auto strips = page.findChildren<ui::PatchStrip*>();
     QCOMPARE(strips.size(), 2);
     for (auto* strip : strips) {
