@@ -100,11 +100,15 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     layout->addWidget(scroll);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->setSpacing(2);
-    // Two columns per row for three or four models, one row otherwise.
-    const int perRow = m_rows.size() > 2 ? 2 : static_cast<int>(m_rows.size());
+    // One row for up to three models (a laptop screen is wide, not tall), two by two for four.
+    const int perRow = m_rows.size() > 3 ? 2 : static_cast<int>(m_rows.size());
     m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);
     m_columns.push_back(c);
   }
+  // The summary table as tall as its rows, the columns take the rest.
+  const int rowH = m_table->verticalHeader()->defaultSectionSize();
+  const int tableH = rowH * (static_cast<int>(m_rows.size()) + 1) + 6;
+  m_split->setSizes({std::max(200, m_split->height() - tableH), tableH});
   m_empty->setVisible(m_columns.empty());
   m_split->setVisible(!m_columns.empty());
   showStep(m_cursor->step());

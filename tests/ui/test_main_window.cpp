@@ -346,7 +346,7 @@ class TestMainWindow : public QObject {
     page->plot()->replotNow();
     page->plot()->hover("loss", 3000);
     QTest::qWait(300);
-    QVERIFY(w.grab().save(dir + "/training" + suffix + ".png"));
+    QVERIFY(w.grab().save(dir + "/training-page" + suffix + ".png"));
     QSettings().remove(QStringLiteral("training/runs"));
   }
 
