@@ -63,6 +63,11 @@ void ComparePage::setImage(const QImage& image) {
   for (auto& c : m_columns) c.view->setImage(image);
 }
 
+void ComparePage::setOverlays(int overlays) {
+  m_overlays = overlays;
+  for (auto& c : m_columns) c.view->setOverlays(TraceView::Overlays(overlays));
+}
+
 void ComparePage::setTruth(const QString& truth) {
   m_truth = truth;
   m_summary->setTruth(truth);
@@ -85,6 +90,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.view->setMinimumSize(200, 110);
     c.view->setImage(m_image);
     c.view->setTrace(m_rows[i].trace);
+    if (m_overlays >= 0) c.view->setOverlays(TraceView::Overlays(m_overlays));
     layout->addWidget(c.view, 1);
     c.info = new QLabel(c.box);
     c.info->setTextFormat(Qt::RichText);

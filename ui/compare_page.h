@@ -27,6 +27,8 @@ class ComparePage : public QWidget {
   void setImage(const QImage& image);
   void setRows(std::vector<CompareSummaryModel::Row> rows);
   void setTruth(const QString& truth);
+  /// The overlays of every column (TraceView::Overlays), as toggled on the inspector.
+  void setOverlays(int overlays);
 
   int columnCount() const { return static_cast<int>(m_columns.size()); }
   TraceView* traceView(int column) const { return m_columns.at(static_cast<size_t>(column)).view; }
@@ -45,6 +47,7 @@ class ComparePage : public QWidget {
   StepCursor* m_cursor;
   QImage m_image;
   QString m_truth;
+  int m_overlays = -1;  ///< -1: the views' default
   std::vector<CompareSummaryModel::Row> m_rows;
   std::vector<Column> m_columns;
   QGridLayout* m_grid;

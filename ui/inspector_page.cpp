@@ -42,14 +42,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
       {TraceView::HeatStrip, tr("Heat strip")},
       {TraceView::RegionBox, tr("Region")},
       {TraceView::StnQuads, tr("STN")},
-      {TraceView::Tokens, tr("Tokens")}};
+      {TraceView::Tokens, tr("Tokens")},
+      {TraceView::HeatImage, tr("Heat on image")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
-    box->setChecked(true);
+    box->setChecked(m_view->overlays() & overlay);
     box->setFocusPolicy(Qt::NoFocus);
     box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
     const auto o = overlay;
-    connect(box, &QCheckBox::toggled, this, [this, o](bool on) { m_view->setOverlay(o, on); });
+    connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
+      m_view->setOverlay(o, on);
+      Q_EMIT overlaysChanged(int(m_view->overlays()));
+    });
     bar->addWidget(box);
   }
   bar->addStretch(1);
@@ -147,6 +151,11 @@ void InspectorPage::setTruth(const QString& truth) {
   showStep(m_cursor->step());
 }
 
+void InspectorPage::setTruthWarning(const QString& text) {
+  m_truthWarning = text;
+  showStep(m_cursor->step());
+}
+
 void InspectorPage::setStatus(const QString& text) {
   if (!text.isEmpty()) {
     m_summary->setText(text);
@@ -190,6 +199,9 @@ void InspectorPage::showStep(int step) {
         qstr(m_trace->prediction) == m_truth
             ? tr(" <span style='color:#1a7f37'>✔ correct</span>")
             : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(m_truth.toHtmlEscaped());
+  if (!m_truthWarning.isEmpty())
+    verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
+                   .arg(m_truthWarning.toHtmlEscaped());
   m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
                         "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
                          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)

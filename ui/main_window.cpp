@@ -34,6 +34,7 @@
 
 #include "compare_page.h"
 #include "dataset_browser.h"
+#include "charset.h"
 #include "error.h"
 #include "exporter.h"
 #include "inspector_page.h"
@@ -188,6 +189,7 @@ void MainWindow::buildLayout() {
     for (QAction* a : m_stepActions) a->setEnabled(stepping);
     showCurrentModel();
   });
+  connect(m_inspector, &InspectorPage::overlaysChanged, m_compare, &ComparePage::setOverlays);
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
     m_currentModel = row;
     retrace();
@@ -393,7 +395,13 @@ bool MainWindow::openImage(const QString& path) {
   kLastImage.set(QFileInfo(path).absoluteFilePath());
   setTruth(truthFromFileName(path));  // never the previous image's
   m_image = image;
-  m_qimage = toQImage(image);
+  // Shown in colour when the file has colour (the model reads the grey image); the same size
+  // only, as a decoder that turns the image (EXIF) would move every overlay.
+  const QImage colour(path);
+  m_qimage = !colour.isNull() && colour.size() == QSize(image.width, image.height) &&
+                     !colour.allGray()
+                 ? colour.convertToFormat(QImage::Format_RGB32)
+                 : toQImage(image);
   m_source = path;
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
   m_inspector->setImage(m_qimage);
@@ -405,8 +413,9 @@ bool MainWindow::openImage(const QString& path) {
 
 void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth) {
   setTruth(truth);
-  m_qimage = image.convertToFormat(QImage::Format_Grayscale8);
-  m_image = fromQImage(m_qimage);
+  m_qimage = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
+                             : image.convertToFormat(QImage::Format_RGB32);
+  m_image = fromQImage(m_qimage);  // grey: what the model reads
   m_source = source;
   setWindowTitle(tr("%1 - Foveal").arg(source));
   m_inspector->setImage(m_qimage);
@@ -527,6 +536,28 @@ void MainWindow::setTruth(const QString& truth) {
   }
   m_inspector->setTruth(m_truth);
   m_compare->setTruth(m_truth);
+  updateTruthWarning();
+}
+
+void MainWindow::updateTruthWarning() {
+  QString warning;
+  const auto session = m_models->session(m_currentModel);
+  if (session && !m_truth.isEmpty()) {
+    const auto charset = core::splitUtf8(session->config().charset);
+    QStringList outside;
+    for (const auto& ch : core::splitUtf8(m_truth.toStdString()))
+      if (std::find(charset.begin(), charset.end(), ch) == charset.end() &&
+          !outside.contains(qstr(ch)))
+        outside << qstr(ch);
+    if (!outside.isEmpty())
+      warning = tr("the truth uses %1, outside the charset of %2: it cannot be read right")
+                    .arg(QLatin1Char('"') + outside.join(QString()) + QLatin1Char('"'),
+                         m_models->displayName(m_currentModel));
+  }
+  if (warning != m_inspector->truthWarning()) {
+    m_inspector->setTruthWarning(warning);
+    if (!warning.isEmpty()) statusBar()->showMessage(warning, 8000);
+  }
 }
 
 void MainWindow::retrace() {
@@ -537,6 +568,7 @@ void MainWindow::retrace() {
   QStringList names;
   for (int r = 0; r < m_models->rowCount(); ++r) names << m_models->displayName(r);
   m_inspector->setModelChoices(names, m_currentModel);
+  updateTruthWarning();
   if (m_image.empty() || rows.empty()) {
     m_outcomes.clear();
     m_tracedRows.clear();

@@ -125,6 +125,8 @@ class MainWindow : public QMainWindow {
   void onModelLoaded(int row);
   void onModelLoadFailed(int row, const QString& message);
   void onModelRowsRemoved(int first, int last);
+  /// Warns, on the inspector, of truth characters outside the inspected model's charset.
+  void updateTruthWarning();
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
   void pasteImage();

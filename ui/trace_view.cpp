@@ -250,6 +250,19 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.fillRect(cell, heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor)));
   }
 
+  // Heat on the image: each region's share of the attention over its stride, translucent.
+  for (size_t i = 0;
+       (m_overlays & HeatImage) && i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
+    const auto& r = m_trace->regions[i];
+    const double stride =
+        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
+    QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, r.y, stride, r.h));
+    band = band.intersected(imageRect);
+    QColor c = heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor));
+    c.setAlphaF(0.15 + 0.45 * std::clamp(step.alpha[i] / std::max(maxAlpha, kHeatFloor), 0.0, 1.0));
+    p.fillRect(band, c);
+  }
+
   // Selected region.
   if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
     p.setPen(QPen(QColor(255, 200, 0), 2));

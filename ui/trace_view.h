@@ -17,7 +17,16 @@ namespace foveal::ui {
 class TraceView : public QWidget {
   Q_OBJECT
  public:
-  enum Overlay { HeatStrip = 1, RegionBox = 2, StnQuads = 4, Tokens = 8, AllOverlays = 15 };
+  /// HeatImage: each region's attention as a translucent heat band over the image itself.
+  enum Overlay {
+    HeatStrip = 1,
+    RegionBox = 2,
+    StnQuads = 4,
+    Tokens = 8,
+    HeatImage = 16,
+    DefaultOverlays = 15,
+    AllOverlays = 31
+  };
   Q_DECLARE_FLAGS(Overlays, Overlay)
 
   explicit TraceView(QWidget* parent = nullptr);
@@ -30,7 +39,9 @@ class TraceView : public QWidget {
   double zoom() const { return m_zoom; }
   void resetView();
 
+  /// The image as shown (in colour when the file has colour; the model reads it grey).
   void setImage(const QImage& image);
+  const QImage& image() const { return m_image; }
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
   int step() const { return m_step; }
@@ -69,7 +80,7 @@ class TraceView : public QWidget {
     QFont font;
   };
   std::vector<TokenLabel> layoutTokens() const;
-  Overlays m_overlays = AllOverlays;
+  Overlays m_overlays = DefaultOverlays;
   double m_zoom = 1.0;
   QPointF m_pan;
   QPointF m_dragStart;

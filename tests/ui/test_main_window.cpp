@@ -2,6 +2,7 @@
 // view together, bad files leave the window usable, image <-> widget mapping is exact, the item
 // models are well-behaved, exports are written, and the compare page reads with several models.
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
 #include <QDialog>
 #include <QDockWidget>
 #include <QLabel>
@@ -985,6 +986,41 @@ class TestMainWindow : public QObject {
     QVERIFY(w.windowTitle().contains("digits-46214.png"));
     QSettings().remove(QStringLiteral("window"));
     QSettings().remove(QStringLiteral("inspector"));
+  }
+
+  // Missing features a user expects: the image in colour (the model reads it grey), attention as
+  // heat on the image (a toggle the compare page follows), and a warning for truth characters
+  // outside the model's charset.
+  void colourHeatAndCharsetWarning() {
+    ui::MainWindow w;
+    w.show();
+    QVERIFY(w.openModel(m_models[2]));
+    QImage colour(QImage(m_image).convertToFormat(QImage::Format_RGB32));
+    for (int y = 0; y < colour.height(); ++y)
+      for (int x = 0; x < colour.width(); ++x)
+        if (qGray(colour.pixel(x, y)) > 128) colour.setPixel(x, y, qRgb(255, 140, 0));
+    const QString path = m_dir.filePath("colour.png");
+    QVERIFY(colour.save(path));
+    QVERIFY(w.openImage(path));
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QVERIFY(!w.traceView()->image().allGray());
+    QCOMPARE(w.trace()->imageW, colour.width());
+
+    auto* heat = w.inspector()->findChild<QCheckBox*>(
+        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    QVERIFY(heat);
+    QVERIFY(!heat->isChecked());
+    const QImage before = w.traceView()->grab().toImage();
+    heat->click();
+    QVERIFY(w.traceView()->overlays() & ui::TraceView::HeatImage);
+    QVERIFY(w.traceView()->grab().toImage() != before);
+
+    QVERIFY(w.inspector()->truthWarning().isEmpty());
+    w.setTruth(QStringLiteral("12ab"));
+    QVERIFY2(w.inspector()->truthWarning().contains("\"ab\""),
+             qPrintable(w.inspector()->truthWarning()));
+    w.setTruth(QStringLiteral("12"));
+    QVERIFY(w.inspector()->truthWarning().isEmpty());
   }
 };
 
