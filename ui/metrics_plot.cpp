@@ -74,6 +74,44 @@ MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric) {
   return s;
 }
 
+void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
+  std::vector<std::pair<double, double>> clock;  // (iteration, elapsed_s), iterations rising
+  for (const auto& r : log.records()) {
+    const double t = r.value("elapsed_s");
+    if (r.iteration() < 0 || !std::isfinite(t)) continue;
+    if (!clock.empty() && double(r.iteration()) <= clock.back().first) {
+      if (double(r.iteration()) == clock.back().first) clock.back().second = t;
+      continue;
+    }
+    clock.emplace_back(double(r.iteration()), t);
+  }
+  auto at = [&](double it, double* out) {
+    if (clock.empty() || it < clock.front().first || it > clock.back().first) return false;
+    const auto hi = std::lower_bound(clock.begin(), clock.end(), std::make_pair(it, -1e300));
+    if (hi->first == it || hi == clock.begin()) {
+      *out = hi->second;
+      return true;
+    }
+    const auto lo = hi - 1;
+    *out = lo->second + (hi->second - lo->second) * (it - lo->first) / (hi->first - lo->first);
+    return true;
+  };
+  MetricSeries out;
+  for (size_t i = 0; i < series.keys.size(); ++i) {
+    double t = 0;
+    if (!at(series.keys[i], &t)) continue;
+    out.keys.push_back(t);
+    out.values.push_back(series.values[i]);
+  }
+  for (size_t i = 0; i < series.markerKeys.size(); ++i) {
+    double t = 0;
+    if (!at(series.markerKeys[i], &t)) continue;
+    out.markerKeys.push_back(t);
+    out.markerSigns.push_back(series.markerSigns[i]);
+  }
+  series = std::move(out);
+}
+
 std::vector<double> smooth(const std::vector<double>& values, double weight) {
   std::vector<double> out(values.size());
   double last = 0, debias = 1;
@@ -227,9 +265,20 @@ void MetricsPlot::rebuild() {
   }
   const int n = static_cast<int>(m_metrics.size());
   const int cols = n <= 2 ? n : (n <= 4 ? 2 : 3);
+  const bool time = m_xAxis == XAxis::Time;
   double maxKey = 1;
   for (const auto& run : m_runs)
-    if (run.log) maxKey = std::max(maxKey, double(run.log->iteration()));
+    if (run.log) {
+      if (!time) {
+        maxKey = std::max(maxKey, double(run.log->iteration()));
+        continue;
+      }
+      for (auto r = run.log->records().rbegin(); r != run.log->records().rend(); ++r)
+        if (std::isfinite(r->value("elapsed_s"))) {
+          maxKey = std::max(maxKey, r->value("elapsed_s"));
+          break;
+        }
+    }
   if (m_zoomTo > 0) maxKey = m_zoomTo;
   // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
   // long run names.
@@ -264,7 +313,12 @@ void MetricsPlot::rebuild() {
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
-    x->setLabel(tr("iteration"));
+    x->setLabel(time ? tr("time since start (h:mm)") : tr("iteration"));
+    if (time) {
+      QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+      ticker->setTimeFormat(QStringLiteral("%h:%m"));
+      x->setTicker(ticker);
+    }
     x->setLabelFont(small);
     x->setTickLabelFont(small);
     y->setTickLabelFont(small);
@@ -286,6 +340,7 @@ void MetricsPlot::rebuild() {
     std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
     for (const auto& run : m_runs) {
       panel.series.push_back(run.log ? extractSeries(*run.log, *def) : MetricSeries{});
+      if (time && run.log) toElapsedTime(*run.log, panel.series.back());
       const MetricSeries& s = panel.series.back();
       QVector<double> keys, values;
       for (size_t i = 0; i < s.keys.size(); ++i) {
@@ -377,7 +432,13 @@ void MetricsPlot::rebuild() {
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void MetricsPlot::zoomToIterations(double last) {
+void MetricsPlot::setXAxis(XAxis axis) {
+  if (axis != m_xAxis) m_zoomTo = 0;  // a zoom in the other unit means nothing here
+  m_xAxis = axis;
+  scheduleReplot();
+}
+
+void MetricsPlot::zoomTo(double last) {
   m_zoomTo = last > 0 ? last : 0;
   scheduleReplot();
 }
@@ -460,6 +521,9 @@ QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
                  .arg(qint64(bestKey));
   }
   if (parts.isEmpty()) return {};
+  if (m_xAxis == XAxis::Time)
+    return tr("<b>%1</b> near %2 s — ").arg(label.toHtmlEscaped()).arg(qint64(iteration)) +
+           parts.join(QStringLiteral("; "));
   return QStringLiteral("<b>%1</b> near iteration %2 — ")
              .arg(label.toHtmlEscaped())
              .arg(qint64(iteration)) +

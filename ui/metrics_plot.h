@@ -40,6 +40,9 @@ struct MetricSeries {
 };
 /// Extracts `metric` from a run's records (skip records mark loss and gradient norm).
 MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric);
+/// Moves a series onto the time axis: each iteration becomes the seconds since the run's start,
+/// interpolated between the records that carry elapsed_s (points outside them are dropped).
+void toElapsedTime(const core::RunLog& log, MetricSeries& series);
 /// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).
 std::vector<double> smooth(const std::vector<double>& values, double weight);
 
@@ -80,10 +83,15 @@ class MetricsPlot : public QWidget {
   QString valuesAt(const QString& key, double iteration) const;
   /// Simulates hovering at iteration `iteration` over the panel of `key`.
   void hover(const QString& key, double iteration);
-  /// Shows iterations 0 .. `last` (a short run beside long ones); 0 shows every run whole.
-  void zoomToIterations(double last);
+  /// Shows 0 .. `last` on the x axis (iterations or seconds; a short run beside long ones);
+  /// 0 shows every run whole.
+  void zoomTo(double last);
   double zoomedTo() const { return m_zoomTo; }
-  /// The upper end of the iteration axis as drawn.
+  /// What the x axis counts: iterations, or the time since the run started (its elapsed_s).
+  enum class XAxis { Iteration, Time };
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const { return m_xAxis; }
+  /// The upper end of the x axis as drawn.
   double shownIterations() const;
   /// The legend's run names, one a line; whether the legend covers a panel.
   QString legendText() const;
@@ -103,6 +111,7 @@ class MetricsPlot : public QWidget {
   double m_smoothing = 0.6;
   bool m_log = false;
   double m_zoomTo = 0;
+  XAxis m_xAxis = XAxis::Iteration;
   int m_replots = 0;
   struct Panel {
     QString key;

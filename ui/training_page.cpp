@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -20,6 +21,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "evaluation_panel.h"
 #include "live_preview.h"
@@ -199,7 +201,14 @@ void TrainingPage::buildLayout() {
   grid->addLayout(view, rows + 1, 0, 1, kMetricColumns);
   connect(m_samples, &QCheckBox::toggled, this, &TrainingPage::showSampleRuns);
   connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
-  connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomToIterations(0); });
+  connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomTo(0); });
+  m_xAxis = new QComboBox(metricsBox);
+  m_xAxis->addItems({tr("iteration"), tr("time")});
+  m_xAxis->setToolTip(tr("The x axis: iterations, or the time since each run started"));
+  view->insertWidget(1, m_xAxis);
+  connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
+    m_plot->setXAxis(i == 1 ? MetricsPlot::XAxis::Time : MetricsPlot::XAxis::Iteration);
+  });
   m_exportAction = new QAction(tr("Export Training C&urves..."), this);
   m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
   m_exportAction->setToolTip(
@@ -513,9 +522,17 @@ void TrainingPage::showSampleRuns(bool on) {
 void TrainingPage::zoomToRun(int row) {
   if (row < 0 || row >= m_runs->rowCount()) return;
   const auto log = m_runs->log(row);
-  const double last = log ? double(std::max<int64_t>(log->iteration(), log->totalIterations()))
-                          : 0.0;
-  m_plot->zoomToIterations(std::max(1.0, last));
+  if (!log) return;
+  double last = double(std::max<int64_t>(log->iteration(), log->totalIterations()));
+  if (m_plot->xAxis() == MetricsPlot::XAxis::Time) {
+    last = 0;  // the time it has run, stretched to its planned length
+    for (auto r = log->records().rbegin(); r != log->records().rend() && last <= 0; ++r)
+      if (std::isfinite(r->value("elapsed_s")) && r->iteration() > 0)
+        last = r->value("elapsed_s") *
+               double(std::max<int64_t>(r->iteration(), log->totalIterations())) /
+               double(r->iteration());
+  }
+  m_plot->zoomTo(std::max(1.0, last));
 }
 
 void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }

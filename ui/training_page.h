@@ -12,6 +12,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QFileSystemWatcher;
 class QLabel;
 class QPlainTextEdit;
@@ -113,6 +114,7 @@ class TrainingPage : public QWidget {
   QSlider* m_smoothing = nullptr;
   QCheckBox* m_log = nullptr;
   QCheckBox* m_samples = nullptr;
+  QComboBox* m_xAxis = nullptr;
   QAction* m_exportAction = nullptr;
 };
 

@@ -945,6 +945,35 @@ class TestTraining : public QObject {
              qPrintable(text));
     QVERIFY(!text.contains("0 misread"));
   }
+
+  // The x axis as the time since each run started (TensorBoard's "relative"): points keep their
+  // values, move to their elapsed_s, and the hover line speaks in seconds.
+  void curvesOverTime() {
+    const QString dir = makeRun("over-time");
+    QByteArray lines;
+    for (int it = 10; it <= 100; it += 10) lines += trainLine(it, 2.0 - it / 100.0, it * 3.0);
+    lines += evalLine(100, 0.5, 1.0);  // no elapsed_s: placed by its iteration
+    append(dir + "/metrics.jsonl", lines);
+    ui::TrainingPage page;
+    page.addRunFolder(dir);
+    auto* plot = page.plot();
+    plot->replotNow();
+    QCOMPARE(plot->pointCount("loss", 0), 10);
+    QVERIFY(plot->shownIterations() < 150);
+    plot->setXAxis(ui::MetricsPlot::XAxis::Time);
+    plot->replotNow();
+    QCOMPARE(plot->pointCount("loss", 0), 10);
+    QCOMPARE(plot->pointCount("accuracy", 0), 1);
+    QVERIFY2(plot->shownIterations() > 290 && plot->shownIterations() < 320,
+             qPrintable(QString::number(plot->shownIterations())));
+    QVERIFY(plot->axisLabel("loss", true).contains("time"));
+    plot->hover("loss", 150);
+    QVERIFY2(plot->hoverText().contains("150 s") && plot->hoverText().contains("@ 150"),
+             qPrintable(plot->hoverText()));
+    page.zoomToRun(0);  // in seconds now
+    plot->replotNow();
+    QVERIFY(plot->shownIterations() > 290 && plot->shownIterations() < 800);
+  }
 };
 
 QTEST_MAIN(TestTraining)
