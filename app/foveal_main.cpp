@@ -114,6 +114,8 @@ int main(int argc, char** argv) {
 
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
+  // The README beside the samples: the source tree's, or one installed with them.
+  window.setDocumentation(QDir(samplesFolder()).absoluteFilePath(QStringLiteral("../README.md")));
   const QString models = samplesFolder() + QStringLiteral("/models");
   if (QFileInfo::exists(models)) window.addModelFolder(models);
   const QString runs = samplesFolder() + QStringLiteral("/runs");

@@ -48,13 +48,14 @@ QString EvalResultModel::summary(const QString& model, int misread) const {
               "characters outside the model's charset, or their images cannot be read).",
               nullptr, int(m_skipped))
         .arg(model);
-  text = tr("%1: %n misread image(s) listed below (double-click one to inspect it)", nullptr,
-            misread)
-             .arg(model);
+  text =
+      tr("%1: %n misread image(s) listed below (double-click one to inspect it)", nullptr, misread)
+          .arg(model);
   if (m_skipped > 0)
-    text += tr("; %n entry(ies) skipped: unreadable by this model (labels outside its charset, "
-               "or undecodable images)",
-               nullptr, int(m_skipped));
+    text +=
+        tr("; %n entry(ies) skipped: unreadable by this model (labels outside its charset, "
+           "or undecodable images)",
+           nullptr, int(m_skipped));
   return text;
 }
 
@@ -104,7 +105,7 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
       m_rows.push_back(std::move(row));
     }
   } else {
-    m_headers = {tr("dataset"), tr("images"),  tr("accuracy %"),
+    m_headers = {tr("dataset"),  tr("images"),  tr("accuracy %"),
                  tr("norm. ED"), tr("entropy"), tr("skipped")};
     const QJsonObject r = reports.front();
     auto rowOf = [&](const QString& name, const QJsonObject& o, bool summary) {

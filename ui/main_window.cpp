@@ -19,31 +19,31 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QProgressBar>
 #include <QPlainTextEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
-#include <QTextEdit>
-#include <QToolButton>
-#include <QUrl>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTextEdit>
 #include <QToolBar>
+#include <QToolButton>
+#include <QUrl>
 #include <QVBoxLayout>
 
+#include "charset.h"
 #include "compare_page.h"
 #include "dataset_browser.h"
-#include "charset.h"
 #include "error.h"
 #include "exporter.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
 #include "model_session.h"
 #include "patch_strip.h"
+#include "qt_convert.h"
 #include "run_launcher.h"
 #include "run_list_model.h"
-#include "qt_convert.h"
 #include "settings.h"
 #include "step_bar.h"
 #include "step_cursor.h"
@@ -65,7 +65,7 @@ const Setting<QString> kLastImage(QStringLiteral("inspector/lastImage"), {});
 const Setting<QStringList> kComparedModels(QStringLiteral("inspector/comparedModels"), {});
 const Setting<QString> kInspectedModel(QStringLiteral("inspector/model"), {});
 constexpr int kWindowStateVersion = 1;
-const QString kDocsUrl = QStringLiteral("https://github.com/foveal/foveal#readme");
+
 constexpr int kMaxRecent = 10;
 const QString kImageFilter =
     QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
@@ -121,9 +121,9 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_models, &ModelListModel::rowsRemoved, this,
           [this](const QModelIndex&, int first, int last) { onModelRowsRemoved(first, last); });
   connect(m_models, &ModelListModel::compareLimitReached, this, [this] {
-    statusBar()->showMessage(tr("Compare shows at most %1 models: untick one first.")
-                                 .arg(ModelListModel::kMaxCompared),
-                             8000);
+    statusBar()->showMessage(
+        tr("Compare shows at most %1 models: untick one first.").arg(ModelListModel::kMaxCompared),
+        8000);
   });
   resize(1200, 720);
   statusBar()->showMessage(tr("Ready"));
@@ -144,9 +144,9 @@ void MainWindow::buildLayout() {
   m_banner = new QWidget(central);
   m_banner->setObjectName(QStringLiteral("errorBanner"));
   m_banner->setAttribute(Qt::WA_StyledBackground);
-  m_banner->setStyleSheet(QStringLiteral(
-      "#errorBanner { background: #fdecea; border-bottom: 1px solid #e0a3a3; }"
-      "#errorBanner QLabel { color: #8a1c1c; }"));
+  m_banner->setStyleSheet(
+      QStringLiteral("#errorBanner { background: #fdecea; border-bottom: 1px solid #e0a3a3; }"
+                     "#errorBanner QLabel { color: #8a1c1c; }"));
   auto* bl = new QHBoxLayout(m_banner);
   bl->setContentsMargins(6, 3, 3, 3);
   m_error = new QLabel(m_banner);
@@ -352,8 +352,7 @@ void MainWindow::buildActions() {
 
   auto* step = menuBar()->addMenu(tr("&Step"));
   m_stepActions = {
-      step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor,
-                      &StepCursor::previous),
+      step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor, &StepCursor::previous),
       step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next),
       step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first),
       step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last),
@@ -371,8 +370,11 @@ void MainWindow::buildActions() {
     box.setTextFormat(Qt::RichText);
     box.exec();
   });
-  help->addAction(tr("&Documentation"), this,
-                  [] { QDesktopServices::openUrl(QUrl(kDocsUrl)); });
+  help->addAction(tr("&Documentation"), this, [this] {
+    if (m_documentation.isEmpty() || !QFileInfo::exists(m_documentation))
+      return showError(tr("The documentation (README.md) was not found next to the samples."));
+    QDesktopServices::openUrl(QUrl::fromLocalFile(m_documentation));
+  });
   help->addSeparator();
   help->addAction(tr("&About Foveal"), this, [this] {
     QMessageBox::about(this, tr("About Foveal"),
@@ -398,10 +400,10 @@ bool MainWindow::openImage(const QString& path) {
   // Shown in colour when the file has colour (the model reads the grey image); the same size
   // only, as a decoder that turns the image (EXIF) would move every overlay.
   const QImage colour(path);
-  m_qimage = !colour.isNull() && colour.size() == QSize(image.width, image.height) &&
-                     !colour.allGray()
-                 ? colour.convertToFormat(QImage::Format_RGB32)
-                 : toQImage(image);
+  m_qimage =
+      !colour.isNull() && colour.size() == QSize(image.width, image.height) && !colour.allGray()
+          ? colour.convertToFormat(QImage::Format_RGB32)
+          : toQImage(image);
   m_source = path;
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
   m_inspector->setImage(m_qimage);
@@ -715,11 +717,21 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   // A key press the shortcut did not take (a widget that handles arrows without claiming them).
   if (event->type() == QEvent::KeyPress && isStepKeyFor(watched, static_cast<QKeyEvent*>(event))) {
     switch (static_cast<QKeyEvent*>(event)->key()) {
-      case Qt::Key_Left: m_cursor->previous(); break;
-      case Qt::Key_Right: m_cursor->next(); break;
-      case Qt::Key_Home: m_cursor->first(); break;
-      case Qt::Key_End: m_cursor->last(); break;
-      default: m_cursor->togglePlaying(); break;
+      case Qt::Key_Left:
+        m_cursor->previous();
+        break;
+      case Qt::Key_Right:
+        m_cursor->next();
+        break;
+      case Qt::Key_Home:
+        m_cursor->first();
+        break;
+      case Qt::Key_End:
+        m_cursor->last();
+        break;
+      default:
+        m_cursor->togglePlaying();
+        break;
     }
     return true;
   }
@@ -751,9 +763,10 @@ QString MainWindow::shortcutsText() {
       {"Ctrl+Shift+E", "export the trace (JSON/CSV)"},
       {"Ctrl+Shift+C", "export the training curves"},
       {"Wheel / drag", "zoom / pan the image"}};
-  QString html = tr("<p>The step keys work wherever the focus is, except while typing in a text "
-                    "field (press Enter to leave it); click a view to give it the focus.</p>"
-                    "<table cellspacing='4'>");
+  QString html =
+      tr("<p>The step keys work wherever the focus is, except while typing in a text "
+         "field (press Enter to leave it); click a view to give it the focus.</p>"
+         "<table cellspacing='4'>");
   for (const auto& [keys, what] : rows)
     html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
                 .arg(QString::fromUtf8(keys), tr(what));

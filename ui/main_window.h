@@ -74,6 +74,8 @@ class MainWindow : public QMainWindow {
   static QString shortcutsText();
   /// Whether closing asks first (runs started here are still training). Tests turn it off.
   void setConfirmClose(bool on) { m_confirmClose = on; }
+  /// The file Help > Documentation opens (the README).
+  void setDocumentation(const QString& path) { m_documentation = path; }
   std::shared_ptr<const core::Trace> trace() const;
   TraceView* traceView() const;
   InspectorPage* inspector() const { return m_inspector; }
@@ -163,6 +165,7 @@ class MainWindow : public QMainWindow {
   QList<QAction*> m_stepActions;
   int m_previousModel = -1;  ///< inspected before the pending openModel(); back to it on failure
   bool m_confirmClose = true;
+  QString m_documentation;
   bool m_userChoseModel = false;  ///< a model was opened by name: background loads do not show
   QLineEdit* m_truthEdit = nullptr;
   QProgressBar* m_progress = nullptr;

@@ -155,8 +155,7 @@ double RunListModel::estimateEta(const core::RunLog& log) {
   for (size_t i = begin; i < all.size(); ++i) {
     const auto& r = all[i];
     const double t = r.value("elapsed_s");
-    if ((r.kind != "train" && r.kind != "eval") || !std::isfinite(t) || r.iteration() < 0)
-      continue;
+    if ((r.kind != "train" && r.kind != "eval") || !std::isfinite(t) || r.iteration() < 0) continue;
     if (prev) {
       const double dt = t - prev->value("elapsed_s");
       if (r.kind == "eval") {
@@ -180,8 +179,8 @@ double RunListModel::estimateEta(const core::RunLog& log) {
   if (evals > 0) {
     // The evaluation interval: the spacing of the evaluations seen (the first one's iteration
     // when there was only one).
-    const double interval =
-        evals > 1 ? double(lastEval - firstEval) / (evals - 1) : double(std::max<int64_t>(1, firstEval));
+    const double interval = evals > 1 ? double(lastEval - firstEval) / (evals - 1)
+                                      : double(std::max<int64_t>(1, firstEval));
     if (interval > 0) {
       const double due = std::floor(double(total) / interval) - std::floor(double(now) / interval);
       eta += std::max(0.0, due) * evalTime / evals;

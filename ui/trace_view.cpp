@@ -161,8 +161,8 @@ std::vector<TraceView::TokenLabel> TraceView::layoutTokens() const {
   std::vector<TokenLabel> labels;
   if (m_image.isNull() || !m_trace || m_trace->steps.empty()) return labels;
   const QTransform t = imageToWidget();
-  const double top = t.mapRect(QRectF(0, 0, m_image.width(), m_image.height())).bottom() + 4 +
-                     kStripHeight;
+  const double top =
+      t.mapRect(QRectF(0, 0, m_image.width(), m_image.height())).bottom() + 4 + kStripHeight;
   // Every step read so far, under the centre of its region (the end step under the last one).
   std::vector<double> want;
   const int last = std::clamp(m_step, 0, int(m_trace->steps.size()) - 1);

@@ -11,11 +11,11 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QScrollArea>
-#include <QSpinBox>
-#include <QToolButton>
 #include <QSlider>
+#include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QToolButton>
 #include <QtTest/QtTest>
 #include <random>
 
@@ -29,6 +29,7 @@
 #include "grey_image.h"
 #include "inspector_page.h"
 #include "main_window.h"
+#include "metrics_plot.h"
 #include "model_list_model.h"
 #include "model_session.h"
 #include "patch_strip.h"
@@ -40,7 +41,6 @@
 #include "trace_runner.h"
 #include "trace_view.h"
 #include "training_page.h"
-#include "metrics_plot.h"
 
 using namespace foveal;
 
@@ -572,8 +572,7 @@ class TestMainWindow : public QObject {
     t->prediction = std::string(size_t(steps - 1), '4');
     t->imageW = 160;
     t->imageH = 32;
-    for (int i = 0; i < 24; ++i)
-      t->regions.push_back({(4 * i - 19) * 1.6, 0, 46 * 1.6, 32});
+    for (int i = 0; i < 24; ++i) t->regions.push_back({(4 * i - 19) * 1.6, 0, 46 * 1.6, 32});
     for (int s = 0; s < steps; ++s) {
       core::TraceStep st;
       const bool end = s == steps - 1;
@@ -730,8 +729,8 @@ class TestMainWindow : public QObject {
     press(Qt::Key_Return);  // Enter gives the keys back to the image
     QCOMPARE(QApplication::focusWidget(), view);
     // Clicking a view takes the focus.
-    for (QWidget* v : std::initializer_list<QWidget*>{
-             w.inspector()->alignmentView(), w.inspector()->patchStrip(), view}) {
+    for (QWidget* v : std::initializer_list<QWidget*>{w.inspector()->alignmentView(),
+                                                      w.inspector()->patchStrip(), view}) {
       truth->setFocus();
       QTest::mouseClick(v, Qt::LeftButton, {}, QPoint(v->width() / 2, v->height() / 2));
       QCOMPARE(QApplication::focusWidget(), v);
@@ -765,8 +764,8 @@ class TestMainWindow : public QObject {
       strip->setStep(step);
       QCoreApplication::processEvents();
       const QRect r = strip->stepRect(step).translated(strip->pos());
-      QVERIFY2(area.viewport()->rect().contains(r.center()) &&
-                   r.left() >= 0 && r.right() <= area.viewport()->width(),
+      QVERIFY2(area.viewport()->rect().contains(r.center()) && r.left() >= 0 &&
+                   r.right() <= area.viewport()->width(),
                qPrintable(QStringLiteral("step %1 at %2..%3, viewport %4")
                               .arg(step)
                               .arg(r.left())
@@ -829,14 +828,21 @@ class TestMainWindow : public QObject {
       for (size_t i = 0; i < rects.size(); ++i) {
         QVERIFY(widget.contains(rects[i]));
         for (size_t k = i + 1; k < rects.size(); ++k)
-          QVERIFY2(!rects[i].intersected(rects[k]).isValid() ||
-                       rects[i].intersected(rects[k]).width() < 0.5,
-                   qPrintable(QStringLiteral("step %1: tokens %2 and %3 overlap").arg(step).arg(i).arg(k)));
+          QVERIFY2(
+              !rects[i].intersected(rects[k]).isValid() ||
+                  rects[i].intersected(rects[k]).width() < 0.5,
+              qPrintable(
+                  QStringLiteral("step %1: tokens %2 and %3 overlap").arg(step).arg(i).arg(k)));
       }
       const QTransform t = view.imageToWidget();
       const auto& st = trace->steps[size_t(step)];
       const QRectF box = t.mapRect(ui::toRect(trace->regions[size_t(st.region)]));
-      QVERIFY2(widget.contains(box), qPrintable(QStringLiteral("step %1 box clipped: %2 %3 %4 %5").arg(step).arg(box.left()).arg(box.top()).arg(box.right()).arg(box.bottom())));
+      QVERIFY2(widget.contains(box), qPrintable(QStringLiteral("step %1 box clipped: %2 %3 %4 %5")
+                                                    .arg(step)
+                                                    .arg(box.left())
+                                                    .arg(box.top())
+                                                    .arg(box.right())
+                                                    .arg(box.bottom())));
       QVERIFY(widget.contains(t.map(ui::toPolygon(st.stn[0].quad)).boundingRect()));
     }
   }
@@ -864,8 +870,10 @@ class TestMainWindow : public QObject {
     QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=5,split=test,seed=3")));
     w.datasetBrowser()->chooseEntry(2);
     QCOMPARE(w.truth(),
-             w.datasetBrowser()->model()->data(w.datasetBrowser()->model()->index(2),
-                                               ui::DatasetModel::LabelRole).toString());
+             w.datasetBrowser()
+                 ->model()
+                 ->data(w.datasetBrowser()->model()->index(2), ui::DatasetModel::LabelRole)
+                 .toString());
   }
 
   // Defect 7: a failed load keeps the inspected model (or shows none, with the error), a fifth

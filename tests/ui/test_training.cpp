@@ -8,8 +8,8 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QMessageBox>
-#include <QPushButton>
 #include <QPlainTextEdit>
+#include <QPushButton>
 #include <QTabWidget>
 #include <QtTest/QtTest>
 #include <cmath>
@@ -806,9 +806,8 @@ class TestTraining : public QObject {
     auto* page = w.trainingPage();
     w.tabs()->setCurrentWidget(page);
     for (int i = 0; i < 8; ++i)
-      page->addRunFolder(
-          makeFinishedRun(QStringLiteral("a-rather-long-run-name-for-the-hover-line-%1").arg(i),
-                          0.1 * i));
+      page->addRunFolder(makeFinishedRun(
+          QStringLiteral("a-rather-long-run-name-for-the-hover-line-%1").arg(i), 0.1 * i));
     page->plot()->replotNow();
     QCoreApplication::processEvents();
     const int minBefore = w.minimumSizeHint().width();
@@ -878,8 +877,9 @@ class TestTraining : public QObject {
       lines += trainLine(it, 1.0, t);
       if (it % 50 == 0) {
         t += 5.0;  // each evaluation takes 5 s
-        lines += QStringLiteral("{\"kind\":\"eval\",\"iteration\":%1,\"count\":10,\"accuracy\":0.5,"
-                                "\"elapsed_s\":%2}\n")
+        lines += QStringLiteral(
+                     "{\"kind\":\"eval\",\"iteration\":%1,\"count\":10,\"accuracy\":0.5,"
+                     "\"elapsed_s\":%2}\n")
                      .arg(it)
                      .arg(t)
                      .toUtf8();
