@@ -205,7 +205,7 @@ void TrainingPage::buildLayout() {
   m_xAxis = new QComboBox(metricsBox);
   m_xAxis->addItems({tr("iteration"), tr("time")});
   m_xAxis->setToolTip(tr("The x axis: iterations, or the time since each run started"));
-  view->insertWidget(1, m_xAxis);
+  options->addWidget(m_xAxis);  // beside the log scale: the zoom row is full
   connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
     m_plot->setXAxis(i == 1 ? MetricsPlot::XAxis::Time : MetricsPlot::XAxis::Iteration);
   });

@@ -625,7 +625,7 @@ class TestMainWindow : public QObject {
     w.trainingPage()->addRunFolder(QStringLiteral(FOVEAL_SAMPLES_DIR "/runs/sharp-chain"));
     for (int page = 0; page < w.tabs()->count(); ++page) {
       w.tabs()->setCurrentIndex(page);
-      QCoreApplication::processEvents();
+      QTest::qWait(100);  // layout requests climb one level per pass of the event loop
       const QSize min = w.minimumSizeHint().expandedTo(w.minimumSize());
       QVERIFY2(min.width() <= 1280 && min.height() <= 720,
                qPrintable(QStringLiteral("page %1: minimum %2x%3")
@@ -646,7 +646,7 @@ class TestMainWindow : public QObject {
       }
     }
     w.resize(1024, 640);  // smaller still: refused before, allowed now
-    QCoreApplication::processEvents();
+    QTest::qWait(100);
     QVERIFY2(w.width() <= 1100 && w.height() <= 700,
              qPrintable(QStringLiteral("%1x%2").arg(w.width()).arg(w.height())));
     QSettings().remove(QStringLiteral("training/runs"));
@@ -663,7 +663,7 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
     w.showError(QString(40, QLatin1Char('\n')) + QStringLiteral("many lines"),
                 ui::MainWindow::ErrorTopic::Image);
-    QCoreApplication::processEvents();
+    QTest::qWait(100);
     QCOMPARE(w.size(), before);
     QVERIFY(w.minimumSizeHint().height() <= 720);
     QVERIFY(w.statusBar()->geometry().bottom() < w.height());
