@@ -12,6 +12,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QIcon>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
@@ -32,6 +33,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "alignment_view.h"
 #include "charset.h"
 #include "compare_page.h"
 #include "dataset_browser.h"
@@ -329,7 +331,12 @@ void MainWindow::buildActions() {
   file->addSeparator();
   auto* exportView = file->addAction(tr("&Export View..."), this, &MainWindow::exportView);
   exportView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  file->addAction(tr("Export Patch &Strip..."), this, &MainWindow::exportStrip);
+  auto* figures = file->addMenu(tr("Export &Figure"));
+  figures->addAction(tr("&Image with Overlays..."), this,
+                     [this] { exportFigureDialog(m_inspector->traceView(), tr("image")); });
+  figures->addAction(tr("&Alignment Matrix..."), this,
+                     [this] { exportFigureDialog(m_inspector->alignmentView(), tr("alignment")); });
+  figures->addAction(tr("Patch &Strip..."), this, &MainWindow::exportStrip);
   auto* exportTrace =
       file->addAction(tr("Export &Trace (JSON/CSV)..."), this, &MainWindow::exportTrace);
   exportTrace->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
@@ -872,6 +879,49 @@ void MainWindow::exportStrip() {
                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   const QString error = exportImage(m_inspector->patchStrip()->render(3.0), path);
+  if (!error.isEmpty())
+    showError(error);
+  else
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+QString MainWindow::exportImageFigure(const QString& path, double scale) {
+  if (!trace()) return tr("Nothing to export: open an image and a model first.");
+  TraceView* view = m_inspector->traceView();
+  view->setFocusFrame(false);
+  const QString error = exportFigure(view, path, scale);
+  view->setFocusFrame(true);
+  return error;
+}
+
+QString MainWindow::exportAlignmentFigure(const QString& path, double scale) {
+  if (!trace()) return tr("Nothing to export: open an image and a model first.");
+  return exportFigure(m_inspector->alignmentView(), path, scale);
+}
+
+void MainWindow::exportFigureDialog(QWidget* what, const QString& title) {
+  if (!trace()) return showError(tr("Nothing to export: open an image and a model first."));
+  QString filter;
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(title), kLastFolder.value(),
+                                   tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), &filter);
+  focusCurrentView();
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())
+    path += filter.startsWith(QLatin1String("SVG"))   ? QStringLiteral(".svg")
+            : filter.startsWith(QLatin1String("PDF")) ? QStringLiteral(".pdf")
+                                                      : QStringLiteral(".png");
+  double scale = 3.0;
+  if (path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)) {
+    bool ok = false;
+    scale = QInputDialog::getDouble(
+        this, tr("Export %1 figure").arg(title),
+        tr("Pixels per screen pixel (%1 x %2 on screen):").arg(what->width()).arg(what->height()),
+        3.0, 1.0, 16.0, 1, &ok);
+    if (!ok) return;
+  }
+  const QString error = what == m_inspector->traceView() ? exportImageFigure(path, scale)
+                                                         : exportAlignmentFigure(path, scale);
   if (!error.isEmpty())
     showError(error);
   else

@@ -72,6 +72,10 @@ class MainWindow : public QMainWindow {
   QList<QDockWidget*> docks() const { return m_docks; }
   /// The text of Help > Keyboard Shortcuts.
   static QString shortcutsText();
+  /// Writes the inspector's image with its overlays, or its alignment matrix, alone as a figure
+  /// (.png at `scale`, .svg, .pdf). Returns an error message, empty on success.
+  QString exportImageFigure(const QString& path, double scale = 3.0);
+  QString exportAlignmentFigure(const QString& path, double scale = 3.0);
   /// Whether closing asks first (runs started here are still training). Tests turn it off.
   void setConfirmClose(bool on) { m_confirmClose = on; }
   /// The file Help > Documentation opens (the README).
@@ -134,6 +138,8 @@ class MainWindow : public QMainWindow {
   void pasteImage();
   void exportView();
   void exportStrip();
+  /// Asks for a file (and, for PNG, a scale) and writes the inspector's `what` as a figure.
+  void exportFigureDialog(QWidget* what, const QString& title);
   void exportTrace();
 
   ModelListModel* m_models;

@@ -287,7 +287,7 @@ void TraceView::paintEvent(QPaintEvent*) {
       p.drawText(l.rect, Qt::AlignCenter, l.text);
     }
   }
-  if (hasFocus()) {
+  if (hasFocus() && m_focusFrame) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 1, Qt::DotLine));
     p.setBrush(Qt::NoBrush);
     p.drawRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5));

@@ -42,6 +42,11 @@ class TraceView : public QWidget {
   /// The image as shown (in colour when the file has colour; the model reads it grey).
   void setImage(const QImage& image);
   const QImage& image() const { return m_image; }
+  /// The dotted frame that shows the keyboard focus (off while exporting a figure).
+  void setFocusFrame(bool on) {
+    m_focusFrame = on;
+    update();
+  }
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
   int step() const { return m_step; }
@@ -85,6 +90,7 @@ class TraceView : public QWidget {
   QPointF m_pan;
   QPointF m_dragStart;
   bool m_dragging = false;
+  bool m_focusFrame = true;
 
   QImage m_image;
   std::shared_ptr<const core::Trace> m_trace;

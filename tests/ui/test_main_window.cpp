@@ -1030,6 +1030,32 @@ class TestMainWindow : public QObject {
     w.setTruth(QStringLiteral("12"));
     QVERIFY(w.inspector()->truthWarning().isEmpty());
   }
+
+  // Figure-ready exports: the image with its overlays and the alignment matrix alone, PNG at a
+  // chosen scale, SVG and PDF.
+  void figuresAreExported() {
+    ui::MainWindow w;
+    w.show();
+    QVERIFY(!w.exportImageFigure(m_dir.filePath("none.png")).isEmpty());  // nothing to export
+    loadBoth(w);
+    const QSize view = w.traceView()->size();
+    QVERIFY(w.exportImageFigure(m_dir.filePath("figure.png"), 2.5).isEmpty());
+    const QImage png(m_dir.filePath("figure.png"));
+    if (qEnvironmentVariableIsSet("FOVEAL_FIGURE_COPY"))
+      png.save(qEnvironmentVariable("FOVEAL_FIGURE_COPY"));
+    QCOMPARE(png.size(), view * 2.5);
+    QVERIFY(w.exportAlignmentFigure(m_dir.filePath("align.png"), 2).isEmpty());
+    QCOMPARE(QImage(m_dir.filePath("align.png")).size(),
+             w.inspector()->alignmentView()->size() * 2);
+    for (const char* ext : {"svg", "pdf"}) {
+      const QString path = m_dir.filePath(QStringLiteral("figure.%1").arg(ext));
+      QVERIFY(w.exportImageFigure(path).isEmpty());
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      QVERIFY(f.read(5).startsWith(ext[0] == 's' ? "<?xml" : "%PDF"));
+    }
+    QVERIFY(w.exportImageFigure(m_dir.filePath("figure.png"), 99).contains("scale"));
+  }
 };
 
 QTEST_MAIN(TestMainWindow)
