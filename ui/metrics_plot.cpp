@@ -467,6 +467,15 @@ bool MetricsPlot::legendOverlapsPanels() const {
   return false;
 }
 
+std::pair<double, double> MetricsPlot::yRange(const QString& key) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) {
+      const QCPRange r = p.rect->axis(QCPAxis::atLeft)->range();
+      return {r.lower, r.upper};
+    }
+  return {0, 0};
+}
+
 QString MetricsPlot::axisLabel(const QString& key, bool xAxis) const {
   for (const auto& p : m_panels)
     if (p.key == key) return p.rect->axis(xAxis ? QCPAxis::atBottom : QCPAxis::atLeft)->label();

@@ -96,6 +96,8 @@ class MetricsPlot : public QWidget {
   /// The legend's run names, one a line; whether the legend covers a panel.
   QString legendText() const;
   bool legendOverlapsPanels() const;
+  /// A panel's y range as drawn (lower, upper).
+  std::pair<double, double> yRange(const QString& key) const;
   /// The label of a panel's x or y axis.
   QString axisLabel(const QString& key, bool xAxis) const;
 
