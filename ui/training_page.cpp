@@ -17,6 +17,7 @@
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
@@ -28,6 +29,7 @@
 #include "metrics_plot.h"
 #include "qcustomplot_include.h"
 #include "run_list_model.h"
+#include "run_settings_model.h"
 #include "settings.h"
 #include "training_launch_dialog.h"
 
@@ -141,7 +143,25 @@ void TrainingPage::buildLayout() {
   m_view->setMinimumHeight(120);
   connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &TrainingPage::updateSelection);
-  ll->addWidget(m_view, 2);
+  // Beside the runs list: the settings that differ between the ticked runs, sortable.
+  auto* runTabs = new QTabWidget(left);
+  runTabs->setDocumentMode(true);
+  runTabs->addTab(m_view, tr("Runs"));
+  m_settings = new RunSettingsModel(m_runs, this);
+  auto* sorted = new QSortFilterProxyModel(this);
+  sorted->setSourceModel(m_settings);
+  sorted->setSortRole(Qt::EditRole);  // numbers as numbers
+  m_settingsView = new QTableView(runTabs);
+  m_settingsView->setModel(sorted);
+  m_settingsView->setSortingEnabled(true);
+  m_settingsView->sortByColumn(-1, Qt::AscendingOrder);  // list order until a header is clicked
+  m_settingsView->verticalHeader()->hide();
+  m_settingsView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_settingsView->setToolTip(
+      tr("The settings that differ between the ticked runs (from config.json); click a header "
+         "to sort"));
+  runTabs->addTab(m_settingsView, tr("Settings"));
+  ll->addWidget(runTabs, 2);
   m_detail = new QLabel(left);
   m_detail->setWordWrap(true);
   m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -26,6 +26,7 @@ class EvaluationPanel;
 class LivePreview;
 class MetricsPlot;
 class RunListModel;
+class RunSettingsModel;
 
 class TrainingPage : public QWidget {
   Q_OBJECT
@@ -69,6 +70,9 @@ class TrainingPage : public QWidget {
   void setProgram(const QString& cli);
 
   RunListModel* runs() const { return m_runs; }
+  /// The settings that differ between the ticked runs (the Settings tab beside the runs list).
+  RunSettingsModel* settings() const { return m_settings; }
+  QTableView* settingsView() const { return m_settingsView; }
   MetricsPlot* plot() const { return m_plot; }
   RunLauncher* launcher() const { return m_launcher; }
   EvaluationPanel* evaluation() const { return m_eval; }
@@ -114,6 +118,8 @@ class TrainingPage : public QWidget {
   QSlider* m_smoothing = nullptr;
   QCheckBox* m_log = nullptr;
   QCheckBox* m_samples = nullptr;
+  RunSettingsModel* m_settings = nullptr;
+  QTableView* m_settingsView = nullptr;
   QComboBox* m_xAxis = nullptr;
   QAction* m_exportAction = nullptr;
 };

@@ -26,6 +26,7 @@
 #include "qcustomplot_include.h"
 #include "run_launcher.h"
 #include "run_list_model.h"
+#include "run_settings_model.h"
 #include "test_models.h"
 #include "training_launch_dialog.h"
 #include "training_page.h"
@@ -1033,6 +1034,45 @@ class TestTraining : public QObject {
     clock.restart();
     for (int i = 0; i < 5; ++i) page->plot()->plot()->replot(QCustomPlot::rpImmediateRefresh);
     qInfo("a redraw takes %lld ms", static_cast<long long>(clock.elapsed() / 5));
+  }
+
+  // Beside the runs list: the settings that differ between the ticked runs, sortable, with each
+  // run's best accuracy; settings every run shares are left out.
+  void settingsThatDifferBetweenRuns() {
+    auto config = [](int batch, int seed) {
+      return QStringLiteral(
+                 "{\"preset\":\"digits-soft\",\"model\":{\"attention\":\"soft\","
+                 "\"width\":0.125},\"iterations\":200,\"batch_size\":%1,\"seed\":%2}")
+          .arg(batch)
+          .arg(seed)
+          .toUtf8();
+    };
+    const QString a = makeRun("settings-a", false), b = makeRun("settings-b", false),
+                  c = makeRun("settings-c", false);
+    append(a + "/config.json", config(64, 1));
+    append(b + "/config.json", config(8, 1));
+    append(c + "/config.json", config(192, 2));
+    append(a + "/metrics.jsonl", evalLine(10, 0.7, 1));
+    append(b + "/metrics.jsonl", evalLine(10, 0.9, 1));
+    ui::TrainingPage page;
+    for (const QString& dir : {a, b, c}) page.addRunFolder(dir);
+    auto* settings = page.settings();
+    QAbstractItemModelTester tester(settings,
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(settings->settingKeys(), QStringList({"batch_size", "seed"}));
+    QCOMPARE(settings->rowCount(), 3);
+    QCOMPARE(settings->headerData(3, Qt::Horizontal).toString(), QString("Best acc."));
+    QCOMPARE(settings->data(settings->index(1, 3)).toString(), QString("90.00%"));
+    // Sorted by batch size: numerically (8, 64, 192), not as text.
+    auto* view = page.settingsView();
+    view->sortByColumn(1, Qt::AscendingOrder);
+    QStringList order;
+    for (int r = 0; r < 3; ++r) order << view->model()->index(r, 0).data().toString();
+    QCOMPARE(order, QStringList({"settings-b", "settings-a", "settings-c"}));
+    // Unticking the only run with seed 2 leaves batch size as the one difference.
+    page.runs()->setData(page.runs()->index(2, ui::RunListModel::Name), Qt::Unchecked,
+                         Qt::CheckStateRole);
+    QCOMPARE(settings->settingKeys(), QStringList({"batch_size"}));
   }
 };
 
