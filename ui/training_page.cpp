@@ -223,7 +223,7 @@ void TrainingPage::buildLayout() {
   connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
   connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomTo(0); });
   m_xAxis = new QComboBox(metricsBox);
-  m_xAxis->addItems({tr("iteration"), tr("time")});
+  m_xAxis->addItems({tr("x: iteration"), tr("x: time")});
   m_xAxis->setToolTip(tr("The x axis: iterations, or the time since each run started"));
   options->addWidget(m_xAxis);  // beside the log scale: the zoom row is full
   connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
