@@ -20,16 +20,13 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
-#include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
-#include <QTextEdit>
 #include <QToolBar>
-#include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -38,6 +35,7 @@
 #include "compare_page.h"
 #include "dataset_browser.h"
 #include "error.h"
+#include "error_banner.h"
 #include "exporter.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
@@ -49,6 +47,7 @@
 #include "settings.h"
 #include "step_bar.h"
 #include "step_cursor.h"
+#include "step_key_filter.h"
 #include "trace_view.h"
 #include "training_page.h"
 
@@ -83,14 +82,6 @@ QString truthFromFileName(const QString& path) {
   return {};
 }
 
-bool isTextField(const QWidget* w) {
-  if (const auto* e = qobject_cast<const QLineEdit*>(w))
-    // A spin box's editor is typed in too, but its numbers take no arrow keys worth keeping.
-    return !e->isReadOnly() && !qobject_cast<const QAbstractSpinBox*>(e->parentWidget());
-  if (const auto* e = qobject_cast<const QTextEdit*>(w)) return !e->isReadOnly();
-  if (const auto* e = qobject_cast<const QPlainTextEdit*>(w)) return !e->isReadOnly();
-  return false;
-}
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -104,8 +95,8 @@ MainWindow::MainWindow(QWidget* parent)
   setAcceptDrops(true);
   buildLayout();
   buildActions();
-  // Step keys reach the cursor from any widget of this window but a text field (eventFilter).
-  qApp->installEventFilter(this);
+  // Step keys reach the cursor from any widget of this window but a text field.
+  new StepKeyFilter(this, m_cursor, [this] { return m_tabs->currentWidget() != m_training; });
   qRegisterMetaType<std::vector<foveal::ui::TraceOutcome>>();
   connect(m_runner, &TraceRunner::finished, this, &MainWindow::onTracesFinished);
   connect(m_runner, &TraceRunner::started, this, [this](int n) {
@@ -140,33 +131,7 @@ void MainWindow::buildLayout() {
   outer->setContentsMargins(0, 0, 0, 0);
   outer->setSpacing(0);
 
-  // The error banner: at most three lines (the whole text is its tooltip), so that it never
-  // makes the window taller than the screen; it stays until dismissed or until the same kind
-  // of action succeeds.
-  m_banner = new QWidget(central);
-  m_banner->setObjectName(QStringLiteral("errorBanner"));
-  m_banner->setAttribute(Qt::WA_StyledBackground);
-  m_banner->setStyleSheet(
-      QStringLiteral("#errorBanner { background: #fdecea; border-bottom: 1px solid #e0a3a3; }"
-                     "#errorBanner QLabel { color: #8a1c1c; }"));
-  auto* bl = new QHBoxLayout(m_banner);
-  bl->setContentsMargins(6, 3, 3, 3);
-  m_error = new QLabel(m_banner);
-  m_error->setWordWrap(true);
-  m_error->setTextFormat(Qt::PlainText);
-  m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_error->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  m_error->setMaximumHeight(3 * m_error->fontMetrics().lineSpacing() + 4);
-  bl->addWidget(m_error, 1);
-  auto* dismiss = new QToolButton(m_banner);
-  dismiss->setObjectName(QStringLiteral("dismissError"));
-  dismiss->setText(QStringLiteral("\u2715"));
-  dismiss->setAutoRaise(true);
-  dismiss->setFocusPolicy(Qt::NoFocus);
-  dismiss->setToolTip(tr("Dismiss"));
-  connect(dismiss, &QToolButton::clicked, m_banner, &QWidget::hide);
-  bl->addWidget(dismiss, 0, Qt::AlignTop);
-  m_banner->hide();
+  m_banner = new ErrorBanner(central);
   outer->addWidget(m_banner);
 
   m_tabs = new QTabWidget(central);
@@ -674,9 +639,7 @@ void MainWindow::setBeamWidth(int width) { m_beam->setValue(width); }
 int MainWindow::stepCount() const { return m_cursor->count(); }
 std::shared_ptr<const core::Trace> MainWindow::trace() const { return m_inspector->trace(); }
 TraceView* MainWindow::traceView() const { return m_inspector->traceView(); }
-QString MainWindow::errorText() const {
-  return m_banner->isVisibleTo(this) ? m_error->text() : QString();
-}
+QString MainWindow::errorText() const { return m_banner->text(); }
 void MainWindow::setStep(int step) { m_cursor->setStep(step); }
 void MainWindow::nextStep() { m_cursor->next(); }
 void MainWindow::previousStep() { m_cursor->previous(); }
@@ -684,66 +647,11 @@ void MainWindow::firstStep() { m_cursor->first(); }
 void MainWindow::lastStep() { m_cursor->last(); }
 
 void MainWindow::showError(const QString& message, ErrorTopic topic) {
-  m_error->setText(message);
-  m_error->setToolTip(message);
-  m_errorTopic = topic;
-  m_banner->show();
+  m_banner->showMessage(message, topic);
   statusBar()->showMessage(tr("Error"), 5000);
 }
 
-void MainWindow::clearError(ErrorTopic topic) {
-  if (m_errorTopic == topic) m_banner->hide();
-}
-
-bool MainWindow::isStepKeyFor(QObject* target, const QKeyEvent* event) const {
-  switch (event->key()) {
-    case Qt::Key_Left:
-    case Qt::Key_Right:
-    case Qt::Key_Home:
-    case Qt::Key_End:
-    case Qt::Key_Space:
-      break;
-    default:
-      return false;
-  }
-  if (event->modifiers() & ~Qt::KeypadModifier) return false;
-  if (m_tabs->currentWidget() == m_training) return false;
-  auto* widget = qobject_cast<QWidget*>(target);
-  if (!widget || widget->window() != this) return false;
-  return !isTextField(widget);
-}
-
-bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
-  // A focused widget claims the keys it uses with a ShortcutOverride (lists take Home/End and
-  // Space, spin boxes the arrows): refused here, the Step menu's shortcuts fire instead.
-  if (event->type() == QEvent::ShortcutOverride &&
-      isStepKeyFor(watched, static_cast<QKeyEvent*>(event))) {
-    event->ignore();
-    return true;
-  }
-  // A key press the shortcut did not take (a widget that handles arrows without claiming them).
-  if (event->type() == QEvent::KeyPress && isStepKeyFor(watched, static_cast<QKeyEvent*>(event))) {
-    switch (static_cast<QKeyEvent*>(event)->key()) {
-      case Qt::Key_Left:
-        m_cursor->previous();
-        break;
-      case Qt::Key_Right:
-        m_cursor->next();
-        break;
-      case Qt::Key_Home:
-        m_cursor->first();
-        break;
-      case Qt::Key_End:
-        m_cursor->last();
-        break;
-      default:
-        m_cursor->togglePlaying();
-        break;
-    }
-    return true;
-  }
-  return QMainWindow::eventFilter(watched, event);
-}
+void MainWindow::clearError(ErrorTopic topic) { m_banner->clear(topic); }
 
 void MainWindow::focusCurrentView() {
   QWidget* page = m_tabs->currentWidget();

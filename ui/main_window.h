@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "error_banner.h"
 #include "grey_image.h"
 #include "trace_runner.h"
 
@@ -66,7 +67,7 @@ class MainWindow : public QMainWindow {
   /// The truth field (the expected text of the image).
   QString truth() const { return m_truth; }
   /// What the error banner is about: a later success of the same kind clears it, others not.
-  enum class ErrorTopic { Image, Model, Reading, Other };
+  using ErrorTopic = ErrorBanner::Topic;
   void showError(const QString& message, ErrorTopic topic = ErrorTopic::Other);
   /// The docks (Models, Dataset), also listed in the View menu.
   QList<QDockWidget*> docks() const { return m_docks; }
@@ -106,7 +107,6 @@ class MainWindow : public QMainWindow {
   void traceReady();
 
  protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
@@ -117,8 +117,6 @@ class MainWindow : public QMainWindow {
   void retrace();
   void onTracesFinished(const std::vector<TraceOutcome>& outcomes);
   void showCurrentModel();
-  /// Whether a step key pressed in `target` steps (true) or belongs to the widget.
-  bool isStepKeyFor(QObject* target, const QKeyEvent* event) const;
   /// Gives the keyboard focus to the current page's main view (after a dialog, at start).
   void focusCurrentView();
   void saveSession() const;
@@ -164,9 +162,7 @@ class MainWindow : public QMainWindow {
   StepBar* m_stepBar = nullptr;
   DatasetBrowser* m_datasets = nullptr;
   QListView* m_modelView = nullptr;
-  QWidget* m_banner = nullptr;
-  QLabel* m_error = nullptr;
-  ErrorTopic m_errorTopic = ErrorTopic::Other;
+  ErrorBanner* m_banner = nullptr;
   QList<QDockWidget*> m_docks;
   QList<QAction*> m_stepActions;
   int m_previousModel = -1;  ///< inspected before the pending openModel(); back to it on failure
