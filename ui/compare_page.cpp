@@ -11,6 +11,7 @@
 
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_card.h"
 #include "step_cursor.h"
 #include "trace_view.h"
 
@@ -81,31 +82,20 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
   m_columns.clear();
   for (size_t i = 0; i < m_rows.size(); ++i) {
     Column c;
-    c.box = new QFrame(m_grid->parentWidget());
-    static_cast<QFrame*>(c.box)->setFrameShape(QFrame::StyledPanel);
-    auto* layout = new QVBoxLayout(c.box);
-    c.title = new QLabel(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()), c.box);
-    layout->addWidget(c.title);
-    c.view = new TraceView(c.box);
-    c.view->setMinimumSize(200, 110);
+    auto* card = new ReadingCard(m_grid->parentWidget());
+    card->setFrameShape(QFrame::StyledPanel);
+    c.box = card;
+    c.title = card->title();
+    c.title->setText(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()));
+    c.view = card->view();
     c.view->setImage(m_image);
     c.view->setTrace(m_rows[i].trace);
     if (m_overlays >= 0) c.view->setOverlays(TraceView::Overlays(m_overlays));
-    layout->addWidget(c.view, 1);
-    c.info = new QLabel(c.box);
-    c.info->setTextFormat(Qt::RichText);
-    layout->addWidget(c.info);
-    c.strip = new PatchStrip(c.box);
+    c.info = card->info();
+    c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
     c.strip->setTruth(m_truth);
     connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
-    auto* scroll = new QScrollArea(c.box);
-    scroll->setWidget(c.strip);
-    scroll->setWidgetResizable(true);
-    scroll->setFixedHeight(c.strip->minimumHeight() + 20);
-    layout->addWidget(scroll);
-    layout->setContentsMargins(4, 4, 4, 4);
-    layout->setSpacing(2);
     // One row for up to three models (a laptop screen is wide, not tall), two by two for four.
     const int perRow = m_rows.size() > 3 ? 2 : static_cast<int>(m_rows.size());
     m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);

@@ -10,26 +10,22 @@
 #include "model_session.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_card.h"
 #include "trace_view.h"
 
 namespace foveal::ui {
 
-LivePreview::LivePreview(QWidget* parent)
-    : QWidget(parent),
-      m_title(new QLabel(this)),
-      m_view(new TraceView(this)),
-      m_strip(new PatchStrip(this)) {
+LivePreview::LivePreview(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->setSpacing(2);
-  m_title->setWordWrap(true);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* card = new ReadingCard(this);  // its strip scrolls: a long reading keeps the page narrow
+  layout->addWidget(card);
+  m_title = card->title();
+  m_view = card->view();
+  m_strip = card->strip();
+  card->info()->hide();
   m_title->setText(tr("<i>Live preview: select a run.</i>"));
-  layout->addWidget(m_title);
-  m_view->setMinimumHeight(110);
   m_view->setMaximumHeight(170);
-  layout->addWidget(m_view, 1);
-  m_strip->setMaximumHeight(90);
-  layout->addWidget(m_strip);
   connect(&m_watcher, &QFutureWatcher<PreviewResult>::finished, this, &LivePreview::onFinished);
 }
 

@@ -28,12 +28,14 @@
 #include "exporter.h"
 #include "grey_image.h"
 #include "inspector_page.h"
+#include "live_preview.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "model_list_model.h"
 #include "model_session.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_card.h"
 #include "step_bar.h"
 #include "step_cursor.h"
 #include "test_models.h"
@@ -1055,6 +1057,22 @@ class TestMainWindow : public QObject {
       QVERIFY(f.read(5).startsWith(ext[0] == 's' ? "<?xml" : "%PDF"));
     }
     QVERIFY(w.exportImageFigure(m_dir.filePath("figure.png"), 99).contains("scale"));
+  }
+
+  // The card of the compare page and the live preview: a long reading scrolls in its strip and
+  // never widens the card (the preview's strip once sat in a plain layout).
+  void readingCardKeepsItsWidth() {
+    ui::ReadingCard card;
+    const int before = card.minimumSizeHint().width();
+    card.view()->setImage(sampleImage());
+    card.view()->setTrace(syntheticTrace(14));
+    card.strip()->setTrace(syntheticTrace(14));
+    QVERIFY(card.strip()->sizeHint().width() > 600);
+    QCOMPARE(card.minimumSizeHint().width(), before);
+    QVERIFY(before < 300);
+    ui::LivePreview preview;
+    QVERIFY(preview.minimumSizeHint().width() < 300);
+    QVERIFY(qobject_cast<QScrollArea*>(preview.patchStrip()->parentWidget()->parentWidget()));
   }
 };
 
