@@ -10,6 +10,7 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSlider>
 #include <QTabWidget>
 #include <QtTest/QtTest>
 #include <cmath>
@@ -1073,6 +1074,36 @@ class TestTraining : public QObject {
     page.runs()->setData(page.runs()->index(2, ui::RunListModel::Name), Qt::Unchecked,
                          Qt::CheckStateRole);
     QCOMPARE(settings->settingKeys(), QStringList({"batch_size"}));
+  }
+
+  // Scrubbing a run's checkpoints: every latest.fvm the preview read while following the run is
+  // kept, and the slider shows an earlier one (the newest is followed only while at the end).
+  void previewKeepsEveryCheckpointRead() {
+    const QString dir = makeRun("scrub");
+    ui::LivePreview preview;
+    preview.setRun(dir, QStringLiteral("digits:len=5,split=test,seed=1"));
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR "/models/");
+    const char* files[] = {"soft.fvm", "hard.fvm", "sharp-chain.fvm"};
+    for (int k = 0; k < 3; ++k) {
+      QFile::remove(dir + "/latest.fvm");
+      QVERIFY(QFile::copy(models + files[k], dir + "/latest.fvm"));
+      // A new time stamp even within the same second.
+      QFile f(dir + "/latest.fvm");
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.setFileTime(QDateTime::currentDateTime().addSecs(k + 1),
+                            QFileDevice::FileModificationTime));
+      f.close();
+      preview.checkForUpdate();
+      QTRY_VERIFY_WITH_TIMEOUT(preview.historySize() == k + 1 && !preview.isBusy(), 60000);
+      if (k == 1) preview.showHistory(0);  // scrubbed back: the next one does not jump ahead
+    }
+    QCOMPARE(preview.historyIndex(), 0);
+    QVERIFY(preview.historySlider()->isVisibleTo(&preview));
+    QCOMPARE(preview.historySlider()->maximum(), 2);
+    QCOMPARE(preview.trace()->modelKind, std::string("soft"));
+    preview.historySlider()->setValue(2);
+    QCOMPARE(preview.trace()->modelKind, std::string("sharp"));
+    QVERIFY(preview.statusText().contains("checkpoint 3 of 3"));
   }
 };
 
