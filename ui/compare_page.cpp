@@ -12,6 +12,7 @@
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
+#include "reading_document.h"
 #include "step_cursor.h"
 #include "trace_view.h"
 
@@ -57,6 +58,12 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_split = split;
   m_split->hide();  // until there are columns
   connect(cursor, &StepCursor::stepChanged, this, &ComparePage::showStep);
+}
+
+void ComparePage::observe(ReadingDocument* document) {
+  connect(document, &ReadingDocument::imageChanged, this,
+          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::truthChanged, this, &ComparePage::setTruth);
 }
 
 void ComparePage::setImage(const QImage& image) {

@@ -16,6 +16,7 @@ class QTableView;
 namespace foveal::ui {
 
 class PatchStrip;
+class ReadingDocument;
 class StepCursor;
 class TraceView;
 
@@ -24,6 +25,8 @@ class ComparePage : public QWidget {
  public:
   ComparePage(StepCursor* cursor, QWidget* parent = nullptr);
 
+  /// Follows the document's image and truth.
+  void observe(ReadingDocument* document);
   void setImage(const QImage& image);
   void setRows(std::vector<CompareSummaryModel::Row> rows);
   void setTruth(const QString& truth);

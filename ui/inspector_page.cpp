@@ -15,6 +15,7 @@
 #include "attention_plot.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_document.h"
 #include "step_cursor.h"
 #include "topk_model.h"
 #include "trace_view.h"
@@ -138,6 +139,12 @@ void InspectorPage::setModelChoices(const QStringList& names, int current) {
   m_models->clear();
   m_models->addItems(names);
   m_models->setCurrentIndex(current);
+}
+
+void InspectorPage::observe(ReadingDocument* document) {
+  connect(document, &ReadingDocument::imageChanged, this,
+          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::truthChanged, this, &InspectorPage::setTruth);
 }
 
 void InspectorPage::setImage(const QImage& image) {

@@ -16,6 +16,7 @@ class QHBoxLayout;
 namespace foveal::ui {
 
 class AlignmentView;
+class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
 class StepCursor;
@@ -27,6 +28,8 @@ class InspectorPage : public QWidget {
  public:
   InspectorPage(StepCursor* cursor, QWidget* parent = nullptr);
 
+  /// Follows the document's image and truth.
+  void observe(ReadingDocument* document);
   void setImage(const QImage& image);
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setTruth(const QString& truth);

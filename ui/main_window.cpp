@@ -88,7 +88,8 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_models(new ModelListModel(this)),
       m_cursor(new StepCursor(this)),
-      m_runner(new TraceRunner(this)) {
+      m_runner(new TraceRunner(this)),
+      m_document(new ReadingDocument(this)) {
   initFovealResources();
   setWindowTitle(tr("Foveal"));
   setWindowIcon(QIcon(QStringLiteral(":/foveal/icon.svg")));
@@ -103,8 +104,8 @@ MainWindow::MainWindow(QWidget* parent)
     m_progress->setRange(0, n);
     m_progress->setValue(0);
     m_progress->show();
-    statusBar()->showMessage(
-        tr("Reading %1 with %n model(s)...", nullptr, n).arg(QFileInfo(m_source).fileName()));
+    statusBar()->showMessage(tr("Reading %1 with %n model(s)...", nullptr, n)
+                                 .arg(QFileInfo(m_document->source()).fileName()));
   });
   connect(m_runner, &TraceRunner::progress, m_progress, &QProgressBar::setValue);
   connect(m_cursor, &StepCursor::stepChanged, this, &MainWindow::stepChanged);
@@ -160,6 +161,18 @@ void MainWindow::buildLayout() {
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
     m_currentModel = row;
     retrace();
+  });
+
+  // The pages follow the document; the window reads the new image with every model it shows.
+  m_inspector->observe(m_document);
+  m_compare->observe(m_document);
+  connect(m_document, &ReadingDocument::imageChanged, this, &MainWindow::retrace);
+  connect(m_document, &ReadingDocument::truthChanged, this, [this](const QString& truth) {
+    if (m_truthEdit->text().trimmed() != truth) {
+      const QSignalBlocker block(m_truthEdit);
+      m_truthEdit->setText(truth);
+    }
+    updateTruthWarning();
   });
 
   m_stepBar = new StepBar(m_cursor, central);
@@ -368,34 +381,27 @@ bool MainWindow::openImage(const QString& path) {
   kLastFolder.set(QFileInfo(path).absolutePath());
   kLastImage.set(QFileInfo(path).absoluteFilePath());
   setTruth(truthFromFileName(path));  // never the previous image's
-  m_image = image;
   // Shown in colour when the file has colour (the model reads the grey image); the same size
   // only, as a decoder that turns the image (EXIF) would move every overlay.
   const QImage colour(path);
-  m_qimage =
+  QImage display =
       !colour.isNull() && colour.size() == QSize(image.width, image.height) && !colour.allGray()
           ? colour.convertToFormat(QImage::Format_RGB32)
           : toQImage(image);
-  m_source = path;
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
-  m_inspector->setImage(m_qimage);
-  m_compare->setImage(m_qimage);
   clearError(ErrorTopic::Image);
-  retrace();
+  m_document->setImage(std::move(image), std::move(display), path);  // the pages follow; read
   return true;
 }
 
 void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth) {
   setTruth(truth);
-  m_qimage = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
-                             : image.convertToFormat(QImage::Format_RGB32);
-  m_image = fromQImage(m_qimage);  // grey: what the model reads
-  m_source = source;
+  QImage display = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
+                                   : image.convertToFormat(QImage::Format_RGB32);
+  core::GreyImage grey = fromQImage(display);  // what the model reads
   setWindowTitle(tr("%1 - Foveal").arg(source));
-  m_inspector->setImage(m_qimage);
-  m_compare->setImage(m_qimage);
   clearError(ErrorTopic::Image);
-  retrace();
+  m_document->setImage(std::move(grey), std::move(display), source);
 }
 
 bool MainWindow::openModel(const QString& path) {
@@ -502,24 +508,16 @@ void MainWindow::onModelRowsRemoved(int first, int last) {
   for (int& r : m_tracedRows) shift(r, -2);  // -2: matches no row, not even "none" (-1)
 }
 
-void MainWindow::setTruth(const QString& truth) {
-  m_truth = truth.trimmed();
-  if (m_truthEdit->text().trimmed() != m_truth) {
-    const QSignalBlocker block(m_truthEdit);
-    m_truthEdit->setText(m_truth);
-  }
-  m_inspector->setTruth(m_truth);
-  m_compare->setTruth(m_truth);
-  updateTruthWarning();
-}
+void MainWindow::setTruth(const QString& truth) { m_document->setTruth(truth); }
 
 void MainWindow::updateTruthWarning() {
   QString warning;
   const auto session = m_models->session(m_currentModel);
-  if (session && !m_truth.isEmpty()) {
+  const QString& truth = m_document->truth();
+  if (session && !truth.isEmpty()) {
     const auto charset = core::splitUtf8(session->config().charset);
     QStringList outside;
-    for (const auto& ch : core::splitUtf8(m_truth.toStdString()))
+    for (const auto& ch : core::splitUtf8(truth.toStdString()))
       if (std::find(charset.begin(), charset.end(), ch) == charset.end() &&
           !outside.contains(qstr(ch)))
         outside << qstr(ch);
@@ -543,7 +541,7 @@ void MainWindow::retrace() {
   for (int r = 0; r < m_models->rowCount(); ++r) names << m_models->displayName(r);
   m_inspector->setModelChoices(names, m_currentModel);
   updateTruthWarning();
-  if (m_image.empty() || rows.empty()) {
+  if (!m_document->hasImage() || rows.empty()) {
     m_outcomes.clear();
     m_tracedRows.clear();
     showCurrentModel();
@@ -555,7 +553,7 @@ void MainWindow::retrace() {
   m_inspector->setStatus(tr("<b>Reading...</b>"));
   core::TraceOptions options;
   options.beamWidth = beamWidth();
-  m_runner->start(m_image, m_source, std::move(sessions), options);
+  m_runner->start(m_document->image(), m_document->source(), std::move(sessions), options);
 }
 
 void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {

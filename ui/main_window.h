@@ -1,7 +1,7 @@
 #pragma once
 // The main window: a composition root. It builds the Models list, the Inspector and Compare
-// pages and the step bar, wires them to one StepCursor and one TraceRunner, and owns no
-// computation itself.
+// pages and the step bar, wires them to one ReadingDocument (the image and its truth, which the
+// pages observe), one StepCursor and one TraceRunner, and owns no computation itself.
 #include <QImage>
 #include <QMainWindow>
 #include <memory>
@@ -9,6 +9,7 @@
 
 #include "error_banner.h"
 #include "grey_image.h"
+#include "reading_document.h"
 #include "trace_runner.h"
 
 class QDockWidget;
@@ -65,7 +66,9 @@ class MainWindow : public QMainWindow {
   bool isTracing() const { return m_runner->isRunning(); }
   QString errorText() const;
   /// The truth field (the expected text of the image).
-  QString truth() const { return m_truth; }
+  QString truth() const { return m_document->truth(); }
+  /// The image being read, its source and truth (the pages observe it).
+  ReadingDocument* document() const { return m_document; }
   /// What the error banner is about: a later success of the same kind clears it, others not.
   using ErrorTopic = ErrorBanner::Topic;
   void showError(const QString& message, ErrorTopic topic = ErrorTopic::Other);
@@ -145,10 +148,7 @@ class MainWindow : public QMainWindow {
   TraceRunner* m_runner;
   int m_currentModel = -1;
 
-  QImage m_qimage;
-  core::GreyImage m_image;
-  QString m_source;
-  QString m_truth;
+  ReadingDocument* m_document;
   std::vector<int> m_tracedRows;         ///< model rows of the last trace request
   std::vector<TraceOutcome> m_outcomes;  ///< per traced row
   QStringList m_openRequests;            ///< paths given to openModel() still loading

@@ -36,6 +36,7 @@
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
+#include "reading_document.h"
 #include "step_bar.h"
 #include "step_cursor.h"
 #include "test_models.h"
@@ -1073,6 +1074,29 @@ class TestMainWindow : public QObject {
     ui::LivePreview preview;
     QVERIFY(preview.minimumSizeHint().width() < 300);
     QVERIFY(qobject_cast<QScrollArea*>(preview.patchStrip()->parentWidget()->parentWidget()));
+  }
+
+  // The document: the pages follow its image and truth, and the window re-reads on a new image.
+  void pagesFollowTheDocument() {
+    ui::MainWindow w;
+    w.show();
+    QVERIFY(w.openModel(m_models[0]));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
+    auto* doc = w.document();
+    QSignalSpy images(doc, &ui::ReadingDocument::imageChanged);
+    const QImage img = QImage(m_image).convertToFormat(QImage::Format_Grayscale8);
+    doc->setImage(ui::fromQImage(img), img, QStringLiteral("from the document"));
+    QCOMPARE(images.count(), 1);
+    QCOMPARE(w.traceView()->image().size(), img.size());
+    QCOMPARE(w.comparePage()->findChildren<ui::TraceView*>().size(), 0);  // one model: no columns
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QCOMPARE(w.trace()->source, std::string("from the document"));
+    doc->setTruth(QStringLiteral(" 777 "));
+    QCOMPARE(w.truth(), QStringLiteral("777"));
+    QCOMPARE(w.comparePage()->summary()->truth(), QStringLiteral("777"));
+    bool edited = false;
+    for (QLineEdit* e : w.findChildren<QLineEdit*>()) edited = edited || e->text() == "777";
+    QVERIFY(edited);  // the Truth field shows it
   }
 };
 
