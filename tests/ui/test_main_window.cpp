@@ -1098,6 +1098,28 @@ class TestMainWindow : public QObject {
     for (QLineEdit* e : w.findChildren<QLineEdit*>()) edited = edited || e->text() == "777";
     QVERIFY(edited);  // the Truth field shows it
   }
+
+  // The alignment matrix of a long reading on a short screen: its row labels never overlap,
+  // the current step's is always written, and a tall view writes them all.
+  void alignmentLabelsDoNotOverlap() {
+    ui::AlignmentView view;
+    view.setTrace(syntheticTrace(14));
+    view.resize(300, 120);
+    const double labelH = view.fontMetrics().height();
+    const double rowH = (120 - 16 - 4) / 14.0;
+    for (int step : {0, 6, 13}) {
+      view.setStep(step);
+      const auto labelled = view.labelledSteps();
+      QVERIFY(std::find(labelled.begin(), labelled.end(), step) != labelled.end());
+      QVERIFY(labelled.size() < 14);
+      for (size_t i = 1; i < labelled.size(); ++i)
+        QVERIFY2(
+            (labelled[i] - labelled[i - 1]) * rowH >= labelH - 1e-9,
+            qPrintable(QStringLiteral("rows %1 and %2").arg(labelled[i - 1]).arg(labelled[i])));
+    }
+    view.resize(300, 600);
+    QCOMPARE(int(view.labelledSteps().size()), 14);
+  }
 };
 
 QTEST_MAIN(TestMainWindow)
