@@ -648,6 +648,22 @@ class TestMainWindow : public QObject {
         qInfo() << "stepbar" << w.stepBar()->minimumSizeHint();
       }
     }
+    // Every page usable at that size: the views keep a useful size.
+    w.tabs()->setCurrentWidget(w.inspector());
+    QTest::qWait(100);
+    QVERIFY2(w.traceView()->height() >= 150 && w.traceView()->width() >= 400,
+             qPrintable(
+                 QStringLiteral("%1x%2").arg(w.traceView()->width()).arg(w.traceView()->height())));
+    QVERIFY(w.inspector()->patchStrip()->visibleRegion().boundingRect().height() >= 60);
+    QVERIFY(w.inspector()->alignmentView()->height() >= 80);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    QTest::qWait(100);
+    for (int c = 0; c < w.comparePage()->columnCount(); ++c)
+      QVERIFY2(w.comparePage()->traceView(c)->visibleRegion().boundingRect().height() >= 100,
+               qPrintable(QString::number(c)));
+    w.tabs()->setCurrentWidget(w.trainingPage());
+    QTest::qWait(100);
+    QVERIFY(w.trainingPage()->plot()->height() >= 200);
     w.resize(1024, 640);  // smaller still: refused before, allowed now
     QTest::qWait(100);
     QVERIFY2(w.width() <= 1100 && w.height() <= 700,
