@@ -23,6 +23,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -257,6 +258,9 @@ void MainWindow::buildLayout() {
   connect(m_truthEdit, &QLineEdit::textChanged, this, &MainWindow::setTruth);
   // Enter ends typing: the step keys go back to the views.
   connect(m_truthEdit, &QLineEdit::returnPressed, this, &MainWindow::focusCurrentView);
+  auto* leave = new QShortcut(QKeySequence(Qt::Key_Escape), m_truthEdit);
+  leave->setContext(Qt::WidgetShortcut);
+  connect(leave, &QShortcut::activated, this, &MainWindow::focusCurrentView);
   tb->addWidget(m_truthEdit);
   tb->addSeparator();
   auto* beamLabel = new QLabel(tr(" &Beam: "), tb);
@@ -678,7 +682,7 @@ QString MainWindow::shortcutsText() {
       {"Wheel / drag", "zoom / pan the image"}};
   QString html =
       tr("<p>The step keys work wherever the focus is, except while typing in a text "
-         "field (press Enter to leave it); click a view to give it the focus.</p>"
+         "field (Enter or Escape leaves it); click a view to give it the focus.</p>"
          "<table cellspacing='4'>");
   for (const auto& [keys, what] : rows)
     html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")

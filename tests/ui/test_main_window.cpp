@@ -747,6 +747,9 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.truth(), QStringLiteral("12"));
     press(Qt::Key_Return);  // Enter gives the keys back to the image
     QCOMPARE(QApplication::focusWidget(), view);
+    truth->setFocus();
+    press(Qt::Key_Escape);  // so does Escape
+    QCOMPARE(QApplication::focusWidget(), view);
     // Clicking a view takes the focus.
     for (QWidget* v : std::initializer_list<QWidget*>{w.inspector()->alignmentView(),
                                                       w.inspector()->patchStrip(), view}) {
