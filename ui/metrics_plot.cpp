@@ -139,7 +139,9 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   layout->addWidget(m_hover);
   m_plot->setMinimumSize(320, 200);
   m_plot->setMouseTracking(true);
-  m_plot->setInteractions({});
+  // Drag pans and the wheel zooms the shared x axis; a double-click shows every run whole.
+  m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { zoomTo(0); });
   m_plot->setNoAntialiasingOnDrag(true);
   m_plot->setAutoAddPlottableToLegend(false);  // one legend entry per run, added explicitly
   m_timer.setSingleShot(true);
@@ -280,6 +282,11 @@ void MetricsPlot::rebuild() {
         }
     }
   if (m_zoomTo > 0) maxKey = m_zoomTo;
+  // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
+  // as new records arrive).
+  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : QCPRange(0, maxKey * 1.02);
+  const bool narrowed = m_panned || m_zoomTo > 0;
+  m_rebuilding = true;
   // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
   // long run names.
   QCPLegend* legend = nullptr;
@@ -379,13 +386,17 @@ void MetricsPlot::rebuild() {
         markerSeries.push_back(panel.series.size() - 1);
       }
     }
-    x->setRange(0, maxKey * 1.02);
-    if (m_zoomTo > 0) {  // the y range of what is in view, not of the long runs' early values
+    x->setRange(shown);
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+    connect(x, QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), this,
+            &MetricsPlot::onXRangeChanged);
+    if (narrowed) {  // the y range of what is in view, not of the long runs' early values
       lo = std::numeric_limits<double>::infinity();
       hi = -lo;
       for (const auto& s : panel.series)
         for (size_t i = 0; i < s.keys.size(); ++i)
-          if (s.keys[i] <= maxKey * 1.02 && (!logScale || s.values[i] > 0)) {
+          if (shown.contains(s.keys[i]) && (!logScale || s.values[i] > 0)) {
             lo = std::min(lo, s.values[i]);
             hi = std::max(hi, s.values[i]);
           }
@@ -428,18 +439,48 @@ void MetricsPlot::rebuild() {
     cursor->setVisible(false);
     m_panels.push_back(std::move(panel));
   }
-  // Panels share the iteration axis: a range change in one follows in all.
+  m_rebuilding = false;
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
+void MetricsPlot::onXRangeChanged(const QCPRange& range) {
+  if (m_rebuilding || m_syncing) return;
+  // Panels share the x axis: a drag or a zoom in one moves them all, and stays.
+  m_viewLower = range.lower;
+  m_viewUpper = range.upper;
+  m_panned = true;
+  m_syncing = true;
+  for (const auto& p : m_panels) p.rect->axis(QCPAxis::atBottom)->setRange(range);
+  m_syncing = false;
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::panTo(double lower, double upper) {
+  if (m_panels.empty()) return;
+  m_panels.front().rect->axis(QCPAxis::atBottom)->setRange(lower, upper);  // as a drag does
+}
+
+std::pair<double, double> MetricsPlot::xRange(const QString& key) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) {
+      const QCPRange r = p.rect->axis(QCPAxis::atBottom)->range();
+      return {r.lower, r.upper};
+    }
+  return {0, 0};
+}
+
 void MetricsPlot::setXAxis(XAxis axis) {
-  if (axis != m_xAxis) m_zoomTo = 0;  // a zoom in the other unit means nothing here
+  if (axis != m_xAxis) {  // a zoom in the other unit means nothing here
+    m_zoomTo = 0;
+    m_panned = false;
+  }
   m_xAxis = axis;
   scheduleReplot();
 }
 
 void MetricsPlot::zoomTo(double last) {
   m_zoomTo = last > 0 ? last : 0;
+  m_panned = false;
   scheduleReplot();
 }
 

@@ -17,6 +17,7 @@
 
 class QCustomPlot;
 class QCPAxisRect;
+class QCPRange;
 class QLabel;
 class QMouseEvent;
 
@@ -98,12 +99,17 @@ class MetricsPlot : public QWidget {
   bool legendOverlapsPanels() const;
   /// A panel's y range as drawn (lower, upper).
   std::pair<double, double> yRange(const QString& key) const;
+  /// Moves the shared x axis as a drag or a wheel zoom does (kept across updates until a
+  /// double-click or zoomTo()); the range a panel shows.
+  void panTo(double lower, double upper);
+  std::pair<double, double> xRange(const QString& key) const;
   /// The label of a panel's x or y axis.
   QString axisLabel(const QString& key, bool xAxis) const;
 
  private:
   void rebuild();
   void onMouseMove(QMouseEvent* event);
+  void onXRangeChanged(const QCPRange& range);
 
   QCustomPlot* m_plot;
   QLabel* m_hover;
@@ -113,6 +119,10 @@ class MetricsPlot : public QWidget {
   double m_smoothing = 0.6;
   bool m_log = false;
   double m_zoomTo = 0;
+  double m_viewLower = 0, m_viewUpper = 1;  ///< the x range the user dragged or zoomed to
+  bool m_panned = false;                    ///< m_view applies
+  bool m_rebuilding = false;
+  bool m_syncing = false;
   XAxis m_xAxis = XAxis::Iteration;
   int m_replots = 0;
   struct Panel {

@@ -1105,6 +1105,28 @@ class TestTraining : public QObject {
     QCOMPARE(preview.trace()->modelKind, std::string("sharp"));
     QVERIFY(preview.statusText().contains("checkpoint 3 of 3"));
   }
+
+  // Long runs are explored by dragging and zooming the shared x axis: every panel follows, the
+  // view stays while records arrive, and a double-click (or All) shows every run again.
+  void curvesPanAndZoomTogether() {
+    const QString dir = makeFinishedRun("pan", 0.2, 200);  // 1,000 iterations
+    ui::TrainingPage page;
+    page.addRunFolder(dir);
+    auto* plot = page.plot();
+    plot->replotNow();
+    QVERIFY(plot->metrics().size() >= 2);
+    const QString first = plot->metrics()[0], second = plot->metrics()[1];
+    QVERIFY(plot->xRange(first).second > 1000);
+    plot->panTo(200, 400);
+    QCOMPARE(plot->xRange(second), std::make_pair(200.0, 400.0));  // the other panel follows
+    append(dir + "/metrics.jsonl", trainLine(1005, 0.3, 1005));
+    page.refreshNow();
+    plot->replotNow();
+    QCOMPARE(plot->xRange(first), std::make_pair(200.0, 400.0));  // kept across the update
+    plot->zoomTo(0);
+    plot->replotNow();
+    QVERIFY(plot->xRange(first).first == 0 && plot->xRange(first).second > 1000);
+  }
 };
 
 QTEST_MAIN(TestTraining)
