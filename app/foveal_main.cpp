@@ -1,6 +1,6 @@
 // foveal: the GUI. `foveal [--model FILE]... [--truth TEXT] [IMAGE]` opens the inspector; the
 // bundled sample models are listed in the Models dock and, on first start, the bundled sample
-// runs on the Training page.
+// runs on the Training page. Without a model or an image named, the last session comes back.
 // `foveal --export-curves OUT.png --run DIR [--run DIR]... [--metrics K,K] [--smoothing W]
 // [--size WxH] [--log-scale]` writes the runs' training curves without opening a window.
 #include <QApplication>
@@ -114,14 +114,20 @@ int main(int argc, char** argv) {
 
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
+  // The README beside the samples: the source tree's, or one installed with them.
+  window.setDocumentation(QDir(samplesFolder()).absoluteFilePath(QStringLiteral("../README.md")));
   const QString models = samplesFolder() + QStringLiteral("/models");
   if (QFileInfo::exists(models)) window.addModelFolder(models);
   const QString runs = samplesFolder() + QStringLiteral("/runs");
   if (QFileInfo::exists(runs)) window.addSampleRuns(runs);
+  // The last session (geometry, docks, ticked models, last image) unless the command line
+  // names what to open.
+  const bool named = !parser.values(model).isEmpty() || !parser.positionalArguments().isEmpty();
+  if (!named) window.restoreSession();
   for (const QString& m : parser.values(model)) window.openModel(m);
-  if (parser.isSet(truth)) window.setTruth(parser.value(truth));
   if (!parser.positionalArguments().isEmpty())
     window.openImage(parser.positionalArguments().first());
+  if (parser.isSet(truth)) window.setTruth(parser.value(truth));  // over the file name's
   window.show();
   return app.exec();
 }

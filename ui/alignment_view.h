@@ -4,6 +4,7 @@
 // row selects that step.
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "trace.h"
 
@@ -18,6 +19,9 @@ class AlignmentView : public QWidget {
   void setStep(int step);
   /// The step whose row contains widget point `p` (-1 outside the matrix).
   int stepAt(const QPoint& p) const;
+  /// The steps whose token is written left of their row: every one when the rows are tall
+  /// enough, else every k-th and the current step, so that no two labels overlap.
+  std::vector<int> labelledSteps() const;
   QSize sizeHint() const override { return {360, 200}; }
 
  Q_SIGNALS:

@@ -22,9 +22,10 @@ AttentionPlot::AttentionPlot(QWidget* parent) : QWidget(parent), m_plot(new QCus
   m_plot->xAxis->setLabel(tr("region"));
   m_plot->yAxis->setLabel(tr("attention α"));
   m_plot->yAxis->setRange(0, 1);
-  m_plot->setMinimumHeight(140);
+  m_plot->setMinimumHeight(80);
   m_plot->setInteractions({});
-  setMinimumWidth(240);
+  m_plot->setFocusPolicy(Qt::ClickFocus);  // the step keys work from here
+  setMinimumWidth(200);
 }
 
 void AttentionPlot::setTrace(std::shared_ptr<const core::Trace> trace) {

@@ -5,11 +5,14 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_card.h"
+#include "reading_document.h"
 #include "step_cursor.h"
 #include "trace_view.h"
 
@@ -24,10 +27,19 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setTextFormat(Qt::RichText);
   outer->addWidget(m_empty, 1);
-  m_grid = new QGridLayout;
-  outer->addLayout(m_grid, 3);
+  // The columns scroll when the window is short; the summary table shares the height through a
+  // splitter.
+  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* scroll = new QScrollArea(split);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  auto* columns = new QWidget(scroll);
+  m_grid = new QGridLayout(columns);
+  m_grid->setContentsMargins(0, 0, 0, 0);
+  scroll->setWidget(columns);
+  split->addWidget(scroll);
   m_summary = new CompareSummaryModel(this);
-  m_table = new QTableView(this);
+  m_table = new QTableView(split);
   m_table->setModel(m_summary);
   m_table->verticalHeader()->hide();
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
@@ -36,14 +48,32 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
   m_table->setFocusPolicy(Qt::NoFocus);
   const int rowH = m_table->fontMetrics().height() + 8;
   m_table->verticalHeader()->setDefaultSectionSize(rowH);
-  m_table->setFixedHeight(rowH * 5 + 6);  // header + four models
-  outer->addWidget(m_table);
+  m_table->setMinimumHeight(rowH * 2 + 6);  // header + one model; more scroll
+  split->addWidget(m_table);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 0);
+  split->setCollapsible(0, false);
+  split->setSizes({600, rowH * 5 + 6});
+  outer->addWidget(split, 3);
+  m_split = split;
+  m_split->hide();  // until there are columns
   connect(cursor, &StepCursor::stepChanged, this, &ComparePage::showStep);
+}
+
+void ComparePage::observe(ReadingDocument* document) {
+  connect(document, &ReadingDocument::imageChanged, this,
+          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::truthChanged, this, &ComparePage::setTruth);
 }
 
 void ComparePage::setImage(const QImage& image) {
   m_image = image;
   for (auto& c : m_columns) c.view->setImage(image);
+}
+
+void ComparePage::setOverlays(int overlays) {
+  m_overlays = overlays;
+  for (auto& c : m_columns) c.view->setOverlays(TraceView::Overlays(overlays));
 }
 
 void ComparePage::setTruth(const QString& truth) {
@@ -59,34 +89,31 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
   m_columns.clear();
   for (size_t i = 0; i < m_rows.size(); ++i) {
     Column c;
-    c.box = new QFrame(this);
-    static_cast<QFrame*>(c.box)->setFrameShape(QFrame::StyledPanel);
-    auto* layout = new QVBoxLayout(c.box);
-    c.title = new QLabel(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()), c.box);
-    layout->addWidget(c.title);
-    c.view = new TraceView(c.box);
-    c.view->setMinimumSize(200, 150);
+    auto* card = new ReadingCard(m_grid->parentWidget());
+    card->setFrameShape(QFrame::StyledPanel);
+    c.box = card;
+    c.title = card->title();
+    c.title->setText(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()));
+    c.view = card->view();
     c.view->setImage(m_image);
     c.view->setTrace(m_rows[i].trace);
-    layout->addWidget(c.view, 1);
-    c.info = new QLabel(c.box);
-    c.info->setTextFormat(Qt::RichText);
-    layout->addWidget(c.info);
-    c.strip = new PatchStrip(c.box);
+    if (m_overlays >= 0) c.view->setOverlays(TraceView::Overlays(m_overlays));
+    c.info = card->info();
+    c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
     c.strip->setTruth(m_truth);
     connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
-    auto* scroll = new QScrollArea(c.box);
-    scroll->setWidget(c.strip);
-    scroll->setWidgetResizable(true);
-    scroll->setFixedHeight(c.strip->minimumHeight() + 20);
-    layout->addWidget(scroll);
-    // Two columns per row for three or four models, one row otherwise.
-    const int perRow = m_rows.size() > 2 ? 2 : static_cast<int>(m_rows.size());
+    // One row for up to three models (a laptop screen is wide, not tall), two by two for four.
+    const int perRow = m_rows.size() > 3 ? 2 : static_cast<int>(m_rows.size());
     m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);
     m_columns.push_back(c);
   }
+  // The summary table as tall as its rows, the columns take the rest.
+  const int rowH = m_table->verticalHeader()->defaultSectionSize();
+  const int tableH = rowH * (static_cast<int>(m_rows.size()) + 1) + 6;
+  m_split->setSizes({std::max(200, m_split->height() - tableH), tableH});
   m_empty->setVisible(m_columns.empty());
+  m_split->setVisible(!m_columns.empty());
   showStep(m_cursor->step());
 }
 

@@ -10,11 +10,13 @@
 
 class QGridLayout;
 class QLabel;
+class QSplitter;
 class QTableView;
 
 namespace foveal::ui {
 
 class PatchStrip;
+class ReadingDocument;
 class StepCursor;
 class TraceView;
 
@@ -23,9 +25,13 @@ class ComparePage : public QWidget {
  public:
   ComparePage(StepCursor* cursor, QWidget* parent = nullptr);
 
+  /// Follows the document's image and truth.
+  void observe(ReadingDocument* document);
   void setImage(const QImage& image);
   void setRows(std::vector<CompareSummaryModel::Row> rows);
   void setTruth(const QString& truth);
+  /// The overlays of every column (TraceView::Overlays), as toggled on the inspector.
+  void setOverlays(int overlays);
 
   int columnCount() const { return static_cast<int>(m_columns.size()); }
   TraceView* traceView(int column) const { return m_columns.at(static_cast<size_t>(column)).view; }
@@ -44,12 +50,14 @@ class ComparePage : public QWidget {
   StepCursor* m_cursor;
   QImage m_image;
   QString m_truth;
+  int m_overlays = -1;  ///< -1: the views' default
   std::vector<CompareSummaryModel::Row> m_rows;
   std::vector<Column> m_columns;
   QGridLayout* m_grid;
   QLabel* m_empty;
   CompareSummaryModel* m_summary;
   QTableView* m_table;
+  QSplitter* m_split = nullptr;
 };
 
 }  // namespace foveal::ui

@@ -22,6 +22,7 @@ class CompareSummaryModel : public QAbstractTableModel {
   explicit CompareSummaryModel(QObject* parent = nullptr);
   void setRows(std::vector<Row> rows);
   void setTruth(const QString& truth);
+  const QString& truth() const { return m_truth; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;

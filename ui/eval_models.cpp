@@ -37,7 +37,26 @@ void EvalResultModel::clear() {
   beginResetModel();
   m_rows.clear();
   m_headers.clear();
+  m_skipped = m_counted = 0;
   endResetModel();
+}
+
+QString EvalResultModel::summary(const QString& model, int misread) const {
+  QString text;
+  if (m_counted == 0 && m_skipped > 0)
+    return tr("%1 could read none of the %n entries: all were skipped (their labels use "
+              "characters outside the model's charset, or their images cannot be read).",
+              nullptr, int(m_skipped))
+        .arg(model);
+  text =
+      tr("%1: %n misread image(s) listed below (double-click one to inspect it)", nullptr, misread)
+          .arg(model);
+  if (m_skipped > 0)
+    text +=
+        tr("; %n entry(ies) skipped: unreadable by this model (labels outside its charset, "
+           "or undecodable images)",
+           nullptr, int(m_skipped));
+  return text;
 }
 
 QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
@@ -55,6 +74,12 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
   beginResetModel();
   m_rows.clear();
   m_protocol = digitProtocol;
+  m_skipped = m_counted = 0;
+  for (const auto& r : reports)
+    for (const auto& d : r.value(QStringLiteral("datasets")).toArray()) {
+      m_skipped += d.toObject().value(QStringLiteral("skipped")).toInteger();
+      m_counted += d.toObject().value(QStringLiteral("count")).toInteger();
+    }
   if (digitProtocol) {
     m_headers = QStringList{tr("model")} + protocolColumns() + QStringList{tr("mean")};
     const QStringList cols = protocolColumns();
@@ -80,14 +105,20 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
       m_rows.push_back(std::move(row));
     }
   } else {
-    m_headers = {tr("dataset"), tr("images"), tr("accuracy %"), tr("norm. ED"), tr("entropy")};
+    m_headers = {tr("dataset"),  tr("images"),  tr("accuracy %"),
+                 tr("norm. ED"), tr("entropy"), tr("skipped")};
     const QJsonObject r = reports.front();
     auto rowOf = [&](const QString& name, const QJsonObject& o, bool summary) {
-      return Row{
-          name,
-          {num(o.value(QStringLiteral("count"))), 100.0 * num(o.value(QStringLiteral("accuracy"))),
-           num(o.value(QStringLiteral("ned"))), num(o.value(QStringLiteral("entropy")))},
-          summary};
+      // No image read: no accuracy (not 0.00); the skipped column says why.
+      const bool none = !(num(o.value(QStringLiteral("count"))) > 0);
+      const QJsonValue skipped = o.value(QStringLiteral("skipped"));
+      return Row{name,
+                 {num(o.value(QStringLiteral("count"))),
+                  none ? kNaN : 100.0 * num(o.value(QStringLiteral("accuracy"))),
+                  none ? kNaN : num(o.value(QStringLiteral("ned"))),
+                  none ? kNaN : num(o.value(QStringLiteral("entropy"))),
+                  skipped.isDouble() ? skipped.toDouble() : kNaN},
+                 summary};
     };
     const QJsonArray sets = r.value(QStringLiteral("datasets")).toArray();
     for (const auto& d : sets) {
@@ -136,6 +167,7 @@ QVariant EvalResultModel::data(const QModelIndex& index, int role) const {
   if (m_protocol) return QString::number(v, 'f', 1);
   switch (c) {
     case 0:
+    case 4:
       return QString::number(qint64(v));
     case 1:
       return QString::number(v, 'f', 2);

@@ -20,6 +20,11 @@ class EvalResultModel : public QAbstractTableModel {
   QString setJson(const QByteArray& json, bool digitProtocol);
   void clear();
   bool isProtocol() const { return m_protocol; }
+  /// Entries left out because the model cannot read them (labels outside its charset...),
+  /// over every dataset of the report(s).
+  qint64 skipped() const { return m_skipped; }
+  /// The line under the results: how many were misread, and how many skipped and why.
+  QString summary(const QString& model, int misread) const;
   /// The ten column keys of Table 1 ("n5" ... "r13").
   static QStringList protocolColumns();
   /// "n7" for digits:len=7,..., "r9" for digits:len=9,rotated,...; "" otherwise.
@@ -40,6 +45,8 @@ class EvalResultModel : public QAbstractTableModel {
   QStringList m_headers;
   std::vector<Row> m_rows;
   bool m_protocol = false;
+  qint64 m_skipped = 0;
+  qint64 m_counted = 0;
 };
 
 class FailureModel : public QAbstractTableModel {

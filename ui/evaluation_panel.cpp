@@ -34,7 +34,7 @@ EvaluationPanel::EvaluationPanel(QWidget* parent)
   m_checkpoint = new QComboBox(this);
   m_checkpoint->setEditable(true);
   m_checkpoint->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  m_checkpoint->setMinimumContentsLength(24);
+  m_checkpoint->setMinimumContentsLength(12);
   row1->addWidget(m_checkpoint, 1);
   auto* browse = new QToolButton(this);
   browse->setText(tr("..."));
@@ -72,8 +72,9 @@ EvaluationPanel::EvaluationPanel(QWidget* parent)
   m_run = new QPushButton(tr("&Evaluate"), this);
   m_cancel = new QPushButton(tr("Cancel"), this);
   m_cancel->setEnabled(false);
-  row2->addWidget(m_run);
-  row2->addWidget(m_cancel);
+  // The buttons share the checkpoint's row: the panel stays narrow enough for a laptop.
+  row1->addWidget(m_run);
+  row1->addWidget(m_cancel);
   layout->addLayout(row2);
   connect(m_run, &QPushButton::clicked, this, [this] { evaluate(); });
   connect(m_cancel, &QPushButton::clicked, this, [this] {
@@ -228,9 +229,7 @@ void EvaluationPanel::onFinished(int code) {
   int misread = 0;
   if (tsv.open(QIODevice::ReadOnly)) misread = m_failures->setTsv(QString::fromUtf8(tsv.readAll()));
   m_failureView->resizeColumnsToContents();
-  m_status->setText(
-      tr("%1: %n misread image(s) listed below (double-click one to inspect it)", nullptr, misread)
-          .arg(QFileInfo(m_runningModel).fileName()));
+  m_status->setText(m_results->summary(QFileInfo(m_runningModel).fileName(), misread));
   Q_EMIT finished(true);
 }
 

@@ -61,6 +61,23 @@ QString exportWidget(QWidget* widget, const QString& path) {
   return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
 }
 
+QString exportFigure(QWidget* widget, const QString& path, double scale) {
+  if (suffix(path) != QLatin1String("png"))
+    return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
+  if (!(scale > 0 && scale <= 16))
+    return QObject::tr("%1: scale %2 is out of range (0 to 16)").arg(path).arg(scale);
+  QImage image(widget->size() * scale, QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::white);
+  {
+    QPainter p(&image);
+    p.setRenderHint(QPainter::Antialiasing);
+    p.scale(scale, scale);
+    widget->render(&p, {}, {}, QWidget::DrawChildren);
+  }
+  if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
+  return {};
+}
+
 QString exportImage(const QImage& image, const QString& path) {
   if (suffix(path) == QLatin1String("png")) {
     if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);

@@ -15,6 +15,7 @@
 #include "attention_plot.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_document.h"
 #include "step_cursor.h"
 #include "topk_model.h"
 #include "trace_view.h"
@@ -30,24 +31,30 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Model:"), this));
   m_models = new QComboBox(this);
-  m_models->setMinimumWidth(220);
+  // Long model names are elided in the box rather than widening the window.
+  m_models->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_models->setMinimumContentsLength(16);
   m_models->setPlaceholderText(tr("no model open"));
   connect(m_models, &QComboBox::activated, this, &InspectorPage::modelChosen);
   bar->addWidget(m_models);
-  bar->addSpacing(16);
+  bar->addSpacing(8);
   m_view = new TraceView(this);
   const std::pair<TraceView::Overlay, QString> overlays[] = {
-      {TraceView::HeatStrip, tr("Attention strip")},
+      {TraceView::HeatStrip, tr("Heat strip")},
       {TraceView::RegionBox, tr("Region")},
-      {TraceView::StnQuads, tr("STN quads")},
-      {TraceView::Tokens, tr("Tokens")}};
+      {TraceView::StnQuads, tr("STN")},
+      {TraceView::Tokens, tr("Tokens")},
+      {TraceView::HeatImage, tr("Heat on image")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
-    box->setChecked(true);
+    box->setChecked(m_view->overlays() & overlay);
     box->setFocusPolicy(Qt::NoFocus);
     box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
     const auto o = overlay;
-    connect(box, &QCheckBox::toggled, this, [this, o](bool on) { m_view->setOverlay(o, on); });
+    connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
+      m_view->setOverlay(o, on);
+      Q_EMIT overlaysChanged(int(m_view->overlays()));
+    });
     bar->addWidget(box);
   }
   bar->addStretch(1);
@@ -62,13 +69,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* top = new QSplitter(Qt::Horizontal, vsplit);
   top->addWidget(m_view);
 
-  auto* side = new QWidget(top);
+  // The details scroll when the window is short (a laptop screen) instead of making it taller.
+  auto* sideScroll = new QScrollArea(top);
+  sideScroll->setWidgetResizable(true);
+  sideScroll->setFrameShape(QFrame::NoFrame);
+  sideScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* side = new QWidget(sideScroll);
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(6, 0, 0, 0);
   m_summary = new QLabel(side);
   m_summary->setWordWrap(true);
   m_summary->setTextFormat(Qt::RichText);
-  m_summary->setMinimumWidth(260);
+  m_summary->setMinimumWidth(220);
   sideLayout->addWidget(m_summary);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
@@ -83,11 +95,15 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_topkView->setSelectionMode(QAbstractItemView::NoSelection);
   m_topkView->setFocusPolicy(Qt::NoFocus);
   m_topkView->verticalHeader()->setDefaultSectionSize(m_topkView->fontMetrics().height() + 6);
-  m_topkView->setFixedHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
+  m_topkView->setMinimumHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
   m_topkView->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   sideLayout->addWidget(m_topkView);
   sideLayout->addStretch(1);
-  top->addWidget(side);
+  sideScroll->setWidget(side);
+  // As wide as the details need: squeezed by the splitter they were cut off on the right.
+  sideScroll->setMinimumWidth(side->minimumSizeHint().width() + 16);
+  top->addWidget(sideScroll);
+  top->setCollapsible(1, false);
   top->setStretchFactor(0, 3);
   top->setStretchFactor(1, 1);
 
@@ -96,6 +112,8 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_alignment = new AlignmentView(bottom);
   bottom->addWidget(m_plot);
   bottom->addWidget(m_alignment);
+  bottom->setStretchFactor(0, 2);
+  bottom->setStretchFactor(1, 3);
   vsplit->addWidget(top);
   vsplit->addWidget(bottom);
   vsplit->setStretchFactor(0, 3);
@@ -123,6 +141,12 @@ void InspectorPage::setModelChoices(const QStringList& names, int current) {
   m_models->setCurrentIndex(current);
 }
 
+void InspectorPage::observe(ReadingDocument* document) {
+  connect(document, &ReadingDocument::imageChanged, this,
+          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::truthChanged, this, &InspectorPage::setTruth);
+}
+
 void InspectorPage::setImage(const QImage& image) {
   m_view->setImage(image);
   setTrace(nullptr);
@@ -131,6 +155,11 @@ void InspectorPage::setImage(const QImage& image) {
 void InspectorPage::setTruth(const QString& truth) {
   m_truth = truth;
   m_strip->setTruth(truth);
+  showStep(m_cursor->step());
+}
+
+void InspectorPage::setTruthWarning(const QString& text) {
+  m_truthWarning = text;
   showStep(m_cursor->step());
 }
 
@@ -177,6 +206,9 @@ void InspectorPage::showStep(int step) {
         qstr(m_trace->prediction) == m_truth
             ? tr(" <span style='color:#1a7f37'>✔ correct</span>")
             : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(m_truth.toHtmlEscaped());
+  if (!m_truthWarning.isEmpty())
+    verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
+                   .arg(m_truthWarning.toHtmlEscaped());
   m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
                         "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
                          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
@@ -215,7 +247,7 @@ void InspectorPage::showStep(int step) {
   while (m_patchLabels.size() > static_cast<int>(patches.size())) delete m_patchLabels.takeLast();
   for (size_t k = 0; k < patches.size(); ++k) {
     const QImage& img = patches[k].second;
-    const int scale = std::max(1, 96 / std::max(1, img.height()));
+    const int scale = std::max(1, 64 / std::max(1, img.height()));
     m_patchLabels[static_cast<int>(k)]->setPixmap(QPixmap::fromImage(
         img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation)));
     m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);

@@ -16,6 +16,7 @@ class QHBoxLayout;
 namespace foveal::ui {
 
 class AlignmentView;
+class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
 class StepCursor;
@@ -27,11 +28,16 @@ class InspectorPage : public QWidget {
  public:
   InspectorPage(StepCursor* cursor, QWidget* parent = nullptr);
 
+  /// Follows the document's image and truth.
+  void observe(ReadingDocument* document);
   void setImage(const QImage& image);
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setTruth(const QString& truth);
   /// Busy / error / empty-state text shown over the details (empty: none).
   void setStatus(const QString& text);
+  /// A warning about the truth (characters the model cannot read); empty: none.
+  void setTruthWarning(const QString& text);
+  QString truthWarning() const { return m_truthWarning; }
   /// The models the user can choose between, and the current one.
   void setModelChoices(const QStringList& names, int current);
 
@@ -44,6 +50,8 @@ class InspectorPage : public QWidget {
 
  Q_SIGNALS:
   void modelChosen(int index);
+  /// The overlay toggles changed (the compare page follows them).
+  void overlaysChanged(int overlays);
 
  private:
   void showStep(int step);
@@ -62,6 +70,7 @@ class InspectorPage : public QWidget {
   AlignmentView* m_alignment;
   PatchStrip* m_strip;
   QString m_truth;
+  QString m_truthWarning;
 };
 
 }  // namespace foveal::ui

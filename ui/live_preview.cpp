@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
+#include <QSlider>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -10,26 +11,30 @@
 #include "model_session.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_card.h"
 #include "trace_view.h"
 
 namespace foveal::ui {
 
-LivePreview::LivePreview(QWidget* parent)
-    : QWidget(parent),
-      m_title(new QLabel(this)),
-      m_view(new TraceView(this)),
-      m_strip(new PatchStrip(this)) {
+LivePreview::LivePreview(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->setSpacing(2);
-  m_title->setWordWrap(true);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* card = new ReadingCard(this);  // its strip scrolls: a long reading keeps the page narrow
+  layout->addWidget(card);
+  m_title = card->title();
+  m_view = card->view();
+  m_strip = card->strip();
+  card->info()->hide();
   m_title->setText(tr("<i>Live preview: select a run.</i>"));
-  layout->addWidget(m_title);
-  m_view->setMinimumHeight(110);
   m_view->setMaximumHeight(170);
-  layout->addWidget(m_view, 1);
-  m_strip->setMaximumHeight(90);
-  layout->addWidget(m_strip);
+  m_slider = new QSlider(Qt::Horizontal, this);
+  m_slider->setToolTip(
+      tr("Checkpoints read while following this run: drag back to watch the attention form"));
+  m_slider->setPageStep(1);
+  m_slider->setTickPosition(QSlider::TicksBelow);
+  m_slider->hide();  // until a second checkpoint arrives
+  layout->addWidget(m_slider);
+  connect(m_slider, &QSlider::valueChanged, this, &LivePreview::showHistory);
   connect(&m_watcher, &QFutureWatcher<PreviewResult>::finished, this, &LivePreview::onFinished);
 }
 
@@ -49,6 +54,8 @@ void LivePreview::setRun(const QString& runDir, const QString& sampleSpec, bool 
   m_lastModified = {};
   m_lastSize = -1;
   m_trace.reset();
+  m_history.clear();
+  m_slider->hide();
   m_view->setTrace(nullptr);
   m_view->setImage({});
   m_strip->setTrace(nullptr);
@@ -121,23 +128,51 @@ void LivePreview::onFinished() {
     m_title->setText(QStringLiteral("<span style='color:#c62828'>%1</span>")
                          .arg(tr("Preview: %1").arg(r.error).toHtmlEscaped()));
   } else {
-    m_trace = r.trace;
-    m_view->setImage(r.image);
-    m_view->setTrace(r.trace);
-    m_view->setStep(0);
-    m_strip->setTrace(r.trace);
-    m_strip->setTruth(r.truth);
-    m_title->setText(tr("<b>Live preview</b> (latest.fvm, %1): reads \"%2\", truth \"%3\", mean "
-                        "attention entropy %4")
-                         .arg(m_lastModified.toString(QStringLiteral("HH:mm:ss")),
-                              qstr(r.trace->prediction).toHtmlEscaped(), r.truth.toHtmlEscaped())
-                         .arg(r.trace->meanEntropy, 0, 'f', 3));
+    // Follow the newest unless the user scrubbed back.
+    const bool follow = m_history.empty() || m_slider->value() == m_slider->maximum();
+    m_history.push_back({m_lastModified, r});
+    {
+      const QSignalBlocker block(m_slider);
+      m_slider->setRange(0, historySize() - 1);
+      if (follow) m_slider->setValue(historySize() - 1);
+    }
+    m_slider->setVisible(historySize() > 1);
+    if (follow) showShot(m_history.back());
   }
   if (m_pending) {
     m_pending = false;
     start();
   }
   Q_EMIT updated();
+}
+
+int LivePreview::historyIndex() const { return m_history.empty() ? -1 : m_slider->value(); }
+
+void LivePreview::showHistory(int index) {
+  if (index < 0 || index >= historySize()) return;
+  if (m_slider->value() != index) {
+    const QSignalBlocker block(m_slider);
+    m_slider->setValue(index);
+  }
+  showShot(m_history[size_t(index)]);
+}
+
+void LivePreview::showShot(const Shot& shot) {
+  const PreviewResult& r = shot.result;
+  m_trace = r.trace;
+  m_view->setImage(r.image);
+  m_view->setTrace(r.trace);
+  m_view->setStep(0);
+  m_strip->setTrace(r.trace);
+  m_strip->setTruth(r.truth);
+  const QString which = historySize() > 1
+                            ? tr("checkpoint %1 of %2, ").arg(historyIndex() + 1).arg(historySize())
+                            : QString();
+  m_title->setText(tr("<b>Live preview</b> (latest.fvm, %1%2): reads \"%3\", truth \"%4\", mean "
+                      "attention entropy %5")
+                       .arg(which, shot.modified.toString(QStringLiteral("HH:mm:ss")),
+                            qstr(r.trace->prediction).toHtmlEscaped(), r.truth.toHtmlEscaped())
+                       .arg(r.trace->meanEntropy, 0, 'f', 3));
 }
 
 }  // namespace foveal::ui

@@ -2,7 +2,9 @@
 // A small live view of a run's latest checkpoint reading a fixed sample image: whenever
 // latest.fvm changes, the checkpoint is loaded and traced off the GUI thread (QtConcurrent, as
 // TraceRunner does) and shown with its attention and patches, so attention can be watched
-// sharpening as training goes. The sample is entry 0 of the run's first evaluation set.
+// sharpening as training goes. The sample is entry 0 of the run's first evaluation set. Every
+// checkpoint read while the run is followed is kept: a slider scrubs back through them to watch
+// the attention form (the newest is shown as it arrives unless the slider was moved back).
 #include <QDateTime>
 #include <QFutureWatcher>
 #include <QImage>
@@ -12,6 +14,7 @@
 #include "trace.h"
 
 class QLabel;
+class QSlider;
 
 namespace foveal::ui {
 
@@ -43,6 +46,12 @@ class LivePreview : public QWidget {
   int tracesDone() const { return m_done; }
   std::shared_ptr<const core::Trace> trace() const { return m_trace; }
   QString statusText() const;
+  /// The checkpoints read since the run was chosen, oldest first; the one shown.
+  int historySize() const { return static_cast<int>(m_history.size()); }
+  int historyIndex() const;
+  /// Shows the `index`th checkpoint read (the slider does this).
+  void showHistory(int index);
+  QSlider* historySlider() const { return m_slider; }
   TraceView* traceView() const { return m_view; }
   PatchStrip* patchStrip() const { return m_strip; }
 
@@ -53,6 +62,11 @@ class LivePreview : public QWidget {
   void start();
   void onFinished();
   QString idleText() const;
+  struct Shot {
+    QDateTime modified;
+    PreviewResult result;
+  };
+  void showShot(const Shot& shot);
 
   QString m_runDir;
   QString m_sampleSpec;
@@ -66,6 +80,8 @@ class LivePreview : public QWidget {
   QLabel* m_title;
   TraceView* m_view;
   PatchStrip* m_strip;
+  QSlider* m_slider;
+  std::vector<Shot> m_history;
 };
 
 }  // namespace foveal::ui

@@ -3,12 +3,16 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QCloseEvent>
+#include <QDesktopServices>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QIcon>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
@@ -18,24 +22,33 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QUrl>
 #include <QVBoxLayout>
 
+#include "alignment_view.h"
+#include "charset.h"
 #include "compare_page.h"
 #include "dataset_browser.h"
 #include "error.h"
+#include "error_banner.h"
 #include "exporter.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
 #include "model_session.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "run_launcher.h"
+#include "run_list_model.h"
 #include "settings.h"
 #include "step_bar.h"
 #include "step_cursor.h"
+#include "step_key_filter.h"
 #include "trace_view.h"
 #include "training_page.h"
 
@@ -48,30 +61,52 @@ namespace {
 const Setting<QStringList> kRecentImages(QStringLiteral("inspector/recentImages"), {});
 const Setting<QString> kLastFolder(QStringLiteral("inspector/lastFolder"), {});
 const Setting<int> kBeamWidth(QStringLiteral("inspector/beamWidth"), 1);
+const Setting<QByteArray> kGeometry(QStringLiteral("window/geometry"), {});
+const Setting<QByteArray> kDockState(QStringLiteral("window/state"), {});
+const Setting<QString> kLastImage(QStringLiteral("inspector/lastImage"), {});
+const Setting<QStringList> kComparedModels(QStringLiteral("inspector/comparedModels"), {});
+const Setting<QString> kInspectedModel(QStringLiteral("inspector/model"), {});
+constexpr int kWindowStateVersion = 1;
+
 constexpr int kMaxRecent = 10;
 const QString kImageFilter =
     QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
+
+/// The truth a file name states: "<anything>.truth=TEXT.png" (or gt=, label=), and the sample
+/// convention "digits-<digits>.png". Empty when the name says nothing.
+QString truthFromFileName(const QString& path) {
+  const QString base = QFileInfo(path).completeBaseName();
+  static const QRegularExpression stated(QStringLiteral("(?:^|[._ -])(?:truth|gt|label)=(.+)$"));
+  if (const auto m = stated.match(base); m.hasMatch()) return m.captured(1);
+  static const QRegularExpression digits(QStringLiteral("^digits[-_]([0-9]+)$"));
+  if (const auto m = digits.match(base); m.hasMatch()) return m.captured(1);
+  return {};
+}
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_models(new ModelListModel(this)),
       m_cursor(new StepCursor(this)),
-      m_runner(new TraceRunner(this)) {
+      m_runner(new TraceRunner(this)),
+      m_document(new ReadingDocument(this)) {
   initFovealResources();
   setWindowTitle(tr("Foveal"));
   setWindowIcon(QIcon(QStringLiteral(":/foveal/icon.svg")));
   setAcceptDrops(true);
   buildLayout();
   buildActions();
+  // Step keys reach the cursor from any widget of this window but a text field.
+  new StepKeyFilter(this, m_cursor, [this] { return m_tabs->currentWidget() != m_training; });
   qRegisterMetaType<std::vector<foveal::ui::TraceOutcome>>();
   connect(m_runner, &TraceRunner::finished, this, &MainWindow::onTracesFinished);
   connect(m_runner, &TraceRunner::started, this, [this](int n) {
     m_progress->setRange(0, n);
     m_progress->setValue(0);
     m_progress->show();
-    statusBar()->showMessage(
-        tr("Reading %1 with %n model(s)...", nullptr, n).arg(QFileInfo(m_source).fileName()));
+    statusBar()->showMessage(tr("Reading %1 with %n model(s)...", nullptr, n)
+                                 .arg(QFileInfo(m_document->source()).fileName()));
   });
   connect(m_runner, &TraceRunner::progress, m_progress, &QProgressBar::setValue);
   connect(m_cursor, &StepCursor::stepChanged, this, &MainWindow::stepChanged);
@@ -80,8 +115,14 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_models, &ModelListModel::loadFailed, this, &MainWindow::onModelLoadFailed);
   connect(m_models, &ModelListModel::rowsRemoved, this,
           [this](const QModelIndex&, int first, int last) { onModelRowsRemoved(first, last); });
-  resize(1280, 820);
+  connect(m_models, &ModelListModel::compareLimitReached, this, [this] {
+    statusBar()->showMessage(
+        tr("Compare shows at most %1 models: untick one first.").arg(ModelListModel::kMaxCompared),
+        8000);
+  });
+  resize(1200, 720);
   statusBar()->showMessage(tr("Ready"));
+  m_inspector->traceView()->setFocus(Qt::OtherFocusReason);
 }
 
 MainWindow::~MainWindow() = default;
@@ -92,14 +133,8 @@ void MainWindow::buildLayout() {
   outer->setContentsMargins(0, 0, 0, 0);
   outer->setSpacing(0);
 
-  m_error = new QLabel(central);
-  m_error->setWordWrap(true);
-  m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  m_error->setStyleSheet(
-      "QLabel { background: #fdecea; color: #8a1c1c; border-bottom: 1px solid #e0a3a3; padding: "
-      "6px; }");
-  m_error->hide();
-  outer->addWidget(m_error);
+  m_banner = new ErrorBanner(central);
+  outer->addWidget(m_banner);
 
   m_tabs = new QTabWidget(central);
   m_tabs->setDocumentMode(true);
@@ -109,19 +144,36 @@ void MainWindow::buildLayout() {
   m_tabs->addTab(m_compare, tr("&Compare"));
   m_training = new TrainingPage(m_tabs);
   m_tabs->addTab(m_training, tr("&Training"));
-  connect(m_training, &TrainingPage::failed, this, &MainWindow::showError);
+  connect(m_training, &TrainingPage::failed, this,
+          [this](const QString& message) { showError(message); });
   connect(m_training, &TrainingPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_training, &TrainingPage::failureChosen, this, &MainWindow::inspectFailure);
   outer->addWidget(m_tabs, 1);
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
     // The step bar drives the inspector and compare pages; training has no steps.
-    if (m_stepBar) m_stepBar->setVisible(m_tabs->currentWidget() != m_training);
+    const bool stepping = m_tabs->currentWidget() != m_training;
+    if (m_stepBar) m_stepBar->setVisible(stepping);
+    // Off the steps pages the arrow keys belong to the lists and tables again.
+    for (QAction* a : m_stepActions) a->setEnabled(stepping);
     showCurrentModel();
   });
+  connect(m_inspector, &InspectorPage::overlaysChanged, m_compare, &ComparePage::setOverlays);
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
     m_currentModel = row;
     retrace();
+  });
+
+  // The pages follow the document; the window reads the new image with every model it shows.
+  m_inspector->observe(m_document);
+  m_compare->observe(m_document);
+  connect(m_document, &ReadingDocument::imageChanged, this, &MainWindow::retrace);
+  connect(m_document, &ReadingDocument::truthChanged, this, [this](const QString& truth) {
+    if (m_truthEdit->text().trimmed() != truth) {
+      const QSignalBlocker block(m_truthEdit);
+      m_truthEdit->setText(truth);
+    }
+    updateTruthWarning();
   });
 
   m_stepBar = new StepBar(m_cursor, central);
@@ -130,6 +182,7 @@ void MainWindow::buildLayout() {
 
   // Models dock: the open model files; ticked ones are compared; double-click inspects.
   auto* dock = new QDockWidget(tr("Models"), this);
+  dock->toggleViewAction()->setText(tr("&Models"));
   dock->setObjectName(QStringLiteral("modelsDock"));
   auto* panel = new QWidget(dock);
   auto* pl = new QVBoxLayout(panel);
@@ -150,6 +203,7 @@ void MainWindow::buildLayout() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
                                                       tr("Foveal models (*.fvm);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
+    focusCurrentView();
   });
   connect(remove, &QPushButton::clicked, this, [this] {
     const int row = m_modelView->currentIndex().row();
@@ -167,7 +221,7 @@ void MainWindow::buildLayout() {
       return;
     }
     if (!m_models->session(index.row())) {
-      showError(m_models->data(index, ModelListModel::ErrorRole).toString());
+      showError(m_models->data(index, ModelListModel::ErrorRole).toString(), ErrorTopic::Model);
       return;
     }
     m_currentModel = index.row();
@@ -176,27 +230,37 @@ void MainWindow::buildLayout() {
   });
 
   // Dataset browser: entries with their truth; choosing one reads it.
+  m_docks << dock;
   auto* dataDock = new QDockWidget(tr("Dataset"), this);
+  dataDock->toggleViewAction()->setText(tr("&Dataset"));
   dataDock->setObjectName(QStringLiteral("datasetDock"));
   m_datasets = new DatasetBrowser(dataDock);
   dataDock->setWidget(m_datasets);
   addDockWidget(Qt::LeftDockWidgetArea, dataDock);
   connect(m_datasets, &DatasetBrowser::entryChosen, this,
           [this](const QImage& image, const QString& source, const QString& truth) {
-            setTruth(truth);
-            setImage(image, source);
+            setImage(image, source, truth);
           });
-  connect(m_datasets, &DatasetBrowser::failed, this, &MainWindow::showError);
+  connect(m_datasets, &DatasetBrowser::failed, this,
+          [this](const QString& message) { showError(message, ErrorTopic::Image); });
+  m_docks << dataDock;
 
   // Truth entry and progress.
   auto* tb = addToolBar(tr("Image"));
   tb->setObjectName(QStringLiteral("imageToolbar"));
-  tb->addWidget(new QLabel(tr(" Truth: "), tb));
+  auto* truthLabel = new QLabel(tr(" &Truth: "), tb);
+  tb->addWidget(truthLabel);
   m_truthEdit = new QLineEdit(tb);
+  truthLabel->setBuddy(m_truthEdit);
   m_truthEdit->setPlaceholderText(tr("expected text (optional)"));
   m_truthEdit->setMaximumWidth(240);
   m_truthEdit->setClearButtonEnabled(true);
   connect(m_truthEdit, &QLineEdit::textChanged, this, &MainWindow::setTruth);
+  // Enter ends typing: the step keys go back to the views.
+  connect(m_truthEdit, &QLineEdit::returnPressed, this, &MainWindow::focusCurrentView);
+  auto* leave = new QShortcut(QKeySequence(Qt::Key_Escape), m_truthEdit);
+  leave->setContext(Qt::WidgetShortcut);
+  connect(leave, &QShortcut::activated, this, &MainWindow::focusCurrentView);
   tb->addWidget(m_truthEdit);
   tb->addSeparator();
   auto* beamLabel = new QLabel(tr(" &Beam: "), tb);
@@ -216,6 +280,9 @@ void MainWindow::buildLayout() {
     kBeamWidth.set(width);
     retrace();
   });
+  connect(m_beam, &QSpinBox::editingFinished, this, [this] {
+    if (m_beam->hasFocus()) focusCurrentView();
+  });
   tb->addWidget(m_beam);
   m_progress = new QProgressBar(this);
   m_progress->setMaximumWidth(160);
@@ -229,6 +296,7 @@ void MainWindow::buildActions() {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open image"), kLastFolder.value(), kImageFilter);
     if (!path.isEmpty()) this->openImage(path);
+    focusCurrentView();
   });
   openImage->setShortcut(QKeySequence::Open);
   m_recentMenu = file->addMenu(tr("Open &Recent"));
@@ -239,12 +307,18 @@ void MainWindow::buildActions() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
                                                       tr("Foveal models (*.fvm);;All files (*)"));
     if (!path.isEmpty()) this->openModel(path);
+    focusCurrentView();
   });
   openModel->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_M));
   file->addSeparator();
   auto* exportView = file->addAction(tr("&Export View..."), this, &MainWindow::exportView);
   exportView->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
-  file->addAction(tr("Export Patch &Strip..."), this, &MainWindow::exportStrip);
+  auto* figures = file->addMenu(tr("Export &Figure"));
+  figures->addAction(tr("&Image with Overlays..."), this,
+                     [this] { exportFigureDialog(m_inspector->traceView(), tr("image")); });
+  figures->addAction(tr("&Alignment Matrix..."), this,
+                     [this] { exportFigureDialog(m_inspector->alignmentView(), tr("alignment")); });
+  figures->addAction(tr("Patch &Strip..."), this, &MainWindow::exportStrip);
   auto* exportTrace =
       file->addAction(tr("Export &Trace (JSON/CSV)..."), this, &MainWindow::exportTrace);
   exportTrace->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
@@ -261,20 +335,36 @@ void MainWindow::buildActions() {
                   [this] { m_tabs->setCurrentWidget(m_training); });
   view->addAction(tr("&Fit Image"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
                   [this] { traceView()->resetView(); });
+  view->addSeparator();
+  // Closed docks come back from here.
+  for (QDockWidget* d : m_docks) view->addAction(d->toggleViewAction());
 
   auto* step = menuBar()->addMenu(tr("&Step"));
-  step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor, &StepCursor::previous);
-  step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next);
-  step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first);
-  step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last);
-  step->addAction(tr("Play / &Pause"), QKeySequence(Qt::Key_Space), m_cursor,
-                  &StepCursor::togglePlaying);
-  step->addAction(tr("Fas&ter"), QKeySequence(Qt::Key_BracketRight), this,
-                  [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); });
-  step->addAction(tr("&Slower"), QKeySequence(Qt::Key_BracketLeft), this,
-                  [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); });
+  m_stepActions = {
+      step->addAction(tr("&Previous"), QKeySequence(Qt::Key_Left), m_cursor, &StepCursor::previous),
+      step->addAction(tr("&Next"), QKeySequence(Qt::Key_Right), m_cursor, &StepCursor::next),
+      step->addAction(tr("&First"), QKeySequence(Qt::Key_Home), m_cursor, &StepCursor::first),
+      step->addAction(tr("&Last"), QKeySequence(Qt::Key_End), m_cursor, &StepCursor::last),
+      step->addAction(tr("Play / &Pause"), QKeySequence(Qt::Key_Space), m_cursor,
+                      &StepCursor::togglePlaying),
+      step->addAction(tr("Fas&ter"), QKeySequence(Qt::Key_BracketRight), this,
+                      [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); }),
+      step->addAction(tr("&Slower"), QKeySequence(Qt::Key_BracketLeft), this,
+                      [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); })};
 
   auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard Shortcuts"), QKeySequence::HelpContents, this, [this] {
+    QMessageBox box(QMessageBox::NoIcon, tr("Keyboard shortcuts"), shortcutsText(),
+                    QMessageBox::Close, this);
+    box.setTextFormat(Qt::RichText);
+    box.exec();
+  });
+  help->addAction(tr("&Documentation"), this, [this] {
+    if (m_documentation.isEmpty() || !QFileInfo::exists(m_documentation))
+      return showError(tr("The documentation (README.md) was not found next to the samples."));
+    QDesktopServices::openUrl(QUrl::fromLocalFile(m_documentation));
+  });
+  help->addSeparator();
   help->addAction(tr("&About Foveal"), this, [this] {
     QMessageBox::about(this, tr("About Foveal"),
                        tr("<b>Foveal %1</b><br>A lab for attention-based image-to-sequence "
@@ -288,45 +378,51 @@ bool MainWindow::openImage(const QString& path) {
   try {
     image = core::readImage(path.toStdString());
   } catch (const core::Error& e) {
-    showError(QString::fromStdString(e.what()));
+    showError(QString::fromStdString(e.what()), ErrorTopic::Image);
     return false;
   }
   rememberRecent(path);
   kLastFolder.set(QFileInfo(path).absolutePath());
-  m_image = image;
-  m_qimage = toQImage(image);
-  m_source = path;
+  kLastImage.set(QFileInfo(path).absoluteFilePath());
+  setTruth(truthFromFileName(path));  // never the previous image's
+  // Shown in colour when the file has colour (the model reads the grey image); the same size
+  // only, as a decoder that turns the image (EXIF) would move every overlay.
+  const QImage colour(path);
+  QImage display =
+      !colour.isNull() && colour.size() == QSize(image.width, image.height) && !colour.allGray()
+          ? colour.convertToFormat(QImage::Format_RGB32)
+          : toQImage(image);
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
-  m_inspector->setImage(m_qimage);
-  m_compare->setImage(m_qimage);
-  clearError();
-  retrace();
+  clearError(ErrorTopic::Image);
+  m_document->setImage(std::move(image), std::move(display), path);  // the pages follow; read
   return true;
 }
 
-void MainWindow::setImage(const QImage& image, const QString& source) {
-  m_qimage = image.convertToFormat(QImage::Format_Grayscale8);
-  m_image = fromQImage(m_qimage);
-  m_source = source;
+void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth) {
+  setTruth(truth);
+  QImage display = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
+                                   : image.convertToFormat(QImage::Format_RGB32);
+  core::GreyImage grey = fromQImage(display);  // what the model reads
   setWindowTitle(tr("%1 - Foveal").arg(source));
-  m_inspector->setImage(m_qimage);
-  m_compare->setImage(m_qimage);
-  clearError();
-  retrace();
+  clearError(ErrorTopic::Image);
+  m_document->setImage(std::move(grey), std::move(display), source);
 }
 
 bool MainWindow::openModel(const QString& path) {
   const QFileInfo info(path);
   if (!info.isFile()) {
     showError(tr("%1: cannot open model file (%2)")
-                  .arg(path, info.exists() ? tr("not a file") : tr("no such file")));
+                  .arg(path, info.exists() ? tr("not a file") : tr("no such file")),
+              ErrorTopic::Model);
     return false;
   }
   kLastFolder.set(info.absolutePath());
   const int row = m_models->loadModel(path);
+  m_userChoseModel = true;
+  if (m_currentModel != row && m_models->session(m_currentModel)) m_previousModel = m_currentModel;
   m_currentModel = row;
   if (m_models->session(row)) {  // already listed and loaded
-    clearError();
+    clearError(ErrorTopic::Model);
     statusBar()->showMessage(
         tr("Model: %1")
             .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
@@ -354,15 +450,18 @@ void MainWindow::onModelLoaded(int row) {
   const QString path = m_models->path(row);
   const bool requested = m_openRequests.removeAll(path) > 0;
   if (requested) {
-    clearError();
+    clearError(ErrorTopic::Model);
     statusBar()->showMessage(
         tr("Model: %1")
             .arg(m_models->data(m_models->index(row), ModelListModel::DescriptionRole).toString()));
   } else if (!m_models->loadingCount() && !m_runner->isRunning()) {
     statusBar()->showMessage(tr("Models loaded"), 3000);
   }
-  const bool becameCurrent = m_currentModel < 0 || (!m_models->session(m_currentModel) &&
-                                                    !m_models->isLoading(m_currentModel));
+  // A model loaded in the background shows only while the user has chosen none (a failed
+  // --model or Open Model leaves the inspector empty with the error, not on a sample).
+  const bool becameCurrent =
+      !m_userChoseModel && (m_currentModel < 0 || (!m_models->session(m_currentModel) &&
+                                                   !m_models->isLoading(m_currentModel)));
   if (becameCurrent) m_currentModel = row;
   // A checked model is traced by the comparedChanged() that follows; otherwise trace it here
   // when it is the inspected one.
@@ -372,10 +471,23 @@ void MainWindow::onModelLoaded(int row) {
 }
 
 void MainWindow::onModelLoadFailed(int row, const QString& message) {
-  showError(message);
+  showError(message, ErrorTopic::Model);
   const QString path = m_models->path(row);
+  const bool wasCurrent = row == m_currentModel;
+  // The inspector goes back to the model it showed before, or shows none: never another one
+  // that merely happens to be listed.
+  const QString previous = m_models->path(m_previousModel);
   if (m_openRequests.removeAll(path) > 0) m_models->removeModel(row);  // as if never opened
+  if (wasCurrent) {
+    m_currentModel = -1;
+    for (int r = 0; r < m_models->rowCount(); ++r)
+      if (!previous.isEmpty() && m_models->path(r) == previous && m_models->session(r))
+        m_currentModel = r;
+    m_previousModel = -1;
+  }
   retrace();
+  if (m_currentModel < 0)
+    m_inspector->setStatus(tr("<b>No model</b><br>%1").arg(message.toHtmlEscaped()));
 }
 
 void MainWindow::onModelRowsRemoved(int first, int last) {
@@ -386,8 +498,12 @@ void MainWindow::onModelRowsRemoved(int first, int last) {
     else if (r >= first)
       r = gone;
   };
+  const bool wasCurrent = m_currentModel >= first && m_currentModel <= last;
   shift(m_currentModel, -1);
-  if (m_currentModel < 0)
+  shift(m_previousModel, -1);
+  // A model the user removed makes way for the first loaded one (a failed load is handled by
+  // onModelLoadFailed(), which knows what was shown before).
+  if (m_currentModel < 0 && wasCurrent)
     for (int r = 0; r < m_models->rowCount(); ++r)
       if (m_models->session(r)) {
         m_currentModel = r;
@@ -396,14 +512,28 @@ void MainWindow::onModelRowsRemoved(int first, int last) {
   for (int& r : m_tracedRows) shift(r, -2);  // -2: matches no row, not even "none" (-1)
 }
 
-void MainWindow::setTruth(const QString& truth) {
-  m_truth = truth.trimmed();
-  if (m_truthEdit->text().trimmed() != m_truth) {
-    const QSignalBlocker block(m_truthEdit);
-    m_truthEdit->setText(m_truth);
+void MainWindow::setTruth(const QString& truth) { m_document->setTruth(truth); }
+
+void MainWindow::updateTruthWarning() {
+  QString warning;
+  const auto session = m_models->session(m_currentModel);
+  const QString& truth = m_document->truth();
+  if (session && !truth.isEmpty()) {
+    const auto charset = core::splitUtf8(session->config().charset);
+    QStringList outside;
+    for (const auto& ch : core::splitUtf8(truth.toStdString()))
+      if (std::find(charset.begin(), charset.end(), ch) == charset.end() &&
+          !outside.contains(qstr(ch)))
+        outside << qstr(ch);
+    if (!outside.isEmpty())
+      warning = tr("the truth uses %1, outside the charset of %2: it cannot be read right")
+                    .arg(QLatin1Char('"') + outside.join(QString()) + QLatin1Char('"'),
+                         m_models->displayName(m_currentModel));
   }
-  m_inspector->setTruth(m_truth);
-  m_compare->setTruth(m_truth);
+  if (warning != m_inspector->truthWarning()) {
+    m_inspector->setTruthWarning(warning);
+    if (!warning.isEmpty()) statusBar()->showMessage(warning, 8000);
+  }
 }
 
 void MainWindow::retrace() {
@@ -414,7 +544,8 @@ void MainWindow::retrace() {
   QStringList names;
   for (int r = 0; r < m_models->rowCount(); ++r) names << m_models->displayName(r);
   m_inspector->setModelChoices(names, m_currentModel);
-  if (m_image.empty() || rows.empty()) {
+  updateTruthWarning();
+  if (!m_document->hasImage() || rows.empty()) {
     m_outcomes.clear();
     m_tracedRows.clear();
     showCurrentModel();
@@ -426,7 +557,7 @@ void MainWindow::retrace() {
   m_inspector->setStatus(tr("<b>Reading...</b>"));
   core::TraceOptions options;
   options.beamWidth = beamWidth();
-  m_runner->start(m_image, m_source, std::move(sessions), options);
+  m_runner->start(m_document->image(), m_document->source(), std::move(sessions), options);
 }
 
 void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
@@ -436,7 +567,10 @@ void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {
   for (size_t i = 0; i < outcomes.size() && i < m_tracedRows.size(); ++i)
     if (!outcomes[i].trace)
       errors << tr("%1: %2").arg(m_models->displayName(m_tracedRows[i]), outcomes[i].error);
-  if (!errors.isEmpty()) showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))));
+  if (!errors.isEmpty())
+    showError(tr("Reading failed: %1").arg(errors.join(QLatin1Char('\n'))), ErrorTopic::Reading);
+  else if (!outcomes.empty())
+    clearError(ErrorTopic::Reading);
   showCurrentModel();
   if (m_goToFirstError && trace()) {
     m_goToFirstError = false;
@@ -461,8 +595,7 @@ void MainWindow::inspectFailure(const QImage& image, const QString& source, cons
   if (!openModel(model)) return;
   m_tabs->setCurrentWidget(m_inspector);
   m_goToFirstError = true;
-  setTruth(truth);
-  setImage(image, source);
+  setImage(image, source, truth);
 }
 
 void MainWindow::showCurrentModel() {
@@ -508,20 +641,104 @@ void MainWindow::setBeamWidth(int width) { m_beam->setValue(width); }
 int MainWindow::stepCount() const { return m_cursor->count(); }
 std::shared_ptr<const core::Trace> MainWindow::trace() const { return m_inspector->trace(); }
 TraceView* MainWindow::traceView() const { return m_inspector->traceView(); }
-QString MainWindow::errorText() const { return m_error->isVisible() ? m_error->text() : QString(); }
+QString MainWindow::errorText() const { return m_banner->text(); }
 void MainWindow::setStep(int step) { m_cursor->setStep(step); }
 void MainWindow::nextStep() { m_cursor->next(); }
 void MainWindow::previousStep() { m_cursor->previous(); }
 void MainWindow::firstStep() { m_cursor->first(); }
 void MainWindow::lastStep() { m_cursor->last(); }
 
-void MainWindow::showError(const QString& message) {
-  m_error->setText(message);
-  m_error->show();
+void MainWindow::showError(const QString& message, ErrorTopic topic) {
+  m_banner->showMessage(message, topic);
   statusBar()->showMessage(tr("Error"), 5000);
 }
 
-void MainWindow::clearError() { m_error->hide(); }
+void MainWindow::clearError(ErrorTopic topic) { m_banner->clear(topic); }
+
+void MainWindow::focusCurrentView() {
+  QWidget* page = m_tabs->currentWidget();
+  if (page == m_inspector)
+    m_inspector->traceView()->setFocus(Qt::OtherFocusReason);
+  else if (page == m_compare && m_compare->columnCount() > 0)
+    m_compare->traceView(0)->setFocus(Qt::OtherFocusReason);
+  else if (page)
+    page->setFocus(Qt::OtherFocusReason);
+}
+
+QString MainWindow::shortcutsText() {
+  const std::pair<const char*, const char*> rows[] = {
+      {"Left / Right", "previous / next step"},
+      {"Home / End", "first / last step"},
+      {"Space", "play / pause"},
+      {"[ / ]", "slower / faster"},
+      {"Ctrl+O", "open an image"},
+      {"Ctrl+V", "paste an image"},
+      {"Ctrl+M", "open a model"},
+      {"Ctrl+1 / 2 / 3", "Inspector / Compare / Training"},
+      {"Ctrl+0", "fit the image (or double-click it)"},
+      {"Ctrl+E", "export the view"},
+      {"Ctrl+Shift+E", "export the trace (JSON/CSV)"},
+      {"Ctrl+Shift+C", "export the training curves"},
+      {"Wheel / drag", "zoom / pan the image"}};
+  QString html =
+      tr("<p>The step keys work wherever the focus is, except while typing in a text "
+         "field (Enter or Escape leaves it); click a view to give it the focus.</p>"
+         "<table cellspacing='4'>");
+  for (const auto& [keys, what] : rows)
+    html += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                .arg(QString::fromUtf8(keys), tr(what));
+  return html + QStringLiteral("</table>");
+}
+
+void MainWindow::saveSession() const {
+  kGeometry.set(saveGeometry());
+  kDockState.set(saveState(kWindowStateVersion));
+  QStringList compared;
+  for (int r : m_models->comparedRows()) compared << m_models->path(r);
+  kComparedModels.set(compared);
+  kInspectedModel.set(m_models->path(m_currentModel));
+}
+
+void MainWindow::restoreSession() {
+  if (const QByteArray g = kGeometry.value(); !g.isEmpty()) restoreGeometry(g);
+  if (const QByteArray st = kDockState.value(); !st.isEmpty())
+    restoreState(st, kWindowStateVersion);
+  const QStringList compared = kComparedModels.value();
+  if (!compared.isEmpty()) {
+    for (const QString& path : compared)
+      if (QFileInfo(path).isFile()) m_models->loadModel(path);
+    m_models->setCompared(compared);
+  }
+  const QString inspected = kInspectedModel.value();
+  for (int r = 0; r < m_models->rowCount(); ++r)
+    if (!inspected.isEmpty() && m_models->path(r) == inspected) m_currentModel = r;
+  const QString image = kLastImage.value();
+  if (!image.isEmpty() && QFileInfo(image).isFile())
+    openImage(image);
+  else
+    retrace();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  int running = 0;
+  auto* runs = m_training->runs();
+  for (int r = 0; r < runs->rowCount(); ++r)
+    running += m_training->launcher()->isRunning(runs->dir(r)) ? 1 : 0;
+  if (running && m_confirmClose) {
+    const auto answer = QMessageBox::question(
+        this, tr("Quit Foveal"),
+        tr("%n training run(s) started here are still running. Quitting stops them after a "
+           "checkpoint (they can be resumed later).",
+           nullptr, running),
+        QMessageBox::Close | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Close) {
+      event->ignore();
+      return;
+    }
+  }
+  saveSession();
+  QMainWindow::closeEvent(event);
+}
 
 void MainWindow::rememberRecent(const QString& path) {
   QStringList recent = kRecentImages.value();
@@ -548,7 +765,7 @@ void MainWindow::rebuildRecentMenu() {
 void MainWindow::pasteImage() {
   const QImage image = QApplication::clipboard()->image();
   if (image.isNull()) {
-    showError(tr("The clipboard holds no image."));
+    showError(tr("The clipboard holds no image."), ErrorTopic::Image);
     return;
   }
   setImage(image, tr("pasted image"));
@@ -572,6 +789,49 @@ void MainWindow::exportStrip() {
                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   const QString error = exportImage(m_inspector->patchStrip()->render(3.0), path);
+  if (!error.isEmpty())
+    showError(error);
+  else
+    statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+}
+
+QString MainWindow::exportImageFigure(const QString& path, double scale) {
+  if (!trace()) return tr("Nothing to export: open an image and a model first.");
+  TraceView* view = m_inspector->traceView();
+  view->setFocusFrame(false);
+  const QString error = exportFigure(view, path, scale);
+  view->setFocusFrame(true);
+  return error;
+}
+
+QString MainWindow::exportAlignmentFigure(const QString& path, double scale) {
+  if (!trace()) return tr("Nothing to export: open an image and a model first.");
+  return exportFigure(m_inspector->alignmentView(), path, scale);
+}
+
+void MainWindow::exportFigureDialog(QWidget* what, const QString& title) {
+  if (!trace()) return showError(tr("Nothing to export: open an image and a model first."));
+  QString filter;
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export %1 figure").arg(title), kLastFolder.value(),
+                                   tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), &filter);
+  focusCurrentView();
+  if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty())
+    path += filter.startsWith(QLatin1String("SVG"))   ? QStringLiteral(".svg")
+            : filter.startsWith(QLatin1String("PDF")) ? QStringLiteral(".pdf")
+                                                      : QStringLiteral(".png");
+  double scale = 3.0;
+  if (path.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)) {
+    bool ok = false;
+    scale = QInputDialog::getDouble(
+        this, tr("Export %1 figure").arg(title),
+        tr("Pixels per screen pixel (%1 x %2 on screen):").arg(what->width()).arg(what->height()),
+        3.0, 1.0, 16.0, 1, &ok);
+    if (!ok) return;
+  }
+  const QString error = what == m_inspector->traceView() ? exportImageFigure(path, scale)
+                                                         : exportAlignmentFigure(path, scale);
   if (!error.isEmpty())
     showError(error);
   else

@@ -74,6 +74,44 @@ MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric) {
   return s;
 }
 
+void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
+  std::vector<std::pair<double, double>> clock;  // (iteration, elapsed_s), iterations rising
+  for (const auto& r : log.records()) {
+    const double t = r.value("elapsed_s");
+    if (r.iteration() < 0 || !std::isfinite(t)) continue;
+    if (!clock.empty() && double(r.iteration()) <= clock.back().first) {
+      if (double(r.iteration()) == clock.back().first) clock.back().second = t;
+      continue;
+    }
+    clock.emplace_back(double(r.iteration()), t);
+  }
+  auto at = [&](double it, double* out) {
+    if (clock.empty() || it < clock.front().first || it > clock.back().first) return false;
+    const auto hi = std::lower_bound(clock.begin(), clock.end(), std::make_pair(it, -1e300));
+    if (hi->first == it || hi == clock.begin()) {
+      *out = hi->second;
+      return true;
+    }
+    const auto lo = hi - 1;
+    *out = lo->second + (hi->second - lo->second) * (it - lo->first) / (hi->first - lo->first);
+    return true;
+  };
+  MetricSeries out;
+  for (size_t i = 0; i < series.keys.size(); ++i) {
+    double t = 0;
+    if (!at(series.keys[i], &t)) continue;
+    out.keys.push_back(t);
+    out.values.push_back(series.values[i]);
+  }
+  for (size_t i = 0; i < series.markerKeys.size(); ++i) {
+    double t = 0;
+    if (!at(series.markerKeys[i], &t)) continue;
+    out.markerKeys.push_back(t);
+    out.markerSigns.push_back(series.markerSigns[i]);
+  }
+  series = std::move(out);
+}
+
 std::vector<double> smooth(const std::vector<double>& values, double weight) {
   std::vector<double> out(values.size());
   double last = 0, debias = 1;
@@ -93,11 +131,17 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   layout->addWidget(m_plot, 1);
   m_hover->setTextFormat(Qt::RichText);
   m_hover->setMinimumHeight(m_hover->fontMetrics().height() + 4);
+  // One line of values as long as the runs are many: it is cut at the panel's width (the whole
+  // line is its tooltip), never setting the window's minimum width.
+  m_hover->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  m_hover->setMinimumWidth(0);
   m_hover->setText(tr("<i>Hover a panel to read the values.</i>"));
   layout->addWidget(m_hover);
-  m_plot->setMinimumSize(360, 240);
+  m_plot->setMinimumSize(320, 200);
   m_plot->setMouseTracking(true);
-  m_plot->setInteractions({});
+  // Drag pans and the wheel zooms the shared x axis; a double-click shows every run whole.
+  m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { zoomTo(0); });
   m_plot->setNoAntialiasingOnDrag(true);
   m_plot->setAutoAddPlottableToLegend(false);  // one legend entry per run, added explicitly
   m_timer.setSingleShot(true);
@@ -223,10 +267,47 @@ void MetricsPlot::rebuild() {
   }
   const int n = static_cast<int>(m_metrics.size());
   const int cols = n <= 2 ? n : (n <= 4 ? 2 : 3);
+  const bool time = m_xAxis == XAxis::Time;
   double maxKey = 1;
   for (const auto& run : m_runs)
-    if (run.log) maxKey = std::max(maxKey, double(run.log->iteration()));
+    if (run.log) {
+      if (!time) {
+        maxKey = std::max(maxKey, double(run.log->iteration()));
+        continue;
+      }
+      for (auto r = run.log->records().rbegin(); r != run.log->records().rend(); ++r)
+        if (std::isfinite(r->value("elapsed_s"))) {
+          maxKey = std::max(maxKey, r->value("elapsed_s"));
+          break;
+        }
+    }
+  if (m_zoomTo > 0) maxKey = m_zoomTo;
+  // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
+  // as new records arrive).
+  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : QCPRange(0, maxKey * 1.02);
+  const bool narrowed = m_panned || m_zoomTo > 0;
+  m_rebuilding = true;
+  // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
+  // long run names.
   QCPLegend* legend = nullptr;
+  auto* panels = new QCPLayoutGrid;
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  if (!m_runs.empty()) {
+    legend = new QCPLegend;
+    m_plot->plotLayout()->addElement(0, 0, legend);
+    legend->setLayer(QStringLiteral("legend"));
+    legend->setFont(small);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(std::max(1, std::min(int(m_runs.size()), 4)));
+    legend->setRowSpacing(0);
+    legend->setColumnSpacing(12);
+    m_plot->plotLayout()->addElement(1, 0, panels);
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  } else {
+    m_plot->plotLayout()->addElement(0, 0, panels);
+  }
 
   for (int m = 0; m < n; ++m) {
     const MetricDef* def = nullptr;
@@ -234,13 +315,18 @@ void MetricsPlot::rebuild() {
       if (d.key == m_metrics[m]) def = &d;
     if (!def) continue;
     auto* rect = new QCPAxisRect(m_plot);
-    m_plot->plotLayout()->addElement(m / cols, m % cols, rect);
+    panels->addElement(m / cols, m % cols, rect);
     rect->setMinimumMargins(QMargins(4, 4, 4, 4));
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
-    QFont small = font();
-    small.setPointSizeF(small.pointSizeF() * 0.85);
+    x->setLabel(time ? tr("time since start (h:mm)") : tr("iteration"));
+    if (time) {
+      QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+      ticker->setTimeFormat(QStringLiteral("%h:%m"));
+      x->setTicker(ticker);
+    }
+    x->setLabelFont(small);
     x->setTickLabelFont(small);
     y->setTickLabelFont(small);
     y->setLabelFont(font());
@@ -261,6 +347,7 @@ void MetricsPlot::rebuild() {
     std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
     for (const auto& run : m_runs) {
       panel.series.push_back(run.log ? extractSeries(*run.log, *def) : MetricSeries{});
+      if (time && run.log) toElapsedTime(*run.log, panel.series.back());
       const MetricSeries& s = panel.series.back();
       QVector<double> keys, values;
       for (size_t i = 0; i < s.keys.size(); ++i) {
@@ -288,14 +375,6 @@ void MetricsPlot::rebuild() {
       }
       main->setPen(QPen(run.colour, 1.8));
       if (sparse) main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, 5));
-      if (!legend && m == 0) {
-        legend = new QCPLegend;
-        rect->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
-        legend->setLayer(QStringLiteral("legend"));
-        legend->setFont(small);
-        legend->setBrush(QColor(255, 255, 255, 200));
-        legend->setRowSpacing(0);
-      }
       if (m == 0 && legend) main->addToLegend(legend);
       if (!s.markerKeys.empty()) {
         QCPGraph* marks = m_plot->addGraph(x, y);
@@ -307,7 +386,21 @@ void MetricsPlot::rebuild() {
         markerSeries.push_back(panel.series.size() - 1);
       }
     }
-    x->setRange(0, maxKey * 1.02);
+    x->setRange(shown);
+    rect->setRangeDrag(Qt::Horizontal);
+    rect->setRangeZoom(Qt::Horizontal);
+    connect(x, QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), this,
+            &MetricsPlot::onXRangeChanged);
+    if (narrowed) {  // the y range of what is in view, not of the long runs' early values
+      lo = std::numeric_limits<double>::infinity();
+      hi = -lo;
+      for (const auto& s : panel.series)
+        for (size_t i = 0; i < s.keys.size(); ++i)
+          if (shown.contains(s.keys[i]) && (!logScale || s.values[i] > 0)) {
+            lo = std::min(lo, s.values[i]);
+            hi = std::max(hi, s.values[i]);
+          }
+    }
     if (!(lo <= hi)) {
       lo = logScale ? 0.1 : 0;
       hi = 1;
@@ -346,8 +439,88 @@ void MetricsPlot::rebuild() {
     cursor->setVisible(false);
     m_panels.push_back(std::move(panel));
   }
-  // Panels share the iteration axis: a range change in one follows in all.
+  m_rebuilding = false;
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::onXRangeChanged(const QCPRange& range) {
+  if (m_rebuilding || m_syncing) return;
+  // Panels share the x axis: a drag or a zoom in one moves them all, and stays.
+  m_viewLower = range.lower;
+  m_viewUpper = range.upper;
+  m_panned = true;
+  m_syncing = true;
+  for (const auto& p : m_panels) p.rect->axis(QCPAxis::atBottom)->setRange(range);
+  m_syncing = false;
+  m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::panTo(double lower, double upper) {
+  if (m_panels.empty()) return;
+  m_panels.front().rect->axis(QCPAxis::atBottom)->setRange(lower, upper);  // as a drag does
+}
+
+std::pair<double, double> MetricsPlot::xRange(const QString& key) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) {
+      const QCPRange r = p.rect->axis(QCPAxis::atBottom)->range();
+      return {r.lower, r.upper};
+    }
+  return {0, 0};
+}
+
+void MetricsPlot::setXAxis(XAxis axis) {
+  if (axis != m_xAxis) {  // a zoom in the other unit means nothing here
+    m_zoomTo = 0;
+    m_panned = false;
+  }
+  m_xAxis = axis;
+  scheduleReplot();
+}
+
+void MetricsPlot::zoomTo(double last) {
+  m_zoomTo = last > 0 ? last : 0;
+  m_panned = false;
+  scheduleReplot();
+}
+
+double MetricsPlot::shownIterations() const {
+  return m_panels.empty() ? 0 : m_panels.front().rect->axis(QCPAxis::atBottom)->range().upper;
+}
+
+QString MetricsPlot::legendText() const {
+  QStringList names;
+  for (int i = 0; i < m_plot->plotLayout()->elementCount(); ++i)
+    if (auto* legend = qobject_cast<QCPLegend*>(m_plot->plotLayout()->elementAt(i)))
+      for (int k = 0; k < legend->itemCount(); ++k)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(k)))
+          names << item->plottable()->name();
+  return names.join(QLatin1Char('\n'));
+}
+
+bool MetricsPlot::legendOverlapsPanels() const {
+  for (int i = 0; i < m_plot->plotLayout()->elementCount(); ++i)
+    if (auto* legend = qobject_cast<QCPLegend*>(m_plot->plotLayout()->elementAt(i)))
+      for (const auto& p : m_panels)
+        if (legend->outerRect().intersects(p.rect->rect())) return true;
+  for (const auto& p : m_panels)
+    if (p.rect->insetLayout()->elementCount() > 0) return true;
+  return false;
+}
+
+std::pair<double, double> MetricsPlot::yRange(const QString& key) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) {
+      const QCPRange r = p.rect->axis(QCPAxis::atLeft)->range();
+      return {r.lower, r.upper};
+    }
+  return {0, 0};
+}
+
+QString MetricsPlot::axisLabel(const QString& key, bool xAxis) const {
+  for (const auto& p : m_panels)
+    if (p.key == key) return p.rect->axis(xAxis ? QCPAxis::atBottom : QCPAxis::atLeft)->label();
+  return {};
 }
 
 int MetricsPlot::pointCount(const QString& key, int run) const {
@@ -398,6 +571,9 @@ QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
                  .arg(qint64(bestKey));
   }
   if (parts.isEmpty()) return {};
+  if (m_xAxis == XAxis::Time)
+    return tr("<b>%1</b> near %2 s — ").arg(label.toHtmlEscaped()).arg(qint64(iteration)) +
+           parts.join(QStringLiteral("; "));
   return QStringLiteral("<b>%1</b> near iteration %2 — ")
              .arg(label.toHtmlEscaped())
              .arg(qint64(iteration)) +
@@ -417,7 +593,10 @@ void MetricsPlot::hover(const QString& key, double iteration) {
     }
   }
   const QString text = valuesAt(key, iteration);
-  if (!text.isEmpty()) m_hover->setText(text);
+  if (!text.isEmpty()) {
+    m_hover->setText(text);
+    m_hover->setToolTip(text);
+  }
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -17,6 +17,7 @@
 
 class QCustomPlot;
 class QCPAxisRect;
+class QCPRange;
 class QLabel;
 class QMouseEvent;
 
@@ -40,6 +41,9 @@ struct MetricSeries {
 };
 /// Extracts `metric` from a run's records (skip records mark loss and gradient norm).
 MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric);
+/// Moves a series onto the time axis: each iteration becomes the seconds since the run's start,
+/// interpolated between the records that carry elapsed_s (points outside them are dropped).
+void toElapsedTime(const core::RunLog& log, MetricSeries& series);
 /// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).
 std::vector<double> smooth(const std::vector<double>& values, double weight);
 
@@ -80,10 +84,32 @@ class MetricsPlot : public QWidget {
   QString valuesAt(const QString& key, double iteration) const;
   /// Simulates hovering at iteration `iteration` over the panel of `key`.
   void hover(const QString& key, double iteration);
+  /// Shows 0 .. `last` on the x axis (iterations or seconds; a short run beside long ones);
+  /// 0 shows every run whole.
+  void zoomTo(double last);
+  double zoomedTo() const { return m_zoomTo; }
+  /// What the x axis counts: iterations, or the time since the run started (its elapsed_s).
+  enum class XAxis { Iteration, Time };
+  void setXAxis(XAxis axis);
+  XAxis xAxis() const { return m_xAxis; }
+  /// The upper end of the x axis as drawn.
+  double shownIterations() const;
+  /// The legend's run names, one a line; whether the legend covers a panel.
+  QString legendText() const;
+  bool legendOverlapsPanels() const;
+  /// A panel's y range as drawn (lower, upper).
+  std::pair<double, double> yRange(const QString& key) const;
+  /// Moves the shared x axis as a drag or a wheel zoom does (kept across updates until a
+  /// double-click or zoomTo()); the range a panel shows.
+  void panTo(double lower, double upper);
+  std::pair<double, double> xRange(const QString& key) const;
+  /// The label of a panel's x or y axis.
+  QString axisLabel(const QString& key, bool xAxis) const;
 
  private:
   void rebuild();
   void onMouseMove(QMouseEvent* event);
+  void onXRangeChanged(const QCPRange& range);
 
   QCustomPlot* m_plot;
   QLabel* m_hover;
@@ -92,6 +118,12 @@ class MetricsPlot : public QWidget {
   QStringList m_metrics;
   double m_smoothing = 0.6;
   bool m_log = false;
+  double m_zoomTo = 0;
+  double m_viewLower = 0, m_viewUpper = 1;  ///< the x range the user dragged or zoomed to
+  bool m_panned = false;                    ///< m_view applies
+  bool m_rebuilding = false;
+  bool m_syncing = false;
+  XAxis m_xAxis = XAxis::Iteration;
   int m_replots = 0;
   struct Panel {
     QString key;

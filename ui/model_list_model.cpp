@@ -56,6 +56,7 @@ int ModelListModel::addModel(const QString& path, QString* error) {
   beginInsertRows({}, row, row);
   m_entries.push_back(std::move(e));
   endInsertRows();
+  if (row > 0) Q_EMIT dataChanged(index(0), index(row - 1), {Qt::DisplayRole});  // shared names
   if (m_entries.back().checked) Q_EMIT comparedChanged();
   return row;
 }
@@ -93,6 +94,7 @@ int ModelListModel::loadModel(const QString& path) {
   beginInsertRows({}, row, row);
   m_entries.push_back(std::move(e));
   endInsertRows();
+  if (row > 0) Q_EMIT dataChanged(index(0), index(row - 1), {Qt::DisplayRole});  // shared names
   startLoad(m_entries.back());
   return row;
 }
@@ -127,6 +129,7 @@ void ModelListModel::removeModel(int row) {
   beginRemoveRows({}, row, row);
   m_entries.erase(m_entries.begin() + row);
   endRemoveRows();
+  if (rowCount() > 0) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {Qt::DisplayRole});
   if (wasCompared) Q_EMIT comparedChanged();
 }
 
@@ -146,7 +149,28 @@ QString ModelListModel::path(int row) const {
 }
 
 QString ModelListModel::displayName(int row) const {
-  return QFileInfo(path(row)).completeBaseName();
+  const QFileInfo info(path(row));
+  const QString name = info.completeBaseName();
+  bool shared = name == QLatin1String("latest") || name == QLatin1String("best");
+  for (int r = 0; r < rowCount() && !shared; ++r)
+    shared = r != row && QFileInfo(path(r)).completeBaseName() == name;
+  return shared ? info.dir().dirName() + QLatin1Char('/') + name : name;
+}
+
+void ModelListModel::setCompared(const QStringList& paths) {
+  QStringList wanted;
+  for (const QString& p : paths) wanted << QFileInfo(p).absoluteFilePath();
+  int n = 0;
+  bool changed = false;
+  for (auto& e : m_entries) {
+    const bool on = wanted.contains(e.path) && n < kMaxCompared;
+    n += on ? 1 : 0;
+    changed = changed || on != e.checked;
+    e.checked = on;
+  }
+  if (!changed) return;
+  Q_EMIT dataChanged(index(0), index(rowCount() - 1), {Qt::CheckStateRole});
+  Q_EMIT comparedChanged();
 }
 
 bool ModelListModel::isLoading(int row) const {
@@ -205,7 +229,11 @@ bool ModelListModel::setData(const QModelIndex& index, const QVariant& value, in
   auto& e = m_entries[static_cast<size_t>(index.row())];
   const bool checked = value.toInt() == Qt::Checked;
   if (checked == e.checked) return true;
-  if (checked && (!e.session || checkedCount() >= kMaxCompared)) return false;
+  if (checked && !e.session) return false;
+  if (checked && checkedCount() >= kMaxCompared) {
+    Q_EMIT compareLimitReached();
+    return false;
+  }
   e.checked = checked;
   Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
   Q_EMIT comparedChanged();

@@ -38,12 +38,16 @@ class ModelListModel : public QAbstractListModel {
 
   std::shared_ptr<core::ModelSession> session(int row) const;
   QString path(int row) const;
+  /// The file's base name; a name that two rows share, or a run's checkpoint (latest, best),
+  /// is prefixed with its folder ("run-a/latest").
   QString displayName(int row) const;
   bool isLoading(int row) const;
   /// Rows still loading.
   int loadingCount() const;
   /// Rows checked for comparison, loaded ones only, in list order.
   std::vector<int> comparedRows() const;
+  /// Checks the rows whose path is in `paths` (up to kMaxCompared) and unchecks the others.
+  void setCompared(const QStringList& paths);
 
   int rowCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
@@ -52,6 +56,8 @@ class ModelListModel : public QAbstractListModel {
 
  Q_SIGNALS:
   void comparedChanged();
+  /// A row could not be ticked: kMaxCompared are ticked already.
+  void compareLimitReached();
   /// A file given to loadModel()/addFolder() is loaded (emitted before comparedChanged()).
   void modelLoaded(int row);
   /// A file given to loadModel()/addFolder() cannot be used; `message` names it.

@@ -2,6 +2,7 @@
 
 #include <QMouseEvent>
 #include <QPainter>
+#include <QScrollArea>
 
 #include "charset.h"
 #include "qt_convert.h"
@@ -18,6 +19,7 @@ PatchStrip::PatchStrip(QWidget* parent) : QWidget(parent) {
   setMinimumHeight(32 * 2 + kTokenH + 8);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setCursor(Qt::PointingHandCursor);
+  setFocusPolicy(Qt::StrongFocus);  // a click takes the focus: the step keys work from here
 }
 
 void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
@@ -29,6 +31,7 @@ void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
   updateCorrect();
   updateGeometry();
   update();
+  scrollToStep();
 }
 
 void PatchStrip::setTruth(const QString& truth) {
@@ -40,6 +43,29 @@ void PatchStrip::setTruth(const QString& truth) {
 void PatchStrip::setStep(int step) {
   m_step = step;
   update();
+  scrollToStep();
+}
+
+QRect PatchStrip::stepRect(int step) const {
+  const double cw = cellWidth(2.0);
+  return QRect(static_cast<int>(4 + step * cw), 0, static_cast<int>(cw), height());
+}
+
+void PatchStrip::scrollToStep() {
+  // The strip is the widget of a scroll area: its parent is the viewport.
+  QWidget* viewport = parentWidget();
+  auto* area = viewport ? qobject_cast<QScrollArea*>(viewport->parentWidget()) : nullptr;
+  if (!area) return;
+  if (m_watchedViewport != viewport) {
+    // A page laid out later (a hidden tab shown) changes the viewport: scroll again then.
+    viewport->installEventFilter(this);
+    m_watchedViewport = viewport;
+  }
+  if (m_step < 0 || m_step >= static_cast<int>(m_patches.size())) return;
+  // A strip that has just grown is laid out by the scroll area first.
+  if (width() < sizeHint().width()) resize(sizeHint().width(), height());
+  const QRect r = stepRect(m_step);
+  area->ensureVisible(r.center().x(), r.center().y(), r.width() / 2 + 8, 0);
 }
 
 void PatchStrip::updateCorrect() {
@@ -120,7 +146,15 @@ void PatchStrip::paintEvent(QPaintEvent*) {
   paintStrip(p, 2.0);
 }
 
+bool PatchStrip::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == m_watchedViewport &&
+      (event->type() == QEvent::Resize || event->type() == QEvent::Show))
+    QMetaObject::invokeMethod(this, &PatchStrip::scrollToStep, Qt::QueuedConnection);
+  return QWidget::eventFilter(watched, event);
+}
+
 void PatchStrip::mousePressEvent(QMouseEvent* event) {
+  setFocus(Qt::MouseFocusReason);
   const int step = stepAt(event->position().toPoint());
   if (step >= 0) Q_EMIT stepClicked(step);
 }

@@ -1,7 +1,8 @@
 #pragma once
 // Every step's patch in reading order with its token underneath, like the paper's Figures 3 and
 // 4: the receptive field (hard), the alpha-weighted field (soft) or the STN output (sharp).
-// Tokens that disagree with the truth are red. Click a patch to select its step.
+// Tokens that disagree with the truth are red. Click a patch to select its step. Inside a
+// QScrollArea the strip keeps its full width and scrolls the selected step into view.
 #include <QImage>
 #include <QWidget>
 #include <memory>
@@ -21,11 +22,15 @@ class PatchStrip : public QWidget {
   void setTruth(const QString& truth);
   void setStep(int step);
   int stepAt(const QPoint& p) const;
+  /// The cell of `step` (its patch and token) in widget coordinates.
+  QRect stepRect(int step) const;
   /// Per step: false when the token is wrong against the truth (all true without a truth).
   const std::vector<bool>& correct() const { return m_correct; }
   /// Renders the strip alone (for export) at `scale` pixels per patch pixel.
   QImage render(double scale = 2.0) const;
   QSize sizeHint() const override;
+  /// As wide as every step: inside a scroll area the strip scrolls instead of squeezing.
+  QSize minimumSizeHint() const override { return sizeHint(); }
 
  Q_SIGNALS:
   void stepClicked(int step);
@@ -33,10 +38,12 @@ class PatchStrip : public QWidget {
  protected:
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
   void paintStrip(QPainter& p, double scale) const;
   void updateCorrect();
+  void scrollToStep();
   double cellWidth(double scale) const;
 
   std::shared_ptr<const core::Trace> m_trace;
@@ -44,6 +51,7 @@ class PatchStrip : public QWidget {
   std::vector<bool> m_correct;
   QString m_truth;
   int m_step = 0;
+  QWidget* m_watchedViewport = nullptr;  ///< the scroll area's viewport, re-scrolled on resize
 };
 
 }  // namespace foveal::ui

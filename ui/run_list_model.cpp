@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileInfo>
 #include <cmath>
+#include <limits>
 
 namespace foveal::ui {
 
@@ -139,6 +140,55 @@ int RunListModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : ColumnCount;
 }
 
+double RunListModel::estimateEta(const core::RunLog& log) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  const int64_t total = log.totalIterations();
+  if (total <= 0) return kNaN;
+  // The current session's records (after the last resume), oldest first.
+  const auto& all = log.records();
+  size_t begin = all.size();
+  while (begin > 0 && all[begin - 1].kind != "resume") --begin;
+  double trainTime = 0, trainIters = 0, evalTime = 0;
+  int evals = 0;
+  int64_t firstEval = -1, lastEval = -1;
+  const core::MetricRecord* prev = nullptr;  // the previous train or eval record
+  for (size_t i = begin; i < all.size(); ++i) {
+    const auto& r = all[i];
+    const double t = r.value("elapsed_s");
+    if ((r.kind != "train" && r.kind != "eval") || !std::isfinite(t) || r.iteration() < 0) continue;
+    if (prev) {
+      const double dt = t - prev->value("elapsed_s");
+      if (r.kind == "eval") {
+        // Time from the last training record to the end of the evaluation.
+        evalTime += std::max(0.0, dt);
+        ++evals;
+      } else if (prev->kind == "train" && r.iteration() > prev->iteration() && dt >= 0) {
+        trainTime += dt;
+        trainIters += double(r.iteration() - prev->iteration());
+      }
+    }
+    if (r.kind == "eval") {
+      if (firstEval < 0) firstEval = r.iteration();
+      lastEval = r.iteration();
+    }
+    prev = &r;
+  }
+  if (trainIters <= 0 || trainTime <= 0) return log.etaSeconds();
+  const int64_t now = log.iteration();
+  double eta = double(std::max<int64_t>(0, total - now)) * trainTime / trainIters;
+  if (evals > 0) {
+    // The evaluation interval: the spacing of the evaluations seen (the first one's iteration
+    // when there was only one).
+    const double interval = evals > 1 ? double(lastEval - firstEval) / (evals - 1)
+                                      : double(std::max<int64_t>(1, firstEval));
+    if (interval > 0) {
+      const double due = std::floor(double(total) / interval) - std::floor(double(now) / interval);
+      eta += std::max(0.0, due) * evalTime / evals;
+    }
+  }
+  return eta;
+}
+
 QString RunListModel::formatEta(double seconds) {
   if (!std::isfinite(seconds)) return QStringLiteral("—");
   const auto s = static_cast<qint64>(std::llround(seconds));
@@ -213,7 +263,7 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
       break;
     case Eta:
-      if (role == Qt::DisplayRole) return live ? formatEta(log.etaSeconds()) : QStringLiteral("—");
+      if (role == Qt::DisplayRole) return live ? formatEta(estimateEta(log)) : QStringLiteral("—");
       if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
       break;
     case Best:

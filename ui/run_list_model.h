@@ -51,6 +51,9 @@ class RunListModel : public QAbstractTableModel {
   bool setData(const QModelIndex& index, const QVariant& value, int role) override;
   Qt::ItemFlags flags(const QModelIndex& index) const override;
 
+  /// Seconds left: the iterations left at the recent training rate (evaluation pauses left
+  /// out of it) plus the evaluations still due at their measured duration. NaN when unknown.
+  static double estimateEta(const core::RunLog& log);
   static QString formatEta(double seconds);
 
  Q_SIGNALS:

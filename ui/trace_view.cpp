@@ -31,7 +31,12 @@ TraceView::TraceView(QWidget* parent) : QWidget(parent) {
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
   setAutoFillBackground(true);
   setBackgroundRole(QPalette::Base);
+  // Clicking the image takes the focus: the step keys work from here (MainWindow).
+  setFocusPolicy(Qt::StrongFocus);
 }
+
+void TraceView::focusInEvent(QFocusEvent*) { update(); }
+void TraceView::focusOutEvent(QFocusEvent*) { update(); }
 
 void TraceView::setImage(const QImage& image) {
   m_image = image;
@@ -97,6 +102,7 @@ void TraceView::wheelEvent(QWheelEvent* event) {
 }
 
 void TraceView::mousePressEvent(QMouseEvent* event) {
+  setFocus(Qt::MouseFocusReason);
   if (event->button() == Qt::LeftButton && m_zoom > 1.0) {
     m_dragging = true;
     m_dragStart = event->position();
@@ -118,16 +124,92 @@ void TraceView::mouseReleaseEvent(QMouseEvent*) {
 
 void TraceView::mouseDoubleClickEvent(QMouseEvent*) { resetView(); }
 
+QRectF TraceView::contentRect() const {
+  QRectF r(0, 0, m_image.width(), m_image.height());
+  if (!m_trace) return r;
+  // Only what is drawn: the selected regions and the quads (fixed for the trace, so stepping
+  // does not rescale the view).
+  for (const auto& s : m_trace->steps) {
+    if (s.region >= 0 && s.region < int(m_trace->regions.size()))
+      r |= toRect(m_trace->regions[static_cast<size_t>(s.region)]);
+    for (const auto& stn : s.stn) r |= toPolygon(stn.quad).boundingRect();
+  }
+  return r;
+}
+
 QTransform TraceView::fitTransform() const {
   // Small views (compare page) keep a small margin so the image stays large.
+  const QRectF c = contentRect();
   const double margin = std::min(24.0, std::min(width(), height()) * 0.05);
   const double availW = std::max(1.0, width() - 2 * margin);
   const double availH = std::max(1.0, height() - 2 * margin - kStripHeight - kTokenHeight);
-  const double scale = std::min(availW / m_image.width(), availH / m_image.height());
-  const double w = m_image.width() * scale;
-  const double h = m_image.height() * scale + kStripHeight + kTokenHeight;
-  const double x0 = (width() - w) / 2.0, y0 = (height() - h) / 2.0;
+  const double scale = std::min(availW / c.width(), availH / c.height());
+  const double w = c.width() * scale;
+  const double h = c.height() * scale + kStripHeight + kTokenHeight;
+  const double x0 = (width() - w) / 2.0 - c.left() * scale;
+  const double y0 = (height() - h) / 2.0 - c.top() * scale;
   return QTransform::fromScale(scale, scale) * QTransform::fromTranslate(x0, y0);
+}
+
+QFont TraceView::tokenFont(double factor) const {
+  QFont f = font();
+  f.setPointSizeF(f.pointSizeF() * factor);
+  return f;
+}
+
+std::vector<TraceView::TokenLabel> TraceView::layoutTokens() const {
+  std::vector<TokenLabel> labels;
+  if (m_image.isNull() || !m_trace || m_trace->steps.empty()) return labels;
+  const QTransform t = imageToWidget();
+  const double top =
+      t.mapRect(QRectF(0, 0, m_image.width(), m_image.height())).bottom() + 4 + kStripHeight;
+  // Every step read so far, under the centre of its region (the end step under the last one).
+  std::vector<double> want;
+  const int last = std::clamp(m_step, 0, int(m_trace->steps.size()) - 1);
+  for (int s = 0; s <= last; ++s) {
+    const auto& st = m_trace->steps[static_cast<size_t>(s)];
+    double x = width() / 2.0;
+    if (st.region >= 0 && st.region < int(m_trace->regions.size())) {
+      const auto& r = m_trace->regions[static_cast<size_t>(st.region)];
+      x = t.map(QPointF(r.x + r.w / 2.0, 0)).x();
+    }
+    want.push_back(x);
+    labels.push_back({s, displayToken(st), {}, {}});
+  }
+  // Shrink the font until the labels fit side by side, then place them in reading order as
+  // close to their regions as they can be without touching.
+  const double left = 2, right = std::max(left + 1.0, width() - 2.0);
+  const double pad = 6;
+  for (double factor : {1.3, 1.1, 0.95, 0.8, 0.7}) {
+    const QFontMetricsF fm(tokenFont(factor));
+    double total = 0;
+    for (auto& l : labels) {
+      l.font = tokenFont(factor);
+      l.rect.setWidth(fm.horizontalAdvance(l.text) + pad);
+      total += l.rect.width();
+    }
+    if (total <= right - left) break;
+  }
+  double prevRight = left;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const double w = labels[i].rect.width();
+    const double x = std::max(want[i] - w / 2.0, prevRight);
+    labels[i].rect = QRectF(x, top, w, kTokenHeight);
+    prevRight = x + w;
+  }
+  double nextLeft = right;
+  for (size_t i = labels.size(); i-- > 0;) {
+    QRectF& r = labels[i].rect;
+    if (r.right() > nextLeft) r.moveRight(nextLeft);
+    nextLeft = r.left();
+  }
+  return labels;
+}
+
+std::vector<QRectF> TraceView::tokenRects() const {
+  std::vector<QRectF> rects;
+  for (const auto& l : layoutTokens()) rects.push_back(l.rect);
+  return rects;
 }
 
 void TraceView::paintEvent(QPaintEvent*) {
@@ -168,6 +250,19 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.fillRect(cell, heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor)));
   }
 
+  // Heat on the image: each region's share of the attention over its stride, translucent.
+  for (size_t i = 0;
+       (m_overlays & HeatImage) && i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
+    const auto& r = m_trace->regions[i];
+    const double stride =
+        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
+    QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, r.y, stride, r.h));
+    band = band.intersected(imageRect);
+    QColor c = heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor));
+    c.setAlphaF(0.15 + 0.45 * std::clamp(step.alpha[i] / std::max(maxAlpha, kHeatFloor), 0.0, 1.0));
+    p.fillRect(band, c);
+  }
+
   // Selected region.
   if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
     p.setPen(QPen(QColor(255, 200, 0), 2));
@@ -182,27 +277,20 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.drawPolygon(t.map(toPolygon(step.stn[k].quad)));
   }
 
-  // Tokens read so far, each under the centre of the region it came from; the current one bold.
-  // Where several steps used the same region only the latest is drawn (overprinting them made
-  // both unreadable); the patch strip lists every step.
-  QFont f = font();
-  f.setPointSizeF(f.pointSizeF() * 1.3);
-  std::vector<int> latest(m_trace->regions.size(), -1);
-  for (int s = 0; s <= m_step && s < int(m_trace->steps.size()); ++s) {
-    const int region = m_trace->steps[static_cast<size_t>(s)].region;
-    if (region >= 0 && region < int(latest.size())) latest[static_cast<size_t>(region)] = s;
+  // Tokens read so far, in reading order under their regions; the current one bold.
+  if (m_overlays & Tokens) {
+    for (auto& l : layoutTokens()) {
+      l.font.setBold(l.step == m_step);
+      p.setFont(l.font);
+      p.setPen(l.step == m_step ? palette().color(QPalette::Highlight)
+                                : palette().color(QPalette::Text));
+      p.drawText(l.rect, Qt::AlignCenter, l.text);
+    }
   }
-  for (int s : latest) {
-    if (!(m_overlays & Tokens) || s < 0) continue;
-    const auto& st = m_trace->steps[static_cast<size_t>(s)];
-    const auto& r = m_trace->regions[static_cast<size_t>(st.region)];
-    const QPointF c = t.map(QPointF(r.x + r.w / 2.0, 0));
-    f.setBold(s == m_step);
-    p.setFont(f);
-    p.setPen(s == m_step ? palette().color(QPalette::Highlight) : palette().color(QPalette::Text));
-    const QString text = displayToken(st);
-    p.drawText(QRectF(c.x() - 20, stripTop + kStripHeight, 40, kTokenHeight), Qt::AlignCenter,
-               text);
+  if (hasFocus() && m_focusFrame) {
+    p.setPen(QPen(palette().color(QPalette::Highlight), 1, Qt::DotLine));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(QRectF(rect()).adjusted(0.5, 0.5, -0.5, -0.5));
   }
 }
 

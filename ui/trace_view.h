@@ -1,11 +1,14 @@
 #pragma once
 // The source image, large, with the current step's overlays: every receptive field's attention
 // as a heat strip under the image, the selected region's box, each STN's quadrilateral
-// (coarse and fine in different colours) and the tokens read so far.
+// (coarse and fine in different colours) and the tokens read so far. The fit leaves room for every
+// region box and STN quad of the trace (they reach past the image's edges), and the tokens are
+// laid out side by side under their regions so that none hides another.
 #include <QImage>
 #include <QTransform>
 #include <QWidget>
 #include <memory>
+#include <vector>
 
 #include "trace.h"
 
@@ -14,7 +17,16 @@ namespace foveal::ui {
 class TraceView : public QWidget {
   Q_OBJECT
  public:
-  enum Overlay { HeatStrip = 1, RegionBox = 2, StnQuads = 4, Tokens = 8, AllOverlays = 15 };
+  /// HeatImage: each region's attention as a translucent heat band over the image itself.
+  enum Overlay {
+    HeatStrip = 1,
+    RegionBox = 2,
+    StnQuads = 4,
+    Tokens = 8,
+    HeatImage = 16,
+    DefaultOverlays = 15,
+    AllOverlays = 31
+  };
   Q_DECLARE_FLAGS(Overlays, Overlay)
 
   explicit TraceView(QWidget* parent = nullptr);
@@ -27,7 +39,14 @@ class TraceView : public QWidget {
   double zoom() const { return m_zoom; }
   void resetView();
 
+  /// The image as shown (in colour when the file has colour; the model reads it grey).
   void setImage(const QImage& image);
+  const QImage& image() const { return m_image; }
+  /// The dotted frame that shows the keyboard focus (off while exporting a figure).
+  void setFocusFrame(bool on) {
+    m_focusFrame = on;
+    update();
+  }
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
   int step() const { return m_step; }
@@ -40,6 +59,12 @@ class TraceView : public QWidget {
 
   QSize sizeHint() const override { return {720, 260}; }
 
+  /// Where the tokens read so far (steps 0 .. step()) are drawn, in step order.
+  std::vector<QRectF> tokenRects() const;
+  /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
+  /// selected region and STN quad.
+  QRectF contentRect() const;
+
  protected:
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
@@ -47,14 +72,25 @@ class TraceView : public QWidget {
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void focusInEvent(QFocusEvent* event) override;
+  void focusOutEvent(QFocusEvent* event) override;
 
  private:
   QTransform fitTransform() const;
-  Overlays m_overlays = AllOverlays;
+  QFont tokenFont(double factor) const;
+  struct TokenLabel {
+    int step;
+    QString text;
+    QRectF rect;
+    QFont font;
+  };
+  std::vector<TokenLabel> layoutTokens() const;
+  Overlays m_overlays = DefaultOverlays;
   double m_zoom = 1.0;
   QPointF m_pan;
   QPointF m_dragStart;
   bool m_dragging = false;
+  bool m_focusFrame = true;
 
   QImage m_image;
   std::shared_ptr<const core::Trace> m_trace;

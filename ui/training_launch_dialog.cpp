@@ -110,7 +110,11 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   deviceRow->addWidget(m_cudaIndex);
   deviceRow->addWidget(m_gpus);
   deviceRow->addWidget(m_threads);
-  form->addRow(tr("De&vice:"), deviceRow);
+  // A row that is a layout gets no buddy from QFormLayout: without one the label would show
+  // its '&' literally.
+  auto* deviceLabel = new QLabel(tr("Devi&ce:"), this);
+  deviceLabel->setBuddy(m_device);
+  form->addRow(deviceLabel, deviceRow);
 
   m_seed = new QSpinBox(this);
   m_seed->setRange(0, std::numeric_limits<int>::max());
@@ -123,7 +127,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   browse->setText(tr("..."));
   dirRow->addWidget(m_runDir, 1);
   dirRow->addWidget(browse);
-  form->addRow(tr("&Run folder:"), dirRow);
+  auto* dirLabel = new QLabel(tr("&Run folder:"), this);
+  dirLabel->setBuddy(m_runDir);
+  form->addRow(dirLabel, dirRow);
   connect(browse, &QToolButton::clicked, this, [this] {
     const QString dir = QFileDialog::getExistingDirectory(this, tr("Run folder"), m_runsRoot);
     if (!dir.isEmpty()) {

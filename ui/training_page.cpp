@@ -2,6 +2,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -13,18 +14,22 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QScrollBar>
 #include <QSlider>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "evaluation_panel.h"
 #include "live_preview.h"
 #include "metrics_plot.h"
 #include "qcustomplot_include.h"
 #include "run_list_model.h"
+#include "run_settings_model.h"
 #include "settings.h"
 #include "training_launch_dialog.h"
 
@@ -38,7 +43,9 @@ const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
 const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
 const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
 const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
+const Setting<QString> kSampleRuns(QStringLiteral("training/sampleRuns"), {});
 constexpr int kCoalesceMs = 40;
+constexpr int kMetricColumns = 2;  // of metric check boxes: three made the column too wide
 constexpr int kPollMs = 1000;
 const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
 }  // namespace
@@ -91,11 +98,15 @@ void TrainingPage::buildLayout() {
   auto* split = new QSplitter(Qt::Horizontal, this);
   outer->addWidget(split);
 
-  // Left: runs, buttons, metric choice, preview.
-  auto* left = new QWidget(split);
+  // Left: runs, buttons, metric choice, preview; it scrolls on a short screen.
+  auto* leftScroll = new QScrollArea(split);
+  leftScroll->setWidgetResizable(true);
+  leftScroll->setFrameShape(QFrame::NoFrame);
+  leftScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* left = new QWidget(leftScroll);
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
-  auto* buttons = new QHBoxLayout;
+  auto* buttons = new QGridLayout;  // two rows: the runs column stays narrow
   auto* add = new QPushButton(tr("&New run..."), left);
   add->setToolTip(tr("Launch foveal-cli train"));
   auto* open = new QPushButton(tr("&Add folder..."), left);
@@ -106,7 +117,11 @@ void TrainingPage::buildLayout() {
   m_stop->setToolTip(tr("Stop the selected run after a checkpoint (SIGTERM)"));
   m_resume = new QPushButton(tr("&Resume"), left);
   m_resume->setToolTip(tr("Continue the selected run from its latest checkpoint (--resume)"));
-  for (auto* b : {add, open, remove, m_stop, m_resume}) buttons->addWidget(b);
+  buttons->addWidget(add, 0, 0);
+  buttons->addWidget(open, 0, 1);
+  buttons->addWidget(remove, 0, 2);
+  buttons->addWidget(m_stop, 1, 0);
+  buttons->addWidget(m_resume, 1, 1);
   ll->addLayout(buttons);
   connect(add, &QPushButton::clicked, this, &TrainingPage::newRun);
   connect(open, &QPushButton::clicked, this, [this] {
@@ -128,7 +143,25 @@ void TrainingPage::buildLayout() {
   m_view->setMinimumHeight(120);
   connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &TrainingPage::updateSelection);
-  ll->addWidget(m_view, 2);
+  // Beside the runs list: the settings that differ between the ticked runs, sortable.
+  auto* runTabs = new QTabWidget(left);
+  runTabs->setDocumentMode(true);
+  runTabs->addTab(m_view, tr("Runs"));
+  m_settings = new RunSettingsModel(m_runs, this);
+  auto* sorted = new QSortFilterProxyModel(this);
+  sorted->setSourceModel(m_settings);
+  sorted->setSortRole(Qt::EditRole);  // numbers as numbers
+  m_settingsView = new QTableView(runTabs);
+  m_settingsView->setModel(sorted);
+  m_settingsView->setSortingEnabled(true);
+  m_settingsView->sortByColumn(-1, Qt::AscendingOrder);  // list order until a header is clicked
+  m_settingsView->verticalHeader()->hide();
+  m_settingsView->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_settingsView->setToolTip(
+      tr("The settings that differ between the ticked runs (from config.json); click a header "
+         "to sort"));
+  runTabs->addTab(m_settingsView, tr("Settings"));
+  ll->addWidget(runTabs, 2);
   m_detail = new QLabel(left);
   m_detail->setWordWrap(true);
   m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -147,7 +180,7 @@ void TrainingPage::buildLayout() {
     auto* box = new QCheckBox(def.label, metricsBox);
     box->setObjectName(QStringLiteral("metric_") + def.key);
     box->setChecked(chosen.contains(def.key));
-    grid->addWidget(box, i / 3, i % 3);
+    grid->addWidget(box, i / kMetricColumns, i % kMetricColumns);
     ++i;
     connect(box, &QCheckBox::toggled, this, [this, key = def.key](bool on) {
       QStringList keys = m_plot->metrics();
@@ -168,8 +201,34 @@ void TrainingPage::buildLayout() {
   m_log->setChecked(kLogScale.value());
   options->addWidget(m_log);
   auto* exportButton = new QPushButton(tr("E&xport curves..."), metricsBox);
-  options->addWidget(exportButton);
-  grid->addLayout(options, (i + 2) / 3, 0, 1, 3);
+
+  const int rows = (i + kMetricColumns - 1) / kMetricColumns;
+  grid->addLayout(options, rows, 0, 1, kMetricColumns);
+  // A new short run is lost beside the 8,000-iteration samples: hide them, or zoom to a run.
+  auto* view = new QHBoxLayout;
+  m_samples = new QCheckBox(tr("Sample runs"), metricsBox);
+  m_samples->setChecked(true);
+  m_samples->setToolTip(tr("Show the bundled sample runs in the curves"));
+  view->addWidget(m_samples);
+  view->addStretch(1);
+  auto* zoom = new QPushButton(tr("&Zoom to run"), metricsBox);
+  zoom->setToolTip(tr("Show the selected run's iterations only"));
+  auto* all = new QPushButton(tr("All"), metricsBox);
+  all->setToolTip(tr("Show every run whole"));
+  view->addWidget(zoom);
+  view->addWidget(all);
+  view->addWidget(exportButton);
+  grid->addLayout(view, rows + 1, 0, 1, kMetricColumns);
+  connect(m_samples, &QCheckBox::toggled, this, &TrainingPage::showSampleRuns);
+  connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
+  connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomTo(0); });
+  m_xAxis = new QComboBox(metricsBox);
+  m_xAxis->addItems({tr("x: iteration"), tr("x: time")});
+  m_xAxis->setToolTip(tr("The x axis: iterations, or the time since each run started"));
+  options->addWidget(m_xAxis);  // beside the log scale: the zoom row is full
+  connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
+    m_plot->setXAxis(i == 1 ? MetricsPlot::XAxis::Time : MetricsPlot::XAxis::Iteration);
+  });
   m_exportAction = new QAction(tr("Export Training C&urves..."), this);
   m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
   m_exportAction->setToolTip(
@@ -193,7 +252,10 @@ void TrainingPage::buildLayout() {
 
   m_preview = new LivePreview(left);
   ll->addWidget(m_preview, 1);
-  split->addWidget(left);
+  leftScroll->setWidget(left);
+  leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
+                              leftScroll->verticalScrollBar()->sizeHint().width());
+  split->addWidget(leftScroll);
 
   // Right: the curves over the evaluation and the process output.
   auto* right = new QSplitter(Qt::Vertical, split);
@@ -244,6 +306,7 @@ int TrainingPage::addSampleRuns(const QString& runsFolder) {
     ++added;
   }
   if (!added) return 0;
+  kSampleRuns.set(QDir(runsFolder).absolutePath());
   saveRunList();
   updateWatchedPaths();
   updatePlotRuns();
@@ -451,10 +514,45 @@ void TrainingPage::updateSelection() {
   for (const auto& s : evalSets) sets << QString::fromStdString(s);
   if (m_shownRun != dir) {
     m_shownRun = dir;
+    m_shownHasCheckpoint = hasCheckpoint;
     m_eval->setRun(dir, sets);
     m_output->setPlainText(m_launcher->output(dir));
+  } else if (m_shownHasCheckpoint != hasCheckpoint) {
+    // The run wrote its first checkpoint (or lost it): the evaluation offers it now.
+    m_shownHasCheckpoint = hasCheckpoint;
+    m_eval->setRun(dir, sets);
   }
   m_preview->setRun(dir, sets.isEmpty() ? kDefaultSample : sets.first(), live || hasCheckpoint);
+}
+
+bool TrainingPage::isSampleRun(int row) const {
+  const QString root = kSampleRuns.value();
+  const QString dir = m_runs->dir(row);
+  return !root.isEmpty() && !dir.isEmpty() && QFileInfo(dir).absolutePath() == root;
+}
+
+void TrainingPage::showSampleRuns(bool on) {
+  if (m_samples->isChecked() != on) m_samples->setChecked(on);  // comes back here
+  for (int r = 0; r < m_runs->rowCount(); ++r)
+    if (isSampleRun(r))
+      m_runs->setData(m_runs->index(r, RunListModel::Name), on ? Qt::Checked : Qt::Unchecked,
+                      Qt::CheckStateRole);
+}
+
+void TrainingPage::zoomToRun(int row) {
+  if (row < 0 || row >= m_runs->rowCount()) return;
+  const auto log = m_runs->log(row);
+  if (!log) return;
+  double last = double(std::max<int64_t>(log->iteration(), log->totalIterations()));
+  if (m_plot->xAxis() == MetricsPlot::XAxis::Time) {
+    last = 0;  // the time it has run, stretched to its planned length
+    for (auto r = log->records().rbegin(); r != log->records().rend() && last <= 0; ++r)
+      if (std::isfinite(r->value("elapsed_s")) && r->iteration() > 0)
+        last = r->value("elapsed_s") *
+               double(std::max<int64_t>(r->iteration(), log->totalIterations())) /
+               double(r->iteration());
+  }
+  m_plot->zoomTo(std::max(1.0, last));
 }
 
 void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }

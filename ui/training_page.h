@@ -12,6 +12,7 @@
 
 class QAction;
 class QCheckBox;
+class QComboBox;
 class QFileSystemWatcher;
 class QLabel;
 class QPlainTextEdit;
@@ -25,6 +26,7 @@ class EvaluationPanel;
 class LivePreview;
 class MetricsPlot;
 class RunListModel;
+class RunSettingsModel;
 
 class TrainingPage : public QWidget {
   Q_OBJECT
@@ -54,6 +56,11 @@ class TrainingPage : public QWidget {
   int currentRun() const;
   /// Opens the launch dialog.
   void newRun();
+  /// Shows or hides the bundled sample runs' curves (the runs stay listed).
+  void showSampleRuns(bool on);
+  bool isSampleRun(int row) const;
+  /// Fits the iteration axis to a run (its planned length when it is still going).
+  void zoomToRun(int row);
   /// Reads every folder now (normally coalesced from watcher and poll events).
   void refreshNow();
   /// Seconds without any write after which a run that has not finished is called stale.
@@ -63,6 +70,9 @@ class TrainingPage : public QWidget {
   void setProgram(const QString& cli);
 
   RunListModel* runs() const { return m_runs; }
+  /// The settings that differ between the ticked runs (the Settings tab beside the runs list).
+  RunSettingsModel* settings() const { return m_settings; }
+  QTableView* settingsView() const { return m_settingsView; }
   MetricsPlot* plot() const { return m_plot; }
   RunLauncher* launcher() const { return m_launcher; }
   EvaluationPanel* evaluation() const { return m_eval; }
@@ -95,6 +105,7 @@ class TrainingPage : public QWidget {
   QTimer m_poll;
   int m_refreshes = 0;
   QString m_shownRun;  ///< the run whose output and checkpoints are shown
+  bool m_shownHasCheckpoint = false;
 
   QTableView* m_view = nullptr;
   MetricsPlot* m_plot = nullptr;
@@ -106,6 +117,10 @@ class TrainingPage : public QWidget {
   QPushButton* m_resume = nullptr;
   QSlider* m_smoothing = nullptr;
   QCheckBox* m_log = nullptr;
+  QCheckBox* m_samples = nullptr;
+  RunSettingsModel* m_settings = nullptr;
+  QTableView* m_settingsView = nullptr;
+  QComboBox* m_xAxis = nullptr;
   QAction* m_exportAction = nullptr;
 };
 
