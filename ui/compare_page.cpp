@@ -135,7 +135,7 @@ void ComparePage::showStep(int step) {
                         .arg(r.trace->confidence, 0, 'f', 3)
                         .arg(r.trace->meanEntropy, 0, 'f', 3)
                         .arg(s + 1)
-                        .arg(st.tokenIndex == 0 ? tr("end") : qstr(st.token).toHtmlEscaped())
+                        .arg(displayToken(st).toHtmlEscaped())
                         .arg(st.prob, 0, 'f', 3)
                         .arg(st.entropy, 0, 'f', 3));
   }

@@ -44,7 +44,8 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
       {TraceView::RegionBox, tr("Region")},
       {TraceView::StnQuads, tr("STN")},
       {TraceView::Tokens, tr("Tokens")},
-      {TraceView::HeatImage, tr("Heat on image")}};
+      {TraceView::HeatImage, tr("Heat on image")},
+      {TraceView::Fiducials, tr("Fiducials")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
     box->setChecked(m_view->overlays() & overlay);
@@ -87,6 +88,13 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   sideLayout->addWidget(m_stepInfo);
   m_patchRow = new QHBoxLayout;
   sideLayout->addLayout(m_patchRow);
+  // TPS models: what the features saw, the rectified input (the fiducials are on the image).
+  m_rectified = new QLabel(side);
+  m_rectified->setAlignment(Qt::AlignCenter);
+  m_rectified->setFrameShape(QFrame::StyledPanel);
+  m_rectified->setToolTip(tr("The TPS rectification: the model input the features saw"));
+  m_rectified->hide();
+  sideLayout->addWidget(m_rectified);
   m_topk = new TopkModel(this);
   m_topkView = new QTableView(side);
   m_topkView->setModel(m_topk);
@@ -182,6 +190,15 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
   m_strip->setTruth(m_truth);
+  if (m_trace && !m_trace->fiducials.empty() && !m_trace->rectified.empty()) {
+    const QImage img = toQImage(m_trace->rectified);
+    m_rectified->setPixmap(QPixmap::fromImage(
+        img.scaled(img.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+    m_rectified->show();
+  } else {
+    m_rectified->clear();
+    m_rectified->hide();
+  }
   setStatus({});
   showStep(m_cursor->step());
 }
@@ -219,18 +236,28 @@ void InspectorPage::showStep(int step) {
                                   ? tr(" &middot; beam %1").arg(m_trace->beamWidth)
                                   : QString()));
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
+  const QString where =
+      s.columns.empty()
+          ? tr("region %1").arg(s.region)
+          : tr("emitted by column%1 %2 (most probable in %3)")
+                .arg(s.columns.size() > 1 ? QStringLiteral("s") : QString())
+                .arg(s.columns.size() > 1 ? QStringLiteral("%1-%2").arg(s.columns.front()).arg(
+                                                s.columns.back())
+                                          : QString::number(s.columns.front()))
+                .arg(s.region);
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
-                         "entropy H[α] %4 &middot; region %5")
+                         "entropy H[%4] %5 &middot; %6")
                           .arg(step + 1)
-                          .arg(s.tokenIndex == 0 ? tr("end") : qstr(s.token).toHtmlEscaped())
+                          .arg(displayToken(s).toHtmlEscaped())
                           .arg(s.prob, 0, 'f', 3)
+                          .arg(m_trace->decoder == "ctc" ? tr("posterior over columns") : tr("α"))
                           .arg(s.entropy, 0, 'f', 3)
-                          .arg(s.region));
+                          .arg(where));
 
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
   if (s.stn.empty()) {
-    patches.emplace_back(m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("region"),
+    patches.emplace_back(m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("column's field"),
                          toQImage(s.patch));
   } else {
     for (size_t k = 0; k < s.stn.size(); ++k)

@@ -63,6 +63,7 @@ class InspectorPage : public QWidget {
   QLabel* m_summary;
   QLabel* m_stepInfo;
   QHBoxLayout* m_patchRow;
+  QLabel* m_rectified = nullptr;
   QList<QLabel*> m_patchLabels;
   QTableView* m_topkView;
   TopkModel* m_topk;

@@ -75,7 +75,7 @@ void PatchStrip::updateCorrect() {
   const auto ok = core::correctPredictedCharacters(m_trace->prediction, m_truth.toStdString());
   size_t c = 0;
   for (size_t t = 0; t < m_trace->steps.size(); ++t) {
-    if (m_trace->steps[t].tokenIndex == 0) {
+    if (isEndToken(m_trace->steps[t])) {
       m_correct[t] = core::splitUtf8(m_trace->prediction).size() >=
                      core::splitUtf8(m_truth.toStdString()).size();
     } else {

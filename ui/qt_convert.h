@@ -7,6 +7,7 @@
 #include <QString>
 
 #include "grey_image.h"
+#include "charset.h"
 #include "trace.h"
 
 namespace foveal::ui {
@@ -40,8 +41,9 @@ inline QString qstr(const std::string& s) { return QString::fromStdString(s); }
 
 /// How a step's token is drawn: its text, or "end" for the end token (a symbol such as U+23F9
 /// is missing from common fonts and showed as an empty box).
+inline bool isEndToken(const core::TraceStep& s) { return s.token == core::Charset::kEndName; }
 inline QString displayToken(const core::TraceStep& s) {
-  return s.tokenIndex == 0 ? QStringLiteral("end") : qstr(s.token);
+  return isEndToken(s) ? QStringLiteral("end") : qstr(s.token);
 }
 
 }  // namespace foveal::ui

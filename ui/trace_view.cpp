@@ -1,5 +1,8 @@
 #include "trace_view.h"
 
+#include <QHelpEvent>
+#include <QToolTip>
+
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -110,6 +113,48 @@ void TraceView::mousePressEvent(QMouseEvent* event) {
   }
 }
 
+int TraceView::stripColumnAt(const QPointF& pos) const {
+  if (m_image.isNull() || !m_trace || m_trace->regions.empty()) return -1;
+  const QTransform t = imageToWidget();
+  const QRectF imageRect = t.mapRect(QRectF(0, 0, m_image.width(), m_image.height()));
+  if (pos.y() < imageRect.bottom() || pos.y() > imageRect.bottom() + kStripHeight) return -1;
+  const double x = t.inverted().map(pos).x();
+  int best = -1;
+  double bestDistance = 1e300;
+  for (size_t i = 0; i < m_trace->regions.size(); ++i) {
+    const auto& r = m_trace->regions[i];
+    const double d = std::abs(r.x + r.w / 2.0 - x);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = static_cast<int>(i);
+    }
+  }
+  return best;
+}
+
+bool TraceView::event(QEvent* event) {
+  // Hovering the heat strip names the column and, for a CTC model, its top-k posteriors.
+  if (event->type() == QEvent::ToolTip && m_trace) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const int c = stripColumnAt(help->pos());
+    if (c < 0) {
+      QToolTip::hideText();
+      event->ignore();
+      return true;
+    }
+    QString text = tr("column %1").arg(c);
+    if (c < int(m_trace->columnTopk.size()))
+      for (const auto& tp : m_trace->columnTopk[static_cast<size_t>(c)])
+        text += QStringLiteral("\n%1  %2")
+                    .arg(tp.token == core::Charset::kBlankName ? QStringLiteral("blank")
+                                                              : qstr(tp.token))
+                    .arg(tp.prob, 0, 'f', 3);
+    QToolTip::showText(help->globalPos(), text, this);
+    return true;
+  }
+  return QWidget::event(event);
+}
+
 void TraceView::mouseMoveEvent(QMouseEvent* event) {
   if (!m_dragging) return;
   m_pan += event->position() - m_dragStart;
@@ -129,9 +174,13 @@ QRectF TraceView::contentRect() const {
   if (!m_trace) return r;
   // Only what is drawn: the selected regions and the quads (fixed for the trace, so stepping
   // does not rescale the view).
+  // Receptive fields far wider than the image (a ResNet's) would shrink it: a quarter of the
+  // image's width either side is kept in view, the rest of such a box is clipped.
+  const QRectF reach = r.adjusted(-r.width() / 4, -r.height() / 4, r.width() / 4, r.height() / 4);
+  for (const auto& f : m_trace->fiducials) r |= QRectF(f.x - 2, f.y - 2, 4, 4).intersected(reach);
   for (const auto& s : m_trace->steps) {
     if (s.region >= 0 && s.region < int(m_trace->regions.size()))
-      r |= toRect(m_trace->regions[static_cast<size_t>(s.region)]);
+      r |= toRect(m_trace->regions[static_cast<size_t>(s.region)]).intersected(reach);
     for (const auto& stn : s.stn) r |= toPolygon(stn.quad).boundingRect();
   }
   return r;
@@ -261,6 +310,36 @@ void TraceView::paintEvent(QPaintEvent*) {
     QColor c = heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor));
     c.setAlphaF(0.15 + 0.45 * std::clamp(step.alpha[i] / std::max(maxAlpha, kHeatFloor), 0.0, 1.0));
     p.fillRect(band, c);
+  }
+
+  // CTC: the columns that emitted this token, each as a band one stride wide over the image.
+  for (int c : (m_overlays & RegionBox) ? step.columns : std::vector<int>{}) {
+    if (c < 0 || c >= int(m_trace->regions.size())) continue;
+    const auto& r = m_trace->regions[static_cast<size_t>(c)];
+    const double stride =
+        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
+    QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, 0, stride, m_image.height()));
+    p.fillRect(band.intersected(imageRect), QColor(255, 200, 0, 90));
+    p.setPen(QPen(QColor(255, 200, 0), 1));
+    p.drawLine(QPointF(band.center().x(), imageRect.top()), QPointF(band.center().x(), imageRect.bottom()));
+  }
+  // TPS: the fiducial points the localiser placed, top edge and bottom edge joined.
+  if ((m_overlays & Fiducials) && !m_trace->fiducials.empty()) {
+    const size_t half = m_trace->fiducials.size() / 2;
+    for (int edge = 0; edge < 2; ++edge) {
+      QPolygonF line;
+      for (size_t i = 0; i < half; ++i) {
+        const auto& f = m_trace->fiducials[edge * half + i];
+        line << t.map(QPointF(f.x, f.y));
+      }
+      const QColor colour = edge == 0 ? QColor(0, 200, 120) : QColor(255, 140, 0);
+      p.setPen(QPen(colour, 1.5));
+      p.setBrush(Qt::NoBrush);
+      p.drawPolyline(line);
+      p.setBrush(colour);
+      for (const auto& q : line) p.drawEllipse(q, 3.0, 3.0);
+    }
+    p.setBrush(Qt::NoBrush);
   }
 
   // Selected region.

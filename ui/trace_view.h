@@ -18,14 +18,17 @@ class TraceView : public QWidget {
   Q_OBJECT
  public:
   /// HeatImage: each region's attention as a translucent heat band over the image itself.
+  /// Fiducials: a TPS model's fiducial points on the source (top edge, bottom edge). RegionBox
+  /// also marks a CTC step's emitting columns.
   enum Overlay {
     HeatStrip = 1,
     RegionBox = 2,
     StnQuads = 4,
     Tokens = 8,
     HeatImage = 16,
-    DefaultOverlays = 15,
-    AllOverlays = 31
+    Fiducials = 32,
+    DefaultOverlays = 47,
+    AllOverlays = 63
   };
   Q_DECLARE_FLAGS(Overlays, Overlay)
 
@@ -61,6 +64,8 @@ class TraceView : public QWidget {
 
   /// Where the tokens read so far (steps 0 .. step()) are drawn, in step order.
   std::vector<QRectF> tokenRects() const;
+  /// The feature column under a widget position on the heat strip, or -1.
+  int stripColumnAt(const QPointF& pos) const;
   /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
   /// selected region and STN quad.
   QRectF contentRect() const;
@@ -72,6 +77,7 @@ class TraceView : public QWidget {
   void mouseMoveEvent(QMouseEvent* event) override;
   void mouseReleaseEvent(QMouseEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  bool event(QEvent* event) override;
   void focusInEvent(QFocusEvent* event) override;
   void focusOutEvent(QFocusEvent* event) override;
 

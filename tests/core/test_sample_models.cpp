@@ -61,7 +61,7 @@ class TestSampleModels : public QObject {
   void everyMechanismIsShipped() {
     const json c = checks();
     for (const char* name : {"soft", "hard", "sharp-pooling", "sharp-chain", "sharp-weighting",
-                             "sharp-pooling-reference"}) {
+                             "sharp-pooling-reference", "crnn", "rare"}) {
       QVERIFY2(c.at("models").contains(name), name);
       QVERIFY2(fs::exists(kModels / (std::string(name) + ".fvm")), name);
       const fs::path run = fs::path(FOVEAL_SAMPLES_DIR) / "runs" / name;
