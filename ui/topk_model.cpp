@@ -1,5 +1,7 @@
 #include "topk_model.h"
 
+#include "charset.h"
+
 #include <QBrush>
 #include <QFont>
 
@@ -44,7 +46,11 @@ QVariant TopkModel::data(const QModelIndex& index, int role) const {
   const auto& t = s->topk[static_cast<size_t>(index.row())];
   switch (role) {
     case Qt::DisplayRole:
-      if (index.column() == TokenColumn) return t.index == 0 ? tr("end") : qstr(t.token);
+      if (index.column() == TokenColumn) {
+        if (t.token == core::Charset::kEndName) return tr("end");
+        if (t.token == core::Charset::kBlankName) return tr("blank");
+        return qstr(t.token);
+      }
       return QString::number(t.prob, 'f', 3);
     case Qt::UserRole:
       return index.column() == TokenColumn ? QVariant(t.index) : QVariant(t.prob);

@@ -33,6 +33,7 @@
 #include "metrics_plot.h"
 #include "model_list_model.h"
 #include "model_session.h"
+#include "model_variants.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -352,6 +353,76 @@ class TestMainWindow : public QObject {
     QTest::qWait(300);
     QVERIFY(w.grab().save(dir + "/training-page" + suffix + ".png"));
     QSettings().remove(QStringLiteral("training/runs"));
+  }
+
+  // Screenshots of the field's models (docs/screenshots): CRNN's CTC alignment and RARE's TPS
+  // rectification in the inspector, and both beside the paper's soft model in compare. Only when
+  // FOVEAL_SCREENSHOT_DIR is set.
+  void stageModelScreenshots() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/models/";
+    if (!QFileInfo::exists(models + "crnn.fvm")) QSKIP("no CRNN sample model");
+    const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+    const std::pair<const char*, const char*> shots[] = {{"crnn", "ctc-alignment"},
+                                                         {"rare", "tps-rectification"}};
+    for (const auto& [model, file] : shots) {
+      ui::MainWindow w;
+      w.resize(1366, 768);
+      w.show();
+      QVERIFY(w.openModel(models + model + ".fvm"));
+      QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
+      QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+      w.datasetBrowser()->chooseEntry(3);
+      QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 3 && !w.isTracing(), 60000);
+      w.tabs()->setCurrentWidget(w.inspector());
+      w.setStep(3);
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(dir + "/" + file + ".png"));
+    }
+    ui::MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    for (const char* name : {"soft", "crnn", "rare"}) QVERIFY(w.openModel(models + name + ".fvm"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 3 && w.errorText().isEmpty(), 30000);
+    QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+    w.datasetBrowser()->chooseEntry(3);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 60000);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    w.setStep(3);
+    QTest::qWait(400);
+    QVERIFY(w.grab().save(dir + "/compare-stages.png"));
+  }
+
+  // A CTC model and a TPS model in the inspector: the trace's fields reach the view (emitting
+  // columns, fiducials, the rectified input) and the end token is named by the charset.
+  void ctcAndTpsModelsAreShown() {
+    QTemporaryDir tmp;
+    core::ModelConfig crnn = core::modelVariant("crnn", 0.125).config;
+    crnn.maxLength = 6;
+    core::ModelConfig rare = core::modelVariant("rare", 0.125).config;
+    rare.maxLength = 6;
+    const QString a = tmp.path() + "/crnn.fvm", b = tmp.path() + "/rare.fvm";
+    core::ModelSession::create(crnn, 1)->save(a.toStdString());
+    core::ModelSession::create(rare, 1)->save(b.toStdString());
+    ui::MainWindow w;
+    w.resize(1280, 720);
+    w.show();
+    QVERIFY(w.openModel(b));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);
+    const QImage withFiducials = w.traceView()->grab().toImage();
+    w.traceView()->setOverlay(ui::TraceView::Fiducials, false);
+    QVERIFY(w.traceView()->grab().toImage() != withFiducials);  // the points are drawn
+    w.traceView()->setOverlay(ui::TraceView::Fiducials, true);
+    QVERIFY(w.openModel(a));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && w.errorText().isEmpty(), 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 30000);
+    // The heat strip names a column and its top-k posteriors.
+    const QRectF img = w.traceView()->imageToWidget().mapRect(QRectF(0, 0, 160, 32));
+    const int column = w.traceView()->stripColumnAt(QPointF(img.center().x(), img.bottom() + 6));
+    QVERIFY(column >= 0 && column < 24);
   }
 
   void itemModelsPassTheTester() {
