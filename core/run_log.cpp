@@ -1,4 +1,5 @@
 #include "run_log.h"
+#include "run_folder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -260,7 +261,7 @@ const char* runStatusName(RunStatus status) {
 
 RunConfigSummary readRunConfig(const std::string& runDir) {
   RunConfigSummary c;
-  const fs::path p = fs::path(runDir) / "config.json";
+  const fs::path p = fs::path(runDir) / run_folder::kConfig;
   std::error_code ec;
   if (!fs::exists(p, ec)) {
     c.error = p.string() + ": missing";
@@ -339,7 +340,7 @@ RunStatusInfo inferRunStatus(const RunFacts& f, double staleAfterSeconds) {
 }
 
 RunLog::RunLog(std::string runDir)
-    : m_dir(std::move(runDir)), m_reader((fs::path(m_dir) / "metrics.jsonl").string()) {}
+    : m_dir(std::move(runDir)), m_reader((fs::path(m_dir) / run_folder::kMetrics).string()) {}
 
 bool RunLog::refresh() {
   std::error_code ec;
@@ -421,8 +422,8 @@ RunFacts RunLog::facts(const ProcessFacts& process) const {
       f.consecutiveSkips = static_cast<int64_t>(last.value("consecutive"));
   }
   const fs::path dir(m_dir);
-  f.secondsSinceUpdate = std::min(
-      {secondsSince(dir), secondsSince(dir / "config.json"), secondsSince(dir / "metrics.jsonl")});
+  f.secondsSinceUpdate = std::min({secondsSince(dir), secondsSince(dir / run_folder::kConfig),
+                                   secondsSince(dir / run_folder::kMetrics)});
   f.process = process;
   return f;
 }

@@ -1,4 +1,5 @@
 #include "evaluation_panel.h"
+#include "run_folder.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -118,7 +119,7 @@ void EvaluationPanel::setRun(const QString& runDir, const QStringList& evalSets)
   m_checkpoint->clear();
   // The run's checkpoints that exist (best first); both names when it has none yet.
   QStringList files;
-  for (const char* name : {"best.fvm", "latest.fvm"})
+  for (const char* name : {core::run_folder::kBestModel, core::run_folder::kLatestModel})
     files << QDir(runDir).filePath(QString::fromLatin1(name));
   QStringList existing;
   for (const auto& f : files)
@@ -128,8 +129,9 @@ void EvaluationPanel::setRun(const QString& runDir, const QStringList& evalSets)
   if (!evalSets.isEmpty() && !isRunning()) m_dataset->setText(evalSets.first());
   if (isRunning() || runDir.isEmpty()) return;
   const QDir dir(runDir);
-  const bool none = !QFileInfo::exists(dir.filePath(QStringLiteral("best.fvm"))) &&
-                    !QFileInfo::exists(dir.filePath(QStringLiteral("latest.fvm")));
+  const bool none =
+      !QFileInfo::exists(dir.filePath(QString::fromLatin1(core::run_folder::kBestModel))) &&
+      !QFileInfo::exists(dir.filePath(QString::fromLatin1(core::run_folder::kLatestModel)));
   if (none)
     m_status->setText(tr("<i>%1 holds no checkpoint (yet): type the path of a model file to "
                          "evaluate another one.</i>")

@@ -1,4 +1,5 @@
 #include "live_preview.h"
+#include "run_folder.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -76,7 +77,7 @@ QString LivePreview::statusText() const { return m_title->text(); }
 
 void LivePreview::checkForUpdate() {
   if (m_runDir.isEmpty()) return;
-  const QFileInfo f(QDir(m_runDir).filePath(QStringLiteral("latest.fvm")));
+  const QFileInfo f(QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kLatestModel)));
   if (!f.isFile()) return;
   if (f.lastModified() == m_lastModified && f.size() == m_lastSize) return;
   m_lastModified = f.lastModified();
@@ -89,7 +90,8 @@ void LivePreview::checkForUpdate() {
 }
 
 void LivePreview::start() {
-  const std::string model = QDir(m_runDir).filePath(QStringLiteral("latest.fvm")).toStdString();
+  const std::string model =
+      QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kLatestModel)).toStdString();
   const std::string spec = m_sampleSpec.toStdString();
   const QString runDir = m_runDir;
   m_watcher.setFuture(QtConcurrent::run([model, spec, runDir]() {

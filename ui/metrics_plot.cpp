@@ -1,4 +1,5 @@
 #include "metrics_plot.h"
+#include "run_folder.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -20,22 +21,14 @@ const QColor kMarker(211, 47, 47);
 }  // namespace
 
 const std::vector<MetricDef>& metricDefs() {
-  static const std::vector<MetricDef> defs = {
-      {QStringLiteral("loss"), QStringLiteral("train"), QObject::tr("loss"), true},
-      {QStringLiteral("nll"), QStringLiteral("train"), QObject::tr("NLL term"), true},
-      {QStringLiteral("reinforce"), QStringLiteral("train"), QObject::tr("REINFORCE term"), false},
-      {QStringLiteral("reference"), QStringLiteral("train"), QObject::tr("reference L2"), true},
-      {QStringLiteral("reward"), QStringLiteral("train"), QObject::tr("reward log p(y|a)"), false},
-      {QStringLiteral("baseline"), QStringLiteral("train"), QObject::tr("baseline b"), false},
-      {QStringLiteral("grad_norm"), QStringLiteral("train"), QObject::tr("gradient norm"), true},
-      {QStringLiteral("train_accuracy"), QStringLiteral("train"), QObject::tr("train accuracy"),
-       false},
-      {QStringLiteral("accuracy"), QStringLiteral("eval"), QObject::tr("eval accuracy"), false},
-      {QStringLiteral("ned"), QStringLiteral("eval"), QObject::tr("eval norm. edit dist."), true},
-      {QStringLiteral("entropy"), QStringLiteral("eval"), QObject::tr("attention entropy"), true},
-      {QStringLiteral("lr"), QStringLiteral("train"), QObject::tr("learning rate"), true},
-      {QStringLiteral("images_per_s"), QStringLiteral("train"), QObject::tr("images / s"), true},
-  };
+  // The catalogue is core's (run_folder.h), shared with the trainer that writes the records.
+  static const std::vector<MetricDef> defs = [] {
+    std::vector<MetricDef> d;
+    for (const auto& m : core::run_folder::metricCatalogue())
+      d.push_back({QString::fromLatin1(m.key), QString::fromLatin1(m.kind), QObject::tr(m.label),
+                   m.nonNegative});
+    return d;
+  }();
   return defs;
 }
 

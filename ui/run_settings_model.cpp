@@ -1,4 +1,5 @@
 #include "run_settings_model.h"
+#include "run_folder.h"
 
 #include <QDir>
 #include <QFile>
@@ -62,7 +63,7 @@ RunSettingsModel::RunSettingsModel(RunListModel* runs, QObject* parent)
 }
 
 const RunSettingsModel::Settings& RunSettingsModel::settingsOf(const QString& dir) {
-  const QString path = QDir(dir).filePath(QStringLiteral("config.json"));
+  const QString path = QDir(dir).filePath(QString::fromLatin1(core::run_folder::kConfig));
   const QDateTime modified = QFileInfo(path).lastModified();
   Settings& s = m_cache[dir];
   if (s.modified == modified && modified.isValid()) return s;

@@ -1,4 +1,5 @@
 #include "training_launch_dialog.h"
+#include "run_folder.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -289,7 +290,7 @@ void TrainingLaunchDialog::updateCommand() {
                  .arg(s.processes())
                  .arg(s.processes() - 1)
                  .arg(s.masterPort);
-  if (QFileInfo::exists(QDir(s.runDir).filePath(QStringLiteral("config.json"))))
+  if (QFileInfo::exists(QDir(s.runDir).filePath(QString::fromLatin1(core::run_folder::kConfig))))
     notes << tr(
         "<b>This folder already holds a run:</b> choose another, or resume it from the "
         "runs list.");

@@ -1,4 +1,5 @@
 #include "training_page.h"
+#include "run_folder.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -300,7 +301,8 @@ int TrainingPage::addSampleRuns(const QString& runsFolder) {
   int added = 0;
   for (const QString& name : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
     const QString dir = root.filePath(name);
-    if (!QFileInfo(QDir(dir).filePath(QStringLiteral("metrics.jsonl"))).isFile()) continue;
+    if (!QFileInfo(QDir(dir).filePath(QString::fromLatin1(core::run_folder::kMetrics))).isFile())
+      continue;
     const int row = m_runs->addRun(dir);
     m_runs->setProcess(m_runs->dir(row), m_launcher->facts(m_runs->dir(row)));
     ++added;
@@ -459,7 +461,7 @@ void TrainingPage::updateWatchedPaths() {
   QStringList wanted;
   for (const QString& dir : m_runs->dirs()) {
     if (QFileInfo(dir).isDir()) wanted << dir;
-    const QString metrics = QDir(dir).filePath(QStringLiteral("metrics.jsonl"));
+    const QString metrics = QDir(dir).filePath(QString::fromLatin1(core::run_folder::kMetrics));
     if (QFileInfo(metrics).isFile()) wanted << metrics;
   }
   QStringList stale;
@@ -478,9 +480,10 @@ void TrainingPage::updateSelection() {
   const bool running = !dir.isEmpty() && m_launcher->isRunning(dir);
   m_stop->setEnabled(running);
   const auto status = m_runs->status(row).status;
-  m_resume->setEnabled(!dir.isEmpty() && !running &&
-                       QFileInfo::exists(QDir(dir).filePath(QStringLiteral("latest.state"))) &&
-                       status != core::RunStatus::Finished && status != core::RunStatus::Running);
+  m_resume->setEnabled(
+      !dir.isEmpty() && !running &&
+      QFileInfo::exists(QDir(dir).filePath(QString::fromLatin1(core::run_folder::kState))) &&
+      status != core::RunStatus::Finished && status != core::RunStatus::Running);
   if (row < 0) {
     m_detail->clear();
     m_preview->setRun({}, {});
@@ -491,8 +494,9 @@ void TrainingPage::updateSelection() {
   // A folder may hold only the logs (the bundled sample runs, a partial sync): say so instead of
   // offering what needs a checkpoint.
   const QDir folder(dir);
-  const bool hasCheckpoint = QFileInfo::exists(folder.filePath(QStringLiteral("latest.fvm"))) ||
-                             QFileInfo::exists(folder.filePath(QStringLiteral("best.fvm")));
+  const bool hasCheckpoint =
+      QFileInfo::exists(folder.filePath(QString::fromLatin1(core::run_folder::kLatestModel))) ||
+      QFileInfo::exists(folder.filePath(QString::fromLatin1(core::run_folder::kBestModel)));
   const bool live =
       running || st.status == core::RunStatus::Running || st.status == core::RunStatus::Starting;
   QString detail = QString::fromStdString(st.detail);

@@ -1,4 +1,5 @@
 #include "trainer.h"
+#include "run_folder.h"
 #include "warm_start.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -23,11 +24,11 @@
 #include "backbone.h"
 #include "charset.h"
 #include "checkpoint.h"
+#include "compute_device.h"
 #include "cuda_autocast.h"
 #include "data_loader.h"
 #include "dataset_factory.h"
 #include "dataset_views.h"
-#include "compute_device.h"
 #include "distributed.h"
 #include "error.h"
 #include "evaluate_model.h"
@@ -55,7 +56,7 @@ std::string readText(const fs::path& p) {
 
 void writeTextAtomically(const fs::path& p, const std::string& text) {
   writeFileAtomically(p.string(), text,
-                      p.filename() == "config.json" ? "run configuration" : "file");
+                      p.filename() == run_folder::kConfig ? "run configuration" : "file");
 }
 
 double seconds(Clock::time_point a, Clock::time_point b) {
@@ -72,7 +73,7 @@ struct Trainer::Impl {
   RunOptions opt;
   TrainHooks hooks;
   fs::path run;
-  bool writer = true;  // rank 0
+  bool writer = true;                // rank 0
   std::unique_ptr<RunLock> runLock;  // the writer's hold on the run folder (core/run_lock.h)
   int rank = 0, world = 1;
   torch::Device device{torch::kCPU};
@@ -105,12 +106,12 @@ struct Trainer::Impl {
   }
   void appendMetrics(const json& record) const {
     if (!writer) return;
-    std::ofstream out(run / "metrics.jsonl", std::ios::app);
+    std::ofstream out(run / run_folder::kMetrics, std::ios::app);
     errno = 0;
     out << record.dump() << "\n";
     out.flush();
     if (!out)
-      throw Error((run / "metrics.jsonl").string() + ": cannot append to the metrics log (" +
+      throw Error((run / run_folder::kMetrics).string() + ": cannot append to the metrics log (" +
                   (errno ? std::strerror(errno) : "write failed") + ")");
   }
   double elapsed() const { return elapsedBefore + seconds(sessionStart, Clock::now()); }
@@ -126,7 +127,7 @@ struct Trainer::Impl {
 };
 
 TrainConfig Trainer::loadRunConfig(const std::string& runDir) {
-  const fs::path p = fs::path(runDir) / "config.json";
+  const fs::path p = fs::path(runDir) / run_folder::kConfig;
   return TrainConfig::fromJson(readText(p), p.string());
 }
 
@@ -150,7 +151,7 @@ Trainer::~Trainer() = default;
 int64_t Trainer::iteration() const { return d->iteration; }
 
 void Trainer::Impl::setup(bool resuming) {
-  const fs::path statePath = run / "latest.state";
+  const fs::path statePath = run / run_folder::kState;
   std::error_code ec;
   if (writer) {  // before any check of what the folder holds: another trainer may be writing it
     if (!resuming) fs::create_directories(run, ec);
@@ -162,10 +163,10 @@ void Trainer::Impl::setup(bool resuming) {
       throw Error(statePath.string() + ": nothing to resume (no training state in this run)");
     const auto saved = loadRunConfig(run.string());
     if (json::parse(saved.model.toJson()) != json::parse(cfg.model.toJson()))
-      throw Error((run / "config.json").string() +
+      throw Error((run / run_folder::kConfig).string() +
                   ": the model differs from the run being resumed");
   } else if (writer) {
-    if (fs::exists(statePath, ec) || fs::exists(run / "latest.fvm", ec))
+    if (fs::exists(statePath, ec) || fs::exists(run / run_folder::kLatestModel, ec))
       throw Error(run.string() +
                   ": this run directory already holds a run; use --resume or another --run");
     fs::create_directories(run, ec);
@@ -234,8 +235,8 @@ void Trainer::Impl::setup(bool resuming) {
       opt.group->broadcast(ts, 0);
     }
     if (writer) {
-      writeTextAtomically(run / "config.json", cfg.toJson() + "\n");
-      writeTextAtomically(run / "metrics.jsonl", "");
+      writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
+      writeTextAtomically(run / run_folder::kMetrics, "");
     }
   }
   model->train();
@@ -351,7 +352,7 @@ void Trainer::Impl::loadState(const fs::path& path) {
   skippedSteps = meta.value("skipped_steps", int64_t(0));
 
   if (writer) {  // drop the records written after this state (an interrupted tail)
-    const fs::path mp = run / "metrics.jsonl";
+    const fs::path mp = run / run_folder::kMetrics;
     std::ifstream in(mp);
     std::string line, kept;
     while (std::getline(in, line)) {
@@ -373,18 +374,18 @@ void Trainer::Impl::writeCheckpoint(const std::string& reason) {
   checkFinite("a checkpoint");
   // The state first: it alone resumes the run, so a crash between the two renames leaves a
   // consistent pair (latest.fvm then lags one checkpoint behind, and says so in its extra).
-  saveState(run / "latest.state");
+  saveState(run / run_folder::kState);
   json extra = {{"training", extraJson()}};
-  extra["training"]["state"] = "latest.state";
+  extra["training"]["state"] = run_folder::kState;
   extra["training"]["run"] = run.string();
   Recognizer m = model;
   if (!device.is_cpu())
     m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
-  saveCheckpoint((run / "latest.fvm").string(), m, extra.dump());
+  saveCheckpoint((run / run_folder::kLatestModel).string(), m, extra.dump());
   appendMetrics({{"kind", "checkpoint"},
                  {"iteration", iteration},
                  {"reason", reason},
-                 {"file", "latest.fvm"},
+                 {"file", run_folder::kLatestModel},
                  {"elapsed_s", elapsed()}});
 }
 
@@ -448,13 +449,13 @@ void Trainer::Impl::evaluate() {
   if (best) {
     bestAccuracy = all.accuracy();
     bestIteration = iteration;
-    checkFinite("best.fvm");
+    checkFinite(run_folder::kBestModel);
     json extra = {{"training", extraJson()}};
     extra["training"]["eval_accuracy"] = all.accuracy();
     Recognizer m = model;
     if (!device.is_cpu())
       m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
-    saveCheckpoint((run / "best.fvm").string(), m, extra.dump());
+    saveCheckpoint((run / run_folder::kBestModel).string(), m, extra.dump());
   }
   appendMetrics({{"kind", "eval"},
                  {"iteration", iteration},
@@ -664,7 +665,7 @@ TrainResult Trainer::run() {
         throw Error("training stopped at iteration " + std::to_string(it) + ": " +
                     std::to_string(s.consecutiveNonFinite) +
                     " non-finite losses in a row (the last checkpoint, " +
-                    (s.run / "latest.fvm").string() +
+                    (s.run / run_folder::kLatestModel).string() +
                     ", holds the last good weights); lower the learning rate or check the data");
     } else {
       s.optimizer->step();
@@ -731,7 +732,7 @@ TrainResult Trainer::run() {
   result.imagesPerS = dt > 0 ? sessionImages / dt : 0.0;
   result.bestAccuracy = s.bestAccuracy;
   result.skippedSteps = s.skippedSteps;
-  result.latest = s.writer ? (s.run / "latest.fvm").string() : "";
+  result.latest = s.writer ? (s.run / run_folder::kLatestModel).string() : "";
   return result;
 }
 

@@ -10,6 +10,7 @@
 #include "atomic_file.h"
 #include "checkpoint.h"
 #include "error.h"
+#include "run_folder.h"
 #include "train_config.h"
 #include "trainer.h"
 #include "warm_start.h"
@@ -98,6 +99,18 @@ class TestTrainEngine : public QObject {
          {"iteration", "loss", "nll", "reinforce", "reference", "reward", "baseline", "grad_norm",
           "train_accuracy", "lr", "images_per_s", "elapsed_s"})
       QVERIFY2(train[0].contains(k), k);
+    // The metric catalogue (run_folder.h) and the records agree: every catalogued metric is in
+    // its kind's records, every numeric field of a record is catalogued or bookkeeping.
+    const auto evals0 = records(run, "eval");
+    for (const auto& m : run_folder::metricCatalogue())
+      QVERIFY2((std::string(m.kind) == "train" ? train[0] : evals0.at(0)).contains(m.key), m.key);
+    for (const json* r : {&train[0], &evals0.at(0)})
+      for (const auto& [key, value] : r->items()) {
+        if (!value.is_number() && !value.is_null()) continue;
+        bool known = key == "iteration" || key == "epoch" || key == "elapsed_s" || key == "count";
+        for (const auto& m : run_folder::metricCatalogue()) known = known || key == m.key;
+        QVERIFY2(known, key.c_str());
+      }
     QCOMPARE(train[0]["lr"].get<double>(), 1.0);
     QVERIFY(train[0]["grad_norm"].get<double>() > 0);
     QVERIFY(train[0]["baseline"].is_null());  // soft: no REINFORCE
@@ -252,7 +265,8 @@ class TestTrainEngine : public QObject {
     QVERIFY(torch::equal(dp["features.layers.0.weight"], sp["features.layers.0.weight"]));
     QVERIFY(torch::equal(dp["prediction.glimpse.sharpener.encoder.layers.0.weight"],
                          sp["features.layers.0.weight"]));
-    QVERIFY(torch::equal(dp["prediction.attention.key.weight"], sp["prediction.attention.key.weight"]));
+    QVERIFY(
+        torch::equal(dp["prediction.attention.key.weight"], sp["prediction.attention.key.weight"]));
     QVERIFY(dp["prediction.cell.weight_ih"].sizes() != sp["prediction.cell.weight_ih"].sizes());
     QVERIFY(report.summary().find("copied") != std::string::npos);
 
