@@ -86,13 +86,34 @@ std::string presetLine(const tr::Preset& p) {
 }  // namespace
 
 int runTrainCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args,
-      {"preset", "run", "width", "iterations", "batch", "micro-batches", "data", "eval-data",
-       "eval-interval", "eval-limit", "checkpoint-interval", "log-interval", "max-length",
-       "lambda-r", "seed", "device", "threads", "loader-threads", "init-from", "transformation",
-       "features", "sequence", "prediction", "cell", "fiducials", "attention"},
-      {"resume", "list-presets", "no-bf16", "json", "projection", "no-projection"});
+  const CliArgs a(args,
+                  {"preset",
+                   "run",
+                   "width",
+                   "iterations",
+                   "batch",
+                   "micro-batches",
+                   "data",
+                   "eval-data",
+                   "eval-interval",
+                   "eval-limit",
+                   "checkpoint-interval",
+                   "log-interval",
+                   "max-length",
+                   "lambda-r",
+                   "seed",
+                   "device",
+                   "threads",
+                   "loader-threads",
+                   "init-from",
+                   "transformation",
+                   "features",
+                   "sequence",
+                   "prediction",
+                   "cell",
+                   "fiducials",
+                   "attention"},
+                  {"resume", "list-presets", "no-bf16", "json", "projection", "no-projection"});
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
   if (a.has("list-presets") && a.has("json")) {
     // For programs (the GUI's New-run dialog): every preset with its whole train config.
@@ -109,10 +130,10 @@ int runTrainCommand(const std::vector<std::string>& args) {
   tr::TrainConfig cfg;
   const bool resume = a.has("resume");
   if (resume) {
-    for (const char* fixed : {"preset", "width", "batch", "micro-batches", "data", "max-length",
-                              "lambda-r", "seed", "init-from", "transformation", "features",
-                              "sequence", "prediction", "cell", "fiducials", "attention",
-                              "projection", "no-projection"})
+    for (const char* fixed :
+         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed",
+          "init-from", "transformation", "features", "sequence", "prediction", "cell", "fiducials",
+          "attention", "projection", "no-projection"})
       if (a.has(fixed))
         throw std::invalid_argument(
             std::string("--") + fixed +

@@ -123,16 +123,17 @@ int cmdTrace(const std::vector<std::string>& args) {
 }
 
 int cmdInitModel(const std::vector<std::string>& args) {
-  std::set<std::string> valued = {"model", "context", "stns", "width", "charset", "max-length",
-                                  "scale", "seed", "out", "patch-w", "coarse-patch-w"};
+  std::set<std::string> valued = {"model",   "context",    "stns",          "width",
+                                  "charset", "max-length", "scale",         "seed",
+                                  "out",     "patch-w",    "coarse-patch-w"};
   valued.insert(app::kStageOptions.begin(), app::kStageOptions.end());
   std::set<std::string> flags = {"reference", "case-insensitive", "affine-first-stn", "force"};
   flags.insert(app::kStageFlags.begin(), app::kStageFlags.end());
   const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw UsageError("init-model takes no positional arguments");
   const double width = a.doubleValue("width", 1.0);
-  core::ModelConfig c = a.has("model") ? core::modelVariant(a.value("model", ""), width).config
-                                       : core::ModelConfig();
+  core::ModelConfig c =
+      a.has("model") ? core::modelVariant(a.value("model", ""), width).config : core::ModelConfig();
   c.width = width;
   app::applyStageOptions(a, c);
   if (!a.has("model") && !a.has("attention") && !a.has("prediction"))
@@ -141,9 +142,10 @@ int cmdInitModel(const std::vector<std::string>& args) {
                             a.has("patch-w") || a.has("coarse-patch-w") ||
                             a.has("affine-first-stn");
   if (sharpOptions && c.attention != "sharp")
-    throw UsageError("--context, --stns, --reference and the patch options are for --attention "
-                     "sharp (this model's glimpse is " +
-                     (c.isCtc() ? std::string("none: it is a CTC model") : c.attention) + ")");
+    throw UsageError(
+        "--context, --stns, --reference and the patch options are for --attention "
+        "sharp (this model's glimpse is " +
+        (c.isCtc() ? std::string("none: it is a CTC model") : c.attention) + ")");
   c.context = core::contextFromString(a.value("context", core::toString(c.context)));
   c.numStns = a.intValue("stns", c.numStns);
   if (a.has("affine-first-stn")) c.firstStnTranslationOnly = false;

@@ -70,12 +70,11 @@ std::string ModelConfig::stageString() const {
 
 void ModelConfig::validate() const {
   auto fail = [](const std::string& m) { throw Error("invalid model config: " + m); };
-  for (auto [kind, name] : {std::pair{StageKind::Transformation, &transformation},
-                            std::pair{StageKind::Features, &features},
-                            std::pair{StageKind::Sequence, &sequence},
-                            std::pair{StageKind::Prediction, &prediction},
-                            std::pair{StageKind::Glimpse, &attention},
-                            std::pair{StageKind::Cell, &cell}}) {
+  for (auto [kind, name] :
+       {std::pair{StageKind::Transformation, &transformation},
+        std::pair{StageKind::Features, &features}, std::pair{StageKind::Sequence, &sequence},
+        std::pair{StageKind::Prediction, &prediction}, std::pair{StageKind::Glimpse, &attention},
+        std::pair{StageKind::Cell, &cell}}) {
     try {
       stageOption(kind, *name);
     } catch (const Error& e) {

@@ -35,8 +35,8 @@ struct ModelConfig {
   int fiducials = 20;                    ///< tps: F fiducial points (F/2 per edge)
 
   // The attention decoder.
-  std::string cell = "paper";        ///< paper | dtrb (DESIGN.md "Model stages")
-  std::string attention = "soft";    ///< the glimpse: soft | hard | sharp
+  std::string cell = "paper";                  ///< paper | dtrb (DESIGN.md "Model stages")
+  std::string attention = "soft";              ///< the glimpse: soft | hard | sharp
   ContextKind context = ContextKind::Pooling;  ///< sharp only
   int numStns = 1;                             ///< sharp only: 1 or 2
   bool firstStnTranslationOnly = true;         ///< with 2 STNs: coarse x-translation STN first

@@ -72,8 +72,8 @@ torch::Tensor RecognizerImpl::encode(const torch::Tensor& image, TransformOutput
     *rectified = m_transformation->transform(image);
     input = rectified->image;
   }
-  auto f = m_features->columns(input);             // [B, M, C]
-  return m_sequence ? m_sequence->encode(f) : f;   // [B, M, D]
+  auto f = m_features->columns(input);            // [B, M, C]
+  return m_sequence ? m_sequence->encode(f) : f;  // [B, M, D]
 }
 
 torch::Tensor RecognizerImpl::rectifyUpsampled(const torch::Tensor& upsampled,

@@ -6,11 +6,11 @@
 
 namespace foveal::core::run_folder {
 
-inline constexpr const char* kConfig = "config.json";     ///< the train config, written first
-inline constexpr const char* kMetrics = "metrics.jsonl";  ///< one JSON record per line, appended
-inline constexpr const char* kLatestModel = "latest.fvm"; ///< the last checkpoint
-inline constexpr const char* kBestModel = "best.fvm";     ///< the best evaluation's checkpoint
-inline constexpr const char* kState = "latest.state";     ///< optimiser and loader, for --resume
+inline constexpr const char* kConfig = "config.json";      ///< the train config, written first
+inline constexpr const char* kMetrics = "metrics.jsonl";   ///< one JSON record per line, appended
+inline constexpr const char* kLatestModel = "latest.fvm";  ///< the last checkpoint
+inline constexpr const char* kBestModel = "best.fvm";      ///< the best evaluation's checkpoint
+inline constexpr const char* kState = "latest.state";      ///< optimiser and loader, for --resume
 
 /// A metric of metrics.jsonl that monitors plot: its key in records of `kind` ("train" or
 /// "eval"), a label, and whether it is never negative (log scale possible).

@@ -33,8 +33,8 @@ SharpenerImpl::SharpenerImpl(const ModelConfig& config_) : config(config_) { res
 void SharpenerImpl::reset() {
   const auto& pp = config.preprocessing;
   // The regions are the feature stage's columns (their receptive fields, scaled to the copy).
-  const auto rf = receptiveField(stageOption(StageKind::Features, config.features).layers(config.width),
-                                 pp.inputW, pp.inputH);
+  const auto rf = receptiveField(
+      stageOption(StageKind::Features, config.features).layers(config.width), pp.inputW, pp.inputH);
   const double scale = static_cast<double>(pp.upsampledW()) / pp.inputW;
   const double wu = pp.upsampledW(), h = pp.inputH;
 

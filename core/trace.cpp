@@ -70,7 +70,8 @@ std::string Trace::toJson(int indent) const {
     json cols = json::array();
     for (const auto& c : columnTopk) {
       json tk = json::array();
-      for (const auto& t : c) tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
+      for (const auto& t : c)
+        tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
       cols.push_back(tk);
     }
     j["column_topk"] = cols;

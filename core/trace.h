@@ -45,8 +45,8 @@ struct TraceStep {
 };
 
 struct Trace {
-  std::string source;     ///< image path or id
-  std::string modelKind;  ///< the glimpse ("soft", "hard", "sharp") or "ctc"
+  std::string source;                 ///< image path or id
+  std::string modelKind;              ///< the glimpse ("soft", "hard", "sharp") or "ctc"
   std::string decoder = "attention";  ///< the prediction stage: "attention" or "ctc"
   std::string stages;                 ///< e.g. "tps-resnet-bilstm-attention(soft)"
   std::string modelDescription;

@@ -241,9 +241,9 @@ void InspectorPage::showStep(int step) {
           ? tr("region %1").arg(s.region)
           : tr("emitted by column%1 %2 (most probable in %3)")
                 .arg(s.columns.size() > 1 ? QStringLiteral("s") : QString())
-                .arg(s.columns.size() > 1 ? QStringLiteral("%1-%2").arg(s.columns.front()).arg(
-                                                s.columns.back())
-                                          : QString::number(s.columns.front()))
+                .arg(s.columns.size() > 1
+                         ? QStringLiteral("%1-%2").arg(s.columns.front()).arg(s.columns.back())
+                         : QString::number(s.columns.front()))
                 .arg(s.region);
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
                          "entropy H[%4] %5 &middot; %6")
@@ -257,8 +257,9 @@ void InspectorPage::showStep(int step) {
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
   if (s.stn.empty()) {
-    patches.emplace_back(m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("column's field"),
-                         toQImage(s.patch));
+    patches.emplace_back(
+        m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("column's field"),
+        toQImage(s.patch));
   } else {
     for (size_t k = 0; k < s.stn.size(); ++k)
       patches.emplace_back(s.stn.size() == 2 && k == 0 ? tr("coarse STN") : tr("STN patch"),

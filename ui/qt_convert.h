@@ -6,8 +6,8 @@
 #include <QRectF>
 #include <QString>
 
-#include "grey_image.h"
 #include "charset.h"
+#include "grey_image.h"
 #include "trace.h"
 
 namespace foveal::ui {

@@ -147,7 +147,7 @@ bool TraceView::event(QEvent* event) {
       for (const auto& tp : m_trace->columnTopk[static_cast<size_t>(c)])
         text += QStringLiteral("\n%1  %2")
                     .arg(tp.token == core::Charset::kBlankName ? QStringLiteral("blank")
-                                                              : qstr(tp.token))
+                                                               : qstr(tp.token))
                     .arg(tp.prob, 0, 'f', 3);
     QToolTip::showText(help->globalPos(), text, this);
     return true;
@@ -321,7 +321,8 @@ void TraceView::paintEvent(QPaintEvent*) {
     QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, 0, stride, m_image.height()));
     p.fillRect(band.intersected(imageRect), QColor(255, 200, 0, 90));
     p.setPen(QPen(QColor(255, 200, 0), 1));
-    p.drawLine(QPointF(band.center().x(), imageRect.top()), QPointF(band.center().x(), imageRect.bottom()));
+    p.drawLine(QPointF(band.center().x(), imageRect.top()),
+               QPointF(band.center().x(), imageRect.bottom()));
   }
   // TPS: the fiducial points the localiser placed, top edge and bottom edge joined.
   if ((m_overlays & Fiducials) && !m_trace->fiducials.empty()) {

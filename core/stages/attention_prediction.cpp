@@ -25,16 +25,15 @@ void AttentionPredictionImpl::reset() {
   m_paperCell = config.cell == "paper";
   const int64_t hid = config.hidden(), d = m_inputDim, k = m_numClasses;
   if (m_paperCell) m_init = register_module("init", nn::Linear(d, hid));
-  m_attention =
-      register_module("attention", AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
+  m_attention = register_module(
+      "attention", AdditiveAttention(AdditiveAttentionOptions(d, hid, config.depth())));
   m_glimpse = buildGlimpse(StageContext{config, d, hid});
   register_module("glimpse", m_glimpse.module);
   m_cell = register_module("cell", nn::LSTMCell(k + m_glimpse->contextDim(), hid));
   m_output = register_module("output", nn::Linear(m_paperCell ? k + hid : hid, k));
 }
 
-AttentionPredictionImpl::Keys AttentionPredictionImpl::keys(const torch::Tensor& x,
-                                                            bool lean) {
+AttentionPredictionImpl::Keys AttentionPredictionImpl::keys(const torch::Tensor& x, bool lean) {
   Keys k;
   k.x = x;
   k.wx = m_attention->project(x);  // [B, M, depth], once per image
@@ -51,7 +50,7 @@ AttentionPredictionImpl::Keys AttentionPredictionImpl::keys(const torch::Tensor&
   k.gBias = m_cell->bias_ih + m_cell->bias_hh;
   const auto& wo = m_output->weight;  // [K, K + H] (paper) or [K, H]
   if (m_paperCell) {
-    k.outY = wo.narrow(1, 0, classes).t().contiguous();  // [K, K]
+    k.outY = wo.narrow(1, 0, classes).t().contiguous();        // [K, K]
     k.outH = wo.narrow(1, classes, wo.size(1) - classes).t();  // [H, K]
   } else {
     k.outH = wo.t();
@@ -112,8 +111,8 @@ AttentionPredictionImpl::StepOutput AttentionPredictionImpl::step(
     const auto rows = k.x.size(0);
     auto y = st.prev.defined() ? torch::one_hot(st.prev, m_numClasses).to(k.x.scalar_type())
                                : torch::zeros({rows, m_numClasses}, k.x.options());
-    auto input = m_paperCell ? torch::cat({y, o.glimpse.context}, 1)
-                             : torch::cat({o.glimpse.context, y}, 1);
+    auto input =
+        m_paperCell ? torch::cat({y, o.glimpse.context}, 1) : torch::cat({o.glimpse.context, y}, 1);
     std::tie(st.h, st.c) = m_cell->forward(input, std::make_tuple(st.h, st.c));
     logits = m_output(m_paperCell ? torch::cat({y, st.h}, 1) : st.h);
   }
@@ -143,8 +142,8 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
     auto forced = options.forcedSelection.defined()
                       ? options.forcedSelection.select(1, t).to(torch::kLong)
                       : torch::Tensor();
-    auto o = step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax,
-                  options);
+    auto o =
+        step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax, options);
     auto tok = o.logProbs.detach().argmax(-1);
     logp.push_back(o.logProbs);
     alphas.push_back(o.alpha);
@@ -173,8 +172,8 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
   return out;
 }
 
-BeamResult AttentionPredictionImpl::beamSearch(const torch::Tensor& x0,
-                                               const torch::Tensor& up0, int width) {
+BeamResult AttentionPredictionImpl::beamSearch(const torch::Tensor& x0, const torch::Tensor& up0,
+                                               int width) {
   if (width < 1) throw Error("beam width must be at least 1, not " + std::to_string(width));
   const int64_t b = x0.size(0), steps = config.steps(), classes = m_numClasses;
   // More hypotheses than one step has candidates (K) changes nothing at the first step; later
@@ -241,7 +240,8 @@ LossTerms AttentionPredictionImpl::loss(const RecognizerOutput& out, const LossI
   LossTerms terms;
   const auto bsz = static_cast<double>(in.targets.size(0));
   auto mask = validSteps(in.targets, in.lengths).to(out.logProbs.dtype());
-  auto logpy = out.logProbs.gather(2, in.targets.to(torch::kLong).unsqueeze(2)).squeeze(2);  // [B,T]
+  auto logpy =
+      out.logProbs.gather(2, in.targets.to(torch::kLong).unsqueeze(2)).squeeze(2);  // [B,T]
   terms.nll = -(logpy * mask).sum() / bsz;
   if (!config.selectsRegions() || in.lambdaR == 0.0) {
     terms.reinforce = torch::zeros({}, out.logProbs.options());
@@ -267,8 +267,7 @@ LossTerms AttentionPredictionImpl::loss(const RecognizerOutput& out, const LossI
   return terms;
 }
 
-BatchStats AttentionPredictionImpl::stats(const RecognizerOutput& out,
-                                          const torch::Tensor& targets,
+BatchStats AttentionPredictionImpl::stats(const RecognizerOutput& out, const torch::Tensor& targets,
                                           const torch::Tensor& lengths) const {
   torch::NoGradGuard ng;
   BatchStats s;
@@ -281,8 +280,7 @@ BatchStats AttentionPredictionImpl::stats(const RecognizerOutput& out,
   return s;
 }
 
-std::vector<std::vector<int>> AttentionPredictionImpl::readings(
-    const RecognizerOutput& out) const {
+std::vector<std::vector<int>> AttentionPredictionImpl::readings(const RecognizerOutput& out) const {
   auto tokens = out.tokens.to(torch::kCPU).contiguous();
   auto a = tokens.accessor<int64_t, 2>();
   const int end = m_charset.endIndex(), specials = m_charset.specials();

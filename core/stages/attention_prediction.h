@@ -24,8 +24,7 @@ class AttentionPredictionImpl : public torch::nn::Cloneable<AttentionPredictionI
 
   RecognizerOutput predict(const torch::Tensor& x, const torch::Tensor& upsampled,
                            const DecodeOptions& options) override;
-  BeamResult beamSearch(const torch::Tensor& x, const torch::Tensor& upsampled,
-                        int width) override;
+  BeamResult beamSearch(const torch::Tensor& x, const torch::Tensor& upsampled, int width) override;
   LossTerms loss(const RecognizerOutput& out, const LossInputs& in) const override;
   BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
                    const torch::Tensor& lengths) const override;

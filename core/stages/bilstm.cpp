@@ -13,17 +13,17 @@ void BiLstmImpl::reset() {
   m_rnns.clear();
   m_linears.clear();
   if (!options.projection()) {
-    m_lstm = register_module(
-        "lstm", nn::LSTM(nn::LSTMOptions(options.input(), h).num_layers(2).bidirectional(true)
-                             .batch_first(true)));
+    m_lstm = register_module("lstm", nn::LSTM(nn::LSTMOptions(options.input(), h)
+                                                  .num_layers(2)
+                                                  .bidirectional(true)
+                                                  .batch_first(true)));
     return;
   }
   for (int layer = 0; layer < 2; ++layer) {
     const int64_t in = layer == 0 ? options.input() : h;
     const std::string prefix = "layer" + std::to_string(layer) + "_";
     m_rnns.push_back(register_module(
-        prefix + "rnn",
-        nn::LSTM(nn::LSTMOptions(in, h).bidirectional(true).batch_first(true))));
+        prefix + "rnn", nn::LSTM(nn::LSTMOptions(in, h).bidirectional(true).batch_first(true))));
     m_linears.push_back(register_module(prefix + "linear", nn::Linear(2 * h, h)));
   }
 }
@@ -31,15 +31,13 @@ void BiLstmImpl::reset() {
 torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
   if (!options.projection()) return std::get<0>(m_lstm->forward(columns));
   auto x = columns;
-  for (size_t i = 0; i < m_rnns.size(); ++i)
-    x = m_linears[i](std::get<0>(m_rnns[i]->forward(x)));
+  for (size_t i = 0; i < m_rnns.size(); ++i) x = m_linears[i](std::get<0>(m_rnns[i]->forward(x)));
   return x;
 }
 
 std::shared_ptr<torch::nn::Module> makeBiLstm(const StageContext& c) {
-  return std::make_shared<BiLstmImpl>(
-      BiLstmOptions(c.config.cnnChannels(), c.config.hidden())
-          .projection(c.config.sequenceProjection));
+  return std::make_shared<BiLstmImpl>(BiLstmOptions(c.config.cnnChannels(), c.config.hidden())
+                                          .projection(c.config.sequenceProjection));
 }
 
 }  // namespace foveal::core

@@ -28,8 +28,8 @@ class BiLstmImpl : public torch::nn::Cloneable<BiLstmImpl>, public SequenceModel
   BiLstmOptions options;
 
  private:
-  torch::nn::LSTM m_lstm{nullptr};  // paper: both layers in one module
-  std::vector<torch::nn::LSTM> m_rnns;     // DTRB: one per layer ...
+  torch::nn::LSTM m_lstm{nullptr};           // paper: both layers in one module
+  std::vector<torch::nn::LSTM> m_rnns;       // DTRB: one per layer ...
   std::vector<torch::nn::Linear> m_linears;  // ... each followed by a Linear
 };
 TORCH_MODULE(BiLstm);

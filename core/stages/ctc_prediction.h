@@ -19,8 +19,7 @@ class CtcPredictionImpl : public torch::nn::Cloneable<CtcPredictionImpl>, public
 
   RecognizerOutput predict(const torch::Tensor& x, const torch::Tensor& upsampled,
                            const DecodeOptions& options) override;
-  BeamResult beamSearch(const torch::Tensor& x, const torch::Tensor& upsampled,
-                        int width) override;
+  BeamResult beamSearch(const torch::Tensor& x, const torch::Tensor& upsampled, int width) override;
   LossTerms loss(const RecognizerOutput& out, const LossInputs& in) const override;
   BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
                    const torch::Tensor& lengths) const override;

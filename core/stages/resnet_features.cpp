@@ -1,7 +1,7 @@
 #include "stages/resnet_features.h"
 
-#include <torch/nn/modules/activation.h>
 #include <torch/nn/functional/pooling.h>
+#include <torch/nn/modules/activation.h>
 
 #include "stages/stage_factories.h"
 

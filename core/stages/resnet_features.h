@@ -59,8 +59,7 @@ class ResNetFeaturesImpl : public torch::nn::Cloneable<ResNetFeaturesImpl>,
       m_conv3{nullptr}, m_conv4_1{nullptr}, m_conv4_2{nullptr};
   torch::nn::BatchNorm2d m_bn0_1{nullptr}, m_bn0_2{nullptr}, m_bn1{nullptr}, m_bn2{nullptr},
       m_bn3{nullptr}, m_bn4_1{nullptr}, m_bn4_2{nullptr};
-  torch::nn::ModuleList m_layer1{nullptr}, m_layer2{nullptr}, m_layer3{nullptr},
-      m_layer4{nullptr};
+  torch::nn::ModuleList m_layer1{nullptr}, m_layer2{nullptr}, m_layer3{nullptr}, m_layer4{nullptr};
 };
 TORCH_MODULE(ResNetFeatures);
 

@@ -15,9 +15,8 @@ void SharpGlimpseImpl::reset() {
   m_sharpener = register_module("sharpener", Sharpener(config));
   if (config.context == ContextKind::Weighting) {
     // Z columns (C) and x_s (D) are scored together: the model config checks C == D.
-    m_weighting = register_module(
-        "weighting", AdditiveAttention(AdditiveAttentionOptions(m_featureDim, m_hidden,
-                                                                config.depth())));
+    m_weighting = register_module("weighting", AdditiveAttention(AdditiveAttentionOptions(
+                                                   m_featureDim, m_hidden, config.depth())));
   }
 }
 

@@ -110,10 +110,10 @@ struct RecognizerOutput {
 
 /// What a loss needs besides the output: the targets and, for REINFORCE, the baseline b_j.
 struct LossInputs {
-  torch::Tensor targets;  ///< [B, T] int64 (layout of the model's charset)
-  torch::Tensor lengths;  ///< [B] characters, without the end token
-  double lambdaR = 0.0;   ///< REINFORCE weight (glimpses that select regions)
-  double baseline = 0.0;  ///< b_j for this batch (the trainer keeps the moving average)
+  torch::Tensor targets;     ///< [B, T] int64 (layout of the model's charset)
+  torch::Tensor lengths;     ///< [B] characters, without the end token
+  double lambdaR = 0.0;      ///< REINFORCE weight (glimpses that select regions)
+  double baseline = 0.0;     ///< b_j for this batch (the trainer keeps the moving average)
   torch::Tensor references;  ///< [K, 1, ph, pw]: sharp + reference glyphs (undefined: no term)
   double referenceWeight = 1.0;
 };
@@ -155,8 +155,9 @@ struct GlimpseInput {
   torch::Tensor alpha;      ///< [N, M]
   torch::Tensor selected;   ///< [N] int64 region of this step
   torch::Tensor upsampled;  ///< [B, 1, H, Wu] (glimpses that need it), B <= N
-  torch::Tensor imageOfRow; ///< [N] int64 row -> image of `upsampled` (undefined: row i is image i)
-  torch::Tensor hPrev;      ///< [N, H] decoder state h_{t-1}
+  torch::Tensor
+      imageOfRow;       ///< [N] int64 row -> image of `upsampled` (undefined: row i is image i)
+  torch::Tensor hPrev;  ///< [N, H] decoder state h_{t-1}
 };
 
 struct GlimpseOutput {

@@ -55,7 +55,8 @@ void TpsImpl::reset() {
   block(conv, c3, c4);
   conv->push_back(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions(1)));
   m_conv = register_module("conv", conv);
-  m_fc1 = register_module("fc1", nn::Sequential(nn::Linear(c4, fc), nn::ReLU(nn::ReLUOptions(true))));
+  m_fc1 =
+      register_module("fc1", nn::Sequential(nn::Linear(c4, fc), nn::ReLU(nn::ReLUOptions(true))));
   const int64_t f = options.fiducials();
   m_fc2 = register_module("fc2", nn::Linear(fc, 2 * f));
   {
@@ -65,8 +66,8 @@ void TpsImpl::reset() {
   }
 
   // inv(Delta_C): the TPS system over the base fiducials C, solved once (float64, then float).
-  const auto c = tpsBaseFiducials(f);                                       // [F, 2]
-  auto dist = torch::cdist(c.unsqueeze(0), c.unsqueeze(0)).squeeze(0);     // [F, F]
+  const auto c = tpsBaseFiducials(f);                                   // [F, 2]
+  auto dist = torch::cdist(c.unsqueeze(0), c.unsqueeze(0)).squeeze(0);  // [F, F]
   dist.fill_diagonal_(1.0);
   auto hatC = dist.pow(2) * torch::log(dist);
   auto delta = torch::zeros({f + 3, f + 3}, torch::kDouble);

@@ -10,10 +10,10 @@
 
 #include "charset.h"
 #include "checkpoint.h"
+#include "compute_device.h"
 #include "data_loader.h"
 #include "dataset_factory.h"
 #include "dataset_views.h"
-#include "compute_device.h"
 #include "error.h"
 #include "evaluate_model.h"
 #include "text_metrics.h"

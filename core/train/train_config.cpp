@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "error.h"
-#include "model_variants.h"
 #include "model_session.h"
+#include "model_variants.h"
 
 namespace foveal::core::train {
 

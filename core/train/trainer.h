@@ -1,8 +1,8 @@
 #pragma once
 // The training loop of the paper (section 2.4): batches from the data loader, the recognizer with
-// teacher forcing, the prediction stage's loss (cross entropy for soft; the hybrid REINFORCE estimator with the
-// moving-average baseline for hard and sharp; + the L2 reference term), backward, gradient norm,
-// ADADELTA. It owns a run directory:
+// teacher forcing, the prediction stage's loss (cross entropy for soft; the hybrid REINFORCE
+// estimator with the moving-average baseline for hard and sharp; + the L2 reference term),
+// backward, gradient norm, ADADELTA. It owns a run directory:
 //   config.json    the TrainConfig
 //   metrics.jsonl  one JSON object per line, "kind": "train" | "eval" | "skip" | "checkpoint" |
 //                  "stop" (fields: docs/training.md)

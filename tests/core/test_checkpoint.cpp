@@ -69,8 +69,7 @@ class TestCheckpoint : public QObject {
     QVERIFY(m_dir.isValid());
     torch::manual_seed(0);
     m_good = path("good.fvm");
-    saveCheckpoint(m_good.toStdString(),
-                   Recognizer(tinyConfig("sharp", ContextKind::Chain, 2)));
+    saveCheckpoint(m_good.toStdString(), Recognizer(tinyConfig("sharp", ContextKind::Chain, 2)));
   }
 
   void saveLoadGivesIdenticalOutputs_data() {

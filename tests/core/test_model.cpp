@@ -41,8 +41,8 @@ Batch makeBatch(const ModelConfig& c, int64_t b = 2) {
   return batch;
 }
 
-LossTerms lossOf(Recognizer& model, const RecognizerOutput& out, const Batch& batch,
-                 double lambdaR, double baseline, const torch::Tensor& references = {}) {
+LossTerms lossOf(Recognizer& model, const RecognizerOutput& out, const Batch& batch, double lambdaR,
+                 double baseline, const torch::Tensor& references = {}) {
   LossInputs in;
   in.targets = batch.targets;
   in.lengths = batch.lengths;
@@ -318,8 +318,8 @@ class TestModel : public QObject {
       QVERIFY2(nonzero(stn + ".fc2.bias"), (stn + ".fc2.bias").c_str());
     }
     QVERIFY(nonzero("prediction.glimpse.sharpener.encoder.layers.0.weight"));
-    QVERIFY(nonzero("features.layers.0.weight"));  // through x_s, alpha and h0
-    QVERIFY(nonzero("prediction.attention.key.weight"));      // through REINFORCE log p(a_t)
+    QVERIFY(nonzero("features.layers.0.weight"));         // through x_s, alpha and h0
+    QVERIFY(nonzero("prediction.attention.key.weight"));  // through REINFORCE log p(a_t)
 
     torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.05));
     sgd.step();

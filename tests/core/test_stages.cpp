@@ -88,7 +88,8 @@ class TestStages : public QObject {
       stageOption(StageKind::Features, "rcnn");
       QFAIL("an unknown stage was accepted");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains("unknown features 'rcnn' (known: vgg, resnet)"), e.what());
+      QVERIFY2(QString(e.what()).contains("unknown features 'rcnn' (known: vgg, resnet)"),
+               e.what());
     }
     ModelConfig c;
     c.sequence = "transformer";
@@ -220,7 +221,8 @@ class TestStages : public QObject {
         QVERIFY(std::abs(g[0][i][j][1].item<double>() - (y - x) / 2) < 1e-4);
       }
     // A horizontal ramp I(u, v) = u sampled at x' (align_corners = true: u = (x' + 1)/2 (W - 1)).
-    auto ramp = torch::arange(w, torch::kFloat).view({1, 1, 1, w}).expand({1, 1, h, w}).contiguous();
+    auto ramp =
+        torch::arange(w, torch::kFloat).view({1, 1, 1, w}).expand({1, 1, h, w}).contiguous();
     auto r = tps->transform(ramp).image;
     for (int64_t j : {0L, 40L, 99L}) {
       const double x = (2.0 * j + 1) / w - 1;
@@ -247,8 +249,8 @@ class TestStages : public QObject {
     CtcPrediction ctc(cfg, 4);
     RecognizerOutput out;
     out.logProbs = lp.to(torch::kFloat);
-    for (const std::vector<int>& target : {std::vector<int>{1}, std::vector<int>{1, 2},
-                                           std::vector<int>{2, 2}}) {
+    for (const std::vector<int>& target :
+         {std::vector<int>{1}, std::vector<int>{1, 2}, std::vector<int>{2, 2}}) {
       double total = 0;
       for (int code = 0; code < 81; ++code) {
         std::vector<int> path;
@@ -317,7 +319,8 @@ class TestStages : public QObject {
     const int x1 = std::min(100, static_cast<int>(box.x + box.w));
     for (int i = 0; i < 100; ++i)
       QVERIFY2(cols[i].item<bool>() == (i >= x0 && i < x1),
-               qPrintable(QString("column %1, x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
+               qPrintable(
+                   QString("column %1, x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
     QVERIFY(support.any(1).all().item<bool>());
   }
 

@@ -153,8 +153,8 @@ class TestTrace : public QObject {
   }
 
   void tableListsEveryStep() {
-    auto session = ModelSession::create(
-        foveal::test::tinyConfig("sharp", ContextKind::Chain, 2), 5);
+    auto session =
+        ModelSession::create(foveal::test::tinyConfig("sharp", ContextKind::Chain, 2), 5);
     const auto tr = session->trace(m_image, "digits.png");
     const QString table = QString::fromStdString(tr.toTable());
     QVERIFY(table.contains("prediction"));

@@ -371,7 +371,8 @@ class TestMainWindow : public QObject {
       w.show();
       QVERIFY(w.openModel(models + model + ".fvm"));
       QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
-      QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+      QVERIFY(w.datasetBrowser()->openDataset(
+          QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
       w.datasetBrowser()->chooseEntry(3);
       QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 3 && !w.isTracing(), 60000);
       w.tabs()->setCurrentWidget(w.inspector());
@@ -384,7 +385,8 @@ class TestMainWindow : public QObject {
     w.show();
     for (const char* name : {"soft", "crnn", "rare"}) QVERIFY(w.openModel(models + name + ".fvm"));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 3 && w.errorText().isEmpty(), 30000);
-    QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
+    QVERIFY(
+        w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1")));
     w.datasetBrowser()->chooseEntry(3);
     QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 60000);
     w.tabs()->setCurrentWidget(w.comparePage());

@@ -785,8 +785,7 @@ class TestTraining : public QObject {
       if (k < 2) lines += "{\"kind\":\"checkpoint\",\"iteration\":30000,\"reason\":\"end\"}\n";
       append(dir + "/metrics.jsonl", lines);
       if (k == 2)  // the preview traces the run's latest.fvm (here untrained weights)
-        core::ModelSession::create(
-            test::tinyConfig("sharp", core::ContextKind::Chain), 3)
+        core::ModelSession::create(test::tinyConfig("sharp", core::ContextKind::Chain), 3)
             ->save((dir + "/latest.fvm").toStdString());
       page->addRunFolder(dir);
       ++k;
