@@ -38,6 +38,10 @@ struct LaunchSpec {
   int gpus = 2;       ///< Device::MultiGpu: processes, one per GPU (cuda:0 .. cuda:gpus-1)
   int threads = 0;    ///< CPU threads (0: the trainer's default)
   int masterPort = 29500;
+  /// Stages over the preset's model, by registry name (empty: the preset's); projection: -1 the
+  /// preset's, 0 off, 1 on.
+  QString transformation, features, sequence, prediction, cell, attention;
+  int projection = -1;
   QString runDir;
   bool resume = false;  ///< continue runDir (only runDir, device and threads are used)
 

@@ -17,12 +17,16 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
-#include <QRegularExpression>
+#include <QGridLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "settings.h"
+#include "stages/stage_registry.h"
 
 namespace foveal::ui {
 
@@ -37,6 +41,9 @@ const QStringList kKnownPresets = {QStringLiteral("digits-soft"),
                                    QStringLiteral("digits-sharp-chain"),
                                    QStringLiteral("digits-sharp-weighting"),
                                    QStringLiteral("digits-sharp-pooling-reference"),
+                                   QStringLiteral("digits-crnn"),
+                                   QStringLiteral("digits-rare"),
+                                   QStringLiteral("digits-trba"),
                                    QStringLiteral("text-soft"),
                                    QStringLiteral("text-hard"),
                                    QStringLiteral("text-sharp-chain-1stn"),
@@ -55,10 +62,48 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
 
   m_preset = new QComboBox(this);
   m_preset->setEditable(true);
+  m_preset->setObjectName(QStringLiteral("preset"));
   m_preset->addItems(kKnownPresets);
   m_preset->setCurrentText(kPreset.value());
-  m_preset->setToolTip(tr("The paper's experiments (foveal-cli train --list-presets)"));
+  m_preset->setToolTip(tr("The paper's experiments and the field's models (foveal-cli train "
+                          "--list-presets)"));
   form->addRow(tr("&Preset:"), m_preset);
+
+  // Any combination of the stages over the preset's model (train --features resnet ...).
+  auto stageBox = [this](core::StageKind kind, const QString& tip) {
+    auto* box = new QComboBox(this);
+    box->addItem(tr("preset's"), QString());
+    for (const auto& o : core::stageOptions(kind)) {
+      box->addItem(QString::fromStdString(o.name), QString::fromStdString(o.name));
+      box->setItemData(box->count() - 1, QString::fromStdString(o.summary), Qt::ToolTipRole);
+    }
+    box->setToolTip(tip);
+    return box;
+  };
+  m_transformation = stageBox(core::StageKind::Transformation, tr("Transformation stage"));
+  m_features = stageBox(core::StageKind::Features, tr("Feature stage"));
+  m_sequence = stageBox(core::StageKind::Sequence, tr("Sequence stage"));
+  m_prediction = stageBox(core::StageKind::Prediction, tr("Prediction stage"));
+  m_glimpse = stageBox(core::StageKind::Glimpse, tr("The attention decoder's glimpse"));
+  m_cell = stageBox(core::StageKind::Cell, tr("The attention decoder's cell"));
+  m_projection = new QComboBox(this);
+  m_projection->addItem(tr("preset's"), -1);
+  m_projection->addItem(tr("no projection"), 0);
+  m_projection->addItem(tr("projection"), 1);
+  m_projection->setToolTip(tr("DTRB's Linear(2h -> h) after each BiLSTM layer"));
+  auto* stagesRow = new QGridLayout;
+  stagesRow->addWidget(m_transformation, 0, 0);
+  stagesRow->addWidget(m_features, 0, 1);
+  stagesRow->addWidget(m_sequence, 0, 2);
+  stagesRow->addWidget(m_projection, 0, 3);
+  stagesRow->addWidget(m_prediction, 1, 0);
+  stagesRow->addWidget(m_glimpse, 1, 1);
+  stagesRow->addWidget(m_cell, 1, 2);
+  auto* stagesLabel = new QLabel(tr("S&tages:"), this);
+  stagesLabel->setBuddy(m_transformation);
+  stagesLabel->setToolTip(tr("transformation, features, sequence (projection); prediction, "
+                             "glimpse, cell: the preset's unless chosen"));
+  form->addRow(stagesLabel, stagesRow);
 
   m_width = new QDoubleSpinBox(this);
   m_width->setRange(0.03125, 2.0);
@@ -181,6 +226,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     connect(s, &QSpinBox::valueChanged, this, changed);
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
   connect(m_device, &QComboBox::currentIndexChanged, this, changed);
+  for (auto* c : {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse,
+                  m_projection})
+    connect(c, &QComboBox::currentIndexChanged, this, changed);
   proposeRunDir();
   updateCommand();
   loadPresets();
@@ -196,25 +244,29 @@ TrainingLaunchDialog::~TrainingLaunchDialog() {
 
 void TrainingLaunchDialog::loadPresets() {
   if (m_cli.isEmpty()) return;
-  // Asks the trainer for its presets (a name at the start of each entry's first line).
+  // Asks the trainer for its presets, as JSON (train --list-presets --json).
   m_presetProcess = new QProcess(this);
   connect(m_presetProcess, &QProcess::finished, this, [this](int code) {
     if (code != 0) return;
-    static const QRegularExpression entry(QStringLiteral("^([a-z][a-z0-9-]+)\\s"));
-    QStringList names;
-    for (const QString& line :
-         QString::fromUtf8(m_presetProcess->readAllStandardOutput()).split(QLatin1Char('\n'))) {
-      const auto m = entry.match(line);
-      if (m.hasMatch() && m.captured(1) != QLatin1String("presets")) names << m.captured(1);
-    }
-    if (names.isEmpty()) return;
+    const auto doc = QJsonDocument::fromJson(m_presetProcess->readAllStandardOutput());
+    if (!doc.isArray()) return;
     const QString current = m_preset->currentText();
     const QSignalBlocker block(m_preset);
     m_preset->clear();
-    m_preset->addItems(names);
+    for (const auto& v : doc.array()) {
+      const auto o = v.toObject();
+      const QString name = o.value(QStringLiteral("name")).toString();
+      if (name.isEmpty()) continue;
+      m_preset->addItem(name);
+      m_preset->setItemData(m_preset->count() - 1,
+                            QStringLiteral("%1 (%2)").arg(o.value(QStringLiteral("description")).toString(),
+                                                          o.value(QStringLiteral("stages")).toString()),
+                            Qt::ToolTipRole);
+    }
     m_preset->setCurrentText(current);
   });
-  m_presetProcess->start(m_cli, {QStringLiteral("train"), QStringLiteral("--list-presets")});
+  m_presetProcess->start(m_cli, {QStringLiteral("train"), QStringLiteral("--list-presets"),
+                                 QStringLiteral("--json")});
 }
 
 QStringList TrainingLaunchDialog::presets() const {
@@ -246,6 +298,13 @@ LaunchSpec TrainingLaunchDialog::spec() const {
   s.cudaIndex = m_cudaIndex->value();
   s.gpus = m_gpus->value();
   s.threads = m_threads->value();
+  s.transformation = m_transformation->currentData().toString();
+  s.features = m_features->currentData().toString();
+  s.sequence = m_sequence->currentData().toString();
+  s.prediction = m_prediction->currentData().toString();
+  s.cell = m_cell->currentData().toString();
+  s.attention = m_glimpse->currentData().toString();
+  s.projection = m_projection->currentData().toInt();
   s.runDir = m_runDir->text().trimmed();
   return s;
 }
@@ -263,6 +322,12 @@ void TrainingLaunchDialog::setSpec(const LaunchSpec& s) {
   m_cudaIndex->setValue(s.cudaIndex);
   m_gpus->setValue(s.gpus);
   m_threads->setValue(s.threads);
+  const std::pair<QComboBox*, const QString*> stages[] = {
+      {m_transformation, &s.transformation}, {m_features, &s.features},
+      {m_sequence, &s.sequence},             {m_prediction, &s.prediction},
+      {m_cell, &s.cell},                     {m_glimpse, &s.attention}};
+  for (const auto& [box, value] : stages) box->setCurrentIndex(std::max(0, box->findData(*value)));
+  m_projection->setCurrentIndex(std::max(0, m_projection->findData(s.projection)));
   if (!s.runDir.isEmpty()) {
     m_dirEdited = true;
     m_runDir->setText(s.runDir);

@@ -50,6 +50,14 @@ class TrainingLaunchDialog : public QDialog {
   QSpinBox* m_gpus;
   QSpinBox* m_threads;
   QSpinBox* m_seed;
+  /// Stage overrides (first item: the preset's), from core's stage registry.
+  QComboBox* m_transformation;
+  QComboBox* m_features;
+  QComboBox* m_sequence;
+  QComboBox* m_prediction;
+  QComboBox* m_cell;
+  QComboBox* m_glimpse;
+  QComboBox* m_projection;
   QLineEdit* m_runDir;
   QPlainTextEdit* m_command;
   QLabel* m_note;

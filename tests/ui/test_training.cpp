@@ -548,6 +548,17 @@ class TestTraining : public QObject {
     QCOMPARE(spec.arguments(2).last(), QString("cuda:2"));
     QCOMPARE(spec.environment(3).at(1).second, QString("3"));
     QCOMPARE(ui::shellQuote("it's"), QString("'it'\\''s'"));
+    // Any combination of the stages over the preset's model.
+    spec.device = ui::LaunchSpec::Device::Cpu;
+    spec.transformation = "tps";
+    spec.features = "resnet";
+    spec.prediction = "ctc";
+    spec.projection = 1;
+    dialog.setSpec(spec);
+    QVERIFY2(dialog.commandLine().contains(
+                 "--seed 7 --transformation tps --features resnet --prediction ctc --projection"),
+             qPrintable(dialog.commandLine()));
+    QCOMPARE(dialog.spec().arguments(), spec.arguments());
     ui::LaunchSpec resume;
     resume.resume = true;
     resume.runDir = "/runs/a";
@@ -901,6 +912,15 @@ class TestTraining : public QObject {
   void launchLabelsAndClosingWithARun() {
     {
       ui::TrainingLaunchDialog dialog(cli(), m_tmp.path());
+      // The presets come from `train --list-presets --json`, the field's models among them.
+      auto* presets = dialog.findChild<QComboBox*>("preset");
+      QVERIFY(presets);
+      QTRY_VERIFY_WITH_TIMEOUT(
+          presets->findText("digits-crnn") >= 0 &&
+              presets->itemData(presets->findText("digits-crnn"), Qt::ToolTipRole)
+                  .toString()
+                  .contains("none-vgg-bilstm-ctc"),
+          10000);
       for (QLabel* label : dialog.findChildren<QLabel*>())
         if (label->text().contains('&') && !label->text().contains("&&"))
           QVERIFY2(label->buddy(), qPrintable(label->text()));
