@@ -1,6 +1,6 @@
 #pragma once
 // The complete description of a recognizer: its four stages (transformation, features, sequence,
-// prediction; DESIGN.md "Model stages"), the attention decoder's glimpse and cell, the charset
+// prediction; docs/ARCHITECTURE.md "The model as stages"), the attention decoder's glimpse and cell, the charset
 // and the preprocessing. It is serialised as JSON into every checkpoint, so a model file is
 // self-describing. Stage and glimpse names are checked against core/stages/stage_registry.h.
 #include <string>
@@ -35,7 +35,7 @@ struct ModelConfig {
   int fiducials = 20;                    ///< tps: F fiducial points (F/2 per edge)
 
   // The attention decoder.
-  std::string cell = "paper";                  ///< paper | dtrb (DESIGN.md "Model stages")
+  std::string cell = "paper";                  ///< paper | dtrb (docs/ARCHITECTURE.md "The model as stages")
   std::string attention = "soft";              ///< the glimpse: soft | hard | sharp
   ContextKind context = ContextKind::Pooling;  ///< sharp only
   int numStns = 1;                             ///< sharp only: 1 or 2

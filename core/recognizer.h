@@ -1,5 +1,5 @@
 #pragma once
-// A recognizer: the four stages of the model configuration (DESIGN.md "Model stages"; see
+// A recognizer: the four stages of the model configuration (docs/ARCHITECTURE.md "The model as stages"; see
 // docs/ARCHITECTURE.md) built through the registry: transformation -> features -> sequence ->
 // prediction. forward() returns everything the loss and the trace need.
 #include <torch/nn/cloneable.h>

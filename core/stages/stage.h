@@ -1,5 +1,5 @@
 #pragma once
-// The seams of a recognizer: one interface per stage (DESIGN.md "Model stages") and one for the
+// The seams of a recognizer: one interface per stage (docs/ARCHITECTURE.md "The model as stages") and one for the
 // attention decoder's glimpse. Each implementation is a torch::nn::Cloneable module that also
 // derives from its interface; Stage<I> carries both (the module, registered in the recognizer,
 // owns the parameters; the interface is what the recognizer calls). docs/ARCHITECTURE.md has the

@@ -1,5 +1,5 @@
 #pragma once
-// The one list of stages and glimpses (DESIGN.md "Model stages"; docs/ARCHITECTURE.md has the
+// The one list of stages and glimpses (docs/ARCHITECTURE.md "The model as stages", which has the
 // checklist for adding one). Torch-free: the CLI, the GUI, presets, bench and tests read names,
 // summaries and declared needs from here; core/stages/stage_factories.h builds the modules from
 // the same table (stage_registry.cpp), so a name cannot exist in one place and not the other.
