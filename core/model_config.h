@@ -1,8 +1,9 @@
 #pragma once
 // The complete description of a recognizer: its four stages (transformation, features, sequence,
-// prediction; docs/ARCHITECTURE.md "The model as stages"), the attention decoder's glimpse and cell, the charset
-// and the preprocessing. It is serialised as JSON into every checkpoint, so a model file is
-// self-describing. Stage and glimpse names are checked against core/stages/stage_registry.h.
+// prediction; docs/ARCHITECTURE.md "The model as stages"), the attention decoder's glimpse and
+// cell, the charset and the preprocessing. It is serialised as JSON into every checkpoint, so a
+// model file is self-describing. Stage and glimpse names are checked against
+// core/stages/stage_registry.h.
 #include <string>
 
 #include "charset.h"
@@ -35,8 +36,8 @@ struct ModelConfig {
   int fiducials = 20;                    ///< tps: F fiducial points (F/2 per edge)
 
   // The attention decoder.
-  std::string cell = "paper";                  ///< paper | dtrb (docs/ARCHITECTURE.md "The model as stages")
-  std::string attention = "soft";              ///< the glimpse: soft | hard | sharp
+  std::string cell = "paper";      ///< paper | dtrb (docs/ARCHITECTURE.md "The model as stages")
+  std::string attention = "soft";  ///< the glimpse: soft | hard | sharp
   ContextKind context = ContextKind::Pooling;  ///< sharp only
   int numStns = 1;                             ///< sharp only: 1 or 2
   bool firstStnTranslationOnly = true;         ///< with 2 STNs: coarse x-translation STN first

@@ -1,7 +1,7 @@
 #pragma once
-// A recognizer: the four stages of the model configuration (docs/ARCHITECTURE.md "The model as stages"; see
-// docs/ARCHITECTURE.md) built through the registry: transformation -> features -> sequence ->
-// prediction. forward() returns everything the loss and the trace need.
+// A recognizer: the four stages of the model configuration (docs/ARCHITECTURE.md "The model as
+// stages"; see docs/ARCHITECTURE.md) built through the registry: transformation -> features ->
+// sequence -> prediction. forward() returns everything the loss and the trace need.
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 #include <vector>

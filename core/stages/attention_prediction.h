@@ -1,10 +1,10 @@
 #pragma once
 // The prediction stage "attention": an LSTM decoder that reads one token per step through a
 // glimpse (stage_registry.h lists them). Its cell comes in the paper's flavour and DTRB's
-// (docs/ARCHITECTURE.md "The model as stages"). Greedy, sampled, teacher-forced and beam decoding all run the one
-// step() below; at small inference batches with a glimpse that mixes columns, step() takes the
-// latency path (the decoder's input weights applied to every column once), the same function
-// in another summation order.
+// (docs/ARCHITECTURE.md "The model as stages"). Greedy, sampled, teacher-forced and beam decoding
+// all run the one step() below; at small inference batches with a glimpse that mixes columns,
+// step() takes the latency path (the decoder's input weights applied to every column once), the
+// same function in another summation order.
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/rnn.h>

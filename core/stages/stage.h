@@ -1,9 +1,9 @@
 #pragma once
-// The seams of a recognizer: one interface per stage (docs/ARCHITECTURE.md "The model as stages") and one for the
-// attention decoder's glimpse. Each implementation is a torch::nn::Cloneable module that also
-// derives from its interface; Stage<I> carries both (the module, registered in the recognizer,
-// owns the parameters; the interface is what the recognizer calls). docs/ARCHITECTURE.md has the
-// checklist for adding one.
+// The seams of a recognizer: one interface per stage (docs/ARCHITECTURE.md "The model as stages")
+// and one for the attention decoder's glimpse. Each implementation is a torch::nn::Cloneable module
+// that also derives from its interface; Stage<I> carries both (the module, registered in the
+// recognizer, owns the parameters; the interface is what the recognizer calls).
+// docs/ARCHITECTURE.md has the checklist for adding one.
 #include <torch/nn/module.h>
 #include <torch/types.h>
 #include <memory>
