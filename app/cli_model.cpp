@@ -5,12 +5,6 @@ namespace foveal::app {
 const std::set<std::string> kStageOptions = {
     "transformation", "features", "sequence", "prediction", "cell", "fiducials", "attention"};
 const std::set<std::string> kStageFlags = {"projection", "no-projection"};
-const char* kStageUsage =
-    "[--transformation none|tps] [--features vgg|resnet] [--sequence none|bilstm]\n"
-    "              [--projection|--no-projection] [--prediction ctc|attention] [--cell "
-    "paper|dtrb]\n"
-    "              [--fiducials F] [--attention soft|hard|sharp]";
-
 void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.transformation = a.value("transformation", c.transformation);
   c.features = a.value("features", c.features);

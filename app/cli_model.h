@@ -13,8 +13,6 @@ namespace foveal::app {
 /// The valued options and flags applyStageOptions() reads.
 extern const std::set<std::string> kStageOptions;
 extern const std::set<std::string> kStageFlags;
-/// The usage lines of those options.
-extern const char* kStageUsage;
 
 /// Overrides the stages named on the command line; the result is validated by its user.
 void applyStageOptions(const CliArgs& args, core::ModelConfig& config);

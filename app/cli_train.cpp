@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <stdexcept>
+#include <vector>
 
 #include "cli_args.h"
 #include "cli_model.h"
@@ -86,34 +88,29 @@ std::string presetLine(const tr::Preset& p) {
 }  // namespace
 
 int runTrainCommand(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  {"preset",
-                   "run",
-                   "width",
-                   "iterations",
-                   "batch",
-                   "micro-batches",
-                   "data",
-                   "eval-data",
-                   "eval-interval",
-                   "eval-limit",
-                   "checkpoint-interval",
-                   "log-interval",
-                   "max-length",
-                   "lambda-r",
-                   "seed",
-                   "device",
-                   "threads",
-                   "loader-threads",
-                   "init-from",
-                   "transformation",
-                   "features",
-                   "sequence",
-                   "prediction",
-                   "cell",
-                   "fiducials",
-                   "attention"},
-                  {"resume", "list-presets", "no-bf16", "json", "projection", "no-projection"});
+  std::set<std::string> valued = {"preset",
+                                  "run",
+                                  "width",
+                                  "iterations",
+                                  "batch",
+                                  "micro-batches",
+                                  "data",
+                                  "eval-data",
+                                  "eval-interval",
+                                  "eval-limit",
+                                  "checkpoint-interval",
+                                  "log-interval",
+                                  "max-length",
+                                  "lambda-r",
+                                  "seed",
+                                  "device",
+                                  "threads",
+                                  "loader-threads",
+                                  "init-from"};
+  valued.insert(kStageOptions.begin(), kStageOptions.end());
+  std::set<std::string> flags = {"resume", "list-presets", "no-bf16", "json"};
+  flags.insert(kStageFlags.begin(), kStageFlags.end());
+  const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
   if (a.has("list-presets") && a.has("json")) {
     // For programs (the GUI's New-run dialog): every preset with its whole train config.
@@ -130,14 +127,14 @@ int runTrainCommand(const std::vector<std::string>& args) {
   tr::TrainConfig cfg;
   const bool resume = a.has("resume");
   if (resume) {
-    for (const char* fixed :
-         {"preset", "width", "batch", "micro-batches", "data", "max-length", "lambda-r", "seed",
-          "init-from", "transformation", "features", "sequence", "prediction", "cell", "fiducials",
-          "attention", "projection", "no-projection"})
-      if (a.has(fixed))
+    std::vector<std::string> fixed = {"preset",     "width",    "batch", "micro-batches", "data",
+                                      "max-length", "lambda-r", "seed",  "init-from"};
+    fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
+    fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
+    for (const auto& name : fixed)
+      if (a.has(name))
         throw std::invalid_argument(
-            std::string("--") + fixed +
-            " cannot change when resuming (the run's config.json holds it)");
+            "--" + name + " cannot change when resuming (the run's config.json holds it)");
     cfg = tr::Trainer::loadRunConfig(run);
   } else {
     cfg = tr::presetConfig(a.required("preset"), a.doubleValue("width", 1.0));

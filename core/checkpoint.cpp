@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "crc32.h"
 #include "error.h"
+#include "little_endian.h"
 #include "safe_read.h"
 
 namespace foveal::core {
@@ -26,19 +27,6 @@ constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 8 + 4 + 4;
 
 uint32_t crc32(const std::string& a, const std::string& b) {
   return core::crc32(b.data(), b.size(), core::crc32(a.data(), a.size()));
-}
-
-template <typename T>
-void put(std::string& out, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-template <typename T>
-T get(const std::string& in, size_t pos) {
-  T v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i)
-    v |= static_cast<T>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
-  return v;
 }
 
 // The weights: a flat list of named tensors written by Foveal itself, so that reading a model
@@ -65,16 +53,16 @@ std::vector<std::pair<std::string, torch::Tensor>> namedTensors(const torch::nn:
 std::string encodeTensors(const torch::nn::Module& m) {
   std::string out;
   const auto tensors = namedTensors(m);
-  put<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
+  putLittleEndian<uint32_t>(out, static_cast<uint32_t>(tensors.size()));
   for (const auto& [name, tensor] : tensors) {
     const auto t = tensor.detach().to(torch::kCPU).contiguous();
-    put<uint32_t>(out, static_cast<uint32_t>(name.size()));
+    putLittleEndian<uint32_t>(out, static_cast<uint32_t>(name.size()));
     out += name;
     out.push_back(static_cast<char>(dtypeOf(t)));
-    put<uint32_t>(out, static_cast<uint32_t>(t.dim()));
-    for (int64_t d : t.sizes()) put<uint64_t>(out, static_cast<uint64_t>(d));
+    putLittleEndian<uint32_t>(out, static_cast<uint32_t>(t.dim()));
+    for (int64_t d : t.sizes()) putLittleEndian<uint64_t>(out, static_cast<uint64_t>(d));
     const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
-    put<uint64_t>(out, bytes);
+    putLittleEndian<uint64_t>(out, bytes);
     out.append(static_cast<const char*>(t.data_ptr()), bytes);
   }
   return out;
@@ -113,11 +101,11 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
   };
   std::map<std::string, Entry> entries;
   need(4);
-  const auto count = get<uint32_t>(data, pos);
+  const auto count = getLittleEndian<uint32_t>(data, pos);
   pos += 4;
   for (uint32_t i = 0; i < count; ++i) {
     need(4);
-    const auto nameLen = get<uint32_t>(data, pos);
+    const auto nameLen = getLittleEndian<uint32_t>(data, pos);
     pos += 4;
     need(nameLen);
     std::string name = data.substr(pos, nameLen);
@@ -126,15 +114,15 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     need(1 + 4);
     Entry e;
     e.dtype = static_cast<DType>(static_cast<uint8_t>(data[pos]));
-    const auto rank = get<uint32_t>(data, pos + 1);
+    const auto rank = getLittleEndian<uint32_t>(data, pos + 1);
     pos += 5;
     if (rank > 8) fail("'" + name + "' has " + std::to_string(rank) + " dimensions");
     need(8ull * rank + 8);
     for (uint32_t d = 0; d < rank; ++d) {
-      e.shape.push_back(static_cast<int64_t>(get<uint64_t>(data, pos)));
+      e.shape.push_back(static_cast<int64_t>(getLittleEndian<uint64_t>(data, pos)));
       pos += 8;
     }
-    e.bytes = static_cast<size_t>(get<uint64_t>(data, pos));
+    e.bytes = static_cast<size_t>(getLittleEndian<uint64_t>(data, pos));
     pos += 8;
     need(e.bytes);
     e.offset = pos;
@@ -178,12 +166,12 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
   const std::string metaText = meta.dump();
 
   std::string header(kMagic, sizeof(kMagic));
-  put<uint32_t>(header, kCheckpointFormat);
-  put<uint32_t>(header, 0);  // flags
-  put<uint64_t>(header, metaText.size());
-  put<uint64_t>(header, w.size());
-  put<uint32_t>(header, crc32(metaText, w));
-  put<uint32_t>(header, 0);  // reserved
+  putLittleEndian<uint32_t>(header, kCheckpointFormat);
+  putLittleEndian<uint32_t>(header, 0);  // flags
+  putLittleEndian<uint64_t>(header, metaText.size());
+  putLittleEndian<uint64_t>(header, w.size());
+  putLittleEndian<uint32_t>(header, crc32(metaText, w));
+  putLittleEndian<uint32_t>(header, 0);  // reserved
 
   std::string bytes;
   bytes.reserve(header.size() + metaText.size() + w.size());
@@ -202,7 +190,7 @@ LoadedModel loadCheckpoint(const std::string& path) {
   if (data.size() < kHeaderSize)
     throw Error(path + ": truncated model file (" + std::to_string(data.size()) +
                 " bytes, shorter than the header)");
-  const auto version = get<uint32_t>(data, 8);
+  const auto version = getLittleEndian<uint32_t>(data, 8);
   if (version > kCheckpointFormat)
     throw Error(path + ": model file format version " + std::to_string(version) +
                 " is newer than this Foveal reads (" + std::to_string(kCheckpointFormat) +
@@ -212,9 +200,9 @@ LoadedModel loadCheckpoint(const std::string& path) {
     throw Error(path +
                 ": model file format version 1 was a development format; re-create the "
                 "model with this Foveal");
-  const auto metaLen = get<uint64_t>(data, 16);
-  const auto weightLen = get<uint64_t>(data, 24);
-  const auto crc = get<uint32_t>(data, 32);
+  const auto metaLen = getLittleEndian<uint64_t>(data, 16);
+  const auto weightLen = getLittleEndian<uint64_t>(data, 24);
+  const auto crc = getLittleEndian<uint32_t>(data, 32);
   const uint64_t expected = kHeaderSize + metaLen + weightLen;
   if (metaLen > data.size() || weightLen > data.size() || data.size() < expected)
     throw Error(path + ": truncated model file (" + std::to_string(data.size()) + " of " +

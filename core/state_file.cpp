@@ -5,6 +5,7 @@
 
 #include "crc32.h"
 #include "error.h"
+#include "little_endian.h"
 #include "safe_read.h"
 
 namespace foveal::core {
@@ -15,26 +16,13 @@ constexpr char kMagic[8] = {'F', 'O', 'V', 'E', 'A', 'L', 'S', 'T'};
 constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderSize = 8 + 4 + 4 + 8;
 
-template <typename T>
-void put(std::string& out, T v) {
-  for (size_t i = 0; i < sizeof(T); ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-
-template <typename T>
-T get(const std::string& in, size_t pos) {
-  T v = 0;
-  for (size_t i = 0; i < sizeof(T); ++i)
-    v |= static_cast<T>(static_cast<unsigned char>(in[pos + i])) << (8 * i);
-  return v;
-}
-
 }  // namespace
 
 std::string sealTrainingState(const std::string& payload) {
   std::string out(kMagic, sizeof kMagic);
-  put<uint32_t>(out, kVersion);
-  put<uint32_t>(out, crc32(payload.data(), payload.size()));
-  put<uint64_t>(out, payload.size());
+  putLittleEndian<uint32_t>(out, kVersion);
+  putLittleEndian<uint32_t>(out, crc32(payload.data(), payload.size()));
+  putLittleEndian<uint64_t>(out, payload.size());
   out += payload;
   return out;
 }
@@ -49,12 +37,12 @@ std::string readTrainingState(const std::string& path) {
   if (legacy) return bytes;
   if (bytes.size() < kHeaderSize || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
     throw Error(path + ": not a Foveal training state (changed while it was read)");
-  const auto version = get<uint32_t>(bytes, 8);
+  const auto version = getLittleEndian<uint32_t>(bytes, 8);
   if (version != kVersion)
     throw Error(path + ": training state format version " + std::to_string(version) +
                 " (this build reads version " + std::to_string(kVersion) + ")");
-  const auto crc = get<uint32_t>(bytes, 12);
-  const auto size = get<uint64_t>(bytes, 16);
+  const auto crc = getLittleEndian<uint32_t>(bytes, 12);
+  const auto size = getLittleEndian<uint64_t>(bytes, 16);
   if (size != bytes.size() - kHeaderSize)
     throw Error(path + ": truncated or damaged training state (" +
                 std::to_string(bytes.size() - kHeaderSize) + " bytes after the header, it says " +

@@ -47,10 +47,12 @@ QStringList LaunchSpec::arguments(int rank) const {
     if (evalLimit > 0) a << QStringLiteral("--eval-limit") << QString::number(evalLimit);
     if (logInterval > 0) a << QStringLiteral("--log-interval") << QString::number(logInterval);
     a << QStringLiteral("--seed") << QString::number(seed);
-    const std::pair<const char*, const QString*> stages[] = {
-        {"--transformation", &transformation}, {"--features", &features},
-        {"--sequence", &sequence},             {"--prediction", &prediction},
-        {"--cell", &cell},                     {"--attention", &attention}};
+    const std::pair<const char*, const QString*> stages[] = {{"--transformation", &transformation},
+                                                             {"--features", &features},
+                                                             {"--sequence", &sequence},
+                                                             {"--prediction", &prediction},
+                                                             {"--cell", &cell},
+                                                             {"--attention", &attention}};
     for (const auto& [flag, value] : stages)
       if (!value->isEmpty()) a << QString::fromLatin1(flag) << *value;
     if (projection == 1) a << QStringLiteral("--projection");

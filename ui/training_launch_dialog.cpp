@@ -11,16 +11,16 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
-#include <QGridLayout>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -65,14 +65,17 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_preset->setObjectName(QStringLiteral("preset"));
   m_preset->addItems(kKnownPresets);
   m_preset->setCurrentText(kPreset.value());
-  m_preset->setToolTip(tr("The paper's experiments and the field's models (foveal-cli train "
-                          "--list-presets)"));
+  m_preset->setToolTip(
+      tr("The paper's experiments and the field's models (foveal-cli train "
+         "--list-presets)"));
   form->addRow(tr("&Preset:"), m_preset);
 
   // Any combination of the stages over the preset's model (train --features resnet ...).
   auto stageBox = [this](core::StageKind kind, const QString& tip) {
     auto* box = new QComboBox(this);
-    box->addItem(tr("preset's"), QString());
+    // The first item names the stage, so that each box says what it chooses.
+    box->addItem(tr("%1: preset's").arg(QString::fromStdString(core::stageKindName(kind))),
+                 QString());
     for (const auto& o : core::stageOptions(kind)) {
       box->addItem(QString::fromStdString(o.name), QString::fromStdString(o.name));
       box->setItemData(box->count() - 1, QString::fromStdString(o.summary), Qt::ToolTipRole);
@@ -87,7 +90,7 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_glimpse = stageBox(core::StageKind::Glimpse, tr("The attention decoder's glimpse"));
   m_cell = stageBox(core::StageKind::Cell, tr("The attention decoder's cell"));
   m_projection = new QComboBox(this);
-  m_projection->addItem(tr("preset's"), -1);
+  m_projection->addItem(tr("projection: preset's"), -1);
   m_projection->addItem(tr("no projection"), 0);
   m_projection->addItem(tr("projection"), 1);
   m_projection->setToolTip(tr("DTRB's Linear(2h -> h) after each BiLSTM layer"));
@@ -101,8 +104,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   stagesRow->addWidget(m_cell, 1, 2);
   auto* stagesLabel = new QLabel(tr("S&tages:"), this);
   stagesLabel->setBuddy(m_transformation);
-  stagesLabel->setToolTip(tr("transformation, features, sequence (projection); prediction, "
-                             "glimpse, cell: the preset's unless chosen"));
+  stagesLabel->setToolTip(
+      tr("transformation, features, sequence (projection); prediction, "
+         "glimpse, cell: the preset's unless chosen"));
   form->addRow(stagesLabel, stagesRow);
 
   m_width = new QDoubleSpinBox(this);
@@ -226,8 +230,8 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     connect(s, &QSpinBox::valueChanged, this, changed);
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
   connect(m_device, &QComboBox::currentIndexChanged, this, changed);
-  for (auto* c : {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse,
-                  m_projection})
+  for (auto* c :
+       {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse, m_projection})
     connect(c, &QComboBox::currentIndexChanged, this, changed);
   proposeRunDir();
   updateCommand();
@@ -258,15 +262,16 @@ void TrainingLaunchDialog::loadPresets() {
       const QString name = o.value(QStringLiteral("name")).toString();
       if (name.isEmpty()) continue;
       m_preset->addItem(name);
-      m_preset->setItemData(m_preset->count() - 1,
-                            QStringLiteral("%1 (%2)").arg(o.value(QStringLiteral("description")).toString(),
-                                                          o.value(QStringLiteral("stages")).toString()),
-                            Qt::ToolTipRole);
+      m_preset->setItemData(
+          m_preset->count() - 1,
+          QStringLiteral("%1 (%2)").arg(o.value(QStringLiteral("description")).toString(),
+                                        o.value(QStringLiteral("stages")).toString()),
+          Qt::ToolTipRole);
     }
     m_preset->setCurrentText(current);
   });
-  m_presetProcess->start(m_cli, {QStringLiteral("train"), QStringLiteral("--list-presets"),
-                                 QStringLiteral("--json")});
+  m_presetProcess->start(
+      m_cli, {QStringLiteral("train"), QStringLiteral("--list-presets"), QStringLiteral("--json")});
 }
 
 QStringList TrainingLaunchDialog::presets() const {
@@ -323,9 +328,8 @@ void TrainingLaunchDialog::setSpec(const LaunchSpec& s) {
   m_gpus->setValue(s.gpus);
   m_threads->setValue(s.threads);
   const std::pair<QComboBox*, const QString*> stages[] = {
-      {m_transformation, &s.transformation}, {m_features, &s.features},
-      {m_sequence, &s.sequence},             {m_prediction, &s.prediction},
-      {m_cell, &s.cell},                     {m_glimpse, &s.attention}};
+      {m_transformation, &s.transformation}, {m_features, &s.features}, {m_sequence, &s.sequence},
+      {m_prediction, &s.prediction},         {m_cell, &s.cell},         {m_glimpse, &s.attention}};
   for (const auto& [box, value] : stages) box->setCurrentIndex(std::max(0, box->findData(*value)));
   m_projection->setCurrentIndex(std::max(0, m_projection->findData(s.projection)));
   if (!s.runDir.isEmpty()) {

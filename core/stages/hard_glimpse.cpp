@@ -2,29 +2,22 @@
 // argmax at evaluation unless sampling is asked for; Xu et al.'s hard attention).
 #include <torch/nn/cloneable.h>
 
+#include "stages/column_glimpse.h"
 #include "stages/stage_factories.h"
 
 namespace foveal::core {
 
 namespace {
 
-class HardGlimpseImpl : public torch::nn::Cloneable<HardGlimpseImpl>, public Glimpse {
+class HardGlimpseImpl : public torch::nn::Cloneable<HardGlimpseImpl>, public ColumnGlimpse {
  public:
-  explicit HardGlimpseImpl(int64_t dim) : m_dim(dim) {}
+  using ColumnGlimpse::ColumnGlimpse;
   void reset() override {}
-  GlimpseOutput glimpse(const GlimpseInput& in) override {
-    return {mixColumns(in.x, in.alpha, in.selected)};
-  }
-  int64_t contextDim() const override { return m_dim; }
-  bool mixesColumns() const override { return true; }
   torch::Tensor mixColumns(const torch::Tensor& values, const torch::Tensor&,
                            const torch::Tensor& selected) const override {
     auto rows = torch::arange(values.size(0), selected.options());
     return values.index({rows, selected});  // [N, E]
   }
-
- private:
-  int64_t m_dim;
 };
 
 }  // namespace

@@ -1,28 +1,21 @@
 // The glimpse "soft": c_t = sum_i alpha_ti x_i (Bahdanau; the paper's soft attention).
 #include <torch/nn/cloneable.h>
 
+#include "stages/column_glimpse.h"
 #include "stages/stage_factories.h"
 
 namespace foveal::core {
 
 namespace {
 
-class SoftGlimpseImpl : public torch::nn::Cloneable<SoftGlimpseImpl>, public Glimpse {
+class SoftGlimpseImpl : public torch::nn::Cloneable<SoftGlimpseImpl>, public ColumnGlimpse {
  public:
-  explicit SoftGlimpseImpl(int64_t dim) : m_dim(dim) {}
+  using ColumnGlimpse::ColumnGlimpse;
   void reset() override {}
-  GlimpseOutput glimpse(const GlimpseInput& in) override {
-    return {mixColumns(in.x, in.alpha, in.selected)};
-  }
-  int64_t contextDim() const override { return m_dim; }
-  bool mixesColumns() const override { return true; }
   torch::Tensor mixColumns(const torch::Tensor& values, const torch::Tensor& alpha,
                            const torch::Tensor&) const override {
     return torch::bmm(alpha.unsqueeze(1), values).squeeze(1);  // [N, E]
   }
-
- private:
-  int64_t m_dim;
 };
 
 }  // namespace

@@ -22,14 +22,6 @@ struct Stage {
   explicit operator bool() const { return impl != nullptr; }
 };
 
-template <class Interface, class M>
-Stage<Interface> makeStage(std::shared_ptr<M> module) {
-  Stage<Interface> s;
-  s.impl = module.get();
-  s.module = std::move(module);
-  return s;
-}
-
 // ---- transformation ----------------------------------------------------------------------------
 
 struct TransformOutput {

@@ -558,6 +558,11 @@ class TestTraining : public QObject {
     QVERIFY2(dialog.commandLine().contains(
                  "--seed 7 --transformation tps --features resnet --prediction ctc --projection"),
              qPrintable(dialog.commandLine()));
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {  // the dialog, for a look
+      dialog.show();
+      QTest::qWait(100);
+      QVERIFY(dialog.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/new-run.png"));
+    }
     QCOMPARE(dialog.spec().arguments(), spec.arguments());
     ui::LaunchSpec resume;
     resume.resume = true;
