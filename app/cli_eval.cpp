@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "cli_args.h"
+#include "cli_model.h"
 #include "error.h"
 #include "evaluation.h"
 #include "model_session.h"
@@ -24,6 +25,7 @@ const char* kEvalUsage =
               stream (split=stream) needs --limit
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1
+              (a DTRB .pth as --model: see import)
 )";
 
 namespace {
@@ -46,9 +48,10 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }  // namespace
 
 int runEvalCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args, {"model", "data", "failures", "limit", "batch", "scoring", "device", "threads", "beam"},
-      {"json", "digit-protocol", "force", "skip-bad"});
+  const CliArgs a(args,
+                  withDtrbOptions({"model", "data", "failures", "limit", "batch", "scoring",
+                                   "device", "threads", "beam"}),
+                  withDtrbFlags({"json", "digit-protocol", "force", "skip-bad"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -60,6 +63,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   o.scoring = a.value("scoring", "auto");
   o.skipBad = a.has("skip-bad");
   o.device = a.value("device", "cpu");
+  o.dtrb = dtrbOptions(a);
   if (o.limit < 0 || o.batchSize < 1)
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
 

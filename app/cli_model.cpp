@@ -1,5 +1,7 @@
 #include "cli_model.h"
 
+#include <stdexcept>
+
 namespace foveal::app {
 
 const std::set<std::string> kStageOptions = {
@@ -16,6 +18,35 @@ void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.fiducials = a.intValue("fiducials", c.fiducials);
   c.attention = a.value("attention", c.attention);
   if (c.prediction == "ctc" && !a.has("attention")) c.attention = "soft";  // CTC has no glimpse
+}
+
+const std::set<std::string> kDtrbOptions = {"character", "imgH", "imgW", "batch_max_length"};
+const std::set<std::string> kDtrbFlags = {"sensitive", "PAD"};
+const char* kDtrbUsage =
+    "a deep-text-recognition-benchmark .pth is opened as DTRB's demo.py would: --character C "
+    "or --sensitive (default: inferred from the class count), --imgH H --imgW W (32, 100), "
+    "--PAD, --batch_max_length N (25)";
+
+core::DtrbOptions dtrbOptions(const CliArgs& a) {
+  core::DtrbOptions o;
+  o.character = a.value("character", "");
+  o.sensitive = a.has("sensitive");
+  if (!o.character.empty() && o.sensitive)
+    throw std::invalid_argument("--character and --sensitive exclude each other");
+  o.imgH = a.intValue("imgH", 32);
+  o.imgW = a.intValue("imgW", 100);
+  o.pad = a.has("PAD");
+  o.batchMaxLength = a.intValue("batch_max_length", 25);
+  return o;
+}
+
+std::set<std::string> withDtrbOptions(std::set<std::string> base) {
+  base.insert(kDtrbOptions.begin(), kDtrbOptions.end());
+  return base;
+}
+std::set<std::string> withDtrbFlags(std::set<std::string> base) {
+  base.insert(kDtrbFlags.begin(), kDtrbFlags.end());
+  return base;
 }
 
 }  // namespace foveal::app

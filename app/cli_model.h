@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli_args.h"
+#include "dtrb_import.h"
 #include "model_config.h"
 
 namespace foveal::app {
@@ -16,5 +17,15 @@ extern const std::set<std::string> kStageFlags;
 
 /// Overrides the stages named on the command line; the result is validated by its user.
 void applyStageOptions(const CliArgs& args, core::ModelConfig& config);
+
+/// DTRB's demo options for opening a .pth (--character, --sensitive, --imgH, --imgW, --PAD,
+/// --batch_max_length), accepted by every command that opens a model.
+extern const std::set<std::string> kDtrbOptions;
+extern const std::set<std::string> kDtrbFlags;
+extern const char* kDtrbUsage;
+core::DtrbOptions dtrbOptions(const CliArgs& args);
+/// `base` plus the DTRB options.
+std::set<std::string> withDtrbOptions(std::set<std::string> base);
+std::set<std::string> withDtrbFlags(std::set<std::string> base);
 
 }  // namespace foveal::app

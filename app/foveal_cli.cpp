@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "benchmark.h"
+#include "checkpoint.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
@@ -49,6 +50,13 @@ commands:
               starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba); refuses to
               replace a model file or a dataset unless --force
   info        --model FILE     print a model file's configuration
+  import      FILE.pth --out MODEL.fvm [--character C | --sensitive] [--imgH H --imgW W]
+              [--PAD] [--batch_max_length N] [--force]
+              convert a deep-text-recognition-benchmark checkpoint (zip or legacy torch.save,
+              with or without DataParallel's 'module.' prefix): its stages and sizes are read
+              from the file; the charset is --character, --sensitive, or DTRB's default set when
+              the class count fits. Every command that takes --model also opens the .pth
+              directly, with the same options.
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
@@ -74,13 +82,13 @@ std::string safeName(const std::string& token) {
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"model", "out", "seed", "threads", "beam"},
-                  {"json", "sample", "all-steps"});
+  const CliArgs a(args, app::withDtrbOptions({"model", "out", "seed", "threads", "beam"}),
+                  app::withDtrbFlags({"json", "sample", "all-steps"}));
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   setComputeThreads(a.intValue("threads", 0));
   const std::string imagePath = a.positionals()[0];
-  auto session = core::ModelSession::open(a.required("model"));
-  const auto image = core::readImage(imagePath);
+  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  const auto image = core::readImage(imagePath, /*keepColour=*/true);
   core::TraceOptions opt;
   opt.sample = a.has("sample");
   opt.seed = static_cast<uint64_t>(a.intValue("seed", 0));
@@ -164,9 +172,33 @@ int cmdInitModel(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdImport(const std::vector<std::string>& args) {
+  const CliArgs a(args, app::withDtrbOptions({"out"}), app::withDtrbFlags({"force"}));
+  if (a.positionals().size() != 1) throw UsageError("import needs exactly one FILE.pth");
+  const std::string in = a.positionals()[0];
+  const std::string out = a.required("out");
+  core::data::checkOutputPath(out, "imported model", {in}, a.has("force"));
+  core::DtrbImport info;
+  auto loaded = core::importDtrb(in, app::dtrbOptions(a), &info);
+  std::cout << "read " << in << " (" << info.architecture.format << " format"
+            << (info.architecture.modulePrefix ? ", DataParallel 'module.' prefix" : "")
+            << "): " << info.architecture.describe() << "\n";
+  for (const auto& note : info.notes) std::cout << "  " << note << "\n";
+  core::saveCheckpoint(out, loaded.model, "{\"imported_from\": " + info.provenanceJson + "}");
+  std::cout << "wrote " << out << ": " << loaded.config.describe() << "\n";
+  return 0;
+}
+
 int cmdInfo(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"model"}, {});
-  auto session = core::ModelSession::open(a.required("model"));
+  const CliArgs a(args, app::withDtrbOptions({"model"}), app::withDtrbFlags({}));
+  if (core::isTorchFile(a.required("model"))) {
+    const auto arch = core::inspectDtrb(a.required("model"));
+    std::cout << "deep-text-recognition-benchmark checkpoint (" << arch.format << " format"
+              << (arch.modulePrefix ? ", DataParallel 'module.' prefix" : "")
+              << "): " << arch.describe() << "\n";
+    if (!arch.assumption.empty()) std::cout << "charset if none is given: " << arch.assumption << "\n";
+  }
+  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
   std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
   return 0;
 }
@@ -249,6 +281,7 @@ int main(int argc, char** argv) {
     if (cmd == "trace") return cmdTrace(args);
     if (cmd == "init-model") return cmdInitModel(args);
     if (cmd == "info") return cmdInfo(args);
+    if (cmd == "import") return cmdImport(args);
     if (cmd == "bench") return cmdBench(args);
     if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "train") return app::runTrainCommand(args);

@@ -134,8 +134,14 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
 void VggBackboneImpl::reset() {
   std::atomic_store(&m_packed, std::shared_ptr<const Packed>());
   m_layers = nn::Sequential();
-  int in = 1;
-  for (const auto& l : vggLayers(options.width())) {
+  int64_t in = options.in_channels();
+  const auto base = vggLayers(1.0);
+  auto layers = vggLayers(options.width());
+  for (size_t i = 0; i < layers.size(); ++i)  // DTRB: int(output_channel / 8) etc.
+    if (options.out_channels() > 0 && layers[i].kind == LayerSpec::Kind::Conv)
+      layers[i].outChannels =
+          static_cast<int>(options.out_channels() * base[i].outChannels / vggOutChannels(1.0));
+  for (const auto& l : layers) {
     if (l.kind == LayerSpec::Kind::Conv) {
       m_layers->push_back(nn::Conv2d(nn::Conv2dOptions(in, l.outChannels, {l.kh, l.kw})
                                          .stride({l.sh, l.sw})
@@ -192,17 +198,24 @@ torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
   } else {
     f = m_layers->forward(image);
   }
-  return f.squeeze(2).transpose(1, 2).contiguous();  // [B, M, C]
+  // [B, C, H', M] -> [B, M, C]; H' is 1 at input height 32, else averaged (as DTRB does).
+  return (f.size(2) == 1 ? f.squeeze(2) : f.mean(2)).transpose(1, 2).contiguous();
 }
 
-int VggBackboneImpl::outChannels() const { return vggOutChannels(options.width()); }
+int VggBackboneImpl::outChannels() const {
+  return options.out_channels() > 0 ? static_cast<int>(options.out_channels())
+                                    : vggOutChannels(options.width());
+}
 
 ReceptiveField VggBackboneImpl::geometry(int inputW, int inputH) const {
   return receptiveField(vggLayers(options.width()), inputW, inputH);
 }
 
 std::shared_ptr<torch::nn::Module> makeVgg(const StageContext& c) {
-  return std::make_shared<VggBackboneImpl>(VggBackboneOptions(c.config.width));
+  return std::make_shared<VggBackboneImpl>(
+      VggBackboneOptions(c.config.width)
+          .in_channels(c.config.preprocessing.channels())
+          .out_channels(c.config.featureChannels));
 }
 
 }  // namespace foveal::core

@@ -28,6 +28,11 @@ struct VggBackboneOptions {
   TORCH_ARG(double, width);
   /// Replace max pools by average pools (same kernel/stride): used to check geometry by autograd.
   TORCH_ARG(bool, average_pools) = false;
+  /// Input channels (1 grey, 3 RGB).
+  TORCH_ARG(int64_t, in_channels) = 1;
+  /// Explicit output channels (DTRB's output_channel; the layers take 1/8, 1/4, 1/2 of it as
+  /// DTRB's VGG does); 0: 512 x width.
+  TORCH_ARG(int64_t, out_channels) = 0;
 };
 
 class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl>, public FeatureExtractor {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "dtrb_import.h"
 #include "model_config.h"
 #include "recognizer.h"
 
@@ -28,6 +29,16 @@ void saveCheckpoint(const std::string& path, Recognizer model, const std::string
 /// naming the file and the problem: missing, truncated, corrupt, foreign, newer format, bad
 /// config, weights that do not match the config.
 LoadedModel loadCheckpoint(const std::string& path);
+
+/// Imports a deep-text-recognition-benchmark checkpoint (dtrb_import.h): the model in eval mode,
+/// its metadata saying where it came from. Throws Error naming the file, the key, its shape and
+/// what was expected.
+LoadedModel importDtrb(const std::string& path, const DtrbOptions& options,
+                       DtrbImport* info = nullptr);
+
+/// A Foveal model file or, when the file is a torch.save file, a DTRB checkpoint imported with
+/// `dtrb`: what every command and the GUI open.
+LoadedModel loadModelFile(const std::string& path, const DtrbOptions& dtrb = {});
 
 /// True when `path` is a regular file that starts with the model file signature (whatever its
 /// state): what commands check before they overwrite a file.

@@ -69,7 +69,9 @@ int resnetOutChannels(double width) { return scaled(512, width); }
 
 Box ReceptiveField::box(int column) const {
   const double cx = startX + column * jumpX;
-  return Box{cx - (sizeX - 1) / 2.0, startY - (sizeY - 1) / 2.0, sizeX, sizeY};
+  // A column averages its rows (when the input is taller than 32): its box spans all of them.
+  const double h = sizeY + std::max(0, rows - 1) * jumpY;
+  return Box{cx - (sizeX - 1) / 2.0, startY - (sizeY - 1) / 2.0, sizeX, h};
 }
 
 Box ReceptiveField::clippedBox(int column) const {

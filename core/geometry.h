@@ -42,7 +42,7 @@ struct ReceptiveField {
   double startX = 0, startY = 0;  ///< centre of output (0,0), in pixel-index coordinates
   int inputW = 0, inputH = 0;
 
-  /// Box of column i (row 0), pixel-edge coordinates, not clipped: [x, x+w) x [y, y+h).
+  /// Box of column i (all its rows), pixel-edge coordinates, not clipped: [x, x+w) x [y, y+h).
   Box box(int column) const;
   /// The same box with its rows clipped to the image (the paper's "height clipped to 32").
   Box clippedBox(int column) const;

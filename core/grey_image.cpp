@@ -14,7 +14,8 @@ namespace foveal::core {
 
 namespace imaging {
 // Implemented in imaging/opencv_codec.cpp when built with OpenCV.
-GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string& origin);
+GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string& origin,
+                           bool keepColour);
 }  // namespace imaging
 
 namespace {
@@ -36,7 +37,7 @@ bool isPnm(const std::vector<uint8_t>& b) {
 }
 
 // Binary/ASCII PGM and binary PPM: enough for builds without OpenCV.
-GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
+GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin, bool keepColour) {
   size_t pos = 2;
   auto next = [&]() -> long {
     while (pos < b.size()) {
@@ -76,6 +77,11 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin) {
     const int v = channels == 3 ? (299 * px[0] + 587 * px[1] + 114 * px[2]) / 1000 : px[0];
     img.pixels[i] = static_cast<uint8_t>(v * 255 / maxv);
   }
+  if (channels == 3 && keepColour) {
+    img.rgb.resize(img.pixels.size() * 3);
+    for (size_t i = 0; i < img.rgb.size(); ++i)
+      img.rgb[i] = static_cast<uint8_t>(b[pos + i] * 255 / maxv);
+  }
   return img;
 }
 
@@ -110,21 +116,22 @@ bool hasImageCodecs() {
 #endif
 }
 
-GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin) {
+GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin,
+                      bool keepColour) {
   if (bytes.empty()) throw Error(origin + ": empty image file");
-  if (isPnm(bytes)) return decodePnm(bytes, origin);
+  if (isPnm(bytes)) return decodePnm(bytes, origin, keepColour);
 #ifdef FOVEAL_WITH_OPENCV
   if (!hasCodecSignature(bytes))
     throw Error(origin + ": unsupported image format (not PNG, JPEG, BMP, TIFF or PNM)");
-  return imaging::decodeWithOpenCv(bytes, origin);
+  return imaging::decodeWithOpenCv(bytes, origin, keepColour);
 #else
   throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");
 #endif
 }
 
-GreyImage readImage(const std::string& path) {
+GreyImage readImage(const std::string& path, bool keepColour) {
   const std::string bytes = readRegularFile(path, "image", kMaxImageFileBytes);
-  return decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), path);
+  return decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), path, keepColour);
 }
 
 std::vector<uint8_t> encodePng(const GreyImage& image) {

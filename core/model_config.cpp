@@ -38,9 +38,10 @@ int Preprocessing::upsampledW() const {
 }
 
 int ModelConfig::cnnChannels() const {
+  if (featureChannels > 0) return featureChannels;
   return stageOption(StageKind::Features, features).channels(width);
 }
-int ModelConfig::hidden() const { return cnnChannels() / 2; }
+int ModelConfig::hidden() const { return hiddenSize > 0 ? hiddenSize : cnnChannels() / 2; }
 int ModelConfig::featureDim() const {
   if (sequence == "none") return cnnChannels();
   return sequenceProjection ? hidden() : 2 * hidden();
@@ -97,6 +98,18 @@ void ModelConfig::validate() const {
     fail("region_scale must be in [1, 8]");
   if (preprocessing.normalisation != "minus_one_one")
     fail("unknown normalisation '" + preprocessing.normalisation + "'");
+  if (preprocessing.colour != "grey" && preprocessing.colour != "pil_luma" &&
+      preprocessing.colour != "rgb")
+    fail("unknown colour '" + preprocessing.colour + "' (expected grey, pil_luma or rgb)");
+  if (preprocessing.resize != "bilinear_antialias" && preprocessing.resize != "pil_bicubic")
+    fail("unknown resize '" + preprocessing.resize +
+         "' (expected bilinear_antialias or pil_bicubic)");
+  if (featureChannels < 0 || featureChannels > 8192 || hiddenSize < 0 || hiddenSize > 8192)
+    fail("feature_channels and hidden_size must be in [0, 8192]");
+  if (featureChannels > 0 && featureChannels < 16)
+    fail("feature_channels must be at least 16 (its layers take 1/16 of it)");
+  if (preprocessing.channels() == 3 && needsUpsampled())
+    fail("the sharp glimpse reads grey images only");
   if (reference && attention != "sharp") fail("reference needs sharp attention");
   if (isCtc() && (attention != "soft" || reference))
     fail("a CTC model has no attention glimpse (attention '" + attention + "' given)");
@@ -104,9 +117,9 @@ void ModelConfig::validate() const {
   makeCharset();  // throws on empty / duplicates
   const auto& feat = stageOption(StageKind::Features, features);
   const auto rf = receptiveField(feat.layers(width), preprocessing.inputW, preprocessing.inputH);
-  if (rf.rows != 1)
-    fail(features + " output height is " + std::to_string(rf.rows) + " for input height " +
-         std::to_string(preprocessing.inputH) + " (must be 1; use 32)");
+  if (rf.rows < 1)
+    fail(features + " gives no output row for input height " +
+         std::to_string(preprocessing.inputH));
   if (needsUpsampled()) {
     const auto prf = receptiveField(vggLayers(width), patchW, patchH);  // the sharpener's encoder
     if (prf.rows != 1) fail("patch height must give one encoder row (use 32)");
@@ -133,6 +146,8 @@ std::string ModelConfig::toJson() const {
   j["patch_h"] = patchH;
   j["reference"] = reference;
   j["width"] = width;
+  if (featureChannels > 0) j["feature_channels"] = featureChannels;
+  if (hiddenSize > 0) j["hidden_size"] = hiddenSize;
   j["attention_depth"] = attentionDepth;
   j["max_length"] = maxLength;
   j["charset"] = charset;
@@ -141,8 +156,9 @@ std::string ModelConfig::toJson() const {
                         {"input_h", preprocessing.inputH},
                         {"region_scale", preprocessing.regionScale},
                         {"normalisation", preprocessing.normalisation},
-                        {"colour", "grey"},
-                        {"resize", "bilinear_antialias"}};
+                        {"colour", preprocessing.colour},
+                        {"resize", preprocessing.resize},
+                        {"keep_ratio_pad", preprocessing.keepRatioPad}};
   return j.dump(2);
 }
 
@@ -187,6 +203,8 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     c.patchH = intField(j, "patch_h", 32);
     c.reference = j.value("reference", false);
     c.width = j.value("width", 1.0);
+    c.featureChannels = intField(j, "feature_channels", 0);
+    c.hiddenSize = intField(j, "hidden_size", 0);
     c.attentionDepth = intField(j, "attention_depth", 256);
     if (!j.contains("max_length")) throw Error("field 'max_length' is missing");
     c.maxLength = intField(j, "max_length", 0);
@@ -198,6 +216,9 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
       c.preprocessing.inputH = intField(p, "input_h", 32);
       c.preprocessing.regionScale = p.value("region_scale", 1.8);
       c.preprocessing.normalisation = p.value("normalisation", std::string("minus_one_one"));
+      c.preprocessing.colour = p.value("colour", std::string("grey"));
+      c.preprocessing.resize = p.value("resize", std::string("bilinear_antialias"));
+      c.preprocessing.keepRatioPad = p.value("keep_ratio_pad", false);
     }
   } catch (const json::exception& e) {
     throw Error(origin + ": bad model config JSON: " + e.what());
@@ -215,7 +236,12 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
 std::string ModelConfig::describe() const {
   std::ostringstream s;
   if (isCtc()) {
-    s << stageString() << ", width " << width << ", charset \"" << charset << "\"";
+    s << stageString();
+    if (featureChannels > 0)
+      s << ", " << featureChannels << " channels, hidden " << hidden();
+    else
+      s << ", width " << width;
+    s << ", charset \"" << charset << "\"";
     return s.str();
   }
   if (transformation != "none" || features != "vgg" || sequence != "bilstm" || cell != "paper")
@@ -227,7 +253,11 @@ std::string ModelConfig::describe() const {
     if (reference) s << ", reference";
     s << ")";
   }
-  s << ", width " << width << ", charset \"" << charset << "\", max length " << maxLength;
+  if (featureChannels > 0)
+    s << ", " << featureChannels << " channels, hidden " << hidden();
+  else
+    s << ", width " << width;
+  s << ", charset \"" << charset << "\", max length " << maxLength;
   return s.str();
 }
 

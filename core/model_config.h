@@ -23,6 +23,16 @@ struct Preprocessing {
   double regionScale = 1.8;  ///< sharpener cuts regions from a (inputW*scale) x inputH copy
   /// Pixel values: grey in [0,255] maps to [-1, 1] ("minus_one_one"), the only mode for now.
   std::string normalisation = "minus_one_one";
+  /// How a colour file becomes the input: "grey" (Foveal's own, the decoder's conversion),
+  /// "pil_luma" (PIL's convert('L'): ITU-R 601-2 luma in integers, as DTRB), "rgb" (3 channels).
+  std::string colour = "grey";
+  /// "bilinear_antialias" (Foveal's own) or "pil_bicubic" (PIL's resize(BICUBIC) on 8-bit
+  /// pixels: support widened by the scale when shrinking, a = -0.5, fixed-point, as DTRB).
+  std::string resize = "bilinear_antialias";
+  /// DTRB's --PAD: resize to inputH keeping the ratio (width ceil(inputH * w / h), at most
+  /// inputW), then pad on the right by repeating the last column.
+  bool keepRatioPad = false;
+  int channels() const { return colour == "rgb" ? 3 : 1; }
   int upsampledW() const;
 };
 
@@ -46,6 +56,11 @@ struct ModelConfig {
   int patchH = 32;
   bool reference = false;  ///< sharp + reference: training adds an L2 loss on the patches
   double width = 1.0;      ///< channel multiplier (1.0 = the paper's sizes)
+  /// Explicit sizes (imported models; 0 = derived from width): the feature stage's output
+  /// channels (DTRB's output_channel; its layers take DTRB's fractions of it) and the LSTM units
+  /// (DTRB's hidden_size).
+  int featureChannels = 0;
+  int hiddenSize = 0;
   int attentionDepth = 256;
   int maxLength = 13;  ///< decoder runs maxLength + 1 steps (end token)
   std::string charset = "0123456789";

@@ -31,8 +31,8 @@ struct ModelSession::Impl {
 ModelSession::ModelSession(std::unique_ptr<Impl> impl) : d(std::move(impl)) {}
 ModelSession::~ModelSession() = default;
 
-std::shared_ptr<ModelSession> ModelSession::open(const std::string& path) {
-  auto loaded = loadCheckpoint(path);
+std::shared_ptr<ModelSession> ModelSession::open(const std::string& path, const DtrbOptions& dtrb) {
+  auto loaded = loadModelFile(path, dtrb);
   auto impl = std::make_unique<Impl>();
   impl->config = loaded.config;
   impl->model = loaded.model;

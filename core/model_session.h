@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "dtrb_import.h"
 #include "model_config.h"
 #include "trace.h"
 
@@ -32,8 +33,9 @@ int computeThreads();
 
 class ModelSession {
  public:
-  /// Loads a checkpoint (throws Error naming the file and the problem).
-  static std::shared_ptr<ModelSession> open(const std::string& path);
+  /// Loads a model file, or imports a DTRB checkpoint with `dtrb` (throws Error naming the file
+  /// and the problem).
+  static std::shared_ptr<ModelSession> open(const std::string& path, const DtrbOptions& dtrb = {});
   /// A model with random weights drawn from `seed`.
   static std::shared_ptr<ModelSession> create(const ModelConfig& config, uint64_t seed);
   ~ModelSession();

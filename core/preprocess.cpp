@@ -3,6 +3,7 @@
 #include <torch/nn/functional/upsampling.h>
 
 #include "error.h"
+#include "pil_resize.h"
 
 namespace foveal::core {
 
@@ -16,26 +17,86 @@ static torch::Tensor resize(const torch::Tensor& img, int64_t w, int64_t h) {
                                  .antialias(true));
 }
 
+namespace {
+
+// DTRB's input: the image's planes (PIL luma or RGB), PIL-bicubic resized to `w` x `h` (or
+// Foveal's bilinear), / 255, then (x - 0.5) / 0.5 as torchvision's ToTensor and DTRB do, and
+// padded to `padW` by repeating the last column. [1, C, h, padW].
+torch::Tensor pilInput(const GreyImage& g, const Preprocessing& pp, int w, int h, int padW) {
+  const int c = pp.channels();
+  std::vector<uint8_t> planes;
+  const size_t n = static_cast<size_t>(g.width) * g.height;
+  if (c == 3) {
+    if (!g.rgb.empty()) {
+      planes = g.rgb;
+    } else {  // convert('RGB') of a grey image: the grey in every band
+      planes.resize(n * 3);
+      for (size_t i = 0; i < n; ++i) planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
+    }
+  } else if (pp.colour == "pil_luma" && !g.rgb.empty()) {
+    planes = pilLuma(g.rgb.data(), n);
+  } else {
+    planes = g.pixels;
+  }
+  torch::Tensor t;
+  if (pp.resize == "pil_bicubic") {
+    auto r = pilResizeBicubic(planes.data(), g.width, g.height, c, w, h);
+    t = torch::from_blob(r.data(), {h, w, c}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat);
+    t = t.div(255.0f).sub(0.5f).div(0.5f).unsqueeze(0);
+  } else {
+    t = torch::from_blob(planes.data(), {g.height, g.width, c}, torch::kUInt8)
+            .permute({2, 0, 1})
+            .to(torch::kFloat)
+            .div(255.0)
+            .unsqueeze(0);
+    t = resize(t, w, h).mul(2.0).sub(1.0).clamp(-1.0, 1.0);
+  }
+  if (padW > w) t = torch::cat({t, t.narrow(3, w - 1, 1).expand({1, c, h, padW - w})}, 3);
+  return t.contiguous();
+}
+
+bool ownPreprocessing(const Preprocessing& pp) {
+  return pp.colour == "grey" && pp.resize == "bilinear_antialias" && !pp.keepRatioPad;
+}
+
+}  // namespace
+
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,
                       bool withUpsampled) {
   std::vector<torch::Tensor> small, big;
+  ModelInput in;
   for (const auto& g : images) {
     if (g.empty()) throw Error("cannot preprocess an empty image");
+    if (!ownPreprocessing(pp)) {
+      int w = pp.inputW;
+      if (pp.keepRatioPad) {  // DTRB: ceil(imgH * (w / h)), at most imgW
+        const double ratio = static_cast<double>(g.width) / static_cast<double>(g.height);
+        w = static_cast<int>(std::min<double>(pp.inputW, std::ceil(pp.inputH * ratio)));
+        w = std::max(w, 1);
+      }
+      small.push_back(pilInput(g, pp, w, pp.inputH, pp.inputW));
+      if (withUpsampled) big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
+      in.contentW.push_back(w);
+      continue;
+    }
     auto t = torch::from_blob(const_cast<uint8_t*>(g.pixels.data()), {1, 1, g.height, g.width},
                               torch::kUInt8)
                  .to(torch::kFloat)
                  .div(255.0);
-    small.push_back(resize(t, pp.inputW, pp.inputH));
-    if (withUpsampled) big.push_back(resize(t, pp.upsampledW(), pp.inputH));
+    small.push_back(resize(t, pp.inputW, pp.inputH).mul(2.0).sub(1.0).clamp(-1.0, 1.0));
+    if (withUpsampled)
+      big.push_back(resize(t, pp.upsampledW(), pp.inputH).mul(2.0).sub(1.0).clamp(-1.0, 1.0));
+    in.contentW.push_back(pp.inputW);
   }
-  ModelInput in;
-  in.image = torch::cat(small, 0).mul(2.0).sub(1.0).clamp(-1.0, 1.0);
-  if (withUpsampled) in.upsampled = torch::cat(big, 0).mul(2.0).sub(1.0).clamp(-1.0, 1.0);
+  in.image = torch::cat(small, 0);
+  if (withUpsampled) in.upsampled = torch::cat(big, 0);
   return in;
 }
 
 GreyImage toGreyImage(const torch::Tensor& normalised) {
   auto t = normalised.detach().to(torch::kCPU, torch::kFloat);
+  if (t.dim() == 4) t = t.squeeze(0);
+  if (t.dim() == 3 && t.size(0) == 3) t = t.mean(0);  // an RGB model's input, shown grey
   while (t.dim() > 2) t = t.squeeze(0);
   t = ((t + 1.0) * 127.5).round().clamp(0, 255).to(torch::kUInt8).contiguous();
   GreyImage g{static_cast<int>(t.size(1)), static_cast<int>(t.size(0)), {}};

@@ -1,7 +1,8 @@
 #pragma once
-// Source images -> network input as the checkpoint's Preprocessing says: grey, resized (bilinear
-// with antialiasing) to inputW x inputH and, for the sharpener, to upsampledW x inputH, scaled to
-// [-1, 1].
+// Source images -> network input as the checkpoint's Preprocessing says: grey (or PIL's luma, or
+// RGB), resized (bilinear with antialiasing, or PIL's bicubic) to inputW x inputH (or to inputH
+// keeping the ratio, padded with the last column) and, for the sharpener, to upsampledW x inputH,
+// scaled to [-1, 1].
 #include <torch/types.h>
 #include <vector>
 
@@ -11,8 +12,10 @@
 namespace foveal::core {
 
 struct ModelInput {
-  torch::Tensor image;      ///< [B, 1, inputH, inputW]
+  torch::Tensor image;      ///< [B, C, inputH, inputW] (C = 1, or 3 for an RGB model)
   torch::Tensor upsampled;  ///< [B, 1, inputH, upsampledW] (undefined unless requested)
+  /// Per image, the input columns the image fills (inputW, or less with keep-ratio padding).
+  std::vector<int> contentW;
 };
 
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,

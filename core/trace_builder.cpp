@@ -106,7 +106,9 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   const Charset charset = cfg.makeCharset();
   const auto rf = model->geometry();
   const auto& pp = cfg.preprocessing;
-  const double sx = static_cast<double>(srcW) / pp.inputW,
+  // With keep-ratio padding the image fills only the first contentW input columns.
+  const int contentW = static_cast<size_t>(b) < input.contentW.size() ? input.contentW[b] : pp.inputW;
+  const double sx = static_cast<double>(srcW) / contentW,
                sy = static_cast<double>(srcH) / pp.inputH;
 
   Trace tr;
@@ -180,6 +182,18 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   }
   tr.prediction = charset.decode(tokens);
   tr.confidence = confidence;
+  if (charset.layout() == ClassLayout::GoEnd && !tr.steps.empty()) {
+    // DTRB's demo: the product of the step maxima before [s], the [s] step not counted. For an
+    // empty reading (where the demo fails) the [s] step's probability, the only decision made.
+    double c = 1.0;
+    size_t n = 0;
+    for (const auto& st : tr.steps) {
+      if (st.tokenIndex == end) break;
+      c *= st.prob;
+      ++n;
+    }
+    tr.confidence = n == 0 ? tr.steps.front().prob : c;
+  }
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
   return tr;
 }

@@ -41,9 +41,11 @@ ResNetFeaturesImpl::ResNetFeaturesImpl(const ResNetFeaturesOptions& options_) : 
 
 void ResNetFeaturesImpl::reset() {
   const double w = options.width();
-  const int64_t out = scaledChannels(512, w);
-  const int64_t c0 = scaledChannels(32, w), c1 = scaledChannels(64, w);
-  const int64_t b1 = scaledChannels(128, w), b2 = scaledChannels(256, w);
+  const int64_t oc = options.out_channels();
+  auto ch = [&](int base) { return oc > 0 ? oc * base / 512 : scaledChannels(base, w); };
+  const int64_t out = ch(512);
+  const int64_t c0 = ch(32), c1 = ch(64);
+  const int64_t b1 = ch(128), b2 = ch(256);
   auto layer = [&](const std::string& name, int64_t in, int64_t planes, int blocks) {
     nn::ModuleList list;
     for (int i = 0; i < blocks; ++i) list->push_back(BasicBlock(i == 0 ? in : planes, planes));
@@ -107,7 +109,10 @@ ReceptiveField ResNetFeaturesImpl::geometry(int inputW, int inputH) const {
 }
 
 std::shared_ptr<torch::nn::Module> makeResNet(const StageContext& c) {
-  return std::make_shared<ResNetFeaturesImpl>(ResNetFeaturesOptions(c.config.width));
+  return std::make_shared<ResNetFeaturesImpl>(
+      ResNetFeaturesOptions(c.config.width)
+          .input_channels(c.config.preprocessing.channels())
+          .out_channels(c.config.featureChannels));
 }
 
 }  // namespace foveal::core

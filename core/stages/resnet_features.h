@@ -19,6 +19,9 @@ struct ResNetFeaturesOptions {
   /// Channel multiplier (1.0: DTRB's output_channel 512).
   TORCH_ARG(double, width);
   TORCH_ARG(int64_t, input_channels) = 1;
+  /// Explicit output channels (DTRB's output_channel; the layers take 1/16 .. 1/2 of it as
+  /// DTRB's ResNet does); 0: 512 x width.
+  TORCH_ARG(int64_t, out_channels) = 0;
   /// Replace max pools by average pools (same kernel/stride/padding): the geometry check.
   TORCH_ARG(bool, average_pools) = false;
 };

@@ -155,7 +155,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
 EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std::string>& datasets,
                              const EvalOptions& options) {
   if (datasets.empty()) throw Error("evaluation: no dataset given");
-  auto loaded = loadCheckpoint(modelPath);
+  auto loaded = loadModelFile(modelPath, options.dtrb);
   const torch::Device device = resolveDevice(options.device);
   loaded.model->to(device);
   EvalReport report;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "dtrb_import.h"
+
 namespace foveal::core::train {
 
 struct EvalOptions {
@@ -24,6 +26,8 @@ struct EvalOptions {
   /// at the first one with an Error naming it and why (what `foveal-cli eval` does unless
   /// --skip-bad). Either way a dataset with no readable entry at all is an Error.
   bool skipBad = true;
+  /// For a deep-text-recognition-benchmark checkpoint: the options its file does not hold.
+  DtrbOptions dtrb;
 };
 
 struct EvalStats {

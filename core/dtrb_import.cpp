@@ -1,0 +1,376 @@
+#include "dtrb_import.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "charset.h"
+#include "checkpoint.h"
+#include "error.h"
+#include "safe_read.h"
+#include "torch_pickle.h"
+
+namespace foveal::core {
+
+const char* const kDtrbDefaultCharacters = "0123456789abcdefghijklmnopqrstuvwxyz";
+const char* const kDtrbSensitiveCharacters =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+
+namespace {
+
+std::string shapeString(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+
+// The state dict with the DataParallel prefix taken off.
+struct Keys {
+  const StoredStateDict* sd = nullptr;
+  std::string origin;
+  std::map<std::string, const StoredTensor*> byName;
+  bool prefix = false;
+
+  const StoredTensor* find(const std::string& k) const {
+    auto it = byName.find(k);
+    return it == byName.end() ? nullptr : it->second;
+  }
+  const StoredTensor& need(const std::string& k, size_t dims) const {
+    const StoredTensor* t = find(k);
+    if (!t)
+      throw Error(origin + ": key '" + (prefix ? "module." : "") + k +
+                  "' is missing (not a deep-text-recognition-benchmark model, or an unknown variant)");
+    if (t->shape.size() != dims)
+      throw Error(origin + ": key '" + t->key + "' has shape " + shapeString(t->shape) + ", expected " +
+                  std::to_string(dims) + " dimensions");
+    return *t;
+  }
+  bool any(const std::string& p) const {
+    auto it = byName.lower_bound(p);
+    return it != byName.end() && startsWith(it->first, p);
+  }
+};
+
+Keys index(const StoredStateDict& sd, const std::string& origin) {
+  Keys k;
+  k.sd = &sd;
+  k.origin = origin;
+  size_t withPrefix = 0;
+  for (const auto& t : sd.tensors) withPrefix += startsWith(t.key, "module.");
+  if (withPrefix != 0 && withPrefix != sd.tensors.size())
+    throw Error(origin + ": " + std::to_string(withPrefix) + " of " + std::to_string(sd.tensors.size()) +
+                " keys start with 'module.': a state dict mixes DataParallel and plain names");
+  k.prefix = withPrefix != 0;
+  for (const auto& t : sd.tensors) {
+    const std::string name = k.prefix ? t.key.substr(7) : t.key;
+    if (!k.byName.emplace(name, &t).second) throw Error(origin + ": key '" + t.key + "' appears twice");
+  }
+  return k;
+}
+
+DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& origin) {
+  const Keys k = index(sd, origin);
+  DtrbArchitecture a;
+  a.format = sd.format;
+  a.modulePrefix = k.prefix;
+  for (const auto& [name, t] : k.byName) {
+    if (!startsWith(name, "Transformation.") && !startsWith(name, "FeatureExtraction.") &&
+        !startsWith(name, "SequenceModeling.") && !startsWith(name, "Prediction."))
+      throw Error(origin + ": key '" + t->key + "' " + shapeString(t->shape) +
+                  " belongs to no deep-text-recognition-benchmark stage (Transformation, "
+                  "FeatureExtraction, SequenceModeling, Prediction)");
+  }
+  // Transformation
+  if (k.any("Transformation.")) {
+    a.transformation = "TPS";
+    const auto& fc2 = k.need("Transformation.LocalizationNetwork.localization_fc2.bias", 1);
+    if (fc2.shape[0] % 2 != 0 || fc2.shape[0] < 8)
+      throw Error(origin + ": key '" + fc2.key + "' has shape " + shapeString(fc2.shape) +
+                  ", expected [2 F] with F even and at least 4 (the fiducial points)");
+    a.fiducials = static_cast<int>(fc2.shape[0] / 2);
+  } else {
+    a.transformation = "None";
+  }
+  // Feature extraction
+  if (k.any("FeatureExtraction.ConvNet.conv0_1.")) {
+    a.features = "ResNet";
+    const auto& first = k.need("FeatureExtraction.ConvNet.conv0_1.weight", 4);
+    a.inputChannels = static_cast<int>(first.shape[1]);
+    a.outputChannels = static_cast<int>(k.need("FeatureExtraction.ConvNet.conv4_2.weight", 4).shape[0]);
+  } else if (k.any("FeatureExtraction.ConvNet.2.wgf_u.") || k.any("FeatureExtraction.ConvNet.2.GRCL")) {
+    throw Error(origin + ": the RCNN (GRCL) feature extractor is not supported; Foveal opens the VGG "
+                "and ResNet ones");
+  } else if (k.find("FeatureExtraction.ConvNet.0.weight")) {
+    a.features = "VGG";
+    const auto& first = k.need("FeatureExtraction.ConvNet.0.weight", 4);
+    a.inputChannels = static_cast<int>(first.shape[1]);
+    a.outputChannels = static_cast<int>(k.need("FeatureExtraction.ConvNet.18.weight", 4).shape[0]);
+  } else {
+    throw Error(origin + ": no feature extractor: key 'FeatureExtraction.ConvNet.0.weight' (VGG) or "
+                "'FeatureExtraction.ConvNet.conv0_1.weight' (ResNet) is missing");
+  }
+  if (a.inputChannels != 1 && a.inputChannels != 3)
+    throw Error(origin + ": the first convolution takes " + std::to_string(a.inputChannels) +
+                " input channels; expected 1 (grey) or 3 (--rgb)");
+  if (a.outputChannels < 16 || a.outputChannels % 16 != 0)
+    throw Error(origin + ": output_channel " + std::to_string(a.outputChannels) +
+                " is not a multiple of 16 (DTRB's layers take 1/16 of it)");
+  int seqOut = a.outputChannels;
+  if (k.any("SequenceModeling.")) {
+    a.sequence = "BiLSTM";
+    const auto& ih = k.need("SequenceModeling.0.rnn.weight_ih_l0", 2);
+    a.hiddenSize = static_cast<int>(ih.shape[0] / 4);
+    if (ih.shape[0] % 4 != 0 || ih.shape[1] != a.outputChannels)
+      throw Error(origin + ": key '" + ih.key + "' has shape " + shapeString(ih.shape) + ", expected [4 h, " +
+                  std::to_string(a.outputChannels) + "] (an LSTM over the " +
+                  std::to_string(a.outputChannels) + " feature channels)");
+    seqOut = static_cast<int>(k.need("SequenceModeling.1.linear.weight", 2).shape[0]);
+    if (seqOut != a.hiddenSize)
+      throw Error(origin + ": 'SequenceModeling.1.linear.weight' gives " + std::to_string(seqOut) +
+                  " outputs where hidden_size is " + std::to_string(a.hiddenSize) +
+                  "; DTRB's BiLSTM outputs hidden_size");
+  } else {
+    a.sequence = "None";
+  }
+  if (k.any("Prediction.attention_cell.")) {
+    a.prediction = "Attn";
+    const auto& gen = k.need("Prediction.generator.weight", 2);
+    a.numClasses = static_cast<int>(gen.shape[0]);
+    const int hidden = static_cast<int>(gen.shape[1]);
+    if (a.sequence == "BiLSTM" && hidden != a.hiddenSize)
+      throw Error(origin + ": key '" + gen.key + "' has shape " + shapeString(gen.shape) + ", expected [" +
+                  std::to_string(a.numClasses) + ", " + std::to_string(a.hiddenSize) +
+                  "] (the decoder's hidden_size is the BiLSTM's)");
+    a.hiddenSize = hidden;
+    if (a.numClasses < 3) throw Error(origin + ": an Attn model of " + std::to_string(a.numClasses) + " classes");
+  } else if (k.find("Prediction.weight")) {
+    a.prediction = "CTC";
+    const auto& fc = k.need("Prediction.weight", 2);
+    a.numClasses = static_cast<int>(fc.shape[0]);
+    if (fc.shape[1] != seqOut)
+      throw Error(origin + ": key '" + fc.key + "' has shape " + shapeString(fc.shape) + ", expected [classes, " +
+                  std::to_string(seqOut) + "]");
+    if (a.numClasses < 2) throw Error(origin + ": a CTC model of " + std::to_string(a.numClasses) + " classes");
+    if (a.hiddenSize == 0) a.hiddenSize = a.outputChannels / 2;  // unused without a BiLSTM
+  } else {
+    throw Error(origin + ": no prediction stage: key 'Prediction.generator.weight' (Attn) or "
+                "'Prediction.weight' (CTC) is missing");
+  }
+  const int specials = a.prediction == "Attn" ? 2 : 1;
+  const int n = a.numClasses - specials;
+  const int def = static_cast<int>(std::string(kDtrbDefaultCharacters).size());
+  const int sens = static_cast<int>(std::string(kDtrbSensitiveCharacters).size());
+  if (n == def) {
+    a.assumedCharacters = kDtrbDefaultCharacters;
+    a.assumption = "DTRB's default characters 0-9a-z (the file has " + std::to_string(a.numClasses) +
+                   " classes: 36 characters)";
+  } else if (n == sens) {
+    a.assumedCharacters = kDtrbSensitiveCharacters;
+    a.assumption = "DTRB's --sensitive characters (the file has " + std::to_string(a.numClasses) +
+                   " classes: 94 characters)";
+  }
+  return a;
+}
+
+std::string charsetFor(const DtrbArchitecture& a, const DtrbOptions& o, const std::string& origin,
+                       std::vector<std::string>& notes) {
+  const int specials = a.prediction == "Attn" ? 2 : 1;
+  const int n = a.numClasses - specials;
+  std::string chars;
+  std::string given;
+  if (!o.character.empty()) {
+    chars = o.character;
+    given = "--character";
+  } else if (o.sensitive) {
+    chars = kDtrbSensitiveCharacters;
+    given = "--sensitive";
+  }
+  if (chars.empty()) {
+    if (a.assumedCharacters.empty())
+      throw Error(origin + ": the file has " + std::to_string(a.numClasses) + " classes (" +
+                  std::to_string(n) + " characters besides " +
+                  (a.prediction == "Attn" ? "[GO] and [s]" : "the blank") +
+                  "), which fits neither of DTRB's standard sets; give the characters it was "
+                  "trained with (--character)");
+    notes.push_back("charset assumed: " + a.assumption);
+    return a.assumedCharacters;
+  }
+  const int count = static_cast<int>(splitUtf8(chars).size());
+  if (count != n)
+    throw Error(origin + ": " + given + " has " + std::to_string(count) + " characters, giving " +
+                std::to_string(count + specials) + " classes for " + a.prediction + "; the file has " +
+                std::to_string(a.numClasses) + " (" + std::to_string(n) + " characters)");
+  return chars;
+}
+
+// DTRB's key (without the prefix) -> Foveal's parameter name; empty when it has none.
+std::string fovealName(const std::string& k, const DtrbArchitecture& a) {
+  auto swap = [&](const std::string& from, const std::string& to) {
+    return startsWith(k, from) ? to + k.substr(from.size()) : std::string();
+  };
+  std::string r;
+  if (!(r = swap("Transformation.LocalizationNetwork.conv.", "transformation.conv.")).empty()) return r;
+  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc1.", "transformation.fc1.")).empty()) return r;
+  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc2.", "transformation.fc2.")).empty()) return r;
+  if (!(r = swap("Transformation.GridGenerator.", "transformation.")).empty()) return r;
+  if (a.features == "VGG" && !(r = swap("FeatureExtraction.ConvNet.", "features.layers.")).empty()) return r;
+  if (a.features == "ResNet" && !(r = swap("FeatureExtraction.ConvNet.", "features.")).empty()) return r;
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string p = "SequenceModeling." + std::to_string(layer) + ".";
+    const std::string f = "sequence.layer" + std::to_string(layer) + "_";
+    if (!(r = swap(p + "rnn.", f + "rnn.")).empty()) return r;
+    if (!(r = swap(p + "linear.", f + "linear.")).empty()) return r;
+  }
+  if (!(r = swap("Prediction.attention_cell.i2h.", "prediction.attention.key.")).empty()) return r;
+  if (!(r = swap("Prediction.attention_cell.h2h.", "prediction.attention.query.")).empty()) return r;
+  if (!(r = swap("Prediction.attention_cell.score.", "prediction.attention.score.")).empty()) return r;
+  if (!(r = swap("Prediction.attention_cell.rnn.", "prediction.cell.")).empty()) return r;
+  if (!(r = swap("Prediction.generator.", "prediction.output.")).empty()) return r;
+  if (a.prediction == "CTC" && (k == "Prediction.weight" || k == "Prediction.bias"))
+    return "prediction.fc." + k.substr(11);
+  return {};
+}
+
+torch::Tensor toTensor(const StoredStateDict& sd, const StoredTensor& t) {
+  auto values = sd.floats(t);
+  return torch::from_blob(values.data(), {static_cast<int64_t>(values.size())}, torch::kFloat)
+      .clone()
+      .view(t.shape);
+}
+
+}  // namespace
+
+std::string DtrbArchitecture::describe() const {
+  std::ostringstream s;
+  s << transformation << "-" << features << "-" << sequence << "-" << prediction
+    << ", output_channel " << outputChannels;
+  if (sequence == "BiLSTM" || prediction == "Attn") s << ", hidden_size " << hiddenSize;
+  s << ", " << numClasses << " classes";
+  if (transformation == "TPS") s << ", " << fiducials << " fiducials";
+  s << ", " << (inputChannels == 3 ? "RGB" : "grey") << " input";
+  return s.str();
+}
+
+bool isTorchFile(const std::string& path) {
+  try {
+    return looksLikeTorchFile(readFileHead(path, "model file", kMaxModelFileBytes, 16));
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+DtrbArchitecture inspectDtrb(const std::string& path) {
+  return architecture(readTorchFile(path), path);
+}
+
+LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport* info) {
+  const StoredStateDict sd = readTorchFile(path);
+  DtrbImport imp;
+  imp.architecture = architecture(sd, path);
+  const auto& a = imp.architecture;
+  if (o.imgH < 8 || o.imgW < 8 || o.imgH > 4096 || o.imgW > 4096)
+    throw Error("--imgH and --imgW must be in [8, 4096]");
+  if (o.batchMaxLength < 1 || o.batchMaxLength > 1000)
+    throw Error("--batch_max_length must be in [1, 1000]");
+
+  ModelConfig& c = imp.config;
+  c.transformation = a.transformation == "TPS" ? "tps" : "none";
+  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
+  c.features = a.features == "VGG" ? "vgg" : "resnet";
+  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
+  c.sequenceProjection = a.sequence == "BiLSTM";
+  c.prediction = a.prediction == "Attn" ? "attention" : "ctc";
+  c.cell = "dtrb";
+  c.attention = "soft";
+  c.width = 1.0;
+  c.featureChannels = a.outputChannels;
+  c.hiddenSize = a.hiddenSize;
+  c.attentionDepth = a.hiddenSize;
+  c.maxLength = o.batchMaxLength;
+  c.charset = charsetFor(a, o, path, imp.notes);
+  c.caseInsensitive = false;
+  c.preprocessing.inputW = o.imgW;
+  c.preprocessing.inputH = o.imgH;
+  c.preprocessing.colour = a.inputChannels == 3 ? "rgb" : "pil_luma";
+  c.preprocessing.resize = "pil_bicubic";
+  c.preprocessing.keepRatioPad = o.pad;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+
+  LoadedModel loaded;
+  loaded.config = c;
+  loaded.model = Recognizer(c);
+  std::map<std::string, torch::Tensor> targets;
+  for (const auto& p : loaded.model->named_parameters()) targets.emplace(p.key(), p.value());
+  for (const auto& b : loaded.model->named_buffers()) targets.emplace(b.key(), b.value());
+
+  const Keys keys = index(sd, path);
+  std::set<std::string> assigned;
+  torch::NoGradGuard guard;
+  for (const auto& [name, stored] : keys.byName) {
+    const std::string target = fovealName(name, a);
+    auto it = targets.find(target);
+    if (target.empty() || it == targets.end())
+      throw Error(path + ": key '" + stored->key + "' " + shapeString(stored->shape) +
+                  " has no place in " + a.describe() + " (an unknown variant?)");
+    auto& dst = it->second;
+    const std::vector<int64_t> want(dst.sizes().begin(), dst.sizes().end());
+    if (stored->shape != want) {
+      std::string hint;
+      if (startsWith(name, "Transformation.GridGenerator.P_hat"))
+        hint = ": P_hat has one row per rectified pixel, so the model was trained at another "
+               "--imgH x --imgW than " + std::to_string(o.imgH) + " x " + std::to_string(o.imgW) +
+               " (" + std::to_string(stored->shape[0]) + " pixels)";
+      throw Error(path + ": key '" + stored->key + "' has shape " + shapeString(stored->shape) +
+                  ", expected " + shapeString(want) + " for " + a.describe() + hint);
+    }
+    auto value = toTensor(sd, *stored).to(dst.scalar_type());
+    if (startsWith(name, "Transformation.GridGenerator.")) {
+      // Computed from F and the input size; the stored copy must agree (a wrong --imgH/--imgW
+      // with the same pixel count would otherwise pass unnoticed).
+      const double diff = (value.to(torch::kDouble) - dst.to(torch::kDouble)).abs().max().item<double>();
+      if (diff > 1e-3)
+        throw Error(path + ": key '" + stored->key + "' differs from the TPS grid of a " +
+                    std::to_string(o.imgW) + " x " + std::to_string(o.imgH) +
+                    " input by up to " + std::to_string(diff) +
+                    ": give the --imgH and --imgW the model was trained with");
+    }
+    dst.copy_(value);
+    assigned.insert(target);
+  }
+  for (const auto& [name, t] : targets) {
+    if (assigned.count(name)) continue;
+    throw Error(path + ": no key in the file for Foveal's '" + name + "' " +
+                shapeString(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())) + " of " +
+                a.describe());
+  }
+  loaded.model->eval();
+  nlohmann::json meta;
+  meta["format"] = "foveal-checkpoint";
+  meta["model"] = nlohmann::json::parse(c.toJson());
+  meta["imported_from"] = {{"kind", "deep-text-recognition-benchmark"},
+                           {"file", path},
+                           {"save_format", a.format},
+                           {"module_prefix", a.modulePrefix},
+                           {"architecture", a.describe()},
+                           {"notes", imp.notes}};
+  loaded.metadataJson = meta.dump(2);
+  imp.provenanceJson = meta["imported_from"].dump();
+  if (info) *info = std::move(imp);
+  return loaded;
+}
+
+LoadedModel loadModelFile(const std::string& path, const DtrbOptions& dtrb) {
+  if (isTorchFile(path)) return importDtrb(path, dtrb, nullptr);
+  return loadCheckpoint(path);
+}
+
+}  // namespace foveal::core
