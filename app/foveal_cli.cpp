@@ -57,6 +57,8 @@ commands:
               from the file; the charset is --character, --sensitive, or DTRB's default set when
               the class count fits. Every command that takes --model also opens the .pth
               directly, with the same options.
+  bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [DTRB options]
+              greedy inference of one model file (.fvm or a DTRB .pth) at batch 1 and batch N
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
@@ -204,9 +206,26 @@ int cmdInfo(const std::vector<std::string>& args) {
 }
 
 int cmdBench(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"width", "batch", "repeats", "only", "threads", "device", "beam"},
-                  {"no-train", "json", "no-bf16"});
+  const CliArgs a(
+      args,
+      app::withDtrbOptions({"width", "batch", "repeats", "only", "threads", "device", "beam", "model"}),
+      app::withDtrbFlags({"no-train", "json", "no-bf16"}));
   setComputeThreads(a.intValue("threads", 0));
+  if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
+    const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
+    if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
+    const auto r = core::benchModelFile(a.value("model"), app::dtrbOptions(a), batch, repeats);
+    if (a.has("json")) {
+      std::printf("{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
+                  "\"batch_ms\": %.3f}\n",
+                  a.value("model").c_str(), r.threads, r.latencyMs, r.batch, r.batchMs);
+    } else {
+      std::printf("%s\n%s, %d threads: batch 1 %.2f ms, batch %d %.1f ms (%.0f images/s)\n",
+                  a.value("model").c_str(), r.description.c_str(), r.threads, r.latencyMs, r.batch,
+                  r.batchMs, 1000.0 * r.batch / r.batchMs);
+    }
+    return 0;
+  }
   core::BenchOptions opt;
   opt.width = a.doubleValue("width", 1.0);
   opt.batch = a.intValue("batch", 32);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 
+#include "checkpoint.h"
 #include "compute_device.h"
 #include "cpu_features.h"
 #include "cuda_autocast.h"
@@ -157,6 +158,36 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
     results.push_back(r);
   }
   return results;
+}
+
+ModelBenchResult benchModelFile(const std::string& path, const DtrbOptions& dtrb, int batch,
+                                int repeats) {
+  auto loaded = loadModelFile(path, dtrb);
+  const auto& cfg = loaded.config;
+  const auto& pp = cfg.preprocessing;
+  ModelBenchResult r;
+  r.description = cfg.describe();
+  r.batch = batch;
+  r.threads = at::get_num_threads();
+  c10::InferenceMode guard;
+  torch::manual_seed(0);
+  auto run = [&](int64_t b, int runs) {
+    const auto image = torch::rand({b, pp.channels(), pp.inputH, pp.inputW}) * 2 - 1;
+    const auto up = cfg.needsUpsampled()
+                        ? torch::rand({b, 1, pp.inputH, pp.upsampledW()}) * 2 - 1
+                        : torch::Tensor();
+    for (int i = 0; i < 2; ++i) loaded.model->forward(image, up);  // warm-up
+    std::vector<double> times;
+    for (int i = 0; i < runs; ++i) {
+      const auto t0 = Clock::now();
+      loaded.model->forward(image, up);
+      times.push_back(msSince(t0));
+    }
+    return median(times);
+  };
+  r.latencyMs = run(1, repeats);
+  r.batchMs = run(batch, std::max(3, repeats / 5));
+  return r;
 }
 
 }  // namespace foveal::core

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "dtrb_import.h"
 #include "model_config.h"
 
 namespace foveal::core {
@@ -51,5 +52,17 @@ std::string benchDeviceDescription(const std::string& device);
 std::vector<std::pair<std::string, ModelConfig>> benchConfigs(double width);
 
 std::vector<BenchResult> runBenchmarks(const BenchOptions& options);
+
+/// One model file (a .fvm or an imported DTRB .pth): greedy inference on random inputs of the
+/// model's own input size, preprocessing excluded (as the Python side of scripts/bench-dtrb).
+struct ModelBenchResult {
+  std::string description;
+  double latencyMs = 0;  ///< median at batch 1
+  double batchMs = 0;    ///< median at `batch`
+  int batch = 0;
+  int threads = 0;
+};
+ModelBenchResult benchModelFile(const std::string& path, const DtrbOptions& dtrb, int batch,
+                                int repeats);
 
 }  // namespace foveal::core

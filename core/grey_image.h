@@ -2,11 +2,16 @@
 // An 8-bit grey image as plain bytes: what crosses from core to the GUI and the CLI.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace foveal::core {
 
 struct GreyImage {
+  GreyImage() = default;
+  GreyImage(int w, int h, std::vector<uint8_t> grey = {}, std::vector<uint8_t> colour = {})
+      : width(w), height(h), pixels(std::move(grey)), rgb(std::move(colour)) {}
+
   int width = 0;
   int height = 0;
   std::vector<uint8_t> pixels;  ///< row-major, width * height

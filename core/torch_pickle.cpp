@@ -130,8 +130,8 @@ const char* kindName(Value::Kind k) {
   return names[k];
 }
 
-constexpr size_t kMaxValues = 20'000'000;
-constexpr size_t kMaxStack = 1'000'000;
+constexpr size_t kMaxValues = 2'000'000;  // a DTRB state dict makes about 10,000
+constexpr size_t kMaxStack = 100'000;
 
 bool storageType(const std::string& global, StoredType& t) {
   static const std::map<std::string, StoredType> types = {

@@ -35,6 +35,7 @@
 #include "charset.h"
 #include "compare_page.h"
 #include "dataset_browser.h"
+#include "dtrb_options_dialog.h"
 #include "error.h"
 #include "error_banner.h"
 #include "exporter.h"
@@ -201,7 +202,8 @@ void MainWindow::buildLayout() {
   addDockWidget(Qt::LeftDockWidgetArea, dock);
   connect(add, &QPushButton::clicked, this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
-                                                      tr("Foveal models (*.fvm);;All files (*)"));
+                                                      tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
+                                                         "checkpoints (*.pth *.pt);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
     focusCurrentView();
   });
@@ -305,7 +307,8 @@ void MainWindow::buildActions() {
   paste->setShortcut(QKeySequence::Paste);
   auto* openModel = file->addAction(tr("Open &Model..."), this, [this] {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
-                                                      tr("Foveal models (*.fvm);;All files (*)"));
+                                                      tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
+                                                         "checkpoints (*.pth *.pt);;All files (*)"));
     if (!path.isEmpty()) this->openModel(path);
     focusCurrentView();
   });
@@ -376,7 +379,7 @@ void MainWindow::buildActions() {
 bool MainWindow::openImage(const QString& path) {
   core::GreyImage image;
   try {
-    image = core::readImage(path.toStdString());
+    image = core::readImage(path.toStdString(), /*keepColour=*/true);  // for DTRB's own luma
   } catch (const core::Error& e) {
     showError(QString::fromStdString(e.what()), ErrorTopic::Image);
     return false;
@@ -417,6 +420,7 @@ bool MainWindow::openModel(const QString& path) {
     return false;
   }
   kLastFolder.set(info.absolutePath());
+  if (core::isTorchFile(path.toStdString()) && !prepareDtrbModel(path)) return false;
   const int row = m_models->loadModel(path);
   m_userChoseModel = true;
   if (m_currentModel != row && m_models->session(m_currentModel)) m_previousModel = m_currentModel;
@@ -432,6 +436,40 @@ bool MainWindow::openModel(const QString& path) {
   if (!m_openRequests.contains(m_models->path(row))) m_openRequests << m_models->path(row);
   statusBar()->showMessage(tr("Loading %1 ...").arg(info.fileName()));
   retrace();  // the inspector lists it; it is read once loaded
+  return true;
+}
+
+bool MainWindow::prepareDtrbModel(const QString& path) {
+  // A deep-text-recognition-benchmark .pth: its charset and input size are not in the file. The
+  // answer given once for this file is remembered; DTRB's standard sets are assumed when the
+  // class count fits; otherwise ask.
+  const QString absolute = QFileInfo(path).absoluteFilePath();
+  if (const auto remembered = rememberedDtrbOptions(absolute)) {
+    m_models->setDtrbOptions(absolute, *remembered);
+    return true;
+  }
+  core::DtrbArchitecture arch;
+  try {
+    arch = core::inspectDtrb(path.toStdString());
+  } catch (const core::Error& e) {
+    showError(QString::fromStdString(e.what()), ErrorTopic::Model);
+    return false;
+  }
+  if (!arch.assumedCharacters.empty()) {
+    m_models->setDtrbOptions(absolute, core::DtrbOptions{});
+    statusBar()->showMessage(tr("%1: charset assumed: %2")
+                                 .arg(QFileInfo(path).fileName(), qstr(arch.assumption)),
+                             8000);
+    return true;
+  }
+  DtrbOptionsDialog dialog(path, qstr(arch.describe()),
+                           tr("The file has %1 classes and does not say which characters they "
+                              "are: give the characters the model was trained with, in order.")
+                               .arg(arch.numClasses),
+                           core::DtrbOptions{}, this);
+  if (dialog.exec() != QDialog::Accepted) return false;
+  rememberDtrbOptions(absolute, dialog.options());
+  m_models->setDtrbOptions(absolute, dialog.options());
   return true;
 }
 
@@ -473,6 +511,7 @@ void MainWindow::onModelLoaded(int row) {
 void MainWindow::onModelLoadFailed(int row, const QString& message) {
   showError(message, ErrorTopic::Model);
   const QString path = m_models->path(row);
+  forgetDtrbOptions(path);  // a .pth opened with a wrong answer asks again next time
   const bool wasCurrent = row == m_currentModel;
   // The inspector goes back to the model it showed before, or shows none: never another one
   // that merely happens to be listed.
@@ -858,7 +897,9 @@ void MainWindow::dropEvent(QDropEvent* event) {
   if (event->mimeData()->hasUrls()) {
     for (const QUrl& url : event->mimeData()->urls()) {
       const QString path = url.toLocalFile();
-      if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive))
+      if (path.endsWith(QLatin1String(".fvm"), Qt::CaseInsensitive) ||
+          path.endsWith(QLatin1String(".pth"), Qt::CaseInsensitive) ||
+          path.endsWith(QLatin1String(".pt"), Qt::CaseInsensitive))
         openModel(path);
       else
         openImage(path);

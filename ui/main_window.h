@@ -44,7 +44,7 @@ class MainWindow : public QMainWindow {
   /// Models dock shows it as loading meanwhile). Returns false at once, with the error shown,
   /// for a file that does not exist; a file that cannot be loaded is reported in the error
   /// banner when its load ends, and its row is removed.
-  bool openModel(const QString& path);
+  bool openModel(const QString& path);  ///< a .fvm, or a DTRB .pth (asks what it must)
   /// Uses an image that is already in memory (paste, dataset browser) with its truth (empty:
   /// unknown, the previous image's truth is cleared).
   void setImage(const QImage& image, const QString& source, const QString& truth = {});
@@ -115,6 +115,7 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* event) override;
 
  private:
+  bool prepareDtrbModel(const QString& path);
   void buildActions();
   void buildLayout();
   void retrace();

@@ -20,10 +20,15 @@ ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {
 
 ModelListModel::~ModelListModel() { m_pool.waitForDone(); }
 
-ModelListModel::LoadResult ModelListModel::load(const QString& path) {
+void ModelListModel::setDtrbOptions(const QString& path, const core::DtrbOptions& options) {
+  m_dtrb[QFileInfo(path).absoluteFilePath()] = options;
+}
+
+ModelListModel::LoadResult ModelListModel::load(const QString& path,
+                                                const core::DtrbOptions& dtrb) {
   LoadResult r;
   try {
-    r.session = core::ModelSession::open(path.toStdString());
+    r.session = core::ModelSession::open(path.toStdString(), dtrb);
     r.description = qstr(r.session->config().describe());
   } catch (const std::exception& ex) {
     r.session.reset();
@@ -46,7 +51,8 @@ int ModelListModel::addModel(const QString& path, QString* error) {
   Entry e;
   e.id = m_nextId++;
   e.path = canonical;
-  LoadResult r = load(path);
+  auto it = m_dtrb.find(canonical);
+  LoadResult r = load(path, it == m_dtrb.end() ? core::DtrbOptions{} : it->second);
   e.session = std::move(r.session);
   e.description = r.description;
   e.error = r.error;
@@ -71,7 +77,9 @@ void ModelListModel::startLoad(Entry& e) {
     if (watcher->future().resultCount() == 0) return;
     onLoaded(id, watcher->result());
   });
-  watcher->setFuture(QtConcurrent::run(&m_pool, &ModelListModel::load, e.path));
+  auto it = m_dtrb.find(e.path);
+  watcher->setFuture(QtConcurrent::run(&m_pool, &ModelListModel::load, e.path,
+                                       it == m_dtrb.end() ? core::DtrbOptions{} : it->second));
 }
 
 int ModelListModel::loadModel(const QString& path) {

@@ -7,8 +7,11 @@
 #include <QAbstractListModel>
 #include <QStringList>
 #include <QThreadPool>
+#include <map>
 #include <memory>
 #include <vector>
+
+#include "dtrb_import.h"
 
 namespace foveal::core {
 class ModelSession;
@@ -42,6 +45,9 @@ class ModelListModel : public QAbstractListModel {
   /// is prefixed with its folder ("run-a/latest").
   QString displayName(int row) const;
   bool isLoading(int row) const;
+  /// The options a deep-text-recognition-benchmark .pth is opened with (the charset and sizes its
+  /// file does not hold); used by the next load of that file.
+  void setDtrbOptions(const QString& path, const core::DtrbOptions& options);
   /// Rows still loading.
   int loadingCount() const;
   /// Rows checked for comparison, loaded ones only, in list order.
@@ -78,12 +84,13 @@ class ModelListModel : public QAbstractListModel {
     QString description;
     QString error;
   };
-  static LoadResult load(const QString& path);
+  static LoadResult load(const QString& path, const core::DtrbOptions& dtrb);
   void startLoad(Entry& e);
   void onLoaded(quint64 id, const LoadResult& result);
   int checkedCount() const;
 
   std::vector<Entry> m_entries;
+  std::map<QString, core::DtrbOptions> m_dtrb;  ///< per .pth file, by absolute path
   quint64 m_nextId = 1;
   QThreadPool m_pool;  ///< loads; its destructor waits for the ones still running
 };

@@ -25,6 +25,7 @@
 #include "compare_summary_model.h"
 #include "dataset_browser.h"
 #include "dataset_model.h"
+#include "dtrb_options_dialog.h"
 #include "exporter.h"
 #include "grey_image.h"
 #include "inspector_page.h"
@@ -425,6 +426,38 @@ class TestMainWindow : public QObject {
     const QRectF img = w.traceView()->imageToWidget().mapRect(QRectF(0, 0, 160, 32));
     const int column = w.traceView()->stripColumnAt(QPointF(img.center().x(), img.bottom() + 6));
     QVERIFY(column >= 0 && column < 24);
+  }
+
+  // Issue 15: a deep-text-recognition-benchmark .pth opens like a .fvm, with the options it does
+  // not hold remembered per file, and is compared side by side with Foveal's own models.
+  void dtrbCheckpointsOpenInTheWindow() {
+    const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/");
+    const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";
+    const QString vgg = dir + "none-vgg-bilstm-attn.legacy.pth";
+    core::DtrbOptions o;
+    o.character = "0123456789-";  // 11 characters: no standard set fits, so it is remembered
+    ui::rememberDtrbOptions(tps, o);
+    QCOMPARE(ui::rememberedDtrbOptions(tps)->character, o.character);
+    ui::MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openModel(vgg));  // charset inferred from its 38 classes: nothing asked
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() >= 1 && w.errorText().isEmpty() &&
+                                 w.models()->loadingCount() == 0, 30000);
+    QVERIFY(w.openModel(tps));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QVERIFY(w.openImage(dir + "img03_80x40_rgb.png"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
+    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);  // its TPS is shown
+    if (const char* shots = std::getenv("FOVEAL_SCREENSHOT_DIR"))
+      w.grab().save(QString::fromLocal8Bit(shots) + "/dtrb-tps-resnet.png");
+    ui::forgetDtrbOptions(tps);
+    QVERIFY(!ui::rememberedDtrbOptions(tps));
+    // The dialog gives back what it shows.
+    ui::DtrbOptionsDialog d(tps, "TPS-ResNet-BiLSTM-Attn", "why", o);
+    QCOMPARE(d.options().character, o.character);
+    QCOMPARE(d.options().imgW, 100);
   }
 
   void itemModelsPassTheTester() {
