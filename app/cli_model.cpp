@@ -4,9 +4,10 @@
 
 namespace foveal::app {
 
-const std::set<std::string> kStageOptions = {
-    "transformation", "features", "sequence", "prediction", "cell", "fiducials", "attention"};
-const std::set<std::string> kStageFlags = {"projection", "no-projection"};
+const std::set<std::string> kStageOptions = {"transformation", "features", "sequence",
+                                             "prediction",     "cell",     "fiducials",
+                                             "attention",      "preprocess"};
+const std::set<std::string> kStageFlags = {"projection", "no-projection", "keep-ratio-pad"};
 void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.transformation = a.value("transformation", c.transformation);
   c.features = a.value("features", c.features);
@@ -18,6 +19,19 @@ void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.fiducials = a.intValue("fiducials", c.fiducials);
   c.attention = a.value("attention", c.attention);
   if (c.prediction == "ctc" && !a.has("attention")) c.attention = "soft";  // CTC has no glimpse
+  // Preprocessing: Foveal's own (grey, bilinear with antialiasing) or DTRB's (PIL's luma and
+  // bicubic resize); --keep-ratio-pad as DTRB's --PAD.
+  const std::string pre = a.value("preprocess", "");
+  if (pre == "dtrb") {
+    c.preprocessing.colour = "pil_luma";
+    c.preprocessing.resize = "pil_bicubic";
+  } else if (pre == "foveal") {
+    c.preprocessing.colour = "grey";
+    c.preprocessing.resize = "bilinear_antialias";
+  } else if (!pre.empty()) {
+    throw std::invalid_argument("--preprocess must be foveal or dtrb (got '" + pre + "')");
+  }
+  if (a.has("keep-ratio-pad")) c.preprocessing.keepRatioPad = true;
 }
 
 const std::set<std::string> kDtrbOptions = {"character", "imgH", "imgW", "batch_max_length"};

@@ -44,6 +44,7 @@ commands:
   init-model  [--model NAME] [--transformation none|tps] [--features vgg|resnet]
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
+              [--preprocess foveal|dtrb] [--keep-ratio-pad]
               [--context pooling|chain|weighting] [--stns 1|2] [--reference] [--width W]
               [--charset CHARS] [--max-length N] [--scale S] [--seed N] --out FILE [--force]
               write a model with random weights: any combination of the stages; --model

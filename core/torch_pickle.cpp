@@ -756,7 +756,7 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
   uint64_t count = u16(&b[eocd + 10]), cdSize = u32(&b[eocd + 12]), cdOffset = u32(&b[eocd + 16]);
   if ((count == 0xFFFF || cdOffset == 0xFFFFFFFF) && eocd >= 20 && u32(&b[eocd - 20]) == 0x07064b50) {
     const uint64_t z = u64(&b[eocd - 20 + 8]);
-    if (z > n - 56 || u32(&b[z]) != 0x06064b50) throw bad("bad zip64 end-of-directory record");
+    if (n < 56 || z > n - 56 || u32(&b[z]) != 0x06064b50) throw bad("bad zip64 end-of-directory record");
     count = u64(&b[z + 32]);
     cdSize = u64(&b[z + 40]);
     cdOffset = u64(&b[z + 48]);
@@ -795,7 +795,7 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
       throw Error(origin + ": zip entry '" + name + "' is compressed (method " + std::to_string(method) +
                   "); torch.save stores its entries uncompressed");
     if (csize != usize) throw bad("entry '" + name + "' sizes disagree");
-    if (local > n - 30 || u32(&b[local]) != 0x04034b50) throw bad("entry '" + name + "' has no local header");
+    if (n < 30 || local > n - 30 || u32(&b[local]) != 0x04034b50) throw bad("entry '" + name + "' has no local header");
     const uint64_t data = local + 30 + u16(&b[local + 26]) + u16(&b[local + 28]);
     if (data > n || usize > n - data) throw bad("entry '" + name + "' runs past the end: truncated?");
     entries[name] = ZipEntry{data, usize, crc};

@@ -201,6 +201,32 @@ class TestDtrbImport : public QObject {
     QVERIFY(ta.regions.back().x > image.width * 0.5);
   }
 
+  // DTRB's preprocessing is an option of Foveal's own models too, recorded in the model file.
+  void dtrbPreprocessingIsAModelOption() {
+    ModelConfig c;
+    c.width = 0.125;
+    c.maxLength = 6;
+    c.preprocessing.colour = "pil_luma";
+    c.preprocessing.resize = "pil_bicubic";
+    c.preprocessing.keepRatioPad = true;
+    const ModelConfig back = ModelConfig::fromJson(c.toJson());
+    QCOMPARE(back.preprocessing.colour, std::string("pil_luma"));
+    QCOMPARE(back.preprocessing.resize, std::string("pil_bicubic"));
+    QVERIFY(back.preprocessing.keepRatioPad);
+    c.preprocessing.resize = "lanczos";
+    QVERIFY_THROWS_EXCEPTION(Error, c.validate());
+    c.preprocessing.resize = "pil_bicubic";
+    auto session = ModelSession::create(c, 1);
+    GreyImage wide(300, 30, std::vector<uint8_t>(9000, 200));
+    const auto tr = session->trace(wide, "wide");
+    QVERIFY(!tr.steps.empty());
+    // 300x30 kept at its ratio fills all 100 columns; a narrow one fills ceil(32 * 40 / 30) = 43.
+    GreyImage narrow(40, 30, std::vector<uint8_t>(1200, 200));
+    const auto tn = session->trace(narrow, "narrow");
+    const double last = tn.regions.back().x + tn.regions.back().w;
+    QVERIFY2(last > 40 * 1.5, std::to_string(last).c_str());  // regions past the padded width
+  }
+
   // The reader by itself: wrappers, dtypes, views, hostile pickles.
   void readerAcceptsOnlyStateDicts() {
     const auto good = bytesOf(kDir + "none-vgg-bilstm-ctc.zip.pth");
