@@ -78,9 +78,10 @@ class TestConfig : public QObject {
     QTest::newRow("string width")
         << R"({"attention":"soft","width":"wide","max_length":5,"charset":"01"})"
         << "bad model config JSON";
+    // Taller inputs are averaged over the height, as DTRB does; too short gives no row at all.
     QTest::newRow("input height") << R"({"attention":"soft","max_length":5,"charset":"01",
-        "preprocessing":{"input_h":64}})"
-                                  << "vgg output height";
+        "preprocessing":{"input_h":12}})"
+                                  << "input 100x12";
   }
   void configErrorsNameTheProblem() {
     QFETCH(QString, json);
