@@ -5,11 +5,25 @@
 // decoded steps of an image (up to and including the first end token, as traces count them),
 // then over the images. Grouped per dataset and per label length. Torch-free.
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "error.h"
+
 namespace foveal::core::train {
+
+/// Called after each batch with the images read so far and the total (per dataset); returning
+/// false stops the evaluation, which then throws EvalCancelled.
+using EvalProgress = std::function<bool(int64_t done, int64_t total)>;
+
+/// An evaluation stopped by its progress callback: nothing of it is returned.
+class EvalCancelled : public Error {
+ public:
+  EvalCancelled() : Error("evaluation cancelled") {}
+};
 
 struct EvalOptions {
   int batchSize = 64;
@@ -24,6 +38,9 @@ struct EvalOptions {
   /// at the first one with an Error naming it and why (what `foveal-cli eval` does unless
   /// --skip-bad). Either way a dataset with no readable entry at all is an Error.
   bool skipBad = true;
+  /// Keep every image's reading (DatasetEval::images), for error analysis.
+  bool keepImages = false;
+  EvalProgress progress;
 };
 
 struct EvalStats {
@@ -45,6 +62,19 @@ struct EvalFailure {
   std::string prediction;
 };
 
+/// One image as a model read it (EvalOptions::keepImages).
+struct ImageReading {
+  size_t index = 0;   ///< entry in the dataset
+  std::string entry;  ///< the dataset's name for it
+  std::string truth;
+  std::string reading;
+  /// As the trace reports it: attention, the product of the chosen tokens' probabilities up to
+  /// and including the end token; CTC, the product of every column's maximum.
+  double confidence = 0;
+  /// Mean attention entropy over the decoded steps (NaN for CTC, which has no attention).
+  double entropy = std::numeric_limits<double>::quiet_NaN();
+};
+
 struct DatasetEval {
   std::string name;  ///< the dataset argument
   std::string description;
@@ -55,6 +85,7 @@ struct DatasetEval {
   std::vector<std::string> skippedExamples;        ///< the first few skipped entries, named
   std::string skippedSummary;                      ///< data::DataLoader::skippedSummary
   std::vector<EvalFailure> failures;
+  std::vector<ImageReading> images;  ///< in reading order, with EvalOptions::keepImages
 };
 
 struct EvalReport {
@@ -69,6 +100,10 @@ struct EvalReport {
   /// Tab-separated: dataset, index, entry, truth, prediction; one header line.
   std::string failuresTsv() const;
 };
+
+/// Whether a model of `charset` is scored as text: "text", "exact", or "auto" (text when the
+/// charset has letters). Throws Error for another value.
+bool wantsTextScoring(const std::string& charset, const std::string& scoring);
 
 /// Lower-case (ASCII) and keep letters and digits only.
 std::string normaliseForScoring(const std::string& text);
