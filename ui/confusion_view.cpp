@@ -104,7 +104,7 @@ void ConfusionView::paintEvent(QPaintEvent*) {
   p.save();
   p.translate(0, g.origin.y() + side / 2);
   p.rotate(-90);
-  p.drawText(QRectF(-side / 2, 0, side, kAxis), Qt::AlignCenter, tr("truth →"));
+  p.drawText(QRectF(-side / 2, 0, side, kAxis), Qt::AlignCenter, tr("← truth"));  // rotated: the arrow points down
   p.restore();
   QFont small = f;
   small.setPointSizeF(std::max(6.0, std::min(f.pointSizeF(), g.cell * 0.45)));

@@ -33,12 +33,30 @@ int ErrorTableModel::modelCount() const {
   return m_analysis ? static_cast<int>(m_analysis->models.size()) : 0;
 }
 
+// The models' readings side by side, then who read it right, then each other field side by side.
 int ErrorTableModel::column(int model, ModelColumn field) const {
-  return FixedColumns + model * ModelColumns + field;
+  const int m = modelCount();
+  if (field == Reading) return FixedColumns + model;
+  return FixedColumns + m + (m > 1 ? 1 : 0) + (field - 1) * m + model;
 }
 
 int ErrorTableModel::rightColumn() const {
-  return modelCount() > 1 ? FixedColumns + modelCount() * ModelColumns : -1;
+  return modelCount() > 1 ? FixedColumns + modelCount() : -1;
+}
+
+bool ErrorTableModel::modelField(int col, int* model, ModelColumn* field) const {
+  const int m = modelCount();
+  if (m == 0 || col < FixedColumns || col == rightColumn() || col >= columnCount()) return false;
+  int k = col - FixedColumns;
+  if (k < m) {
+    *model = k;
+    *field = Reading;
+    return true;
+  }
+  k -= m + (m > 1 ? 1 : 0);
+  *model = k % m;
+  *field = static_cast<ModelColumn>(1 + k / m);
+  return true;
 }
 
 int ErrorTableModel::rowOf(size_t datasetIndex) const {
@@ -151,8 +169,9 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
     }
     return {};
   }
-  const int model = (col - FixedColumns) / ModelColumns;
-  const auto field = static_cast<ModelColumn>((col - FixedColumns) % ModelColumns);
+  int model = 0;
+  ModelColumn field = Reading;
+  if (!modelField(col, &model, &field)) return {};
   const int p = position(row, model);
   if (p < 0) {
     if (role == Qt::DisplayRole) return QStringLiteral("—");
@@ -209,8 +228,9 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
   }
   if (section == rightColumn())
     return role == Qt::DisplayRole ? tr("right") : tr("How many models read the image right");
-  const int model = (section - FixedColumns) / ModelColumns;
-  const int field = (section - FixedColumns) % ModelColumns;
+  int model = 0;
+  ModelColumn field = Reading;
+  if (!modelField(section, &model, &field)) return {};
   static const char* names[] = {"read", "conf.", "edits", "CER", "entropy"};
   static const char* tips[] = {
       "The reading (red: wrong)", "Confidence: the product of the chosen tokens' probabilities",

@@ -1,7 +1,7 @@
 #pragma once
 // The Errors page's table: one row per dataset image of an error analysis, with its thumbnail,
-// truth and length, then each model's reading, confidence, edit distance, CER and mean attention
-// entropy side by side, and (with several models) who read it right. Qt::UserRole holds the value
+// truth and length, then the models' readings side by side, who read it right (with several
+// models), and each model's confidence, edit distance, CER and mean attention entropy. Qt::UserRole holds the value
 // to sort by; thumbnails are read from the dataset when a row is first shown.
 #include <QAbstractTableModel>
 #include <QCache>
@@ -57,6 +57,8 @@ class ErrorTableModel : public QAbstractTableModel {
 
  private:
   const core::train::ImageReading* reading(int row, int model) const;
+  /// The model and field of a column; false for the fixed columns and "right".
+  bool modelField(int column, int* model, ModelColumn* field) const;
 
   std::shared_ptr<const core::train::ErrorAnalysis> m_analysis;
   core::data::DatasetPtr m_dataset;

@@ -139,6 +139,8 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_show->addItem(tr("misread by every model"), ErrorFilterModel::WrongByAll);
   m_show->addItem(tr("models disagree"), ErrorFilterModel::Disagree);
   m_show->setToolTip(tr("Misread / read right: by the chosen model"));
+  m_show->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_show->setMinimumContentsLength(10);
   showLabel->setBuddy(m_show);
   m_show->setCurrentIndex(std::max(0, m_show->findData(kShow.value())));
   m_filter->setStatus(static_cast<ErrorFilterModel::Status>(m_show->currentData().toInt()));
@@ -154,7 +156,8 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_focus = new QComboBox(this);
   m_focus->setToolTip(tr("The model the filters, the confusion matrix and the statistics are "
                          "about"));
-  m_focus->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  m_focus->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_focus->setMinimumContentsLength(9);
   byLabel->setBuddy(m_focus);
   connect(m_focus, &QComboBox::currentIndexChanged, this, [this](int i) {
     if (i >= 0) setFocusModel(i);
@@ -187,6 +190,7 @@ ErrorsPage::ErrorsPage(QWidget* parent)
       tr("Images whose truth has the first character where the reading has the second, as "
          "\"7>1\"; \"7>\" a dropped 7, \">1\" an inserted 1. Or click a cell of the matrix."));
   m_confusionEdit->setClearButtonEnabled(true);
+  m_confusionEdit->setMinimumWidth(60);
   m_confusionEdit->setMaximumWidth(90);
   confLabel->setBuddy(m_confusionEdit);
   connect(m_confusionEdit, &QLineEdit::editingFinished, this, &ErrorsPage::applyConfusionText);
@@ -202,9 +206,10 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   auto* findLabel = new QLabel(tr("&Find:"), this);
   row2->addWidget(findLabel);
   m_search = new QLineEdit(this);
-  m_search->setPlaceholderText(tr("text in truth or reading"));
+  m_search->setPlaceholderText(tr("truth or reading"));
   m_search->setClearButtonEnabled(true);
-  m_search->setMaximumWidth(170);
+  m_search->setMinimumWidth(90);
+  m_search->setMaximumWidth(200);
   findLabel->setBuddy(m_search);
   connect(m_search, &QLineEdit::textChanged, this, [this](const QString& t) {
     m_filter->setText(t);
@@ -213,7 +218,6 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   row2->addWidget(m_search);
   row2->addStretch(1);
   m_shown = new QLabel(this);
-  row2->addWidget(m_shown);
   m_export = new QToolButton(this);
   m_export->setText(tr("E&xport"));
   m_export->setPopupMode(QToolButton::InstantPopup);
@@ -222,9 +226,15 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   row2->addWidget(m_export);
   layout->addLayout(row2);
 
-  // The rows, and the chosen model's matrix and statistics.
+  // The rows (and how many the filters show), and the chosen model's matrix and statistics.
   m_split = new QSplitter(Qt::Horizontal, this);
-  m_view = new QTableView(m_split);
+  auto* rows = new QWidget(m_split);
+  auto* rl = new QVBoxLayout(rows);
+  rl->setContentsMargins(0, 0, 0, 0);
+  rl->setSpacing(2);
+  m_view = new QTableView(rows);
+  rl->addWidget(m_view, 1);
+  rl->addWidget(m_shown);
   m_view->setModel(m_filter);
   m_view->setSortingEnabled(true);
   m_view->sortByColumn(ErrorTableModel::Entry, Qt::AscendingOrder);
@@ -237,11 +247,10 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_view->horizontalHeader()->setStretchLastSection(true);
   m_view->setWordWrap(false);
   m_view->setToolTip(tr("Double-click (or Enter) opens the image at its first wrong step"));
-  connect(m_view, &QTableView::doubleClicked, this,
+  // Double-click or Enter (activated covers both; connecting doubleClicked too would open the
+  // image twice).
+  connect(m_view, &QTableView::activated, this,
           [this](const QModelIndex& i) { chooseRow(i.row()); });
-  connect(m_view, &QTableView::activated, this, [this](const QModelIndex& i) {
-    chooseRow(i.row());
-  });
 
   auto* side = new QWidget(m_split);
   auto* sl = new QVBoxLayout(side);
@@ -282,7 +291,7 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_statsTabs->addTab(m_byLength, tr("By length"));
   m_statsTabs->addTab(m_byChar, tr("By character"));
   sl->addWidget(m_statsTabs, 2);
-  m_split->addWidget(m_view);
+  m_split->addWidget(rows);
   m_split->addWidget(side);
   m_split->setStretchFactor(0, 3);
   m_split->setStretchFactor(1, 2);
@@ -410,7 +419,8 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   for (const auto& m : analysis->models) images = std::max(images, m.overall.images);
   QStringList parts;
   parts << tr("<b>%1</b>: %n image(s)", nullptr, int(images))
-               .arg(qstr(analysis->description).toHtmlEscaped());
+               .arg(qstr(analysis->dataset).toHtmlEscaped());
+  m_status->setToolTip(qstr(analysis->description));
   for (const auto& m : analysis->models) {
     QString s = tr("%1 %2 % right, CER %3")
                     .arg(modelName(m.model).toHtmlEscaped())

@@ -92,7 +92,13 @@ class TestErrorsPage : public QObject {
     QCOMPARE(table.rowCount(), 6);
     QCOMPARE(table.modelCount(), 2);
     QCOMPARE(table.columnCount(), 4 + 2 * 5 + 1);
-    QCOMPARE(table.rightColumn(), 14);
+    QCOMPARE(table.rightColumn(), 6);  // after the two readings
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Reading), 5);
+    QCOMPARE(table.column(0, ui::ErrorTableModel::Confidence), 7);
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Entropy), 14);
+    for (int c = 4; c < table.columnCount(); ++c)  // every column named, none twice
+      for (int d = c + 1; d < table.columnCount(); ++d)
+        QVERIFY(table.headerData(c, Qt::Horizontal) != table.headerData(d, Qt::Horizontal));
     QCOMPARE(table.data(table.index(5, table.column(1, ui::ErrorTableModel::Reading))).toString(),
              QStringLiteral("—"));  // b skipped it
     QCOMPARE(table.data(table.index(1, table.rightColumn())).toString(), QStringLiteral("1/2"));
