@@ -1,5 +1,7 @@
 #include "cli_eval.h"
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -68,9 +70,18 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   o.scoring = eval.scoring;
   o.device = eval.device;
   o.beamWidth = eval.beamWidth;
+  const auto start = std::chrono::steady_clock::now();
   const auto analysis = tr::runErrorAnalysis(models, sets.front(), o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const auto files = tr::writeErrorReport(analysis, dir);
-  std::cout << analysis.summary() << "\nwrote " << files.size() << " files to " << dir << "\n";
+  int64_t images = 0;  // read, over every model (the skipped entries are not read)
+  for (const auto& m : analysis.models) images += m.overall.images;
+  char speed[128];
+  std::snprintf(speed, sizeof speed, "%.1f s (%.0f images/s, %d threads)", seconds,
+                seconds > 0 ? static_cast<double>(images) / seconds : 0.0, core::computeThreads());
+  std::cout << analysis.summary() << "\nanalysed " << images << " readings in " << speed
+            << "\nwrote " << files.size() << " files to " << dir << "\n";
   return 0;
 }
 

@@ -297,8 +297,12 @@ class TestErrorsPage : public QObject {
     QVERIFY(w.errorText().isEmpty());
     // A random model misreads them all: the first row shown is misread.
     QVERIFY(page->filter()->rowCount() > 0);
+    QSignalSpy inspect(page, &ui::ErrorsPage::inspectRequested);
+    // Enter on a row (a double-click takes the same path: QAbstractItemView::activated).
     page->view()->setFocus();
-    page->chooseRow(0);
+    page->view()->setCurrentIndex(page->filter()->index(0, 2));
+    QTest::keyClick(page->view(), Qt::Key_Return);
+    QCOMPARE(inspect.count(), 1);
     QCOMPARE(w.tabs()->currentWidget(), w.inspector());
     QTRY_VERIFY_WITH_TIMEOUT(w.trace() && !w.isTracing(), 30000);
     QVERIFY(!w.truth().isEmpty());
