@@ -134,6 +134,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
       auto up = batch->upsampled.defined() ? batch->upsampled.to(device) : torch::Tensor();
       DecodeOptions dec;
       dec.beamWidth = options.beamWidth;
+      dec.stopWhenAllEnded = true;  // the steps after every end token change nothing measured
       auto out = model->forward(images, up, dec);
       const auto read = model->readings(out);
       const int64_t B = static_cast<int64_t>(read.size());
