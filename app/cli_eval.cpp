@@ -88,10 +88,10 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
 }  // namespace
 
 int runEvalCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args, {"model", "data", "failures", "errors", "limit", "batch", "scoring", "device", "threads",
-       "beam"},
-      {"json", "digit-protocol", "force", "skip-bad"});
+  const CliArgs a(args,
+                  {"model", "data", "failures", "errors", "limit", "batch", "scoring", "device",
+                   "threads", "beam"},
+                  {"json", "digit-protocol", "force", "skip-bad"});
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);

@@ -104,16 +104,15 @@ void ConfusionView::paintEvent(QPaintEvent*) {
   p.save();
   p.translate(0, g.origin.y() + side / 2);
   p.rotate(-90);
-  p.drawText(QRectF(-side / 2, 0, side, kAxis), Qt::AlignCenter, tr("← truth"));  // rotated: the arrow points down
+  p.drawText(QRectF(-side / 2, 0, side, kAxis), Qt::AlignCenter,
+             tr("← truth"));  // rotated: the arrow points down
   p.restore();
   QFont small = f;
   small.setPointSizeF(std::max(6.0, std::min(f.pointSizeF(), g.cell * 0.45)));
   p.setFont(small);
   for (int i = 0; i < n; ++i) {
-    p.drawText(QRectF(g.origin.x() + i * g.cell, kAxis, g.cell, kLabel), Qt::AlignCenter,
-               label(i));
-    p.drawText(QRectF(kAxis, g.origin.y() + i * g.cell, kLabel, g.cell), Qt::AlignCenter,
-               label(i));
+    p.drawText(QRectF(g.origin.x() + i * g.cell, kAxis, g.cell, kLabel), Qt::AlignCenter, label(i));
+    p.drawText(QRectF(kAxis, g.origin.y() + i * g.cell, kLabel, g.cell), Qt::AlignCenter, label(i));
   }
 
   // Cells.
@@ -145,8 +144,8 @@ void ConfusionView::paintEvent(QPaintEvent*) {
   if (m_selTruth >= 0 && m_selRead >= 0) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 2.5));
     p.setBrush(Qt::NoBrush);
-    p.drawRect(QRectF(g.origin.x() + m_selRead * g.cell, g.origin.y() + m_selTruth * g.cell,
-                      g.cell, g.cell));
+    p.drawRect(QRectF(g.origin.x() + m_selRead * g.cell, g.origin.y() + m_selTruth * g.cell, g.cell,
+                      g.cell));
   }
 }
 
@@ -174,12 +173,9 @@ bool ConfusionView::event(QEvent* event) {
       what = tr("\"%1\" read right").arg(label(t));
     else
       what = tr("truth \"%1\" read as \"%2\"").arg(label(t), label(r));
-    QToolTip::showText(help->globalPos(),
-                       tr("%1: %2 times in %3 images (click: show them)")
-                           .arg(what)
-                           .arg(c)
-                           .arg(images),
-                       this);
+    QToolTip::showText(
+        help->globalPos(),
+        tr("%1: %2 times in %3 images (click: show them)").arg(what).arg(c).arg(images), this);
     return true;
   }
   return QWidget::event(event);

@@ -40,8 +40,8 @@ void ErrorAnalysisRunner::start(const QStringList& models, const QString& datase
     QElapsedTimer sinceReport;
     sinceReport.start();
     try {
-      result = std::make_shared<const core::train::ErrorAnalysis>(core::train::runErrorAnalysis(
-          paths, spec, options, [&](int64_t done, int64_t total) {
+      result = std::make_shared<const core::train::ErrorAnalysis>(
+          core::train::runErrorAnalysis(paths, spec, options, [&](int64_t done, int64_t total) {
             if (m_generation.load() != generation) return false;
             if (sinceReport.elapsed() >= 100 || done == total) {  // the event loop is not flooded
               sinceReport.restart();
@@ -61,7 +61,8 @@ void ErrorAnalysisRunner::start(const QStringList& models, const QString& datase
     }
     if (m_generation.load() != generation) return;  // cancelled or superseded: nothing to say
     QMetaObject::invokeMethod(
-        this, [this, generation, result, error, stopped] { onDone(generation, result, error, stopped); },
+        this,
+        [this, generation, result, error, stopped] { onDone(generation, result, error, stopped); },
         Qt::QueuedConnection);
   });
 }

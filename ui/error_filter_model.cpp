@@ -56,8 +56,8 @@ bool ErrorFilterModel::setConfusionCell(int truthIndex, int readIndex) {
   const auto* a = m_table ? m_table->analysis() : nullptr;
   if (!a || m_focus < 0 || m_focus >= int(a->models.size())) return false;
   const auto& me = a->models[size_t(m_focus)];
-  if (truthIndex < 0 || readIndex < 0 || (truthIndex == me.confusion.gap() &&
-                                          readIndex == me.confusion.gap()))
+  if (truthIndex < 0 || readIndex < 0 ||
+      (truthIndex == me.confusion.gap() && readIndex == me.confusion.gap()))
     return false;
   const auto& images = me.confusion.images(truthIndex, readIndex);
   if (images.empty()) return false;
@@ -125,9 +125,9 @@ bool ErrorFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) cons
     }
   }
   if (m_minLength > 0 || m_maxLength > 0) {
-    const int length = m_table->data(m_table->index(row, ErrorTableModel::Length),
-                                     ErrorTableModel::SortRole)
-                           .toInt();
+    const int length =
+        m_table->data(m_table->index(row, ErrorTableModel::Length), ErrorTableModel::SortRole)
+            .toInt();
     if (m_minLength > 0 && length < m_minLength) return false;
     if (m_maxLength > 0 && length > m_maxLength) return false;
   }

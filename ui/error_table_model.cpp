@@ -101,7 +101,8 @@ QImage ErrorTableModel::thumbnail(int row) const {
   QImage thumb;
   try {
     const auto sample = m_dataset->get(m_entries[size_t(row)]);
-    thumb = toQImage(sample.image).scaled(kThumbnail, Qt::KeepAspectRatio, Qt::SmoothTransformation);
+    thumb =
+        toQImage(sample.image).scaled(kThumbnail, Qt::KeepAspectRatio, Qt::SmoothTransformation);
   } catch (const std::exception&) {
     return {};  // the reading's row still says what it can; the image is just not shown
   }
@@ -134,8 +135,7 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
         if (role == Qt::DecorationRole) return thumbnail(row);
         if (role == Qt::SizeHintRole) return kThumbnail + QSize(6, 4);
         if (role == SortRole) return qulonglong(m_entries[size_t(row)]);
-        if (role == Qt::ToolTipRole)
-          return tr("Double-click to open it at its first wrong step");
+        if (role == Qt::ToolTipRole) return tr("Double-click to open it at its first wrong step");
         return {};
       case Entry:
         if (role == Qt::DisplayRole) return QString::number(m_entries[size_t(row)]);
@@ -234,13 +234,11 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
   static const char* names[] = {"read", "conf.", "edits", "CER", "entropy"};
   static const char* tips[] = {
       "The reading (red: wrong)", "Confidence: the product of the chosen tokens' probabilities",
-      "Edit distance to the truth (characters)",
-      "Character error rate: edits / truth length",
+      "Edit distance to the truth (characters)", "Character error rate: edits / truth length",
       "Mean attention entropy over the decoded steps (nats)"};
   const QString name = modelName(m_analysis->models[size_t(model)].model);
   if (role == Qt::ToolTipRole) return QStringLiteral("%1: %2").arg(name, tr(tips[field]));
-  return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name)
-                          : tr(names[field]);
+  return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name) : tr(names[field]);
 }
 
 }  // namespace foveal::ui

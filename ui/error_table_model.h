@@ -1,8 +1,8 @@
 #pragma once
 // The Errors page's table: one row per dataset image of an error analysis, with its thumbnail,
 // truth and length, then the models' readings side by side, who read it right (with several
-// models), and each model's confidence, edit distance, CER and mean attention entropy. Qt::UserRole holds the value
-// to sort by; thumbnails are read from the dataset when a row is first shown.
+// models), and each model's confidence, edit distance, CER and mean attention entropy. Qt::UserRole
+// holds the value to sort by; thumbnails are read from the dataset when a row is first shown.
 #include <QAbstractTableModel>
 #include <QCache>
 #include <QImage>

@@ -83,7 +83,8 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   auto* dataLabel = new QLabel(tr("&Dataset:"), this);
   row1->addWidget(dataLabel);
   m_dataset = new QLineEdit(kDataset.value(), this);
-  m_dataset->setPlaceholderText(tr("dataset path or spec (LMDB, folder with gt.txt, packed, digits:...)"));
+  m_dataset->setPlaceholderText(
+      tr("dataset path or spec (LMDB, folder with gt.txt, packed, digits:...)"));
   m_dataset->setToolTip(
       tr("Any dataset Foveal reads: an LMDB folder, a folder with gt.txt, a packed file, or a "
          "generated set such as digits:len=7,rotated,split=test,seed=1"));
@@ -106,8 +107,9 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_limit->setToolTip(tr("Read the first N images (0: all)"));
   row1->addWidget(m_limit);
   m_run = new QPushButton(tr("&Analyse"), this);
-  m_run->setToolTip(tr("Read the dataset with the models ticked in the Models dock (or the "
-                       "inspected model)"));
+  m_run->setToolTip(
+      tr("Read the dataset with the models ticked in the Models dock (or the "
+         "inspected model)"));
   m_cancel = new QPushButton(tr("Cancel"), this);
   m_cancel->setEnabled(false);
   row1->addWidget(m_run);
@@ -154,8 +156,9 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   auto* byLabel = new QLabel(tr("b&y:"), this);
   row2->addWidget(byLabel);
   m_focus = new QComboBox(this);
-  m_focus->setToolTip(tr("The model the filters, the confusion matrix and the statistics are "
-                         "about"));
+  m_focus->setToolTip(
+      tr("The model the filters, the confusion matrix and the statistics are "
+         "about"));
   m_focus->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   m_focus->setMinimumContentsLength(9);
   byLabel->setBuddy(m_focus);
@@ -282,12 +285,13 @@ ErrorsPage::ErrorsPage(QWidget* parent)
     m_minLength->setValue(len);
     m_maxLength->setValue(len);
   });
-  m_byChar = statsTable({tr("char"), tr("count"), tr("accuracy %"), tr("subst."), tr("dropped"),
-                         tr("inserted")},
-                        m_statsTabs);
-  m_byChar->setToolTip(tr("Per truth character: how often it was read right, read as another "
-                          "character, or dropped; and how often it was read where the truth "
-                          "has none"));
+  m_byChar = statsTable(
+      {tr("char"), tr("count"), tr("accuracy %"), tr("subst."), tr("dropped"), tr("inserted")},
+      m_statsTabs);
+  m_byChar->setToolTip(
+      tr("Per truth character: how often it was read right, read as another "
+         "character, or dropped; and how often it was read where the truth "
+         "has none"));
   m_statsTabs->addTab(m_byLength, tr("By length"));
   m_statsTabs->addTab(m_byChar, tr("By character"));
   sl->addWidget(m_statsTabs, 2);
@@ -296,7 +300,8 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_split->setStretchFactor(0, 3);
   m_split->setStretchFactor(1, 2);
   if (!m_split->restoreState(kSplitter.value())) m_split->setSizes({620, 380});
-  connect(m_split, &QSplitter::splitterMoved, this, [this] { kSplitter.set(m_split->saveState()); });
+  connect(m_split, &QSplitter::splitterMoved, this,
+          [this] { kSplitter.set(m_split->saveState()); });
   layout->addWidget(m_split, 1);
 
   connect(m_runner, &ErrorAnalysisRunner::progress, this, [this](qint64 done, qint64 total) {
@@ -325,8 +330,9 @@ void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
   m_modelOrigin = origin;
   if (isRunning() || m_table->analysis()) return;  // the status describes the run or its result
   if (paths.isEmpty())
-    setStatus(tr("<i>Open a model (tick several in the Models dock to compare them), choose a "
-                 "dataset and press Analyse.</i>"));
+    setStatus(
+        tr("<i>Open a model (tick several in the Models dock to compare them), choose a "
+           "dataset and press Analyse.</i>"));
   else {
     QStringList names;
     for (const QString& p : paths) names << QFileInfo(p).completeBaseName();
@@ -482,9 +488,9 @@ void ErrorsPage::showFocus() {
     m_byChar->setItem(row, 0, name);
     m_byChar->setItem(row, 1, numberItem(double(c.occurrences), QString::number(c.occurrences)));
     m_byChar->setItem(row, 2,
-                      c.occurrences ? numberItem(c.accuracy(),
-                                                 QString::number(100.0 * c.accuracy(), 'f', 1))
-                                    : numberItem(-1, QStringLiteral("—")));
+                      c.occurrences
+                          ? numberItem(c.accuracy(), QString::number(100.0 * c.accuracy(), 'f', 1))
+                          : numberItem(-1, QStringLiteral("—")));
     m_byChar->setItem(row, 3, numberItem(double(c.substituted), QString::number(c.substituted)));
     m_byChar->setItem(row, 4, numberItem(double(c.deleted), QString::number(c.deleted)));
     m_byChar->setItem(row, 5, numberItem(double(c.inserted), QString::number(c.inserted)));
@@ -577,10 +583,9 @@ QString ErrorsPage::exportConfusion(const QString& path, double scale) const {
     // display.
     const auto& m = a->models[size_t(m_filter->focusModel())];
     f.write(QByteArray::fromStdString(
-        suffix == QLatin1String("csv")
-            ? c.csv()
-            : c.svg(modelName(m.model).toStdString() + " on " + a->dataset +
-                    ": truth (rows) x reading (columns)")));
+        suffix == QLatin1String("csv") ? c.csv()
+                                       : c.svg(modelName(m.model).toStdString() + " on " +
+                                               a->dataset + ": truth (rows) x reading (columns)")));
     return f.error() == QFile::NoError ? QString() : tr("%1: %2").arg(path, f.errorString());
   }
   if (suffix != QLatin1String("png")) return tr("%1: export as .png, .svg or .csv").arg(path);
@@ -621,13 +626,13 @@ void ErrorsPage::exportMenu() {
     if (!p.isEmpty()) report(exportConfusion(p), p);
   });
   menu->addAction(tr("Confusion matrix as CSV..."), this, [=] {
-    const QString p = ask(tr("Export confusion matrix"), tr("CSV (*.csv)"),
-                          QStringLiteral("confusion.csv"));
+    const QString p =
+        ask(tr("Export confusion matrix"), tr("CSV (*.csv)"), QStringLiteral("confusion.csv"));
     if (!p.isEmpty()) report(exportConfusion(p), p);
   });
   menu->addAction(tr("Everything to a folder (as foveal-cli eval --errors)..."), this, [=] {
-    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export folder"),
-                                                          kExportFolder.value());
+    const QString dir =
+        QFileDialog::getExistingDirectory(this, tr("Export folder"), kExportFolder.value());
     if (dir.isEmpty() || !m_table->analysis()) return;
     kExportFolder.set(dir);
     try {

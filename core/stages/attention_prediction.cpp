@@ -138,10 +138,10 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
   RecognizerOutput out;
   std::vector<torch::Tensor> logp, alphas, sel, logsel, toks, weights;
   std::vector<std::vector<torch::Tensor>> patches, thetas;
-  const bool mayStop = options.stopWhenAllEnded && !teacher && !is_training() &&
-                       !options.forcedSelection.defined();
-  torch::Tensor ended = mayStop ? torch::zeros({bsz}, x.options().dtype(torch::kBool))
-                                : torch::Tensor();
+  const bool mayStop =
+      options.stopWhenAllEnded && !teacher && !is_training() && !options.forcedSelection.defined();
+  torch::Tensor ended =
+      mayStop ? torch::zeros({bsz}, x.options().dtype(torch::kBool)) : torch::Tensor();
   for (int64_t t = 0; t < steps; ++t) {
     auto forced = options.forcedSelection.defined()
                       ? options.forcedSelection.select(1, t).to(torch::kLong)

@@ -145,8 +145,9 @@ std::string ConfusionMatrix::svg(const std::string& title) const {
     << "<text x=\"8\" y=\"18\" font-size=\"13\" font-weight=\"bold\">" << xmlEscape(title)
     << "</text>\n"
     << "<text x=\"" << left + n * cell / 2 << "\" y=\"42\" text-anchor=\"middle\">read</text>\n"
-    << "<text x=\"14\" y=\"" << top + n * cell / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-    << top + n * cell / 2 << ")\">truth</text>\n";
+    << "<text x=\"14\" y=\"" << top + n * cell / 2
+    << "\" text-anchor=\"middle\" transform=\"rotate(-90 14 " << top + n * cell / 2
+    << ")\">truth</text>\n";
   for (int i = 0; i < n; ++i) {
     const std::string label = i == gap() ? "\xE2\x88\x85" : xmlEscape(symbol(i));  // the empty set
     o << "<text x=\"" << left + i * cell + cell / 2 << "\" y=\"" << top - 8
@@ -161,8 +162,8 @@ std::string ConfusionMatrix::svg(const std::string& title) const {
       // diagonal would otherwise wash the confusions out.
       std::string fill = "#ffffff";
       if (c > 0) {
-        const double v = std::sqrt(static_cast<double>(c) /
-                                   static_cast<double>(std::max<int64_t>(1, t == r ? maxDiag : maxOff)));
+        const double v = std::sqrt(static_cast<double>(c) / static_cast<double>(std::max<int64_t>(
+                                                                1, t == r ? maxDiag : maxOff)));
         const int fade = static_cast<int>(std::lround(235 - 175 * v));
         char buf[16];
         if (t == r)
@@ -174,9 +175,9 @@ std::string ConfusionMatrix::svg(const std::string& title) const {
       o << "<rect x=\"" << left + r * cell << "\" y=\"" << top + t * cell << "\" width=\"" << cell
         << "\" height=\"" << cell << "\" fill=\"" << fill << "\" stroke=\"#d0d0d0\"/>\n";
       if (c > 0)
-        o << "<text x=\"" << left + r * cell + cell / 2 << "\" y=\"" << top + t * cell + cell / 2 + 4
-          << "\" text-anchor=\"middle\" font-size=\"" << (c >= 1000 ? 8 : 10) << "\">" << c
-          << "</text>\n";
+        o << "<text x=\"" << left + r * cell + cell / 2 << "\" y=\""
+          << top + t * cell + cell / 2 + 4 << "\" text-anchor=\"middle\" font-size=\""
+          << (c >= 1000 ? 8 : 10) << "\">" << c << "</text>\n";
     }
   o << "</svg>\n";
   return o.str();
@@ -318,9 +319,8 @@ std::string ErrorAnalysis::tableCsv(const std::vector<size_t>& rows) const {
       }
       const ImageReading& r = m.readings[static_cast<size_t>(p)];
       const ImageErrors& e = m.errors[static_cast<size_t>(p)];
-      o << ',' << csvField(r.reading) << ',' << (e.correct ? 1 : 0) << ','
-        << fixed(r.confidence, 6) << ',' << e.distance << ',' << fixed(e.cer, 6) << ','
-        << fixed(r.entropy, 6);
+      o << ',' << csvField(r.reading) << ',' << (e.correct ? 1 : 0) << ',' << fixed(r.confidence, 6)
+        << ',' << e.distance << ',' << fixed(e.cer, 6) << ',' << fixed(r.entropy, 6);
     }
     o << '\n';
   }
@@ -357,13 +357,12 @@ std::string ErrorAnalysis::summary() const {
   for (const auto& m : models) {
     o << "\nmodel " << m.model << (m.textScoring ? "  (text scoring)" : "") << "\n"
       << "  images " << m.overall.images << ", read right " << m.overall.correct << " ("
-      << fixed(100.0 * m.overall.accuracy(), 2) << " %), CER " << fixed(m.overall.cer(), 4)
-      << "\n";
+      << fixed(100.0 * m.overall.accuracy(), 2) << " %), CER " << fixed(m.overall.cer(), 4) << "\n";
     if (m.skipped > 0) o << "  skipped: " << m.skippedSummary << "\n";
     o << "  by label length:";
     for (const auto& [len, g] : m.byLength)
-      o << "  " << len << ": " << fixed(100.0 * g.accuracy(), 1) << " % (CER "
-        << fixed(g.cer(), 3) << ")";
+      o << "  " << len << ": " << fixed(100.0 * g.accuracy(), 1) << " % (CER " << fixed(g.cer(), 3)
+        << ")";
     o << "\n";
     struct Cell {
       int64_t n;

@@ -147,8 +147,8 @@ class TestErrorAnalysis : public QObject {
     auto first = handCase();
     first.push_back(reading(5, "1,2", "1,2"));
     a.models.push_back(analyseReadings("/models/soft.fvm", first, false));
-    a.models.push_back(analyseReadings(
-        "/other/soft.fvm", {reading(0, "123", "123"), reading(5, "1,2", "12")}, false));
+    a.models.push_back(analyseReadings("/other/soft.fvm",
+                                       {reading(0, "123", "123"), reading(5, "1,2", "12")}, false));
     QCOMPARE(a.entries(), (std::vector<size_t>{0, 1, 2, 3, 4, 5}));
     QCOMPARE(a.models[1].positionOf(2), -1);
     QCOMPARE(a.models[1].positionOf(5), 1);
@@ -174,9 +174,9 @@ class TestErrorAnalysis : public QObject {
     const std::string dir = m_dir.filePath("report").toStdString();
     const auto files = writeErrorReport(a, dir);
     QCOMPARE(int(files.size()), 8);
-    for (const char* name : {"table.csv", "by-length.csv", "by-character.csv", "summary.txt",
-                             "confusion-soft.csv", "confusion-soft.svg", "confusion-soft-2.csv",
-                             "confusion-soft-2.svg"})
+    for (const char* name :
+         {"table.csv", "by-length.csv", "by-character.csv", "summary.txt", "confusion-soft.csv",
+          "confusion-soft.svg", "confusion-soft-2.csv", "confusion-soft-2.svg"})
       QVERIFY2(std::filesystem::file_size(dir + "/" + name) > 0, name);
     const std::string svg = slurp(dir + "/confusion-soft.svg");
     QVERIFY(svg.rfind("<svg", 0) == 0);
@@ -270,9 +270,9 @@ class TestErrorAnalysis : public QObject {
       runErrorAnalysis({model}, folder.toStdString());
       QFAIL("no readable entry, no error");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains("can read no entry") &&
-                   QString(e.what()).contains("hard.fvm"),
-               e.what());
+      QVERIFY2(
+          QString(e.what()).contains("can read no entry") && QString(e.what()).contains("hard.fvm"),
+          e.what());
     }
   }
 

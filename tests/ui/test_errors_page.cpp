@@ -50,15 +50,16 @@ std::shared_ptr<const core::train::ErrorAnalysis> handAnalysis() {
   auto a = std::make_shared<core::train::ErrorAnalysis>();
   a->dataset = "hand";
   a->description = "hand-built";
-  a->models.push_back(core::train::analyseReadings(
-      "/m/a.fvm",
-      {reading(0, "123", "123", 0.9), reading(1, "173", "113", 0.4), reading(2, "7777", "1111", 0.2),
-       reading(3, "45", "45", 0.8), reading(4, "12", "172", 0.5), reading(5, "99", "9", 0.1)},
-      false));
+  a->models.push_back(
+      core::train::analyseReadings("/m/a.fvm",
+                                   {reading(0, "123", "123", 0.9), reading(1, "173", "113", 0.4),
+                                    reading(2, "7777", "1111", 0.2), reading(3, "45", "45", 0.8),
+                                    reading(4, "12", "172", 0.5), reading(5, "99", "9", 0.1)},
+                                   false));
   a->models.push_back(core::train::analyseReadings(
       "/m/b.fvm",
-      {reading(0, "123", "123", 0.95), reading(1, "173", "173", 0.7), reading(2, "7777", "7771", 0.3),
-       reading(3, "45", "46", 0.6), reading(4, "12", "12", 0.9)},
+      {reading(0, "123", "123", 0.95), reading(1, "173", "173", 0.7),
+       reading(2, "7777", "7771", 0.3), reading(3, "45", "46", 0.6), reading(4, "12", "12", 0.9)},
       false));
   return a;
 }
@@ -78,7 +79,8 @@ class TestErrorsPage : public QObject {
     const char* kinds[] = {"soft", "hard"};
     for (int i = 0; i < 2; ++i) {
       m_models[i] = m_dir.filePath(QString("%1.fvm").arg(kinds[i]));
-      core::ModelSession::create(test::tinyConfig(kinds[i]), 7 + i)->save(m_models[i].toStdString());
+      core::ModelSession::create(test::tinyConfig(kinds[i]), 7 + i)
+          ->save(m_models[i].toStdString());
     }
   }
 
@@ -257,8 +259,11 @@ class TestErrorsPage : public QObject {
     QCOMPARE(compare.first().at(3).toStringList(), (QStringList{m_models[0], m_models[1]}));
     QCOMPARE(compare.first().at(2).toString(),
              QString::fromStdString(
-                 page.table()->analysis()->models[0].readings[size_t(
-                     page.table()->analysis()->models[0].positionOf(entry))].truth));
+                 page.table()
+                     ->analysis()
+                     ->models[0]
+                     .readings[size_t(page.table()->analysis()->models[0].positionOf(entry))]
+                     .truth));
 
     const QString csv = m_dir.filePath("rows.csv");
     QCOMPARE(page.exportTable(csv), QString());
