@@ -424,8 +424,8 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   int64_t images = 0;
   for (const auto& m : analysis->models) images = std::max(images, m.overall.images);
   QStringList parts;
-  parts << tr("<b>%1</b>: %n image(s)", nullptr, int(images))
-               .arg(qstr(analysis->dataset).toHtmlEscaped());
+  parts << (images == 1 ? tr("<b>%1</b>: %2 image") : tr("<b>%1</b>: %2 images"))
+               .arg(qstr(analysis->dataset).toHtmlEscaped(), QString::number(images));
   m_status->setToolTip(qstr(analysis->description));
   for (const auto& m : analysis->models) {
     QString s = tr("%1 %2 % right, CER %3")
@@ -434,8 +434,9 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
                     .arg(m.overall.cer(), 0, 'f', 3);
     if (m.skipped > 0)
       s += QStringLiteral(" <span style='color:#c62828'>(%1)</span>")
-               .arg(tr("skipped %n entry(ies) it cannot read: %1", nullptr, int(m.skipped))
-                        .arg(qstr(m.skippedSummary).toHtmlEscaped()));
+               .arg((m.skipped == 1 ? tr("skipped %2 entry it cannot read: %1")
+                                    : tr("skipped %2 entries it cannot read: %1"))
+                        .arg(qstr(m.skippedSummary).toHtmlEscaped(), QString::number(m.skipped)));
     parts << s;
   }
   if (m_runningBeam > 1) parts << tr("beam search, width %1").arg(m_runningBeam);
@@ -637,7 +638,7 @@ void ErrorsPage::exportMenu() {
     kExportFolder.set(dir);
     try {
       const auto files = core::train::writeErrorReport(*m_table->analysis(), dir.toStdString());
-      Q_EMIT message(tr("Wrote %n file(s) to %1", nullptr, int(files.size())).arg(dir));
+      Q_EMIT message(tr("Wrote %1 files to %2").arg(files.size()).arg(dir));
     } catch (const std::exception& e) {
       Q_EMIT failed(QString::fromStdString(e.what()));
     }

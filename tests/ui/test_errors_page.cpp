@@ -213,6 +213,45 @@ class TestErrorsPage : public QObject {
     QCOMPARE(page.table()->rowCount(), 30);
   }
 
+  // A dataset that cannot be opened is named; entries a model cannot read are counted, with the
+  // reason, in the status line.
+  void failuresAreNamed() {
+    ui::ErrorsPage page;
+    QSignalSpy failed(&page, &ui::ErrorsPage::failed);
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    QVERIFY(!page.analyse());  // no model yet
+    QVERIFY(failed.last().at(0).toString().contains("No model"));
+    page.setModels({m_models[0]});
+    page.setDataset(m_dir.filePath("no-such-dataset"));
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, 30000);
+    QVERIFY2(failed.last().at(0).toString().contains("no-such-dataset"),
+             qPrintable(failed.last().at(0).toString()));
+    QVERIFY(page.statusText().contains("no-such-dataset"));
+    QVERIFY(!page.isRunning());
+    QCOMPARE(page.table()->rowCount(), 0);
+
+    // Three labels: one readable, one outside the digits, one longer than the model reads.
+    const QString folder = m_dir.filePath("mixed");
+    QVERIFY(QDir().mkpath(folder));
+    QImage img(100, 32, QImage::Format_Grayscale8);
+    img.fill(180);
+    QFile gt(folder + "/gt.txt");
+    QVERIFY(gt.open(QIODevice::WriteOnly));
+    const char* labels[] = {"123", "12b", "12345678"};
+    for (int i = 0; i < 3; ++i) {
+      QVERIFY(img.save(folder + QStringLiteral("/%1.png").arg(i)));
+      gt.write(QStringLiteral("%1.png\t%2\n").arg(i).arg(labels[i]).toUtf8());
+    }
+    gt.close();
+    page.setDataset(folder);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 30000);
+    QCOMPARE(page.table()->rowCount(), 1);
+    QVERIFY2(page.statusText().contains("skipped 2 entries"), qPrintable(page.statusText()));
+    QVERIFY2(page.statusText().contains("outside the charset"), qPrintable(page.statusText()));
+  }
+
   // Several models; clicking a matrix cell filters the rows; double-click opens compare; the
   // exports are written.
   void matrixClicksDoubleClicksAndExports() {
