@@ -20,10 +20,7 @@ void ErrorFilterModel::setTable(ErrorTableModel* table) {
   });
 }
 
-void ErrorFilterModel::refilter() {
-  // Qt 6.2's invalidateFilter() keeps the proxy consistent for views and the model tester alike.
-  invalidateFilter();
-}
+void ErrorFilterModel::refilter() { invalidateFilter(); }
 
 void ErrorFilterModel::setFocusModel(int model) {
   if (model == m_focus) return;

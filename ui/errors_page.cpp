@@ -328,6 +328,11 @@ ErrorsPage::~ErrorsPage() = default;
 void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
   m_modelPaths = paths;
   m_modelOrigin = origin;
+  QStringList shown;
+  for (const QString& p : paths) shown << QFileInfo(p).completeBaseName();
+  m_run->setToolTip(paths.isEmpty()
+                        ? tr("Open a model first (tick several in the Models dock to compare)")
+                        : tr("Read the dataset with %1").arg(shown.join(QStringLiteral(", "))));
   if (isRunning() || m_table->analysis()) return;  // the status describes the run or its result
   if (paths.isEmpty())
     setStatus(
