@@ -46,12 +46,21 @@ const Setting<QString> kExportFolder(QStringLiteral("errors/exportFolder"), {});
 
 QString modelName(const std::string& path) { return QFileInfo(qstr(path)).completeBaseName(); }
 
+/// Shows `text`, sorts by `value` (QTableWidgetItem alone sorts "1000" before "7").
+class NumberItem : public QTableWidgetItem {
+ public:
+  NumberItem(double value, const QString& text) {
+    setData(Qt::DisplayRole, text);
+    setData(Qt::UserRole, value);
+    setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  }
+  bool operator<(const QTableWidgetItem& other) const override {
+    return data(Qt::UserRole).toDouble() < other.data(Qt::UserRole).toDouble();
+  }
+};
+
 QTableWidgetItem* numberItem(double value, const QString& text) {
-  auto* item = new QTableWidgetItem;
-  item->setData(Qt::DisplayRole, text);
-  item->setData(Qt::UserRole, value);
-  item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-  return item;
+  return new NumberItem(value, text);
 }
 
 QTableWidget* statsTable(const QStringList& headers, QWidget* parent) {
@@ -64,6 +73,7 @@ QTableWidget* statsTable(const QStringList& headers, QWidget* parent) {
   t->setSelectionMode(QAbstractItemView::SingleSelection);
   t->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   t->horizontalHeader()->setMinimumSectionSize(30);
+  t->horizontalHeader()->setSortIndicator(0, Qt::AscendingOrder);
   return t;
 }
 }  // namespace
@@ -278,7 +288,7 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   });
   m_statsTabs = new QTabWidget(side);
   m_statsTabs->setDocumentMode(true);
-  m_byLength = statsTable({tr("length"), tr("images"), tr("accuracy %"), tr("CER")}, m_statsTabs);
+  m_byLength = statsTable({tr("length"), tr("images"), tr("acc. %"), tr("CER")}, m_statsTabs);
   m_byLength->setToolTip(tr("Click a length to show its images"));
   connect(m_byLength, &QTableWidget::cellClicked, this, [this](int row) {
     const int len = m_byLength->item(row, 0)->data(Qt::UserRole).toInt();
@@ -286,7 +296,7 @@ ErrorsPage::ErrorsPage(QWidget* parent)
     m_maxLength->setValue(len);
   });
   m_byChar = statsTable(
-      {tr("char"), tr("count"), tr("accuracy %"), tr("subst."), tr("dropped"), tr("inserted")},
+      {tr("char"), tr("count"), tr("acc. %"), tr("subst."), tr("dropped"), tr("inserted")},
       m_statsTabs);
   m_byChar->setToolTip(
       tr("Per truth character: how often it was read right, read as another "

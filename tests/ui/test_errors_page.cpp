@@ -268,6 +268,14 @@ class TestErrorsPage : public QObject {
     QCOMPARE(page.table()->modelCount(), 2);
     QVERIFY(page.lengthTable()->rowCount() == 1);  // every label has 5 digits
     QCOMPARE(page.lengthTable()->item(0, 1)->text(), QStringLiteral("40"));
+    // Per character: in character order, and sorted by numbers, not by their text.
+    auto* chars = page.characterTable();
+    QVERIFY(chars->rowCount() >= 2);
+    for (int r = 1; r < chars->rowCount(); ++r)
+      QVERIFY(chars->item(r - 1, 0)->text() < chars->item(r, 0)->text());
+    chars->sortItems(1, Qt::AscendingOrder);
+    for (int r = 1; r < chars->rowCount(); ++r)
+      QVERIFY(chars->item(r - 1, 1)->text().toInt() <= chars->item(r, 1)->text().toInt());
 
     // The busiest cell of the first model's matrix.
     const auto& c = page.table()->analysis()->models[0].confusion;
@@ -356,11 +364,13 @@ class TestErrorsPage : public QObject {
   }
 
   // Documentation screenshots with the shipped models (docs/screenshots): only when
-  // FOVEAL_SCREENSHOT_DIR is set.
+  // FOVEAL_SCREENSHOT_DIR is set; FOVEAL_SCREENSHOT_SUFFIX names the set ("-scale2" under
+  // QT_SCALE_FACTOR=2).
   void errorsPageScreenshots() {
     if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
     const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/models/";
     const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+    const QString suffix = qEnvironmentVariable("FOVEAL_SCREENSHOT_SUFFIX");  // "-scale2"
     ui::MainWindow w;
     w.setConfirmClose(false);
     w.resize(1366, 768);
@@ -384,7 +394,7 @@ class TestErrorsPage : public QObject {
                                Qt::AscendingOrder);
     QTest::qWait(300);
     QCOMPARE(w.size(), QSize(1366, 768));
-    QVERIFY(w.grab().save(dir + "/errors-page.png"));
+    QVERIFY(w.grab().save(dir + "/errors-page" + suffix + ".png"));
     // The most frequent confusion of sharp chain, clicked.
     const auto& c = page->table()->analysis()->models[2].confusion;
     int bt = -1, br = -1;
@@ -394,8 +404,9 @@ class TestErrorsPage : public QObject {
           bt = t, br = r;
     QTest::mouseClick(page->confusionView(), Qt::LeftButton, {},
                       page->confusionView()->cellCenter(bt, br));
+    page->findChild<QTabWidget*>()->setCurrentWidget(page->characterTable());
     QTest::qWait(300);
-    QVERIFY(w.grab().save(dir + "/errors-confusion.png"));
+    QVERIFY(w.grab().save(dir + "/errors-confusion" + suffix + ".png"));
   }
 };
 
