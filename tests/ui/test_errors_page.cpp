@@ -350,10 +350,13 @@ class TestErrorsPage : public QObject {
     // A random model misreads them all: the first row shown is misread.
     QVERIFY(page->filter()->rowCount() > 0);
     QSignalSpy inspect(page, &ui::ErrorsPage::inspectRequested);
-    // Enter on a row (a double-click takes the same path: QAbstractItemView::activated).
-    page->view()->setFocus();
-    page->view()->setCurrentIndex(page->filter()->index(0, 2));
-    QTest::keyClick(page->view(), Qt::Key_Return);
+    // A double-click opens the row once (QTest's double-click needs the press before it, as a
+    // real one has).
+    page->view()->scrollToTop();
+    const QPoint cell = page->view()->visualRect(page->filter()->index(0, 2)).center();
+    QTest::mousePress(page->view()->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseRelease(page->view()->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseDClick(page->view()->viewport(), Qt::LeftButton, {}, cell);
     QCOMPARE(inspect.count(), 1);
     QCOMPARE(w.tabs()->currentWidget(), w.inspector());
     QTRY_VERIFY_WITH_TIMEOUT(w.trace() && !w.isTracing(), 30000);
