@@ -1,5 +1,7 @@
 #include "cli_eval.h"
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -7,6 +9,7 @@
 #include "cli_args.h"
 #include "cli_model.h"
 #include "error.h"
+#include "error_analysis.h"
 #include "evaluation.h"
 #include "model_session.h"
 #include "output_guard.h"
@@ -23,6 +26,12 @@ const char* kEvalUsage =
               model cannot read (image, label outside its charset or too long) stops the
               command naming it, unless --skip-bad (then counted per reason); an endless
               stream (split=stream) needs --limit
+              --model FILE[,FILE...] --data SPEC --errors DIR [--limit N] [--batch N]
+              error analysis of one dataset read by each model: writes DIR/table.csv (one
+              row per image: truth, each model's reading, confidence, edit distance, CER,
+              entropy), by-length.csv, by-character.csv, confusion-MODEL.csv and .svg (truth
+              x read character, insertions and deletions included) and summary.txt; entries
+              a model cannot read are skipped and counted
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1
               (a DTRB .pth as --model: see import)
@@ -45,12 +54,46 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
+  if (a.has("digit-protocol") || a.has("failures"))
+    throw std::invalid_argument("--errors goes with --data, not --digit-protocol or --failures");
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.size() != 1)
+    throw std::invalid_argument("--errors analyses one dataset: give exactly one --data SPEC");
+  const std::vector<std::string> models = split(a.required("model"), ',');
+  const std::string dir = a.value("errors");
+  std::vector<std::string> inputs = models;
+  inputs.push_back(sets.front());
+  core::data::checkOutputPath(dir, "errors folder", inputs, a.has("force"));
+  tr::ErrorRunOptions o;
+  o.limit = eval.limit;
+  o.batchSize = eval.batchSize;
+  o.scoring = eval.scoring;
+  o.device = eval.device;
+  o.beamWidth = eval.beamWidth;
+  o.dtrb = eval.dtrb;
+  const auto start = std::chrono::steady_clock::now();
+  const auto analysis = tr::runErrorAnalysis(models, sets.front(), o);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto files = tr::writeErrorReport(analysis, dir);
+  int64_t images = 0;  // read, over every model (the skipped entries are not read)
+  for (const auto& m : analysis.models) images += m.overall.images;
+  char speed[128];
+  std::snprintf(speed, sizeof speed, "%.1f s (%.0f images/s, %d threads)", seconds,
+                seconds > 0 ? static_cast<double>(images) / seconds : 0.0, core::computeThreads());
+  std::cout << analysis.summary() << "\nanalysed " << images << " readings in " << speed
+            << "\nwrote " << files.size() << " files to " << dir << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  withDtrbOptions({"model", "data", "failures", "limit", "batch", "scoring",
-                                   "device", "threads", "beam"}),
+                  withDtrbOptions({"model", "data", "failures", "errors", "limit", "batch",
+                                   "scoring", "device", "threads", "beam"}),
                   withDtrbFlags({"json", "digit-protocol", "force", "skip-bad"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
@@ -73,6 +116,8 @@ int runEvalCommand(const std::vector<std::string>& args) {
     for (const auto& p : a.positionals()) inputs.push_back(p);
     core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
   }
+
+  if (a.has("errors")) return runErrorAnalysis(a, o);
 
   if (a.has("digit-protocol")) {
     if (a.has("data") || !a.positionals().empty())

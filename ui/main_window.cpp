@@ -38,6 +38,7 @@
 #include "dtrb_options_dialog.h"
 #include "error.h"
 #include "error_banner.h"
+#include "errors_page.h"
 #include "exporter.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
@@ -99,7 +100,9 @@ MainWindow::MainWindow(QWidget* parent)
   buildLayout();
   buildActions();
   // Step keys reach the cursor from any widget of this window but a text field.
-  new StepKeyFilter(this, m_cursor, [this] { return m_tabs->currentWidget() != m_training; });
+  new StepKeyFilter(this, m_cursor, [this] {
+    return m_tabs->currentWidget() != m_training && m_tabs->currentWidget() != m_errors;
+  });
   qRegisterMetaType<std::vector<foveal::ui::TraceOutcome>>();
   connect(m_runner, &TraceRunner::finished, this, &MainWindow::onTracesFinished);
   connect(m_runner, &TraceRunner::started, this, [this](int n) {
@@ -150,10 +153,19 @@ void MainWindow::buildLayout() {
   connect(m_training, &TrainingPage::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_training, &TrainingPage::failureChosen, this, &MainWindow::inspectFailure);
+  m_errors = new ErrorsPage(m_tabs);
+  m_tabs->addTab(m_errors, tr("E&rrors"));
+  connect(m_errors, &ErrorsPage::failed, this,
+          [this](const QString& message) { showError(message); });
+  connect(m_errors, &ErrorsPage::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(m_errors, &ErrorsPage::inspectRequested, this, &MainWindow::inspectFailure);
+  connect(m_errors, &ErrorsPage::compareRequested, this, &MainWindow::compareFailure);
   outer->addWidget(m_tabs, 1);
   connect(m_tabs, &QTabWidget::currentChanged, this, [this] {
-    // The step bar drives the inspector and compare pages; training has no steps.
-    const bool stepping = m_tabs->currentWidget() != m_training;
+    // The step bar drives the inspector and compare pages; training and errors have no steps.
+    const bool stepping =
+        m_tabs->currentWidget() != m_training && m_tabs->currentWidget() != m_errors;
     if (m_stepBar) m_stepBar->setVisible(stepping);
     // Off the steps pages the arrow keys belong to the lists and tables again.
     for (QAction* a : m_stepActions) a->setEnabled(stepping);
@@ -336,6 +348,8 @@ void MainWindow::buildActions() {
                   [this] { m_tabs->setCurrentWidget(m_compare); });
   view->addAction(tr("&Training"), QKeySequence(Qt::CTRL | Qt::Key_3), this,
                   [this] { m_tabs->setCurrentWidget(m_training); });
+  view->addAction(tr("&Errors"), QKeySequence(Qt::CTRL | Qt::Key_4), this,
+                  [this] { m_tabs->setCurrentWidget(m_errors); });
   view->addAction(tr("&Fit Image"), QKeySequence(Qt::CTRL | Qt::Key_0), this,
                   [this] { traceView()->resetView(); });
   view->addSeparator();
@@ -506,6 +520,7 @@ void MainWindow::onModelLoaded(int row) {
   const bool compared =
       m_models->data(m_models->index(row), Qt::CheckStateRole).toInt() == Qt::Checked;
   if (row == m_currentModel && !compared) retrace();
+  updateErrorModels();
 }
 
 void MainWindow::onModelLoadFailed(int row, const QString& message) {
@@ -575,7 +590,21 @@ void MainWindow::updateTruthWarning() {
   }
 }
 
+void MainWindow::updateErrorModels() {
+  QStringList paths;
+  for (int r : m_models->comparedRows())
+    if (m_models->session(r)) paths << m_models->path(r);
+  QString origin = tr("ticked in the Models dock");
+  if (paths.isEmpty() && m_models->session(m_currentModel)) {
+    paths << m_models->path(m_currentModel);
+    origin = tr("the inspected model");
+  }
+  m_errors->setModels(paths, origin);
+  m_errors->setBeamWidth(beamWidth());
+}
+
 void MainWindow::retrace() {
+  updateErrorModels();
   std::vector<int> rows;
   if (m_currentModel >= 0 && m_models->session(m_currentModel)) rows.push_back(m_currentModel);
   for (int r : m_models->comparedRows())
@@ -633,6 +662,30 @@ void MainWindow::inspectFailure(const QImage& image, const QString& source, cons
     if (m_models->path(r) == QFileInfo(model).absoluteFilePath()) m_models->removeModel(r);
   if (!openModel(model)) return;
   m_tabs->setCurrentWidget(m_inspector);
+  m_goToFirstError = true;
+  setImage(image, source, truth);
+}
+
+void MainWindow::compareFailure(const QImage& image, const QString& source, const QString& truth,
+                                const QStringList& models, const QString& focus, int beamWidth) {
+  if (beamWidth != m_beam->value()) {
+    const QSignalBlocker block(m_beam);
+    m_beam->setValue(beamWidth);
+    kBeamWidth.set(m_beam->value());
+  }
+  QStringList absolute;
+  for (const QString& m : models) {
+    if (!QFileInfo(m).isFile()) {
+      showError(tr("%1: cannot open model file (no such file)").arg(m), ErrorTopic::Model);
+      return;
+    }
+    absolute << QFileInfo(m).absoluteFilePath();
+    m_models->loadModel(m);  // already listed: kept as it is (the analysis read that one)
+  }
+  m_models->setCompared(absolute);
+  for (int r = 0; r < m_models->rowCount(); ++r)
+    if (m_models->path(r) == QFileInfo(focus).absoluteFilePath()) m_currentModel = r;
+  m_tabs->setCurrentWidget(m_compare);
   m_goToFirstError = true;
   setImage(image, source, truth);
 }
@@ -713,7 +766,7 @@ QString MainWindow::shortcutsText() {
       {"Ctrl+O", "open an image"},
       {"Ctrl+V", "paste an image"},
       {"Ctrl+M", "open a model"},
-      {"Ctrl+1 / 2 / 3", "Inspector / Compare / Training"},
+      {"Ctrl+1 / 2 / 3 / 4", "Inspector / Compare / Training / Errors"},
       {"Ctrl+0", "fit the image (or double-click it)"},
       {"Ctrl+E", "export the view"},
       {"Ctrl+Shift+E", "export the trace (JSON/CSV)"},

@@ -25,6 +25,7 @@ namespace foveal::ui {
 
 class ComparePage;
 class DatasetBrowser;
+class ErrorsPage;
 class InspectorPage;
 class ModelListModel;
 class StepBar;
@@ -89,6 +90,7 @@ class MainWindow : public QMainWindow {
   InspectorPage* inspector() const { return m_inspector; }
   ComparePage* comparePage() const { return m_compare; }
   TrainingPage* trainingPage() const { return m_training; }
+  ErrorsPage* errorsPage() const { return m_errors; }
   ModelListModel* models() const { return m_models; }
   StepCursor* cursor() const { return m_cursor; }
   StepBar* stepBar() const { return m_stepBar; }
@@ -128,6 +130,13 @@ class MainWindow : public QMainWindow {
   /// step whose token disagrees with the truth once the trace is ready.
   void inspectFailure(const QImage& image, const QString& source, const QString& truth,
                       const QString& model, int beamWidth);
+  /// The same with several models: they are ticked and shown side by side in compare, `focus`
+  /// inspected (the step goes to its first wrong one).
+  void compareFailure(const QImage& image, const QString& source, const QString& truth,
+                      const QStringList& models, const QString& focus, int beamWidth);
+  /// Tells the Errors page which models an analysis reads with: the ticked ones, else the
+  /// inspected one.
+  void updateErrorModels();
   /// Hides the banner when it is about `topic`.
   void clearError(ErrorTopic topic);
   void onModelLoaded(int row);
@@ -159,6 +168,7 @@ class MainWindow : public QMainWindow {
   InspectorPage* m_inspector = nullptr;
   ComparePage* m_compare = nullptr;
   TrainingPage* m_training = nullptr;
+  ErrorsPage* m_errors = nullptr;
   bool m_goToFirstError = false;  ///< after the next trace (a failure opened from Training)
   StepBar* m_stepBar = nullptr;
   DatasetBrowser* m_datasets = nullptr;

@@ -138,6 +138,10 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
   RecognizerOutput out;
   std::vector<torch::Tensor> logp, alphas, sel, logsel, toks, weights;
   std::vector<std::vector<torch::Tensor>> patches, thetas;
+  const bool mayStop =
+      options.stopWhenAllEnded && !teacher && !is_training() && !options.forcedSelection.defined();
+  torch::Tensor ended =
+      mayStop ? torch::zeros({bsz}, x.options().dtype(torch::kBool)) : torch::Tensor();
   for (int64_t t = 0; t < steps; ++t) {
     auto forced = options.forcedSelection.defined()
                       ? options.forcedSelection.select(1, t).to(torch::kLong)
@@ -158,6 +162,10 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
     }
     if (o.glimpse.weights.defined()) weights.push_back(o.glimpse.weights);
     st.prev = teacher ? options.targets.select(1, t).to(torch::kLong) : tok;
+    if (mayStop) {
+      ended = ended.logical_or(tok == m_charset.endIndex());
+      if (ended.all().item<bool>()) break;
+    }
   }
   out.logProbs = torch::stack(logp, 1);
   out.alpha = torch::stack(alphas, 1);

@@ -75,6 +75,10 @@ struct DecodeOptions {
   /// greedy). Regions are chosen by argmax, as in greedy evaluation; the output is the best
   /// hypothesis decoded again with its tokens and regions forced, so every field is filled.
   int beamWidth = 1;
+  /// Greedy inference: stop decoding once every image of the batch has emitted the end token
+  /// (the output then has fewer steps than config.steps()). Readings, confidences and entropies
+  /// up to the end token are unchanged; evaluation uses it, traces do not.
+  bool stopWhenAllEnded = false;
 };
 
 /// The best hypothesis of a beam search for each image.

@@ -43,16 +43,48 @@ Score scorePrediction(const std::string& prediction, const std::string& truth, b
   return {p == t, normalisedEditDistance(p, t)};
 }
 
-namespace {
-
-bool wantsTextScoring(const ModelConfig& c, const std::string& scoring) {
+bool wantsTextScoring(const std::string& charset, const std::string& scoring) {
   if (scoring == "text") return true;
   if (scoring == "exact") return false;
   if (scoring != "auto")
     throw Error("scoring must be auto, exact or text, not \"" + scoring + "\"");
-  for (unsigned char ch : c.charset)
+  for (unsigned char ch : charset)
     if (std::isalpha(ch)) return true;
   return false;
+}
+
+namespace {
+
+/// Per image, as buildTrace computes it (so the inspector and the Errors page agree).
+std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset& charset,
+                                      int64_t batch) {
+  std::vector<double> conf(static_cast<size_t>(batch), 1.0);
+  // The chosen token's log p per step [B, T]: the argmax, or a beam search's token.
+  auto best = out.logProbs.detach()
+                  .gather(2, out.tokens.to(out.logProbs.device()).unsqueeze(2))
+                  .squeeze(2)
+                  .to(torch::kCPU, torch::kDouble);
+  auto lp = best.accessor<double, 2>();
+  if (!out.alpha.defined()) {  // CTC: every column's maximum (its tokens are the argmax path)
+    for (int64_t b = 0; b < batch; ++b) {
+      double sum = 0;
+      for (int64_t t = 0; t < best.size(1); ++t) sum += lp[b][t];
+      conf[static_cast<size_t>(b)] = std::exp(sum);
+    }
+    return conf;
+  }
+  // Attention: the chosen (argmax) token's probability up to and including the first end token.
+  auto tokens = out.tokens.to(torch::kCPU);
+  auto tok = tokens.accessor<int64_t, 2>();
+  for (int64_t b = 0; b < batch; ++b) {
+    double sum = 0;
+    for (int64_t t = 0; t < tokens.size(1); ++t) {
+      sum += lp[b][t];
+      if (tok[b][t] == charset.endIndex()) break;
+    }
+    conf[static_cast<size_t>(b)] = std::exp(sum);
+  }
+  return conf;
 }
 
 }  // namespace
@@ -61,7 +93,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
                             const std::string& name, const EvalOptions& options,
                             const torch::Device& device) {
   const ModelConfig& cfg = model->config;
-  const bool textScoring = wantsTextScoring(cfg, options.scoring);
+  const bool textScoring = wantsTextScoring(cfg.charset, options.scoring);
   const bool wasTraining = model->is_training();
   model->eval();
   DatasetEval result;
@@ -93,6 +125,8 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   lo.withUpsampled = cfg.needsUpsampled();
   data::DataLoader loader(ds, lo);
   const Charset& charset = lo.charset;
+  const int64_t total = static_cast<int64_t>(ds->size());
+  int64_t done = 0;
   {
     c10::InferenceMode guard;
     while (auto batch = loader.next()) {
@@ -100,11 +134,14 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
       auto up = batch->upsampled.defined() ? batch->upsampled.to(device) : torch::Tensor();
       DecodeOptions dec;
       dec.beamWidth = options.beamWidth;
+      dec.stopWhenAllEnded = true;  // the steps after every end token change nothing measured
       auto out = model->forward(images, up, dec);
       const auto read = model->readings(out);
       const int64_t B = static_cast<int64_t>(read.size());
       // Attention entropy over the steps up to and including the end token (CTC has no alpha).
       std::vector<double> meanEntropy(read.size(), 0.0);
+      const std::vector<double> confidence =
+          options.keepImages ? readingConfidence(out, charset, B) : std::vector<double>();
       if (out.alpha.defined()) {
         auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
         auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
@@ -135,10 +172,25 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
         one.entropySum = meanEntropy[static_cast<size_t>(b)];
         result.overall.add(one);
         result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
-        if (!s.correct && options.keepFailures) {
-          const size_t index = batch->indices[static_cast<size_t>(b)];
+        const size_t index = batch->indices[static_cast<size_t>(b)];
+        if (!s.correct && options.keepFailures)
           result.failures.push_back({name, index, ds->entryName(index), truth, prediction});
+        if (options.keepImages) {
+          ImageReading r;
+          r.index = index;
+          r.entry = ds->entryName(index);
+          r.truth = truth;
+          r.reading = prediction;
+          r.confidence = confidence[static_cast<size_t>(b)];
+          if (out.alpha.defined()) r.entropy = meanEntropy[static_cast<size_t>(b)];
+          result.images.push_back(std::move(r));
         }
+      }
+      // Entries read and skipped alike: the loader hands out whole batches of the order.
+      done = std::min(total, (batch->number + 1) * static_cast<int64_t>(options.batchSize));
+      if (options.progress && !options.progress(done, total)) {
+        if (wasTraining) model->train();
+        throw EvalCancelled();
       }
     }
   }

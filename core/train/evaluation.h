@@ -5,13 +5,26 @@
 // decoded steps of an image (up to and including the first end token, as traces count them),
 // then over the images. Grouped per dataset and per label length. Torch-free.
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "dtrb_import.h"
+#include "error.h"
 
 namespace foveal::core::train {
+
+/// Called after each batch with the images read so far and the total (per dataset); returning
+/// false stops the evaluation, which then throws EvalCancelled.
+using EvalProgress = std::function<bool(int64_t done, int64_t total)>;
+
+/// An evaluation stopped by its progress callback: nothing of it is returned.
+class EvalCancelled : public Error {
+ public:
+  EvalCancelled() : Error("evaluation cancelled") {}
+};
 
 struct EvalOptions {
   int batchSize = 64;
@@ -28,6 +41,9 @@ struct EvalOptions {
   bool skipBad = true;
   /// For a deep-text-recognition-benchmark checkpoint: the options its file does not hold.
   DtrbOptions dtrb;
+  /// Keep every image's reading (DatasetEval::images), for error analysis.
+  bool keepImages = false;
+  EvalProgress progress;
 };
 
 struct EvalStats {
@@ -49,6 +65,19 @@ struct EvalFailure {
   std::string prediction;
 };
 
+/// One image as a model read it (EvalOptions::keepImages).
+struct ImageReading {
+  size_t index = 0;   ///< entry in the dataset
+  std::string entry;  ///< the dataset's name for it
+  std::string truth;
+  std::string reading;
+  /// As the trace reports it: attention, the product of the chosen tokens' probabilities up to
+  /// and including the end token; CTC, the product of every column's maximum.
+  double confidence = 0;
+  /// Mean attention entropy over the decoded steps (NaN for CTC, which has no attention).
+  double entropy = std::numeric_limits<double>::quiet_NaN();
+};
+
 struct DatasetEval {
   std::string name;  ///< the dataset argument
   std::string description;
@@ -59,6 +88,7 @@ struct DatasetEval {
   std::vector<std::string> skippedExamples;        ///< the first few skipped entries, named
   std::string skippedSummary;                      ///< data::DataLoader::skippedSummary
   std::vector<EvalFailure> failures;
+  std::vector<ImageReading> images;  ///< in reading order, with EvalOptions::keepImages
 };
 
 struct EvalReport {
@@ -73,6 +103,10 @@ struct EvalReport {
   /// Tab-separated: dataset, index, entry, truth, prediction; one header line.
   std::string failuresTsv() const;
 };
+
+/// Whether a model of `charset` is scored as text: "text", "exact", or "auto" (text when the
+/// charset has letters). Throws Error for another value.
+bool wantsTextScoring(const std::string& charset, const std::string& scoring);
 
 /// Lower-case (ASCII) and keep letters and digits only.
 std::string normaliseForScoring(const std::string& text);

@@ -68,6 +68,28 @@ Recognizer reader12() {
 class TestTrainEval : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Evaluation stops decoding once every image has read its end token: fewer steps, the same
+  // readings, confidences and entropies up to the end.
+  void earlyStopKeepsTheReadings() {
+    auto model = reader12();
+    model->eval();
+    c10::InferenceMode guard;
+    torch::manual_seed(1);
+    auto images = torch::rand({3, 1, 32, 100}) * 2 - 1;
+    DecodeOptions all, early;
+    early.stopWhenAllEnded = true;
+    const auto full = model->forward(images, {}, all);
+    const auto cut = model->forward(images, {}, early);
+    QCOMPARE(full.tokens.size(1), int64_t(5));  // maxLength + 1
+    QCOMPARE(cut.tokens.size(1), int64_t(3));   // '1', '2', end
+    QCOMPARE(model->readings(cut), model->readings(full));
+    QVERIFY(torch::equal(cut.logProbs, full.logProbs.slice(1, 0, 3)));
+    QVERIFY(torch::equal(cut.alpha, full.alpha.slice(1, 0, 3)));
+    // Teacher forcing (training's loss) never stops early.
+    early.targets = full.tokens;
+    QCOMPARE(model->forward(images, {}, early).tokens.size(1), int64_t(5));
+  }
+
   void handBuiltCase() {
     auto model = reader12();
     // truth : prediction "12" -> correct, NED

@@ -1,0 +1,417 @@
+// The Errors page under the offscreen platform: its item models pass QAbstractItemModelTester
+// and filter and sort as the figures say; a cancelled analysis leaves no row; clicking a
+// confusion-matrix cell shows the images behind it; double-clicking a row opens the inspector
+// (compare with several models); exports are written; the page's screenshots on the shipped
+// models when FOVEAL_SCREENSHOT_DIR is set.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QLabel>
+#include <QProgressBar>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTableWidget>
+#include <QtTest/QtTest>
+#include <set>
+
+#include "compare_page.h"
+#include "confusion_view.h"
+#include "dataset_browser.h"
+#include "error_analysis.h"
+#include "error_filter_model.h"
+#include "error_table_model.h"
+#include "errors_page.h"
+#include "inspector_page.h"
+#include "main_window.h"
+#include "model_list_model.h"
+#include "model_session.h"
+#include "patch_strip.h"
+#include "test_models.h"
+
+using namespace foveal;
+using core::train::ImageReading;
+
+namespace {
+
+ImageReading reading(size_t index, const std::string& truth, const std::string& read,
+                     double confidence) {
+  ImageReading r;
+  r.index = index;
+  r.entry = "entry " + std::to_string(index);
+  r.truth = truth;
+  r.reading = read;
+  r.confidence = confidence;
+  r.entropy = 1.0 - confidence;
+  return r;
+}
+
+// Two models over six entries; model b skipped entry 5.
+std::shared_ptr<const core::train::ErrorAnalysis> handAnalysis() {
+  auto a = std::make_shared<core::train::ErrorAnalysis>();
+  a->dataset = "hand";
+  a->description = "hand-built";
+  a->models.push_back(
+      core::train::analyseReadings("/m/a.fvm",
+                                   {reading(0, "123", "123", 0.9), reading(1, "173", "113", 0.4),
+                                    reading(2, "7777", "1111", 0.2), reading(3, "45", "45", 0.8),
+                                    reading(4, "12", "172", 0.5), reading(5, "99", "9", 0.1)},
+                                   false));
+  a->models.push_back(core::train::analyseReadings(
+      "/m/b.fvm",
+      {reading(0, "123", "123", 0.95), reading(1, "173", "173", 0.7),
+       reading(2, "7777", "7771", 0.3), reading(3, "45", "46", 0.6), reading(4, "12", "12", 0.9)},
+      false));
+  return a;
+}
+
+}  // namespace
+
+class TestErrorsPage : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+  QString m_models[2];
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("FovealTestErrors"));
+    QSettings().clear();
+    const char* kinds[] = {"soft", "hard"};
+    for (int i = 0; i < 2; ++i) {
+      m_models[i] = m_dir.filePath(QString("%1.fvm").arg(kinds[i]));
+      core::ModelSession::create(test::tinyConfig(kinds[i]), 7 + i)
+          ->save(m_models[i].toStdString());
+    }
+  }
+
+  void modelsFilterAndSort() {
+    ui::ErrorTableModel table;
+    ui::ErrorFilterModel filter;
+    QAbstractItemModelTester t1(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester t2(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    filter.setTable(&table);
+    table.setAnalysis(handAnalysis(), nullptr);
+    QCOMPARE(table.rowCount(), 6);
+    QCOMPARE(table.modelCount(), 2);
+    QCOMPARE(table.columnCount(), 4 + 2 * 5 + 1);
+    QCOMPARE(table.rightColumn(), 6);  // after the two readings
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Reading), 5);
+    QCOMPARE(table.column(0, ui::ErrorTableModel::Confidence), 7);
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Entropy), 14);
+    for (int c = 4; c < table.columnCount(); ++c)  // every column named, none twice
+      for (int d = c + 1; d < table.columnCount(); ++d)
+        QVERIFY(table.headerData(c, Qt::Horizontal) != table.headerData(d, Qt::Horizontal));
+    QCOMPARE(table.data(table.index(5, table.column(1, ui::ErrorTableModel::Reading))).toString(),
+             QStringLiteral("—"));  // b skipped it
+    QCOMPARE(table.data(table.index(1, table.rightColumn())).toString(), QStringLiteral("1/2"));
+    QCOMPARE(table.data(table.index(5, table.rightColumn())).toString(), QStringLiteral("0/1"));
+    QCOMPARE(table.data(table.index(2, table.column(0, ui::ErrorTableModel::Cer))).toString(),
+             QStringLiteral("1.000"));
+    QCOMPARE(table.data(table.index(2, ui::ErrorTableModel::Length)).toInt(), 4);
+    QVERIFY(table.headerData(table.column(1, ui::ErrorTableModel::Confidence), Qt::Horizontal)
+                .toString()
+                .contains("b"));
+
+    QCOMPARE(filter.rowCount(), 6);
+    filter.setStatus(ui::ErrorFilterModel::Wrong);  // by a: entries 1, 2, 4, 5
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 2, 4, 5}));
+    filter.setFocusModel(1);  // by b: 2, 3 (5 was skipped, not misread)
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{2, 3}));
+    filter.setStatus(ui::ErrorFilterModel::Right);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{0, 1, 4}));
+    filter.setStatus(ui::ErrorFilterModel::WrongByAll);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{2, 5}));
+    filter.setStatus(ui::ErrorFilterModel::Disagree);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 3, 4}));
+    filter.setStatus(ui::ErrorFilterModel::WrongByAny);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 2, 3, 4, 5}));
+    filter.setLengthRange(3, 0);  // at least 3 characters
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 2}));
+    filter.setLengthRange(0, 2);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{3, 4, 5}));
+    filter.setLengthRange(0, 0);
+    filter.setText(QStringLiteral("17"));  // in a's reading of entry 4 or the truth of 1
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 4}));
+    filter.setText({});
+
+    // Confusions are the focus model's: a read 7 as 1 in entries 1 and 2, b in entry 2.
+    filter.setStatus(ui::ErrorFilterModel::All);
+    filter.setFocusModel(0);
+    QVERIFY(filter.setConfusion("7", "1"));
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{1, 2}));
+    QCOMPARE(filter.confusionText(), QStringLiteral("truth \"7\" read as \"1\""));
+    QVERIFY(filter.setConfusion("", "7"));  // a inserted a 7 in entry 4
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{4}));
+    QVERIFY(filter.setConfusion("9", ""));  // and dropped a 9 in entry 5
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{5}));
+    QVERIFY(!filter.setConfusion("4", "7"));  // never happens: the filter stays
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{5}));
+    filter.setFocusModel(1);  // another model's matrix: the cell filter goes
+    QVERIFY(!filter.hasConfusion());
+    QVERIFY(filter.setConfusion("7", "1"));
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{2}));
+    filter.clearConfusion();
+    QCOMPARE(filter.rowCount(), 6);
+
+    // Sorting by numbers, not by their text; skipped cells sort below every value.
+    filter.setFocusModel(0);
+    filter.sort(table.column(0, ui::ErrorTableModel::Confidence), Qt::DescendingOrder);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{0, 3, 4, 1, 2, 5}));
+    filter.sort(table.column(1, ui::ErrorTableModel::Edits), Qt::AscendingOrder);
+    QCOMPARE(filter.shownEntries().front(), size_t(5));  // skipped (-1) first
+    const auto byEdits = filter.shownEntries();
+    QCOMPARE(std::set<size_t>(byEdits.end() - 2, byEdits.end()), (std::set<size_t>{2, 3}));
+    filter.sort(table.column(0, ui::ErrorTableModel::Cer), Qt::DescendingOrder);
+    QCOMPARE(filter.shownEntries().front(), size_t(2));  // CER 1.0
+    filter.sort(table.rightColumn(), Qt::AscendingOrder);
+    QCOMPARE(filter.shownEntries().front(), size_t(2));  // 0/2 (or 5's 0/1)
+    filter.sort(ui::ErrorTableModel::Truth, Qt::AscendingOrder);
+    QCOMPARE(filter.shownEntries(), (std::vector<size_t>{4, 0, 1, 3, 2, 5}));
+
+    // A new analysis resets the rows and forgets the confusion filter.
+    QVERIFY(filter.setConfusion("7", "1"));
+    table.setAnalysis(handAnalysis(), nullptr);
+    QVERIFY(!filter.hasConfusion());
+    QCOMPARE(filter.rowCount(), 6);
+    table.clear();
+    QCOMPARE(filter.rowCount(), 0);
+  }
+
+  // A cancelled analysis shows no row, not even those of the batches it had read, and the page
+  // runs the next analysis to the end.
+  void cancelledAnalysisLeavesNoRows() {
+    ui::ErrorsPage page;
+    page.resize(1100, 650);
+    page.show();
+    QAbstractItemModelTester tester(page.filter(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    page.setModels({m_models[0]});
+    page.setDataset(QStringLiteral("digits:len=5,split=test,seed=2"));
+    page.setLimit(60);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 60000);
+    QCOMPARE(page.table()->rowCount(), 60);
+
+    page.setLimit(20000);
+    QVERIFY(page.analyse());
+    QCOMPARE(page.table()->rowCount(), 0);  // the old rows go at once
+    QTRY_VERIFY_WITH_TIMEOUT(page.findChild<QProgressBar*>()->value() > 0, 60000);
+    page.cancel();
+    QVERIFY(!page.isRunning());
+    QTest::qWait(300);  // anything the worker posted arrives now, and must be dropped
+    QCOMPARE(page.table()->rowCount(), 0);
+    QCOMPARE(page.filter()->rowCount(), 0);
+    QCOMPARE(analysed.count(), 1);
+    QVERIFY(page.statusText().contains("cancelled"));
+    QVERIFY(page.confusionView()->matrix().symbols().empty());
+    QCOMPARE(page.lengthTable()->rowCount(), 0);
+
+    page.setLimit(30);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 2, 60000);
+    QCOMPARE(page.table()->rowCount(), 30);
+  }
+
+  // A dataset that cannot be opened is named; entries a model cannot read are counted, with the
+  // reason, in the status line.
+  void failuresAreNamed() {
+    ui::ErrorsPage page;
+    QSignalSpy failed(&page, &ui::ErrorsPage::failed);
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    QVERIFY(!page.analyse());  // no model yet
+    QVERIFY(failed.last().at(0).toString().contains("No model"));
+    page.setModels({m_models[0]});
+    page.setDataset(m_dir.filePath("no-such-dataset"));
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 2, 30000);
+    QVERIFY2(failed.last().at(0).toString().contains("no-such-dataset"),
+             qPrintable(failed.last().at(0).toString()));
+    QVERIFY(page.statusText().contains("no-such-dataset"));
+    QVERIFY(!page.isRunning());
+    QCOMPARE(page.table()->rowCount(), 0);
+
+    // Three labels: one readable, one outside the digits, one longer than the model reads.
+    const QString folder = m_dir.filePath("mixed");
+    QVERIFY(QDir().mkpath(folder));
+    QImage img(100, 32, QImage::Format_Grayscale8);
+    img.fill(180);
+    QFile gt(folder + "/gt.txt");
+    QVERIFY(gt.open(QIODevice::WriteOnly));
+    const char* labels[] = {"123", "12b", "12345678"};
+    for (int i = 0; i < 3; ++i) {
+      QVERIFY(img.save(folder + QStringLiteral("/%1.png").arg(i)));
+      gt.write(QStringLiteral("%1.png\t%2\n").arg(i).arg(labels[i]).toUtf8());
+    }
+    gt.close();
+    page.setDataset(folder);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 30000);
+    QCOMPARE(page.table()->rowCount(), 1);
+    QVERIFY2(page.statusText().contains("skipped 2 entries"), qPrintable(page.statusText()));
+    QVERIFY2(page.statusText().contains("outside the charset"), qPrintable(page.statusText()));
+  }
+
+  // Several models; clicking a matrix cell filters the rows; double-click opens compare; the
+  // exports are written.
+  void matrixClicksDoubleClicksAndExports() {
+    ui::ErrorsPage page;
+    page.resize(1200, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    page.setModels({m_models[0], m_models[1]});
+    page.setDataset(QStringLiteral("digits:len=5,split=test,seed=2"));
+    page.setLimit(40);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 60000);
+    QCOMPARE(page.table()->modelCount(), 2);
+    QVERIFY(page.lengthTable()->rowCount() == 1);  // every label has 5 digits
+    QCOMPARE(page.lengthTable()->item(0, 1)->text(), QStringLiteral("40"));
+    // Per character: in character order, and sorted by numbers, not by their text.
+    auto* chars = page.characterTable();
+    QVERIFY(chars->rowCount() >= 2);
+    for (int r = 1; r < chars->rowCount(); ++r)
+      QVERIFY(chars->item(r - 1, 0)->text() < chars->item(r, 0)->text());
+    chars->sortItems(1, Qt::AscendingOrder);
+    for (int r = 1; r < chars->rowCount(); ++r)
+      QVERIFY(chars->item(r - 1, 1)->text().toInt() <= chars->item(r, 1)->text().toInt());
+
+    // The busiest cell of the first model's matrix.
+    const auto& c = page.table()->analysis()->models[0].confusion;
+    int bt = -1, br = -1;
+    for (int t = 0; t < c.size(); ++t)
+      for (int r = 0; r < c.size(); ++r)
+        if (c.count(t, r) > 0 && (bt < 0 || c.count(t, r) > c.count(bt, br))) bt = t, br = r;
+    QVERIFY(bt >= 0);
+    QSignalSpy clicked(page.confusionView(), &ui::ConfusionView::cellClicked);
+    QTest::mouseClick(page.confusionView(), Qt::LeftButton, {},
+                      page.confusionView()->cellCenter(bt, br));
+    QCOMPARE(clicked.count(), 1);
+    QCOMPARE(clicked.first().at(0).toInt(), bt);
+    QCOMPARE(clicked.first().at(1).toInt(), br);
+    QVERIFY(page.filter()->hasConfusion());
+    // Rows shown: the images behind the cell (among the status filter's).
+    std::set<size_t> behind;
+    for (size_t p : c.images(bt, br))
+      behind.insert(page.table()->analysis()->models[0].readings[p].index);
+    for (size_t e : page.filter()->shownEntries()) QVERIFY(behind.count(e));
+    QVERIFY(page.filter()->rowCount() > 0);
+
+    QSignalSpy compare(&page, &ui::ErrorsPage::compareRequested);
+    const size_t entry = page.filter()->shownEntries().front();
+    page.chooseRow(0);
+    QCOMPARE(compare.count(), 1);
+    QVERIFY(compare.first().at(1).toString().endsWith(QStringLiteral("#%1").arg(entry)));
+    QCOMPARE(compare.first().at(3).toStringList(), (QStringList{m_models[0], m_models[1]}));
+    QCOMPARE(compare.first().at(2).toString(),
+             QString::fromStdString(
+                 page.table()
+                     ->analysis()
+                     ->models[0]
+                     .readings[size_t(page.table()->analysis()->models[0].positionOf(entry))]
+                     .truth));
+
+    const QString csv = m_dir.filePath("rows.csv");
+    QCOMPARE(page.exportTable(csv), QString());
+    QFile f(csv);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll().count('\n'), page.filter()->rowCount() + 1);  // the rows shown
+    for (const char* ext : {"png", "svg", "csv"}) {
+      const QString path = m_dir.filePath(QStringLiteral("confusion.%1").arg(ext));
+      QCOMPARE(page.exportConfusion(path), QString());
+      QVERIFY(QFileInfo(path).size() > 100);
+    }
+    QImage png(m_dir.filePath("confusion.png"));
+    QVERIFY(png.width() >= 200);
+    QVERIFY(!page.exportConfusion(m_dir.filePath("confusion.bmp")).isEmpty());
+  }
+
+  // In the window: Ctrl+4 shows the page, it reads with the ticked models, and a double-click
+  // opens the image in the inspector (one model) at its first wrong step.
+  void windowOpensTheInspectorAtTheFirstWrongStep() {
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    QVERIFY(w.openModel(m_models[1]));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.models()->session(0), 30000);
+    QTest::keyClick(&w, Qt::Key_4, Qt::ControlModifier);
+    QCOMPARE(w.tabs()->currentWidget(), w.errorsPage());
+    auto* page = w.errorsPage();
+    QCOMPARE(page->models(), QStringList{QFileInfo(m_models[1]).absoluteFilePath()});
+    QSignalSpy analysed(page, &ui::ErrorsPage::analysed);
+    page->setDataset(QStringLiteral("digits:len=5,split=test,seed=2"));
+    page->setLimit(30);
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 60000);
+    QVERIFY(w.errorText().isEmpty());
+    // A random model misreads them all: the first row shown is misread.
+    QVERIFY(page->filter()->rowCount() > 0);
+    QSignalSpy inspect(page, &ui::ErrorsPage::inspectRequested);
+    // A double-click opens the row once (QTest's double-click needs the press before it, as a
+    // real one has).
+    page->view()->scrollToTop();
+    const QPoint cell = page->view()->visualRect(page->filter()->index(0, 2)).center();
+    QTest::mousePress(page->view()->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseRelease(page->view()->viewport(), Qt::LeftButton, {}, cell);
+    QTest::mouseDClick(page->view()->viewport(), Qt::LeftButton, {}, cell);
+    QCOMPARE(inspect.count(), 1);
+    QCOMPARE(w.tabs()->currentWidget(), w.inspector());
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() && !w.isTracing(), 30000);
+    QVERIFY(!w.truth().isEmpty());
+    const auto& correct = w.inspector()->patchStrip()->correct();
+    const auto wrong = std::find(correct.begin(), correct.end(), false);
+    if (wrong != correct.end()) QCOMPARE(w.step(), int(wrong - correct.begin()));
+  }
+
+  // Documentation screenshots with the shipped models (docs/screenshots): only when
+  // FOVEAL_SCREENSHOT_DIR is set; FOVEAL_SCREENSHOT_SUFFIX names the set ("-scale2" under
+  // QT_SCALE_FACTOR=2).
+  void errorsPageScreenshots() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/models/";
+    const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+    const QString suffix = qEnvironmentVariable("FOVEAL_SCREENSHOT_SUFFIX");  // "-scale2"
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    for (const char* name : {"soft", "hard", "sharp-chain"})
+      QVERIFY(w.openModel(models + name + ".fvm"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 3 && w.errorText().isEmpty() &&
+                                 w.errorsPage()->models().size() == 3,
+                             30000);
+    w.tabs()->setCurrentWidget(w.errorsPage());
+    auto* page = w.errorsPage();
+    QSignalSpy analysed(page, &ui::ErrorsPage::analysed);
+    page->setDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1"));
+    page->setLimit(1000);
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 300000);
+    page->setFocusModel(2);
+    auto* show = page->findChild<QComboBox*>();
+    show->setCurrentIndex(show->findData(ui::ErrorFilterModel::Wrong));
+    page->view()->sortByColumn(page->table()->column(2, ui::ErrorTableModel::Confidence),
+                               Qt::AscendingOrder);
+    QTest::qWait(300);
+    QCOMPARE(w.size(), QSize(1366, 768));
+    QVERIFY(w.grab().save(dir + "/errors-page" + suffix + ".png"));
+    // The most frequent confusion of sharp chain, clicked.
+    const auto& c = page->table()->analysis()->models[2].confusion;
+    int bt = -1, br = -1;
+    for (int t = 0; t < c.size(); ++t)
+      for (int r = 0; r < c.size(); ++r)
+        if (t != r && c.count(t, r) > 0 && (bt < 0 || c.count(t, r) > c.count(bt, br)))
+          bt = t, br = r;
+    QTest::mouseClick(page->confusionView(), Qt::LeftButton, {},
+                      page->confusionView()->cellCenter(bt, br));
+    page->findChild<QTabWidget*>()->setCurrentWidget(page->characterTable());
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(dir + "/errors-confusion" + suffix + ".png"));
+  }
+};
+
+QTEST_MAIN(TestErrorsPage)
+#include "test_errors_page.moc"

@@ -1,0 +1,69 @@
+#pragma once
+// The Errors page's table: one row per dataset image of an error analysis, with its thumbnail,
+// truth and length, then the models' readings side by side, who read it right (with several
+// models), and each model's confidence, edit distance, CER and mean attention entropy. Qt::UserRole
+// holds the value to sort by; thumbnails are read from the dataset when a row is first shown.
+#include <QAbstractTableModel>
+#include <QCache>
+#include <QImage>
+#include <memory>
+#include <vector>
+
+#include "dataset.h"
+#include "error_analysis.h"
+
+namespace foveal::ui {
+
+class ErrorTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Role { SortRole = Qt::UserRole, DatasetIndexRole };
+  enum FixedColumn { Image, Entry, Truth, Length, FixedColumns };
+  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ModelColumns };
+  static constexpr QSize kThumbnail{150, 28};
+
+  explicit ErrorTableModel(QObject* parent = nullptr);
+
+  /// Shows `analysis`; `dataset` (may be null) gives the thumbnails.
+  void setAnalysis(std::shared_ptr<const core::train::ErrorAnalysis> analysis,
+                   core::data::DatasetPtr dataset);
+  void clear();
+  const core::train::ErrorAnalysis* analysis() const { return m_analysis.get(); }
+  core::data::DatasetPtr dataset() const { return m_dataset; }
+
+  int modelCount() const;
+  /// The column of a model's field.
+  int column(int model, ModelColumn field) const;
+  /// The "right" column (who read the image right), -1 with one model.
+  int rightColumn() const;
+  /// The dataset entry of a row.
+  size_t datasetIndex(int row) const { return m_entries[size_t(row)]; }
+  /// The row of a dataset entry, -1 when no model read it.
+  int rowOf(size_t datasetIndex) const;
+  /// Position of the row's image in model `m`'s readings, -1 where that model skipped it.
+  int position(int row, int model) const;
+  /// Whether model `m` read the row's image right (false where it skipped it).
+  bool correct(int row, int model) const;
+  /// How many models read the row's image right, and how many read it at all.
+  std::pair<int, int> rightCount(int row) const;
+  QString truth(int row) const;
+  QImage thumbnail(int row) const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ private:
+  const core::train::ImageReading* reading(int row, int model) const;
+  /// The model and field of a column; false for the fixed columns and "right".
+  bool modelField(int column, int* model, ModelColumn* field) const;
+
+  std::shared_ptr<const core::train::ErrorAnalysis> m_analysis;
+  core::data::DatasetPtr m_dataset;
+  std::vector<size_t> m_entries;
+  mutable QCache<int, QImage> m_thumbnails{4000};
+};
+
+}  // namespace foveal::ui
