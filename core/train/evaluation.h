@@ -3,11 +3,16 @@
 // models lower-cased with punctuation dropped first, as deep-text-recognition-benchmark does),
 // normalised edit distance, and the mean attention entropy H[alpha_t] (natural log) over the
 // decoded steps of an image (up to and including the first end token, as traces count them),
-// then over the images. Grouped per dataset and per label length. Torch-free.
+// then over the images. Grouped per dataset and per label length. Where the data knows its
+// character boxes (Dataset::charBoxes), localisation too (DESIGN.md "Localisation",
+// core/localisation.h): pointing accuracy and mean IoU, over all images and over the correctly
+// read ones. Torch-free.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "localisation.h"
 
 namespace foveal::core::train {
 
@@ -31,6 +36,7 @@ struct EvalStats {
   int64_t correct = 0;
   double nedSum = 0;
   double entropySum = 0;
+  LocalisationStats localisation;  ///< empty when the data has no character boxes
   double accuracy() const { return count ? static_cast<double>(correct) / count : 0.0; }
   double ned() const { return count ? nedSum / count : 0.0; }
   double entropy() const { return count ? entropySum / count : 0.0; }
@@ -87,5 +93,10 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
 /// The paper's Table 1 row(s): n5 .. n13, r5 .. r13 and their mean, in %. Datasets of the report
 /// are matched to the columns by their digit settings (digitProtocolSets()).
 std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows);
+/// The same layout for localisation: pointing accuracy (%) per setting and its mean, then pooled
+/// over every image: pointing accuracy over the correctly read images, and the mean IoU over all
+/// and over the correctly read ones.
+std::string digitProtocolLocalisationTable(
+    const std::vector<std::pair<std::string, EvalReport>>& rows);
 
 }  // namespace foveal::core::train
