@@ -114,8 +114,8 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
   if (limit < 0) throw UsageError("--limit must be >= 0");
   if (dataset->endless() && limit == 0)
     throw UsageError(dataset->describe() + ": an endless stream needs --limit N");
-  const size_t n = limit > 0 ? std::min<size_t>(static_cast<size_t>(limit), dataset->size())
-                             : dataset->size();
+  const size_t n =
+      limit > 0 ? std::min<size_t>(static_cast<size_t>(limit), dataset->size()) : dataset->size();
   const bool json = a.has("json"), hocr = a.has("hocr") || !json;
   const fs::path dir = a.value("out");
   createFolder(dir);
@@ -131,8 +131,8 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
     if (json) writeText(dir / (std::string(stem) + ".json"), trace.toJson() + "\n");
   }
   std::cout << "traced " << n << " entries of " << dataset->describe() << " into " << dir.string()
-            << " (" << (hocr ? "hOCR" : "") << (hocr && json ? " and " : "")
-            << (json ? "JSON" : "") << "; " << withBoxes << " with true character boxes)\n";
+            << " (" << (hocr ? "hOCR" : "") << (hocr && json ? " and " : "") << (json ? "JSON" : "")
+            << "; " << withBoxes << " with true character boxes)\n";
   return 0;
 }
 

@@ -99,7 +99,8 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
     case FocusRule::StnQuad: {
       if (step.stn.empty()) throw Error("localisation: a sharp step without an STN quad");
       const Quad& q = step.stn.back().quad;
-      loc.focus = {(q[0].x + q[1].x + q[2].x + q[3].x) / 4, (q[0].y + q[1].y + q[2].y + q[3].y) / 4};
+      loc.focus = {(q[0].x + q[1].x + q[2].x + q[3].x) / 4,
+                   (q[0].y + q[1].y + q[2].y + q[3].y) / 4};
       loc.box = boundingBox(q);
       break;
     }

@@ -15,6 +15,9 @@ namespace foveal::core::data {
 struct Sample {
   GreyImage image;
   std::string label;
+  /// Each character's true box in `image`'s pixels, for writers (exportDataset fills it from
+  /// Dataset::charBoxes); empty when unknown. get() leaves it empty: reading boxes is charBoxes().
+  std::vector<Box> boxes;
 };
 
 /// What the model sees: the inputW x inputH image and the upsampledW x inputH copy the sharpener
@@ -23,6 +26,7 @@ struct PreparedSample {
   GreyImage input;
   GreyImage upsampled;
   std::string label;
+  std::vector<Box> boxes;  ///< each character's true box in `input`'s pixels; empty: unknown
 };
 
 /// A random-access source of labelled images. Implementations are safe to call from several

@@ -94,7 +94,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   }
   lo.preprocessing = cfg.preprocessing;
   lo.withUpsampled = cfg.needsUpsampled();
-  lo.withBoxes = true;
+  lo.withBoxes = options.localisation;
   data::DataLoader loader(ds, lo);
   const Charset& charset = lo.charset;
   {

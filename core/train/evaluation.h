@@ -29,6 +29,9 @@ struct EvalOptions {
   /// at the first one with an Error naming it and why (what `foveal-cli eval` does unless
   /// --skip-bad). Either way a dataset with no readable entry at all is an Error.
   bool skipBad = true;
+  /// Measure localisation where the data knows its character boxes (synthetic words render each
+  /// entry a second time for them). The trainer's periodic evaluation leaves it off.
+  bool localisation = true;
 };
 
 struct EvalStats {

@@ -5,6 +5,7 @@
 #include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
 
+#include "error.h"
 #include "localisation.h"
 #include "model_session.h"
 #include "trace.h"
@@ -15,7 +16,9 @@ using nlohmann::json;
 namespace {
 
 // Four regions 10 px wide side by side on a 40 x 10 image.
-std::vector<Box> fourRegions() { return {{0, 0, 10, 10}, {10, 0, 10, 10}, {20, 0, 10, 10}, {30, 0, 10, 10}}; }
+std::vector<Box> fourRegions() {
+  return {{0, 0, 10, 10}, {10, 0, 10, 10}, {20, 0, 10, 10}, {30, 0, 10, 10}};
+}
 
 TraceStep stepAt(int region, const std::string& token = "1") {
   TraceStep s;
@@ -149,7 +152,8 @@ class TestLocalisation : public QObject {
         const auto parts = title.split(';').first().split(' ', Qt::SkipEmptyParts);
         QCOMPARE(parts.size(), 5);
         QCOMPARE(parts[0], QString("x_bboxes"));
-        boxes.push_back({parts[1].toLong(), parts[2].toLong(), parts[3].toLong(), parts[4].toLong()});
+        boxes.push_back(
+            {parts[1].toLong(), parts[2].toLong(), parts[3].toLong(), parts[4].toLong()});
         chars << xml.readElementText();
       }
     }

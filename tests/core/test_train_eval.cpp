@@ -150,6 +150,46 @@ class TestTrainEval : public QObject {
                  "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0 0.950 0.450",
              qPrintable(lines[1]));
   }
+
+  // Localisation in Table 1's layout: pointing accuracy per setting and its mean, then pooled:
+  // pointing over the correctly read images, mean IoU over all and over those.
+  void digitProtocolLocalisationLayout() {
+    EvalReport rep;
+    const auto sets = digitProtocolSets(100);
+    for (size_t i = 0; i < sets.size(); ++i) {
+      DatasetEval d;
+      d.name = sets[i];
+      d.overall.count = 10;
+      // 10 images of 5 steps: 40 + i hits (80 % + 2 i %), IoU 0.5 each; the first 5 images
+      // read right with every step a hit.
+      for (int k = 0; k < 10; ++k) {
+        ImageLocalisation one;
+        one.steps = 5;
+        one.hits = k < 5 ? 5 : (k < 5 + static_cast<int>(i) ? 4 : 3);
+        one.iouSum = 2.5;
+        d.overall.localisation.add(one, k < 5);
+      }
+      rep.datasets.push_back(d);
+    }
+    const auto table = digitProtocolLocalisationTable({{"sharp", rep}});
+    const auto lines = QString::fromStdString(table).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(
+        lines[0].simplified() == "model n5 n7 n9 n11 n13 r5 r7 r9 r11 r13 mean pt(ok) IoU IoU(ok)",
+        qPrintable(lines[0]));
+    // Hits 40 + i of 50 -> 80.0, 82.0, ..., 98.0 (i < 5 then 5 more: capped by the 5 images).
+    QVERIFY2(lines[1].simplified() ==
+                 "sharp 80.0 82.0 84.0 86.0 88.0 90.0 90.0 90.0 90.0 90.0 87.0 100.0 0.500 0.500",
+             qPrintable(lines[1]));
+    // Without boxes the rows say so.
+    EvalReport none;
+    none.datasets.push_back(DatasetEval{});
+    none.datasets.back().name = sets[0];
+    none.datasets.back().overall.count = 3;
+    const auto empty = QString::fromStdString(digitProtocolLocalisationTable({{"crnn", none}}));
+    QVERIFY2(empty.split('\n', Qt::SkipEmptyParts)[1].simplified().startsWith("crnn - - -"),
+             qPrintable(empty));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestTrainEval)
