@@ -254,8 +254,8 @@ void InspectorPage::showStep(int step) {
   const auto hits = m_strip->hits();
   const int hit = static_cast<size_t>(step) < hits.size() ? hits[static_cast<size_t>(step)] : -1;
   const QString focus = tr("focus (%1, %2)").arg(s.focus.x, 0, 'f', 1).arg(s.focus.y, 0, 'f', 1) +
-                        (hit == 1   ? tr(" <span style='color:#1a7f37'>on its character</span>")
-                         : hit == 0 ? tr(" <span style='color:#c62828'>misses its character</span>")
+                        (hit == 1   ? tr(" <span style='color:#1a7f37'>✔ on its character</span>")
+                         : hit == 0 ? tr(" <span style='color:#c62828'>✘ misses</span>")
                                     : QString());
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
                          "entropy H[%4] %5 &middot; %6<br>%7")

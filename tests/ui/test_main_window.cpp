@@ -465,6 +465,10 @@ class TestMainWindow : public QObject {
       QVERIFY(w.grab().save(dir + "/localisation-inspector.png"));
       w.traceView()->setFocusFrame(false);
       QVERIFY(w.traceView()->grab().save(dir + "/localisation.png"));
+      const auto& f = w.trace()->steps[size_t(missed)].focus;
+      w.traceView()->setZoom(3.0, w.traceView()->imageToWidget().map(QPointF(f.x, f.y)));
+      QVERIFY(w.traceView()->grab().save(dir + "/localisation-zoom.png"));
+      w.traceView()->resetView();
       QVERIFY(strip->render(3.0).save(dir + "/localisation-strip.png"));
       qInfo("screenshots of entry %d, step %d (a miss)", entry, missed);
     }
