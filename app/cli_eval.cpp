@@ -92,8 +92,9 @@ int runEvalCommand(const std::vector<std::string>& args) {
                 << "\n\n"
                 << tr::digitProtocolTable(rows)
                 << "\npointing accuracy (%): steps t < len(truth) whose focus lies in the true box "
-                   "of character t;\npt(ok): over the correctly read images; IoU: mean IoU of "
-                   "step box and true box\n\n"
+                   "of character t; mean: of the ten\nsettings; pooled: over every step; pt(ok): "
+                   "over the steps of correctly read images; IoU: mean IoU of step box\nand true "
+                   "box (pooled)\n\n"
                 << tr::digitProtocolLocalisationTable(rows);
     }
     if (a.has("failures")) {

@@ -345,7 +345,12 @@ std::string protocolLayout(const std::vector<std::pair<std::string, EvalReport>>
     o << buf;
   }
   o << "   mean" << tailHead << "\n";
-  for (const auto& [name, report] : rows) {
+  for (const auto& [path, report] : rows) {
+    // A model file is named by its stem: "samples/models/sharp-pooling-reference.fvm" and
+    // "samples/models/sharp-pooling.fvm" cut at 28 characters would read alike.
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".fvm") == 0)
+      name.resize(name.size() - 4);
     std::snprintf(buf, sizeof buf, "%-28s", name.substr(0, 28).c_str());
     o << buf;
     double sum = 0;
@@ -395,13 +400,13 @@ std::string digitProtocolLocalisationTable(
       [](const EvalStats& s) {
         return s.localisation.empty() ? std::nan("") : 100.0 * s.localisation.pointing();
       },
-      "  pt(ok)    IoU  IoU(ok)",
+      "  pooled  pt(ok)    IoU  IoU(ok)",
       [](const EvalReport& report) {
         const auto l = report.overall().localisation;
         char buf[64];
-        if (l.empty()) return std::string("       -      -        -");
-        std::snprintf(buf, sizeof buf, " %7.1f %6.3f %8.3f", 100.0 * l.correctPointing(),
-                      l.meanIou(), l.correctMeanIou());
+        if (l.empty()) return std::string("       -       -      -        -");
+        std::snprintf(buf, sizeof buf, " %7.1f %7.1f %6.3f %8.3f", 100.0 * l.pointing(),
+                      100.0 * l.correctPointing(), l.meanIou(), l.correctMeanIou());
         return std::string(buf);
       });
 }

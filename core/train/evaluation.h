@@ -96,9 +96,10 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
 /// The paper's Table 1 row(s): n5 .. n13, r5 .. r13 and their mean, in %. Datasets of the report
 /// are matched to the columns by their digit settings (digitProtocolSets()).
 std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows);
-/// The same layout for localisation: pointing accuracy (%) per setting and its mean, then pooled
-/// over every image: pointing accuracy over the correctly read images, and the mean IoU over all
-/// and over the correctly read ones.
+/// The same layout for localisation: pointing accuracy (%) per setting and their mean, then
+/// pooled over every step of every image (longer labels weigh more): pointing accuracy over all
+/// and over the correctly read images, and the mean IoU over all and over the correctly read ones.
+/// Both tables name a model file by its stem.
 std::string digitProtocolLocalisationTable(
     const std::vector<std::pair<std::string, EvalReport>>& rows);
 
