@@ -238,12 +238,13 @@ std::string Trace::toCsv() const {
   };
   std::ostringstream o;
   o << std::setprecision(8);
-  o << "step,token,prob,entropy,region,focus_x,focus_y,box_x,box_y,box_w,box_h,topk";
+  // The columns the GUI's export always had, then the step's focus and box.
+  o << "step,token,prob,entropy,region,topk";
   for (size_t i = 0; i < regions.size(); ++i) o << ",alpha_" << i;
   const size_t stns = steps.empty() ? 0 : steps[0].stn.size();
   for (size_t k = 0; k < stns; ++k)
     for (int c = 0; c < 4; ++c) o << ",stn" << k + 1 << "_x" << c << ",stn" << k + 1 << "_y" << c;
-  o << "\n";
+  o << ",focus_x,focus_y,box_x,box_y,box_w,box_h\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];
     std::string topk;
@@ -253,12 +254,13 @@ std::string Trace::toCsv() const {
       topk += (topk.empty() ? "" : " ") + e.str();
     }
     o << t << "," << quote(s.token) << "," << s.prob << "," << s.entropy << "," << s.region << ","
-      << s.focus.x << "," << s.focus.y << "," << s.box.x << "," << s.box.y << "," << s.box.w << ","
-      << s.box.h << "," << quote(topk);
-    for (double a : s.alpha) o << "," << a;
-    for (const auto& k : s.stn)
-      for (const auto& c : k.quad) o << "," << c.x << "," << c.y;
-    o << "\n";
+      << quote(topk);
+    // CTC steps have an alpha per column, attention steps one per region: as many as regions.
+    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < s.alpha.size() ? s.alpha[i] : 0.0);
+    for (size_t k = 0; k < stns; ++k)
+      for (const auto& c : k < s.stn.size() ? s.stn[k].quad : Quad{}) o << "," << c.x << "," << c.y;
+    o << "," << s.focus.x << "," << s.focus.y << "," << s.box.x << "," << s.box.y << "," << s.box.w
+      << "," << s.box.h << "\n";
   }
   return o.str();
 }

@@ -80,8 +80,9 @@ struct Trace {
   std::string toJson(int indent = 2) const;
   /// The per-step table foveal-cli prints.
   std::string toTable() const;
-  /// The steps as CSV (one row per step: token, probabilities, region, focus and box, alpha,
-  /// STN quads), the columns named on the first line.
+  /// The steps as CSV, the columns named on the first line: step, token, prob, entropy, region,
+  /// topk, alpha_i per region, stnK_xC/stnK_yC per STN corner, focus_x, focus_y, box_x, box_y,
+  /// box_w, box_h.
   std::string toCsv() const;
   /// The reading as an hOCR document (XHTML): one ocrx_word whose characters are ocrx_cinfo
   /// spans with `x_bboxes x0 y0 x1 y1`, the steps' boxes rounded to whole pixels (hocrBox).

@@ -845,7 +845,9 @@ void MainWindow::exportTrace() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), kLastFolder.value(),
                                                     tr("JSON (*.json);;CSV (*.csv)"));
   if (path.isEmpty()) return;
-  const QString error = ui::exportTrace(*trace(), path);
+  core::Trace withTruth = *trace();  // the image's true character boxes, when the data knows them
+  withTruth.truthBoxes = m_document->truthBoxes();
+  const QString error = ui::exportTrace(withTruth, path);
   if (!error.isEmpty())
     showError(error);
   else

@@ -137,9 +137,11 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
         one.correct = s.correct ? 1 : 0;
         one.nedSum = s.ned;
         one.entropySum = meanEntropy[static_cast<size_t>(b)];
-        const auto& boxes = batch->boxes[static_cast<size_t>(b)];
         // Boxes that do not match the label character for character say nothing about it.
-        if (!boxes.empty() && boxes.size() == splitUtf8(truth).size()) {
+        const auto k = static_cast<size_t>(b);
+        if (k < batch->boxes.size() && !batch->boxes[k].empty() &&
+            batch->boxes[k].size() == splitUtf8(truth).size()) {
+          const auto& boxes = batch->boxes[k];
           const auto [w, h] = batch->sourceSizes[static_cast<size_t>(b)];
           one.localisation.add(
               scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(b), w, h), boxes),

@@ -38,6 +38,16 @@ class LabelsOnly : public data::Dataset {
   std::vector<std::string> m_labels;
 };
 
+// The same images with a true box per character: the first character's box holds the image's
+// centre (x 40..56 of 96), the second is exactly receptive field 0 clipped to the image.
+class LabelsWithBoxes : public LabelsOnly {
+ public:
+  using LabelsOnly::LabelsOnly;
+  std::vector<Box> charBoxes(size_t) const override {
+    return {{40, 0, 16, 32}, {0, 0, (4.0 * 0 - 19 + 46) * 96 / 100, 32}};
+  }
+};
+
 // Reads "12" whatever the image: p(y_t) = softmax(W [y_{t-1}; h] + b) with W acting on y_{t-1}
 // only: start -> '1', '1' -> '2', '2' -> end. The attention score vector is zero: alpha uniform.
 Recognizer reader12() {
@@ -149,6 +159,49 @@ class TestTrainEval : public QObject {
     QVERIFY2(lines[1].simplified() ==
                  "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0 0.950 0.450",
              qPrintable(lines[1]));
+  }
+
+  // Localisation through evaluation, with answers known by hand: reader12's alpha is uniform, so
+  // every step's focus is the mean of the region centres, the image's centre (x 48 of 96), and its
+  // box (the region of largest alpha: the first of equals) is region 0 clipped to the image. So
+  // step 0 points into its box (IoU 0) and step 1 misses its box while its box is exactly it
+  // (IoU 1): pointing 1/2, IoU 1/2 per image. "123" has two boxes for three characters: left out.
+  void localisationThroughEvaluation() {
+    auto model = reader12();
+    auto ds = std::make_shared<LabelsWithBoxes>(std::vector<std::string>{"12", "13", "123"});
+    EvalOptions eo;
+    eo.loaderThreads = 1;
+    const auto r = evaluateDataset(model, ds, "boxes", eo, torch::Device(torch::kCPU));
+    const auto& l = r.overall.localisation;
+    QCOMPARE(l.images, int64_t(2));
+    QCOMPARE(l.steps, int64_t(4));
+    QCOMPARE(l.hits, int64_t(2));
+    QVERIFY2(std::abs(l.meanIou() - 0.5) < 1e-9, qPrintable(QString::number(l.meanIou())));
+    QCOMPARE(l.correctImages, int64_t(1));
+    QCOMPARE(l.correctPointing(), 0.5);
+    QCOMPARE(r.byLength.at(2).localisation.steps, int64_t(4));
+    QVERIFY(r.byLength.at(3).localisation.empty());
+    EvalReport rep;
+    rep.datasets = {r};
+    const auto j = json::parse(rep.toJson());
+    QCOMPARE(j["overall"]["pointing"].get<double>(), 0.5);
+    QCOMPARE(j["datasets"][0]["localised_images"].get<int>(), 2);
+    QVERIFY(!j["datasets"][0]["by_length"][1].contains("pointing"));  // length 3: no boxes
+    QVERIFY2(QString::fromStdString(rep.toTable()).contains("50.00%"),
+             qPrintable(QString::fromStdString(rep.toTable())));
+    // Switched off (the trainer's periodic evaluation): nothing measured, nothing else changes.
+    eo.localisation = false;
+    const auto off = evaluateDataset(model, ds, "boxes", eo, torch::Device(torch::kCPU));
+    QVERIFY(off.overall.localisation.empty());
+    QCOMPARE(off.overall.correct, r.overall.correct);
+    // Data without boxes: no localisation, and the JSON has no such keys.
+    const auto plain =
+        evaluateDataset(model, std::make_shared<LabelsOnly>(std::vector<std::string>{"12"}),
+                        "plain", EvalOptions{}, torch::Device(torch::kCPU));
+    QVERIFY(plain.overall.localisation.empty());
+    EvalReport prep;
+    prep.datasets = {plain};
+    QVERIFY(!json::parse(prep.toJson())["overall"].contains("pointing"));
   }
 
   // Localisation in Table 1's layout: pointing accuracy per setting and its mean, then pooled:
