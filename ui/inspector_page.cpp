@@ -47,12 +47,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
       {TraceView::HeatImage, tr("Heat on image")},
       {TraceView::Fiducials, tr("Fiducials")},
       {TraceView::Focus, tr("Focus")},
-      {TraceView::TruthBoxes, tr("True boxes")}};
+      {TraceView::TruthBoxes, tr("Truth")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
     box->setChecked(m_view->overlays() & overlay);
     box->setFocusPolicy(Qt::NoFocus);
     box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
+    if (overlay == TraceView::Focus)
+      box->setToolTip(
+          tr("The step's focus point and character box: green on its character's "
+             "true box, red when it misses"));
+    if (overlay == TraceView::TruthBoxes)
+      box->setToolTip(tr("Each character's true box, for a dataset entry whose data knows them"));
     const auto o = overlay;
     connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
       m_view->setOverlay(o, on);
