@@ -471,6 +471,17 @@ class TestMainWindow : public QObject {
       w.traceView()->resetView();
       QVERIFY(strip->render(3.0).save(dir + "/localisation-strip.png"));
       qInfo("screenshots of entry %d, step %d (a miss)", entry, missed);
+      // The same step read by sharp chain: its STN quad sits on the digit.
+      QVERIFY(w.openModel(models + "sharp-chain.fvm"));
+      QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && !w.isTracing() && w.trace() &&
+                                   w.trace()->focusRule == "stn-quad",
+                               60000);
+      w.setStep(missed);
+      const auto& g = w.trace()->steps[size_t(missed)].focus;
+      w.traceView()->setZoom(3.0, w.traceView()->imageToWidget().map(QPointF(g.x, g.y)));
+      QTest::qWait(100);
+      QVERIFY(w.traceView()->grab().save(dir + "/localisation-sharp-zoom.png"));
+      w.traceView()->resetView();
     }
     // A file has no true boxes: nothing is marked.
     QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
