@@ -221,6 +221,11 @@ std::vector<Box> PackedDataset::charBoxes(size_t index) const {
   for (uint64_t k = 0; k < b - a; ++k) {
     const float x0 = load<float>(p + 16 * k), y0 = load<float>(p + 16 * k + 4),
                 x1 = load<float>(p + 16 * k + 8), y1 = load<float>(p + 16 * k + 12);
+    // The checksum proves the bytes are the writer's, not that a crafted file wrote sense.
+    if (!std::isfinite(x0) || !std::isfinite(y0) || !std::isfinite(x1) || !std::isfinite(y1) ||
+        x1 < x0 || y1 < y0)
+      throw Error(entryName(index) + ": corrupt character boxes (box " + std::to_string(k + 1) +
+                  " is not x0 <= x1, y0 <= y1)");
     out.push_back({x0, y0, double(x1) - x0, double(y1) - y0});
   }
   return out;
