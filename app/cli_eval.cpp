@@ -22,7 +22,9 @@ const char* kEvalUsage =
               [--limit N] [--batch N] [--scoring auto|exact|text] [--device D] [--threads N]
               [--beam N] [--skip-bad] [--force]
               word accuracy, normalised edit distance and mean attention entropy, per dataset
-              and per label length; --failures writes the misread images (TSV); an entry the
+              and per label length; where the data knows its character boxes, localisation:
+              pointing accuracy (steps whose focus lies in their character's box) and mean IoU
+              of step box and true box, over all images and the correctly read ones ("ok"); --failures writes the misread images (TSV); an entry the
               model cannot read (image, label outside its charset or too long) stops the
               command naming it, unless --skip-bad (then counted per reason); an endless
               stream (split=stream) needs --limit
@@ -33,7 +35,8 @@ const char* kEvalUsage =
               x read character, insertions and deletions included) and summary.txt; entries
               a model cannot read are skipped and counted
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
-              the 5 lengths x normal/rotated digit test sets in the layout of Table 1
+              the 5 lengths x normal/rotated digit test sets in the layout of Table 1, then
+              pointing accuracy in the same layout
               (a DTRB .pth as --model: see import)
 )";
 
@@ -136,7 +139,12 @@ int runEvalCommand(const std::vector<std::string>& args) {
                 << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "")
                 << (o.beamWidth > 1 ? ", beam search width " + std::to_string(o.beamWidth) : "")
                 << "\n\n"
-                << tr::digitProtocolTable(rows);
+                << tr::digitProtocolTable(rows)
+                << "\npointing accuracy (%): steps t < len(truth) whose focus lies in the true box "
+                   "of character t; mean: of the ten\nsettings; pooled: over every step; pt(ok): "
+                   "over the steps of correctly read images; IoU: mean IoU of step box\nand true "
+                   "box (pooled)\n\n"
+                << tr::digitProtocolLocalisationTable(rows);
     }
     if (a.has("failures")) {
       std::ofstream out(a.value("failures"));

@@ -1,4 +1,5 @@
 // foveal-cli: the command-line face of the engine. Parses, calls core, prints; nothing else.
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "cli_model.h"
 #include "cli_train.h"
 #include "cpu_features.h"
+#include "dataset_factory.h"
 #include "error.h"
 #include "grey_image.h"
 #include "model_config.h"
@@ -36,11 +38,16 @@ const std::string kUsage =
 usage: foveal-cli <command> [options]
 
 commands:
-  trace       --model FILE IMAGE [--json] [--out DIR] [--sample] [--seed N] [--all-steps]
-              [--beam N]
-              decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads;
-              --json prints the trace as JSON; --out writes step patches as PNG and trace.json;
-              --beam N decodes by beam search with N hypotheses instead of greedily
+  trace       --model FILE IMAGE [--json | --csv | --hocr] [--out DIR] [--sample] [--seed N]
+              [--all-steps] [--beam N]
+              decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads,
+              each step's focus point and character box (source pixels);
+              --json prints the trace as JSON, --csv one row per step, --hocr an hOCR (XHTML)
+              page with one ocrx_cinfo box per character; --out writes step patches as PNG,
+              trace.json and trace.hocr; --beam N decodes by beam search with N hypotheses
+              --model FILE --dataset SPEC --out DIR [--limit N] [--json] [--hocr]
+              trace every entry of a dataset: DIR/NNNNNNNNN.hocr (--hocr, the default) and
+              .json (--json, with the entry's true character boxes where the data knows them)
   init-model  [--model NAME] [--transformation none|tps] [--features vgg|resnet]
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
@@ -84,14 +91,7 @@ std::string safeName(const std::string& token) {
   return out;
 }
 
-int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(args, app::withDtrbOptions({"model", "out", "seed", "threads", "beam"}),
-                  app::withDtrbFlags({"json", "sample", "all-steps"}));
-  if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
-  setComputeThreads(a.intValue("threads", 0));
-  const std::string imagePath = a.positionals()[0];
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
-  const auto image = core::readImage(imagePath, /*keepColour=*/true);
+core::TraceOptions traceOptions(const CliArgs& a) {
   core::TraceOptions opt;
   opt.sample = a.has("sample");
   opt.seed = static_cast<uint64_t>(a.intValue("seed", 0));
@@ -100,19 +100,82 @@ int cmdTrace(const std::vector<std::string>& args) {
   if (opt.beamWidth < 1 || opt.beamWidth > core::kMaxBeamWidth)
     throw UsageError("--beam must be between 1 and " + std::to_string(core::kMaxBeamWidth));
   if (opt.sample && opt.beamWidth > 1) throw UsageError("--beam and --sample exclude each other");
+  return opt;
+}
+
+void createFolder(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
+}
+
+void writeText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw core::Error(path.string() + ": write failed");
+}
+
+// `trace --dataset SPEC --out DIR`: every entry's hOCR (and JSON) in DIR, named by entry index.
+int traceDataset(const CliArgs& a, const core::ModelSession& session,
+                 const core::TraceOptions& opt) {
+  if (!a.has("out")) throw UsageError("trace --dataset needs --out DIR");
+  if (!a.positionals().empty()) throw UsageError("trace --dataset takes no IMAGE");
+  auto dataset = core::data::openDataset(a.value("dataset"));
+  const int64_t limit = a.intValue("limit", 0);
+  if (limit < 0) throw UsageError("--limit must be >= 0");
+  if (dataset->endless() && limit == 0)
+    throw UsageError(dataset->describe() + ": an endless stream needs --limit N");
+  const size_t n =
+      limit > 0 ? std::min<size_t>(static_cast<size_t>(limit), dataset->size()) : dataset->size();
+  const bool json = a.has("json"), hocr = a.has("hocr") || !json;
+  const fs::path dir = a.value("out");
+  createFolder(dir);
+  size_t withBoxes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto sample = dataset->get(i);
+    auto trace = session.trace(sample.image, dataset->entryName(i), opt);
+    trace.truthBoxes = dataset->charBoxes(i);
+    if (!trace.truthBoxes.empty()) ++withBoxes;
+    char stem[32];
+    std::snprintf(stem, sizeof stem, "%09zu", i);
+    if (hocr) writeText(dir / (std::string(stem) + ".hocr"), trace.toHocr());
+    if (json) writeText(dir / (std::string(stem) + ".json"), trace.toJson() + "\n");
+  }
+  std::cout << "traced " << n << " entries of " << dataset->describe() << " into " << dir.string()
+            << " (" << (hocr ? "hOCR" : "") << (hocr && json ? " and " : "") << (json ? "JSON" : "")
+            << "; " << withBoxes << " with true character boxes)\n";
+  return 0;
+}
+
+int cmdTrace(const std::vector<std::string>& args) {
+  const CliArgs a(
+      args, app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "dataset", "limit"}),
+      app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
+  setComputeThreads(a.intValue("threads", 0));
+  const core::TraceOptions opt = traceOptions(a);
+  if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))
+    throw UsageError("--json, --csv and --hocr choose one output; give one");
+  if (a.has("dataset"))
+    return traceDataset(a, *core::ModelSession::open(a.required("model"), app::dtrbOptions(a)),
+                        opt);
+  if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
+  const std::string imagePath = a.positionals()[0];
+  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  const auto image = core::readImage(imagePath, /*keepColour=*/true);
   const auto trace = session->trace(image, imagePath, opt);
 
   if (a.has("json")) {
     std::cout << trace.toJson() << "\n";
+  } else if (a.has("csv")) {
+    std::cout << trace.toCsv();
+  } else if (a.has("hocr")) {
+    std::cout << trace.toHocr();
   } else {
     std::cout << trace.toTable();
   }
   if (a.has("out")) {
     const fs::path dir = a.value("out");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec)
-      throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
+    createFolder(dir);
     for (size_t t = 0; t < trace.steps.size(); ++t) {
       const auto& s = trace.steps[t];
       char stem[64];
@@ -124,10 +187,9 @@ int cmdTrace(const std::vector<std::string>& args) {
             s.stn[k].patch,
             (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
     }
-    std::ofstream json(dir / "trace.json");
-    json << trace.toJson() << "\n";
-    if (!json) throw core::Error((dir / "trace.json").string() + ": write failed");
-    if (!a.has("json"))
+    writeText(dir / "trace.json", trace.toJson() + "\n");
+    writeText(dir / "trace.hocr", trace.toHocr());
+    if (!a.has("json") && !a.has("csv") && !a.has("hocr"))
       std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
   }
   return 0;

@@ -1,10 +1,13 @@
 #include "trace.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "charset.h"
 
 namespace foveal::core {
 
@@ -16,6 +19,8 @@ double entropy(const std::vector<double>& p) {
     if (v > 0) h -= v * std::log(v);
   return h;
 }
+
+static json boxJson(const Box& b) { return {{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}}; }
 
 static json quadJson(const Quad& q) {
   json a = json::array();
@@ -34,7 +39,7 @@ std::string Trace::toJson(int indent) const {
   j["decoding"] = beamWidth > 1 ? "beam" : "greedy";
   j["beam_width"] = beamWidth;
   json regs = json::array();
-  for (const auto& r : regions) regs.push_back({{"x", r.x}, {"y", r.y}, {"w", r.w}, {"h", r.h}});
+  for (const auto& r : regions) regs.push_back(boxJson(r));
   j["regions"] = regs;
   json steps_ = json::array();
   for (const auto& s : steps) {
@@ -55,9 +60,17 @@ std::string Trace::toJson(int indent) const {
     st["stn"] = stn;
     if (!s.contextWeights.empty()) st["context_weights"] = s.contextWeights;
     if (!s.columns.empty()) st["columns"] = s.columns;
+    st["focus"] = {s.focus.x, s.focus.y};
+    st["box"] = boxJson(s.box);
     steps_.push_back(st);
   }
   j["steps"] = steps_;
+  if (!focusRule.empty()) j["focus_rule"] = focusRule;
+  if (!truthBoxes.empty()) {
+    json tb = json::array();
+    for (const auto& b : truthBoxes) tb.push_back(boxJson(b));
+    j["truth_boxes"] = tb;
+  }
   j["decoder"] = decoder;
   if (!stages.empty()) j["stages"] = stages;
   if (!fiducials.empty()) {
@@ -98,13 +111,13 @@ std::string Trace::toTable() const {
     o << "\n";
   }
   o << "\n";
-  o << " step  token     p      entropy  region  box(x,w)       top-5\n";
+  o << " step  token     p      entropy  region  box(x,w)       focus(x,y)     top-5\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];
     const Box& b = regions.at(static_cast<size_t>(s.region));
     char line[160];
-    std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6d  %6.1f,%-6.1f  ", t,
-                  s.token.c_str(), s.prob, s.entropy, s.region, b.x, b.w);
+    std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6d  %6.1f,%-6.1f  %6.1f,%-6.1f  ",
+                  t, s.token.c_str(), s.prob, s.entropy, s.region, b.x, b.w, s.focus.x, s.focus.y);
     o << line;
     if (!s.columns.empty()) {
       std::snprintf(line, sizeof line, "columns %d-%d  ", s.columns.front(), s.columns.back());
@@ -123,6 +136,131 @@ std::string Trace::toTable() const {
                     q[0].x, q[0].y, q[1].x, q[1].y, q[2].x, q[2].y, q[3].x, q[3].y);
       o << line;
     }
+  }
+  return o.str();
+}
+
+std::array<long, 4> hocrBox(const Box& b) {
+  return {std::lround(b.x), std::lround(b.y), std::lround(b.x + b.w), std::lround(b.y + b.h)};
+}
+
+namespace {
+
+std::string xmlEscape(const std::string& in) {
+  std::string out;
+  for (char c : in) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        // Control characters are not allowed in XML 1.0; a label never needs them.
+        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
+    }
+  }
+  return out;
+}
+
+std::string bboxString(const std::array<long, 4>& b) {
+  return std::to_string(b[0]) + " " + std::to_string(b[1]) + " " + std::to_string(b[2]) + " " +
+         std::to_string(b[3]);
+}
+
+}  // namespace
+
+std::string Trace::toHocr() const {
+  // The characters: every step before the end token (CTC: every emitted token).
+  std::vector<const TraceStep*> chars;
+  for (const auto& s : steps) {
+    if (s.token == Charset::kEndName) break;
+    chars.push_back(&s);
+  }
+  std::array<long, 4> word = {0, 0, 0, 0};
+  for (size_t k = 0; k < chars.size(); ++k) {
+    const auto b = hocrBox(chars[k]->box);
+    if (k == 0) {
+      word = b;
+    } else {
+      word[0] = std::min(word[0], b[0]);
+      word[1] = std::min(word[1], b[1]);
+      word[2] = std::max(word[2], b[2]);
+      word[3] = std::max(word[3], b[3]);
+    }
+  }
+  const std::array<long, 4> page = {0, 0, imageW, imageH};
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+       "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\"\n"
+       "    \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n"
+       "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"en\" lang=\"en\">\n"
+       " <head>\n"
+       "  <title>"
+    << xmlEscape(source)
+    << "</title>\n"
+       "  <meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
+       "  <meta name=\"ocr-system\" content=\"foveal\"/>\n"
+       "  <meta name=\"ocr-capabilities\" content=\"ocr_page ocr_line ocrx_word ocrx_cinfo\"/>\n"
+       "  <meta name=\"foveal-model\" content=\""
+    << xmlEscape(modelDescription) << "\"/>\n  <meta name=\"foveal-focus-rule\" content=\""
+    << xmlEscape(focusRule)
+    << "\"/>\n"
+       " </head>\n"
+       " <body>\n"
+       "  <div class=\"ocr_page\" id=\"page_1\" title=\"image &quot;"
+    << xmlEscape(source) << "&quot;; bbox " << bboxString(page) << "\">\n"
+    << "   <span class=\"ocr_line\" id=\"line_1_1\" title=\"bbox " << bboxString(word) << "\">\n"
+    << "    <span class=\"ocrx_word\" id=\"word_1_1\" title=\"bbox " << bboxString(word)
+    << "; x_wconf " << std::lround(100.0 * confidence) << "\">";
+  for (const auto* s : chars)
+    o << "<span class=\"ocrx_cinfo\" title=\"x_bboxes " << bboxString(hocrBox(s->box))
+      << "; x_conf " << std::lround(100.0 * s->prob) << "\">" << xmlEscape(s->token) << "</span>";
+  o << "</span>\n   </span>\n  </div>\n </body>\n</html>\n";
+  return o.str();
+}
+
+std::string Trace::toCsv() const {
+  auto quote = [](const std::string& in) {
+    std::string out = "\"";
+    for (char c : in) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+  };
+  std::ostringstream o;
+  o << std::setprecision(8);
+  // The columns the GUI's export always had, then the step's focus and box.
+  o << "step,token,prob,entropy,region,topk";
+  for (size_t i = 0; i < regions.size(); ++i) o << ",alpha_" << i;
+  const size_t stns = steps.empty() ? 0 : steps[0].stn.size();
+  for (size_t k = 0; k < stns; ++k)
+    for (int c = 0; c < 4; ++c) o << ",stn" << k + 1 << "_x" << c << ",stn" << k + 1 << "_y" << c;
+  o << ",focus_x,focus_y,box_x,box_y,box_w,box_h\n";
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const auto& s = steps[t];
+    std::string topk;
+    for (const auto& k : s.topk) {
+      std::ostringstream e;
+      e << std::setprecision(6) << k.token << ":" << k.prob;
+      topk += (topk.empty() ? "" : " ") + e.str();
+    }
+    o << t << "," << quote(s.token) << "," << s.prob << "," << s.entropy << "," << s.region << ","
+      << quote(topk);
+    // CTC steps have an alpha per column, attention steps one per region: as many as regions.
+    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < s.alpha.size() ? s.alpha[i] : 0.0);
+    for (size_t k = 0; k < stns; ++k)
+      for (const auto& c : k < s.stn.size() ? s.stn[k].quad : Quad{}) o << "," << c.x << "," << c.y;
+    o << "," << s.focus.x << "," << s.focus.y << "," << s.box.x << "," << s.box.y << "," << s.box.w
+      << "," << s.box.h << "\n";
   }
   return o.str();
 }

@@ -42,6 +42,10 @@ struct TraceStep {
   std::vector<double> contextWeights;  ///< sharp weighting: over Z columns then x_s
   /// CTC: the columns that emitted this token (its run in the argmax path). Attention: empty.
   std::vector<int> columns;
+  /// Where the step looks, in source-image pixels (core/localisation.h says how each glimpse
+  /// defines them): a point and a character box (clipped to the image).
+  PointF focus;
+  Box box;
 };
 
 struct Trace {
@@ -66,11 +70,27 @@ struct Trace {
   /// CTC: every column's top-k posteriors (the steps are the emitted tokens; a step's alpha is
   /// its token's posterior over the columns, normalised: the row of the alignment matrix).
   std::vector<std::vector<TokenProb>> columnTopk;
+  /// How the steps' focus and box were defined ("alpha-mean", "selected", "stn-quad",
+  /// "columns"; core/localisation.h).
+  std::string focusRule;
+  /// The true box of each character of the image's label, in source-image pixels, when the data
+  /// knows them (empty otherwise). Not set by tracing: whoever knows the label's boxes fills it.
+  std::vector<Box> truthBoxes;
 
   std::string toJson(int indent = 2) const;
   /// The per-step table foveal-cli prints.
   std::string toTable() const;
+  /// The steps as CSV, the columns named on the first line: step, token, prob, entropy, region,
+  /// topk, alpha_i per region, stnK_xC/stnK_yC per STN corner, focus_x, focus_y, box_x, box_y,
+  /// box_w, box_h.
+  std::string toCsv() const;
+  /// The reading as an hOCR document (XHTML): one ocrx_word whose characters are ocrx_cinfo
+  /// spans with `x_bboxes x0 y0 x1 y1`, the steps' boxes rounded to whole pixels (hocrBox).
+  std::string toHocr() const;
 };
+
+/// A box in hOCR's integer pixel coordinates: x0 y0 x1 y1, each edge rounded to the nearest pixel.
+std::array<long, 4> hocrBox(const Box& box);
 
 /// Shannon entropy (natural log) of a distribution.
 double entropy(const std::vector<double>& p);

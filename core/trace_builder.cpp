@@ -98,7 +98,59 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
 }
 
+std::vector<Box> sourceRegions(const ReceptiveField& rf, const Preprocessing& pp, int srcW,
+                               int srcH) {
+  return scaleBoxes(rf.clippedBoxes(), static_cast<double>(srcW) / pp.inputW,
+                    static_cast<double>(srcH) / pp.inputH);
+}
+
 }  // namespace
+
+FocusRule focusRuleFor(const ModelConfig& config, bool hasStn) {
+  if (config.isCtc()) return FocusRule::Columns;
+  if (hasStn) return FocusRule::StnQuad;
+  return config.selectsRegions() ? FocusRule::Selected : FocusRule::AlphaMean;
+}
+
+std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
+                                             int srcW, int srcH) {
+  const auto& cfg = model->config;
+  const auto regions = sourceRegions(model->geometry(), cfg.preprocessing, srcW, srcH);
+  std::vector<StepLocation> located;
+  if (cfg.isCtc()) {
+    auto path = out.logProbs.select(0, b).argmax(1).to(torch::kCPU, torch::kLong).contiguous();
+    const int64_t* p = path.data_ptr<int64_t>();
+    const std::vector<int> columns(p, p + path.numel());
+    const Charset charset = cfg.makeCharset();
+    for (const auto& cols : collapseCtcPath(columns, charset.blankIndex()).columns) {
+      TraceStep st;
+      st.columns = cols;
+      located.push_back(locateStep(st, regions, FocusRule::Columns, srcW, srcH));
+    }
+    return located;
+  }
+  const bool hasStn = !out.thetas.empty();
+  const FocusRule rule = focusRuleFor(cfg, hasStn);
+  const int end = cfg.makeCharset().endIndex();
+  auto tokens = out.tokens.select(0, b).to(torch::kCPU, torch::kLong).contiguous();
+  auto selected = out.selected.select(0, b).to(torch::kCPU, torch::kLong).contiguous();
+  auto alpha = out.alpha.select(0, b).to(torch::kCPU, torch::kDouble).contiguous();  // [T, M]
+  const int64_t T = tokens.size(0), M = alpha.size(1);
+  const int64_t* tok = tokens.data_ptr<int64_t>();
+  const int64_t* sel = selected.data_ptr<int64_t>();
+  for (int64_t t = 0; t < T; ++t) {
+    TraceStep st;
+    st.region = static_cast<int>(sel[t]);
+    if (rule == FocusRule::AlphaMean) {
+      const double* a = alpha.data_ptr<double>() + t * M;
+      st.alpha.assign(a, a + M);
+    }
+    if (hasStn) st.stn.push_back({patchQuad(out.thetas.back().index({b, t}), srcW, srcH), {}});
+    located.push_back(locateStep(st, regions, rule, srcW, srcH));
+    if (tok[t] == end) break;
+  }
+  return located;
+}
 
 Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInput& input, int b,
                  int srcW, int srcH, int topk, bool stopAtEnd) {
@@ -137,6 +189,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   if (out.patches.empty()) crops = regionCrops(rf, pp, seen.detach());
   if (cfg.isCtc()) {
     buildCtcSteps(tr, out, b, topk, charset, crops);
+    locateSteps(tr, FocusRule::Columns);
     return tr;
   }
 
@@ -195,6 +248,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     tr.confidence = n == 0 ? tr.steps.front().prob : c;
   }
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
+  locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
   return tr;
 }
 

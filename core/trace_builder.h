@@ -1,5 +1,6 @@
 #pragma once
 // Turns one image's slice of a RecognizerOutput into a Trace (torch side of the facade).
+#include "localisation.h"
 #include "preprocess.h"
 #include "recognizer.h"
 #include "trace.h"
@@ -10,6 +11,15 @@ namespace foveal::core {
 PointF normalisedToSource(double xn, double yn, int srcW, int srcH);
 /// Corners of an output patch under theta [2, 3] (patch -> image, normalised), in source pixels.
 Quad patchQuad(const torch::Tensor& theta, int srcW, int srcH);
+
+/// How the steps of this model are located (core/localisation.h): from what the stages declare.
+FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
+
+/// The focus and box of each decoded step of image `b` (attention: up to and including the first
+/// end token; CTC: the emitted tokens) in the pixels of a srcW x srcH source image, as buildTrace
+/// computes them, without building the rest of the trace (evaluation's localisation metrics).
+std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
+                                             int srcW, int srcH);
 
 /// Builds the trace of image `b` of the batch. `input` is what the model was run on.
 Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInput& input, int b,

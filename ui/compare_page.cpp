@@ -61,9 +61,19 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent),
 }
 
 void ComparePage::observe(ReadingDocument* document) {
-  connect(document, &ReadingDocument::imageChanged, this,
-          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::imageChanged, this, [this, document] {
+    setImage(document->displayImage());
+    setTruthBoxes(document->truthBoxes());
+  });
   connect(document, &ReadingDocument::truthChanged, this, &ComparePage::setTruth);
+}
+
+void ComparePage::setTruthBoxes(const std::vector<core::Box>& boxes) {
+  m_truthBoxes = boxes;
+  for (auto& c : m_columns) {
+    c.view->setTruthBoxes(boxes);
+    c.strip->setTruthBoxes(boxes);
+  }
 }
 
 void ComparePage::setImage(const QImage& image) {
@@ -96,12 +106,14 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.title->setText(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()));
     c.view = card->view();
     c.view->setImage(m_image);
+    c.view->setTruthBoxes(m_truthBoxes);
     c.view->setTrace(m_rows[i].trace);
     if (m_overlays >= 0) c.view->setOverlays(TraceView::Overlays(m_overlays));
     c.info = card->info();
     c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
     c.strip->setTruth(m_truth);
+    c.strip->setTruthBoxes(m_truthBoxes);
     connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
     // One row for up to three models (a laptop screen is wide, not tall), two by two for four.
     const int perRow = m_rows.size() > 3 ? 2 : static_cast<int>(m_rows.size());

@@ -30,6 +30,8 @@ class ComparePage : public QWidget {
   void setImage(const QImage& image);
   void setRows(std::vector<CompareSummaryModel::Row> rows);
   void setTruth(const QString& truth);
+  /// Each character's true box (empty: unknown): every column shows them and marks its misses.
+  void setTruthBoxes(const std::vector<core::Box>& boxes);
   /// The overlays of every column (TraceView::Overlays), as toggled on the inspector.
   void setOverlays(int overlays);
 
@@ -50,6 +52,7 @@ class ComparePage : public QWidget {
   StepCursor* m_cursor;
   QImage m_image;
   QString m_truth;
+  std::vector<core::Box> m_truthBoxes;
   int m_overlays = -1;  ///< -1: the views' default
   std::vector<CompareSummaryModel::Row> m_rows;
   std::vector<Column> m_columns;

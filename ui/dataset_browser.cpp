@@ -86,7 +86,7 @@ void DatasetBrowser::chooseEntry(int row) {
   try {
     const auto sample = dataset->get(static_cast<size_t>(row));
     Q_EMIT entryChosen(toQImage(sample.image), qstr(dataset->entryName(static_cast<size_t>(row))),
-                       qstr(sample.label));
+                       qstr(sample.label), dataset->charBoxes(static_cast<size_t>(row)));
   } catch (const core::Error& e) {
     Q_EMIT failed(QString::fromStdString(e.what()));
   }

@@ -4,6 +4,9 @@
 // truth labels; choosing one shows it in the inspector with its truth.
 #include <QImage>
 #include <QWidget>
+#include <vector>
+
+#include "geometry.h"
 
 class QLabel;
 class QLineEdit;
@@ -26,7 +29,9 @@ class DatasetBrowser : public QWidget {
   QListView* view() const { return m_view; }
 
  Q_SIGNALS:
-  void entryChosen(const QImage& image, const QString& source, const QString& truth);
+  /// `truthBoxes`: each character's true box in the image's pixels, when the data knows them.
+  void entryChosen(const QImage& image, const QString& source, const QString& truth,
+                   const std::vector<foveal::core::Box>& truthBoxes);
   void failed(const QString& message);
 
  private:

@@ -81,12 +81,14 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
       m_counted += d.toObject().value(QStringLiteral("count")).toInteger();
     }
   if (digitProtocol) {
-    m_headers = QStringList{tr("model")} + protocolColumns() + QStringList{tr("mean")};
+    // Then localisation pooled over every image (absent without character boxes).
+    m_headers = QStringList{tr("model")} + protocolColumns() +
+                QStringList{tr("mean"), tr("pointing %"), tr("IoU")};
     const QStringList cols = protocolColumns();
     for (const auto& r : reports) {
       Row row;
       row.name = QFileInfo(r.value(QStringLiteral("model")).toString()).fileName();
-      row.values.assign(size_t(cols.size() + 1), kNaN);
+      row.values.assign(size_t(cols.size() + 3), kNaN);
       double sum = 0;
       int n = 0;
       for (const auto& d : r.value(QStringLiteral("datasets")).toArray()) {
@@ -101,12 +103,16 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
           ++n;
         }
       // The mean of Table 1 is over all ten settings: only shown when every one was measured.
-      if (n == cols.size()) row.values.back() = sum / n;
+      if (n == cols.size()) row.values[size_t(cols.size())] = sum / n;
+      const QJsonObject all = r.value(QStringLiteral("overall")).toObject();
+      row.values[size_t(cols.size() + 1)] = 100.0 * num(all.value(QStringLiteral("pointing")));
+      row.values[size_t(cols.size() + 2)] = num(all.value(QStringLiteral("mean_iou")));
       m_rows.push_back(std::move(row));
     }
   } else {
-    m_headers = {tr("dataset"),  tr("images"),  tr("accuracy %"),
-                 tr("norm. ED"), tr("entropy"), tr("skipped")};
+    m_headers = {tr("dataset"),    tr("images"),  tr("accuracy %"),
+                 tr("norm. ED"),   tr("entropy"), tr("skipped"),
+                 tr("pointing %"), tr("IoU"),     tr("pointing % (read right)")};
     const QJsonObject r = reports.front();
     auto rowOf = [&](const QString& name, const QJsonObject& o, bool summary) {
       // No image read: no accuracy (not 0.00); the skipped column says why.
@@ -117,7 +123,11 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
                   none ? kNaN : 100.0 * num(o.value(QStringLiteral("accuracy"))),
                   none ? kNaN : num(o.value(QStringLiteral("ned"))),
                   none ? kNaN : num(o.value(QStringLiteral("entropy"))),
-                  skipped.isDouble() ? skipped.toDouble() : kNaN},
+                  skipped.isDouble() ? skipped.toDouble() : kNaN,
+                  // Localisation: only where the data knows its character boxes.
+                  100.0 * num(o.value(QStringLiteral("pointing"))),
+                  num(o.value(QStringLiteral("mean_iou"))),
+                  100.0 * num(o.value(QStringLiteral("pointing_correct")))},
                  summary};
     };
     const QJsonArray sets = r.value(QStringLiteral("datasets")).toArray();
@@ -164,12 +174,15 @@ QVariant EvalResultModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole) return {};
   if (!std::isfinite(v)) return QStringLiteral("—");
-  if (m_protocol) return QString::number(v, 'f', 1);
+  if (m_protocol)
+    return QString::number(v, 'f', c + 1 == row.values.size() ? 3 : 1);  // IoU: 3 decimals
   switch (c) {
     case 0:
     case 4:
       return QString::number(qint64(v));
     case 1:
+    case 5:
+    case 7:
       return QString::number(v, 'f', 2);
     default:
       return QString::number(v, 'f', 4);

@@ -1,7 +1,8 @@
 #pragma once
 // Item models for `foveal-cli eval --json` results: EvalResultModel shows one report as a table
-// of datasets (images, accuracy, normalised edit distance, entropy), or, for the digit protocol,
-// one row per model in the layout of the paper's Table 1 (n5 .. n13, r5 .. r13, mean).
+// of datasets (images, accuracy, normalised edit distance, entropy; pointing accuracy and mean
+// IoU where the data knows its character boxes), or, for the digit protocol, one row per model in
+// the layout of the paper's Table 1 (n5 .. n13, r5 .. r13, mean, then pointing accuracy and IoU).
 // FailureModel lists the misread images of `--failures` (dataset, entry, truth, reading).
 #include <QAbstractTableModel>
 #include <QJsonDocument>

@@ -87,37 +87,8 @@ QString exportImage(const QImage& image, const QString& path) {
 }
 
 QString traceToCsv(const core::Trace& trace) {
-  QString out;
-  const size_t regions = trace.regions.size();
-  out += QStringLiteral("step,token,prob,entropy,region,topk");
-  for (size_t i = 0; i < regions; ++i) out += QStringLiteral(",alpha_%1").arg(i);
-  size_t stns = trace.steps.empty() ? 0 : trace.steps[0].stn.size();
-  for (size_t k = 0; k < stns; ++k)
-    for (int c = 0; c < 4; ++c) out += QStringLiteral(",stn%1_x%2,stn%1_y%2").arg(k + 1).arg(c);
-  out += QLatin1Char('\n');
-  auto quote = [](QString s) {
-    return QLatin1Char('"') + s.replace(QLatin1Char('"'), QStringLiteral("\"\"")) +
-           QLatin1Char('"');
-  };
-  for (size_t t = 0; t < trace.steps.size(); ++t) {
-    const auto& s = trace.steps[t];
-    QStringList topk;
-    for (const auto& k : s.topk)
-      topk << QStringLiteral("%1:%2").arg(qstr(k.token)).arg(k.prob, 0, 'g', 6);
-    out += QStringLiteral("%1,%2,%3,%4,%5,%6")
-               .arg(t)
-               .arg(quote(qstr(s.token)))
-               .arg(s.prob, 0, 'g', 8)
-               .arg(s.entropy, 0, 'g', 8)
-               .arg(s.region)
-               .arg(quote(topk.join(QLatin1Char(' '))));
-    for (double a : s.alpha) out += QStringLiteral(",%1").arg(a, 0, 'g', 8);
-    for (const auto& k : s.stn)
-      for (const auto& c : k.quad)
-        out += QStringLiteral(",%1,%2").arg(c.x, 0, 'g', 8).arg(c.y, 0, 'g', 8);
-    out += QLatin1Char('\n');
-  }
-  return out;
+  // One CSV for the CLI and the GUI: core's (its columns are documented there).
+  return QString::fromStdString(trace.toCsv());
 }
 
 QString exportTrace(const core::Trace& trace, const QString& path) {

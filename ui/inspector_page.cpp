@@ -45,12 +45,20 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
       {TraceView::StnQuads, tr("STN")},
       {TraceView::Tokens, tr("Tokens")},
       {TraceView::HeatImage, tr("Heat on image")},
-      {TraceView::Fiducials, tr("Fiducials")}};
+      {TraceView::Fiducials, tr("Fiducials")},
+      {TraceView::Focus, tr("Focus")},
+      {TraceView::TruthBoxes, tr("Truth")}};
   for (const auto& [overlay, label] : overlays) {
     auto* box = new QCheckBox(label, this);
     box->setChecked(m_view->overlays() & overlay);
     box->setFocusPolicy(Qt::NoFocus);
     box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
+    if (overlay == TraceView::Focus)
+      box->setToolTip(
+          tr("The step's focus point and character box: green on its character's "
+             "true box, red when it misses"));
+    if (overlay == TraceView::TruthBoxes)
+      box->setToolTip(tr("Each character's true box, for a dataset entry whose data knows them"));
     const auto o = overlay;
     connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
       m_view->setOverlay(o, on);
@@ -150,8 +158,11 @@ void InspectorPage::setModelChoices(const QStringList& names, int current) {
 }
 
 void InspectorPage::observe(ReadingDocument* document) {
-  connect(document, &ReadingDocument::imageChanged, this,
-          [this, document] { setImage(document->displayImage()); });
+  connect(document, &ReadingDocument::imageChanged, this, [this, document] {
+    setImage(document->displayImage());
+    m_view->setTruthBoxes(document->truthBoxes());
+    m_strip->setTruthBoxes(document->truthBoxes());
+  });
   connect(document, &ReadingDocument::truthChanged, this, &InspectorPage::setTruth);
 }
 
@@ -245,14 +256,21 @@ void InspectorPage::showStep(int step) {
                          ? QStringLiteral("%1-%2").arg(s.columns.front()).arg(s.columns.back())
                          : QString::number(s.columns.front()))
                 .arg(s.region);
+  // Localisation: where the step looks, and whether that is its character (when known).
+  const auto hits = m_strip->hits();
+  const int hit = static_cast<size_t>(step) < hits.size() ? hits[static_cast<size_t>(step)] : -1;
+  const QString focus = tr("focus (%1, %2)").arg(s.focus.x, 0, 'f', 1).arg(s.focus.y, 0, 'f', 1) +
+                        (hit == 1   ? tr(" <span style='color:#1a7f37'>✔ on its character</span>")
+                         : hit == 0 ? tr(" <span style='color:#c62828'>✘ misses</span>")
+                                    : QString());
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
-                         "entropy H[%4] %5 &middot; %6")
+                         "entropy H[%4] %5 &middot; %6<br>%7")
                           .arg(step + 1)
                           .arg(displayToken(s).toHtmlEscaped())
                           .arg(s.prob, 0, 'f', 3)
                           .arg(m_trace->decoder == "ctc" ? tr("posterior over columns") : tr("α"))
                           .arg(s.entropy, 0, 'f', 3)
-                          .arg(where));
+                          .arg(where, focus));
 
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;

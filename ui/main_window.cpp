@@ -252,8 +252,9 @@ void MainWindow::buildLayout() {
   dataDock->setWidget(m_datasets);
   addDockWidget(Qt::LeftDockWidgetArea, dataDock);
   connect(m_datasets, &DatasetBrowser::entryChosen, this,
-          [this](const QImage& image, const QString& source, const QString& truth) {
-            setImage(image, source, truth);
+          [this](const QImage& image, const QString& source, const QString& truth,
+                 const std::vector<core::Box>& truthBoxes) {
+            setImage(image, source, truth, truthBoxes);
           });
   connect(m_datasets, &DatasetBrowser::failed, this,
           [this](const QString& message) { showError(message, ErrorTopic::Image); });
@@ -415,14 +416,15 @@ bool MainWindow::openImage(const QString& path) {
   return true;
 }
 
-void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth) {
+void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth,
+                          const std::vector<core::Box>& truthBoxes) {
   setTruth(truth);
   QImage display = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
                                    : image.convertToFormat(QImage::Format_RGB32);
   core::GreyImage grey = fromQImage(display);  // what the model reads
   setWindowTitle(tr("%1 - Foveal").arg(source));
   clearError(ErrorTopic::Image);
-  m_document->setImage(std::move(grey), std::move(display), source);
+  m_document->setImage(std::move(grey), std::move(display), source, truthBoxes);
 }
 
 bool MainWindow::openModel(const QString& path) {
@@ -935,7 +937,9 @@ void MainWindow::exportTrace() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export trace"), kLastFolder.value(),
                                                     tr("JSON (*.json);;CSV (*.csv)"));
   if (path.isEmpty()) return;
-  const QString error = ui::exportTrace(*trace(), path);
+  core::Trace withTruth = *trace();  // the image's true character boxes, when the data knows them
+  withTruth.truthBoxes = m_document->truthBoxes();
+  const QString error = ui::exportTrace(withTruth, path);
   if (!error.isEmpty())
     showError(error);
   else

@@ -48,7 +48,8 @@ class MainWindow : public QMainWindow {
   bool openModel(const QString& path);  ///< a .fvm, or a DTRB .pth (asks what it must)
   /// Uses an image that is already in memory (paste, dataset browser) with its truth (empty:
   /// unknown, the previous image's truth is cleared).
-  void setImage(const QImage& image, const QString& source, const QString& truth = {});
+  void setImage(const QImage& image, const QString& source, const QString& truth = {},
+                const std::vector<core::Box>& truthBoxes = {});
   void setTruth(const QString& truth);
   /// Adds the *.fvm files of a folder (the bundled samples) without opening the inspector;
   /// they load off the GUI thread, failures are shown in the error banner naming the file.

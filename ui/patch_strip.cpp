@@ -5,6 +5,7 @@
 #include <QScrollArea>
 
 #include "charset.h"
+#include "localisation.h"
 #include "qt_convert.h"
 #include "text_metrics.h"
 
@@ -29,6 +30,7 @@ void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
     for (const auto& s : m_trace->steps) m_patches.push_back(toQImage(s.patch));
   m_step = 0;
   updateCorrect();
+  updateHits();
   updateGeometry();
   update();
   scrollToStep();
@@ -38,6 +40,19 @@ void PatchStrip::setTruth(const QString& truth) {
   m_truth = truth;
   updateCorrect();
   update();
+}
+
+void PatchStrip::setTruthBoxes(std::vector<core::Box> boxes) {
+  m_truthBoxes = std::move(boxes);
+  updateHits();
+  update();
+}
+
+void PatchStrip::updateHits() {
+  m_hits.assign(m_trace ? m_trace->steps.size() : 0, -1);
+  if (!m_trace) return;
+  for (size_t t = 0; t < m_hits.size() && t < m_truthBoxes.size(); ++t)
+    m_hits[t] = core::contains(m_truthBoxes[t], m_trace->steps[t].focus) ? 1 : 0;
 }
 
 void PatchStrip::setStep(int step) {
@@ -112,6 +127,20 @@ void PatchStrip::paintStrip(QPainter& p, double scale) const {
     const QRectF target(x + (cw - kGap - img.width() * scale) / 2, 4, img.width() * scale,
                         img.height() * scale);
     p.drawImage(target, img);
+    if (t < m_hits.size() && m_hits[t] == 0) {
+      // The step's focus misses its character: a red frame and a mark in the corner.
+      p.setPen(QPen(QColor(230, 40, 40), 2, Qt::DashLine));
+      p.setBrush(Qt::NoBrush);
+      p.drawRect(target.adjusted(-3, -3, 3, 3));
+      QFont small = f;
+      small.setPointSizeF(f.pointSizeF() * 0.6);
+      small.setBold(true);
+      p.setFont(small);
+      const QRectF tag(target.right() - 26, target.top() - 2, 28, 12);
+      p.fillRect(tag, QColor(230, 40, 40));
+      p.setPen(Qt::white);
+      p.drawText(tag, Qt::AlignCenter, tr("miss"));
+    }
     if (static_cast<int>(t) == m_step) {
       p.setPen(QPen(QColor(255, 200, 0), 2));
       p.setBrush(Qt::NoBrush);

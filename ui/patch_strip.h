@@ -1,8 +1,10 @@
 #pragma once
 // Every step's patch in reading order with its token underneath, like the paper's Figures 3 and
 // 4: the receptive field (hard), the alpha-weighted field (soft) or the STN output (sharp).
-// Tokens that disagree with the truth are red. Click a patch to select its step. Inside a
-// QScrollArea the strip keeps its full width and scrolls the selected step into view.
+// Tokens that disagree with the truth are red; a step whose focus misses its character's true box
+// (when the data knows the boxes) gets a red frame and a "miss" mark. Click a patch to select its
+// step. Inside a QScrollArea the strip keeps its full width and scrolls the selected step into
+// view.
 #include <QImage>
 #include <QWidget>
 #include <memory>
@@ -20,6 +22,10 @@ class PatchStrip : public QWidget {
   void setTrace(std::shared_ptr<const core::Trace> trace);
   /// The expected transcription; empty when unknown.
   void setTruth(const QString& truth);
+  /// Each character's true box in source pixels (empty: unknown): marks the steps that miss.
+  void setTruthBoxes(std::vector<core::Box> boxes);
+  /// Per step: 1 its focus lies in its character's true box, 0 a miss, -1 unknown.
+  const std::vector<int>& hits() const { return m_hits; }
   void setStep(int step);
   int stepAt(const QPoint& p) const;
   /// The cell of `step` (its patch and token) in widget coordinates.
@@ -43,12 +49,15 @@ class PatchStrip : public QWidget {
  private:
   void paintStrip(QPainter& p, double scale) const;
   void updateCorrect();
+  void updateHits();
   void scrollToStep();
   double cellWidth(double scale) const;
 
   std::shared_ptr<const core::Trace> m_trace;
   std::vector<QImage> m_patches;
   std::vector<bool> m_correct;
+  std::vector<int> m_hits;
+  std::vector<core::Box> m_truthBoxes;
   QString m_truth;
   int m_step = 0;
   QWidget* m_watchedViewport = nullptr;  ///< the scroll area's viewport, re-scrolled on resize

@@ -2,7 +2,9 @@
 
 namespace foveal::ui {
 
-void ReadingDocument::setImage(core::GreyImage grey, QImage display, const QString& source) {
+void ReadingDocument::setImage(core::GreyImage grey, QImage display, const QString& source,
+                               std::vector<core::Box> truthBoxes) {
+  m_truthBoxes = std::move(truthBoxes);
   m_grey = std::move(grey);
   m_display = std::move(display);
   m_source = source;

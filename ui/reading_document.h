@@ -5,7 +5,9 @@
 #include <QImage>
 #include <QObject>
 #include <QString>
+#include <vector>
 
+#include "geometry.h"
 #include "grey_image.h"
 
 namespace foveal::ui {
@@ -15,8 +17,10 @@ class ReadingDocument : public QObject {
  public:
   explicit ReadingDocument(QObject* parent = nullptr) : QObject(parent) {}
 
-  /// The image, as read by the models (`grey`) and as shown (`display`, same size).
-  void setImage(core::GreyImage grey, QImage display, const QString& source);
+  /// The image, as read by the models (`grey`) and as shown (`display`, same size), and the true
+  /// box of each character of its label in its pixels when the data knows them (a dataset entry).
+  void setImage(core::GreyImage grey, QImage display, const QString& source,
+                std::vector<core::Box> truthBoxes = {});
   /// The expected text, trimmed; empty: unknown.
   void setTruth(const QString& truth);
 
@@ -25,6 +29,7 @@ class ReadingDocument : public QObject {
   const QImage& displayImage() const { return m_display; }
   const QString& source() const { return m_source; }
   const QString& truth() const { return m_truth; }
+  const std::vector<core::Box>& truthBoxes() const { return m_truthBoxes; }
 
  Q_SIGNALS:
   void imageChanged();
@@ -35,6 +40,7 @@ class ReadingDocument : public QObject {
   QImage m_display;
   QString m_source;
   QString m_truth;
+  std::vector<core::Box> m_truthBoxes;
 };
 
 }  // namespace foveal::ui

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "localisation.h"
 #include "qt_convert.h"
 
 namespace foveal::ui {
@@ -44,6 +45,7 @@ void TraceView::focusOutEvent(QFocusEvent*) { update(); }
 void TraceView::setImage(const QImage& image) {
   m_image = image;
   m_trace.reset();
+  m_truthBoxes.clear();
   m_step = 0;
   m_zoom = 1.0;
   m_pan = {};
@@ -54,6 +56,19 @@ void TraceView::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_step = 0;
   update();
+}
+
+void TraceView::setTruthBoxes(std::vector<core::Box> boxes) {
+  m_truthBoxes = std::move(boxes);
+  update();
+}
+
+std::vector<int> TraceView::stepHits() const {
+  if (!m_trace) return {};
+  core::Trace probe;  // stepHits reads the steps' focus and the true boxes only
+  probe.steps = m_trace->steps;
+  probe.truthBoxes = m_truthBoxes;
+  return core::stepHits(probe);
 }
 
 void TraceView::setStep(int step) {
@@ -355,6 +370,38 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2,
                   fine ? Qt::SolidLine : Qt::DashLine));
     p.drawPolygon(t.map(toPolygon(step.stn[k].quad)));
+  }
+
+  // True character boxes: every one thin, the current step's character bold.
+  const size_t current = static_cast<size_t>(&step - m_trace->steps.data());
+  if (m_overlays & TruthBoxes) {
+    p.setBrush(Qt::NoBrush);
+    for (size_t k = 0; k < m_truthBoxes.size(); ++k) {
+      const bool now = k == current;
+      p.setPen(QPen(now ? QColor(60, 230, 90) : QColor(60, 230, 90, 150), now ? 2.5 : 1));
+      p.drawRect(t.mapRect(toRect(m_truthBoxes[k])));
+    }
+  }
+  // The step's focus and character box: green on its character, red off it, white unknown.
+  if (m_overlays & Focus) {
+    const bool known = current < m_truthBoxes.size();
+    const bool hit = known && core::contains(m_truthBoxes[current], step.focus);
+    const QColor c = !known ? QColor(255, 255, 255)
+                     : hit  ? QColor(60, 230, 90)
+                            : QColor(240, 40, 40);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(c, 1.5, Qt::DashLine));
+    p.drawRect(t.mapRect(toRect(step.box)));
+    const QPointF f = t.map(QPointF(step.focus.x, step.focus.y));
+    p.setPen(QPen(Qt::black, 1));
+    p.setBrush(c);
+    p.drawEllipse(f, 4.5, 4.5);
+    p.setPen(QPen(c, 1.5));
+    p.drawLine(f - QPointF(9, 0), f - QPointF(5.5, 0));
+    p.drawLine(f + QPointF(5.5, 0), f + QPointF(9, 0));
+    p.drawLine(f - QPointF(0, 9), f - QPointF(0, 5.5));
+    p.drawLine(f + QPointF(0, 5.5), f + QPointF(0, 9));
+    p.setBrush(Qt::NoBrush);
   }
 
   // Tokens read so far, in reading order under their regions; the current one bold.

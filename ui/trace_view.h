@@ -19,7 +19,10 @@ class TraceView : public QWidget {
  public:
   /// HeatImage: each region's attention as a translucent heat band over the image itself.
   /// Fiducials: a TPS model's fiducial points on the source (top edge, bottom edge). RegionBox
-  /// also marks a CTC step's emitting columns.
+  /// also marks a CTC step's emitting columns. Focus: the step's focus point and character box
+  /// (core/localisation.h); green when the focus lies in its character's true box, red when it
+  /// misses. TruthBoxes: the true box of every character (when the data knows them), the current
+  /// step's character bold.
   enum Overlay {
     HeatStrip = 1,
     RegionBox = 2,
@@ -27,8 +30,10 @@ class TraceView : public QWidget {
     Tokens = 8,
     HeatImage = 16,
     Fiducials = 32,
-    DefaultOverlays = 47,
-    AllOverlays = 63
+    Focus = 64,
+    TruthBoxes = 128,
+    DefaultOverlays = 47 | Focus | TruthBoxes,
+    AllOverlays = 255
   };
   Q_DECLARE_FLAGS(Overlays, Overlay)
 
@@ -51,6 +56,12 @@ class TraceView : public QWidget {
     update();
   }
   void setTrace(std::shared_ptr<const core::Trace> trace);
+  /// Each character's true box in source pixels (empty: unknown). Kept across traces of the
+  /// same image; setImage() clears them.
+  void setTruthBoxes(std::vector<core::Box> boxes);
+  const std::vector<core::Box>& truthBoxes() const { return m_truthBoxes; }
+  /// Per step of the trace: 1 focus on its character, 0 a miss, -1 no true box for it.
+  std::vector<int> stepHits() const;
   void setStep(int step);
   int step() const { return m_step; }
 
@@ -100,6 +111,7 @@ class TraceView : public QWidget {
 
   QImage m_image;
   std::shared_ptr<const core::Trace> m_trace;
+  std::vector<core::Box> m_truthBoxes;
   int m_step = 0;
 };
 

@@ -130,14 +130,17 @@ Batch DataLoader::build(int64_t number) {
     std::string reason = "unreadable entry";
     try {
       std::string label;
+      std::pair<int, int> size{pp.inputW, pp.inputH};
       if (packed) {
         label = packed->label(i);
         packed->verify(i);  // the pixels' checksum, here where a bad entry can be skipped
       } else {
         Sample s = m_dataset->get(i);
         label = std::move(s.label);
+        size = {s.image.width, s.image.height};
         images.push_back(std::move(s.image));
       }
+      std::vector<Box> boxes;
       try {
         reason = "empty label";
         if (label.empty()) throw Error("empty label");
@@ -148,6 +151,8 @@ Batch DataLoader::build(int64_t number) {
           throw Error("label \"" + label + "\" has " + std::to_string(enc.size()) +
                       " characters, more than the model's maximum length " +
                       std::to_string(m_opt.maxLength));
+        reason = "unreadable entry";
+        if (m_opt.withBoxes) boxes = m_dataset->charBoxes(i);
         encoded.push_back(std::move(enc));
       } catch (const Error& e) {
         if (!packed) images.pop_back();
@@ -155,6 +160,10 @@ Batch DataLoader::build(int64_t number) {
       }
       b.labels.push_back(std::move(label));
       b.indices.push_back(i);
+      if (m_opt.withBoxes) {
+        b.boxes.push_back(std::move(boxes));
+        b.sourceSizes.push_back(size);
+      }
     } catch (const Error& e) {
       if (!m_opt.skipBad) throw;
       ++m_skipped;

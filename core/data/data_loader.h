@@ -43,6 +43,9 @@ struct LoaderOptions {
   Charset charset = Charset::digits();
   Preprocessing preprocessing;
   bool withUpsampled = true;
+  /// Also collect each entry's character boxes (Dataset::charBoxes) and source size, in the
+  /// worker threads (evaluation's localisation metrics).
+  bool withBoxes = false;
 };
 
 struct Batch {
@@ -53,6 +56,10 @@ struct Batch {
   torch::Tensor lengths;    ///< [B] int64: label lengths without the end token
   std::vector<std::string> labels;
   std::vector<size_t> indices;  ///< dataset entries
+  /// withBoxes: per entry its character boxes in source pixels (empty: unknown) and the source
+  /// image's width and height (a packed entry: the model input's).
+  std::vector<std::vector<Box>> boxes;
+  std::vector<std::pair<int, int>> sourceSizes;
 };
 
 class DataLoader {

@@ -4,7 +4,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "geometry.h"
 #include "grey_image.h"
 
 namespace foveal::core::data {
@@ -13,6 +15,9 @@ namespace foveal::core::data {
 struct Sample {
   GreyImage image;
   std::string label;
+  /// Each character's true box in `image`'s pixels, for writers (exportDataset fills it from
+  /// Dataset::charBoxes); empty when unknown. get() leaves it empty: reading boxes is charBoxes().
+  std::vector<Box> boxes;
 };
 
 /// What the model sees: the inputW x inputH image and the upsampledW x inputH copy the sharpener
@@ -21,6 +26,7 @@ struct PreparedSample {
   GreyImage input;
   GreyImage upsampled;
   std::string label;
+  std::vector<Box> boxes;  ///< each character's true box in `input`'s pixels; empty: unknown
 };
 
 /// A random-access source of labelled images. Implementations are safe to call from several
@@ -41,6 +47,14 @@ class Dataset {
   virtual std::string entryName(size_t index) const = 0;
   /// One line: kind, location, entry count.
   virtual std::string describe() const = 0;
+  /// The true box of each character (UTF-8 code point) of entry `index`'s label, in its source
+  /// image's pixels (pixel-edge coordinates, as Box), or empty when the data does not know them.
+  /// Cheap where the format stores them (docs/data/char-boxes.md); synthetic words render the
+  /// entry again. Throws Error naming the entry when stored boxes are malformed.
+  virtual std::vector<Box> charBoxes(size_t index) const {
+    (void)index;
+    return {};
+  }
 };
 
 using DatasetPtr = std::shared_ptr<const Dataset>;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "charset.h"
 #include "error.h"
 #include "folder_dataset.h"
 #include "lmdb_dataset.h"
@@ -18,7 +19,13 @@ namespace foveal::core::data {
 
 PreparedSample prepareSample(const Sample& s, const Preprocessing& pp) {
   const ModelInput in = preprocess({s.image}, pp, true);
-  return {toGreyImage(in.image[0]), toGreyImage(in.upsampled[0]), s.label};
+  // The boxes follow the image to the model input's size (as traces map regions back).
+  std::vector<Box> boxes;
+  for (const auto& b : s.boxes) {
+    const double sx = double(pp.inputW) / s.image.width, sy = double(pp.inputH) / s.image.height;
+    boxes.push_back({b.x * sx, b.y * sy, b.w * sx, b.h * sy});
+  }
+  return {toGreyImage(in.image[0]), toGreyImage(in.upsampled[0]), s.label, std::move(boxes)};
 }
 
 ExportReport exportDataset(const Dataset& ds, const std::string& out, const ExportOptions& opt) {
@@ -74,6 +81,12 @@ ExportReport exportDataset(const Dataset& ds, const std::string& out, const Expo
           } else {
             Sample s = ds.get(i);
             if (s.label.empty()) throw Error(ds.entryName(i) + ": empty label");
+            // The true character boxes travel with the entry when the source knows them.
+            s.boxes = ds.charBoxes(i);
+            if (!s.boxes.empty() && s.boxes.size() != splitUtf8(s.label).size())
+              throw Error(ds.entryName(i) + ": " + std::to_string(s.boxes.size()) +
+                          " character boxes for the " + std::to_string(splitUtf8(s.label).size()) +
+                          " characters of \"" + s.label + "\"");
             if (packing)
               slot.prepared = prepareSample(s, opt.preprocessing);
             else

@@ -1,5 +1,6 @@
 #include "digit_sequences.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -62,6 +63,20 @@ void turnAboutVerticalAxis(const uint8_t* cell, int n, double degrees, uint8_t* 
   }
 }
 
+Box turnedSlotBox(int n, double degrees) {
+  // The forward map of turnAboutVerticalAxis: a point (X, Y) of the turned plane (centred) is seen
+  // at u = d X c / (d + X s), v = d Y / (d + X s). u grows with X, so the slot's edges X = +-n/2
+  // give its left and right; its height is largest at the near edge (smallest d + X s).
+  const double d = DigitSequenceSpec::kCameraDistance;
+  const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
+  const double half = n / 2.0;
+  const double uLeft = d * -half * c / (d - half * s), uRight = d * half * c / (d + half * s);
+  const double vMax = d * half / std::min(d - half * s, d + half * s);
+  const double x0 = std::max(0.0, half + uLeft), x1 = std::min(double(n), half + uRight);
+  const double y0 = std::max(0.0, half - vMax), y1 = std::min(double(n), half + vMax);
+  return {x0, y0, x1 - x0, y1 - y0};
+}
+
 DigitSequenceDataset::DigitSequenceDataset(std::shared_ptr<const MnistDigits> digits,
                                            const DigitSequenceSpec& spec)
     : m_digits(std::move(digits)), m_spec(spec) {
@@ -119,6 +134,18 @@ Sample DigitSequenceDataset::get(size_t index) const {
     s.label += static_cast<char>('0' + m_digits->label(p.digits[k]));
   }
   return s;
+}
+
+std::vector<Box> DigitSequenceDataset::charBoxes(size_t index) const {
+  constexpr int n = MnistDigits::kCell;
+  const Plan p = plan(index);
+  std::vector<Box> out;
+  for (int k = 0; k < m_spec.length; ++k) {
+    Box b = m_spec.rotated ? turnedSlotBox(n, p.angles[static_cast<size_t>(k)]) : Box{0, 0, n, n};
+    b.x += k * n;
+    out.push_back(b);
+  }
+  return out;
 }
 
 std::string DigitSequenceDataset::entryName(size_t index) const {

@@ -41,6 +41,11 @@ struct DigitSequenceSpec {
 /// for tests; `out` must hold n*n bytes.
 void turnAboutVerticalAxis(const uint8_t* cell, int n, double degrees, uint8_t* out);
 
+/// Where turnAboutVerticalAxis puts the cell: the bounding box of the turned n x n slot's image
+/// (its four corners through the same camera; a turned square's image is a trapezoid whose near
+/// edge grows), clipped to the cell. Pixel-edge coordinates within the cell.
+Box turnedSlotBox(int n, double degrees);
+
 class DigitSequenceDataset : public Dataset {
  public:
   DigitSequenceDataset(std::shared_ptr<const MnistDigits> digits, const DigitSequenceSpec& spec);
@@ -51,6 +56,8 @@ class DigitSequenceDataset : public Dataset {
   std::string label(size_t index) const override;
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  /// Digit k's 32-px slot (rotated: turnedSlotBox), shifted to its place in the sequence.
+  std::vector<Box> charBoxes(size_t index) const override;
 
   const DigitSequenceSpec& spec() const { return m_spec; }
   /// The per-digit choices of sample `index`: digit indices into MnistDigits and angles.

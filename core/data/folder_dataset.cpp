@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "char_boxes.h"
 #include "charset.h"
 #include "error.h"
 #include "lmdb_dataset.h"
@@ -39,6 +40,13 @@ FolderDataset::FolderDataset(const std::string& path) {
     } else {
       e.path = line.substr(0, tab);
       e.label = line.substr(tab + 1);
+      // The optional third column: only when it says what it is, so an older gt.txt whose
+      // labels hold a TAB reads as before.
+      const size_t last = e.label.rfind("\tboxes=");
+      if (last != std::string::npos) {
+        e.boxes = e.label.substr(last + 7);
+        e.label.erase(last);
+      }
       if (e.path.empty()) e.problem = "empty image path";
     }
     if (e.problem.empty()) {
@@ -74,6 +82,16 @@ Sample FolderDataset::get(size_t index) const {
   return s;
 }
 
+std::vector<Box> FolderDataset::charBoxes(size_t index) const {
+  const Entry& e = entry(index);
+  if (e.boxes.empty()) return {};
+  try {
+    return parseCharBoxes(e.boxes);
+  } catch (const Error& err) {
+    throw Error(entryName(index) + ": " + err.what());
+  }
+}
+
 std::string FolderDataset::entryName(size_t index) const {
   if (index >= m_entries.size()) return m_gt + ": entry " + std::to_string(index);
   return m_gt + ": line " + std::to_string(m_entries[index].line) + " (" + m_entries[index].path +
@@ -102,7 +120,9 @@ void FolderWriter::add(const Sample& s) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out.flush()) throw Error(path + ": write failed");
-  m_gt += std::string(name) + "\t" + s.label + "\n";
+  m_gt += std::string(name) + "\t" + s.label;
+  if (!s.boxes.empty()) m_gt += "\tboxes=" + formatCharBoxes(s.boxes);
+  m_gt += "\n";
 }
 
 void FolderWriter::finish() {

@@ -1,7 +1,8 @@
 #pragma once
 // A folder of images with a gt.txt listing them: one "path<TAB>label" line per image, the path
 // relative to gt.txt's folder (the format of deep-text-recognition-benchmark's create_lmdb_dataset
-// input). Images are decoded on demand with readImage.
+// input), optionally "path<TAB>label<TAB>boxes=x0,y0,x1,y1 ..." with each character's true box
+// (docs/data/char-boxes.md). Images are decoded on demand with readImage.
 #include <string>
 #include <vector>
 
@@ -21,12 +22,14 @@ class FolderDataset : public Dataset {
   std::string label(size_t index) const override;
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  std::vector<Box> charBoxes(size_t index) const override;
   const std::string& gtPath() const { return m_gt; }
 
  private:
   struct Entry {
     std::string path;  ///< relative, as written in gt.txt
     std::string label;
+    std::string boxes;  ///< the boxes column without "boxes=", parsed when asked for
     int line = 0;
     std::string problem;  ///< non-empty for a malformed line
   };
@@ -37,7 +40,7 @@ class FolderDataset : public Dataset {
 };
 
 /// Writes images as PNG (PGM without image codecs) under `folder`/images/ and the list as
-/// `folder`/gt.txt.
+/// `folder`/gt.txt (with the boxes column for samples that carry boxes).
 class FolderWriter {
  public:
   explicit FolderWriter(const std::string& folder);

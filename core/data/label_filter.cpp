@@ -55,6 +55,12 @@ Sample FilteredDataset::get(size_t index) const {
   return s;
 }
 
+std::vector<Box> FilteredDataset::charBoxes(size_t index) const {
+  auto boxes = m_base->charBoxes(m_keep.at(index));
+  if (boxes.size() != splitUtf8(m_labels[index]).size()) return {};
+  return boxes;
+}
+
 std::string FilteredDataset::entryName(size_t index) const {
   return index < m_keep.size() ? m_base->entryName(m_keep[index])
                                : m_base->describe() + ": filtered entry " + std::to_string(index);

@@ -36,6 +36,9 @@ class FilteredDataset : public Dataset {
   std::string label(size_t index) const override { return m_labels.at(index); }
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  /// The base entry's boxes while the filter kept every character (case folding keeps them in
+  /// place); empty when it removed some.
+  std::vector<Box> charBoxes(size_t index) const override;
 
   size_t filteredOut() const { return m_filtered; }
   size_t unreadable() const { return m_unreadable; }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "char_boxes.h"
 #include "error.h"
 #include "safe_read.h"
 
@@ -138,6 +139,16 @@ Sample LmdbDataset::get(size_t index) const {
   return s;
 }
 
+std::vector<Box> LmdbDataset::charBoxes(size_t index) const {
+  if (index >= m_count) return {};
+  const std::string text = read(key("boxes", index), index, false);
+  try {
+    return parseCharBoxes(text);
+  } catch (const Error& e) {
+    throw Error(entryName(index) + ": " + e.what());
+  }
+}
+
 std::string LmdbDataset::entryName(size_t index) const {
   return m_path + ": entry " + std::to_string(index) + " (" + key("image", index) + ")";
 }
@@ -203,7 +214,10 @@ void LmdbWriter::addEncoded(const std::string& imageBytes, const std::string& la
   if (++m_count % 1000 == 0) commit(true);
 }
 
-void LmdbWriter::add(const Sample& s) { addEncoded(encodeForStorage(s.image), s.label); }
+void LmdbWriter::add(const Sample& s) {
+  if (!s.boxes.empty()) put(key("boxes", m_count), formatCharBoxes(s.boxes));
+  addEncoded(encodeForStorage(s.image), s.label);
+}
 
 void LmdbWriter::finish() {
   put("num-samples", std::to_string(m_count));

@@ -1,7 +1,8 @@
 #pragma once
 // LMDB datasets in deep-text-recognition-benchmark's layout: a folder with data.mdb holding
 // "num-samples" (decimal text) and, for i = 1..n, "image-%09d" (encoded image bytes) and
-// "label-%09d" (UTF-8). Read-only access without locks, so it can read datasets on read-only
+// "label-%09d" (UTF-8), and optionally "boxes-%09d" (each character's true box, the text form of
+// docs/data/char-boxes.md). Read-only access without locks, so it can read datasets on read-only
 // mounts, as the benchmark's Python loader does.
 #include <cstddef>
 #include <memory>
@@ -29,6 +30,8 @@ class LmdbDataset : public Dataset {
   std::string label(size_t index) const override;
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  /// The optional key "boxes-%09d" (docs/data/char-boxes.md).
+  std::vector<Box> charBoxes(size_t index) const override;
 
  private:
   std::string read(const std::string& key, size_t index, bool required) const;

@@ -31,6 +31,7 @@ Sample LmdbDataset::get(size_t) const { unavailable(m_path); }
 std::string LmdbDataset::label(size_t) const { unavailable(m_path); }
 std::string LmdbDataset::entryName(size_t) const { unavailable(m_path); }
 std::string LmdbDataset::describe() const { return m_path + " (LMDB, unreadable in this build)"; }
+std::vector<Box> LmdbDataset::charBoxes(size_t) const { unavailable(m_path); }
 std::string LmdbDataset::read(const std::string&, size_t, bool) const { unavailable(m_path); }
 
 LmdbWriter::LmdbWriter(const std::string& path) : m_path(path) { unavailable(path); }

@@ -82,6 +82,7 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
       if (crc32(copy, kHeaderSize) != load<uint32_t>(h + 88))
         throw Error(path + ": corrupt header (checksum mismatch)");
       m_crcOffset = load<uint64_t>(h + 96);
+      m_boxesOffset = load<uint64_t>(h + 104);
     }
     const uint64_t count = load<uint64_t>(h + 16);
     const uint32_t w = load<uint32_t>(h + 24), hh = load<uint32_t>(h + 28),
@@ -126,6 +127,27 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
         throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
                     ": corrupt label index");
       prev = off;
+    }
+    if (m_boxesOffset) {
+      // The boxes section: after the checksum table, its index checked now as the labels' is.
+      const uint64_t size = m_mapSize;
+      if (m_boxesOffset < m_crcOffset + 8 * count || m_boxesOffset > size ||
+          count + 1 > (size - m_boxesOffset) / 8)
+        throw Error(path + ": corrupt header (character boxes offset)");
+      m_boxesDataOffset = m_boxesOffset + 8 * (count + 1);
+      const uint64_t total = load<uint64_t>(m_map + m_boxesOffset + 8 * count);
+      if (total > (size - m_boxesDataOffset) / 16 ||
+          count > (size - m_boxesDataOffset - 16 * total) / 4)
+        throw Error(path + ": corrupt character boxes (the section is cut short)");
+      m_boxesCrcOffset = m_boxesDataOffset + 16 * total;
+      uint64_t before = 0;
+      for (size_t i = 0; i <= m_count; ++i) {
+        const uint64_t n = load<uint64_t>(m_map + m_boxesOffset + 8 * i);
+        if (n < before || n > total || (i == 0 && n != 0))
+          throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
+                      ": corrupt character box index");
+        before = n;
+      }
     }
   } catch (...) {
     ::munmap(const_cast<uint8_t*>(m_map), m_mapSize);
@@ -187,11 +209,34 @@ Sample PackedDataset::get(size_t index) const {
   return s;
 }
 
+std::vector<Box> PackedDataset::charBoxes(size_t index) const {
+  check(index);
+  if (!m_boxesOffset) return {};
+  const uint64_t a = load<uint64_t>(m_map + m_boxesOffset + 8 * index);
+  const uint64_t b = load<uint64_t>(m_map + m_boxesOffset + 8 * (index + 1));
+  const uint8_t* p = m_map + m_boxesDataOffset + 16 * a;
+  if (crc32(p, 16 * (b - a)) != load<uint32_t>(m_map + m_boxesCrcOffset + 4 * index))
+    throw Error(entryName(index) + ": corrupt character boxes (checksum mismatch)");
+  std::vector<Box> out;
+  for (uint64_t k = 0; k < b - a; ++k) {
+    const float x0 = load<float>(p + 16 * k), y0 = load<float>(p + 16 * k + 4),
+                x1 = load<float>(p + 16 * k + 8), y1 = load<float>(p + 16 * k + 12);
+    // The checksum proves the bytes are the writer's, not that a crafted file wrote sense.
+    if (!std::isfinite(x0) || !std::isfinite(y0) || !std::isfinite(x1) || !std::isfinite(y1) ||
+        x1 < x0 || y1 < y0)
+      throw Error(entryName(index) + ": corrupt character boxes (box " + std::to_string(k + 1) +
+                  " is not x0 <= x1, y0 <= y1)");
+    out.push_back({x0, y0, double(x1) - x0, double(y1) - y0});
+  }
+  return out;
+}
+
 PreparedSample PackedDataset::prepared(size_t index) const {
   PreparedSample s;
   const Sample in = get(index);  // checks the entry's checksum, which covers both images
   s.input = in.image;
   s.label = in.label;
+  s.boxes = charBoxes(index);
   const uint8_t* u = m_map + m_imagesOffset + index * m_stride + size_t(m_pp.inputW) * m_pp.inputH;
   s.upsampled.width = m_upW;
   s.upsampled.height = m_pp.inputH;
@@ -250,6 +295,7 @@ void PackedWriter::add(const PreparedSample& s) {
                          crc32(s.input.pixels.data(), s.input.pixels.size())));
   m_crcs.push_back(crc32(s.label.data(), s.label.size()));
   m_labels.push_back(s.label);
+  m_boxes.push_back(s.boxes);
 }
 
 void PackedWriter::finish() {
@@ -283,12 +329,40 @@ void PackedWriter::finish() {
   store<uint64_t>(h.data() + 56, stride);
   store<uint64_t>(h.data() + 64, indexOffset);
   store<uint64_t>(h.data() + 72, dataOffset);
-  store<uint64_t>(h.data() + 80, crcOffset + crcs.size());
+  // Character boxes, only when some entry has them (a file without is what earlier builds wrote).
+  std::vector<uint8_t> boxes;
+  bool anyBoxes = false;
+  for (const auto& b : m_boxes) anyBoxes = anyBoxes || !b.empty();
+  if (anyBoxes) {
+    uint64_t total = 0;
+    for (const auto& b : m_boxes) total += b.size();
+    boxes.resize(8 * (count + 1) + 16 * total + 4 * count);
+    uint8_t* idx = boxes.data();
+    uint8_t* data = idx + 8 * (count + 1);
+    uint8_t* crc = data + 16 * total;
+    uint64_t n = 0;
+    for (size_t i = 0; i < count; ++i) {
+      store<uint64_t>(idx + 8 * i, n);
+      uint8_t* first = data + 16 * n;
+      for (const auto& b : m_boxes[i]) {
+        store<float>(data + 16 * n, static_cast<float>(b.x));
+        store<float>(data + 16 * n + 4, static_cast<float>(b.y));
+        store<float>(data + 16 * n + 8, static_cast<float>(b.x + b.w));
+        store<float>(data + 16 * n + 12, static_cast<float>(b.y + b.h));
+        ++n;
+      }
+      store<uint32_t>(crc + 4 * i, crc32(first, 16 * m_boxes[i].size()));
+    }
+    store<uint64_t>(idx + 8 * count, n);
+    store<uint64_t>(h.data() + 104, crcOffset + crcs.size());
+  }
+  store<uint64_t>(h.data() + 80, crcOffset + crcs.size() + boxes.size());
   store<uint64_t>(h.data() + 96, crcOffset);
   store<uint32_t>(h.data() + 88, crc32(h.data(), h.size()));
   bool ok = std::fwrite(index.data(), 1, index.size(), m_file) == index.size() &&
             std::fwrite(data.data(), 1, data.size(), m_file) == data.size() &&
             std::fwrite(crcs.data(), 1, crcs.size(), m_file) == crcs.size() &&
+            std::fwrite(boxes.data(), 1, boxes.size(), m_file) == boxes.size() &&
             std::fseek(m_file, 0, SEEK_SET) == 0 &&
             std::fwrite(h.data(), 1, h.size(), m_file) == h.size();
   ok = (std::fclose(m_file) == 0) && ok;

@@ -12,12 +12,17 @@
 //   40  f64 regionScale         48  u64 images offset     56  u64 image stride (bytes per entry)
 //   64  u64 label index offset  72  u64 label data offset 80  u64 file size
 //   88  u32 CRC-32 of the header (bytes 0..127 with these four bytes zero)
-//   92  u32 0                   96  u64 checksum table offset                104..127 zero
+//   92  u32 0                   96  u64 checksum table offset
+//   104 u64 character boxes offset (0: none)                                 112..127 zero
 //   images: count * stride bytes (input rows, then upsampled rows)
 //   label index: u64[count + 1] offsets into the label data; labels are UTF-8, not terminated
 //   checksum table: u32[2 * count]: per entry the CRC-32 of its pixels (input, then upsampled)
 //   and of its label bytes. Checked when the entry is read (reading a pack never has to read
 //   the whole file first, which for a large one would take minutes).
+//   character boxes (optional, after the checksum table; docs/data/char-boxes.md):
+//   u64[count + 1] cumulative box counts, f32[4 * total] x0, y0, x1, y1 per box in the input
+//   image's pixels, u32[count] CRC-32 of each entry's box bytes. A file without boxes is byte for
+//   byte what earlier builds wrote, and earlier builds read a file with boxes (they ignore 104).
 // Version 1 (no header checksum, no table, bytes 88..127 zero) is still read, without checks.
 #include <cstdint>
 #include <cstdio>
@@ -47,6 +52,9 @@ class PackedDataset : public Dataset {
   std::string label(size_t index) const override;
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  /// In the input image's pixels (get() returns the input image). Empty without a boxes section.
+  std::vector<Box> charBoxes(size_t index) const override;
+  bool hasCharBoxes() const { return m_boxesOffset != 0; }
 
   PreparedSample prepared(size_t index) const;
   /// Direct views into the mapping (valid while the dataset lives), unchecked: call verify()
@@ -74,6 +82,7 @@ class PackedDataset : public Dataset {
   int m_upW = 0;
   uint64_t m_imagesOffset = 0, m_stride = 0, m_labelIndexOffset = 0, m_labelDataOffset = 0;
   uint64_t m_crcOffset = 0;  ///< 0: version 1, no checksum table
+  uint64_t m_boxesOffset = 0, m_boxesDataOffset = 0, m_boxesCrcOffset = 0;  ///< 0: no boxes
   uint32_t m_version = 0;
 };
 
@@ -99,6 +108,7 @@ class PackedWriter {
   std::FILE* m_file = nullptr;
   std::vector<std::string> m_labels;
   std::vector<uint32_t> m_crcs;  ///< pixels, label per entry
+  std::vector<std::vector<Box>> m_boxes;
 };
 
 }  // namespace foveal::core::data

@@ -29,7 +29,13 @@ bool canRenderText();
 /// DejaVu and Roboto TrueType files found under /usr/share/fonts.
 std::vector<std::string> defaultFonts();
 /// Throws Error when the word list or the fonts cannot be read, or the build has no OpenCV.
+/// Its charBoxes() are the glyph boxes from the renderer: each character's own ink taken through
+/// the word's distortions (it renders the entry again).
 DatasetPtr makeSyntheticWords(const WordSpec& spec);
+/// The ink of entry `index` of a makeSyntheticWords dataset, before colours, blur and noise (the
+/// image's size; 0 = none): what its glyph boxes are checked against. Throws Error for another
+/// dataset.
+GreyImage syntheticWordInk(const Dataset& words, size_t index);
 
 /// Roboto Bold, the reference glyph font (fc-match "Roboto:bold" on Debian).
 std::string referenceFontPath();

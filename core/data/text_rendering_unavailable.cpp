@@ -13,6 +13,7 @@ namespace {
 bool canRenderText() { return false; }
 std::vector<std::string> defaultFonts() { return {}; }
 DatasetPtr makeSyntheticWords(const WordSpec& spec) { unavailable(spec.toString()); }
+GreyImage syntheticWordInk(const Dataset&, size_t) { unavailable("synthetic words"); }
 std::string referenceFontPath() {
   return "/usr/share/fonts/truetype/roboto/unhinted/RobotoTTF/Roboto-Bold.ttf";
 }

@@ -41,6 +41,11 @@ std::string ConcatDataset::entryName(size_t index) const {
   return m_parts[part]->entryName(i);
 }
 
+std::vector<Box> ConcatDataset::charBoxes(size_t index) const {
+  const auto [part, i] = locate(index);
+  return m_parts[part]->charBoxes(i);
+}
+
 std::string ConcatDataset::describe() const {
   std::string s =
       std::to_string(m_parts.size()) + " datasets, " + std::to_string(size()) + " entries:";

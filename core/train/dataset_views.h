@@ -18,6 +18,7 @@ class ConcatDataset : public data::Dataset {
   std::string label(size_t index) const override;
   std::string entryName(size_t index) const override;
   std::string describe() const override;
+  std::vector<Box> charBoxes(size_t index) const override;
 
  private:
   std::pair<size_t, size_t> locate(size_t index) const;
@@ -34,6 +35,7 @@ class PrefixDataset : public data::Dataset {
   std::string label(size_t index) const override { return m_base->label(index); }
   std::string entryName(size_t index) const override { return m_base->entryName(index); }
   std::string describe() const override;
+  std::vector<Box> charBoxes(size_t index) const override { return m_base->charBoxes(index); }
 
  private:
   data::DatasetPtr m_base;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "error.h"
 #include "evaluate_model.h"
 #include "text_metrics.h"
+#include "trace_builder.h"
 #include "train_config.h"
 
 namespace foveal::core::train {
@@ -28,6 +30,7 @@ void EvalStats::add(const EvalStats& o) {
   correct += o.correct;
   nedSum += o.nedSum;
   entropySum += o.entropySum;
+  localisation.add(o.localisation);
 }
 
 std::string normaliseForScoring(const std::string& text) {
@@ -123,6 +126,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   }
   lo.preprocessing = cfg.preprocessing;
   lo.withUpsampled = cfg.needsUpsampled();
+  lo.withBoxes = options.localisation;
   data::DataLoader loader(ds, lo);
   const Charset& charset = lo.charset;
   const int64_t total = static_cast<int64_t>(ds->size());
@@ -170,6 +174,16 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
         one.correct = s.correct ? 1 : 0;
         one.nedSum = s.ned;
         one.entropySum = meanEntropy[static_cast<size_t>(b)];
+        // Boxes that do not match the label character for character say nothing about it.
+        const auto k = static_cast<size_t>(b);
+        if (k < batch->boxes.size() && !batch->boxes[k].empty() &&
+            batch->boxes[k].size() == splitUtf8(truth).size()) {
+          const auto& boxes = batch->boxes[k];
+          const auto [w, h] = batch->sourceSizes[static_cast<size_t>(b)];
+          one.localisation.add(
+              scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(b), w, h), boxes),
+              s.correct);
+        }
         result.overall.add(one);
         result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
         const size_t index = batch->indices[static_cast<size_t>(b)];
@@ -239,11 +253,22 @@ std::map<int, EvalStats> EvalReport::byLength() const {
 namespace {
 
 json statsJson(const EvalStats& s) {
-  return {{"count", s.count},
-          {"correct", s.correct},
-          {"accuracy", s.accuracy()},
-          {"ned", s.ned()},
-          {"entropy", s.entropy()}};
+  json j = {{"count", s.count},
+            {"correct", s.correct},
+            {"accuracy", s.accuracy()},
+            {"ned", s.ned()},
+            {"entropy", s.entropy()}};
+  const auto& l = s.localisation;
+  if (!l.empty()) {  // absent: the data has no character boxes
+    j["pointing"] = l.pointing();
+    j["mean_iou"] = l.meanIou();
+    j["localised_images"] = l.images;
+    j["localised_steps"] = l.steps;
+    j["pointing_correct"] = l.correctSteps ? json(l.correctPointing()) : json(nullptr);
+    j["mean_iou_correct"] = l.correctSteps ? json(l.correctMeanIou()) : json(nullptr);
+    j["localised_correct_images"] = l.correctImages;
+  }
+  return j;
 }
 
 json lengthsJson(const std::map<int, EvalStats>& m) {
@@ -257,11 +282,26 @@ json lengthsJson(const std::map<int, EvalStats>& m) {
 }
 
 std::string row(const std::string& name, const EvalStats& s) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "%-44s %8lld %9.2f%% %9.4f %9.4f\n", name.c_str(),
+  char buf[320];
+  std::snprintf(buf, sizeof buf, "%-44s %8lld %9.2f%% %9.4f %9.4f", name.c_str(),
                 static_cast<long long>(s.count), 100.0 * s.accuracy(), s.ned(), s.entropy());
-  return buf;
+  std::string out = buf;
+  const auto& l = s.localisation;
+  if (l.empty()) {
+    std::snprintf(buf, sizeof buf, " %9s %9s %9s %9s\n", "-", "-", "-", "-");
+  } else {
+    char pc[16] = "-", ic[16] = "-";
+    if (l.correctSteps) {
+      std::snprintf(pc, sizeof pc, "%.2f%%", 100.0 * l.correctPointing());
+      std::snprintf(ic, sizeof ic, "%.4f", l.correctMeanIou());
+    }
+    std::snprintf(buf, sizeof buf, " %8.2f%% %9.4f %9s %9s\n", 100.0 * l.pointing(), l.meanIou(),
+                  pc, ic);
+  }
+  return out + buf;
 }
+
+const char* kHeadFormat = "%-44s %8s %10s %9s %9s %9s %9s %9s %9s\n";
 
 }  // namespace
 
@@ -287,9 +327,9 @@ std::string EvalReport::toJson() const {
 
 std::string EvalReport::toTable() const {
   std::ostringstream o;
-  char head[256];
-  std::snprintf(head, sizeof head, "%-44s %8s %10s %9s %9s\n", "dataset", "images", "accuracy",
-                "norm ED", "entropy");
+  char head[320];
+  std::snprintf(head, sizeof head, kHeadFormat, "dataset", "images", "accuracy", "norm ED",
+                "entropy", "pointing", "IoU", "point(ok)", "IoU(ok)");
   o << "model " << model;
   if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
   o << "\n\n" << head;
@@ -309,10 +349,14 @@ std::string EvalReport::toTable() const {
   }
   if (datasets.size() > 1) o << row("all", overall());
   o << "\n";
-  std::snprintf(head, sizeof head, "%-44s %8s %10s %9s %9s\n", "label length", "images", "accuracy",
-                "norm ED", "entropy");
+  std::snprintf(head, sizeof head, kHeadFormat, "label length", "images", "accuracy", "norm ED",
+                "entropy", "pointing", "IoU", "point(ok)", "IoU(ok)");
   o << head;
   for (const auto& [len, s] : byLength()) o << row(std::to_string(len), s);
+  if (!overall().localisation.empty())
+    o << "\npointing: share of the steps t < len(truth) whose focus lies in the true box of "
+         "character t;\nIoU: mean IoU of step box and true box; (ok): over the correctly read "
+         "images only\n";
   return o.str();
 }
 
@@ -326,18 +370,26 @@ std::string EvalReport::failuresTsv() const {
   return o.str();
 }
 
-std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows) {
-  // Column k of Table 1 is the k-th set of digitProtocolSets(); a dataset matches it when its
-  // argument has the same length and rotation (count and seed may differ).
-  auto key = [](const std::string& spec) {
-    const bool rotated = spec.find("rotated") != std::string::npos;
-    const auto p = spec.find("len=");
-    const std::string len =
-        p == std::string::npos ? "" : spec.substr(p + 4, spec.find(',', p) - p - 4);
-    return std::string(rotated ? "r" : "n") + len;
-  };
+namespace {
+
+// Column k of Table 1 is the k-th set of digitProtocolSets(); a dataset matches it when its
+// argument has the same length and rotation (count and seed may differ).
+std::string protocolKey(const std::string& spec) {
+  const bool rotated = spec.find("rotated") != std::string::npos;
+  const auto p = spec.find("len=");
+  const std::string len =
+      p == std::string::npos ? "" : spec.substr(p + 4, spec.find(',', p) - p - 4);
+  return std::string(rotated ? "r" : "n") + len;
+}
+
+// Table 1's layout: a row per model, a column per digit setting, then their mean and `tail`
+// (the pooled figures). `value` gives a dataset's figure in %, or NaN when it has none.
+std::string protocolLayout(const std::vector<std::pair<std::string, EvalReport>>& rows,
+                           const std::function<double(const EvalStats&)>& value,
+                           const std::string& tailHead,
+                           const std::function<std::string(const EvalReport&)>& tail) {
   std::vector<std::string> columns;
-  for (const auto& s : digitProtocolSets()) columns.push_back(key(s));
+  for (const auto& s : digitProtocolSets()) columns.push_back(protocolKey(s));
   std::ostringstream o;
   char buf[64];
   std::snprintf(buf, sizeof buf, "%-28s", "model");
@@ -346,8 +398,13 @@ std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalRepo
     std::snprintf(buf, sizeof buf, " %6s", c.c_str());
     o << buf;
   }
-  o << "   mean    ned  entropy\n";
-  for (const auto& [name, report] : rows) {
+  o << "   mean" << tailHead << "\n";
+  for (const auto& [path, report] : rows) {
+    // A model file is named by its stem: "samples/models/sharp-pooling-reference.fvm" and
+    // "samples/models/sharp-pooling.fvm" cut at 28 characters would read alike.
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".fvm") == 0)
+      name.resize(name.size() - 4);
     std::snprintf(buf, sizeof buf, "%-28s", name.substr(0, 28).c_str());
     o << buf;
     double sum = 0;
@@ -355,23 +412,57 @@ std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalRepo
     for (const auto& c : columns) {
       const DatasetEval* found = nullptr;
       for (const auto& d : report.datasets)
-        if (key(d.name) == c) found = &d;
-      if (found && found->overall.count) {
-        std::snprintf(buf, sizeof buf, " %6.1f", 100.0 * found->overall.accuracy());
-        sum += 100.0 * found->overall.accuracy();
+        if (protocolKey(d.name) == c) found = &d;
+      const double v = found && found->overall.count ? value(found->overall) : std::nan("");
+      if (std::isfinite(v)) {
+        std::snprintf(buf, sizeof buf, " %6.1f", v);
+        sum += v;
         ++n;
       } else {
         std::snprintf(buf, sizeof buf, " %6s", "-");
       }
       o << buf;
     }
-    // Normalised edit distance and mean attention entropy (nats), pooled over every image.
-    const auto all = report.overall();
-    std::snprintf(buf, sizeof buf, " %6.1f %6.3f %8.3f\n", n ? sum / n : 0.0, all.ned(),
-                  all.entropy());
-    o << buf;
+    if (n) {
+      std::snprintf(buf, sizeof buf, " %6.1f", sum / n);
+    } else {
+      std::snprintf(buf, sizeof buf, " %6s", "-");
+    }
+    o << buf << tail(report) << "\n";
   }
   return o.str();
+}
+
+}  // namespace
+
+std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows) {
+  return protocolLayout(
+      rows, [](const EvalStats& s) { return 100.0 * s.accuracy(); }, "    ned  entropy",
+      [](const EvalReport& report) {
+        // Normalised edit distance and mean attention entropy (nats), pooled over every image.
+        const auto all = report.overall();
+        char buf[64];
+        std::snprintf(buf, sizeof buf, " %6.3f %8.3f", all.ned(), all.entropy());
+        return std::string(buf);
+      });
+}
+
+std::string digitProtocolLocalisationTable(
+    const std::vector<std::pair<std::string, EvalReport>>& rows) {
+  return protocolLayout(
+      rows,
+      [](const EvalStats& s) {
+        return s.localisation.empty() ? std::nan("") : 100.0 * s.localisation.pointing();
+      },
+      "  pooled  pt(ok)    IoU  IoU(ok)",
+      [](const EvalReport& report) {
+        const auto l = report.overall().localisation;
+        char buf[64];
+        if (l.empty()) return std::string("       -       -      -        -");
+        std::snprintf(buf, sizeof buf, " %7.1f %7.1f %6.3f %8.3f", 100.0 * l.pointing(),
+                      100.0 * l.correctPointing(), l.meanIou(), l.correctMeanIou());
+        return std::string(buf);
+      });
 }
 
 }  // namespace foveal::core::train

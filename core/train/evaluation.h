@@ -3,7 +3,10 @@
 // models lower-cased with punctuation dropped first, as deep-text-recognition-benchmark does),
 // normalised edit distance, and the mean attention entropy H[alpha_t] (natural log) over the
 // decoded steps of an image (up to and including the first end token, as traces count them),
-// then over the images. Grouped per dataset and per label length. Torch-free.
+// then over the images. Grouped per dataset and per label length. Where the data knows its
+// character boxes (Dataset::charBoxes), localisation too (DESIGN.md "Localisation",
+// core/localisation.h): pointing accuracy and mean IoU, over all images and over the correctly
+// read ones. Torch-free.
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -13,6 +16,7 @@
 
 #include "dtrb_import.h"
 #include "error.h"
+#include "localisation.h"
 
 namespace foveal::core::train {
 
@@ -44,6 +48,9 @@ struct EvalOptions {
   /// Keep every image's reading (DatasetEval::images), for error analysis.
   bool keepImages = false;
   EvalProgress progress;
+  /// Measure localisation where the data knows its character boxes (synthetic words render each
+  /// entry a second time for them). The trainer's periodic evaluation leaves it off.
+  bool localisation = true;
 };
 
 struct EvalStats {
@@ -51,6 +58,7 @@ struct EvalStats {
   int64_t correct = 0;
   double nedSum = 0;
   double entropySum = 0;
+  LocalisationStats localisation;  ///< empty when the data has no character boxes
   double accuracy() const { return count ? static_cast<double>(correct) / count : 0.0; }
   double ned() const { return count ? nedSum / count : 0.0; }
   double entropy() const { return count ? entropySum / count : 0.0; }
@@ -125,5 +133,11 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
 /// The paper's Table 1 row(s): n5 .. n13, r5 .. r13 and their mean, in %. Datasets of the report
 /// are matched to the columns by their digit settings (digitProtocolSets()).
 std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalReport>>& rows);
+/// The same layout for localisation: pointing accuracy (%) per setting and their mean, then
+/// pooled over every step of every image (longer labels weigh more): pointing accuracy over all
+/// and over the correctly read images, and the mean IoU over all and over the correctly read ones.
+/// Both tables name a model file by its stem.
+std::string digitProtocolLocalisationTable(
+    const std::vector<std::pair<std::string, EvalReport>>& rows);
 
 }  // namespace foveal::core::train

@@ -429,6 +429,7 @@ data::Batch Trainer::Impl::nextBatch() {
 void Trainer::Impl::evaluate() {
   if (!writer || evalData.empty()) return;
   EvalOptions eo;
+  eo.localisation = false;  // the run's curves need accuracy; `foveal-cli eval` localises
   eo.limit = cfg.evalLimit;
   eo.batchSize = std::max(cfg.batchSize, 32);
   eo.loaderThreads = cfg.loaderThreads;

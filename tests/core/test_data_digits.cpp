@@ -1,6 +1,8 @@
 // The MNIST digit pools and the paper's digit-sequence generator: geometry, the perspective turn,
 // determinism and disjoint pools.
 #include <QtTest/QtTest>
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "digit_sequences.h"
@@ -144,6 +146,88 @@ class TestDataDigits : public QObject {
     turnAboutVerticalAxis(band.data(), n, -30.0, mirror.data());
     QCOMPARE(inkRows(mirror, n, 25), nearRows);
     QCOMPARE(inkRows(mirror, n, 6), farRows);
+  }
+
+  // Localisation's true boxes: the turned slot's box is where the turn puts a full cell: its ink
+  // fills the box to within a pixel (bilinear taps at the edges) and never leaves it.
+  void turnedSlotBoxIsWhereTheTurnPutsTheCell_data() {
+    QTest::addColumn<double>("degrees");
+    for (double d : {-30.0, -17.5, -4.0, 0.0, 9.0, 22.0, 30.0})
+      QTest::newRow(qPrintable(QString::number(d))) << d;
+  }
+  void turnedSlotBoxIsWhereTheTurnPutsTheCell() {
+    QFETCH(double, degrees);
+    constexpr int n = MnistDigits::kCell;
+    const std::vector<uint8_t> full(n * n, 255);
+    std::vector<uint8_t> out(n * n);
+    turnAboutVerticalAxis(full.data(), n, degrees, out.data());
+    int x0 = n, x1 = -1, y0 = n, y1 = -1;
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x)
+        if (out[y * n + x] > 127) {
+          x0 = std::min(x0, x);
+          x1 = std::max(x1, x);
+          y0 = std::min(y0, y);
+          y1 = std::max(y1, y);
+        }
+    const Box b = turnedSlotBox(n, degrees);
+    // Pixel x covers [x, x + 1): the ink's edges are the box's, to within one pixel.
+    QVERIFY2(std::abs(x0 - b.x) <= 1.0 && std::abs(x1 + 1 - (b.x + b.w)) <= 1.0,
+             qPrintable(
+                 QString("ink x %1..%2, box %3..%4").arg(x0).arg(x1 + 1).arg(b.x).arg(b.x + b.w)));
+    QVERIFY2(std::abs(y0 - b.y) <= 1.0 && std::abs(y1 + 1 - (b.y + b.h)) <= 1.0,
+             qPrintable(
+                 QString("ink y %1..%2, box %3..%4").arg(y0).arg(y1 + 1).arg(b.y).arg(b.y + b.h)));
+    // Foreshortened: the far edge comes in (about 2 px at 17.5 degrees, 4 at 30), the near one
+    // goes out past the cell and is clipped.
+    if (std::abs(degrees) >= 17.5) QVERIFY2(b.w < n - 1.5, qPrintable(QString::number(b.w)));
+  }
+
+  // Every digit's ink lies in its own box, normal and rotated, and the boxes tile the image in
+  // reading order.
+  void digitBoxesHoldTheirInk_data() {
+    QTest::addColumn<bool>("rotated");
+    QTest::newRow("normal") << false;
+    QTest::newRow("rotated") << true;
+  }
+  void digitBoxesHoldTheirInk() {
+    QFETCH(bool, rotated);
+    DigitSequenceDataset ds(digits(), spec(7, rotated, DigitSplit::Test, 3));
+    constexpr int n = MnistDigits::kCell;
+    int narrower = 0;
+    for (size_t i = 0; i < 20; ++i) {
+      const Sample s = ds.get(i);
+      const auto boxes = ds.charBoxes(i);
+      QCOMPARE(boxes.size(), size_t(7));
+      for (int k = 0; k < 7; ++k) {
+        const Box& b = boxes[size_t(k)];
+        QVERIFY(b.x >= k * n && b.x + b.w <= (k + 1) * n);
+        if (b.w < n - 0.25) ++narrower;
+        int ink = 0;
+        for (int y = 0; y < n; ++y)
+          for (int x = k * n; x < (k + 1) * n; ++x)
+            if (s.image.pixels[size_t(y) * s.image.width + x] > 0) {
+              ++ink;
+              QVERIFY2(x + 0.5 >= b.x - 1 && x + 0.5 <= b.x + b.w + 1 && y + 0.5 >= b.y - 1 &&
+                           y + 0.5 <= b.y + b.h + 1,
+                       qPrintable(QString("entry %1 digit %2: ink at (%3, %4) outside %5,%6 %7x%8")
+                                      .arg(i)
+                                      .arg(k)
+                                      .arg(x)
+                                      .arg(y)
+                                      .arg(b.x)
+                                      .arg(b.y)
+                                      .arg(b.w)
+                                      .arg(b.h)));
+            }
+        QVERIFY(ink > 0);
+      }
+    }
+    // Turned slots are foreshortened (narrower than 32 px); unturned ones are the slot.
+    if (rotated)
+      QVERIFY2(narrower > 100, qPrintable(QString::number(narrower)));  // of 140
+    else
+      QCOMPARE(narrower, 0);
   }
 
   void rotatedAnglesAreWithinThirtyDegrees() {

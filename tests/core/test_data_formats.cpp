@@ -1,8 +1,10 @@
 // Dataset formats: folder + gt.txt -> LMDB -> packed round trips, recognising a dataset argument,
 // label filters, and every kind of bad input reported with its file and entry.
 #include <QtTest/QtTest>
+#include <cmath>
 #include <fstream>
 
+#include "charset.h"
 #include "crc32.h"
 #include "dataset_export.h"
 #include "dataset_factory.h"
@@ -14,6 +16,7 @@
 #include "lmdb_dataset.h"
 #include "packed_dataset.h"
 #include "preprocess.h"
+#include "synthetic_words.h"
 
 using namespace foveal::core;
 using namespace foveal::core::data;
@@ -92,6 +95,141 @@ class TestDataFormats : public QObject {
       QCOMPARE(ps.upsampled.pixels, toGreyImage(in.upsampled[0]).pixels);
       QCOMPARE(ps.upsampled.width, pp.upsampledW());
       QCOMPARE(direct2.prepared(i).input.pixels, ps.input.pixels);
+    }
+  }
+
+  // Character boxes (docs/data/char-boxes.md) travel through every format: the digit source's
+  // slots -> gt.txt's boxes column -> LMDB's boxes keys -> the packed section (in input pixels).
+  void charBoxesSurviveEveryFormat() {
+    QTemporaryDir dir;
+    const std::string folder = dir.filePath("folder").toStdString();
+    const std::string lmdb = dir.filePath("lmdb").toStdString();
+    const std::string packed = dir.filePath("set.fvpk").toStdString();
+    auto source = openDataset(kSource);
+    exportDataset(*source, folder, format("folder"));
+    auto fromFolder = openDataset(folder);
+    exportDataset(*fromFolder, lmdb, format("lmdb"));
+    auto fromLmdb = openDataset(lmdb);
+    exportDataset(*fromLmdb, packed, format("packed"));
+    PackedDataset fromPacked(packed);
+    QVERIFY(fromPacked.hasCharBoxes());
+    const Preprocessing pp;
+    for (size_t i = 0; i < 12; ++i) {
+      const auto truth = source->charBoxes(i);
+      QCOMPARE(truth.size(), size_t(5));
+      for (const auto* ds : {fromFolder.get(), fromLmdb.get()}) {
+        const auto got = ds->charBoxes(i);
+        QCOMPARE(got.size(), truth.size());
+        for (size_t k = 0; k < truth.size(); ++k) {  // "%g": six significant digits
+          QVERIFY(std::abs(got[k].x - truth[k].x) < 1e-3 && std::abs(got[k].w - truth[k].w) < 1e-3);
+          QVERIFY(std::abs(got[k].y - truth[k].y) < 1e-3 && std::abs(got[k].h - truth[k].h) < 1e-3);
+        }
+      }
+      const auto p = fromPacked.charBoxes(i);  // 160 x 32 -> 100 x 32
+      QCOMPARE(p.size(), truth.size());
+      const double sx = double(pp.inputW) / 160.0;
+      for (size_t k = 0; k < truth.size(); ++k)
+        QVERIFY(std::abs(p[k].x - truth[k].x * sx) < 1e-3 &&
+                std::abs(p[k].w - truth[k].w * sx) < 1e-3);
+      QCOMPARE(fromPacked.prepared(i).boxes.size(), truth.size());
+    }
+    // A gt.txt without the column, or with a TAB in a label, reads as before; a bad column is
+    // reported with its line.
+    QDir(dir.path()).mkpath("old");
+    writeText(
+        dir.filePath("old/gt.txt"),
+        "a.png\tab\nb.png\tx\ty\nc.png\t12\tboxes=0,0,5,8 5,0,9,8\nd.png\t1\tboxes=0,0,oops\n");
+    FolderDataset old(dir.filePath("old").toStdString());
+    QCOMPARE(old.label(0), std::string("ab"));
+    QVERIFY(old.charBoxes(0).empty());
+    QCOMPARE(old.label(1), std::string("x\ty"));
+    QCOMPARE(old.label(2), std::string("12"));
+    QCOMPARE(old.charBoxes(2).size(), size_t(2));
+    QVERIFY(old.charBoxes(2)[1] == (Box{5, 0, 4, 8}));
+    const QString bad = errorOf([&] { old.charBoxes(3); });
+    QVERIFY2(bad.contains("line 4") && bad.contains("x0,y0,x1,y1"), qPrintable(bad));
+  }
+
+  // Packing a source without boxes writes what earlier builds wrote: no section, bytes 104..127
+  // zero, so older readers and checksums are untouched.
+  void packedWithoutBoxesIsTheEarlierFormat() {
+    QTemporaryDir dir;
+    auto source = openDataset(kSource);
+    const std::string folder = dir.filePath("f").toStdString();
+    exportDataset(*source, folder, format("folder"));
+    // The same images without the boxes column.
+    QFile gt(QString::fromStdString(folder + "/gt.txt"));
+    QVERIFY(gt.open(QIODevice::ReadOnly));
+    QString text = QString::fromUtf8(gt.readAll());
+    gt.close();
+    text.replace(QRegularExpression("\tboxes=[^\n]*"), "");
+    writeText(QString::fromStdString(folder + "/gt.txt"), text.toStdString());
+    const std::string packed = dir.filePath("plain.fvpk").toStdString();
+    exportDataset(*openDataset(folder), packed, format("packed"));
+    QFile f(QString::fromStdString(packed));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QByteArray bytes = f.readAll();
+    QCOMPARE(bytes.mid(104, 24), QByteArray(24, '\0'));
+    PackedDataset p(packed);
+    QVERIFY(!p.hasCharBoxes());
+    QVERIFY(p.charBoxes(0).empty());
+    // With boxes, a damaged box entry is named by its checksum.
+    const std::string withBoxes = dir.filePath("boxes.fvpk").toStdString();
+    exportDataset(*source, withBoxes, format("packed"));
+    QFile g(QString::fromStdString(withBoxes));
+    QVERIFY(g.open(QIODevice::ReadOnly));
+    QByteArray b = g.readAll();
+    const qint64 boxesOffset = *reinterpret_cast<const qint64*>(b.constData() + 104);
+    QVERIFY(boxesOffset > 0 && boxesOffset < b.size());
+    b[int(boxesOffset + 8 * 13 + 16 * 5 + 2)] =
+        char(b[int(boxesOffset + 8 * 13 + 16 * 5 + 2)] ^ 0x40);
+    QFile o(dir.filePath("damaged.fvpk"));
+    QVERIFY(o.open(QIODevice::WriteOnly));
+    o.write(b);
+    o.close();
+    PackedDataset damaged(dir.filePath("damaged.fvpk").toStdString());
+    QVERIFY(damaged.charBoxes(0).size() == 5);
+    const QString msg = errorOf([&] { damaged.charBoxes(1); });
+    QVERIFY2(msg.contains("entry 1") && msg.contains("character boxes"), qPrintable(msg));
+  }
+
+  // Synthetic words: each glyph box is its character's ink through the word's distortions, so
+  // the boxes together hold every inked pixel of the word, and run left to right.
+  void glyphBoxesHoldTheRenderedInk() {
+    if (!canRenderText() || defaultFonts().empty() || !QFile::exists("/usr/share/dict/words"))
+      QSKIP("no OpenCV text rendering, fonts or word list here");
+    WordSpec spec;
+    spec.count = 40;
+    spec.seed = 5;
+    auto words = makeSyntheticWords(spec);
+    for (size_t i = 0; i < words->size(); ++i) {
+      const Sample s = words->get(i);
+      const auto boxes = words->charBoxes(i);
+      const GreyImage ink = syntheticWordInk(*words, i);
+      QCOMPARE(ink.width, s.image.width);
+      QCOMPARE(words->get(i).image.pixels, s.image.pixels);  // boxes leave the image alone
+      QCOMPARE(boxes.size(), splitUtf8(s.label).size());
+      int inked = 0;
+      for (int y = 0; y < ink.height; ++y)
+        for (int x = 0; x < ink.width; ++x) {
+          if (ink.pixels[size_t(y) * ink.width + x] <= 24) continue;
+          ++inked;
+          bool held = false;
+          for (const auto& b : boxes)
+            held = held || (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h);
+          QVERIFY2(held, qPrintable(QString("entry %1 \"%2\": ink at (%3, %4) in no glyph box")
+                                        .arg(i)
+                                        .arg(QString::fromStdString(s.label))
+                                        .arg(x)
+                                        .arg(y)));
+        }
+      QVERIFY(inked > 0);
+      for (size_t k = 0; k < boxes.size(); ++k) {
+        QVERIFY(boxes[k].w > 0 && boxes[k].w < ink.width);
+        if (k)
+          QVERIFY2(boxes[k].x + boxes[k].w / 2 > boxes[k - 1].x + boxes[k - 1].w / 2,
+                   qPrintable(QString::fromStdString(s.label)));
+      }
     }
   }
 

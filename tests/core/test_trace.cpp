@@ -8,6 +8,7 @@
 #include "model_session.h"
 #include "preprocess.h"
 #include "test_models.h"
+#include "trace_builder.h"
 
 using namespace foveal::core;
 using foveal::test::allConfigs;
@@ -128,6 +129,38 @@ class TestTrace : public QObject {
     for (size_t t = 0; t + 1 < tokens.size(); ++t) QVERIFY(tokens[t] != Charset::kEnd);
     QCOMPARE(j["prediction"].get<std::string>(), cs.decode(tokens));
     QVERIFY(std::abs(j["confidence"].get<double>() - confidence) < 1e-9);
+
+    // Localisation: each step's focus by its glimpse's rule, computed here from the JSON's own
+    // alpha, regions and quads; evaluation's locateDecodedSteps gives the same points and boxes.
+    const std::string rule = j["focus_rule"];
+    const auto located = locateDecodedSteps(loaded.model, out, 0, 160, 32);
+    QCOMPARE(located.size(), steps.size());
+    for (size_t t = 0; t < steps.size(); ++t) {
+      const auto& s = steps[t];
+      double fx = 0;
+      if (rule == "alpha-mean") {
+        double sum = 0;
+        for (int i = 0; i < 24; ++i) {
+          fx += s["alpha"][i].get<double>() *
+                (j["regions"][i]["x"].get<double>() + j["regions"][i]["w"].get<double>() / 2);
+          sum += s["alpha"][i].get<double>();
+        }
+        fx /= sum;  // alpha is float: its sum is 1 to about 1e-7
+      } else if (rule == "selected") {
+        const auto& r = j["regions"][s["region"].get<int>()];
+        fx = r["x"].get<double>() + r["w"].get<double>() / 2;
+      } else {
+        QCOMPARE(rule, std::string("stn-quad"));
+        for (int c = 0; c < 4; ++c) fx += s["stn"].back()["quad"][c][0].get<double>() / 4;
+      }
+      QVERIFY2(std::abs(s["focus"][0].get<double>() - fx) < 1e-6, s.dump().c_str());
+      QVERIFY(std::abs(located[t].focus.x - fx) < 1e-6);
+      QVERIFY(std::abs(located[t].box.x - s["box"]["x"].get<double>()) < 1e-6);
+      QVERIFY(std::abs(located[t].box.w - s["box"]["w"].get<double>()) < 1e-6);
+      // Clipped to the image.
+      QVERIFY(s["box"]["x"].get<double>() >= 0 &&
+              s["box"]["x"].get<double>() + s["box"]["w"].get<double>() <= 160 + 1e-9);
+    }
   }
 
   void samplingIsReproducible() {

@@ -38,6 +38,16 @@ class LabelsOnly : public data::Dataset {
   std::vector<std::string> m_labels;
 };
 
+// The same images with a true box per character: the first character's box holds the image's
+// centre (x 40..56 of 96), the second is exactly receptive field 0 clipped to the image.
+class LabelsWithBoxes : public LabelsOnly {
+ public:
+  using LabelsOnly::LabelsOnly;
+  std::vector<Box> charBoxes(size_t) const override {
+    return {{40, 0, 16, 32}, {0, 0, (4.0 * 0 - 19 + 46) * 96 / 100, 32}};
+  }
+};
+
 // Reads "12" whatever the image: p(y_t) = softmax(W [y_{t-1}; h] + b) with W acting on y_{t-1}
 // only: start -> '1', '1' -> '2', '2' -> end. The attention score vector is zero: alpha uniform.
 Recognizer reader12() {
@@ -171,6 +181,90 @@ class TestTrainEval : public QObject {
     QVERIFY2(lines[1].simplified() ==
                  "soft 90.0 91.0 92.0 93.0 94.0 90.0 91.0 92.0 93.0 94.0 92.0 0.950 0.450",
              qPrintable(lines[1]));
+  }
+
+  // Localisation through evaluation, with answers known by hand: reader12's alpha is uniform, so
+  // every step's focus is the mean of the region centres, the image's centre (x 48 of 96), and its
+  // box (the region of largest alpha: the first of equals) is region 0 clipped to the image. So
+  // step 0 points into its box (IoU 0) and step 1 misses its box while its box is exactly it
+  // (IoU 1): pointing 1/2, IoU 1/2 per image. "123" has two boxes for three characters: left out.
+  void localisationThroughEvaluation() {
+    auto model = reader12();
+    auto ds = std::make_shared<LabelsWithBoxes>(std::vector<std::string>{"12", "13", "123"});
+    EvalOptions eo;
+    eo.loaderThreads = 1;
+    const auto r = evaluateDataset(model, ds, "boxes", eo, torch::Device(torch::kCPU));
+    const auto& l = r.overall.localisation;
+    QCOMPARE(l.images, int64_t(2));
+    QCOMPARE(l.steps, int64_t(4));
+    QCOMPARE(l.hits, int64_t(2));
+    QVERIFY2(std::abs(l.meanIou() - 0.5) < 1e-9, qPrintable(QString::number(l.meanIou())));
+    QCOMPARE(l.correctImages, int64_t(1));
+    QCOMPARE(l.correctPointing(), 0.5);
+    QCOMPARE(r.byLength.at(2).localisation.steps, int64_t(4));
+    QVERIFY(r.byLength.at(3).localisation.empty());
+    EvalReport rep;
+    rep.datasets = {r};
+    const auto j = json::parse(rep.toJson());
+    QCOMPARE(j["overall"]["pointing"].get<double>(), 0.5);
+    QCOMPARE(j["datasets"][0]["localised_images"].get<int>(), 2);
+    QVERIFY(!j["datasets"][0]["by_length"][1].contains("pointing"));  // length 3: no boxes
+    QVERIFY2(QString::fromStdString(rep.toTable()).contains("50.00%"),
+             qPrintable(QString::fromStdString(rep.toTable())));
+    // Switched off (the trainer's periodic evaluation): nothing measured, nothing else changes.
+    eo.localisation = false;
+    const auto off = evaluateDataset(model, ds, "boxes", eo, torch::Device(torch::kCPU));
+    QVERIFY(off.overall.localisation.empty());
+    QCOMPARE(off.overall.correct, r.overall.correct);
+    // Data without boxes: no localisation, and the JSON has no such keys.
+    const auto plain =
+        evaluateDataset(model, std::make_shared<LabelsOnly>(std::vector<std::string>{"12"}),
+                        "plain", EvalOptions{}, torch::Device(torch::kCPU));
+    QVERIFY(plain.overall.localisation.empty());
+    EvalReport prep;
+    prep.datasets = {plain};
+    QVERIFY(!json::parse(prep.toJson())["overall"].contains("pointing"));
+  }
+
+  // Localisation in Table 1's layout: pointing accuracy per setting and its mean, then pooled:
+  // pointing over the correctly read images, mean IoU over all and over those.
+  void digitProtocolLocalisationLayout() {
+    EvalReport rep;
+    const auto sets = digitProtocolSets(100);
+    for (size_t i = 0; i < sets.size(); ++i) {
+      DatasetEval d;
+      d.name = sets[i];
+      d.overall.count = 10;
+      // 10 images of 5 steps: 40 + i hits (80 % + 2 i %), IoU 0.5 each; the first 5 images
+      // read right with every step a hit.
+      for (int k = 0; k < 10; ++k) {
+        ImageLocalisation one;
+        one.steps = 5;
+        one.hits = k < 5 ? 5 : (k < 5 + static_cast<int>(i) ? 4 : 3);
+        one.iouSum = 2.5;
+        d.overall.localisation.add(one, k < 5);
+      }
+      rep.datasets.push_back(d);
+    }
+    const auto table = digitProtocolLocalisationTable({{"runs/x/sharp.fvm", rep}});
+    const auto lines = QString::fromStdString(table).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY2(lines[0].simplified() ==
+                 "model n5 n7 n9 n11 n13 r5 r7 r9 r11 r13 mean pooled pt(ok) IoU IoU(ok)",
+             qPrintable(lines[0]));
+    // Hits 40 + i of 50 -> 80.0, 82.0, ..., 98.0 (i < 5 then 5 more: capped by the 5 images).
+    QVERIFY2(lines[1].simplified() ==
+                 "sharp 80.0 82.0 84.0 86.0 88.0 90.0 90.0 90.0 90.0 90.0 87.0 87.0 100.0 0.500 "
+                 "0.500",
+             qPrintable(lines[1]));
+    // Without boxes the rows say so.
+    EvalReport none;
+    none.datasets.push_back(DatasetEval{});
+    none.datasets.back().name = sets[0];
+    none.datasets.back().overall.count = 3;
+    const auto empty = QString::fromStdString(digitProtocolLocalisationTable({{"crnn", none}}));
+    QVERIFY2(empty.split('\n', Qt::SkipEmptyParts)[1].simplified().startsWith("crnn - - -"),
+             qPrintable(empty));
   }
 };
 

@@ -1,11 +1,12 @@
 // libFuzzer harness: gt.txt files -> FolderDataset, then every entry's label and name, and the
 // image of entries whose path stays inside the folder (which holds one valid image, a.pgm, and a
 // sub-folder d/, so "a.pgm", "d" and "." all occur). Lines may hold anything: byte order marks,
-// invalid UTF-8, CRs, TABs, empty paths.
+// invalid UTF-8, CRs, TABs, empty paths, and the optional boxes column.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -51,6 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           FUZZ_CHECK(s.image.pixels.size() == size_t(s.image.width) * s.image.height,
                      "an entry's image has width x height pixels");
         }
+      } catch (const foveal::core::Error&) {
+      }
+      try {  // the optional boxes column: parsed boxes are finite and not inverted
+        for (const auto& b : ds.charBoxes(i))
+          FUZZ_CHECK(std::isfinite(b.x) && std::isfinite(b.y) && std::isfinite(b.w) &&
+                         std::isfinite(b.h) && b.w >= 0 && b.h >= 0,
+                     "a character box from gt.txt is finite and not inverted");
       } catch (const foveal::core::Error&) {
       }
     }

@@ -1,7 +1,9 @@
-// libFuzzer harness: packed dataset files -> PackedDataset, then every entry's image and label.
+// libFuzzer harness: packed dataset files -> PackedDataset, then every entry's image, label and
+// character boxes.
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <string>
@@ -26,6 +28,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(prepared.upsampled.width == ds.upsampledW(),
                    "a prepared entry has the upsampled width the header declares");
         FUZZ_CHECK(ds.label(i) == sample.label, "label() and get() agree on an entry's label");
+        const auto boxes = ds.charBoxes(i);
+        FUZZ_CHECK(boxes.size() == prepared.boxes.size(),
+                   "charBoxes() and prepared() agree on an entry's boxes");
+        for (const auto& b : boxes)
+          FUZZ_CHECK(std::isfinite(b.x) && std::isfinite(b.y) && b.w >= 0 && b.h >= 0,
+                     "a character box is finite and not inverted");
       } catch (const foveal::core::Error&) {
       }
     }

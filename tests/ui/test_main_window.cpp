@@ -24,12 +24,14 @@
 #include "compare_page.h"
 #include "compare_summary_model.h"
 #include "dataset_browser.h"
+#include "dataset_factory.h"
 #include "dataset_model.h"
 #include "dtrb_options_dialog.h"
 #include "exporter.h"
 #include "grey_image.h"
 #include "inspector_page.h"
 #include "live_preview.h"
+#include "localisation.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "model_list_model.h"
@@ -394,6 +396,99 @@ class TestMainWindow : public QObject {
     w.setStep(3);
     QTest::qWait(400);
     QVERIFY(w.grab().save(dir + "/compare-stages.png"));
+  }
+
+  // Localisation in the inspector: a dataset entry brings its true character boxes to the view;
+  // the Focus and True boxes toggles draw them; a step whose focus misses its character is
+  // marked in the patch strip; an image opened from a file has no boxes. With
+  // FOVEAL_SCREENSHOT_DIR set, docs/images/localisation*.png are taken from here.
+  void localisationOverlays() {
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/models/";
+    if (!QFileInfo::exists(models + "soft.fvm")) QSKIP("no sample models");
+    const QString spec = QStringLiteral("digits:len=13,rotated,split=test,seed=1");
+    ui::MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openModel(models + "soft.fvm"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
+    QVERIFY(w.datasetBrowser()->openDataset(spec));
+    const auto dataset = core::data::openDataset(spec.toStdString());
+    // The first entry where some step's focus misses its character.
+    int entry = -1, missed = -1;
+    for (int i = 0; i < 30 && missed < 0; ++i) {
+      w.datasetBrowser()->chooseEntry(i);
+      QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 3 && !w.isTracing() && w.trace(), 60000);
+      const auto truth = dataset->charBoxes(size_t(i));
+      QCOMPARE(w.traceView()->truthBoxes().size(), truth.size());
+      QVERIFY(w.traceView()->truthBoxes() == truth);
+      const auto hits = w.inspector()->patchStrip()->hits();
+      QCOMPARE(hits.size(), w.trace()->steps.size());
+      for (size_t t = 0; t < hits.size(); ++t) {
+        const int expected =
+            t < truth.size() ? int(core::contains(truth[t], w.trace()->steps[t].focus)) : -1;
+        QCOMPARE(hits[t], expected);
+        if (expected == 0 && missed < 0) {
+          entry = i;
+          missed = int(t);
+        }
+      }
+      QCOMPARE(w.traceView()->stepHits(), hits);
+    }
+    QVERIFY2(missed >= 0, "the soft model points at every character of 30 images");
+    w.setStep(missed);
+    QTest::qWait(100);
+    // Each toggle changes what is drawn, and turns back.
+    for (const auto overlay : {ui::TraceView::TruthBoxes, ui::TraceView::Focus}) {
+      auto* box =
+          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-%1").arg(int(overlay)));
+      QVERIFY(box);
+      QVERIFY(box->isChecked());
+      const QImage on = w.traceView()->grab().toImage();
+      box->click();
+      QVERIFY(!(w.traceView()->overlays() & overlay));
+      QVERIFY(w.traceView()->grab().toImage() != on);
+      box->click();
+      QVERIFY(w.traceView()->overlays() & overlay);
+      QCOMPARE(w.traceView()->grab().toImage(), on);
+    }
+    // The strip marks the miss: its cell differs from the same strip without the boxes.
+    auto* strip = w.inspector()->patchStrip();
+    const QImage marked = strip->render();
+    const auto boxes = w.traceView()->truthBoxes();
+    strip->setTruthBoxes({});
+    QVERIFY(strip->render() != marked);
+    strip->setTruthBoxes(boxes);
+    QCOMPARE(strip->render(), marked);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+      const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+      w.tabs()->setCurrentWidget(w.inspector());
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(dir + "/localisation-inspector.png"));
+      w.traceView()->setFocusFrame(false);
+      QVERIFY(w.traceView()->grab().save(dir + "/localisation.png"));
+      const auto& f = w.trace()->steps[size_t(missed)].focus;
+      w.traceView()->setZoom(3.0, w.traceView()->imageToWidget().map(QPointF(f.x, f.y)));
+      QVERIFY(w.traceView()->grab().save(dir + "/localisation-zoom.png"));
+      w.traceView()->resetView();
+      QVERIFY(strip->render(3.0).save(dir + "/localisation-strip.png"));
+      qInfo("screenshots of entry %d, step %d (a miss)", entry, missed);
+      // The same step read by sharp chain: its STN quad sits on the digit.
+      QVERIFY(w.openModel(models + "sharp-chain.fvm"));
+      QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && !w.isTracing() && w.trace() &&
+                                   w.trace()->focusRule == "stn-quad",
+                               60000);
+      w.setStep(missed);
+      const auto& g = w.trace()->steps[size_t(missed)].focus;
+      w.traceView()->setZoom(3.0, w.traceView()->imageToWidget().map(QPointF(g.x, g.y)));
+      QTest::qWait(100);
+      QVERIFY(w.traceView()->grab().save(dir + "/localisation-sharp-zoom.png"));
+      w.traceView()->resetView();
+    }
+    // A file has no true boxes: nothing is marked.
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
+    QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing() && w.trace(), 30000);
+    QVERIFY(w.traceView()->truthBoxes().empty());
+    for (int h : strip->hits()) QCOMPARE(h, -1);
   }
 
   // A CTC model and a TPS model in the inspector: the trace's fields reach the view (emitting

@@ -587,9 +587,12 @@ class TestTraining : public QObject {
                   .arg(rotated ? ",rotated" : "")
                   .arg(0.5 + 0.04 * i);
     }
-    json += "]}]";
+    json += "],\"overall\":{\"count\":100,\"pointing\":0.8125,\"mean_iou\":0.4321}}]";
     QCOMPARE(results.setJson(json.toUtf8(), true), QString());
-    QCOMPARE(results.columnCount(), 12);
+    QCOMPARE(results.columnCount(), 14);
+    QCOMPARE(results.headerData(12, Qt::Horizontal).toString(), QString("pointing %"));
+    QCOMPARE(results.data(results.index(0, 12)).toString(), QString("81.3"));
+    QCOMPARE(results.data(results.index(0, 13)).toString(), QString("0.432"));
     QCOMPARE(results.headerData(1, Qt::Horizontal).toString(), QString("n5"));
     QCOMPARE(results.headerData(10, Qt::Horizontal).toString(), QString("r13"));
     QCOMPARE(results.data(results.index(0, 0)).toString(), QString("best.fvm"));
@@ -969,6 +972,9 @@ class TestTraining : public QObject {
     QCOMPARE(results.headerData(5, Qt::Horizontal).toString(), QString("skipped"));
     QCOMPARE(results.data(results.index(0, 5)).toString(), QString("11"));
     QVERIFY(results.data(results.index(0, 2)).toString() != QString("0.00"));
+    // No character boxes: no localisation, shown as a dash rather than 0.
+    QCOMPARE(results.headerData(6, Qt::Horizontal).toString(), QString("pointing %"));
+    QCOMPARE(results.data(results.index(0, 6)).toString(), QString("—"));
     const QString text = results.summary("best.fvm", 0);
     QVERIFY2(text.contains("11") && text.contains("skipped") && text.contains("charset"),
              qPrintable(text));

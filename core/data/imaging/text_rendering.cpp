@@ -42,21 +42,46 @@ cv::Ptr<cv::freetype::FreeType2> fontFor(const std::string& path) {
 // White-on-black rendering of `text`, cropped to its ink with `pad` pixels around. FreeType2's
 // putText puts the top of the em box at the origin's y (not the baseline), and getTextSize is only
 // approximate, so render on a generous canvas and crop to what was drawn.
-cv::Mat renderMask(const std::string& text, const std::string& font, int pixelSize, int pad) {
+cv::Mat renderMask(const std::string& text, const std::string& font, int pixelSize, int pad,
+                   std::vector<cv::Mat>* glyphs = nullptr) {
   auto ft = fontFor(font);
   int baseline = 0;
   const cv::Size size = ft->getTextSize(text, pixelSize, -1, &baseline);
-  cv::Mat canvas(2 * pixelSize + 2 * pad, size.width + pixelSize + 2 * pad, CV_8UC3,
-                 cv::Scalar::all(0));
-  ft->putText(canvas, text, cv::Point(pad, pad), pixelSize, cv::Scalar::all(255), -1, cv::LINE_AA,
-              false);
-  cv::Mat grey;
-  cv::extractChannel(canvas, grey, 0);
+  auto draw = [&](const std::string& t) {
+    cv::Mat canvas(2 * pixelSize + 2 * pad, size.width + pixelSize + 2 * pad, CV_8UC3,
+                   cv::Scalar::all(0));
+    if (!t.empty())
+      ft->putText(canvas, t, cv::Point(pad, pad), pixelSize, cv::Scalar::all(255), -1, cv::LINE_AA,
+                  false);
+    cv::Mat grey;
+    cv::extractChannel(canvas, grey, 0);
+    return grey;
+  };
+  const cv::Mat grey = draw(text);
   cv::Rect ink = cv::boundingRect(grey > 0);
-  if (ink.area() == 0)
-    return cv::Mat(pixelSize + 2 * pad, pixelSize + 2 * pad, CV_8U, cv::Scalar(0));
-  cv::Mat out(ink.height + 2 * pad, ink.width + 2 * pad, CV_8U, cv::Scalar(0));
-  grey(ink).copyTo(out(cv::Rect(pad, pad, ink.width, ink.height)));
+  const bool empty = ink.area() == 0;
+  cv::Mat out = empty ? cv::Mat(pixelSize + 2 * pad, pixelSize + 2 * pad, CV_8U, cv::Scalar(0))
+                      : cv::Mat(ink.height + 2 * pad, ink.width + 2 * pad, CV_8U, cv::Scalar(0));
+  if (!empty) grey(ink).copyTo(out(cv::Rect(pad, pad, ink.width, ink.height)));
+  if (glyphs) {
+    // Character k's ink: what drawing the first k + 1 characters adds to drawing the first k.
+    // The pen advances alike in both (kerning moves the characters after a pair, not the pair's
+    // first), so this is character k where the whole word puts it; the masks' sum covers the word.
+    glyphs->clear();
+    const auto chars = splitUtf8(text);
+    std::string prefix;
+    cv::Mat before = draw(prefix);
+    for (const auto& c : chars) {
+      prefix += c;
+      cv::Mat after = draw(prefix);
+      cv::Mat g;
+      cv::subtract(after, before, g);  // saturates at 0
+      cv::Mat m = cv::Mat::zeros(out.size(), CV_8U);
+      if (!empty) g(ink).copyTo(m(cv::Rect(pad, pad, ink.width, ink.height)));
+      glyphs->push_back(m);
+      before = after;
+    }
+  }
   return out;
 }
 
@@ -90,7 +115,26 @@ class SyntheticWordsDataset : public Dataset {
     return chooseText(rng);
   }
 
-  Sample get(size_t i) const override {
+  Sample get(size_t i) const override { return render(i, nullptr); }
+
+  std::vector<Box> charBoxes(size_t i) const override {
+    std::vector<Box> boxes;
+    render(i, &boxes);
+    return boxes;
+  }
+
+  /// The entry's ink before colours, blur and noise (values 0..255), for checks.
+  GreyImage ink(size_t i) const {
+    GreyImage out;
+    render(i, nullptr, &out);
+    return out;
+  }
+
+ private:
+  // Entry i. With `boxes`: each character's box in the output, from its own ink taken through the
+  // same curve, perspective, crop and scaling as the word (the pixels where it has any ink). With
+  // `inkOut`: the word's ink at that point, before colours, blur and noise.
+  Sample render(size_t i, std::vector<Box>* boxes, GreyImage* inkOut = nullptr) const {
     if (!m_spec.stream && i >= m_spec.count)
       throw Error(entryName(i) + " is out of range (" + std::to_string(m_spec.count) + " entries)");
     SampleRng rng(mixKey(m_spec.seed, i));
@@ -99,8 +143,9 @@ class SyntheticWordsDataset : public Dataset {
     const std::string& font = m_fonts[rng.below(m_fonts.size())];
     const int pad = kRenderHeight / 2;
     cv::Mat mask;
+    std::vector<cv::Mat> glyphs;
     try {
-      mask = renderMask(s.label, font, kRenderHeight, pad);
+      mask = renderMask(s.label, font, kRenderHeight, pad, boxes ? &glyphs : nullptr);
     } catch (const cv::Exception& e) {
       throw Error(entryName(i) + ": cannot render \"" + s.label + "\" with " + font + " (" +
                   e.what() + ")");
@@ -119,6 +164,8 @@ class SyntheticWordsDataset : public Dataset {
               static_cast<float>(y + amp * std::sin(6.283185307179586 * periods * x / W + phase));
         }
       cv::remap(mask, mask, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+      for (auto& g : glyphs)
+        cv::remap(g, g, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
     }
 
     // Perspective: move each corner of the text box independently, plus a small rotation.
@@ -134,6 +181,8 @@ class SyntheticWordsDataset : public Dataset {
     const cv::Mat P = cv::getPerspectiveTransform(src, dst);
     cv::warpPerspective(mask, mask, P, mask.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
                         cv::Scalar(0));
+    for (auto& g : glyphs)
+      cv::warpPerspective(g, g, P, g.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
 
     // Crop to the ink with a random margin, then scale to the output height.
     cv::Rect box = cv::boundingRect(mask > 24);
@@ -149,6 +198,21 @@ class SyntheticWordsDataset : public Dataset {
     const int outW =
         std::max(8, static_cast<int>(std::lround(double(box.width) * kOutputHeight / box.height)));
     cv::resize(mask(box), text, cv::Size(outW, kOutputHeight), 0, 0, cv::INTER_AREA);
+    if (inkOut) *inkOut = toGrey(text);
+    if (boxes) {
+      boxes->clear();
+      for (const auto& g : glyphs) {
+        cv::Mat small;
+        cv::resize(g(box), small, cv::Size(outW, kOutputHeight), 0, 0, cv::INTER_AREA);
+        const cv::Rect r = cv::boundingRect(small > 0);
+        if (r.area() > 0) {
+          boxes->push_back({double(r.x), double(r.y), double(r.width), double(r.height)});
+        } else {  // no ink of its own: an empty box where the previous character ends
+          const double x = boxes->empty() ? 0.0 : boxes->back().x + boxes->back().w;
+          boxes->push_back({x, 0, 0, double(kOutputHeight)});
+        }
+      }
+    }
     text.convertTo(text, CV_32F, 1.0 / 255);
 
     // Colours: background and ink greys at a random contrast, either polarity.
@@ -187,7 +251,6 @@ class SyntheticWordsDataset : public Dataset {
     return s;
   }
 
- private:
   std::string chooseText(SampleRng& rng) const {
     std::string w = m_words[rng.below(m_words.size())];
     const double c = rng.uniform();
@@ -207,6 +270,12 @@ class SyntheticWordsDataset : public Dataset {
 }  // namespace
 
 bool canRenderText() { return true; }
+
+GreyImage syntheticWordInk(const Dataset& words, size_t index) {
+  const auto* w = dynamic_cast<const SyntheticWordsDataset*>(&words);
+  if (!w) throw Error(words.describe() + ": not synthetic words");
+  return w->ink(index);
+}
 
 std::vector<std::string> defaultFonts() {
   std::vector<std::string> out;
