@@ -4,8 +4,8 @@
 
 namespace foveal::app {
 
-const std::set<std::string> kStageOptions = {"transformation", "features", "sequence",
-                                             "prediction",     "cell",     "fiducials",
+const std::set<std::string> kStageOptions = {"transformation", "features",  "sequence",
+                                             "prediction",     "cell",      "fiducials",
                                              "attention",      "preprocess"};
 const std::set<std::string> kStageFlags = {"projection", "no-projection", "keep-ratio-pad"};
 void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {

@@ -261,7 +261,8 @@ int cmdInfo(const std::vector<std::string>& args) {
     std::cout << "deep-text-recognition-benchmark checkpoint (" << arch.format << " format"
               << (arch.modulePrefix ? ", DataParallel 'module.' prefix" : "")
               << "): " << arch.describe() << "\n";
-    if (!arch.assumption.empty()) std::cout << "charset if none is given: " << arch.assumption << "\n";
+    if (!arch.assumption.empty())
+      std::cout << "charset if none is given: " << arch.assumption << "\n";
   }
   auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
   std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
@@ -269,19 +270,20 @@ int cmdInfo(const std::vector<std::string>& args) {
 }
 
 int cmdBench(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args,
-      app::withDtrbOptions({"width", "batch", "repeats", "only", "threads", "device", "beam", "model"}),
-      app::withDtrbFlags({"no-train", "json", "no-bf16"}));
+  const CliArgs a(args,
+                  app::withDtrbOptions(
+                      {"width", "batch", "repeats", "only", "threads", "device", "beam", "model"}),
+                  app::withDtrbFlags({"no-train", "json", "no-bf16"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
     const auto r = core::benchModelFile(a.value("model"), app::dtrbOptions(a), batch, repeats);
     if (a.has("json")) {
-      std::printf("{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
-                  "\"batch_ms\": %.3f}\n",
-                  a.value("model").c_str(), r.threads, r.latencyMs, r.batch, r.batchMs);
+      std::printf(
+          "{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
+          "\"batch_ms\": %.3f}\n",
+          a.value("model").c_str(), r.threads, r.latencyMs, r.batch, r.batchMs);
     } else {
       std::printf("%s\n%s, %d threads: batch 1 %.2f ms, batch %d %.1f ms (%.0f images/s)\n",
                   a.value("model").c_str(), r.description.c_str(), r.threads, r.latencyMs, r.batch,

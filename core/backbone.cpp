@@ -212,10 +212,9 @@ ReceptiveField VggBackboneImpl::geometry(int inputW, int inputH) const {
 }
 
 std::shared_ptr<torch::nn::Module> makeVgg(const StageContext& c) {
-  return std::make_shared<VggBackboneImpl>(
-      VggBackboneOptions(c.config.width)
-          .in_channels(c.config.preprocessing.channels())
-          .out_channels(c.config.featureChannels));
+  return std::make_shared<VggBackboneImpl>(VggBackboneOptions(c.config.width)
+                                               .in_channels(c.config.preprocessing.channels())
+                                               .out_channels(c.config.featureChannels));
 }
 
 }  // namespace foveal::core

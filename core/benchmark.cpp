@@ -173,9 +173,8 @@ ModelBenchResult benchModelFile(const std::string& path, const DtrbOptions& dtrb
   torch::manual_seed(0);
   auto run = [&](int64_t b, int runs) {
     const auto image = torch::rand({b, pp.channels(), pp.inputH, pp.inputW}) * 2 - 1;
-    const auto up = cfg.needsUpsampled()
-                        ? torch::rand({b, 1, pp.inputH, pp.upsampledW()}) * 2 - 1
-                        : torch::Tensor();
+    const auto up = cfg.needsUpsampled() ? torch::rand({b, 1, pp.inputH, pp.upsampledW()}) * 2 - 1
+                                         : torch::Tensor();
     for (int i = 0; i < 2; ++i) loaded.model->forward(image, up);  // warm-up
     std::vector<double> times;
     for (int i = 0; i < runs; ++i) {

@@ -17,7 +17,8 @@ namespace foveal::core {
 
 const char* const kDtrbDefaultCharacters = "0123456789abcdefghijklmnopqrstuvwxyz";
 const char* const kDtrbSensitiveCharacters =
-    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!\"#$%&'()*+,-./"
+    ":;<=>?@[\\]^_`{|}~";
 
 namespace {
 
@@ -27,7 +28,9 @@ std::string shapeString(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-bool startsWith(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
+bool startsWith(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
 
 // The state dict with the DataParallel prefix taken off.
 struct Keys {
@@ -43,11 +46,12 @@ struct Keys {
   const StoredTensor& need(const std::string& k, size_t dims) const {
     const StoredTensor* t = find(k);
     if (!t)
-      throw Error(origin + ": key '" + (prefix ? "module." : "") + k +
-                  "' is missing (not a deep-text-recognition-benchmark model, or an unknown variant)");
+      throw Error(
+          origin + ": key '" + (prefix ? "module." : "") + k +
+          "' is missing (not a deep-text-recognition-benchmark model, or an unknown variant)");
     if (t->shape.size() != dims)
-      throw Error(origin + ": key '" + t->key + "' has shape " + shapeString(t->shape) + ", expected " +
-                  std::to_string(dims) + " dimensions");
+      throw Error(origin + ": key '" + t->key + "' has shape " + shapeString(t->shape) +
+                  ", expected " + std::to_string(dims) + " dimensions");
     return *t;
   }
   bool any(const std::string& p) const {
@@ -63,12 +67,14 @@ Keys index(const StoredStateDict& sd, const std::string& origin) {
   size_t withPrefix = 0;
   for (const auto& t : sd.tensors) withPrefix += startsWith(t.key, "module.");
   if (withPrefix != 0 && withPrefix != sd.tensors.size())
-    throw Error(origin + ": " + std::to_string(withPrefix) + " of " + std::to_string(sd.tensors.size()) +
+    throw Error(origin + ": " + std::to_string(withPrefix) + " of " +
+                std::to_string(sd.tensors.size()) +
                 " keys start with 'module.': a state dict mixes DataParallel and plain names");
   k.prefix = withPrefix != 0;
   for (const auto& t : sd.tensors) {
     const std::string name = k.prefix ? t.key.substr(7) : t.key;
-    if (!k.byName.emplace(name, &t).second) throw Error(origin + ": key '" + t.key + "' appears twice");
+    if (!k.byName.emplace(name, &t).second)
+      throw Error(origin + ": key '" + t.key + "' appears twice");
   }
   return k;
 }
@@ -101,9 +107,12 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
     a.features = "ResNet";
     const auto& first = k.need("FeatureExtraction.ConvNet.conv0_1.weight", 4);
     a.inputChannels = static_cast<int>(first.shape[1]);
-    a.outputChannels = static_cast<int>(k.need("FeatureExtraction.ConvNet.conv4_2.weight", 4).shape[0]);
-  } else if (k.any("FeatureExtraction.ConvNet.2.wgf_u.") || k.any("FeatureExtraction.ConvNet.2.GRCL")) {
-    throw Error(origin + ": the RCNN (GRCL) feature extractor is not supported; Foveal opens the VGG "
+    a.outputChannels =
+        static_cast<int>(k.need("FeatureExtraction.ConvNet.conv4_2.weight", 4).shape[0]);
+  } else if (k.any("FeatureExtraction.ConvNet.2.wgf_u.") ||
+             k.any("FeatureExtraction.ConvNet.2.GRCL")) {
+    throw Error(origin +
+                ": the RCNN (GRCL) feature extractor is not supported; Foveal opens the VGG "
                 "and ResNet ones");
   } else if (k.find("FeatureExtraction.ConvNet.0.weight")) {
     a.features = "VGG";
@@ -111,7 +120,8 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
     a.inputChannels = static_cast<int>(first.shape[1]);
     a.outputChannels = static_cast<int>(k.need("FeatureExtraction.ConvNet.18.weight", 4).shape[0]);
   } else {
-    throw Error(origin + ": no feature extractor: key 'FeatureExtraction.ConvNet.0.weight' (VGG) or "
+    throw Error(origin +
+                ": no feature extractor: key 'FeatureExtraction.ConvNet.0.weight' (VGG) or "
                 "'FeatureExtraction.ConvNet.conv0_1.weight' (ResNet) is missing");
   }
   if (a.inputChannels != 1 && a.inputChannels != 3)
@@ -126,8 +136,8 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
     const auto& ih = k.need("SequenceModeling.0.rnn.weight_ih_l0", 2);
     a.hiddenSize = static_cast<int>(ih.shape[0] / 4);
     if (ih.shape[0] % 4 != 0 || ih.shape[1] != a.outputChannels)
-      throw Error(origin + ": key '" + ih.key + "' has shape " + shapeString(ih.shape) + ", expected [4 h, " +
-                  std::to_string(a.outputChannels) + "] (an LSTM over the " +
+      throw Error(origin + ": key '" + ih.key + "' has shape " + shapeString(ih.shape) +
+                  ", expected [4 h, " + std::to_string(a.outputChannels) + "] (an LSTM over the " +
                   std::to_string(a.outputChannels) + " feature channels)");
     seqOut = static_cast<int>(k.need("SequenceModeling.1.linear.weight", 2).shape[0]);
     if (seqOut != a.hiddenSize)
@@ -143,22 +153,25 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
     a.numClasses = static_cast<int>(gen.shape[0]);
     const int hidden = static_cast<int>(gen.shape[1]);
     if (a.sequence == "BiLSTM" && hidden != a.hiddenSize)
-      throw Error(origin + ": key '" + gen.key + "' has shape " + shapeString(gen.shape) + ", expected [" +
-                  std::to_string(a.numClasses) + ", " + std::to_string(a.hiddenSize) +
-                  "] (the decoder's hidden_size is the BiLSTM's)");
+      throw Error(origin + ": key '" + gen.key + "' has shape " + shapeString(gen.shape) +
+                  ", expected [" + std::to_string(a.numClasses) + ", " +
+                  std::to_string(a.hiddenSize) + "] (the decoder's hidden_size is the BiLSTM's)");
     a.hiddenSize = hidden;
-    if (a.numClasses < 3) throw Error(origin + ": an Attn model of " + std::to_string(a.numClasses) + " classes");
+    if (a.numClasses < 3)
+      throw Error(origin + ": an Attn model of " + std::to_string(a.numClasses) + " classes");
   } else if (k.find("Prediction.weight")) {
     a.prediction = "CTC";
     const auto& fc = k.need("Prediction.weight", 2);
     a.numClasses = static_cast<int>(fc.shape[0]);
     if (fc.shape[1] != seqOut)
-      throw Error(origin + ": key '" + fc.key + "' has shape " + shapeString(fc.shape) + ", expected [classes, " +
-                  std::to_string(seqOut) + "]");
-    if (a.numClasses < 2) throw Error(origin + ": a CTC model of " + std::to_string(a.numClasses) + " classes");
+      throw Error(origin + ": key '" + fc.key + "' has shape " + shapeString(fc.shape) +
+                  ", expected [classes, " + std::to_string(seqOut) + "]");
+    if (a.numClasses < 2)
+      throw Error(origin + ": a CTC model of " + std::to_string(a.numClasses) + " classes");
     if (a.hiddenSize == 0) a.hiddenSize = a.outputChannels / 2;  // unused without a BiLSTM
   } else {
-    throw Error(origin + ": no prediction stage: key 'Prediction.generator.weight' (Attn) or "
+    throw Error(origin +
+                ": no prediction stage: key 'Prediction.generator.weight' (Attn) or "
                 "'Prediction.weight' (CTC) is missing");
   }
   const int specials = a.prediction == "Attn" ? 2 : 1;
@@ -167,8 +180,8 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
   const int sens = static_cast<int>(std::string(kDtrbSensitiveCharacters).size());
   if (n == def) {
     a.assumedCharacters = kDtrbDefaultCharacters;
-    a.assumption = "DTRB's default characters 0-9a-z (the file has " + std::to_string(a.numClasses) +
-                   " classes: 36 characters)";
+    a.assumption = "DTRB's default characters 0-9a-z (the file has " +
+                   std::to_string(a.numClasses) + " classes: 36 characters)";
   } else if (n == sens) {
     a.assumedCharacters = kDtrbSensitiveCharacters;
     a.assumption = "DTRB's --sensitive characters (the file has " + std::to_string(a.numClasses) +
@@ -203,8 +216,9 @@ std::string charsetFor(const DtrbArchitecture& a, const DtrbOptions& o, const st
   const int count = static_cast<int>(splitUtf8(chars).size());
   if (count != n)
     throw Error(origin + ": " + given + " has " + std::to_string(count) + " characters, giving " +
-                std::to_string(count + specials) + " classes for " + a.prediction + "; the file has " +
-                std::to_string(a.numClasses) + " (" + std::to_string(n) + " characters)");
+                std::to_string(count + specials) + " classes for " + a.prediction +
+                "; the file has " + std::to_string(a.numClasses) + " (" + std::to_string(n) +
+                " characters)");
   return chars;
 }
 
@@ -214,12 +228,19 @@ std::string fovealName(const std::string& k, const DtrbArchitecture& a) {
     return startsWith(k, from) ? to + k.substr(from.size()) : std::string();
   };
   std::string r;
-  if (!(r = swap("Transformation.LocalizationNetwork.conv.", "transformation.conv.")).empty()) return r;
-  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc1.", "transformation.fc1.")).empty()) return r;
-  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc2.", "transformation.fc2.")).empty()) return r;
+  if (!(r = swap("Transformation.LocalizationNetwork.conv.", "transformation.conv.")).empty())
+    return r;
+  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc1.", "transformation.fc1."))
+           .empty())
+    return r;
+  if (!(r = swap("Transformation.LocalizationNetwork.localization_fc2.", "transformation.fc2."))
+           .empty())
+    return r;
   if (!(r = swap("Transformation.GridGenerator.", "transformation.")).empty()) return r;
-  if (a.features == "VGG" && !(r = swap("FeatureExtraction.ConvNet.", "features.layers.")).empty()) return r;
-  if (a.features == "ResNet" && !(r = swap("FeatureExtraction.ConvNet.", "features.")).empty()) return r;
+  if (a.features == "VGG" && !(r = swap("FeatureExtraction.ConvNet.", "features.layers.")).empty())
+    return r;
+  if (a.features == "ResNet" && !(r = swap("FeatureExtraction.ConvNet.", "features.")).empty())
+    return r;
   for (int layer = 0; layer < 2; ++layer) {
     const std::string p = "SequenceModeling." + std::to_string(layer) + ".";
     const std::string f = "sequence.layer" + std::to_string(layer) + "_";
@@ -227,8 +248,10 @@ std::string fovealName(const std::string& k, const DtrbArchitecture& a) {
     if (!(r = swap(p + "linear.", f + "linear.")).empty()) return r;
   }
   if (!(r = swap("Prediction.attention_cell.i2h.", "prediction.attention.key.")).empty()) return r;
-  if (!(r = swap("Prediction.attention_cell.h2h.", "prediction.attention.query.")).empty()) return r;
-  if (!(r = swap("Prediction.attention_cell.score.", "prediction.attention.score.")).empty()) return r;
+  if (!(r = swap("Prediction.attention_cell.h2h.", "prediction.attention.query.")).empty())
+    return r;
+  if (!(r = swap("Prediction.attention_cell.score.", "prediction.attention.score.")).empty())
+    return r;
   if (!(r = swap("Prediction.attention_cell.rnn.", "prediction.cell.")).empty()) return r;
   if (!(r = swap("Prediction.generator.", "prediction.output.")).empty()) return r;
   if (a.prediction == "CTC" && (k == "Prediction.weight" || k == "Prediction.bias"))
@@ -326,9 +349,11 @@ LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport
     if (stored->shape != want) {
       std::string hint;
       if (startsWith(name, "Transformation.GridGenerator.P_hat"))
-        hint = ": P_hat has one row per rectified pixel, so the model was trained at another "
-               "--imgH x --imgW than " + std::to_string(o.imgH) + " x " + std::to_string(o.imgW) +
-               " (" + std::to_string(stored->shape[0]) + " pixels)";
+        hint =
+            ": P_hat has one row per rectified pixel, so the model was trained at another "
+            "--imgH x --imgW than " +
+            std::to_string(o.imgH) + " x " + std::to_string(o.imgW) + " (" +
+            std::to_string(stored->shape[0]) + " pixels)";
       throw Error(path + ": key '" + stored->key + "' has shape " + shapeString(stored->shape) +
                   ", expected " + shapeString(want) + " for " + a.describe() + hint);
     }
@@ -336,11 +361,12 @@ LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport
     if (startsWith(name, "Transformation.GridGenerator.")) {
       // Computed from F and the input size; the stored copy must agree (a wrong --imgH/--imgW
       // with the same pixel count would otherwise pass unnoticed).
-      const double diff = (value.to(torch::kDouble) - dst.to(torch::kDouble)).abs().max().item<double>();
+      const double diff =
+          (value.to(torch::kDouble) - dst.to(torch::kDouble)).abs().max().item<double>();
       if (diff > 1e-3)
         throw Error(path + ": key '" + stored->key + "' differs from the TPS grid of a " +
-                    std::to_string(o.imgW) + " x " + std::to_string(o.imgH) +
-                    " input by up to " + std::to_string(diff) +
+                    std::to_string(o.imgW) + " x " + std::to_string(o.imgH) + " input by up to " +
+                    std::to_string(diff) +
                     ": give the --imgH and --imgW the model was trained with");
     }
     dst.copy_(value);

@@ -14,15 +14,15 @@ namespace foveal::core {
 
 /// DTRB's demo.py options that the file does not hold.
 struct DtrbOptions {
-  std::string character;  ///< --character; empty: inferred from the class count
+  std::string character;   ///< --character; empty: inferred from the class count
   bool sensitive = false;  ///< --sensitive: Python's string.printable[:-6] (94 characters)
   int imgH = 32, imgW = 100;
-  bool pad = false;          ///< --PAD
-  int batchMaxLength = 25;   ///< --batch_max_length
+  bool pad = false;         ///< --PAD
+  int batchMaxLength = 25;  ///< --batch_max_length
 };
 
 /// DTRB's default --character and the --sensitive set.
-extern const char* const kDtrbDefaultCharacters;   // 0-9a-z, 36
+extern const char* const kDtrbDefaultCharacters;    // 0-9a-z, 36
 extern const char* const kDtrbSensitiveCharacters;  // string.printable[:-6], 94
 
 /// What the keys and shapes say, before a charset is chosen.

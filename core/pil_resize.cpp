@@ -29,8 +29,8 @@ double bicubic(double x) {
 // For each output pixel: the first input pixel, how many, and their fixed-point weights.
 struct Coefficients {
   int ksize = 0;
-  std::vector<int> bounds;   // xmin, count per output pixel
-  std::vector<int32_t> k;    // ksize per output pixel
+  std::vector<int> bounds;  // xmin, count per output pixel
+  std::vector<int32_t> k;   // ksize per output pixel
 };
 
 Coefficients coefficients(int inSize, int outSize) {
@@ -57,9 +57,8 @@ Coefficients coefficients(int inSize, int outSize) {
     }
     for (int x = 0; x < xmax; ++x) {
       double v = ww != 0.0 ? w[static_cast<size_t>(x)] / ww : w[static_cast<size_t>(x)];
-      c.k[static_cast<size_t>(xx) * c.ksize + x] =
-          static_cast<int32_t>(v < 0 ? -0.5 + v * (1 << kPrecisionBits)
-                                     : 0.5 + v * (1 << kPrecisionBits));
+      c.k[static_cast<size_t>(xx) * c.ksize + x] = static_cast<int32_t>(
+          v < 0 ? -0.5 + v * (1 << kPrecisionBits) : 0.5 + v * (1 << kPrecisionBits));
     }
     c.bounds[2 * static_cast<size_t>(xx)] = xmin;
     c.bounds[2 * static_cast<size_t>(xx) + 1] = xmax;

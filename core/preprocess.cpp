@@ -31,7 +31,8 @@ torch::Tensor pilInput(const GreyImage& g, const Preprocessing& pp, int w, int h
       planes = g.rgb;
     } else {  // convert('RGB') of a grey image: the grey in every band
       planes.resize(n * 3);
-      for (size_t i = 0; i < n; ++i) planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
+      for (size_t i = 0; i < n; ++i)
+        planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
     }
   } else if (pp.colour == "pil_luma" && !g.rgb.empty()) {
     planes = pilLuma(g.rgb.data(), n);
@@ -75,7 +76,8 @@ ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing&
         w = std::max(w, 1);
       }
       small.push_back(pilInput(g, pp, w, pp.inputH, pp.inputW));
-      if (withUpsampled) big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
+      if (withUpsampled)
+        big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
       in.contentW.push_back(w);
       continue;
     }

@@ -16,16 +16,26 @@ namespace foveal::core {
 
 std::string toString(StoredType t) {
   switch (t) {
-    case StoredType::Float32: return "float32";
-    case StoredType::Float64: return "float64";
-    case StoredType::Float16: return "float16";
-    case StoredType::BFloat16: return "bfloat16";
-    case StoredType::Int64: return "int64";
-    case StoredType::Int32: return "int32";
-    case StoredType::Int16: return "int16";
-    case StoredType::Int8: return "int8";
-    case StoredType::UInt8: return "uint8";
-    case StoredType::Bool: return "bool";
+    case StoredType::Float32:
+      return "float32";
+    case StoredType::Float64:
+      return "float64";
+    case StoredType::Float16:
+      return "float16";
+    case StoredType::BFloat16:
+      return "bfloat16";
+    case StoredType::Int64:
+      return "int64";
+    case StoredType::Int32:
+      return "int32";
+    case StoredType::Int16:
+      return "int16";
+    case StoredType::Int8:
+      return "int8";
+    case StoredType::UInt8:
+      return "uint8";
+    case StoredType::Bool:
+      return "bool";
   }
   return "?";
 }
@@ -33,13 +43,17 @@ std::string toString(StoredType t) {
 int elementSize(StoredType t) {
   switch (t) {
     case StoredType::Float64:
-    case StoredType::Int64: return 8;
+    case StoredType::Int64:
+      return 8;
     case StoredType::Float32:
-    case StoredType::Int32: return 4;
+    case StoredType::Int32:
+      return 4;
     case StoredType::Float16:
     case StoredType::BFloat16:
-    case StoredType::Int16: return 2;
-    default: return 1;
+    case StoredType::Int16:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -54,9 +68,12 @@ namespace {
 float halfToFloat(uint16_t h) {
   const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1F, man = h & 0x3FF;
   float v;
-  if (exp == 0) v = std::ldexp(static_cast<float>(man), -24);
-  else if (exp == 31) v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
-  else v = std::ldexp(static_cast<float>(man | 0x400), static_cast<int>(exp) - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<float>(man), -24);
+  else if (exp == 31)
+    v = man ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  else
+    v = std::ldexp(static_cast<float>(man | 0x400), static_cast<int>(exp) - 25);
   return sign ? -v : v;
 }
 
@@ -82,20 +99,36 @@ std::vector<float> StoredStateDict::floats(const StoredTensor& t) const {
     const uint8_t* p = bytes.data() + at * es;
     float v = 0;
     switch (t.type) {
-      case StoredType::Float32: v = loadLe<float>(p); break;
-      case StoredType::Float64: v = static_cast<float>(loadLe<double>(p)); break;
-      case StoredType::Float16: v = halfToFloat(loadLe<uint16_t>(p)); break;
+      case StoredType::Float32:
+        v = loadLe<float>(p);
+        break;
+      case StoredType::Float64:
+        v = static_cast<float>(loadLe<double>(p));
+        break;
+      case StoredType::Float16:
+        v = halfToFloat(loadLe<uint16_t>(p));
+        break;
       case StoredType::BFloat16: {
         const uint32_t bits = static_cast<uint32_t>(loadLe<uint16_t>(p)) << 16;
         std::memcpy(&v, &bits, 4);
         break;
       }
-      case StoredType::Int64: v = static_cast<float>(loadLe<int64_t>(p)); break;
-      case StoredType::Int32: v = static_cast<float>(loadLe<int32_t>(p)); break;
-      case StoredType::Int16: v = static_cast<float>(loadLe<int16_t>(p)); break;
-      case StoredType::Int8: v = static_cast<float>(static_cast<int8_t>(*p)); break;
+      case StoredType::Int64:
+        v = static_cast<float>(loadLe<int64_t>(p));
+        break;
+      case StoredType::Int32:
+        v = static_cast<float>(loadLe<int32_t>(p));
+        break;
+      case StoredType::Int16:
+        v = static_cast<float>(loadLe<int16_t>(p));
+        break;
+      case StoredType::Int8:
+        v = static_cast<float>(static_cast<int8_t>(*p));
+        break;
       case StoredType::UInt8:
-      case StoredType::Bool: v = static_cast<float>(*p); break;
+      case StoredType::Bool:
+        v = static_cast<float>(*p);
+        break;
     }
     out[static_cast<size_t>(i)] = v;
     for (size_t d = idx.size(); d-- > 0;) {  // row-major increment
@@ -117,15 +150,15 @@ struct Value {
   Kind kind = None;
   int64_t i = 0;
   double f = 0;
-  std::string s;          // String, Bytes, Global ("module.name"), Storage key
+  std::string s;           // String, Bytes, Global ("module.name"), Storage key
   std::vector<int> items;  // Tuple, List; Dict: key, value, key, value...
   int tensor = -1;         // Tensor: index into the result's tensors (key filled in later)
   StoredType type = StoredType::Float32;  // Storage
-  int64_t numel = 0;                       // Storage
+  int64_t numel = 0;                      // Storage
 };
 
 const char* kindName(Value::Kind k) {
-  static const char* names[] = {"None", "bool", "int", "float", "str", "bytes",
+  static const char* names[] = {"None",  "bool", "int",  "float",  "str",     "bytes",
                                 "tuple", "list", "dict", "global", "storage", "tensor"};
   return names[k];
 }
@@ -135,11 +168,11 @@ constexpr size_t kMaxStack = 100'000;
 
 bool storageType(const std::string& global, StoredType& t) {
   static const std::map<std::string, StoredType> types = {
-      {"torch.FloatStorage", StoredType::Float32},   {"torch.DoubleStorage", StoredType::Float64},
-      {"torch.HalfStorage", StoredType::Float16},    {"torch.BFloat16Storage", StoredType::BFloat16},
-      {"torch.LongStorage", StoredType::Int64},      {"torch.IntStorage", StoredType::Int32},
-      {"torch.ShortStorage", StoredType::Int16},     {"torch.CharStorage", StoredType::Int8},
-      {"torch.ByteStorage", StoredType::UInt8},      {"torch.BoolStorage", StoredType::Bool}};
+      {"torch.FloatStorage", StoredType::Float32}, {"torch.DoubleStorage", StoredType::Float64},
+      {"torch.HalfStorage", StoredType::Float16},  {"torch.BFloat16Storage", StoredType::BFloat16},
+      {"torch.LongStorage", StoredType::Int64},    {"torch.IntStorage", StoredType::Int32},
+      {"torch.ShortStorage", StoredType::Int16},   {"torch.CharStorage", StoredType::Int8},
+      {"torch.ByteStorage", StoredType::UInt8},    {"torch.BoolStorage", StoredType::Bool}};
   auto it = types.find(global);
   if (it == types.end()) return false;
   t = it->second;
@@ -189,13 +222,15 @@ class Unpickler {
     return v;
   }
   std::string bytes(uint64_t n) {
-    if (n > static_cast<uint64_t>(m_end - m_p)) fail("truncated pickle (a string runs past the end)");
+    if (n > static_cast<uint64_t>(m_end - m_p))
+      fail("truncated pickle (a string runs past the end)");
     std::string s(reinterpret_cast<const char*>(m_p), static_cast<size_t>(n));
     m_p += n;
     return s;
   }
   std::string line() {
-    const uint8_t* nl = static_cast<const uint8_t*>(std::memchr(m_p, '\n', static_cast<size_t>(m_end - m_p)));
+    const uint8_t* nl =
+        static_cast<const uint8_t*>(std::memchr(m_p, '\n', static_cast<size_t>(m_end - m_p)));
     if (!nl) fail("truncated pickle (a text line has no end)");
     std::string s(reinterpret_cast<const char*>(m_p), static_cast<size_t>(nl - m_p));
     m_p = nl + 1;
@@ -265,7 +300,8 @@ class Unpickler {
   }
   int makeLong(const std::string& b) {
     if (b.size() <= 8) return makeInt(longFromBytes(b));
-    if (b.size() > 64) fail("integer too large for a state dict (" + std::to_string(b.size()) + " bytes)");
+    if (b.size() > 64)
+      fail("integer too large for a state dict (" + std::to_string(b.size()) + " bytes)");
     Value v;  // only the legacy format's magic number is this large: kept as its bytes
     v.kind = Value::Int;
     v.s = b;
@@ -273,7 +309,8 @@ class Unpickler {
   }
   int64_t longFromBytes(const std::string& b) {
     uint64_t u = 0;
-    for (size_t k = 0; k < b.size(); ++k) u |= static_cast<uint64_t>(static_cast<uint8_t>(b[k])) << (8 * k);
+    for (size_t k = 0; k < b.size(); ++k)
+      u |= static_cast<uint64_t>(static_cast<uint8_t>(b[k])) << (8 * k);
     if (!b.empty() && b.size() < 8 && (static_cast<uint8_t>(b.back()) & 0x80))
       u |= ~uint64_t(0) << (8 * b.size());  // sign-extend
     int64_t r;
@@ -310,17 +347,21 @@ int Unpickler::persistent(int id) {
   const Value& type = val(t.items[1]);
   StoredType st;
   if (type.kind != Value::Global || !storageType(type.s, st))
-    fail("unsupported storage type '" + (type.kind == Value::Global ? type.s : std::string(kindName(type.kind))) + "'");
+    fail("unsupported storage type '" +
+         (type.kind == Value::Global ? type.s : std::string(kindName(type.kind))) + "'");
   const Value& key = val(t.items[2]);
   if (key.kind != Value::String) fail("storage key is not a string");
   const int64_t numel = intOf(t.items[4], "storage size");
   if (numel < 0) fail("negative storage size");
   if (t.items.size() >= 6 && val(t.items[5]).kind != Value::None)
-    fail("storage views (PyTorch < 0.4) are not supported; re-save the state dict with a newer PyTorch");
+    fail(
+        "storage views (PyTorch < 0.4) are not supported; re-save the state dict with a newer "
+        "PyTorch");
   auto it = m_storages.find(key.s);
   if (it != m_storages.end()) {
     const Value& s = val(it->second);
-    if (s.type != st || s.numel != numel) fail("storage '" + key.s + "' is described twice, differently");
+    if (s.type != st || s.numel != numel)
+      fail("storage '" + key.s + "' is described twice, differently");
     return it->second;
   }
   Value v;
@@ -336,7 +377,8 @@ int Unpickler::persistent(int id) {
 int Unpickler::rebuildTensor(const std::vector<int>& args, bool v2) {
   if (args.size() < 4) fail("tensor with too few arguments");
   const Value& storage = val(args[0]);
-  if (storage.kind != Value::Storage) fail(std::string("tensor over a ") + kindName(storage.kind) + ", not a storage");
+  if (storage.kind != Value::Storage)
+    fail(std::string("tensor over a ") + kindName(storage.kind) + ", not a storage");
   StoredTensor t;
   t.type = storage.type;
   t.offset = intOf(args[1], "tensor offset");
@@ -353,13 +395,16 @@ int Unpickler::rebuildTensor(const std::vector<int>& args, bool v2) {
     if (t.shape[d] < 0 || t.shape[d] > (int64_t(1) << 40) || t.stride[d] < 0 ||
         t.stride[d] > (int64_t(1) << 40))
       fail("tensor size or stride out of range");
-    if (t.shape[d] == 0) empty = true;
-    else last += (t.shape[d] - 1) * t.stride[d];
+    if (t.shape[d] == 0)
+      empty = true;
+    else
+      last += (t.shape[d] - 1) * t.stride[d];
     count *= std::max<int64_t>(t.shape[d], 1);
     if (count > (int64_t(1) << 40)) fail("tensor too large");
   }
   if (!empty && last >= storage.numel)
-    fail("tensor reaches element " + std::to_string(last) + " of a storage of " + std::to_string(storage.numel));
+    fail("tensor reaches element " + std::to_string(last) + " of a storage of " +
+         std::to_string(storage.numel));
   t.storage = args[0];  // the arena index for now; renumbered when the storages are read
   m_out.tensors.push_back(std::move(t));
   Value v;
@@ -380,7 +425,8 @@ int Unpickler::reduce(int callable, int args) {
     d.kind = Value::Dict;
     if (!items.empty()) {  // OrderedDict([(k, v), ...])
       const Value& pairs = val(items[0]);
-      if (pairs.kind != Value::List && pairs.kind != Value::Tuple) fail("OrderedDict of a non-list");
+      if (pairs.kind != Value::List && pairs.kind != Value::Tuple)
+        fail("OrderedDict of a non-list");
       for (int p : pairs.items) {
         const Value& kv = val(p);
         if (kv.kind != Value::Tuple || kv.items.size() != 2) fail("OrderedDict item is not a pair");
@@ -401,16 +447,19 @@ int Unpickler::reduce(int callable, int args) {
     return items[0];
   }
   if (g == "_codecs.encode") {
-    if (items.empty() || val(items[0]).kind != Value::String) fail("_codecs.encode of a non-string");
+    if (items.empty() || val(items[0]).kind != Value::String)
+      fail("_codecs.encode of a non-string");
     // Python 3 pickles bytes at protocol 2 as encode(latin-1 text): map each code point back.
     const std::string& u = val(items[0]).s;
     std::string out;
     for (size_t k = 0; k < u.size(); ++k) {
       const auto b = static_cast<uint8_t>(u[k]);
-      if (b < 0x80) out.push_back(static_cast<char>(b));
+      if (b < 0x80)
+        out.push_back(static_cast<char>(b));
       else if ((b & 0xE0) == 0xC0 && k + 1 < u.size())
         out.push_back(static_cast<char>(((b & 0x1F) << 6) | (static_cast<uint8_t>(u[++k]) & 0x3F)));
-      else fail("_codecs.encode of text outside latin-1");
+      else
+        fail("_codecs.encode of text outside latin-1");
     }
     return makeStr(Value::Bytes, out);
   }
@@ -427,17 +476,31 @@ int Unpickler::load() {
   for (;;) {
     const uint8_t op = byte();
     switch (op) {
-      case 0x80: byte(); break;  // PROTO
-      case 0x95: le<uint64_t>(); break;  // FRAME: the frame's length; its opcodes follow
+      case 0x80:
+        byte();
+        break;  // PROTO
+      case 0x95:
+        le<uint64_t>();
+        break;     // FRAME: the frame's length; its opcodes follow
       case '.': {  // STOP
         if (m_stack.size() != 1 || !m_marks.empty()) fail("malformed pickle (stack at STOP)");
         return m_stack.back();
       }
-      case '(': m_marks.push_back(m_stack.size()); break;
-      case '0': pop(); break;
-      case '1': popMark(); break;
-      case '2': push(top()); break;
-      case 'N': push(make(Value{})); break;
+      case '(':
+        m_marks.push_back(m_stack.size());
+        break;
+      case '0':
+        pop();
+        break;
+      case '1':
+        popMark();
+        break;
+      case '2':
+        push(top());
+        break;
+      case 'N':
+        push(make(Value{}));
+        break;
       case 0x88:
       case 0x89: {
         Value v;
@@ -446,10 +509,18 @@ int Unpickler::load() {
         push(make(std::move(v)));
         break;
       }
-      case 'J': push(makeInt(le<int32_t>())); break;
-      case 'K': push(makeInt(byte())); break;
-      case 'M': push(makeInt(le<uint16_t>())); break;
-      case 0x8a: push(makeLong(bytes(byte()))); break;
+      case 'J':
+        push(makeInt(le<int32_t>()));
+        break;
+      case 'K':
+        push(makeInt(byte()));
+        break;
+      case 'M':
+        push(makeInt(le<uint16_t>()));
+        break;
+      case 0x8a:
+        push(makeLong(bytes(byte())));
+        break;
       case 0x8b: {
         const int32_t n = le<int32_t>();
         if (n < 0) fail("negative LONG4 length");
@@ -495,20 +566,34 @@ int Unpickler::load() {
         push(make(std::move(v)));
         break;
       }
-      case 'X': push(makeStr(Value::String, bytes(le<uint32_t>()))); break;
-      case 0x8c: push(makeStr(Value::String, bytes(byte()))); break;
-      case 0x8d: push(makeStr(Value::String, bytes(le<uint64_t>()))); break;
+      case 'X':
+        push(makeStr(Value::String, bytes(le<uint32_t>())));
+        break;
+      case 0x8c:
+        push(makeStr(Value::String, bytes(byte())));
+        break;
+      case 0x8d:
+        push(makeStr(Value::String, bytes(le<uint64_t>())));
+        break;
       case 'T': {
         const int32_t n = le<int32_t>();
         if (n < 0) fail("negative string length");
         push(makeStr(Value::String, bytes(static_cast<uint64_t>(n))));
         break;
       }
-      case 'U': push(makeStr(Value::String, bytes(byte()))); break;
-      case 'B': push(makeStr(Value::Bytes, bytes(le<uint32_t>()))); break;
-      case 'C': push(makeStr(Value::Bytes, bytes(byte()))); break;
+      case 'U':
+        push(makeStr(Value::String, bytes(byte())));
+        break;
+      case 'B':
+        push(makeStr(Value::Bytes, bytes(le<uint32_t>())));
+        break;
+      case 'C':
+        push(makeStr(Value::Bytes, bytes(byte())));
+        break;
       case 0x8e:
-      case 0x96: push(makeStr(Value::Bytes, bytes(le<uint64_t>()))); break;
+      case 0x96:
+        push(makeStr(Value::Bytes, bytes(le<uint64_t>())));
+        break;
       case 'S':
       case 'V': {
         std::string s = line();
@@ -550,8 +635,12 @@ int Unpickler::load() {
         l.items.insert(l.items.end(), items.begin(), items.end());
         break;
       }
-      case ')': push(tuple({})); break;
-      case 't': push(tuple(popMark())); break;
+      case ')':
+        push(tuple({}));
+        break;
+      case 't':
+        push(tuple(popMark()));
+        break;
       case 0x85: {
         const int a = pop();
         push(tuple({a}));
@@ -638,9 +727,15 @@ int Unpickler::load() {
         m_memo[k] = top();
         break;
       }
-      case 'q': m_memo[byte()] = top(); break;
-      case 'r': m_memo[le<uint32_t>()] = top(); break;
-      case 0x94: m_memo[static_cast<int64_t>(m_memo.size())] = top(); break;
+      case 'q':
+        m_memo[byte()] = top();
+        break;
+      case 'r':
+        m_memo[le<uint32_t>()] = top();
+        break;
+      case 0x94:
+        m_memo[static_cast<int64_t>(m_memo.size())] = top();
+        break;
       case 'g':
       case 'h':
       case 'j': {
@@ -654,12 +749,17 @@ int Unpickler::load() {
           k = op == 'h' ? byte() : le<uint32_t>();
         }
         auto it = m_memo.find(k);
-        if (it == m_memo.end()) fail("pickle reads memo entry " + std::to_string(k) + " before it is written");
+        if (it == m_memo.end())
+          fail("pickle reads memo entry " + std::to_string(k) + " before it is written");
         push(it->second);
         break;
       }
-      case 'Q': push(persistent(pop())); break;
-      case 'P': push(persistent(makeStr(Value::String, line()))); break;
+      case 'Q':
+        push(persistent(pop()));
+        break;
+      case 'P':
+        push(persistent(makeStr(Value::String, line())));
+        break;
       default: {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", op);
@@ -697,12 +797,14 @@ void collect(Unpickler& u, int root, const std::string& origin, StoredStateDict&
       if (dict != &top) break;
     }
   }
-  if (countTensors(*dict) == 0) throw Error(origin + ": holds a dictionary without tensors, not a state dict");
+  if (countTensors(*dict) == 0)
+    throw Error(origin + ": holds a dictionary without tensors, not a state dict");
   std::vector<StoredTensor> tensors;
   for (size_t k = 0; k + 1 < dict->items.size(); k += 2) {
     const Value& key = u.at(dict->items[k]);
     const Value& value = u.at(dict->items[k + 1]);
-    if (key.kind != Value::String) throw Error(origin + ": state dict key is a " + kindName(key.kind) + ", not a string");
+    if (key.kind != Value::String)
+      throw Error(origin + ": state dict key is a " + kindName(key.kind) + ", not a string");
     if (value.kind != Value::Tensor) {
       out.otherKeys.push_back(key.s);
       continue;
@@ -742,7 +844,9 @@ uint32_t u32(const uint8_t* p) { return loadLe<uint32_t>(p); }
 uint64_t u64(const uint8_t* p) { return loadLe<uint64_t>(p); }
 
 std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std::string& origin) {
-  auto bad = [&](const std::string& what) { return Error(origin + ": corrupt zip archive (" + what + ")"); };
+  auto bad = [&](const std::string& what) {
+    return Error(origin + ": corrupt zip archive (" + what + ")");
+  };
   const size_t n = b.size();
   if (n < 22) throw bad("too short");
   size_t eocd = std::string::npos;
@@ -754,9 +858,11 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
   }
   if (eocd == std::string::npos) throw bad("no end-of-directory record: truncated?");
   uint64_t count = u16(&b[eocd + 10]), cdSize = u32(&b[eocd + 12]), cdOffset = u32(&b[eocd + 16]);
-  if ((count == 0xFFFF || cdOffset == 0xFFFFFFFF) && eocd >= 20 && u32(&b[eocd - 20]) == 0x07064b50) {
+  if ((count == 0xFFFF || cdOffset == 0xFFFFFFFF) && eocd >= 20 &&
+      u32(&b[eocd - 20]) == 0x07064b50) {
     const uint64_t z = u64(&b[eocd - 20 + 8]);
-    if (n < 56 || z > n - 56 || u32(&b[z]) != 0x06064b50) throw bad("bad zip64 end-of-directory record");
+    if (n < 56 || z > n - 56 || u32(&b[z]) != 0x06064b50)
+      throw bad("bad zip64 end-of-directory record");
     count = u64(&b[z + 32]);
     cdSize = u64(&b[z + 40]);
     cdOffset = u64(&b[z + 48]);
@@ -769,9 +875,11 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
     const uint16_t method = u16(&b[p + 10]);
     const uint32_t crc = u32(&b[p + 16]);
     uint64_t csize = u32(&b[p + 20]), usize = u32(&b[p + 24]);
-    const size_t nameLen = u16(&b[p + 28]), extraLen = u16(&b[p + 30]), commentLen = u16(&b[p + 32]);
+    const size_t nameLen = u16(&b[p + 28]), extraLen = u16(&b[p + 30]),
+                 commentLen = u16(&b[p + 32]);
     uint64_t local = u32(&b[p + 42]);
-    if (p + 46 + nameLen + extraLen + commentLen > n) throw bad("directory entry runs past the end");
+    if (p + 46 + nameLen + extraLen + commentLen > n)
+      throw bad("directory entry runs past the end");
     const std::string name(reinterpret_cast<const char*>(&b[p + 46]), nameLen);
     // zip64 extra field: the 0xFFFFFFFF fields, in order
     for (size_t x = p + 46 + nameLen; x + 4 <= p + 46 + nameLen + extraLen;) {
@@ -792,12 +900,14 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
       x += 4 + len;
     }
     if (method != 0)
-      throw Error(origin + ": zip entry '" + name + "' is compressed (method " + std::to_string(method) +
-                  "); torch.save stores its entries uncompressed");
+      throw Error(origin + ": zip entry '" + name + "' is compressed (method " +
+                  std::to_string(method) + "); torch.save stores its entries uncompressed");
     if (csize != usize) throw bad("entry '" + name + "' sizes disagree");
-    if (n < 30 || local > n - 30 || u32(&b[local]) != 0x04034b50) throw bad("entry '" + name + "' has no local header");
+    if (n < 30 || local > n - 30 || u32(&b[local]) != 0x04034b50)
+      throw bad("entry '" + name + "' has no local header");
     const uint64_t data = local + 30 + u16(&b[local + 26]) + u16(&b[local + 28]);
-    if (data > n || usize > n - data) throw bad("entry '" + name + "' runs past the end: truncated?");
+    if (data > n || usize > n - data)
+      throw bad("entry '" + name + "' runs past the end: truncated?");
     entries[name] = ZipEntry{data, usize, crc};
     p += 46 + nameLen + extraLen + commentLen;
   }
@@ -810,14 +920,16 @@ StoredStateDict parseZip(const std::vector<uint8_t>& b, const std::string& origi
   bool found = false;
   for (const auto& [name, e] : entries) {
     const std::string tail = "data.pkl";
-    if (name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0 &&
+    if (name.size() >= tail.size() &&
+        name.compare(name.size() - tail.size(), tail.size(), tail) == 0 &&
         (name.size() == tail.size() || name[name.size() - tail.size() - 1] == '/')) {
       if (found) throw Error(origin + ": zip archive holds two data.pkl records");
       prefix = name.substr(0, name.size() - tail.size());
       found = true;
     }
   }
-  if (!found) throw Error(origin + ": a zip archive but not a torch.save file (no data.pkl record)");
+  if (!found)
+    throw Error(origin + ": a zip archive but not a torch.save file (no data.pkl record)");
   auto record = [&](const std::string& name) -> const ZipEntry& {
     auto it = entries.find(prefix + name);
     if (it == entries.end()) throw Error(origin + ": record '" + prefix + name + "' is missing");
@@ -829,7 +941,9 @@ StoredStateDict parseZip(const std::vector<uint8_t>& b, const std::string& origi
   if (entries.count(prefix + "byteorder")) {
     const auto& e = record("byteorder");
     const std::string order(reinterpret_cast<const char*>(&b[e.offset]), e.size);
-    if (order != "little") throw Error(origin + ": stored in '" + order + "' byte order; only little-endian files are read");
+    if (order != "little")
+      throw Error(origin + ": stored in '" + order +
+                  "' byte order; only little-endian files are read");
   }
   const ZipEntry& pkl = record("data.pkl");
   StoredStateDict out;
@@ -843,8 +957,8 @@ StoredStateDict parseZip(const std::vector<uint8_t>& b, const std::string& origi
     if (e.size < want)
       throw Error(origin + ": storage '" + key + "' holds " + std::to_string(e.size) + " bytes, " +
                   std::to_string(want) + " expected");
-    return std::make_shared<const std::vector<uint8_t>>(b.begin() + static_cast<long>(e.offset),
-                                                        b.begin() + static_cast<long>(e.offset + want));
+    return std::make_shared<const std::vector<uint8_t>>(
+        b.begin() + static_cast<long>(e.offset), b.begin() + static_cast<long>(e.offset + want));
   });
   return out;
 }
@@ -865,13 +979,15 @@ StoredStateDict parseLegacy(const std::vector<uint8_t>& b, const std::string& or
           (u.at(v).kind != Value::Int ||
            u.at(v).s != std::string("\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19", 10)))
         throw Error(origin + ": not a torch.save file (wrong magic number)");
-      if (std::string(what) == "protocol version" && (u.at(v).kind != Value::Int || u.at(v).i != 1001))
+      if (std::string(what) == "protocol version" &&
+          (u.at(v).kind != Value::Int || u.at(v).i != 1001))
         throw Error(origin + ": unsupported legacy protocol version");
       if (std::string(what) == "system info") {
         const Value& d = u.at(v);
         for (size_t k = 0; k + 1 < d.items.size(); k += 2)
           if (u.at(d.items[k]).s == "little_endian" && u.at(d.items[k + 1]).i == 0)
-            throw Error(origin + ": saved on a big-endian machine; only little-endian files are read");
+            throw Error(origin +
+                        ": saved on a big-endian machine; only little-endian files are read");
       }
       pos += u.consumed();
     }
@@ -892,18 +1008,21 @@ StoredStateDict parseLegacy(const std::vector<uint8_t>& b, const std::string& or
     const Value& key = keysU.at(k);
     if (key.kind != Value::String) throw Error(origin + ": storage key is not a string");
     auto it = u.storages().find(key.s);
-    if (it == u.storages().end()) throw Error(origin + ": storage '" + key.s + "' is listed but never used");
+    if (it == u.storages().end())
+      throw Error(origin + ": storage '" + key.s + "' is listed but never used");
     const Value& s = u.at(it->second);
     if (b.size() - pos < 8) throw Error(origin + ": truncated (storage '" + key.s + "' missing)");
     const int64_t numel = loadLe<int64_t>(&b[pos]);
     pos += 8;
     if (numel != s.numel)
-      throw Error(origin + ": storage '" + key.s + "' holds " + std::to_string(numel) + " elements, " +
-                  std::to_string(s.numel) + " expected");
-    const uint64_t bytes = static_cast<uint64_t>(numel) * static_cast<uint64_t>(elementSize(s.type));
-    if (b.size() - pos < bytes) throw Error(origin + ": truncated (storage '" + key.s + "' runs past the end)");
-    data[key.s] = std::make_shared<const std::vector<uint8_t>>(b.begin() + static_cast<long>(pos),
-                                                               b.begin() + static_cast<long>(pos + bytes));
+      throw Error(origin + ": storage '" + key.s + "' holds " + std::to_string(numel) +
+                  " elements, " + std::to_string(s.numel) + " expected");
+    const uint64_t bytes =
+        static_cast<uint64_t>(numel) * static_cast<uint64_t>(elementSize(s.type));
+    if (b.size() - pos < bytes)
+      throw Error(origin + ": truncated (storage '" + key.s + "' runs past the end)");
+    data[key.s] = std::make_shared<const std::vector<uint8_t>>(
+        b.begin() + static_cast<long>(pos), b.begin() + static_cast<long>(pos + bytes));
     pos += bytes;
   }
   attachStorages(u, out, [&](const std::string& key, StoredType, int64_t) {
@@ -924,7 +1043,8 @@ bool looksLikeTorchFile(const std::string& head) {
 }
 
 StoredStateDict parseTorchFile(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  const std::string head(bytes.begin(), bytes.begin() + static_cast<long>(std::min<size_t>(bytes.size(), 16)));
+  const std::string head(bytes.begin(),
+                         bytes.begin() + static_cast<long>(std::min<size_t>(bytes.size(), 16)));
   if (bytes.empty()) throw Error(origin + ": empty file");
   if (head.size() >= 4 && head.compare(0, 4, "PK\x03\x04") == 0) return parseZip(bytes, origin);
   if (looksLikeTorchFile(head)) return parseLegacy(bytes, origin);

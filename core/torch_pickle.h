@@ -13,7 +13,18 @@
 
 namespace foveal::core {
 
-enum class StoredType { Float32, Float64, Float16, BFloat16, Int64, Int32, Int16, Int8, UInt8, Bool };
+enum class StoredType {
+  Float32,
+  Float64,
+  Float16,
+  BFloat16,
+  Int64,
+  Int32,
+  Int16,
+  Int8,
+  UInt8,
+  Bool
+};
 std::string toString(StoredType t);
 int elementSize(StoredType t);
 
@@ -27,8 +38,8 @@ struct StoredTensor {
 };
 
 struct StoredStateDict {
-  std::string format;  ///< "zip" or "legacy"
-  std::vector<StoredTensor> tensors;                             ///< in file order
+  std::string format;                                                 ///< "zip" or "legacy"
+  std::vector<StoredTensor> tensors;                                  ///< in file order
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> storages;  ///< raw little-endian bytes
   std::vector<std::string> otherKeys;  ///< entries that are plain values, not tensors
   /// Where the tensors were found: "" for the top-level dict, else the key of the nested dict

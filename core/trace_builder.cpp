@@ -159,7 +159,8 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   const auto rf = model->geometry();
   const auto& pp = cfg.preprocessing;
   // With keep-ratio padding the image fills only the first contentW input columns.
-  const int contentW = static_cast<size_t>(b) < input.contentW.size() ? input.contentW[b] : pp.inputW;
+  const int contentW =
+      static_cast<size_t>(b) < input.contentW.size() ? input.contentW[b] : pp.inputW;
   const double sx = static_cast<double>(srcW) / contentW,
                sy = static_cast<double>(srcH) / pp.inputH;
 

@@ -213,9 +213,10 @@ void MainWindow::buildLayout() {
   dock->setWidget(panel);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
   connect(add, &QPushButton::clicked, this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
-                                                      tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
-                                                         "checkpoints (*.pth *.pt);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open model"), kLastFolder.value(),
+        tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
+           "checkpoints (*.pth *.pt);;All files (*)"));
     if (!path.isEmpty()) openModel(path);
     focusCurrentView();
   });
@@ -319,9 +320,10 @@ void MainWindow::buildActions() {
   auto* paste = file->addAction(tr("&Paste Image"), this, &MainWindow::pasteImage);
   paste->setShortcut(QKeySequence::Paste);
   auto* openModel = file->addAction(tr("Open &Model..."), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(this, tr("Open model"), kLastFolder.value(),
-                                                      tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
-                                                         "checkpoints (*.pth *.pt);;All files (*)"));
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open model"), kLastFolder.value(),
+        tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
+           "checkpoints (*.pth *.pt);;All files (*)"));
     if (!path.isEmpty()) this->openModel(path);
     focusCurrentView();
   });
@@ -473,9 +475,8 @@ bool MainWindow::prepareDtrbModel(const QString& path) {
   }
   if (!arch.assumedCharacters.empty()) {
     m_models->setDtrbOptions(absolute, core::DtrbOptions{});
-    statusBar()->showMessage(tr("%1: charset assumed: %2")
-                                 .arg(QFileInfo(path).fileName(), qstr(arch.assumption)),
-                             8000);
+    statusBar()->showMessage(
+        tr("%1: charset assumed: %2").arg(QFileInfo(path).fileName(), qstr(arch.assumption)), 8000);
     return true;
   }
   DtrbOptionsDialog dialog(path, qstr(arch.describe()),

@@ -44,8 +44,10 @@ DataLoader::DataLoader(DatasetPtr dataset, LoaderOptions options)
                   " (upsampled width " + std::to_string(pp.upsampledW()) + ")");
     if (pp.resize != p->preprocessing().resize || pp.colour != p->preprocessing().colour ||
         pp.keepRatioPad != p->preprocessing().keepRatioPad)
-      throw Error(p->path() + ": packed with Foveal's own preprocessing (grey, bilinear), but the "
-                  "model uses " + pp.colour + " and " + pp.resize +
+      throw Error(p->path() +
+                  ": packed with Foveal's own preprocessing (grey, bilinear), but the "
+                  "model uses " +
+                  pp.colour + " and " + pp.resize +
                   (pp.keepRatioPad ? " with keep-ratio padding" : "") +
                   " (an imported deep-text-recognition-benchmark model?): evaluate it on the "
                   "LMDB or folder dataset the pack was made from");

@@ -109,10 +109,9 @@ ReceptiveField ResNetFeaturesImpl::geometry(int inputW, int inputH) const {
 }
 
 std::shared_ptr<torch::nn::Module> makeResNet(const StageContext& c) {
-  return std::make_shared<ResNetFeaturesImpl>(
-      ResNetFeaturesOptions(c.config.width)
-          .input_channels(c.config.preprocessing.channels())
-          .out_channels(c.config.featureChannels));
+  return std::make_shared<ResNetFeaturesImpl>(ResNetFeaturesOptions(c.config.width)
+                                                  .input_channels(c.config.preprocessing.channels())
+                                                  .out_channels(c.config.featureChannels));
 }
 
 }  // namespace foveal::core

@@ -133,10 +133,9 @@ torch::Tensor TpsImpl::resample(const torch::Tensor& image, const torch::Tensor&
 
 std::shared_ptr<torch::nn::Module> makeTps(const StageContext& c) {
   const auto& pp = c.config.preprocessing;
-  return std::make_shared<TpsImpl>(
-      TpsOptions(c.config.fiducials, pp.inputW, pp.inputH)
-          .channel_width(c.config.width)
-          .channels(pp.channels()));
+  return std::make_shared<TpsImpl>(TpsOptions(c.config.fiducials, pp.inputW, pp.inputH)
+                                       .channel_width(c.config.width)
+                                       .channels(pp.channels()));
 }
 
 }  // namespace foveal::core

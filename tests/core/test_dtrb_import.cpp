@@ -89,25 +89,30 @@ class TestDtrbImport : public QObject {
       const auto image = readImage(kDir + name, /*keepColour=*/true);
       const auto tr = session->trace(image, name, opt);
       const json& r = m["results"][name];
-      QVERIFY2(tr.prediction == r["reading"].get<std::string>(),
-               (name + ": read '" + tr.prediction + "', DTRB '" + r["reading"].get<std::string>() + "'").c_str());
+      QVERIFY2(
+          tr.prediction == r["reading"].get<std::string>(),
+          (name + ": read '" + tr.prediction + "', DTRB '" + r["reading"].get<std::string>() + "'")
+              .c_str());
       QVERIFY2(std::abs(tr.confidence - r["confidence"].get<double>()) < 1e-4, name.c_str());
       const auto& probs = r["probs"];
       if (ctc) {
         QCOMPARE(tr.columnTopk.size(), probs.size());
         for (size_t c = 0; c < probs.size(); ++c)
           for (const auto& tp : tr.columnTopk[c])
-            worstP = std::max(worstP, std::abs(tp.prob - probs[c][static_cast<size_t>(tp.index)].get<double>()));
+            worstP = std::max(
+                worstP, std::abs(tp.prob - probs[c][static_cast<size_t>(tp.index)].get<double>()));
         continue;
       }
       QCOMPARE(tr.steps.size(), probs.size());
       for (size_t t = 0; t < probs.size(); ++t) {
         for (const auto& tp : tr.steps[t].topk)
-          worstP = std::max(worstP, std::abs(tp.prob - probs[t][static_cast<size_t>(tp.index)].get<double>()));
+          worstP = std::max(
+              worstP, std::abs(tp.prob - probs[t][static_cast<size_t>(tp.index)].get<double>()));
         const auto& alpha = r["alphas"][t];
         QCOMPARE(tr.steps[t].alpha.size(), alpha.size());
         for (size_t i = 0; i < alpha.size(); ++i)
-          worstAlpha = std::max(worstAlpha, std::abs(tr.steps[t].alpha[i] - alpha[i].get<double>()));
+          worstAlpha =
+              std::max(worstAlpha, std::abs(tr.steps[t].alpha[i] - alpha[i].get<double>()));
       }
     }
     QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
@@ -159,7 +164,9 @@ class TestDtrbImport : public QObject {
     DtrbOptions o;
     o.character = "abc";
     QString got = refusal(kDir + "none-vgg-bilstm-attn.zip.pth", o);
-    QVERIFY2(got.contains("--character has 3 characters, giving 5 classes for Attn; the file has 38"), qPrintable(got));
+    QVERIFY2(
+        got.contains("--character has 3 characters, giving 5 classes for Attn; the file has 38"),
+        qPrintable(got));
     o = {};
     o.imgW = 64;  // TPS: P_hat holds one row per pixel of the input it was built for
     o.character = "0123456789-";
@@ -243,7 +250,8 @@ class TestDtrbImport : public QObject {
     for (size_t cut : {size_t(0), size_t(3), size_t(40), good.size() / 3, good.size() - 1}) {
       bool threw = false;
       try {
-        parseTorchFile(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(cut)), "cut.pth");
+        parseTorchFile(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<long>(cut)),
+                       "cut.pth");
       } catch (const Error&) {
         threw = true;
       }
@@ -260,7 +268,8 @@ class TestDtrbImport : public QObject {
       parseTorchFile(legacy, "evil.pth");
       QFAIL("accepted a pickle naming subprocess");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains("refusing pickled global 'subprocess.OrderedDict'"), e.what());
+      QVERIFY2(QString(e.what()).contains("refusing pickled global 'subprocess.OrderedDict'"),
+               e.what());
     }
   }
 

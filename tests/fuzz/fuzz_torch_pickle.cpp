@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       int64_t n = 1;
       for (auto s : t.shape) n *= s;
       if (n > (int64_t(1) << 22)) continue;  // large but valid: reading it costs only memory
-      const auto values = sd.floats(t);  // reads every element: ASan checks the bounds
+      const auto values = sd.floats(t);      // reads every element: ASan checks the bounds
       FUZZ_CHECK(static_cast<int64_t>(values.size()) == n, "floats() gives one value per element");
     }
   } catch (const foveal::core::Error&) {

@@ -537,8 +537,9 @@ class TestMainWindow : public QObject {
     w.resize(1366, 768);
     w.show();
     QVERIFY(w.openModel(vgg));  // charset inferred from its 38 classes: nothing asked
-    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() >= 1 && w.errorText().isEmpty() &&
-                                 w.models()->loadingCount() == 0, 30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.models()->rowCount() >= 1 && w.errorText().isEmpty() && w.models()->loadingCount() == 0,
+        30000);
     QVERIFY(w.openModel(tps));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
