@@ -114,7 +114,7 @@ std::string Trace::toTable() const {
   o << " step  token     p      entropy  region  box(x,w)       focus(x,y)     top-5\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];
-    const Box& b = regions.at(static_cast<size_t>(s.region));
+    const Box& b = s.box;  // the step's character box (localisation), beside its focus point
     char line[160];
     std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6d  %6.1f,%-6.1f  %6.1f,%-6.1f  ",
                   t, s.token.c_str(), s.prob, s.entropy, s.region, b.x, b.w, s.focus.x, s.focus.y);
