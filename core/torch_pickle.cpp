@@ -349,28 +349,29 @@ int Unpickler::persistent(int id) {
   if (type.kind != Value::Global || !storageType(type.s, st))
     fail("unsupported storage type '" +
          (type.kind == Value::Global ? type.s : std::string(kindName(type.kind))) + "'");
-  const Value& key = val(t.items[2]);
-  if (key.kind != Value::String) fail("storage key is not a string");
+  if (val(t.items[2]).kind != Value::String) fail("storage key is not a string");
+  // A copy: make() below may move every value (found by the ASan run of the whole suite).
+  const std::string key = val(t.items[2]).s;
   const int64_t numel = intOf(t.items[4], "storage size");
   if (numel < 0) fail("negative storage size");
   if (t.items.size() >= 6 && val(t.items[5]).kind != Value::None)
     fail(
         "storage views (PyTorch < 0.4) are not supported; re-save the state dict with a newer "
         "PyTorch");
-  auto it = m_storages.find(key.s);
+  auto it = m_storages.find(key);
   if (it != m_storages.end()) {
     const Value& s = val(it->second);
     if (s.type != st || s.numel != numel)
-      fail("storage '" + key.s + "' is described twice, differently");
+      fail("storage '" + key + "' is described twice, differently");
     return it->second;
   }
   Value v;
   v.kind = Value::Storage;
-  v.s = key.s;
+  v.s = key;
   v.type = st;
   v.numel = numel;
   const int idx = make(std::move(v));
-  m_storages[key.s] = idx;
+  m_storages[key] = idx;
   return idx;
 }
 
