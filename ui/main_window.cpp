@@ -8,8 +8,10 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QIcon>
 #include <QInputDialog>
@@ -21,15 +23,18 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressBar>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "alignment_view.h"
 #include "charset.h"
@@ -394,20 +399,67 @@ void MainWindow::buildActions() {
 }
 
 bool MainWindow::openImage(const QString& path) {
-  core::GreyImage image;
-  try {
-    image = core::readImage(path.toStdString(), /*keepColour=*/true);  // for DTRB's own luma
-  } catch (const core::Error& e) {
-    showError(QString::fromStdString(e.what()), ErrorTopic::Image);
+  // Read and decoded on a worker thread; the window keeps handling events meanwhile, and a read
+  // that takes more than a moment shows a progress dialog whose Cancel abandons it (a huge or
+  // slow file never freezes the window). Opening another image abandons this one too.
+  struct Read {
+    core::GreyImage image;
+    QImage colour;
+    QString error;
+  };
+  auto future = QtConcurrent::run([file = path]() {
+    Read r;
+    try {
+      r.image = core::readImage(file.toStdString(), /*keepColour=*/true);  // DTRB's own luma
+      r.colour = QImage(file);  // shown in colour when the file has colour
+    } catch (const std::exception& e) {
+      r.error = QString::fromStdString(e.what());
+    }
+    return r;
+  });
+  if (!future.isFinished()) {
+    if (m_cancelImageRead) *m_cancelImageRead = true;  // a newer request wins
+    auto cancelled = std::make_shared<bool>(false);
+    m_cancelImageRead = cancelled;
+    QEventLoop loop;
+    QFutureWatcher<Read> watcher;
+    connect(&watcher, &QFutureWatcher<Read>::finished, &loop, &QEventLoop::quit);
+    QProgressDialog progress(tr("Reading %1 ...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0,
+                             0, this);
+    progress.setObjectName(QStringLiteral("imageReadProgress"));
+    progress.setWindowModality(Qt::WindowModal);
+    progress.setMinimumDuration(300);
+    progress.setValue(0);  // starts the dialog's clock: it shows if the read is still going
+    connect(&progress, &QProgressDialog::canceled, &loop, [&loop, cancelled] {
+      *cancelled = true;
+      loop.quit();
+    });
+    QTimer poll;  // a newer request or the window closing ends this wait as well
+    connect(&poll, &QTimer::timeout, &loop, [&loop, cancelled] {
+      if (*cancelled) loop.quit();
+    });
+    poll.start(50);
+    watcher.setFuture(future);
+    if (!future.isFinished()) loop.exec();
+    if (m_cancelImageRead == cancelled) m_cancelImageRead.reset();
+    if (*cancelled || !future.isFinished()) {
+      statusBar()->showMessage(tr("Stopped reading %1").arg(QFileInfo(path).fileName()), 5000);
+      return false;
+    }
+  }
+  Read read = future.result();
+  if (!read.error.isEmpty()) {
+    showError(read.error, ErrorTopic::Image);
     return false;
   }
+  core::GreyImage image = std::move(read.image);
   rememberRecent(path);
   kLastFolder.set(QFileInfo(path).absolutePath());
   kLastImage.set(QFileInfo(path).absoluteFilePath());
   setTruth(truthFromFileName(path));  // never the previous image's
   // Shown in colour when the file has colour (the model reads the grey image); the same size
   // only, as a decoder that turns the image (EXIF) would move every overlay.
-  const QImage colour(path);
+  const QImage& colour = read.colour;
   QImage display =
       !colour.isNull() && colour.size() == QSize(image.width, image.height) && !colour.allGray()
           ? colour.convertToFormat(QImage::Format_RGB32)
@@ -815,6 +867,7 @@ void MainWindow::restoreSession() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (m_cancelImageRead) *m_cancelImageRead = true;  // stop waiting for an image being read
   int running = 0;
   auto* runs = m_training->runs();
   for (int r = 0; r < runs->rowCount(); ++r)

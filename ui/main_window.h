@@ -119,6 +119,8 @@ class MainWindow : public QMainWindow {
 
  private:
   bool prepareDtrbModel(const QString& path);
+  /// Set to abandon the image read openImage() is waiting for (null when none).
+  std::shared_ptr<bool> m_cancelImageRead;
   void buildActions();
   void buildLayout();
   void retrace();

@@ -10,6 +10,7 @@
 #include <QListView>
 #include <QMenu>
 #include <QMenuBar>
+#include <QProgressDialog>
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>
@@ -554,6 +555,42 @@ class TestMainWindow : public QObject {
     ui::DtrbOptionsDialog d(tps, "TPS-ResNet-BiLSTM-Attn", "why", o);
     QCOMPARE(d.options().character, o.character);
     QCOMPARE(d.options().imgW, 100);
+  }
+
+  // Issue 20, item 9: images are read off the GUI thread. A large file keeps the window handling
+  // events; its progress dialog's Cancel abandons the read and leaves the image shown before.
+  void imagesAreReadOffTheGuiThread() {
+    QTemporaryDir tmp;
+    const QString big = tmp.filePath("big.pgm");
+    {
+      QFile f(big);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      const int w = 16000, h = 15000;  // 240 MB: under the 256 MiB image limit, slow to decode
+      f.write(QByteArray("P5\n") + QByteArray::number(w) + " " + QByteArray::number(h) + "\n255\n");
+      const QByteArray row(w, '\x80');
+      for (int y = 0; y < h; ++y) f.write(row);
+    }
+    ui::MainWindow w;
+    w.resize(1280, 720);
+    w.show();
+    QVERIFY(w.openImage(m_image));
+    const QString title = w.windowTitle();
+    int ticks = 0;
+    QTimer ticker;
+    connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
+    ticker.start(10);
+    bool sawDialog = false;
+    QTimer::singleShot(150, &w, [&] {
+      if (auto* d = w.findChild<QProgressDialog*>(QStringLiteral("imageReadProgress"))) {
+        sawDialog = true;
+        Q_EMIT d->canceled();  // what its Cancel button does
+      }
+    });
+    QVERIFY(!w.openImage(big));  // cancelled
+    QVERIFY(sawDialog);
+    QVERIFY2(ticks >= 5, qPrintable(QString::number(ticks)));  // the window kept running
+    QCOMPARE(w.windowTitle(), title);                          // the previous image stays
+    QVERIFY(w.errorText().isEmpty());
   }
 
   void itemModelsPassTheTester() {
