@@ -27,20 +27,38 @@ ErrorBanner::ErrorBanner(QWidget* parent) : QWidget(parent), m_label(new QLabel(
   dismiss->setAutoRaise(true);
   dismiss->setFocusPolicy(Qt::NoFocus);
   dismiss->setToolTip(tr("Dismiss"));
-  connect(dismiss, &QToolButton::clicked, this, &QWidget::hide);
+  connect(dismiss, &QToolButton::clicked, this, [this] {
+    m_messages.clear();
+    hide();
+  });
   layout->addWidget(dismiss, 0, Qt::AlignTop);
   hide();
 }
 
 void ErrorBanner::showMessage(const QString& message, Topic topic) {
-  m_label->setText(message);
-  m_label->setToolTip(message);
-  m_topic = topic;
-  show();
+  clear(topic);
+  m_messages.emplace_back(topic, message);
+  showNewest();
 }
 
 void ErrorBanner::clear(Topic topic) {
-  if (m_topic == topic) hide();
+  for (auto it = m_messages.begin(); it != m_messages.end(); ++it)
+    if (it->first == topic) {
+      m_messages.erase(it);
+      break;
+    }
+  showNewest();
+}
+
+void ErrorBanner::showNewest() {
+  if (m_messages.empty()) {
+    hide();
+    return;
+  }
+  const QString& message = m_messages.back().second;
+  m_label->setText(message);
+  m_label->setToolTip(message);
+  show();
 }
 
 QString ErrorBanner::text() const {

@@ -176,8 +176,11 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.stepCount(), steps);  // the previous trace is still shown
     w.nextStep();
     QCOMPARE(w.step(), 1);
-    QVERIFY(w.openImage(m_image));  // a good file clears the error
-    QVERIFY(w.errorText().isEmpty());
+    QVERIFY(w.openImage(m_image));  // a good image clears the image error ...
+    QVERIFY(!w.errorText().contains("corrupt.png"));
+    QVERIFY(w.errorText().contains(m_dir.filePath("nope.fvm")));  // ... not the model's (item 12)
+    QVERIFY(w.openModel(m_models[0]));  // a model that opens clears that one
+    QTRY_VERIFY_WITH_TIMEOUT(w.errorText().isEmpty(), 30000);
   }
 
   void truthMarksFailures() {
