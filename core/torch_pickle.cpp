@@ -844,7 +844,18 @@ uint16_t u16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)
 uint32_t u32(const uint8_t* p) { return loadLe<uint32_t>(p); }
 uint64_t u64(const uint8_t* p) { return loadLe<uint64_t>(p); }
 
-std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std::string& origin) {
+// The file's bytes, wherever they are held (a read file is not copied into a vector first).
+struct ByteView {
+  const uint8_t* p = nullptr;
+  size_t n = 0;
+  const uint8_t& operator[](size_t i) const { return p[i]; }
+  size_t size() const { return n; }
+  bool empty() const { return n == 0; }
+  const uint8_t* data() const { return p; }
+  const uint8_t* begin() const { return p; }
+};
+
+std::map<std::string, ZipEntry> readZip(const ByteView& b, const std::string& origin) {
   auto bad = [&](const std::string& what) {
     return Error(origin + ": corrupt zip archive (" + what + ")");
   };
@@ -915,7 +926,7 @@ std::map<std::string, ZipEntry> readZip(const std::vector<uint8_t>& b, const std
   return entries;
 }
 
-StoredStateDict parseZip(const std::vector<uint8_t>& b, const std::string& origin) {
+StoredStateDict parseZip(const ByteView& b, const std::string& origin) {
   auto entries = readZip(b, origin);
   std::string prefix;
   bool found = false;
@@ -967,7 +978,7 @@ StoredStateDict parseZip(const std::vector<uint8_t>& b, const std::string& origi
 // ---------------------------------------------------------------------------------------------
 // The legacy stream.
 
-StoredStateDict parseLegacy(const std::vector<uint8_t>& b, const std::string& origin) {
+StoredStateDict parseLegacy(const ByteView& b, const std::string& origin) {
   StoredStateDict out;
   out.format = "legacy";
   size_t pos = 0;
@@ -1043,20 +1054,20 @@ bool looksLikeTorchFile(const std::string& head) {
   return head.size() >= 14 && head.compare(0, 14, std::string(magic, 14)) == 0;
 }
 
-StoredStateDict parseTorchFile(const std::vector<uint8_t>& bytes, const std::string& origin) {
-  const std::string head(bytes.begin(),
-                         bytes.begin() + static_cast<long>(std::min<size_t>(bytes.size(), 16)));
+StoredStateDict parseTorchFile(const uint8_t* data, size_t size, const std::string& origin) {
+  const ByteView bytes{data, size};
   if (bytes.empty()) throw Error(origin + ": empty file");
+  const std::string head(reinterpret_cast<const char*>(data), std::min<size_t>(size, 16));
   if (head.size() >= 4 && head.compare(0, 4, "PK\x03\x04") == 0) return parseZip(bytes, origin);
   if (looksLikeTorchFile(head)) return parseLegacy(bytes, origin);
-  if (bytes.size() > 262 && std::memcmp(&bytes[257], "ustar", 5) == 0)
+  if (size > 262 && std::memcmp(&bytes[257], "ustar", 5) == 0)
     throw Error(origin + ": a tar-based torch.save file (PyTorch < 0.1.10) is not supported");
   throw Error(origin + ": not a torch.save file (neither a zip archive nor a legacy pickle)");
 }
 
 StoredStateDict readTorchFile(const std::string& path) {
   const std::string s = readRegularFile(path, "PyTorch checkpoint", kMaxModelFileBytes);
-  return parseTorchFile(std::vector<uint8_t>(s.begin(), s.end()), path);
+  return parseTorchFile(reinterpret_cast<const uint8_t*>(s.data()), s.size(), path);
 }
 
 }  // namespace foveal::core

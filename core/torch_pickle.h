@@ -6,6 +6,7 @@
 // int64 element count and its bytes). Like `torch.load(weights_only=True)` it accepts only
 // dictionaries, tensors, storages and plain values: any other pickled global is refused by name.
 // Torch-free: the importer (dtrb_import.h) turns the result into tensors.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -53,7 +54,11 @@ struct StoredStateDict {
 
 /// Parses the bytes of a torch.save file. `origin` names it in errors. Throws Error for anything
 /// it cannot read or will not accept (naming the global, the record or the entry).
-StoredStateDict parseTorchFile(const std::vector<uint8_t>& bytes, const std::string& origin);
+StoredStateDict parseTorchFile(const uint8_t* data, size_t size, const std::string& origin);
+inline StoredStateDict parseTorchFile(const std::vector<uint8_t>& bytes,
+                                      const std::string& origin) {
+  return parseTorchFile(bytes.data(), bytes.size(), origin);
+}
 /// Reads the file (safe_read limits) and parses it.
 StoredStateDict readTorchFile(const std::string& path);
 /// True when the bytes start like a torch.save file (a zip or the legacy pickle magic).

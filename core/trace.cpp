@@ -265,4 +265,18 @@ std::string Trace::toCsv() const {
   return o.str();
 }
 
+double attentionConfidence(const Charset& charset, const std::vector<int>& tokens,
+                           const std::vector<double>& probs) {
+  const bool dtrb = charset.layout() == ClassLayout::GoEnd;
+  double c = 1.0;
+  size_t t = 0;
+  for (; t < tokens.size() && t < probs.size(); ++t) {
+    const bool end = tokens[t] == charset.endIndex();
+    if (end && dtrb) return t == 0 ? probs[0] : c;
+    c *= probs[t];
+    if (end) break;
+  }
+  return c;
+}
+
 }  // namespace foveal::core

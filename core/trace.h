@@ -95,4 +95,13 @@ std::array<long, 4> hocrBox(const Box& box);
 /// Shannon entropy (natural log) of a distribution.
 double entropy(const std::vector<double>& p);
 
+class Charset;
+/// The confidence of an attention reading, from each step's chosen token and its probability
+/// (steps after the first end token are ignored). Foveal's: the product up to and including the
+/// end token. With DTRB's class layout (ClassLayout::GoEnd), DTRB's demo: the product of the
+/// steps before [s]; an empty reading, where the demo fails, takes the [s] step's probability.
+/// The one rule for traces and evaluation.
+double attentionConfidence(const Charset& charset, const std::vector<int>& tokens,
+                           const std::vector<double>& probs);
+
 }  // namespace foveal::core

@@ -198,7 +198,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   const int64_t steps = probs.size(0);
   const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
   const int end = charset.endIndex();
-  double confidence = 1.0, entropySum = 0.0;
+  double entropySum = 0.0;
   std::vector<int> tokens;
   for (int64_t t = 0; t < steps; ++t) {
     TraceStep st;
@@ -227,7 +227,6 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     if (out.contextWeights.defined())
       st.contextWeights = toVector(out.contextWeights.index({b, t}));
 
-    confidence *= st.prob;
     entropySum += st.entropy;
     tokens.push_back(st.tokenIndex);
     const bool isEnd = st.tokenIndex == end;
@@ -235,19 +234,9 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     if (isEnd && stopAtEnd) break;
   }
   tr.prediction = charset.decode(tokens);
-  tr.confidence = confidence;
-  if (charset.layout() == ClassLayout::GoEnd && !tr.steps.empty()) {
-    // DTRB's demo: the product of the step maxima before [s], the [s] step not counted. For an
-    // empty reading (where the demo fails) the [s] step's probability, the only decision made.
-    double c = 1.0;
-    size_t n = 0;
-    for (const auto& st : tr.steps) {
-      if (st.tokenIndex == end) break;
-      c *= st.prob;
-      ++n;
-    }
-    tr.confidence = n == 0 ? tr.steps.front().prob : c;
-  }
+  std::vector<double> chosen;
+  for (const auto& st : tr.steps) chosen.push_back(st.prob);
+  tr.confidence = attentionConfidence(charset, tokens, chosen);
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
   locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
   return tr;

@@ -76,16 +76,18 @@ std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset
     }
     return conf;
   }
-  // Attention: the chosen (argmax) token's probability up to and including the first end token.
+  // Attention: the rule traces use (attentionConfidence, trace.h).
   auto tokens = out.tokens.to(torch::kCPU);
   auto tok = tokens.accessor<int64_t, 2>();
   for (int64_t b = 0; b < batch; ++b) {
-    double sum = 0;
+    std::vector<int> chosen;
+    std::vector<double> probs;
     for (int64_t t = 0; t < tokens.size(1); ++t) {
-      sum += lp[b][t];
+      chosen.push_back(static_cast<int>(tok[b][t]));
+      probs.push_back(std::exp(lp[b][t]));
       if (tok[b][t] == charset.endIndex()) break;
     }
-    conf[static_cast<size_t>(b)] = std::exp(sum);
+    conf[static_cast<size_t>(b)] = attentionConfidence(charset, chosen, probs);
   }
   return conf;
 }
