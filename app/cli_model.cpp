@@ -4,9 +4,9 @@
 
 namespace foveal::app {
 
-const std::set<std::string> kStageOptions = {"transformation", "features",  "sequence",
-                                             "prediction",     "cell",      "fiducials",
-                                             "attention",      "preprocess"};
+const std::set<std::string> kStageOptions = {"transformation", "features",   "sequence",
+                                             "prediction",     "cell",       "fiducials",
+                                             "attention",      "preprocess", "positions"};
 const std::set<std::string> kStageFlags = {"projection", "no-projection", "keep-ratio-pad"};
 void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.transformation = a.value("transformation", c.transformation);
@@ -17,6 +17,7 @@ void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   c.prediction = a.value("prediction", c.prediction);
   c.cell = a.value("cell", c.cell);
   c.fiducials = a.intValue("fiducials", c.fiducials);
+  c.positions = a.value("positions", c.positions);
   c.attention = a.value("attention", c.attention);
   if (c.prediction == "ctc" && !a.has("attention")) c.attention = "soft";  // CTC has no glimpse
   // Preprocessing: Foveal's own (grey, bilinear with antialiasing) or DTRB's (PIL's luma and

@@ -48,10 +48,10 @@ commands:
               --model FILE --dataset SPEC --out DIR [--limit N] [--json] [--hocr]
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (--hocr, the default) and
               .json (--json, with the entry's true character boxes where the data knows them)
-  init-model  [--model NAME] [--transformation none|tps] [--features vgg|resnet]
+  init-model  [--model NAME] [--transformation none|tps] [--features vgg|vgg2d|resnet]
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
-              [--preprocess foveal|dtrb] [--keep-ratio-pad]
+              [--preprocess foveal|dtrb] [--keep-ratio-pad] [--positions none|sine2d]
               [--context pooling|chain|weighting] [--stns 1|2] [--reference] [--width W]
               [--charset CHARS] [--max-length N] [--scale S] [--seed N] --out FILE [--force]
               write a model with random weights: any combination of the stages; --model

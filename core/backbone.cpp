@@ -89,7 +89,7 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
   // Padding comes from the layer table: the options hold it in a variant whose type differs
   // between LibTorch versions (c10::variant before 2.x, std::variant after).
   std::vector<LayerSpec> convSpecs;
-  for (const auto& l : vggLayers(options.width()))
+  for (const auto& l : layerTable())
     if (l.kind == LayerSpec::Kind::Conv) convSpecs.push_back(l);
   size_t convIndex = 0;
   for (size_t i = 0; i < mods.size(); ++i) {
@@ -136,7 +136,7 @@ void VggBackboneImpl::reset() {
   m_layers = nn::Sequential();
   int64_t in = options.in_channels();
   const auto base = vggLayers(1.0);
-  auto layers = vggLayers(options.width());
+  auto layers = layerTable();
   for (size_t i = 0; i < layers.size(); ++i)  // DTRB: int(output_channel / 8) etc.
     if (options.out_channels() > 0 && layers[i].kind == LayerSpec::Kind::Conv)
       layers[i].outChannels =
@@ -165,8 +165,23 @@ torch::Tensor VggBackboneImpl::featureMap(const torch::Tensor& image) {
   return m_layers->forward(image);
 }
 
+std::vector<LayerSpec> VggBackboneImpl::layerTable() const {
+  return options.grid() ? vggGridLayers(options.width()) : vggLayers(options.width());
+}
+
 torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
-  torch::Tensor f;  // [B, C, 1, M]
+  auto f = lastMap(image);  // [B, C, H', M]
+  // [B, C, H', M] -> [B, M, C]; H' is 1 at input height 32, else averaged (as DTRB does).
+  return (f.size(2) == 1 ? f.squeeze(2) : f.mean(2)).transpose(1, 2).contiguous();
+}
+
+torch::Tensor VggBackboneImpl::grid(const torch::Tensor& image) {
+  if (!options.grid()) return forward(image).unsqueeze(1);
+  return lastMap(image).permute({0, 2, 3, 1}).contiguous();  // [B, C, R, M] -> [B, R, M, C]
+}
+
+torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
+  torch::Tensor f;  // [B, C, H', M]
   if (auto p = packed(image)) {
     auto x = image.contiguous().to_mkldnn();
     for (const auto& op : p->ops) {
@@ -198,8 +213,7 @@ torch::Tensor VggBackboneImpl::forward(const torch::Tensor& image) {
   } else {
     f = m_layers->forward(image);
   }
-  // [B, C, H', M] -> [B, M, C]; H' is 1 at input height 32, else averaged (as DTRB does).
-  return (f.size(2) == 1 ? f.squeeze(2) : f.mean(2)).transpose(1, 2).contiguous();
+  return f;
 }
 
 int VggBackboneImpl::outChannels() const {
@@ -208,13 +222,22 @@ int VggBackboneImpl::outChannels() const {
 }
 
 ReceptiveField VggBackboneImpl::geometry(int inputW, int inputH) const {
-  return receptiveField(vggLayers(options.width()), inputW, inputH);
+  ReceptiveField rf = receptiveField(layerTable(), inputW, inputH);
+  rf.grid = options.grid();
+  return rf;
 }
 
 std::shared_ptr<torch::nn::Module> makeVgg(const StageContext& c) {
   return std::make_shared<VggBackboneImpl>(VggBackboneOptions(c.config.width)
                                                .in_channels(c.config.preprocessing.channels())
                                                .out_channels(c.config.featureChannels));
+}
+
+std::shared_ptr<torch::nn::Module> makeVgg2d(const StageContext& c) {
+  return std::make_shared<VggBackboneImpl>(VggBackboneOptions(c.config.width)
+                                               .in_channels(c.config.preprocessing.channels())
+                                               .out_channels(c.config.featureChannels)
+                                               .grid(true));
 }
 
 }  // namespace foveal::core

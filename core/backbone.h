@@ -33,6 +33,9 @@ struct VggBackboneOptions {
   /// Explicit output channels (DTRB's output_channel; the layers take 1/8, 1/4, 1/2 of it as
   /// DTRB's VGG does); 0: 512 x width.
   TORCH_ARG(int64_t, out_channels) = 0;
+  /// The grid stage "vgg2d": the layers of vggGridLayers() (stopped before the last height
+  /// collapse), the rows kept as a grid of cells instead of averaged.
+  TORCH_ARG(bool, grid) = false;
 };
 
 class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl>, public FeatureExtractor {
@@ -40,9 +43,11 @@ class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl>, public Fea
   explicit VggBackboneImpl(const VggBackboneOptions& options = VggBackboneOptions());
   void reset() override;
 
-  /// image: [B, 1, H, W] -> features [B, M, C] (one vector per output column).
+  /// image: [B, 1, H, W] -> features [B, M, C] (one vector per output column; the rows are
+  /// averaged when there are several). The sharpener's encoder reads its patches with it.
   torch::Tensor forward(const torch::Tensor& image);
-  torch::Tensor columns(const torch::Tensor& image) override { return forward(image); }
+  /// image -> [B, R, M, C]: the grid stage's cells, or forward()'s columns as one row.
+  torch::Tensor grid(const torch::Tensor& image) override;
   /// image: [B, 1, H, W] -> feature map [B, C, H', W'] (any input height).
   torch::Tensor featureMap(const torch::Tensor& image);
   /// Output channels C.
@@ -53,6 +58,10 @@ class VggBackboneImpl : public torch::nn::Cloneable<VggBackboneImpl>, public Fea
 
  private:
   struct Packed;
+  /// The layer table this module is built from (vggLayers or vggGridLayers).
+  std::vector<LayerSpec> layerTable() const;
+  /// The last feature map [B, C, H', W'], through the fastest path this call allows.
+  torch::Tensor lastMap(const torch::Tensor& image);
   /// The oneDNN form of the layers, or null when this call cannot use it.
   std::shared_ptr<const Packed> packed(const torch::Tensor& image);
 

@@ -35,6 +35,12 @@ std::vector<LayerSpec> vggLayers(double width) {
   };
 }
 
+std::vector<LayerSpec> vggGridLayers(double width) {
+  auto layers = vggLayers(width);
+  layers.resize(layers.size() - 2);  // up to the second conv 512 + BN
+  return layers;
+}
+
 int vggOutChannels(double width) { return scaled(512, width); }
 
 int scaledChannels(int channels, double width) { return scaled(channels, width); }
@@ -87,6 +93,34 @@ std::vector<Box> ReceptiveField::clippedBoxes() const {
   std::vector<Box> out;
   for (int i = 0; i < columns; ++i) out.push_back(clippedBox(i));
   return out;
+}
+
+Box ReceptiveField::regionBox(int region) const {
+  if (!grid) return box(region);
+  const int r = region / columns, c = region % columns;
+  const double cx = startX + c * jumpX, cy = startY + r * jumpY;
+  return Box{cx - (sizeX - 1) / 2.0, cy - (sizeY - 1) / 2.0, sizeX, sizeY};
+}
+
+Box ReceptiveField::clippedRegionBox(int region) const {
+  Box b = regionBox(region);
+  const double y0 = std::max(0.0, b.y);
+  const double y1 = std::min(static_cast<double>(inputH), b.y + b.h);
+  b.y = y0;
+  b.h = y1 - y0;
+  return b;
+}
+
+std::vector<Box> ReceptiveField::regionBoxes() const {
+  std::vector<Box> out;
+  for (int i = 0; i < regionCount(); ++i) out.push_back(clippedRegionBox(i));
+  return out;
+}
+
+double ReceptiveField::regionHeight() const {
+  double h = 0;
+  for (int i = 0; i < regionCount(); ++i) h = std::max(h, clippedRegionBox(i).h);
+  return h;
 }
 
 ReceptiveField receptiveField(const std::vector<LayerSpec>& layers, int inputW, int inputH) {

@@ -23,6 +23,11 @@ struct LayerSpec {
 /// DESIGN.md's VGG variant (CRNN / deep-text-recognition-benchmark), channels times `width`.
 std::vector<LayerSpec> vggLayers(double width = 1.0);
 
+/// The same VGG stopped before its last height collapse (the (2,1) pool and the 2x2 convolution
+/// that take 4 rows to 1 at input height 32): the grid stage "vgg2d", 4 x 25 cells at 100x32, each
+/// cell 8 px below the one above, as SAR's 1/8-height map (docs/ARCHITECTURE.md says why).
+std::vector<LayerSpec> vggGridLayers(double width = 1.0);
+
 /// Output channels of the last conv of vggLayers(width).
 int vggOutChannels(double width);
 
@@ -41,12 +46,27 @@ struct ReceptiveField {
   double jumpX = 0, jumpY = 0;    ///< input pixels between neighbouring outputs
   double startX = 0, startY = 0;  ///< centre of output (0,0), in pixel-index coordinates
   int inputW = 0, inputH = 0;
+  /// True when the feature stage keeps its rows (a grid of rows x columns cells, the attention
+  /// regions row by row); false when it averages them into one vector per column.
+  bool grid = false;
 
   /// Box of column i (all its rows), pixel-edge coordinates, not clipped: [x, x+w) x [y, y+h).
   Box box(int column) const;
   /// The same box with its rows clipped to the image (the paper's "height clipped to 32").
   Box clippedBox(int column) const;
   std::vector<Box> clippedBoxes() const;
+
+  // The attention regions: the columns (grid = false), or the cells row by row (region
+  // r * columns + c is row r, column c). A grid with one row has the columns' regions.
+  int regionRows() const { return grid ? rows : 1; }
+  int regionCount() const { return regionRows() * columns; }
+  /// Box of region i, not clipped.
+  Box regionBox(int region) const;
+  /// Region i's box with its rows clipped to the image.
+  Box clippedRegionBox(int region) const;
+  std::vector<Box> regionBoxes() const;
+  /// The tallest clipped region (the height region crops are sampled at).
+  double regionHeight() const;
 };
 
 /// Walks the layers; throws Error when the input is too small to give at least one output.

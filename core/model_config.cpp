@@ -50,6 +50,8 @@ int ModelConfig::depth() const {
   return std::max(8, static_cast<int>(std::lround(attentionDepth * width)));
 }
 
+bool ModelConfig::isGrid() const { return stageOption(StageKind::Features, features).grid; }
+
 bool ModelConfig::needsUpsampled() const {
   return !isCtc() && stageOption(StageKind::Glimpse, attention).needsUpsampled;
 }
@@ -114,12 +116,21 @@ void ModelConfig::validate() const {
   if (isCtc() && (attention != "soft" || reference))
     fail("a CTC model has no attention glimpse (attention '" + attention + "' given)");
   if (sequenceProjection && sequence != "bilstm") fail("sequence_projection needs the bilstm");
+  if (positions != "none" && positions != "sine2d")
+    fail("unknown positions '" + positions + "' (expected none or sine2d)");
+  if (positions == "sine2d" && featureDim() % 4 != 0)
+    fail("positions sine2d needs a feature size divisible by 4 (it is " +
+         std::to_string(featureDim()) + ")");
   makeCharset();  // throws on empty / duplicates
   const auto& feat = stageOption(StageKind::Features, features);
   const auto rf = receptiveField(feat.layers(width), preprocessing.inputW, preprocessing.inputH);
   if (rf.rows < 1)
     fail(features + " gives no output row for input height " +
          std::to_string(preprocessing.inputH));
+  if (isCtc() && feat.grid && rf.rows > 1)
+    fail("CTC reads one row of columns, and " + features + " keeps " + std::to_string(rf.rows) +
+         " rows at input height " + std::to_string(preprocessing.inputH) +
+         " (use vgg or resnet, or attention)");
   if (needsUpsampled()) {
     const auto prf = receptiveField(vggLayers(width), patchW, patchH);  // the sharpener's encoder
     if (prf.rows != 1) fail("patch height must give one encoder row (use 32)");
@@ -136,6 +147,7 @@ std::string ModelConfig::toJson() const {
   j["sequence_projection"] = sequenceProjection;
   j["prediction"] = prediction;
   if (transformation == "tps") j["fiducials"] = fiducials;
+  if (positions != "none") j["positions"] = positions;
   j["cell"] = cell;
   j["attention"] = attention;
   j["context"] = toString(context);
@@ -193,6 +205,7 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     c.sequenceProjection = j.value("sequence_projection", false);
     c.prediction = j.value("prediction", std::string("attention"));
     c.fiducials = intField(j, "fiducials", 20);
+    c.positions = j.value("positions", std::string("none"));
     c.cell = j.value("cell", std::string("paper"));
     c.attention = j.value("attention", std::string("soft"));
     c.context = contextFromString(j.value("context", std::string("pooling")));
@@ -253,6 +266,7 @@ std::string ModelConfig::describe() const {
     if (reference) s << ", reference";
     s << ")";
   }
+  if (positions != "none") s << ", " << positions << " positions";
   if (featureChannels > 0)
     s << ", " << featureChannels << " channels, hidden " << hidden();
   else

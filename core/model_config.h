@@ -44,6 +44,10 @@ struct ModelConfig {
   bool sequenceProjection = false;       ///< bilstm: DTRB's Linear(2h -> h) after each layer
   std::string prediction = "attention";  ///< ctc | attention
   int fiducials = 20;                    ///< tps: F fiducial points (F/2 per edge)
+  /// A 2-D positional encoding added to the regions after the sequence stage: "none" or
+  /// "sine2d" (half the dimensions encode the row, half the column, DETR's sines; scaled by a
+  /// learned gain that starts at 0, so a warm start begins as the model it came from).
+  std::string positions = "none";
 
   // The attention decoder.
   std::string cell = "paper";      ///< paper | dtrb (docs/ARCHITECTURE.md "The model as stages")
@@ -74,6 +78,8 @@ struct ModelConfig {
   int steps() const { return maxLength + 1; }
   int depth() const;  ///< attention depth scaled by width
   bool isCtc() const { return prediction == "ctc"; }
+  /// The feature stage keeps a grid of cells (2-D attention) instead of columns.
+  bool isGrid() const;
   /// The glimpse's declared needs (from the registry): the upsampled image, sampled regions.
   bool needsUpsampled() const;
   bool selectsRegions() const;

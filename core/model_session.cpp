@@ -53,7 +53,7 @@ std::shared_ptr<ModelSession> ModelSession::create(const ModelConfig& config, ui
 const ModelConfig& ModelSession::config() const { return d->config; }
 const std::string& ModelSession::path() const { return d->path; }
 
-std::vector<Box> ModelSession::inputRegions() const { return d->model->geometry().clippedBoxes(); }
+std::vector<Box> ModelSession::inputRegions() const { return d->model->geometry().regionBoxes(); }
 
 Trace ModelSession::trace(const GreyImage& image, const std::string& source,
                           const TraceOptions& options) const {

@@ -4,6 +4,7 @@
 
 #include "error.h"
 #include "stages/attention_prediction.h"
+#include "stages/cell_positions.h"
 #include "stages/sharp_glimpse.h"
 #include "stages/stage_factories.h"
 
@@ -25,6 +26,8 @@ void RecognizerImpl::reset() {
   register_module("features", m_features.module);
   m_sequence = buildSequence(context);
   if (m_sequence) register_module("sequence", m_sequence.module);
+  if (config.positions == "sine2d")
+    m_positions = register_module("positions", CellPositions(config.featureDim()).ptr());
   m_prediction = buildPrediction(StageContext{config, config.featureDim(), config.hidden()});
   register_module("prediction", m_prediction.module);
   initialiseWeights();
@@ -42,6 +45,7 @@ void RecognizerImpl::initialiseWeights() {
     if (name.find(".fc2.") != std::string::npos &&
         (name.find("stns.") != std::string::npos || name.rfind("transformation.", 0) == 0))
       continue;
+    if (name.rfind("positions.", 0) == 0) continue;  // the gain starts at 0
     auto& t = p.value();
     const std::string leaf = name.substr(name.rfind('.') + 1);  // "bias", "bias_ih_l0", ...
     const bool bias = leaf.rfind("bias", 0) == 0;
@@ -72,8 +76,18 @@ torch::Tensor RecognizerImpl::encode(const torch::Tensor& image, TransformOutput
     *rectified = m_transformation->transform(image);
     input = rectified->image;
   }
-  auto f = m_features->columns(input);            // [B, M, C]
-  return m_sequence ? m_sequence->encode(f) : f;  // [B, M, D]
+  auto g = m_features->grid(input);  // [B, R, M, C]
+  const int64_t b = g.size(0), rows = g.size(1), m = g.size(2);
+  torch::Tensor x;
+  if (m_sequence) {
+    // Each row of the grid is a sequence of its own, read left to right (one row: the columns).
+    x = m_sequence->encode(g.reshape({b * rows, m, g.size(3)}));  // [B * R, M, D]
+    x = x.reshape({b, rows * m, x.size(2)});
+  } else {
+    x = g.reshape({b, rows * m, g.size(3)});
+  }
+  if (m_positions) x = m_positions->as<CellPositionsImpl>()->forward(x, rows, m);
+  return x;  // [B, R * M, D]
 }
 
 torch::Tensor RecognizerImpl::rectifyUpsampled(const torch::Tensor& upsampled,

@@ -46,7 +46,8 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
 
  private:
   void initialiseWeights();
-  /// X [B, M, D]; with a transformation, `rectified` receives its output.
+  /// X [B, R * M, D], the regions row by row; with a transformation, `rectified` receives its
+  /// output.
   torch::Tensor encode(const torch::Tensor& image, TransformOutput* rectified);
   torch::Tensor rectifyUpsampled(const torch::Tensor& upsampled, const TransformOutput& t);
 
@@ -55,6 +56,7 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   Stage<FeatureExtractor> m_features;
   Stage<SequenceModel> m_sequence;
   Stage<Prediction> m_prediction;
+  std::shared_ptr<torch::nn::Module> m_positions;  ///< CellPositionsImpl, or null
 };
 TORCH_MODULE(Recognizer);
 

@@ -32,15 +32,15 @@ SharpenerImpl::SharpenerImpl(const ModelConfig& config_) : config(config_) { res
 
 void SharpenerImpl::reset() {
   const auto& pp = config.preprocessing;
-  // The regions are the feature stage's columns (their receptive fields, scaled to the copy).
-  const auto rf = receptiveField(
-      stageOption(StageKind::Features, config.features).layers(config.width), pp.inputW, pp.inputH);
+  // The regions are the feature stage's columns or cells (their receptive fields, scaled to the
+  // copy).
+  const auto rf = featureGeometry(config.features, config.width, pp.inputW, pp.inputH);
   const double scale = static_cast<double>(pp.upsampledW()) / pp.inputW;
   const double wu = pp.upsampledW(), h = pp.inputH;
 
   std::vector<float> thetas;
-  for (int i = 0; i < rf.columns; ++i) {
-    const Box b = rf.clippedBox(i);
+  for (int i = 0; i < rf.regionCount(); ++i) {
+    const Box b = rf.clippedRegionBox(i);
     const double x0 = b.x * scale, x1 = (b.x + b.w) * scale;
     const double y0 = b.y, y1 = b.y + b.h;
     thetas.insert(
@@ -48,9 +48,9 @@ void SharpenerImpl::reset() {
         {static_cast<float>((x1 - x0) / wu), 0.f, static_cast<float>((x0 + x1) / wu - 1.0), 0.f,
          static_cast<float>((y1 - y0) / h), static_cast<float>((y0 + y1) / h - 1.0)});
   }
-  m_regionThetas = torch::tensor(thetas).view({rf.columns, 2, 3});
+  m_regionThetas = torch::tensor(thetas).view({rf.regionCount(), 2, 3});
   m_regionW = static_cast<int>(std::lround(rf.sizeX * scale));
-  m_regionH = static_cast<int>(std::lround(rf.clippedBox(0).h));
+  m_regionH = static_cast<int>(std::lround(rf.regionHeight()));
 
   m_stns = torch::nn::ModuleList();
   m_patchSizes.clear();

@@ -41,6 +41,7 @@ std::string Trace::toJson(int indent) const {
   json regs = json::array();
   for (const auto& r : regions) regs.push_back(boxJson(r));
   j["regions"] = regs;
+  j["grid"] = {{"rows", gridRows}, {"columns", gridColumns}};
   json steps_ = json::array();
   for (const auto& s : steps) {
     json st;

@@ -58,8 +58,11 @@ struct Trace {
   /// Attention: product of the step probabilities up to and including the end (beam/greedy as
   /// decoded). CTC: product of every column's maximum (DTRB's demo).
   double confidence = 0;
-  int imageW = 0, imageH = 0;    ///< source image size
-  std::vector<Box> regions;      ///< receptive fields in source pixels (rows clipped to the image)
+  int imageW = 0, imageH = 0;  ///< source image size
+  std::vector<Box> regions;    ///< receptive fields in source pixels (rows clipped to the image)
+  /// The regions' layout: one row of columns (gridRows 1), or a grid of gridRows x gridColumns
+  /// cells whose regions (and every step's alpha) run row by row.
+  int gridRows = 1, gridColumns = 0;
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
   int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width

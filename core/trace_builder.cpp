@@ -34,15 +34,16 @@ namespace {
 torch::Tensor regionCrops(const ReceptiveField& rf, const Preprocessing& pp,
                           const torch::Tensor& image) {
   std::vector<float> th;
-  for (const auto& box : rf.clippedBoxes())
+  for (const auto& box : rf.regionBoxes())
     th.insert(th.end(), {static_cast<float>(box.w / pp.inputW), 0.f,
                          static_cast<float>((2 * box.x + box.w) / pp.inputW - 1), 0.f,
                          static_cast<float>(box.h / pp.inputH),
                          static_cast<float>((2 * box.y + box.h) / pp.inputH - 1)});
-  auto theta = torch::tensor(th).view({rf.columns, 2, 3});
-  auto img = image.unsqueeze(0).expand({rf.columns, -1, -1, -1});
+  const int64_t n = rf.regionCount();
+  auto theta = torch::tensor(th).view({n, 2, 3});
+  auto img = image.unsqueeze(0).expand({n, -1, -1, -1});
   return sampleAffine(img.to(torch::kFloat).contiguous(), theta, static_cast<int64_t>(rf.sizeX),
-                      static_cast<int64_t>(rf.clippedBox(0).h));
+                      static_cast<int64_t>(rf.regionHeight()));
 }
 
 std::vector<TokenProb> topTokens(const torch::Tensor& p, int k, const Charset& charset) {
@@ -100,7 +101,7 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
 
 std::vector<Box> sourceRegions(const ReceptiveField& rf, const Preprocessing& pp, int srcW,
                                int srcH) {
-  return scaleBoxes(rf.clippedBoxes(), static_cast<double>(srcW) / pp.inputW,
+  return scaleBoxes(rf.regionBoxes(), static_cast<double>(srcW) / pp.inputW,
                     static_cast<double>(srcH) / pp.inputH);
 }
 
@@ -171,7 +172,9 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   tr.modelDescription = cfg.describe();
   tr.imageW = srcW;
   tr.imageH = srcH;
-  for (const auto& box : rf.clippedBoxes())
+  tr.gridRows = rf.regionRows();
+  tr.gridColumns = rf.columns;
+  for (const auto& box : rf.regionBoxes())
     tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
   if (out.fiducials.defined()) {
     // align_corners = true coordinates: -1 and 1 are the centres of the outer pixels.

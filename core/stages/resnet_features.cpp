@@ -4,6 +4,7 @@
 #include <torch/nn/modules/activation.h>
 
 #include "stages/stage_factories.h"
+#include "stages/stage_registry.h"
 
 namespace foveal::core {
 
@@ -99,13 +100,13 @@ torch::Tensor ResNetFeaturesImpl::featureMap(const torch::Tensor& image) {
   return torch::relu(m_bn4_2(m_conv4_2(x)));
 }
 
-torch::Tensor ResNetFeaturesImpl::columns(const torch::Tensor& image) {
-  auto f = featureMap(image);                     // [B, C, H', W']
-  return f.mean(2).transpose(1, 2).contiguous();  // [B, W', C] (DTRB: average over H')
+torch::Tensor ResNetFeaturesImpl::grid(const torch::Tensor& image) {
+  auto f = featureMap(image);                                  // [B, C, H', W']
+  return f.mean(2).transpose(1, 2).unsqueeze(1).contiguous();  // [B, 1, W', C] (DTRB: mean over H')
 }
 
 ReceptiveField ResNetFeaturesImpl::geometry(int inputW, int inputH) const {
-  return receptiveField(resnetLayers(options.width()), inputW, inputH);
+  return featureGeometry("resnet", options.width(), inputW, inputH);
 }
 
 std::shared_ptr<torch::nn::Module> makeResNet(const StageContext& c) {

@@ -50,7 +50,7 @@ class ResNetFeaturesImpl : public torch::nn::Cloneable<ResNetFeaturesImpl>,
 
   /// image [B, C, H, W] -> feature map [B, C', H', W']
   torch::Tensor featureMap(const torch::Tensor& image);
-  torch::Tensor columns(const torch::Tensor& image) override;  // [B, M, C']
+  torch::Tensor grid(const torch::Tensor& image) override;  // [B, 1, M, C']
   ReceptiveField geometry(int inputW, int inputH) const override;
 
   ResNetFeaturesOptions options;

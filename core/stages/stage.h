@@ -43,9 +43,13 @@ class Transformation {
 class FeatureExtractor {
  public:
   virtual ~FeatureExtractor() = default;
-  /// image [B, C, H, W] -> one vector per output column [B, M, C']
-  virtual torch::Tensor columns(const torch::Tensor& image) = 0;
-  /// Receptive fields of the output columns, from the layer table the modules are built from.
+  /// image [B, C, H, W] -> the feature grid [B, R, M, C']: R rows of M cells, one vector per
+  /// cell. The column stages (R = 1) average their rows, as DTRB does; the grid stages keep them,
+  /// and the attention decoder reads the R * M cells row by row. A 1-D model is the R = 1 case of
+  /// the same code (docs/ARCHITECTURE.md "Two-dimensional attention").
+  virtual torch::Tensor grid(const torch::Tensor& image) = 0;
+  /// Receptive fields of the regions (columns or cells), from the layer table the modules are
+  /// built from.
   virtual ReceptiveField geometry(int inputW, int inputH) const = 0;
 };
 
@@ -91,7 +95,7 @@ struct BeamResult {
 struct RecognizerOutput {
   /// Attention: log p(y_t) [B, T, K] per decoding step. CTC: per column [B, M, K].
   torch::Tensor logProbs;
-  torch::Tensor alpha;       ///< attention over regions [B, T, M] (undefined for CTC)
+  torch::Tensor alpha;       ///< attention over regions [B, T, M] (M = R * columns; not CTC)
   torch::Tensor selected;    ///< region used at each step [B, T] int64 (soft: argmax of alpha)
   torch::Tensor logPSelect;  ///< log p(a_t) = log alpha_t[selected] [B, T]
   /// Attention: argmax of logProbs [B, T]. CTC: the argmax path per column [B, M] (readings()

@@ -11,6 +11,7 @@ namespace foveal::core {
 std::shared_ptr<torch::nn::Module> makeTps(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeVgg(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeResNet(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeVgg2d(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeBiLstm(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeCtc(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeAttention(const StageContext&);
@@ -26,10 +27,12 @@ struct Entry {
 };
 
 StageOption features(std::string name, std::string summary,
-                     std::vector<LayerSpec> (*layers)(double), int (*channels)(double)) {
+                     std::vector<LayerSpec> (*layers)(double), int (*channels)(double),
+                     bool grid = false) {
   StageOption o{std::move(name), std::move(summary)};
   o.layers = layers;
   o.channels = channels;
+  o.grid = grid;
   return o;
 }
 
@@ -53,6 +56,11 @@ const std::map<StageKind, std::vector<Entry>>& registry() {
        {
            {features("vgg", "CRNN's VGG: 24 columns at 100x32", vggLayers, vggOutChannels),
             makeVgg},
+           {features("vgg2d",
+                     "CRNN's VGG stopped before its last height collapse: a grid of 4 x 25 "
+                     "cells at 100x32 (2-D attention)",
+                     vggGridLayers, vggOutChannels, true),
+            makeVgg2d},
            {features("resnet", "DTRB's ResNet (FAN, BasicBlock 1-2-5-3): 26 columns at 100x32",
                      resnetLayers, resnetOutChannels),
             makeResNet},
@@ -144,6 +152,13 @@ std::vector<std::string> stageNames(StageKind kind) {
 
 const StageOption& stageOption(StageKind kind, const std::string& name) {
   return entry(kind, name).option;
+}
+
+ReceptiveField featureGeometry(const std::string& features, double width, int inputW, int inputH) {
+  const StageOption& o = stageOption(StageKind::Features, features);
+  ReceptiveField rf = receptiveField(o.layers(width), inputW, inputH);
+  rf.grid = o.grid;
+  return rf;
 }
 
 Stage<Transformation> buildTransformation(const StageContext& c) {

@@ -22,6 +22,8 @@ struct StageOption {
   /// Features: the layer table its modules are built from (receptive fields), and its channels.
   std::vector<LayerSpec> (*layers)(double width) = nullptr;
   int (*channels)(double width) = nullptr;
+  /// Features: keeps its rows as a grid of cells (2-D attention) instead of averaging them.
+  bool grid = false;
 };
 
 /// "transformation", "features", "sequence", "prediction", "glimpse", "cell".
@@ -30,5 +32,9 @@ const std::vector<StageOption>& stageOptions(StageKind kind);
 std::vector<std::string> stageNames(StageKind kind);
 /// Throws Error naming the kind, the unknown name and the known ones.
 const StageOption& stageOption(StageKind kind, const std::string& name);
+
+/// The receptive fields of a feature stage's regions (columns, or grid cells row by row) for an
+/// input size, from its layer table; throws Error when the input is too small.
+ReceptiveField featureGeometry(const std::string& features, double width, int inputW, int inputH);
 
 }  // namespace foveal::core

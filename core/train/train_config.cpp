@@ -147,6 +147,15 @@ TrainConfig digits(const std::string& a, ContextKind c, bool reference) {
   return t;
 }
 
+// 2-D attention on the digit task: the VGG keeps a grid of 4 x 25 cells, each row read by the
+// BiLSTM, with the sine positions of the cells (seeds 000 and 004, Show, Attend and Tell).
+TrainConfig digits2d(const std::string& a) {
+  TrainConfig t = digits(a, ContextKind::Pooling, false);
+  t.model.features = "vgg2d";
+  t.model.positions = "sine2d";
+  return t;
+}
+
 TrainConfig text(const std::string& a, ContextKind c, int stns) {
   TrainConfig t;
   t.model.attention = a;
@@ -191,6 +200,10 @@ std::vector<Preset> presets() {
       {"digits-sharp-pooling-reference",
        "digit sequences, sharp pooling + L2 loss to Roboto Bold reference glyphs",
        digits("sharp", C::Pooling, true)},
+      {"digits-soft-2d", "digit sequences, soft attention over a 4 x 25 grid of VGG cells",
+       digits2d("soft")},
+      {"digits-hard-2d", "digit sequences, hard attention over a 4 x 25 grid of VGG cells",
+       digits2d("hard")},
       {"digits-crnn", "digit sequences, CRNN (none-vgg-bilstm-ctc)", field("crnn")},
       {"digits-rare", "digit sequences, RARE (tps-vgg-bilstm-attention, soft, DTRB's cell)",
        field("rare")},

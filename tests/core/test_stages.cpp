@@ -309,7 +309,7 @@ class TestStages : public QObject {
     }
     net->to(torch::kDouble);
     auto x = torch::ones({1, 1, 32, 100}, torch::dtype(torch::kDouble).requires_grad(true));
-    auto f = net->columns(x);  // [1, 26, C]
+    auto f = net->grid(x).squeeze(1);  // [1, 26, C]
     QCOMPARE(f.size(1), int64_t(26));
     f.select(1, column).sum().backward();
     auto support = (x.grad().abs() > 0).squeeze();  // [32, 100]
