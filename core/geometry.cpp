@@ -117,6 +117,17 @@ std::vector<Box> ReceptiveField::regionBoxes() const {
   return out;
 }
 
+PointF ReceptiveField::regionCentre(int region) const {
+  const Box b = regionBox(region);
+  return {b.x + b.w / 2, b.y + b.h / 2};
+}
+
+std::vector<PointF> ReceptiveField::regionCentres() const {
+  std::vector<PointF> out;
+  for (int i = 0; i < regionCount(); ++i) out.push_back(regionCentre(i));
+  return out;
+}
+
 double ReceptiveField::regionHeight() const {
   double h = 0;
   for (int i = 0; i < regionCount(); ++i) h = std::max(h, clippedRegionBox(i).h);

@@ -10,6 +10,10 @@ struct Box {
   bool operator==(const Box& o) const { return x == o.x && y == o.y && w == o.w && h == o.h; }
 };
 
+struct PointF {
+  double x = 0, y = 0;
+};
+
 struct LayerSpec {
   enum class Kind { Conv, Pool };
   Kind kind = Kind::Conv;
@@ -65,6 +69,10 @@ struct ReceptiveField {
   /// Region i's box with its rows clipped to the image.
   Box clippedRegionBox(int region) const;
   std::vector<Box> regionBoxes() const;
+  /// Centre of region i's receptive field (pixel-edge coordinates, not clipped: a grid's rows
+  /// have their own centres even where every cell's box, clipped, spans the whole height).
+  PointF regionCentre(int region) const;
+  std::vector<PointF> regionCentres() const;
   /// The tallest clipped region (the height region crops are sampled at).
   double regionHeight() const;
 };

@@ -60,7 +60,7 @@ std::vector<Box> scaleBoxes(const std::vector<Box>& boxes, double sx, double sy)
 
 namespace {
 
-PointF centre(const Box& b) { return {b.x + b.w / 2, b.y + b.h / 2}; }
+PointF boxCentre(const Box& b) { return {b.x + b.w / 2, b.y + b.h / 2}; }
 
 const Box& regionAt(const std::vector<Box>& regions, int i) {
   if (i < 0 || static_cast<size_t>(i) >= regions.size())
@@ -72,7 +72,11 @@ const Box& regionAt(const std::vector<Box>& regions, int i) {
 }  // namespace
 
 StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, FocusRule rule,
-                        int imageW, int imageH) {
+                        int imageW, int imageH, const std::vector<PointF>& centres) {
+  if (!centres.empty() && centres.size() != regions.size())
+    throw Error("localisation: " + std::to_string(centres.size()) + " centres for " +
+                std::to_string(regions.size()) + " regions");
+  auto centre = [&](size_t i) { return centres.empty() ? boxCentre(regions[i]) : centres[i]; };
   StepLocation loc;
   switch (rule) {
     case FocusRule::AlphaMean: {
@@ -82,18 +86,19 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
       double sum = 0, x = 0, y = 0;
       size_t best = 0;
       for (size_t i = 0; i < regions.size(); ++i) {
-        const PointF c = centre(regions[i]);
+        const PointF c = centre(i);
         x += step.alpha[i] * c.x;
         y += step.alpha[i] * c.y;
         sum += step.alpha[i];
         if (step.alpha[i] > step.alpha[best]) best = i;
       }
-      loc.focus = sum > 0 ? PointF{x / sum, y / sum} : centre(regions[best]);
+      loc.focus = sum > 0 ? PointF{x / sum, y / sum} : centre(best);
       loc.box = regions[best];
       break;
     }
     case FocusRule::Selected:
-      loc.focus = centre(regionAt(regions, step.region));
+      regionAt(regions, step.region);  // throws when out of range
+      loc.focus = centre(static_cast<size_t>(step.region));
       loc.box = regionAt(regions, step.region);
       break;
     case FocusRule::StnQuad: {
@@ -109,7 +114,7 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
       double x = 0, y = 0, x0 = 0, y0 = 0, x1 = 0, y1 = 0;
       for (size_t k = 0; k < step.columns.size(); ++k) {
         const Box& r = regionAt(regions, step.columns[k]);
-        const PointF c = centre(r);
+        const PointF c = centre(static_cast<size_t>(step.columns[k]));
         x += c.x;
         y += c.y;
         x0 = k ? std::min(x0, r.x) : r.x;
@@ -130,7 +135,8 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
 void locateSteps(Trace& trace, FocusRule rule) {
   trace.focusRule = toString(rule);
   for (auto& s : trace.steps) {
-    const StepLocation loc = locateStep(s, trace.regions, rule, trace.imageW, trace.imageH);
+    const StepLocation loc =
+        locateStep(s, trace.regions, rule, trace.imageW, trace.imageH, trace.regionCentres);
     s.focus = loc.focus;
     s.box = loc.box;
   }

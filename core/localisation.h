@@ -17,7 +17,10 @@
 //                      four corners and its bounding box.
 //   CTC (columns)      the columns that emitted the token: the mean of their region centres and
 //                      the union of their regions.
-//   2-D attention does not exist yet; it will be the alpha-weighted mean of the cell centres.
+//   2-D attention (a grid of cells): as soft and hard, over the cells: the focus is the
+//                      alpha-weighted mean of the cell centres (soft) or the selected cell's centre
+//                      (hard); a cell's centre is its receptive field's, which the clipped box's
+//                      centre is not (every cell of vgg2d sees 62 rows of a 32-row image).
 // Boxes are clipped to the image (receptive fields reach past its edges; true boxes do not);
 // focus points are not. With a TPS transformation the regions are those of the rectified image
 // scaled to the source (as the trace draws them), not mapped back through the spline.
@@ -43,8 +46,9 @@ struct StepLocation {
 /// The focus and box of one step by `rule` from its alpha, region, STN quads or columns, with
 /// `regions` the receptive fields in source pixels. Throws Error when the step lacks what the
 /// rule needs (no STN for stn-quad, no columns for columns, alpha of another length).
+/// `centres`: the regions' receptive-field centres (empty: the boxes' centres).
 StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, FocusRule rule,
-                        int imageW, int imageH);
+                        int imageW, int imageH, const std::vector<PointF>& centres = {});
 /// Sets focus, box and focusRule of every step of `trace`.
 void locateSteps(Trace& trace, FocusRule rule);
 

@@ -42,6 +42,9 @@ std::string Trace::toJson(int indent) const {
   for (const auto& r : regions) regs.push_back(boxJson(r));
   j["regions"] = regs;
   j["grid"] = {{"rows", gridRows}, {"columns", gridColumns}};
+  json centres = json::array();
+  for (const auto& c : regionCentres) centres.push_back({c.x, c.y});
+  j["region_centres"] = centres;
   json steps_ = json::array();
   for (const auto& s : steps) {
     json st;

@@ -10,10 +10,6 @@
 
 namespace foveal::core {
 
-struct PointF {
-  double x = 0, y = 0;
-};
-
 /// Corners of a patch mapped into source-image pixels: top-left, top-right, bottom-right,
 /// bottom-left (pixel-edge coordinates).
 using Quad = std::array<PointF, 4>;
@@ -63,6 +59,10 @@ struct Trace {
   /// The regions' layout: one row of columns (gridRows 1), or a grid of gridRows x gridColumns
   /// cells whose regions (and every step's alpha) run row by row.
   int gridRows = 1, gridColumns = 0;
+  /// The centre of each region's receptive field in source pixels (not clipped: the rows of a
+  /// grid have their own centres although their clipped boxes may all span the image's height).
+  /// Localisation's focus points are made of these.
+  std::vector<PointF> regionCentres;
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
   int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width

@@ -105,6 +105,12 @@ std::vector<Box> sourceRegions(const ReceptiveField& rf, const Preprocessing& pp
                     static_cast<double>(srcH) / pp.inputH);
 }
 
+std::vector<PointF> scaleCentres(const ReceptiveField& rf, double sx, double sy) {
+  std::vector<PointF> out;
+  for (const auto& c : rf.regionCentres()) out.push_back({c.x * sx, c.y * sy});
+  return out;
+}
+
 }  // namespace
 
 FocusRule focusRuleFor(const ModelConfig& config, bool hasStn) {
@@ -116,7 +122,10 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn) {
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
                                              int srcW, int srcH) {
   const auto& cfg = model->config;
-  const auto regions = sourceRegions(model->geometry(), cfg.preprocessing, srcW, srcH);
+  const auto rf = model->geometry();
+  const auto regions = sourceRegions(rf, cfg.preprocessing, srcW, srcH);
+  const auto centres = scaleCentres(rf, static_cast<double>(srcW) / cfg.preprocessing.inputW,
+                                    static_cast<double>(srcH) / cfg.preprocessing.inputH);
   std::vector<StepLocation> located;
   if (cfg.isCtc()) {
     auto path = out.logProbs.select(0, b).argmax(1).to(torch::kCPU, torch::kLong).contiguous();
@@ -126,7 +135,7 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
     for (const auto& cols : collapseCtcPath(columns, charset.blankIndex()).columns) {
       TraceStep st;
       st.columns = cols;
-      located.push_back(locateStep(st, regions, FocusRule::Columns, srcW, srcH));
+      located.push_back(locateStep(st, regions, FocusRule::Columns, srcW, srcH, centres));
     }
     return located;
   }
@@ -147,7 +156,7 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
       st.alpha.assign(a, a + M);
     }
     if (hasStn) st.stn.push_back({patchQuad(out.thetas.back().index({b, t}), srcW, srcH), {}});
-    located.push_back(locateStep(st, regions, rule, srcW, srcH));
+    located.push_back(locateStep(st, regions, rule, srcW, srcH, centres));
     if (tok[t] == end) break;
   }
   return located;
@@ -176,6 +185,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   tr.gridColumns = rf.columns;
   for (const auto& box : rf.regionBoxes())
     tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
+  tr.regionCentres = scaleCentres(rf, sx, sy);
   if (out.fiducials.defined()) {
     // align_corners = true coordinates: -1 and 1 are the centres of the outer pixels.
     auto f = out.fiducials.select(0, b).detach().to(torch::kCPU, torch::kDouble).contiguous();

@@ -200,7 +200,8 @@ class TestModel : public QObject {
     DecodeOptions opt;
     if (training) opt.targets = batch.targets;
     const auto out = model->forward(batch.image, batch.upsampled, opt);
-    const int64_t B = 2, T = cfg.steps(), K = 11, M = 24;
+    const int64_t B = 2, T = cfg.steps(), K = 11, M = model->geometry().regionCount();
+    QCOMPARE(M, int64_t(cfg.isGrid() ? 4 * 25 : 24));
     QCOMPARE(out.logProbs.sizes().vec(), (std::vector<int64_t>{B, T, K}));
     QCOMPARE(out.alpha.sizes().vec(), (std::vector<int64_t>{B, T, M}));
     QCOMPARE(out.selected.sizes().vec(), (std::vector<int64_t>{B, T}));
@@ -380,12 +381,14 @@ class TestModel : public QObject {
     QTest::newRow("hard, negative advantage") << std::string("hard") << 100.0;
     QTest::newRow("sharp, positive advantage") << std::string("sharp") << -100.0;
     QTest::newRow("sharp, negative advantage") << std::string("sharp") << 100.0;
+    QTest::newRow("hard 2-D, positive advantage") << std::string("hard-2d") << -100.0;
+    QTest::newRow("hard 2-D, negative advantage") << std::string("hard-2d") << 100.0;
   }
   void reinforceMovesLogPSelectWithAdvantageSign() {
     QFETCH(std::string, kind);
     QFETCH(double, baseline);
     torch::manual_seed(11);
-    const auto cfg = tinyConfig(kind);
+    const auto cfg = kind == "hard-2d" ? foveal::test::tinyGridConfig("hard") : tinyConfig(kind);
     Recognizer model(cfg);
     model->train();
     const auto batch = makeBatch(cfg, 4);

@@ -7,6 +7,7 @@
 #include "checkpoint.h"
 #include "model_session.h"
 #include "preprocess.h"
+#include "stages/stage_registry.h"
 #include "test_models.h"
 #include "trace_builder.h"
 
@@ -61,13 +62,28 @@ class TestTrace : public QObject {
     const Charset cs(cfg.charset);
     auto probs = out.logProbs[0].exp();
 
-    // Regions: the backbone's boxes scaled into source pixels (160x32 source, 100x32 input).
-    const auto rf = receptiveField(vggLayers(cfg.width), 100, 32);
-    QCOMPARE(int(j["regions"].size()), rf.columns);
-    for (int i = 0; i < rf.columns; ++i) {
-      QCOMPARE(j["regions"][i]["x"].get<double>(), (4.0 * i - 19) * 1.6);
-      QCOMPARE(j["regions"][i]["w"].get<double>(), 46 * 1.6);
-      QCOMPARE(j["regions"][i]["h"].get<double>(), 32.0);
+    // Regions: the backbone's boxes scaled into source pixels (160x32 source, 100x32 input);
+    // a grid's cells row by row.
+    const auto rf = featureGeometry(cfg.features, cfg.width, 100, 32);
+    const int regions = rf.regionCount();
+    QCOMPARE(int(j["regions"].size()), regions);
+    QCOMPARE(j["grid"]["rows"].get<int>(), cfg.isGrid() ? 4 : 1);
+    QCOMPARE(j["grid"]["columns"].get<int>(), cfg.isGrid() ? 25 : 24);
+    for (int i = 0; i < regions; ++i) {
+      if (!cfg.isGrid()) {
+        QCOMPARE(j["regions"][i]["x"].get<double>(), (4.0 * i - 19) * 1.6);
+        QCOMPARE(j["regions"][i]["w"].get<double>(), 46 * 1.6);
+        QCOMPARE(j["regions"][i]["h"].get<double>(), 32.0);
+        continue;
+      }
+      // Cell (r, c): centre (4c + 1.5, 8r + 3.5) in input pixels, 42 x 62 before clipping (by
+      // hand from the layers), so every cell's box spans the 32 rows once clipped.
+      const int r = i / 25, c = i % 25;
+      const double x0 = 4.0 * c + 1.5 - 20.5, y0 = 8.0 * r + 3.5 - 30.5;
+      QCOMPARE(j["regions"][i]["x"].get<double>(), x0 * 1.6);
+      QCOMPARE(j["regions"][i]["w"].get<double>(), 42 * 1.6);
+      QCOMPARE(j["regions"][i]["y"].get<double>(), std::max(0.0, y0));
+      QCOMPARE(j["regions"][i]["h"].get<double>(), std::min(32.0, y0 + 62) - std::max(0.0, y0));
     }
 
     std::vector<int> tokens;
@@ -94,8 +110,8 @@ class TestTrace : public QObject {
       QCOMPARE(s["topk"][0]["index"].get<int>(), tok);
       // alpha and its entropy.
       auto alpha = out.alpha[0][ti];
-      QCOMPARE(int(s["alpha"].size()), 24);
-      for (int i = 0; i < 24; ++i)
+      QCOMPARE(int(s["alpha"].size()), regions);
+      for (int i = 0; i < regions; ++i)
         QVERIFY(std::abs(s["alpha"][i].get<double>() - alpha[i].item<double>()) < 1e-6);
       // 0 log 0 = 0: a peaked alpha has exact zeros.
       const double h = -torch::where(alpha > 0, alpha * alpha.log(), torch::zeros_like(alpha))
@@ -137,23 +153,37 @@ class TestTrace : public QObject {
     QCOMPARE(located.size(), steps.size());
     for (size_t t = 0; t < steps.size(); ++t) {
       const auto& s = steps[t];
-      double fx = 0;
+      double fx = 0, fy = 0;
+      // A region's centre: its box's (x is never clipped; a column's box is clipped
+      // symmetrically), or for a grid the cell's receptive-field centre, 8r + 4.
+      auto cx = [&](int i) {
+        return j["regions"][i]["x"].get<double>() + j["regions"][i]["w"].get<double>() / 2;
+      };
+      auto cy = [&](int i) { return cfg.isGrid() ? 8.0 * (i / 25) + 4.0 : 16.0; };
+      for (int i = 0; i < regions; ++i) {
+        QCOMPARE(j["region_centres"][i][0].get<double>(), cx(i));
+        QCOMPARE(j["region_centres"][i][1].get<double>(), cy(i));
+      }
       if (rule == "alpha-mean") {
+        // 2-D: the alpha-weighted mean of the cells' centres (DESIGN.md "Localisation").
         double sum = 0;
-        for (int i = 0; i < 24; ++i) {
-          fx += s["alpha"][i].get<double>() *
-                (j["regions"][i]["x"].get<double>() + j["regions"][i]["w"].get<double>() / 2);
+        for (int i = 0; i < regions; ++i) {
+          fx += s["alpha"][i].get<double>() * cx(i);
+          fy += s["alpha"][i].get<double>() * cy(i);
           sum += s["alpha"][i].get<double>();
         }
         fx /= sum;  // alpha is float: its sum is 1 to about 1e-7
+        fy /= sum;
       } else if (rule == "selected") {
-        const auto& r = j["regions"][s["region"].get<int>()];
-        fx = r["x"].get<double>() + r["w"].get<double>() / 2;
+        fx = cx(s["region"].get<int>());
+        fy = cy(s["region"].get<int>());
       } else {
         QCOMPARE(rule, std::string("stn-quad"));
         for (int c = 0; c < 4; ++c) fx += s["stn"].back()["quad"][c][0].get<double>() / 4;
+        for (int c = 0; c < 4; ++c) fy += s["stn"].back()["quad"][c][1].get<double>() / 4;
       }
       QVERIFY2(std::abs(s["focus"][0].get<double>() - fx) < 1e-6, s.dump().c_str());
+      QVERIFY2(std::abs(s["focus"][1].get<double>() - fy) < 1e-6, s.dump().c_str());
       QVERIFY(std::abs(located[t].focus.x - fx) < 1e-6);
       QVERIFY(std::abs(located[t].box.x - s["box"]["x"].get<double>()) < 1e-6);
       QVERIFY(std::abs(located[t].box.w - s["box"]["w"].get<double>()) < 1e-6);

@@ -27,6 +27,16 @@ inline core::ModelConfig tinyConfig(const std::string& kind,
   return c;
 }
 
+/// The same on the grid stage (2-D attention: 4 x 25 cells at 100x32), with the cells' sine
+/// positions.
+inline core::ModelConfig tinyGridConfig(const std::string& kind,
+                                        core::ContextKind context = core::ContextKind::Pooling) {
+  core::ModelConfig c = tinyConfig(kind, context);
+  c.features = "vgg2d";
+  c.positions = "sine2d";
+  return c;
+}
+
 inline std::vector<NamedConfig> allConfigs() {
   using C = core::ContextKind;
   std::vector<NamedConfig> out = {
@@ -41,6 +51,9 @@ inline std::vector<NamedConfig> allConfigs() {
   affine.firstStnTranslationOnly = false;
   out.push_back({"sharp-chain-2stn-affine-first", affine});
   out.push_back({"sharp-pooling-reference", tinyConfig("sharp", C::Pooling, 1, true)});
+  out.push_back({"soft-2d", tinyGridConfig("soft")});
+  out.push_back({"hard-2d", tinyGridConfig("hard")});
+  out.push_back({"sharp-chain-2d", tinyGridConfig("sharp", C::Chain)});
   return out;
 }
 
