@@ -114,7 +114,7 @@ QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, 
     const double v = k / 255.0;
     const QColor c = heatColour(v);
     // Translucent where attention is low (the image shows through), more opaque where it is high.
-    const int a = static_cast<int>(std::lround(255 * (0.15 + 0.5 * v)));
+    const int a = static_cast<int>(std::lround(255 * (0.1 + 0.7 * v)));
     ramp[k] = qPremultiply(qRgba(c.red(), c.green(), c.blue(), a));
   }
   QImage out(size, QImage::Format_ARGB32_Premultiplied);

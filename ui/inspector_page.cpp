@@ -264,10 +264,7 @@ void InspectorPage::showStep(int step) {
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
       s.columns.empty()
-          ? regionName(*m_trace, s.region) +
-                (gridShape(*m_trace).isGrid()
-                     ? tr(" of %1 × %2").arg(m_trace->gridRows).arg(m_trace->gridColumns)
-                     : QString())
+          ? regionName(*m_trace, s.region)
           : tr("emitted by column%1 %2 (most probable in %3)")
                 .arg(s.columns.size() > 1 ? QStringLiteral("s") : QString())
                 .arg(s.columns.size() > 1
