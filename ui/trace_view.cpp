@@ -413,7 +413,7 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.setBrush(Qt::NoBrush);
   }
 
-  // Selected region; on a grid, its cell's centre marked and named (row, column), since the
+  // Selected region; on a grid, its cell named (row, column) and its centre marked, since the
   // cells' boxes overlap so much that the box alone does not say which cell it is.
   if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
     p.setPen(QPen(QColor(255, 200, 0), 2));
@@ -421,9 +421,12 @@ void TraceView::paintEvent(QPaintEvent*) {
     const QRectF box = t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)]));
     p.drawRect(box);
     if (gridShape(*m_trace).isGrid()) {
-      const QPointF c = t.map(cellCentre(*m_trace, step.region));
-      p.drawLine(c - QPointF(5, 5), c + QPointF(5, 5));
-      p.drawLine(c - QPointF(-5, 5), c + QPointF(-5, 5));
+      // The heat map shows the cell itself; without it, a cross marks the cell's centre.
+      if (!(m_overlays & HeatImage)) {
+        const QPointF c = t.map(cellCentre(*m_trace, step.region));
+        p.drawLine(c - QPointF(5, 5), c + QPointF(5, 5));
+        p.drawLine(c - QPointF(-5, 5), c + QPointF(-5, 5));
+      }
       const QString name = regionName(*m_trace, step.region);
       const QFontMetricsF fm(font());
       const QRectF label(box.left() + 1, box.top() + 1, fm.horizontalAdvance(name) + 8,
