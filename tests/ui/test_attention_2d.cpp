@@ -244,6 +244,36 @@ class TestAttention2d : public QObject {
     }
   }
 
+  // The strip under the image shows a grid's column marginal: column 5 holds 0.2 in each of the
+  // four rows (0.8 in all), column 9 holds 0.2 in one row; cell by cell they would look alike.
+  void heatStripShowsTheColumnMarginal() {
+    auto t = gridTrace();
+    auto& alpha = t->steps[0].alpha;
+    alpha.assign(kRows * kColumns, 0.0);
+    for (int r = 0; r < kRows; ++r) alpha[size_t(r * kColumns + 5)] = 0.2;
+    alpha[9] = 0.2;
+    ui::TraceView view;
+    view.resize(700, 320);
+    view.setImage(greyImage());
+    view.setTrace(t);
+    view.setOverlays(ui::TraceView::HeatStrip);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QImage shot = view.grab().toImage();
+    const QRectF img = view.imageToWidget().mapRect(QRectF(0, 0, 100, 32));
+    auto stripAt = [&](int column) {
+      return QPointF(view.imageToWidget().map(QPointF(4.0 * column, 0)).x(),
+                     img.bottom() + 4 + (ui::TraceView::kStripHeight - 4) / 2.0);
+    };
+    auto colour = [&](int column) {
+      return QColor(shot.pixel((stripAt(column) * view.devicePixelRatioF()).toPoint()));
+    };
+    for (int c : {5, 9, 15}) QCOMPARE(view.stripColumnAt(stripAt(c)), c);
+    QCOMPARE(colour(5), ui::heatColour(1.0));
+    QCOMPARE(colour(9), ui::heatColour(0.25));
+    QCOMPARE(colour(15), ui::heatColour(0.0));
+  }
+
   // The readouts name cells: hovering the image at a cell's centre, the strip's column marginal,
   // and the selected cell's label on the region box.
   void hoverNamesTheCell() {
