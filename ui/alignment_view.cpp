@@ -1,10 +1,13 @@
 #include "alignment_view.h"
 
+#include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QToolTip>
 #include <algorithm>
 #include <cmath>
 
+#include "attention_grid.h"
 #include "qt_convert.h"
 #include "trace_view.h"
 
@@ -33,8 +36,58 @@ void AlignmentView::setStep(int step) {
   update();
 }
 
+int AlignmentView::headerHeight() const {
+  // A grid's second header line names its rows.
+  return m_trace && gridShape(*m_trace).isGrid() ? 2 * kHeaderH : kHeaderH;
+}
+
 QRectF AlignmentView::matrixRect() const {
-  return QRectF(kLabelW, kHeaderH, width() - kLabelW - 4, height() - kHeaderH - 4);
+  const int header = headerHeight();
+  return QRectF(kLabelW, header, width() - kLabelW - 4, height() - header - 4);
+}
+
+int AlignmentView::columnCount() const {
+  return m_trace ? static_cast<int>(m_trace->regions.size()) : 0;
+}
+
+double AlignmentView::columnWidth() const {
+  return matrixRect().width() / std::max(1, columnCount());
+}
+
+std::vector<double> AlignmentView::gridRowStarts() const {
+  std::vector<double> xs;
+  if (!m_trace) return xs;
+  const GridShape g = gridShape(*m_trace);
+  if (!g.isGrid()) return xs;
+  for (int r = 0; r < g.rows; ++r)
+    xs.push_back(matrixRect().left() + r * g.columns * columnWidth());
+  return xs;
+}
+
+int AlignmentView::regionAt(const QPoint& p) const {
+  if (!m_trace || columnCount() == 0 || !matrixRect().contains(p)) return -1;
+  return std::min(static_cast<int>((p.x() - matrixRect().left()) / columnWidth()),
+                  columnCount() - 1);
+}
+
+QString AlignmentView::hoverText(const QPoint& p) const {
+  const int t = stepAt(p), i = regionAt(p);
+  if (t < 0 || i < 0) return {};
+  const auto& s = m_trace->steps[static_cast<size_t>(t)];
+  QString text = tr("step %1 (%2), %3").arg(t + 1).arg(displayToken(s), regionName(*m_trace, i));
+  if (i < static_cast<int>(s.alpha.size()))
+    text += tr(": α = %1").arg(s.alpha[static_cast<size_t>(i)], 0, 'f', 4);
+  return text;
+}
+
+bool AlignmentView::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = hoverText(help->pos());
+    QToolTip::showText(help->globalPos(), text.isEmpty() ? toolTip() : text, this);
+    return true;
+  }
+  return QWidget::event(event);
 }
 
 int AlignmentView::stepAt(const QPoint& p) const {
@@ -71,8 +124,10 @@ void AlignmentView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.fillRect(rect(), palette().color(QPalette::Base));
   p.setPen(palette().color(QPalette::Text));
-  p.drawText(QRectF(kLabelW, 0, width() - kLabelW, kHeaderH), Qt::AlignLeft | Qt::AlignVCenter,
-             tr("alignment (steps × regions)"));
+  const bool grid = m_trace && gridShape(*m_trace).isGrid();
+  p.drawText(
+      QRectF(kLabelW, 0, width() - kLabelW, kHeaderH), Qt::AlignLeft | Qt::AlignVCenter,
+      grid ? tr("alignment (steps × cells, row by row)") : tr("alignment (steps × regions)"));
   if (!m_trace || m_trace->steps.empty()) return;
   const QRectF r = matrixRect();
   const size_t rows = m_trace->steps.size();
@@ -85,6 +140,22 @@ void AlignmentView::paintEvent(QPaintEvent*) {
     for (size_t i = 0; i < cols && i < s.alpha.size(); ++i)
       p.fillRect(QRectF(r.left() + i * colW, r.top() + t * rowH, colW + 0.5, rowH + 0.5),
                  heatColour(s.alpha[i] / std::max(top, kHeatFloor)));
+  }
+  // A grid's rows: a line where each starts, its name above (shortened when the band is narrow).
+  if (grid) {
+    const GridShape g = gridShape(*m_trace);
+    const double band = g.columns * colW;
+    const std::vector<double> starts = gridRowStarts();
+    for (size_t k = 0; k < starts.size(); ++k) {
+      const QString full = tr("row %1").arg(k), brief = QString::number(k);
+      const QString name = fontMetrics().horizontalAdvance(full) + 4 <= band ? full : brief;
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(QRectF(starts[k] + 2, kHeaderH, band - 2, kHeaderH),
+                 Qt::AlignLeft | Qt::AlignVCenter, name);
+      if (k == 0) continue;
+      p.setPen(QPen(palette().color(QPalette::Base), 2));
+      p.drawLine(QPointF(starts[k], r.top() - kHeaderH / 2.0), QPointF(starts[k], r.bottom()));
+    }
   }
   // Token labels, as many as fit without overlapping (centred on their rows).
   const double labelH = fontMetrics().height();

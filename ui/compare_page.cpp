@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include "attention_grid.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -103,7 +104,13 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     card->setFrameShape(QFrame::StyledPanel);
     c.box = card;
     c.title = card->title();
-    c.title->setText(QStringLiteral("<b>%1</b>").arg(m_rows[i].model.toHtmlEscaped()));
+    // A 2-D model says so in its title: its heat map and region names are per cell.
+    const QString grid = m_rows[i].trace && gridShape(*m_rows[i].trace).isGrid()
+                             ? tr(" &middot; 2-D, %1 × %2 cells")
+                                   .arg(m_rows[i].trace->gridRows)
+                                   .arg(m_rows[i].trace->gridColumns)
+                             : QString();
+    c.title->setText(QStringLiteral("<b>%1</b>%2").arg(m_rows[i].model.toHtmlEscaped(), grid));
     c.view = card->view();
     c.view->setImage(m_image);
     c.view->setTruthBoxes(m_truthBoxes);
@@ -142,14 +149,16 @@ void ComparePage::showStep(int step) {
     c.strip->setStep(s);
     const auto& st = r.trace->steps[static_cast<size_t>(s)];
     c.info->setText(tr("read <b>%1</b> &middot; conf %2 &middot; H̄ %3<br>step %4: <b>%5</b> "
-                       "(p %6, H %7)")
+                       "(p %6, H %7) &middot; %8")
                         .arg(qstr(r.trace->prediction).toHtmlEscaped())
                         .arg(r.trace->confidence, 0, 'f', 3)
                         .arg(r.trace->meanEntropy, 0, 'f', 3)
                         .arg(s + 1)
                         .arg(displayToken(st).toHtmlEscaped())
                         .arg(st.prob, 0, 'f', 3)
-                        .arg(st.entropy, 0, 'f', 3));
+                        .arg(st.entropy, 0, 'f', 3)
+                        .arg(st.columns.empty() ? regionName(*r.trace, st.region)
+                                                : tr("column %1").arg(st.region)));
   }
 }
 

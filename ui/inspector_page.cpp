@@ -7,11 +7,13 @@
 #include <QLabel>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include "alignment_view.h"
+#include "attention_grid.h"
 #include "attention_plot.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
@@ -124,9 +126,15 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   top->setStretchFactor(1, 1);
 
   auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
-  m_plot = new AttentionPlot(bottom);
+  // Alpha of the current step: a bar per region (1-D), or the grid of cells (2-D: a hundred bars
+  // in a row would hide the rows).
+  m_attention = new QStackedWidget(bottom);
+  m_plot = new AttentionPlot(m_attention);
+  m_grid = new AttentionGridView(m_attention);
+  m_attention->addWidget(m_plot);
+  m_attention->addWidget(m_grid);
   m_alignment = new AlignmentView(bottom);
-  bottom->addWidget(m_plot);
+  bottom->addWidget(m_attention);
   bottom->addWidget(m_alignment);
   bottom->setStretchFactor(0, 2);
   bottom->setStretchFactor(1, 3);
@@ -198,6 +206,10 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_view->setTrace(m_trace);
   m_topk->setTrace(m_trace);
   m_plot->setTrace(m_trace);
+  m_grid->setTrace(m_trace);
+  m_attention->setCurrentWidget(m_trace && gridShape(*m_trace).isGrid()
+                                    ? static_cast<QWidget*>(m_grid)
+                                    : static_cast<QWidget*>(m_plot));
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
   m_strip->setTruth(m_truth);
@@ -214,6 +226,8 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   showStep(m_cursor->step());
 }
 
+QString InspectorPage::stepText() const { return m_stepInfo->text(); }
+
 void InspectorPage::showStep(int step) {
   if (!m_trace || m_trace->steps.empty()) {
     m_stepInfo->clear();
@@ -225,6 +239,7 @@ void InspectorPage::showStep(int step) {
   m_view->setStep(step);
   m_topk->setStep(step);
   m_plot->setStep(step);
+  m_grid->setStep(step);
   m_alignment->setStep(step);
   m_strip->setStep(step);
 
@@ -249,7 +264,7 @@ void InspectorPage::showStep(int step) {
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
       s.columns.empty()
-          ? tr("region %1").arg(s.region)
+          ? regionName(*m_trace, s.region)
           : tr("emitted by column%1 %2 (most probable in %3)")
                 .arg(s.columns.size() > 1 ? QStringLiteral("s") : QString())
                 .arg(s.columns.size() > 1
@@ -275,9 +290,10 @@ void InspectorPage::showStep(int step) {
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
   if (s.stn.empty()) {
-    patches.emplace_back(
-        m_trace->modelKind == "soft" ? tr("α-weighted field") : tr("column's field"),
-        toQImage(s.patch));
+    patches.emplace_back(m_trace->modelKind == "soft"   ? tr("α-weighted field")
+                         : gridShape(*m_trace).isGrid() ? tr("cell's field")
+                                                        : tr("column's field"),
+                         toQImage(s.patch));
   } else {
     for (size_t k = 0; k < s.stn.size(); ++k)
       patches.emplace_back(s.stn.size() == 2 && k == 0 ? tr("coarse STN") : tr("STN patch"),

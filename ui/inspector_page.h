@@ -1,7 +1,8 @@
 #pragma once
 // The inspector: one model's reading of one image, step by step. The image with its overlays,
-// the STN patches enlarged, top-5 tokens, the attention bar chart, the alignment matrix and the
-// strip of every step's patch; all follow the shared StepCursor.
+// the STN patches enlarged, top-5 tokens, the attention bar chart (for a 2-D model the per-step
+// grid of cells in its place), the alignment matrix and the strip of every step's patch; all
+// follow the shared StepCursor.
 #include <QImage>
 #include <QWidget>
 #include <memory>
@@ -12,10 +13,12 @@ class QComboBox;
 class QLabel;
 class QTableView;
 class QHBoxLayout;
+class QStackedWidget;
 
 namespace foveal::ui {
 
 class AlignmentView;
+class AttentionGridView;
 class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
@@ -46,6 +49,10 @@ class InspectorPage : public QWidget {
   PatchStrip* patchStrip() const { return m_strip; }
   AlignmentView* alignmentView() const { return m_alignment; }
   AttentionPlot* attentionPlot() const { return m_plot; }
+  /// The per-step grid: shown instead of the bar chart for a 2-D model.
+  AttentionGridView* attentionGrid() const { return m_grid; }
+  /// The step panel's text (rich text).
+  QString stepText() const;
   TopkModel* topkModel() const { return m_topk; }
 
  Q_SIGNALS:
@@ -68,6 +75,8 @@ class InspectorPage : public QWidget {
   QTableView* m_topkView;
   TopkModel* m_topk;
   AttentionPlot* m_plot;
+  AttentionGridView* m_grid;
+  QStackedWidget* m_attention;
   AlignmentView* m_alignment;
   PatchStrip* m_strip;
   QString m_truth;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attention_grid.h"
 #include "localisation.h"
 #include "qt_convert.h"
 
@@ -45,6 +46,7 @@ void TraceView::focusOutEvent(QFocusEvent*) { update(); }
 void TraceView::setImage(const QImage& image) {
   m_image = image;
   m_trace.reset();
+  m_heatStep = -1;
   m_truthBoxes.clear();
   m_step = 0;
   m_zoom = 1.0;
@@ -55,6 +57,7 @@ void TraceView::setImage(const QImage& image) {
 void TraceView::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_step = 0;
+  m_heatStep = -1;
   update();
 }
 
@@ -136,9 +139,9 @@ int TraceView::stripColumnAt(const QPointF& pos) const {
   const double x = t.inverted().map(pos).x();
   int best = -1;
   double bestDistance = 1e300;
-  for (size_t i = 0; i < m_trace->regions.size(); ++i) {
-    const auto& r = m_trace->regions[i];
-    const double d = std::abs(r.x + r.w / 2.0 - x);
+  const std::vector<double> xs = columnCentres(*m_trace);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double d = std::abs(xs[i] - x);
     if (d < bestDistance) {
       bestDistance = d;
       best = static_cast<int>(i);
@@ -147,23 +150,74 @@ int TraceView::stripColumnAt(const QPointF& pos) const {
   return best;
 }
 
-bool TraceView::event(QEvent* event) {
-  // Hovering the heat strip names the column and, for a CTC model, its top-k posteriors.
-  if (event->type() == QEvent::ToolTip && m_trace) {
-    auto* help = static_cast<QHelpEvent*>(event);
-    const int c = stripColumnAt(help->pos());
-    if (c < 0) {
-      QToolTip::hideText();
-      event->ignore();
-      return true;
-    }
+int TraceView::regionAtImagePoint(const QPointF& pos) const {
+  if (m_image.isNull() || !m_trace || m_trace->regions.empty()) return -1;
+  const QTransform t = imageToWidget();
+  if (!t.mapRect(QRectF(0, 0, m_image.width(), m_image.height())).contains(pos)) return -1;
+  const QPointF p = t.inverted().map(pos);
+  const GridShape g = gridShape(*m_trace);
+  const std::vector<double> xs = columnCentres(*m_trace), ys = rowCentres(*m_trace);
+  auto nearest = [](const std::vector<double>& v, double x) {
+    size_t best = 0;
+    for (size_t i = 1; i < v.size(); ++i)
+      if (std::abs(v[i] - x) < std::abs(v[best] - x)) best = i;
+    return static_cast<int>(best);
+  };
+  if (xs.empty() || ys.empty()) return -1;
+  return nearest(ys, p.y()) * g.columns + nearest(xs, p.x());
+}
+
+QString TraceView::hoverText(const QPointF& pos) const {
+  if (!m_trace || m_trace->steps.empty()) return {};
+  const auto& step =
+      m_trace
+          ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
+  const GridShape g = gridShape(*m_trace);
+  // The heat strip: the column, a grid's column marginal, a CTC model's top-k posteriors.
+  if (const int c = stripColumnAt(pos); c >= 0) {
     QString text = tr("column %1").arg(c);
+    if (g.isGrid())
+      text += tr("\nα summed over the %1 rows: %2")
+                  .arg(g.rows)
+                  .arg(columnMarginal(*m_trace, step.alpha)[static_cast<size_t>(c)], 0, 'f', 4);
     if (c < int(m_trace->columnTopk.size()))
       for (const auto& tp : m_trace->columnTopk[static_cast<size_t>(c)])
         text += QStringLiteral("\n%1  %2")
                     .arg(tp.token == core::Charset::kBlankName ? QStringLiteral("blank")
                                                                : qstr(tp.token))
                     .arg(tp.prob, 0, 'f', 3);
+    return text;
+  }
+  // The image: the cell (or column) whose centre is nearest, with its weight.
+  const int region = regionAtImagePoint(pos);
+  if (region < 0 || region >= int(step.alpha.size())) return {};
+  QString text = regionName(*m_trace, region) +
+                 tr(": α = %1").arg(step.alpha[static_cast<size_t>(region)], 0, 'f', 4);
+  if (region == step.region) text += tr("\nthe step's region");
+  return text;
+}
+
+QImage TraceView::heatMap() const {
+  if (!m_trace || m_trace->steps.empty()) return {};
+  const int s = std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1);
+  if (m_heatStep != s || m_heatMap.isNull()) {
+    m_heatMap =
+        heatMapImage(*m_trace, m_trace->steps[static_cast<size_t>(s)].alpha, heatMapSize(*m_trace));
+    m_heatStep = s;
+  }
+  return m_heatMap;
+}
+
+bool TraceView::event(QEvent* event) {
+  // Hovering names the strip's column or the image's cell (attention_grid.h, regionName).
+  if (event->type() == QEvent::ToolTip && m_trace) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = hoverText(help->pos());
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      event->ignore();
+      return true;
+    }
     QToolTip::showText(help->globalPos(), text, this);
     return true;
   }
@@ -298,33 +352,34 @@ void TraceView::paintEvent(QPaintEvent*) {
           ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
 
   p.setClipRect(rect());
-  // Heat strip: one cell per region, centred on the region's centre, as wide as the stride.
-  const double stripTop = imageRect.bottom() + 4;
-  const double maxAlpha = *std::max_element(step.alpha.begin(), step.alpha.end());
-  for (size_t i = 0;
-       (m_overlays & HeatStrip) && i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
-    const auto& r = m_trace->regions[i];
-    const double stride =
-        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
-    const double cx = r.x + r.w / 2.0;
-    QRectF cell = t.mapRect(QRectF(cx - stride / 2.0, 0, stride, 1));
-    cell.setTop(stripTop);
-    cell.setHeight(kStripHeight - 4);
-    cell = cell.intersected(QRectF(imageRect.left(), stripTop, imageRect.width(), kStripHeight));
-    p.fillRect(cell, heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor)));
+  // Heat on the image: the heat map (attention_grid.h), drawn first so every outline stays on
+  // top. The trace's image size, not the widget's image, places it (they are the same image).
+  if (m_overlays & HeatImage) {
+    const QImage map = heatMap();
+    if (!map.isNull()) {
+      p.save();
+      p.setRenderHint(QPainter::SmoothPixmapTransform, true);
+      p.drawImage(t.mapRect(QRectF(0, 0, m_trace->imageW, m_trace->imageH)).intersected(imageRect),
+                  map);
+      p.restore();
+    }
   }
 
-  // Heat on the image: each region's share of the attention over its stride, translucent.
-  for (size_t i = 0;
-       (m_overlays & HeatImage) && i < m_trace->regions.size() && i < step.alpha.size(); ++i) {
-    const auto& r = m_trace->regions[i];
-    const double stride =
-        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
-    QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, r.y, stride, r.h));
-    band = band.intersected(imageRect);
-    QColor c = heatColour(step.alpha[i] / std::max(maxAlpha, kHeatFloor));
-    c.setAlphaF(0.15 + 0.45 * std::clamp(step.alpha[i] / std::max(maxAlpha, kHeatFloor), 0.0, 1.0));
-    p.fillRect(band, c);
+  // Heat strip: one cell per feature column, centred on the column's centre, as wide as the
+  // stride; a grid's column marginal (alpha summed over its rows), normalised like alpha.
+  const double stripTop = imageRect.bottom() + 4;
+  if (m_overlays & HeatStrip) {
+    const std::vector<double> xs = columnCentres(*m_trace);
+    const std::vector<double> marginal = columnMarginal(*m_trace, step.alpha);
+    const double top = marginal.empty() ? 0.0 : *std::max_element(marginal.begin(), marginal.end());
+    for (size_t i = 0; i < xs.size() && i < marginal.size(); ++i) {
+      const double stride = xs.size() > 1 ? xs[1] - xs[0] : m_trace->regions[i].w;
+      QRectF cell = t.mapRect(QRectF(xs[i] - stride / 2.0, 0, stride, 1));
+      cell.setTop(stripTop);
+      cell.setHeight(kStripHeight - 4);
+      cell = cell.intersected(QRectF(imageRect.left(), stripTop, imageRect.width(), kStripHeight));
+      p.fillRect(cell, heatColour(marginal[i] / std::max(top, kHeatFloor)));
+    }
   }
 
   // CTC: the columns that emitted this token, each as a band one stride wide over the image.
@@ -358,11 +413,28 @@ void TraceView::paintEvent(QPaintEvent*) {
     p.setBrush(Qt::NoBrush);
   }
 
-  // Selected region.
+  // Selected region; on a grid, its cell named (row, column) and its centre marked, since the
+  // cells' boxes overlap so much that the box alone does not say which cell it is.
   if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
     p.setPen(QPen(QColor(255, 200, 0), 2));
     p.setBrush(Qt::NoBrush);
-    p.drawRect(t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)])));
+    const QRectF box = t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)]));
+    p.drawRect(box);
+    if (gridShape(*m_trace).isGrid()) {
+      // The heat map shows the cell itself; without it, a cross marks the cell's centre.
+      if (!(m_overlays & HeatImage)) {
+        const QPointF c = t.map(cellCentre(*m_trace, step.region));
+        p.drawLine(c - QPointF(5, 5), c + QPointF(5, 5));
+        p.drawLine(c - QPointF(-5, 5), c + QPointF(-5, 5));
+      }
+      const QString name = regionName(*m_trace, step.region);
+      const QFontMetricsF fm(font());
+      const QRectF label(box.left() + 1, box.top() + 1, fm.horizontalAdvance(name) + 8,
+                         fm.height() + 2);
+      p.fillRect(label, QColor(0, 0, 0, 150));
+      p.setPen(QColor(255, 200, 0));
+      p.drawText(label, Qt::AlignCenter, name);
+    }
   }
   // STN quads: coarse (first of two) cyan, fine magenta.
   for (size_t k = 0; (m_overlays & StnQuads) && k < step.stn.size(); ++k) {

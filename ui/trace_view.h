@@ -1,6 +1,7 @@
 #pragma once
-// The source image, large, with the current step's overlays: every receptive field's attention
-// as a heat strip under the image, the selected region's box, each STN's quadrilateral
+// The source image, large, with the current step's overlays: the attention as a heat strip under
+// the image (per column; a grid's column marginal) and as a heat map over it, the selected
+// region's box (named as a cell (row, column) for a 2-D model), each STN's quadrilateral
 // (coarse and fine in different colours) and the tokens read so far. The fit leaves room for every
 // region box and STN quad of the trace (they reach past the image's edges), and the tokens are
 // laid out side by side under their regions so that none hides another.
@@ -17,7 +18,11 @@ namespace foveal::ui {
 class TraceView : public QWidget {
   Q_OBJECT
  public:
-  /// HeatImage: each region's attention as a translucent heat band over the image itself.
+  /// HeatStrip: one cell per feature column under the image; for a 2-D model the column marginal
+  /// (alpha summed over the grid's rows), so the strip reads like a 1-D model's.
+  /// HeatImage: the heat map, alpha on the grid at the cells' centres, bilinear between them,
+  /// colour-mapped and blended over the image (attention_grid.h, heatMapImage); the same code for
+  /// 1-D models (one row) and 2-D ones.
   /// Fiducials: a TPS model's fiducial points on the source (top edge, bottom edge). RegionBox
   /// also marks a CTC step's emitting columns. Focus: the step's focus point and character box
   /// (core/localisation.h); green when the focus lies in its character's true box, red when it
@@ -56,6 +61,7 @@ class TraceView : public QWidget {
     update();
   }
   void setTrace(std::shared_ptr<const core::Trace> trace);
+  std::shared_ptr<const core::Trace> trace() const { return m_trace; }
   /// Each character's true box in source pixels (empty: unknown). Kept across traces of the
   /// same image; setImage() clears them.
   void setTruthBoxes(std::vector<core::Box> boxes);
@@ -77,6 +83,13 @@ class TraceView : public QWidget {
   std::vector<QRectF> tokenRects() const;
   /// The feature column under a widget position on the heat strip, or -1.
   int stripColumnAt(const QPointF& pos) const;
+  /// The region whose cell centre is nearest a widget position on the image, or -1.
+  int regionAtImagePoint(const QPointF& pos) const;
+  /// What hovering shows at a widget position: the strip's column (with a grid's marginal, a CTC
+  /// model's top-k), or on the image the nearest cell (row, column) or region and its alpha.
+  QString hoverText(const QPointF& pos) const;
+  /// The heat map drawn for the current step (HeatImage), in its own pixels over the image.
+  QImage heatMap() const;
   /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
   /// selected region and STN quad.
   QRectF contentRect() const;
@@ -113,6 +126,9 @@ class TraceView : public QWidget {
   std::shared_ptr<const core::Trace> m_trace;
   std::vector<core::Box> m_truthBoxes;
   int m_step = 0;
+  // The current step's heat map, made when first drawn after the trace or the step changed.
+  mutable QImage m_heatMap;
+  mutable int m_heatStep = -1;
 };
 
 Q_DECLARE_OPERATORS_FOR_FLAGS(TraceView::Overlays)

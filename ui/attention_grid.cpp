@@ -1,0 +1,275 @@
+#include "attention_grid.h"
+
+#include <QHelpEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <algorithm>
+#include <cmath>
+
+#include "trace_view.h"
+
+namespace foveal::ui {
+
+GridShape gridShape(const core::Trace& trace) {
+  const int n = static_cast<int>(trace.regions.size());
+  if (trace.gridRows > 1 && trace.gridColumns > 0 && trace.gridRows * trace.gridColumns == n)
+    return {trace.gridRows, trace.gridColumns};
+  return {1, n};
+}
+
+QString regionName(const core::Trace& trace, int region) {
+  const GridShape g = gridShape(trace);
+  if (!g.isGrid()) return QObject::tr("region %1").arg(region);
+  const auto [r, c] = g.cell(region);
+  return QObject::tr("cell (%1, %2)").arg(r).arg(c);
+}
+
+std::vector<double> columnCentres(const core::Trace& trace) {
+  const GridShape g = gridShape(trace);
+  std::vector<double> xs;
+  for (int c = 0; c < g.columns; ++c) {
+    const auto& b = trace.regions[static_cast<size_t>(c)];  // row 0, column c
+    xs.push_back(b.x + b.w / 2.0);
+  }
+  return xs;
+}
+
+std::vector<double> rowCentres(const core::Trace& trace) {
+  const GridShape g = gridShape(trace);
+  std::vector<double> ys;
+  for (int r = 0; r < g.rows; ++r) {
+    if (trace.imageH > 0) {
+      ys.push_back((r + 0.5) * trace.imageH / g.rows);
+    } else if (!trace.regions.empty()) {  // no image size: the clipped box's middle
+      const auto& b = trace.regions[static_cast<size_t>(r * g.columns)];
+      ys.push_back(b.y + b.h / 2.0);
+    }
+  }
+  return ys;
+}
+
+QPointF cellCentre(const core::Trace& trace, int region) {
+  const GridShape g = gridShape(trace);
+  if (region < 0 || region >= g.count()) return {};
+  const auto [r, c] = g.cell(region);
+  return {columnCentres(trace)[static_cast<size_t>(c)], rowCentres(trace)[static_cast<size_t>(r)]};
+}
+
+std::vector<double> columnMarginal(const core::Trace& trace, const std::vector<double>& alpha) {
+  const GridShape g = gridShape(trace);
+  std::vector<double> m(static_cast<size_t>(g.columns), 0.0);
+  for (size_t i = 0; i < alpha.size() && i < static_cast<size_t>(g.count()); ++i)
+    m[i % static_cast<size_t>(g.columns)] += alpha[i];
+  return m;
+}
+
+namespace {
+
+/// Linear interpolation between the two centres around x (constant beyond the outer ones).
+struct Lerp {
+  int i0 = 0, i1 = 0;
+  double f = 0;
+};
+
+Lerp locate(const std::vector<double>& centres, double x) {
+  const int n = static_cast<int>(centres.size());
+  if (n <= 1 || x <= centres.front()) return {0, 0, 0};
+  if (x >= centres.back()) return {n - 1, n - 1, 0};
+  const int i1 =
+      static_cast<int>(std::upper_bound(centres.begin(), centres.end(), x) - centres.begin());
+  const int i0 = i1 - 1;
+  const double span = centres[static_cast<size_t>(i1)] - centres[static_cast<size_t>(i0)];
+  return {i0, i1, span > 0 ? (x - centres[static_cast<size_t>(i0)]) / span : 0.0};
+}
+
+}  // namespace
+
+QSize heatMapSize(const core::Trace& trace, int longSide) {
+  const int w = std::max(1, trace.imageW), h = std::max(1, trace.imageH);
+  const double k = std::min(1.0, static_cast<double>(longSide) / std::max(w, h));
+  return {std::max(1, static_cast<int>(std::lround(w * k))),
+          std::max(1, static_cast<int>(std::lround(h * k)))};
+}
+
+QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, QSize size) {
+  const GridShape g = gridShape(trace);
+  if (g.count() == 0 || static_cast<int>(alpha.size()) < g.count() || size.isEmpty() ||
+      trace.imageW <= 0 || trace.imageH <= 0)
+    return {};
+  const double top = *std::max_element(alpha.begin(), alpha.begin() + g.count());
+  const double norm = std::max(top, kHeatFloor);
+  const std::vector<double> xs = columnCentres(trace), ys = rowCentres(trace);
+  std::vector<Lerp> across, down;
+  for (int px = 0; px < size.width(); ++px)
+    across.push_back(locate(xs, (px + 0.5) * trace.imageW / size.width()));
+  for (int py = 0; py < size.height(); ++py)
+    down.push_back(locate(ys, (py + 0.5) * trace.imageH / size.height()));
+  auto at = [&](int r, int c) {
+    return alpha[static_cast<size_t>(r) * static_cast<size_t>(g.columns) + static_cast<size_t>(c)] /
+           norm;
+  };
+  // The colour ramp sampled once: 256 levels are finer than the eye needs.
+  QRgb ramp[256];
+  for (int k = 0; k < 256; ++k) {
+    const double v = k / 255.0;
+    const QColor c = heatColour(v);
+    // Translucent where attention is low (the image shows through), more opaque where it is high.
+    const int a = static_cast<int>(std::lround(255 * (0.1 + 0.7 * v)));
+    ramp[k] = qPremultiply(qRgba(c.red(), c.green(), c.blue(), a));
+  }
+  QImage out(size, QImage::Format_ARGB32_Premultiplied);
+  for (int py = 0; py < size.height(); ++py) {
+    const Lerp& d = down[static_cast<size_t>(py)];
+    auto* line = reinterpret_cast<QRgb*>(out.scanLine(py));
+    for (int px = 0; px < size.width(); ++px) {
+      const Lerp& a = across[static_cast<size_t>(px)];
+      const double upper = at(d.i0, a.i0) * (1 - a.f) + at(d.i0, a.i1) * a.f;
+      const double lower = at(d.i1, a.i0) * (1 - a.f) + at(d.i1, a.i1) * a.f;
+      const double v = std::clamp(upper * (1 - d.f) + lower * d.f, 0.0, 1.0);
+      line[px] = ramp[static_cast<int>(std::lround(v * 255))];
+    }
+  }
+  return out;
+}
+
+// --- AttentionGridView ---------------------------------------------------------------------------
+
+namespace {
+constexpr int kTitleH = 16;  // the title line
+constexpr int kAxisH = 14;   // column numbers under the grid
+}  // namespace
+
+AttentionGridView::AttentionGridView(QWidget* parent) : QWidget(parent) {
+  setMouseTracking(true);
+  setFocusPolicy(Qt::ClickFocus);  // the step keys work from here
+  setMinimumSize(160, 60);
+}
+
+void AttentionGridView::setTrace(std::shared_ptr<const core::Trace> trace) {
+  m_trace = std::move(trace);
+  m_step = 0;
+  update();
+}
+
+void AttentionGridView::setStep(int step) {
+  m_step = step;
+  update();
+}
+
+GridShape AttentionGridView::shape() const { return m_trace ? gridShape(*m_trace) : GridShape{}; }
+
+const core::TraceStep* AttentionGridView::currentStep() const {
+  if (!m_trace || m_step < 0 || m_step >= static_cast<int>(m_trace->steps.size())) return nullptr;
+  return &m_trace->steps[static_cast<size_t>(m_step)];
+}
+
+QRectF AttentionGridView::gridRect() const {
+  const GridShape g = shape();
+  if (g.count() == 0) return {};
+  const double labelW = fontMetrics().horizontalAdvance(QString::number(g.rows - 1)) + 8;
+  const double availW = std::max(1.0, width() - labelW - 4);
+  const double availH = std::max(1.0, height() - kTitleH - kAxisH - 2.0);
+  const double cell = std::max(1.0, std::min(availW / g.columns, availH / g.rows));
+  const double w = cell * g.columns, h = cell * g.rows;
+  return {labelW + (availW - w) / 2.0, kTitleH + (availH - h) / 2.0, w, h};
+}
+
+QRectF AttentionGridView::cellRect(int row, int column) const {
+  const GridShape g = shape();
+  if (row < 0 || row >= g.rows || column < 0 || column >= g.columns) return {};
+  const QRectF r = gridRect();
+  const double cell = r.width() / g.columns;
+  return {r.left() + column * cell, r.top() + row * cell, cell, cell};
+}
+
+int AttentionGridView::regionAt(const QPointF& p) const {
+  const GridShape g = shape();
+  const QRectF r = gridRect();
+  if (g.count() == 0 || !r.contains(p)) return -1;
+  const double cell = r.width() / g.columns;
+  const int c = std::min(g.columns - 1, static_cast<int>((p.x() - r.left()) / cell));
+  const int row = std::min(g.rows - 1, static_cast<int>((p.y() - r.top()) / cell));
+  return row * g.columns + c;
+}
+
+QColor AttentionGridView::cellColour(int region) const {
+  const auto* s = currentStep();
+  if (!s || region < 0 || region >= static_cast<int>(s->alpha.size())) return {};
+  const double top = *std::max_element(s->alpha.begin(), s->alpha.end());
+  return heatColour(s->alpha[static_cast<size_t>(region)] / std::max(top, kHeatFloor));
+}
+
+QString AttentionGridView::cellText(int region) const {
+  const auto* s = currentStep();
+  if (!s || region < 0 || region >= static_cast<int>(s->alpha.size())) return {};
+  const GridShape g = shape();
+  const auto [r, c] = g.cell(region);
+  QString text = g.isGrid() ? tr("row %1, column %2 (region %3)").arg(r).arg(c).arg(region)
+                            : tr("region %1").arg(region);
+  text += tr("\nα = %1").arg(s->alpha[static_cast<size_t>(region)], 0, 'f', 4);
+  if (region == s->region) text += tr("\nthe step's region");
+  return text;
+}
+
+bool AttentionGridView::event(QEvent* event) {
+  if (event->type() == QEvent::ToolTip) {
+    auto* help = static_cast<QHelpEvent*>(event);
+    const QString text = cellText(regionAt(help->pos()));
+    if (text.isEmpty()) {
+      QToolTip::hideText();
+      event->ignore();
+    } else {
+      QToolTip::showText(help->globalPos(), text, this);
+    }
+    return true;
+  }
+  return QWidget::event(event);
+}
+
+void AttentionGridView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), palette().color(QPalette::Base));
+  const GridShape g = shape();
+  p.setPen(palette().color(QPalette::Text));
+  p.drawText(QRectF(4, 0, width() - 8, kTitleH), Qt::AlignLeft | Qt::AlignVCenter,
+             g.count()
+                 ? tr("attention α on the grid (%1 rows × %2 columns)").arg(g.rows).arg(g.columns)
+                 : tr("attention α on the grid"));
+  const auto* s = currentStep();
+  if (!s || g.count() == 0) return;
+  const QRectF r = gridRect();
+  const double cell = r.width() / g.columns;
+  for (int i = 0; i < g.count() && i < static_cast<int>(s->alpha.size()); ++i) {
+    const auto [row, c] = g.cell(i);
+    p.fillRect(cellRect(row, c).adjusted(0, 0, 0.5, 0.5), cellColour(i));
+  }
+  // Thin lines between cells when they are large enough to show them.
+  if (cell >= 8) {
+    p.setPen(QPen(QColor(255, 255, 255, 40), 1));
+    for (int c = 1; c < g.columns; ++c)
+      p.drawLine(QPointF(r.left() + c * cell, r.top()), QPointF(r.left() + c * cell, r.bottom()));
+    for (int row = 1; row < g.rows; ++row)
+      p.drawLine(QPointF(r.left(), r.top() + row * cell), QPointF(r.right(), r.top() + row * cell));
+  }
+  // Row numbers left, every fifth column number under the grid.
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  p.setFont(small);
+  p.setPen(palette().color(QPalette::Text));
+  const double rowStep = std::max(1.0, std::ceil(fontMetrics().height() / cell));
+  for (int row = 0; row < g.rows; row += static_cast<int>(rowStep))
+    p.drawText(QRectF(0, r.top() + row * cell, r.left() - 4, cell),
+               Qt::AlignRight | Qt::AlignVCenter, QString::number(row));
+  const int every = g.columns > 10 ? 5 : 1;
+  for (int c = 0; c < g.columns; c += every)
+    p.drawText(QRectF(r.left() + c * cell - 10, r.bottom() + 1, cell + 20, kAxisH),
+               Qt::AlignHCenter | Qt::AlignTop, QString::number(c));
+  if (s->region >= 0 && s->region < g.count()) {
+    const auto [row, c] = g.cell(s->region);
+    p.setPen(QPen(QColor(255, 200, 0), 2));
+    p.setBrush(Qt::NoBrush);
+    p.drawRect(cellRect(row, c).adjusted(1, 1, -1, -1));
+  }
+}
+
+}  // namespace foveal::ui

@@ -1,0 +1,94 @@
+#pragma once
+// Attention over a grid of cells (2-D attention, DESIGN.md "Two-dimensional attention") and over
+// one row of columns (every 1-D model, the grid's case of one row), for the views that draw it:
+// the layout of a trace's regions, where each cell's centre lies in the source image, the heat
+// map over the image, and the per-step grid widget shown beside the bar chart.
+#include <QImage>
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <QWidget>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "trace.h"
+
+namespace foveal::ui {
+
+/// A trace's regions as rows x columns: a 2-D model's gridRows x gridColumns cells (row by row),
+/// or one row of all the regions (1-D models, and traces that do not state a grid).
+struct GridShape {
+  int rows = 1, columns = 0;
+  bool isGrid() const { return rows > 1; }
+  int count() const { return rows * columns; }
+  /// Region i as (row, column).
+  std::pair<int, int> cell(int region) const {
+    return columns > 0 ? std::pair<int, int>{region / columns, region % columns}
+                       : std::pair<int, int>{0, region};
+  }
+};
+GridShape gridShape(const core::Trace& trace);
+
+/// How the views name region i: "region 7" for a 1-D model, "cell (2, 10)" (row, column) for a
+/// grid.
+QString regionName(const core::Trace& trace, int region);
+
+/// Where the cells' centres lie in source-image pixels. Columns: the centre of each column's
+/// receptive field (boxes are clipped only vertically, so their x is exact). Rows: evenly spaced
+/// over the image's height, (r + 0.5) * imageH / rows. A grid stage's rows are spaced so (vgg2d:
+/// every 8 px of a 32-px input, the first centred at 4), and the regions' boxes cannot say it:
+/// each cell's receptive field is taller than the image, so every row's clipped box spans all
+/// of it. One row: the image's middle.
+std::vector<double> columnCentres(const core::Trace& trace);
+std::vector<double> rowCentres(const core::Trace& trace);
+QPointF cellCentre(const core::Trace& trace, int region);
+
+/// Per column, the sum of `alpha` over the rows (the column marginal); 1-D: alpha itself.
+std::vector<double> columnMarginal(const core::Trace& trace, const std::vector<double>& alpha);
+
+/// The heat map of `alpha` over the source image, `size` pixels covering (0, 0, imageW, imageH):
+/// alpha laid out on the grid at the cells' centres, bilinear between neighbouring centres
+/// (constant beyond the outermost ones), each weight relative to max(largest, kHeatFloor),
+/// coloured by heatColour and translucent where the weight is low (premultiplied ARGB, to be
+/// drawn over the image). Null when the trace has no regions or alpha does not cover them.
+QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, QSize size);
+/// The map's size for a trace: the source image's, at most `longSide` pixels on its longer side
+/// (drawn scaled smoothly).
+QSize heatMapSize(const core::Trace& trace, int longSide = 640);
+
+/// The current step's alpha as a rows x columns grid of square cells (a 2-D model; a 1-D model
+/// shows one row), coloured like the heat map; the selected cell outlined. Hovering a cell names
+/// its row, column and alpha.
+class AttentionGridView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit AttentionGridView(QWidget* parent = nullptr);
+
+  void setTrace(std::shared_ptr<const core::Trace> trace);
+  void setStep(int step);
+  GridShape shape() const;
+  /// Cell (row, column)'s square in widget coordinates (empty without a trace).
+  QRectF cellRect(int row, int column) const;
+  /// The region under widget point `p`, or -1.
+  int regionAt(const QPointF& p) const;
+  /// The colour cell `region` is filled with at the current step.
+  QColor cellColour(int region) const;
+  /// The hover text of cell `region` at the current step.
+  QString cellText(int region) const;
+  QSize sizeHint() const override { return {420, 140}; }
+  QSize minimumSizeHint() const override { return {160, 60}; }
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  bool event(QEvent* event) override;
+
+ private:
+  QRectF gridRect() const;
+  const core::TraceStep* currentStep() const;
+
+  std::shared_ptr<const core::Trace> m_trace;
+  int m_step = 0;
+};
+
+}  // namespace foveal::ui
