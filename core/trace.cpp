@@ -105,6 +105,9 @@ std::string Trace::toTable() const {
   if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
   o << "\n";
   if (!stages.empty()) o << "stages     " << stages << "\n";
+  if (gridRows > 1)
+    o << "grid       " << gridRows << " x " << gridColumns << " cells (region r * " << gridColumns
+      << " + c is row r, column c)\n";
   if (!fiducials.empty()) {
     o << "fiducials ";
     char p[48];
@@ -115,13 +118,19 @@ std::string Trace::toTable() const {
     o << "\n";
   }
   o << "\n";
-  o << " step  token     p      entropy  region  box(x,w)       focus(x,y)     top-5\n";
+  const bool grid = gridRows > 1 && gridColumns > 0;
+  o << " step  token     p      entropy  " << (grid ? "  cell " : "region")
+    << "  box(x,w)       focus(x,y)     top-5\n";
   for (size_t t = 0; t < steps.size(); ++t) {
     const auto& s = steps[t];
     const Box& b = s.box;  // the step's character box (localisation), beside its focus point
-    char line[160];
-    std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6d  %6.1f,%-6.1f  %6.1f,%-6.1f  ",
-                  t, s.token.c_str(), s.prob, s.entropy, s.region, b.x, b.w, s.focus.x, s.focus.y);
+    char line[160], region[32];
+    if (grid)
+      std::snprintf(region, sizeof region, "%d,%d", s.region / gridColumns, s.region % gridColumns);
+    else
+      std::snprintf(region, sizeof region, "%d", s.region);
+    std::snprintf(line, sizeof line, " %4zu  %-7s %6.3f  %7.3f  %6s  %6.1f,%-6.1f  %6.1f,%-6.1f  ",
+                  t, s.token.c_str(), s.prob, s.entropy, region, b.x, b.w, s.focus.x, s.focus.y);
     o << line;
     if (!s.columns.empty()) {
       std::snprintf(line, sizeof line, "columns %d-%d  ", s.columns.front(), s.columns.back());

@@ -27,9 +27,15 @@ QString regionName(const core::Trace& trace, int region) {
 std::vector<double> columnCentres(const core::Trace& trace) {
   const GridShape g = gridShape(trace);
   std::vector<double> xs;
+  const bool centres = trace.regionCentres.size() == trace.regions.size();
   for (int c = 0; c < g.columns; ++c) {
-    const auto& b = trace.regions[static_cast<size_t>(c)];  // row 0, column c
-    xs.push_back(b.x + b.w / 2.0);
+    const auto i = static_cast<size_t>(c);  // row 0, column c
+    if (centres) {
+      xs.push_back(trace.regionCentres[i].x);
+    } else {
+      const auto& b = trace.regions[i];
+      xs.push_back(b.x + b.w / 2.0);
+    }
   }
   return xs;
 }
@@ -37,8 +43,11 @@ std::vector<double> columnCentres(const core::Trace& trace) {
 std::vector<double> rowCentres(const core::Trace& trace) {
   const GridShape g = gridShape(trace);
   std::vector<double> ys;
+  const bool centres = trace.regionCentres.size() == trace.regions.size();
   for (int r = 0; r < g.rows; ++r) {
-    if (trace.imageH > 0) {
+    if (centres && !trace.regions.empty()) {  // the receptive fields' centres (core)
+      ys.push_back(trace.regionCentres[static_cast<size_t>(r * g.columns)].y);
+    } else if (trace.imageH > 0) {
       ys.push_back((r + 0.5) * trace.imageH / g.rows);
     } else if (!trace.regions.empty()) {  // no image size: the clipped box's middle
       const auto& b = trace.regions[static_cast<size_t>(r * g.columns)];

@@ -34,12 +34,11 @@ GridShape gridShape(const core::Trace& trace);
 /// grid.
 QString regionName(const core::Trace& trace, int region);
 
-/// Where the cells' centres lie in source-image pixels. Columns: the centre of each column's
-/// receptive field (boxes are clipped only vertically, so their x is exact). Rows: evenly spaced
-/// over the image's height, (r + 0.5) * imageH / rows. A grid stage's rows are spaced so (vgg2d:
-/// every 8 px of a 32-px input, the first centred at 4), and the regions' boxes cannot say it:
-/// each cell's receptive field is taller than the image, so every row's clipped box spans all
-/// of it. One row: the image's middle.
+/// Where the cells' centres lie in source-image pixels: the receptive fields' centres the trace
+/// carries (core::Trace::regionCentres; the clipped boxes cannot say where a row is, since each
+/// vgg2d cell's receptive field is taller than the image). A trace without them (made by hand):
+/// the columns' box centres (boxes are clipped only vertically, so their x is exact) and rows
+/// evenly spaced over the image's height, (r + 0.5) * imageH / rows.
 std::vector<double> columnCentres(const core::Trace& trace);
 std::vector<double> rowCentres(const core::Trace& trace);
 QPointF cellCentre(const core::Trace& trace, int region);
