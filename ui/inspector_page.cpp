@@ -13,6 +13,7 @@
 
 #include "alignment_view.h"
 #include "attention_plot.h"
+#include "beam_list.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_document.h"
@@ -91,6 +92,9 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_summary->setTextFormat(Qt::RichText);
   m_summary->setMinimumWidth(220);
   sideLayout->addWidget(m_summary);
+  m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
+  sideLayout->addWidget(m_beams);
+  connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
   sideLayout->addWidget(m_stepInfo);
@@ -197,6 +201,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_view->setTrace(m_trace);
   m_topk->setTrace(m_trace);
+  m_beams->setTrace(m_trace);
   m_plot->setTrace(m_trace);
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);

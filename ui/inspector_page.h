@@ -16,6 +16,7 @@ class QHBoxLayout;
 namespace foveal::ui {
 
 class AlignmentView;
+class BeamList;
 class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
@@ -47,9 +48,12 @@ class InspectorPage : public QWidget {
   AlignmentView* alignmentView() const { return m_alignment; }
   AttentionPlot* attentionPlot() const { return m_plot; }
   TopkModel* topkModel() const { return m_topk; }
+  BeamList* beamList() const { return m_beams; }
 
  Q_SIGNALS:
   void modelChosen(int index);
+  /// The user chose one of a beam search's N best readings (0: the best).
+  void hypothesisChosen(int index);
   /// The overlay toggles changed (the compare page follows them).
   void overlaysChanged(int overlays);
 
@@ -62,6 +66,7 @@ class InspectorPage : public QWidget {
   TraceView* m_view;
   QLabel* m_summary;
   QLabel* m_stepInfo;
+  BeamList* m_beams;
   QHBoxLayout* m_patchRow;
   QLabel* m_rectified = nullptr;
   QList<QLabel*> m_patchLabels;

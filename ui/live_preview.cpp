@@ -2,6 +2,7 @@
 #include "run_folder.h"
 
 #include <QDir>
+#include <algorithm>
 #include <QFileInfo>
 #include <QLabel>
 #include <QSlider>
@@ -30,7 +31,8 @@ LivePreview::LivePreview(QWidget* parent) : QWidget(parent) {
   m_view->setMaximumHeight(170);
   m_slider = new QSlider(Qt::Horizontal, this);
   m_slider->setToolTip(
-      tr("Checkpoints read while following this run: drag back to watch the attention form"));
+      tr("The run's checkpoints (its history/ folder, then those read while following it): drag "
+         "back to watch the attention form"));
   m_slider->setPageStep(1);
   m_slider->setTickPosition(QSlider::TicksBelow);
   m_slider->hide();  // until a second checkpoint arrives
@@ -56,6 +58,9 @@ void LivePreview::setRun(const QString& runDir, const QString& sampleSpec, bool 
   m_lastSize = -1;
   m_trace.reset();
   m_history.clear();
+  m_files.clear();
+  m_entries.clear();
+  m_wanted.clear();
   m_slider->hide();
   m_view->setTrace(nullptr);
   m_view->setImage({});
@@ -75,28 +80,119 @@ QString LivePreview::idleText() const {
 
 QString LivePreview::statusText() const { return m_title->text(); }
 
-void LivePreview::checkForUpdate() {
-  if (m_runDir.isEmpty()) return;
-  const QFileInfo f(QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kLatestModel)));
-  if (!f.isFile()) return;
-  if (f.lastModified() == m_lastModified && f.size() == m_lastSize) return;
-  m_lastModified = f.lastModified();
-  m_lastSize = f.size();
-  if (m_watcher.isRunning()) {
-    m_pending = true;  // trace the newest file once this one is done
-    return;
-  }
-  start();
+QString LivePreview::latestPath() const {
+  return QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kLatestModel));
 }
 
-void LivePreview::start() {
-  const std::string model =
-      QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kLatestModel)).toStdString();
+bool LivePreview::scanHistory() {
+  const QDir dir(QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kHistoryDir)));
+  std::vector<HistoryFile> files;
+  if (!m_runDir.isEmpty() && dir.exists()) {
+    for (const QFileInfo& f : dir.entryInfoList({QStringLiteral("iter-*.fvm")}, QDir::Files)) {
+      const qint64 it = core::run_folder::historyIteration(f.fileName().toStdString());
+      if (it < 0) continue;
+      HistoryFile h{f.filePath(), it, f.lastModified(), f.size(), nullptr};
+      for (const auto& old : m_files)  // what was traced of an unchanged file stays
+        if (old.path == h.path && old.modified == h.modified && old.size == h.size)
+          h.result = old.result;
+      files.push_back(std::move(h));
+    }
+    std::sort(files.begin(), files.end(),
+              [](const HistoryFile& a, const HistoryFile& b) { return a.iteration < b.iteration; });
+  }
+  bool same = files.size() == m_files.size();
+  for (size_t i = 0; same && i < files.size(); ++i)
+    same = files[i].path == m_files[i].path && files[i].modified == m_files[i].modified;
+  m_files = std::move(files);
+  return !same;
+}
+
+void LivePreview::rebuildEntries() {
+  // What the slider was on, to keep it there (or at the end, when following).
+  const bool follow = m_entries.empty() || m_slider->value() >= int(m_entries.size()) - 1;
+  Entry was;
+  if (!m_entries.empty()) was = m_entries[size_t(std::clamp(m_slider->value(), 0,
+                                                            int(m_entries.size()) - 1))];
+  const QString wasPath = was.file >= 0 && was.file < int(m_files.size())
+                              ? m_files[size_t(was.file)].path
+                              : QString();
+  QDateTime newestFile;
+  for (const auto& f : m_files)
+    if (!newestFile.isValid() || f.modified > newestFile) newestFile = f.modified;
+  std::vector<Entry> entries;
+  for (int i = 0; i < int(m_files.size()); ++i) entries.push_back({i, -1});
+  for (int i = 0; i < int(m_history.size()); ++i)
+    if (!newestFile.isValid() || m_history[size_t(i)].modified > newestFile)
+      entries.push_back({-1, i});
+  m_entries = std::move(entries);
+  int index = int(m_entries.size()) - 1;
+  if (!follow)
+    for (int i = 0; i < int(m_entries.size()); ++i) {
+      const Entry& e = m_entries[size_t(i)];
+      if ((was.shot >= 0 && e.shot == was.shot) ||
+          (!wasPath.isEmpty() && e.file >= 0 && m_files[size_t(e.file)].path == wasPath))
+        index = i;
+    }
+  {
+    const QSignalBlocker block(m_slider);
+    m_slider->setRange(0, std::max(0, historySize() - 1));
+    m_slider->setValue(std::max(0, index));
+  }
+  m_slider->setVisible(historySize() > 1);
+  if (follow && index >= 0) showEntry(index);
+}
+
+QStringList LivePreview::historyLabels() const {
+  QStringList labels;
+  for (const auto& e : m_entries)
+    labels << (e.file >= 0 ? tr("iteration %1").arg(m_files[size_t(e.file)].iteration)
+                           : tr("latest.fvm %1")
+                                 .arg(m_history[size_t(e.shot)].modified.toString(
+                                     QStringLiteral("HH:mm:ss"))));
+  return labels;
+}
+
+void LivePreview::checkForUpdate() {
+  if (m_runDir.isEmpty()) return;
+  const bool historyChanged = scanHistory();
+  const QFileInfo f(latestPath());
+  const bool latestChanged =
+      f.isFile() && (f.lastModified() != m_lastModified || f.size() != m_lastSize);
+  if (latestChanged) {
+    m_lastModified = f.lastModified();
+    m_lastSize = f.size();
+    m_pending = true;
+  }
+  if (historyChanged) rebuildEntries();
+  startNext();
+}
+
+void LivePreview::startNext() {
+  if (m_watcher.isRunning() || m_runDir.isEmpty()) return;
+  // The file the slider is on first (the user waits for it), then the newest latest.fvm.
+  if (!m_wanted.isEmpty()) {
+    const QString path = m_wanted;
+    m_wanted.clear();
+    for (const auto& f : m_files)
+      if (f.path == path && !f.result) {
+        start(path);
+        return;
+      }
+  }
+  if (m_pending) {
+    m_pending = false;
+    start(latestPath());
+  }
+}
+
+void LivePreview::start(const QString& modelPath) {
+  const std::string model = modelPath.toStdString();
   const std::string spec = m_sampleSpec.toStdString();
   const QString runDir = m_runDir;
-  m_watcher.setFuture(QtConcurrent::run([model, spec, runDir]() {
+  m_watcher.setFuture(QtConcurrent::run([model, spec, runDir, modelPath]() {
     PreviewResult r;
     r.runDir = runDir;
+    r.modelPath = modelPath;
     try {
       const auto dataset = core::data::openDataset(spec);
       const auto sample = dataset->get(0);
@@ -117,8 +213,7 @@ void LivePreview::onFinished() {
   if (!m_watcher.isFinished() || m_watcher.future().resultCount() == 0) return;
   const PreviewResult r = m_watcher.result();
   if (r.runDir != m_runDir) {
-    if (m_pending || !m_runDir.isEmpty()) {
-      m_pending = false;
+    if (!m_runDir.isEmpty()) {  // the run changed while it read: read the new one's latest
       m_lastModified = {};
       m_lastSize = -1;
       checkForUpdate();
@@ -126,29 +221,26 @@ void LivePreview::onFinished() {
     return;
   }
   ++m_done;
-  if (!r.error.isEmpty()) {
+  if (r.modelPath != latestPath()) {  // a history file
+    for (int i = 0; i < int(m_files.size()); ++i)
+      if (m_files[size_t(i)].path == r.modelPath) {
+        m_files[size_t(i)].result = std::make_shared<const PreviewResult>(r);
+        const int shown = historyIndex();
+        if (shown >= 0 && shown < historySize() && m_entries[size_t(shown)].file == i)
+          showEntry(shown);
+      }
+  } else if (!r.error.isEmpty()) {
     m_title->setText(QStringLiteral("<span style='color:#c62828'>%1</span>")
                          .arg(tr("Preview: %1").arg(r.error).toHtmlEscaped()));
   } else {
-    // Follow the newest unless the user scrubbed back.
-    const bool follow = m_history.empty() || m_slider->value() == m_slider->maximum();
     m_history.push_back({m_lastModified, r});
-    {
-      const QSignalBlocker block(m_slider);
-      m_slider->setRange(0, historySize() - 1);
-      if (follow) m_slider->setValue(historySize() - 1);
-    }
-    m_slider->setVisible(historySize() > 1);
-    if (follow) showShot(m_history.back());
+    rebuildEntries();
   }
-  if (m_pending) {
-    m_pending = false;
-    start();
-  }
+  startNext();
   Q_EMIT updated();
 }
 
-int LivePreview::historyIndex() const { return m_history.empty() ? -1 : m_slider->value(); }
+int LivePreview::historyIndex() const { return m_entries.empty() ? -1 : m_slider->value(); }
 
 void LivePreview::showHistory(int index) {
   if (index < 0 || index >= historySize()) return;
@@ -156,24 +248,48 @@ void LivePreview::showHistory(int index) {
     const QSignalBlocker block(m_slider);
     m_slider->setValue(index);
   }
-  showShot(m_history[size_t(index)]);
+  showEntry(index);
 }
 
-void LivePreview::showShot(const Shot& shot) {
-  const PreviewResult& r = shot.result;
+void LivePreview::showEntry(int index) {
+  const Entry& e = m_entries[size_t(index)];
+  const QString which =
+      historySize() > 1 ? tr("checkpoint %1 of %2, ").arg(index + 1).arg(historySize()) : QString();
+  if (e.shot >= 0) {
+    const Shot& shot = m_history[size_t(e.shot)];
+    showResult(shot.result, tr("latest.fvm, %1%2")
+                                .arg(which, shot.modified.toString(QStringLiteral("HH:mm:ss"))));
+    return;
+  }
+  const HistoryFile& f = m_files[size_t(e.file)];
+  const QString name = tr("iteration %1, %2%3")
+                           .arg(f.iteration)
+                           .arg(which, f.modified.toString(QStringLiteral("HH:mm:ss")));
+  if (f.result) {
+    showResult(*f.result, name);
+    return;
+  }
+  m_title->setText(tr("<i>Live preview (%1): reading the checkpoint...</i>").arg(name));
+  m_wanted = f.path;
+  startNext();
+}
+
+void LivePreview::showResult(const PreviewResult& r, const QString& which) {
+  if (!r.error.isEmpty() || !r.trace) {
+    m_title->setText(QStringLiteral("<span style='color:#c62828'>%1</span>")
+                         .arg(tr("Preview (%1): %2").arg(which, r.error).toHtmlEscaped()));
+    return;
+  }
   m_trace = r.trace;
   m_view->setImage(r.image);
   m_view->setTrace(r.trace);
   m_view->setStep(0);
   m_strip->setTrace(r.trace);
   m_strip->setTruth(r.truth);
-  const QString which = historySize() > 1
-                            ? tr("checkpoint %1 of %2, ").arg(historyIndex() + 1).arg(historySize())
-                            : QString();
-  m_title->setText(tr("<b>Live preview</b> (latest.fvm, %1%2): reads \"%3\", truth \"%4\", mean "
-                      "attention entropy %5")
-                       .arg(which, shot.modified.toString(QStringLiteral("HH:mm:ss")),
-                            qstr(r.trace->prediction).toHtmlEscaped(), r.truth.toHtmlEscaped())
+  m_title->setText(tr("<b>Live preview</b> (%1): reads \"%2\", truth \"%3\", mean "
+                      "attention entropy %4")
+                       .arg(which, qstr(r.trace->prediction).toHtmlEscaped(),
+                            r.truth.toHtmlEscaped())
                        .arg(r.trace->meanEntropy, 0, 'f', 3));
 }
 
