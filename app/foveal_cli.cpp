@@ -155,10 +155,10 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args, app::withDtrbOptions(
-                {"model", "out", "seed", "threads", "beam", "hypothesis", "dataset", "limit"}),
-      app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
+  const CliArgs a(args,
+                  app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
+                                        "dataset", "limit"}),
+                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))

@@ -50,8 +50,8 @@ struct TraceStep {
 
 /// One of the N best readings of a beam search.
 struct BeamHypothesis {
-  std::string reading;      ///< the tokens before the end token, as text
-  std::vector<int> tokens;  ///< class indices up to and including the end token
+  std::string reading;       ///< the tokens before the end token, as text
+  std::vector<int> tokens;   ///< class indices up to and including the end token
   std::vector<int> regions;  ///< the region used at each of those steps
   double logProb = 0;        ///< log p of `tokens` (the search's score)
 };

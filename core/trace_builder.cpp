@@ -247,7 +247,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
 
 std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b) {
   std::vector<BeamHypothesis> hyps;
-  const auto tokens = beam.allTokens.select(0, b).to(torch::kCPU).contiguous();    // [N, T]
+  const auto tokens = beam.allTokens.select(0, b).to(torch::kCPU).contiguous();     // [N, T]
   const auto regions = beam.allSelected.select(0, b).to(torch::kCPU).contiguous();  // [N, T]
   const auto scores = beam.allLogProb.select(0, b).to(torch::kCPU, torch::kDouble).contiguous();
   const auto tok = tokens.accessor<int64_t, 2>();

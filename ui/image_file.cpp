@@ -18,10 +18,10 @@ ImageFile readImageFile(const QString& path) {
     r.error = QString::fromStdString(e.what());
     return r;
   }
-  r.display = !colour.isNull() && colour.size() == QSize(r.grey.width, r.grey.height) &&
-                      !colour.allGray()
-                  ? colour.convertToFormat(QImage::Format_RGB32)
-                  : toQImage(r.grey);
+  r.display =
+      !colour.isNull() && colour.size() == QSize(r.grey.width, r.grey.height) && !colour.allGray()
+          ? colour.convertToFormat(QImage::Format_RGB32)
+          : toQImage(r.grey);
   return r;
 }
 

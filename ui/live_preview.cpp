@@ -2,12 +2,12 @@
 #include "run_folder.h"
 
 #include <QDir>
-#include <algorithm>
 #include <QFileInfo>
 #include <QLabel>
 #include <QSlider>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 #include "dataset_factory.h"
 #include "model_session.h"
@@ -111,11 +111,10 @@ void LivePreview::rebuildEntries() {
   // What the slider was on, to keep it there (or at the end, when following).
   const bool follow = m_entries.empty() || m_slider->value() >= int(m_entries.size()) - 1;
   Entry was;
-  if (!m_entries.empty()) was = m_entries[size_t(std::clamp(m_slider->value(), 0,
-                                                            int(m_entries.size()) - 1))];
-  const QString wasPath = was.file >= 0 && was.file < int(m_files.size())
-                              ? m_files[size_t(was.file)].path
-                              : QString();
+  if (!m_entries.empty())
+    was = m_entries[size_t(std::clamp(m_slider->value(), 0, int(m_entries.size()) - 1))];
+  const QString wasPath =
+      was.file >= 0 && was.file < int(m_files.size()) ? m_files[size_t(was.file)].path : QString();
   QDateTime newestFile;
   for (const auto& f : m_files)
     if (!newestFile.isValid() || f.modified > newestFile) newestFile = f.modified;
@@ -257,8 +256,9 @@ void LivePreview::showEntry(int index) {
       historySize() > 1 ? tr("checkpoint %1 of %2, ").arg(index + 1).arg(historySize()) : QString();
   if (e.shot >= 0) {
     const Shot& shot = m_history[size_t(e.shot)];
-    showResult(shot.result, tr("latest.fvm, %1%2")
-                                .arg(which, shot.modified.toString(QStringLiteral("HH:mm:ss"))));
+    showResult(
+        shot.result,
+        tr("latest.fvm, %1%2").arg(which, shot.modified.toString(QStringLiteral("HH:mm:ss"))));
     return;
   }
   const HistoryFile& f = m_files[size_t(e.file)];
@@ -286,11 +286,11 @@ void LivePreview::showResult(const PreviewResult& r, const QString& which) {
   m_view->setStep(0);
   m_strip->setTrace(r.trace);
   m_strip->setTruth(r.truth);
-  m_title->setText(tr("<b>Live preview</b> (%1): reads \"%2\", truth \"%3\", mean "
-                      "attention entropy %4")
-                       .arg(which, qstr(r.trace->prediction).toHtmlEscaped(),
-                            r.truth.toHtmlEscaped())
-                       .arg(r.trace->meanEntropy, 0, 'f', 3));
+  m_title->setText(
+      tr("<b>Live preview</b> (%1): reads \"%2\", truth \"%3\", mean "
+         "attention entropy %4")
+          .arg(which, qstr(r.trace->prediction).toHtmlEscaped(), r.truth.toHtmlEscaped())
+          .arg(r.trace->meanEntropy, 0, 'f', 3));
 }
 
 }  // namespace foveal::ui

@@ -30,7 +30,7 @@ struct PreviewResult {
   QString truth;
   qint64 iteration = -1;  ///< from the checkpoint's file time; -1 unknown
   QString error;
-  QString runDir;  ///< the run it belongs to (a reply for a run no longer shown is dropped)
+  QString runDir;     ///< the run it belongs to (a reply for a run no longer shown is dropped)
   QString modelPath;  ///< the checkpoint traced
 };
 

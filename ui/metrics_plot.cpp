@@ -637,15 +637,14 @@ QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
         value = s.markerSigns[i] > 0 ? QStringLiteral("+inf") : tr("non-finite / skipped");
       }
     if (bestKey < 0) continue;
-    const QString at = m_xAxis == XAxis::WallClock ? wallClockText(bestKey)
-                                                   : QString::number(qint64(bestKey));
+    const QString at =
+        m_xAxis == XAxis::WallClock ? wallClockText(bestKey) : QString::number(qint64(bestKey));
     parts << QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b> @ %4")
                  .arg(m_runs[r].colour.name(), m_runs[r].name.toHtmlEscaped(), value, at);
   }
   if (parts.isEmpty()) return {};
   if (m_xAxis == XAxis::WallClock)
-    return tr("<b>%1</b> near %2 — ")
-               .arg(label.toHtmlEscaped(), wallClockText(iteration)) +
+    return tr("<b>%1</b> near %2 — ").arg(label.toHtmlEscaped(), wallClockText(iteration)) +
            parts.join(QStringLiteral("; "));
   if (m_xAxis == XAxis::Time)
     return tr("<b>%1</b> near %2 s — ").arg(label.toHtmlEscaped()).arg(qint64(iteration)) +

@@ -133,7 +133,7 @@ class MetricsPlot : public QWidget {
   double m_smoothing = 0.6;
   bool m_log = false;
   double m_zoomTo = 0;
-  double m_zoomFrom = 0;  ///< wall clock: the zoom's first moment
+  double m_zoomFrom = 0;                    ///< wall clock: the zoom's first moment
   double m_viewLower = 0, m_viewUpper = 1;  ///< the x range the user dragged or zoomed to
   bool m_panned = false;                    ///< m_view applies
   bool m_rebuilding = false;

@@ -86,9 +86,9 @@ struct DecodeOptions {
 /// A beam search's result for each image: the best hypothesis, and the N best (N = the width),
 /// sorted by log p, best first (hypothesis 0 is the best one).
 struct BeamResult {
-  torch::Tensor tokens;    ///< [B, T] int64, end token repeated after the first one
-  torch::Tensor selected;  ///< [B, T] int64 region used at each step
-  torch::Tensor logProb;   ///< [B] log p of the tokens up to and including the first end
+  torch::Tensor tokens;       ///< [B, T] int64, end token repeated after the first one
+  torch::Tensor selected;     ///< [B, T] int64 region used at each step
+  torch::Tensor logProb;      ///< [B] log p of the tokens up to and including the first end
   torch::Tensor allTokens;    ///< [B, N, T] int64, as `tokens` for each hypothesis
   torch::Tensor allSelected;  ///< [B, N, T] int64
   /// [B, N] log p of each hypothesis, descending; -inf marks a slot the search could not fill

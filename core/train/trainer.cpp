@@ -110,10 +110,10 @@ struct Trainer::Impl {
     // The wall-clock time it was written (Unix seconds, UTC): monitors draw the runs on a date
     // axis with it (run_folder.h kTimeKey).
     record[run_folder::kTimeKey] =
-        std::round(std::chrono::duration<double>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count() *
-                   1000.0) /
+        std::round(
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count() *
+            1000.0) /
         1000.0;
     std::ofstream out(run / run_folder::kMetrics, std::ios::app);
     errno = 0;

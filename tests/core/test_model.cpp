@@ -2,9 +2,9 @@
 // models, and the REINFORCE term of the hybrid loss.
 #include <torch/torch.h>
 
+#include <QtTest/QtTest>
 #include <map>
 #include <set>
-#include <QtTest/QtTest>
 
 #include "backbone.h"
 #include "error.h"
@@ -660,8 +660,9 @@ class TestModel : public QObject {
       for (int64_t b = 0; b < 2; ++b) {
         const double replayed = sequenceLogProb(out.logProbs[b], out.tokens[b]);
         const double scored = beam.allLogProb[b][h].item<double>();
-        QVERIFY2(std::abs(replayed - scored) < 1e-4,
-                 qPrintable(QStringLiteral("hypothesis %1: %2 vs %3").arg(h).arg(replayed).arg(scored)));
+        QVERIFY2(
+            std::abs(replayed - scored) < 1e-4,
+            qPrintable(QStringLiteral("hypothesis %1: %2 vs %3").arg(h).arg(replayed).arg(scored)));
       }
     }
     DecodeOptions past;

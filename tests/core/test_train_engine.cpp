@@ -109,8 +109,8 @@ class TestTrainEngine : public QObject {
     for (const json* r : {&train[0], &evals0.at(0)})
       for (const auto& [key, value] : r->items()) {
         if (!value.is_number() && !value.is_null()) continue;
-        bool known = key == "iteration" || key == "epoch" || key == "elapsed_s" ||
-                     key == "count" || key == run_folder::kTimeKey;
+        bool known = key == "iteration" || key == "epoch" || key == "elapsed_s" || key == "count" ||
+                     key == run_folder::kTimeKey;
         for (const auto& m : run_folder::metricCatalogue()) known = known || key == m.key;
         QVERIFY2(known, key.c_str());
       }
@@ -161,8 +161,9 @@ class TestTrainEngine : public QObject {
       QVERIFY2(it > 0, e.path().string().c_str());
       its.push_back(it);
       auto m = loadCheckpoint(e.path().string());
-      QCOMPARE(json::parse(m.metadataJson).at("extra").at("training").at("iteration").get<int64_t>(),
-               it);
+      QCOMPARE(
+          json::parse(m.metadataJson).at("extra").at("training").at("iteration").get<int64_t>(),
+          it);
     }
     std::sort(its.begin(), its.end());
     // 1..4 kept; at 5 the stride doubles (2, 4), 6, 8; at 10 it doubles again (4, 8), 12.

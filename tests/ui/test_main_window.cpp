@@ -21,8 +21,8 @@
 #include <random>
 
 #include "alignment_view.h"
-#include "beam_list.h"
 #include "attention_plot.h"
+#include "beam_list.h"
 #include "compare_page.h"
 #include "compare_summary_model.h"
 #include "dataset_browser.h"
@@ -668,16 +668,16 @@ class TestMainWindow : public QObject {
     w.models()->removeModel(0);
     accept = false;
     QVERIFY(w.openModel(tps));
-    QTRY_VERIFY_WITH_TIMEOUT(asked == 2 && w.models()->loadingCount() == 0 &&
-                                 w.errorText().contains("zip-module.pth"),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        asked == 2 && w.models()->loadingCount() == 0 && w.errorText().contains("zip-module.pth"),
+        30000);
     QTRY_COMPARE(w.models()->rowCount(), 0);
     QVERIFY(w.errorText().contains("characters"));
     // A standard set fits: nothing asked.
     QVERIFY(w.openModel(dir + "none-vgg-bilstm-attn.legacy.pth"));
-    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 &&
-                                 w.models()->session(0),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 && w.models()->session(0),
+        30000);
     QCOMPARE(asked, 2);
   }
 

@@ -1051,8 +1051,9 @@ class TestTraining : public QObject {
              qPrintable(axis->tickVectorLabels().join(" | ")));
     plot->hover("loss", t0 + 150);
     const QString at = ui::wallClockText(t0 + 150);
-    QVERIFY(at.startsWith(QDateTime::fromSecsSinceEpoch(qint64(t0) + 150).toLocalTime().toString(
-        "yyyy-MM-dd HH:mm")));
+    QVERIFY(at.startsWith(QDateTime::fromSecsSinceEpoch(qint64(t0) + 150)
+                              .toLocalTime()
+                              .toString("yyyy-MM-dd HH:mm")));
     QVERIFY2(plot->hoverText().contains(at), qPrintable(plot->hoverText()));
     page.zoomToRun(0);
     plot->replotNow();
