@@ -125,12 +125,15 @@ void LivePreview::rebuildEntries() {
       entries.push_back({-1, i});
   m_entries = std::move(entries);
   int index = int(m_entries.size()) - 1;
+  bool found = false;
   if (!follow)
     for (int i = 0; i < int(m_entries.size()); ++i) {
       const Entry& e = m_entries[size_t(i)];
       if ((was.shot >= 0 && e.shot == was.shot) ||
-          (!wasPath.isEmpty() && e.file >= 0 && m_files[size_t(e.file)].path == wasPath))
+          (!wasPath.isEmpty() && e.file >= 0 && m_files[size_t(e.file)].path == wasPath)) {
         index = i;
+        found = true;
+      }
     }
   {
     const QSignalBlocker block(m_slider);
@@ -138,7 +141,8 @@ void LivePreview::rebuildEntries() {
     m_slider->setValue(std::max(0, index));
   }
   m_slider->setVisible(historySize() > 1);
-  if (follow && index >= 0) showEntry(index);
+  // Following, or the checkpoint shown is gone (the trainer thinned it out): show the newest.
+  if ((follow || !found) && index >= 0) showEntry(index);
 }
 
 QStringList LivePreview::historyLabels() const {

@@ -583,7 +583,7 @@ class TestModel : public QObject {
                               .arg(h)
                               .arg(lp)
                               .arg(ranked[static_cast<size_t>(h)])));
-      QCOMPARE(distinct.at(reading(beam.allTokens[0][h])), lp);
+      QVERIFY(std::abs(distinct.at(reading(beam.allTokens[0][h])) - lp) < 1e-4);
     }
     // Narrower beams never beat the optimum, and greedy is one of them.
     auto greedy = model->forward(batch.image, batch.upsampled);

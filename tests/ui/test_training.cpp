@@ -1042,6 +1042,7 @@ class TestTraining : public QObject {
     QVERIFY2(lo <= t0 + 30 && lo > t0 - 60 && hi >= t0 + 300 && hi < t0 + 400,
              qPrintable(QStringLiteral("%1 .. %2").arg(lo, 0, 'f', 0).arg(hi, 0, 'f', 0)));
     QVERIFY(plot->axisLabel("loss", true).contains("wall-clock"));
+    plot->plot()->replot();  // the tick labels are made when it draws
     auto* axis = plot->plot()->axisRect(0)->axis(QCPAxis::atBottom);
     auto ticker = axis->ticker().dynamicCast<QCPAxisTickerDateTime>();
     QVERIFY(ticker);
