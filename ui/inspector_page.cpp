@@ -242,15 +242,19 @@ void InspectorPage::showStep(int step) {
   if (!m_truthWarning.isEmpty())
     verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
                    .arg(m_truthWarning.toHtmlEscaped());
-  m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
-                        "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
-                         .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
-                         .arg(m_trace->confidence, 0, 'f', 3)
-                         .arg(m_trace->meanEntropy, 0, 'f', 3)
-                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
-                         .arg(m_trace->beamWidth > 1
-                                  ? tr(" &middot; beam %1").arg(m_trace->beamWidth)
-                                  : QString()));
+  m_summary->setText(
+      tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
+         "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
+          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
+          .arg(m_trace->confidence, 0, 'f', 3)
+          .arg(m_trace->meanEntropy, 0, 'f', 3)
+          .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
+          .arg(m_trace->beamWidth > 1
+                   ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
+                                                    .arg(m_trace->beamWidth)
+                                                    .arg(m_trace->hypothesis + 1)
+                                              : tr(" &middot; beam %1").arg(m_trace->beamWidth))
+                   : QString()));
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
       s.columns.empty()

@@ -324,7 +324,7 @@ class TestMainWindow : public QObject {
     const auto best = w.trace();
     QCOMPARE(best->hypotheses.size(), size_t(4));
     QVERIFY(list->isVisible());
-    QCOMPARE(list->count(), 4);
+    QCOMPARE(list->rows(), 4);
     QCOMPARE(list->currentRow(), 0);
     for (int h = 0; h < 4; ++h) {
       const auto& hyp = best->hypotheses[size_t(h)];
@@ -332,10 +332,9 @@ class TestMainWindow : public QObject {
                    list->rowText(h).contains(QString::number(hyp.logProb, 'f', 3)),
                qPrintable(list->rowText(h)));
     }
-    QVERIFY(list->visualItemRect(list->item(3)).bottom() <= list->viewport()->height());
+    QVERIFY(list->rowRect(3).bottom() <= list->viewport()->height());  // no scrolling for 4
     // A click on the third row.
-    QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
-                      list->visualItemRect(list->item(2)).center());
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->rowRect(2).center());
     QTRY_VERIFY_WITH_TIMEOUT(w.trace() != best && w.trace()->hypothesis == 2 && !w.isTracing(),
                              30000);
     const auto chosen = w.trace();
@@ -347,7 +346,7 @@ class TestMainWindow : public QObject {
       QCOMPARE(chosen->steps[t].region, hyp.regions[t]);
     }
     QCOMPARE(list->currentRow(), 2);
-    QCOMPARE(list->count(), 4);
+    QCOMPARE(list->rows(), 4);
     // The engine reads the same for that hypothesis.
     auto session = core::ModelSession::open(m_models[1].toStdString());
     core::TraceOptions opt;
