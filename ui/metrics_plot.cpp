@@ -123,7 +123,36 @@ std::vector<std::pair<double, double>> wallClockOf(const core::RunLog& log, doub
   return clock;
 }
 
+// Date and time tick labels whose detail follows the span shown: seconds for minutes, hours and
+// minutes within half a day, the day on every tick beyond (so overnight runs read right).
+class WallClockTicker : public QCPAxisTickerDateTime {
+ public:
+  WallClockTicker() { setDateTimeSpec(Qt::LocalTime); }
+  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision,
+                QVector<double>& ticks, QVector<double>* subTicks,
+                QVector<QString>* tickLabels) override {
+    setDateTimeFormat(wallClockTickFormat(range.size()));
+    QCPAxisTickerDateTime::generate(range, locale, formatChar, precision, ticks, subTicks,
+                                    tickLabels);
+  }
+};
+
 }  // namespace
+
+QString wallClockTickFormat(double seconds) {
+  if (seconds < 600) return QStringLiteral("HH:mm:ss");
+  if (seconds < 12 * 3600) return QStringLiteral("HH:mm");
+  return QStringLiteral("d MMM\nHH:mm");
+}
+
+QString wallClockAxisLabel(double lower, double upper) {
+  // Ticks without the day name it here: the day the range starts.
+  if (wallClockTickFormat(upper - lower).contains(QLatin1Char('d')))
+    return QObject::tr("date and time (local)");
+  const QDateTime start = QDateTime::fromMSecsSinceEpoch(qint64(std::llround(lower * 1000.0)));
+  return QObject::tr("time of day, %1")
+      .arg(start.toLocalTime().toString(QStringLiteral("d MMM yyyy")));
+}
 
 void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
   mapKeys(clockOf(log, "elapsed_s", 0.0), series);
@@ -337,7 +366,7 @@ void MetricsPlot::rebuild() {
       wallLast = QDateTime::currentSecsSinceEpoch();
       wallFirst = wallLast - 3600;
     }
-    const double span = std::max(60.0, wallLast - wallFirst);
+    const double span = std::max(10.0, wallLast - wallFirst);
     whole = QCPRange(wallFirst - span * 0.01, wallFirst + span * 1.02);
   }
   const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : whole;
@@ -377,17 +406,13 @@ void MetricsPlot::rebuild() {
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
     x->setLabel(time ? tr("time since start (h:mm)")
-                     : (wall ? tr("wall-clock time (local)") : tr("iteration")));
+                     : (wall ? wallClockAxisLabel(shown.lower, shown.upper) : tr("iteration")));
     if (time) {
       QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
       ticker->setTimeFormat(QStringLiteral("%h:%m"));
       x->setTicker(ticker);
     } else if (wall) {
-      // Date and time: a run of hours shows the day on every tick, so overnight runs read right.
-      QSharedPointer<QCPAxisTickerDateTime> ticker(new QCPAxisTickerDateTime);
-      ticker->setDateTimeFormat(QStringLiteral("d MMM\nHH:mm"));
-      ticker->setDateTimeSpec(Qt::LocalTime);
-      x->setTicker(ticker);
+      x->setTicker(QSharedPointer<QCPAxisTickerDateTime>(new WallClockTicker));
     }
     x->setLabelFont(small);
     x->setTickLabelFont(small);
@@ -401,7 +426,8 @@ void MetricsPlot::rebuild() {
       y->setNumberPrecision(0);
     }
     for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
-    x->ticker()->setTickCount(4);  // panels sit side by side: keep their labels apart
+    // Panels sit side by side: keep their labels apart (times of day are wider than numbers).
+    x->ticker()->setTickCount(wall ? 3 : 4);
     Panel panel;
     panel.key = def->key;
     panel.rect = rect;
@@ -514,7 +540,11 @@ void MetricsPlot::onXRangeChanged(const QCPRange& range) {
   m_viewUpper = range.upper;
   m_panned = true;
   m_syncing = true;
-  for (const auto& p : m_panels) p.rect->axis(QCPAxis::atBottom)->setRange(range);
+  for (const auto& p : m_panels) {
+    QCPAxis* x = p.rect->axis(QCPAxis::atBottom);
+    x->setRange(range);
+    if (m_xAxis == XAxis::WallClock) x->setLabel(wallClockAxisLabel(range.lower, range.upper));
+  }
   m_syncing = false;
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -52,6 +52,11 @@ void toElapsedTime(const core::RunLog& log, MetricSeries& series);
 void toWallClock(const core::RunLog& log, MetricSeries& series, double startedAt);
 /// A run's first and last moment on the wall clock (Unix seconds; NaN when unknown).
 std::pair<double, double> wallClockSpan(const core::RunLog& log, double startedAt);
+/// The wall-clock axis's tick label format for a range of `seconds`: "HH:mm:ss" under ten
+/// minutes, "HH:mm" under half a day, the day and the time beyond.
+QString wallClockTickFormat(double seconds);
+/// The wall-clock axis's label: it names the day when the ticks do not.
+QString wallClockAxisLabel(double lower, double upper);
 /// A moment of the wall clock as the hover line names it: "2026-11-23 08:15:02" (local time).
 QString wallClockText(double unixSeconds);
 /// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).

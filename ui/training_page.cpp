@@ -226,8 +226,8 @@ void TrainingPage::buildLayout() {
   m_xAxis = new QComboBox(metricsBox);
   m_xAxis->addItems({tr("x: iteration"), tr("x: time"), tr("x: clock")});
   m_xAxis->setToolTip(
-      tr("The x axis: iterations, the time since each run started, or the wall-clock time (date "
-         "and time of day)"));
+      tr("The x axis: iterations, the time since each run started, or the clock (the time of "
+         "day, and the date over longer spans)"));
   options->addWidget(m_xAxis);  // beside the log scale: the zoom row is full
   connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
     m_plot->setXAxis(i == 2   ? MetricsPlot::XAxis::WallClock

@@ -712,6 +712,42 @@ class TestTraining : public QObject {
     QVERIFY2(w.errorText().contains("oops"), qPrintable(w.errorText()));
   }
 
+  // The documentation's screenshots of a real run's checkpoint history and wall clock
+  // (training-history*.png): only with FOVEAL_SCREENSHOT_DIR and FOVEAL_SCREENSHOT_RUN (a run
+  // folder with a history/, e.g. foveal-cli train ... --history-interval 25), sized as
+  // sampleModelScreenshots' (FOVEAL_SCREENSHOT_SIZE, FOVEAL_SCREENSHOT_SUFFIX).
+  void historyScreenshot() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR") ||
+        !qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_RUN"))
+      QSKIP("FOVEAL_SCREENSHOT_DIR or FOVEAL_SCREENSHOT_RUN not set");
+    const QStringList size =
+        qEnvironmentVariable("FOVEAL_SCREENSHOT_SIZE", QStringLiteral("1366x768")).split('x');
+    QCOMPARE(size.size(), 2);
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    auto* page = w.trainingPage();
+    page->addRunFolder(qEnvironmentVariable("FOVEAL_SCREENSHOT_RUN"));
+    page->selectRun(page->runs()->rowCount() - 1);
+    for (auto* box : page->findChildren<QComboBox*>())
+      if (box->findText(QStringLiteral("x: clock")) >= 0)
+        box->setCurrentIndex(box->findText(QStringLiteral("x: clock")));
+    w.tabs()->setCurrentWidget(page);
+    w.resize(size[0].toInt(), size[1].toInt());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* preview = page->preview();
+    QTRY_VERIFY_WITH_TIMEOUT(preview->trace() != nullptr && !preview->isBusy(), 60000);
+    QVERIFY(preview->historySize() > 2);
+    preview->showHistory(1);  // early in the run
+    QTRY_VERIFY_WITH_TIMEOUT(!preview->isBusy() && preview->statusText().contains("checkpoint 2"),
+                             60000);
+    page->plot()->replotNow();
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training-history" +
+                          qEnvironmentVariable("FOVEAL_SCREENSHOT_SUFFIX") + ".png"));
+    QSettings().remove(QStringLiteral("training/runs"));
+  }
+
   // The documentation's screenshot: the shipped sample runs (samples/runs) when there are any,
   // else three synthetic runs shaped like the paper's.
   void screenshotWithOverlaidRuns() {
@@ -1041,21 +1077,30 @@ class TestTraining : public QObject {
     const auto [lo, hi] = plot->xRange("loss");
     QVERIFY2(lo <= t0 + 30 && lo > t0 - 60 && hi >= t0 + 300 && hi < t0 + 400,
              qPrintable(QStringLiteral("%1 .. %2").arg(lo, 0, 'f', 0).arg(hi, 0, 'f', 0)));
-    QVERIFY(plot->axisLabel("loss", true).contains("wall-clock"));
+    QVERIFY(plot->axisLabel("loss", true).startsWith("time of day"));
     plot->plot()->replot();  // the tick labels are made when it draws
     auto* axis = plot->plot()->axisRect(0)->axis(QCPAxis::atBottom);
     auto ticker = axis->ticker().dynamicCast<QCPAxisTickerDateTime>();
     QVERIFY(ticker);
-    const QString tick =
-        QDateTime::fromSecsSinceEpoch(qint64(t0) + 150).toLocalTime().toString("d MMM");
-    QVERIFY2(axis->tickVectorLabels().join(" ").contains(tick),
+    // Five minutes: the ticks read times of day to the second, the axis names the day.
+    const QDateTime mid = QDateTime::fromSecsSinceEpoch(qint64(t0) + 150).toLocalTime();
+    QVERIFY2(axis->tickVectorLabels().join(" ").contains(mid.toString("HH:")) &&
+                 axis->tickVectorLabels().first().count(':') == 2,
              qPrintable(axis->tickVectorLabels().join(" | ")));
+    QVERIFY2(plot->axisLabel("loss", true).contains(mid.toString("d MMM yyyy")),
+             qPrintable(plot->axisLabel("loss", true)));
     plot->hover("loss", t0 + 150);
     const QString at = ui::wallClockText(t0 + 150);
     QVERIFY(at.startsWith(QDateTime::fromSecsSinceEpoch(qint64(t0) + 150)
                               .toLocalTime()
                               .toString("yyyy-MM-dd HH:mm")));
     QVERIFY2(plot->hoverText().contains(at), qPrintable(plot->hoverText()));
+    // Three days: the day on every tick.
+    plot->panTo(t0 - 86400, t0 + 2 * 86400);
+    plot->plot()->replot();
+    QVERIFY2(axis->tickVectorLabels().join(" ").contains(mid.toString("d MMM")),
+             qPrintable(axis->tickVectorLabels().join(" | ")));
+    QCOMPARE(plot->axisLabel("loss", true), QString("date and time (local)"));
     page.zoomToRun(0);
     plot->replotNow();
     const auto [zlo, zhi] = plot->xRange("loss");
