@@ -596,15 +596,10 @@ void MainWindow::updateTruthWarning() {
   const auto session = m_models->session(m_currentModel);
   const QString& truth = m_document->truth();
   if (session && !truth.isEmpty()) {
-    const auto charset = core::splitUtf8(session->config().charset);
-    QStringList outside;
-    for (const auto& ch : core::splitUtf8(truth.toStdString()))
-      if (std::find(charset.begin(), charset.end(), ch) == charset.end() &&
-          !outside.contains(qstr(ch)))
-        outside << qstr(ch);
+    const QString outside = charactersOutside(session->config().charset, truth);
     if (!outside.isEmpty())
       warning = tr("the truth uses %1, outside the charset of %2: it cannot be read right")
-                    .arg(QLatin1Char('"') + outside.join(QString()) + QLatin1Char('"'),
+                    .arg(QLatin1Char('"') + outside + QLatin1Char('"'),
                          m_models->displayName(m_currentModel));
   }
   if (warning != m_inspector->truthWarning()) {

@@ -310,6 +310,16 @@ class TestMainWindow : public QObject {
     again.setBeamWidth(1);
   }
 
+  // The characters a truth uses outside a model's charset: each once, in order, whole UTF-8
+  // characters.
+  void charactersOutsideTheCharset() {
+    QCOMPARE(ui::charactersOutside("0123456789", "12a3b-a"), QString("ab-"));
+    QCOMPARE(ui::charactersOutside("0123456789", "4711"), QString());
+    QCOMPARE(ui::charactersOutside("abc\u00e9", QString::fromUtf8("\u00e9a\u00df\u00df")),
+             QString::fromUtf8("\u00df"));
+    QCOMPARE(ui::charactersOutside("abc", QString()), QString());
+  }
+
   // A beam search's N best readings in the inspector: one row each (reading and log p), the best
   // selected; choosing another reads again showing that hypothesis's steps (its tokens and
   // regions), its reading and score; a new image starts from the best again.
