@@ -25,8 +25,11 @@ const char* kTrainUsage =
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
               [--max-length N] [--lambda-r X] [--seed S] [--device cpu|cuda|cuda:N]
               [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
+              [--history-interval N] [--history-keep K]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
-              latest.state, best.fvm); SIGINT/SIGTERM stop with a checkpoint;
+              latest.state, best.fvm, history/iter-N.fvm); SIGINT/SIGTERM stop with a
+              checkpoint; history/ keeps a model every N iterations (default 1000, 0: none),
+              at most K of them (default 24: past that every other one goes, the spacing doubles);
               --init-from starts from a trained model's tensors of the same name and shape
               --run DIR --resume [--iterations N] [--device D] [--threads N]
               continue DIR exactly where its last checkpoint left off
@@ -99,6 +102,8 @@ int runTrainCommand(const std::vector<std::string>& args) {
                                   "eval-interval",
                                   "eval-limit",
                                   "checkpoint-interval",
+                                  "history-interval",
+                                  "history-keep",
                                   "log-interval",
                                   "max-length",
                                   "lambda-r",
@@ -154,6 +159,8 @@ int runTrainCommand(const std::vector<std::string>& args) {
   cfg.checkpointInterval =
       a.intValue("checkpoint-interval", static_cast<int>(cfg.checkpointInterval));
   cfg.logInterval = a.intValue("log-interval", static_cast<int>(cfg.logInterval));
+  cfg.historyInterval = a.intValue("history-interval", static_cast<int>(cfg.historyInterval));
+  cfg.historyKeep = a.intValue("history-keep", cfg.historyKeep);
   cfg.device = a.value("device", cfg.device);
   cfg.threads = a.intValue("threads", cfg.threads);
   cfg.loaderThreads = a.intValue("loader-threads", cfg.loaderThreads);

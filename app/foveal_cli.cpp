@@ -39,12 +39,14 @@ usage: foveal-cli <command> [options]
 
 commands:
   trace       --model FILE IMAGE [--json | --csv | --hocr] [--out DIR] [--sample] [--seed N]
-              [--all-steps] [--beam N]
+              [--all-steps] [--beam N [--hypothesis I]]
               decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads,
               each step's focus point and character box (source pixels);
               --json prints the trace as JSON, --csv one row per step, --hocr an hOCR (XHTML)
               page with one ocrx_cinfo box per character; --out writes step patches as PNG,
               trace.json and trace.hocr; --beam N decodes by beam search with N hypotheses
+              and lists the N best readings with their log p; the steps show the best one,
+              or the I-th best with --hypothesis I (1 = the best)
               --model FILE --dataset SPEC --out DIR [--limit N] [--json] [--hocr]
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (--hocr, the default) and
               .json (--json, with the entry's true character boxes where the data knows them)
@@ -100,6 +102,11 @@ core::TraceOptions traceOptions(const CliArgs& a) {
   if (opt.beamWidth < 1 || opt.beamWidth > core::kMaxBeamWidth)
     throw UsageError("--beam must be between 1 and " + std::to_string(core::kMaxBeamWidth));
   if (opt.sample && opt.beamWidth > 1) throw UsageError("--beam and --sample exclude each other");
+  const int64_t hyp = a.intValue("hypothesis", 1);
+  if (hyp < 1 || hyp > opt.beamWidth)
+    throw UsageError("--hypothesis must be between 1 and the beam width (--beam " +
+                     std::to_string(opt.beamWidth) + ")");
+  opt.beamHypothesis = static_cast<int>(hyp - 1);
   return opt;
 }
 
@@ -148,9 +155,10 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args, app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "dataset", "limit"}),
-      app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
+  const CliArgs a(args,
+                  app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
+                                        "dataset", "limit"}),
+                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))

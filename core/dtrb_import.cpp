@@ -1,4 +1,5 @@
 #include "dtrb_import.h"
+#include "dtrb_charset_needed.h"
 
 #include <torch/torch.h>
 
@@ -205,11 +206,13 @@ std::string charsetFor(const DtrbArchitecture& a, const DtrbOptions& o, const st
   }
   if (chars.empty()) {
     if (a.assumedCharacters.empty())
-      throw Error(origin + ": the file has " + std::to_string(a.numClasses) + " classes (" +
-                  std::to_string(n) + " characters besides " +
-                  (a.prediction == "Attn" ? "[GO] and [s]" : "the blank") +
-                  "), which fits neither of DTRB's standard sets; give the characters it was "
-                  "trained with (--character)");
+      throw DtrbCharsetNeeded(
+          origin + ": the file has " + std::to_string(a.numClasses) + " classes (" +
+              std::to_string(n) + " characters besides " +
+              (a.prediction == "Attn" ? "[GO] and [s]" : "the blank") +
+              "), which fits neither of DTRB's standard sets; give the characters it was "
+              "trained with (--character)",
+          a.describe(), a.numClasses);
     notes.push_back("charset assumed: " + a.assumption);
     return a.assumedCharacters;
   }

@@ -64,6 +64,9 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   DecodeOptions dec;
   dec.sample = options.sample;
   dec.beamWidth = options.beamWidth;
+  if (options.beamHypothesis != 0 && options.beamWidth <= 1)
+    throw Error("a beam hypothesis other than the best needs a beam search (width > 1)");
+  dec.beamHypothesis = options.beamHypothesis;
   if (options.sample) {
     dec.generator = at::detail::createCPUGenerator(options.seed);
   }
@@ -72,6 +75,7 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
                        options.stopAtEnd);
   tr.source = source;
   tr.beamWidth = std::max(1, options.beamWidth);
+  tr.hypothesis = options.beamWidth > 1 ? options.beamHypothesis : 0;
   return tr;
 }
 

@@ -20,6 +20,9 @@ struct TraceOptions {
   int topk = 5;
   bool stopAtEnd = true;  ///< drop the steps after the first end token
   int beamWidth = 1;      ///< >1: beam search over the tokens (not with sample)
+  /// Beam search: the steps show this one of the N best hypotheses (0: the best); the trace's
+  /// `hypotheses` lists them all. An index past the hypotheses found is an error.
+  int beamHypothesis = 0;
 };
 
 /// At most this many compute threads: more only oversubscribe the cores, and thousands of threads

@@ -114,16 +114,25 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
       throw Error(
           "beam search is for inference with argmax regions: not in training, not with "
           "sampling, teacher forcing or forced regions");
-    // Search, then decode the winner again with its tokens and regions forced: the same
-    // computation as the hypothesis had in the beam, with every output (alpha, patches, ...)
-    // kept.
-    const BeamResult best = m_prediction->beamSearch(x, up, options.beamWidth);
+    // Search, then decode the chosen hypothesis (the best unless told) again with its tokens
+    // and regions forced: the same computation as the hypothesis had in the beam, with every
+    // output (alpha, patches, ...) kept.
+    const BeamResult beam = m_prediction->beamSearch(x, up, options.beamWidth);
+    const int64_t h = options.beamHypothesis;
+    if (h < 0 || h >= beam.allTokens.size(1))
+      throw Error("beam hypothesis " + std::to_string(h) + " does not exist (width " +
+                  std::to_string(options.beamWidth) + ")");
+    if (!torch::isfinite(beam.allLogProb.select(1, h)).all().item<bool>())
+      throw Error("beam hypothesis " + std::to_string(h + 1) +
+                  " was not found: fewer readings than that are possible");
     DecodeOptions replay = options;
     replay.beamWidth = 1;
-    replay.targets = best.tokens;
-    replay.forcedSelection = best.selected;
+    replay.beamHypothesis = 0;
+    replay.targets = beam.allTokens.select(1, h).contiguous();
+    replay.forcedSelection = beam.allSelected.select(1, h).contiguous();
     out = m_prediction->predict(x, up, replay);
-    out.tokens = best.tokens;
+    out.tokens = replay.targets;
+    out.beam = beam;
   }
   out.rectified = t.image;
   out.fiducials = t.fiducials;

@@ -2,6 +2,9 @@
 // The run-folder contract (docs/ARCHITECTURE.md "Run folders"): the names of the files a
 // `foveal-cli train` process writes and every monitor (the GUI's Training page, its live preview
 // and evaluation panel, run_log.h) reads. Declared once; Torch- and Qt-free.
+#include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 namespace foveal::core::run_folder {
@@ -11,6 +14,38 @@ inline constexpr const char* kMetrics = "metrics.jsonl";   ///< one JSON record 
 inline constexpr const char* kLatestModel = "latest.fvm";  ///< the last checkpoint
 inline constexpr const char* kBestModel = "best.fvm";      ///< the best evaluation's checkpoint
 inline constexpr const char* kState = "latest.state";      ///< optimiser and loader, for --resume
+/// Periodic copies of the model (TrainConfig::historyInterval, at most historyKeep of them):
+/// history/iter-NNNNNNNNN.fvm, the iteration zero-padded to nine digits, oldest first by name.
+inline constexpr const char* kHistoryDir = "history";
+
+/// The file name of the history checkpoint written at `iteration`.
+inline std::string historyFileName(int64_t iteration) {
+  char name[40];
+  std::snprintf(name, sizeof name, "iter-%09lld.fvm", static_cast<long long>(iteration));
+  return name;
+}
+
+/// The iteration of a history file name, or -1 when `name` is not one.
+inline int64_t historyIteration(const std::string& name) {
+  const std::string prefix = "iter-", suffix = ".fvm";
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return -1;
+  const std::string digits =
+      name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  if (digits.size() > 18) return -1;
+  int64_t v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+/// Every metrics.jsonl record carries the wall-clock time it was written: Unix seconds (UTC,
+/// millisecond precision) under this key. Records of older runs lack it; elapsed_s (seconds the
+/// run has trained, resumes included) is in most records either way.
+inline constexpr const char* kTimeKey = "time";
 
 /// A metric of metrics.jsonl that monitors plot: its key in records of `kind` ("train" or
 /// "eval"), a label, and whether it is never negative (log scale possible).

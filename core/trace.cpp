@@ -38,6 +38,16 @@ std::string Trace::toJson(int indent) const {
   j["mean_entropy"] = meanEntropy;
   j["decoding"] = beamWidth > 1 ? "beam" : "greedy";
   j["beam_width"] = beamWidth;
+  if (!hypotheses.empty()) {
+    json hs = json::array();
+    for (const auto& h : hypotheses)
+      hs.push_back({{"reading", h.reading},
+                    {"log_prob", h.logProb},
+                    {"tokens", h.tokens},
+                    {"regions", h.regions}});
+    j["hypotheses"] = hs;
+    j["hypothesis"] = hypothesis;
+  }
   json regs = json::array();
   for (const auto& r : regions) regs.push_back(boxJson(r));
   j["regions"] = regs;
@@ -104,6 +114,15 @@ std::string Trace::toTable() const {
     << confidence << "  mean entropy " << meanEntropy;
   if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
   o << "\n";
+  if (!hypotheses.empty()) {
+    o << "beam       the " << hypotheses.size() << " best readings (log p; * the steps below)\n";
+    for (size_t h = 0; h < hypotheses.size(); ++h) {
+      char line[64];
+      std::snprintf(line, sizeof line, "  %c %3zu  %9.4f  ",
+                    static_cast<int>(h) == hypothesis ? '*' : ' ', h + 1, hypotheses[h].logProb);
+      o << line << '"' << hypotheses[h].reading << "\"\n";
+    }
+  }
   if (!stages.empty()) o << "stages     " << stages << "\n";
   if (gridRows > 1)
     o << "grid       " << gridRows << " x " << gridColumns << " cells (region r * " << gridColumns

@@ -44,6 +44,14 @@ struct TraceStep {
   Box box;
 };
 
+/// One of the N best readings of a beam search.
+struct BeamHypothesis {
+  std::string reading;       ///< the tokens before the end token, as text
+  std::vector<int> tokens;   ///< class indices up to and including the end token
+  std::vector<int> regions;  ///< the region used at each of those steps
+  double logProb = 0;        ///< log p of `tokens` (the search's score)
+};
+
 struct Trace {
   std::string source;                 ///< image path or id
   std::string modelKind;              ///< the glimpse ("soft", "hard", "sharp") or "ctc"
@@ -66,6 +74,10 @@ struct Trace {
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
   double meanEntropy = 0;        ///< mean of steps' entropy
   int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width
+  /// Beam search: the N best readings (N <= beamWidth), best first, and which of them the steps,
+  /// prediction and confidence show (0: the best). Empty for greedy decoding.
+  std::vector<BeamHypothesis> hypotheses;
+  int hypothesis = 0;
   /// TPS: the fiducial points on the source image (pixels), top edge then bottom edge, and the
   /// rectified model input the features saw.
   std::vector<PointF> fiducials;

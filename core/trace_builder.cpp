@@ -1,5 +1,7 @@
 #include "trace_builder.h"
 
+#include <cmath>
+
 #include "charset.h"
 #include "stages/ctc_prediction.h"
 
@@ -252,7 +254,32 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   tr.confidence = attentionConfidence(charset, tokens, chosen);
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
   locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
+  if (out.beam.allTokens.defined()) tr.hypotheses = beamHypotheses(charset, out.beam, b);
   return tr;
+}
+
+std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b) {
+  std::vector<BeamHypothesis> hyps;
+  const auto tokens = beam.allTokens.select(0, b).to(torch::kCPU).contiguous();     // [N, T]
+  const auto regions = beam.allSelected.select(0, b).to(torch::kCPU).contiguous();  // [N, T]
+  const auto scores = beam.allLogProb.select(0, b).to(torch::kCPU, torch::kDouble).contiguous();
+  const auto tok = tokens.accessor<int64_t, 2>();
+  const auto reg = regions.accessor<int64_t, 2>();
+  const auto sc = scores.accessor<double, 1>();
+  const int end = charset.endIndex();
+  for (int64_t h = 0; h < tokens.size(0); ++h) {
+    if (!std::isfinite(sc[h])) break;  // sorted: the unfilled slots come last
+    BeamHypothesis hyp;
+    hyp.logProb = sc[h];
+    for (int64_t t = 0; t < tokens.size(1); ++t) {
+      hyp.tokens.push_back(static_cast<int>(tok[h][t]));
+      hyp.regions.push_back(static_cast<int>(reg[h][t]));
+      if (tok[h][t] == end) break;
+    }
+    hyp.reading = charset.decode(hyp.tokens);
+    hyps.push_back(std::move(hyp));
+  }
+  return hyps;
 }
 
 }  // namespace foveal::core

@@ -21,6 +21,9 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
                                              int srcW, int srcH);
 
+/// The N best readings of image `b` from a beam search, best first (unfilled slots dropped).
+std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b);
+
 /// Builds the trace of image `b` of the batch. `input` is what the model was run on.
 Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInput& input, int b,
                  int srcW, int srcH, int topk, bool stopAtEnd);

@@ -25,7 +25,6 @@
 #include <QProgressBar>
 #include <QProgressDialog>
 #include <QPushButton>
-#include <QRegularExpression>
 #include <QShortcut>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -45,6 +44,7 @@
 #include "error_banner.h"
 #include "errors_page.h"
 #include "exporter.h"
+#include "image_file.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
 #include "model_session.h"
@@ -79,17 +79,6 @@ constexpr int kMaxRecent = 10;
 const QString kImageFilter =
     QObject::tr("Images (*.png *.jpg *.jpeg *.bmp *.pgm *.ppm *.tif *.tiff *.webp);;All files (*)");
 
-/// The truth a file name states: "<anything>.truth=TEXT.png" (or gt=, label=), and the sample
-/// convention "digits-<digits>.png". Empty when the name says nothing.
-QString truthFromFileName(const QString& path) {
-  const QString base = QFileInfo(path).completeBaseName();
-  static const QRegularExpression stated(QStringLiteral("(?:^|[._ -])(?:truth|gt|label)=(.+)$"));
-  if (const auto m = stated.match(base); m.hasMatch()) return m.captured(1);
-  static const QRegularExpression digits(QStringLiteral("^digits[-_]([0-9]+)$"));
-  if (const auto m = digits.match(base); m.hasMatch()) return m.captured(1);
-  return {};
-}
-
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
@@ -122,6 +111,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_models, &ModelListModel::comparedChanged, this, &MainWindow::retrace);
   connect(m_models, &ModelListModel::modelLoaded, this, &MainWindow::onModelLoaded);
   connect(m_models, &ModelListModel::loadFailed, this, &MainWindow::onModelLoadFailed);
+  connect(m_models, &ModelListModel::charsetNeeded, this, &MainWindow::askDtrbCharset);
   connect(m_models, &ModelListModel::rowsRemoved, this,
           [this](const QModelIndex&, int first, int last) { onModelRowsRemoved(first, last); });
   connect(m_models, &ModelListModel::compareLimitReached, this, [this] {
@@ -177,6 +167,7 @@ void MainWindow::buildLayout() {
     showCurrentModel();
   });
   connect(m_inspector, &InspectorPage::overlaysChanged, m_compare, &ComparePage::setOverlays);
+  connect(m_inspector, &InspectorPage::hypothesisChosen, this, &MainWindow::chooseHypothesis);
   connect(m_inspector, &InspectorPage::modelChosen, this, [this](int row) {
     m_currentModel = row;
     retrace();
@@ -402,28 +393,14 @@ bool MainWindow::openImage(const QString& path) {
   // Read and decoded on a worker thread; the window keeps handling events meanwhile, and a read
   // that takes more than a moment shows a progress dialog whose Cancel abandons it (a huge or
   // slow file never freezes the window). Opening another image abandons this one too.
-  struct Read {
-    core::GreyImage image;
-    QImage colour;
-    QString error;
-  };
-  auto future = QtConcurrent::run([file = path]() {
-    Read r;
-    try {
-      r.image = core::readImage(file.toStdString(), /*keepColour=*/true);  // DTRB's own luma
-      r.colour = QImage(file);  // shown in colour when the file has colour
-    } catch (const std::exception& e) {
-      r.error = QString::fromStdString(e.what());
-    }
-    return r;
-  });
+  auto future = QtConcurrent::run([file = path] { return readImageFile(file); });
   if (!future.isFinished()) {
     if (m_cancelImageRead) *m_cancelImageRead = true;  // a newer request wins
     auto cancelled = std::make_shared<bool>(false);
     m_cancelImageRead = cancelled;
     QEventLoop loop;
-    QFutureWatcher<Read> watcher;
-    connect(&watcher, &QFutureWatcher<Read>::finished, &loop, &QEventLoop::quit);
+    QFutureWatcher<ImageFile> watcher;
+    connect(&watcher, &QFutureWatcher<ImageFile>::finished, &loop, &QEventLoop::quit);
     QProgressDialog progress(tr("Reading %1 ...").arg(QFileInfo(path).fileName()), tr("Cancel"), 0,
                              0, this);
     progress.setObjectName(QStringLiteral("imageReadProgress"));
@@ -447,38 +424,28 @@ bool MainWindow::openImage(const QString& path) {
       return false;
     }
   }
-  Read read = future.result();
+  ImageFile read = future.result();
   if (!read.error.isEmpty()) {
     showError(read.error, ErrorTopic::Image);
     return false;
   }
-  core::GreyImage image = std::move(read.image);
   rememberRecent(path);
   kLastFolder.set(QFileInfo(path).absolutePath());
   kLastImage.set(QFileInfo(path).absoluteFilePath());
   setTruth(truthFromFileName(path));  // never the previous image's
-  // Shown in colour when the file has colour (the model reads the grey image); the same size
-  // only, as a decoder that turns the image (EXIF) would move every overlay.
-  const QImage& colour = read.colour;
-  QImage display =
-      !colour.isNull() && colour.size() == QSize(image.width, image.height) && !colour.allGray()
-          ? colour.convertToFormat(QImage::Format_RGB32)
-          : toQImage(image);
   setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
   clearError(ErrorTopic::Image);
-  m_document->setImage(std::move(image), std::move(display), path);  // the pages follow; read
+  m_document->setImage(std::move(read.grey), std::move(read.display), path);  // pages follow
   return true;
 }
 
 void MainWindow::setImage(const QImage& image, const QString& source, const QString& truth,
                           const std::vector<core::Box>& truthBoxes) {
   setTruth(truth);
-  QImage display = image.allGray() ? image.convertToFormat(QImage::Format_Grayscale8)
-                                   : image.convertToFormat(QImage::Format_RGB32);
-  core::GreyImage grey = fromQImage(display);  // what the model reads
+  ImageFile read = imageFromQImage(image);
   setWindowTitle(tr("%1 - Foveal").arg(source));
   clearError(ErrorTopic::Image);
-  m_document->setImage(std::move(grey), std::move(display), source, truthBoxes);
+  m_document->setImage(std::move(read.grey), std::move(read.display), source, truthBoxes);
 }
 
 bool MainWindow::openModel(const QString& path) {
@@ -511,35 +478,36 @@ bool MainWindow::openModel(const QString& path) {
 
 bool MainWindow::prepareDtrbModel(const QString& path) {
   // A deep-text-recognition-benchmark .pth: its charset and input size are not in the file. The
-  // answer given once for this file is remembered; DTRB's standard sets are assumed when the
-  // class count fits; otherwise ask.
+  // answer given once for this file is remembered; otherwise the worker reads it with DTRB's
+  // standard sets where the class count fits, and asks (askDtrbCharset) only when none does.
+  // Nothing is parsed here: a 200 MB file is read once, off the GUI thread.
   const QString absolute = QFileInfo(path).absoluteFilePath();
-  if (const auto remembered = rememberedDtrbOptions(absolute)) {
+  if (const auto remembered = rememberedDtrbOptions(absolute))
     m_models->setDtrbOptions(absolute, *remembered);
-    return true;
+  return true;
+}
+
+void MainWindow::askDtrbCharset(int row, const QString& message, const QString& architecture,
+                                int classes) {
+  const QString path = m_models->path(row);
+  // Only for a file the user opened: a folder's files report the error instead of asking.
+  if (!m_openRequests.contains(path)) {
+    onModelLoadFailed(row, message);
+    return;
   }
-  core::DtrbArchitecture arch;
-  try {
-    arch = core::inspectDtrb(path.toStdString());
-  } catch (const core::Error& e) {
-    showError(QString::fromStdString(e.what()), ErrorTopic::Model);
-    return false;
-  }
-  if (!arch.assumedCharacters.empty()) {
-    m_models->setDtrbOptions(absolute, core::DtrbOptions{});
-    statusBar()->showMessage(
-        tr("%1: charset assumed: %2").arg(QFileInfo(path).fileName(), qstr(arch.assumption)), 8000);
-    return true;
-  }
-  DtrbOptionsDialog dialog(path, qstr(arch.describe()),
+  DtrbOptionsDialog dialog(path, architecture,
                            tr("The file has %1 classes and does not say which characters they "
                               "are: give the characters the model was trained with, in order.")
-                               .arg(arch.numClasses),
+                               .arg(classes),
                            core::DtrbOptions{}, this);
-  if (dialog.exec() != QDialog::Accepted) return false;
-  rememberDtrbOptions(absolute, dialog.options());
-  m_models->setDtrbOptions(absolute, dialog.options());
-  return true;
+  if (dialog.exec() != QDialog::Accepted) {
+    onModelLoadFailed(row, message);
+    return;
+  }
+  rememberDtrbOptions(path, dialog.options());
+  m_models->setDtrbOptions(path, dialog.options());
+  statusBar()->showMessage(tr("Loading %1 ...").arg(QFileInfo(path).fileName()));
+  m_models->loadModel(path);  // a failed row is read again, now with the characters
 }
 
 void MainWindow::addModelFolder(const QString& folder) {
@@ -628,15 +596,10 @@ void MainWindow::updateTruthWarning() {
   const auto session = m_models->session(m_currentModel);
   const QString& truth = m_document->truth();
   if (session && !truth.isEmpty()) {
-    const auto charset = core::splitUtf8(session->config().charset);
-    QStringList outside;
-    for (const auto& ch : core::splitUtf8(truth.toStdString()))
-      if (std::find(charset.begin(), charset.end(), ch) == charset.end() &&
-          !outside.contains(qstr(ch)))
-        outside << qstr(ch);
+    const QString outside = charactersOutside(session->config().charset, truth);
     if (!outside.isEmpty())
       warning = tr("the truth uses %1, outside the charset of %2: it cannot be read right")
-                    .arg(QLatin1Char('"') + outside.join(QString()) + QLatin1Char('"'),
+                    .arg(QLatin1Char('"') + outside + QLatin1Char('"'),
                          m_models->displayName(m_currentModel));
   }
   if (warning != m_inspector->truthWarning()) {
@@ -680,7 +643,20 @@ void MainWindow::retrace() {
   m_inspector->setStatus(tr("<b>Reading...</b>"));
   core::TraceOptions options;
   options.beamWidth = beamWidth();
+  // A hypothesis chosen in the inspector's beam list is for this reading only: anything else that
+  // reads again (another image, model or width) starts from the best.
+  options.beamHypothesis = options.beamWidth > 1 && !rows.empty() && rows.front() == m_currentModel
+                               ? std::exchange(m_hypothesis, 0)
+                               : 0;
+  m_hypothesis = 0;
   m_runner->start(m_document->image(), m_document->source(), std::move(sessions), options);
+}
+
+void MainWindow::chooseHypothesis(int index) {
+  const auto shown = trace();
+  if (!shown || index < 0 || index >= int(shown->hypotheses.size())) return;
+  m_hypothesis = index;
+  retrace();
 }
 
 void MainWindow::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {

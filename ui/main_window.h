@@ -100,6 +100,9 @@ class MainWindow : public QMainWindow {
   /// Decoding of every trace: 1 greedy, more a beam search of that width (remembered).
   int beamWidth() const;
   void setBeamWidth(int width);
+  /// Reads the image again showing the inspected model's `index`th best beam hypothesis (the
+  /// inspector's beam list does this); an index the shown trace does not list is ignored.
+  void chooseHypothesis(int index);
 
  public Q_SLOTS:
   void setStep(int step);
@@ -119,6 +122,8 @@ class MainWindow : public QMainWindow {
 
  private:
   bool prepareDtrbModel(const QString& path);
+  /// A DTRB file's characters could not be inferred: asks for them and reads it again.
+  void askDtrbCharset(int row, const QString& message, const QString& architecture, int classes);
   /// Set to abandon the image read openImage() is waiting for (null when none).
   std::shared_ptr<bool> m_cancelImageRead;
   void buildActions();
@@ -160,6 +165,7 @@ class MainWindow : public QMainWindow {
   StepCursor* m_cursor;
   TraceRunner* m_runner;
   int m_currentModel = -1;
+  int m_hypothesis = 0;  ///< the beam hypothesis the next reading shows (then back to 0)
 
   ReadingDocument* m_document;
   std::vector<int> m_tracedRows;         ///< model rows of the last trace request

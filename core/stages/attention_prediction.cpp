@@ -227,19 +227,22 @@ BeamResult AttentionPredictionImpl::beamSearch(const torch::Tensor& x0, const to
     selections.push_back(o.selected.reshape({b, k}).gather(1, parent));
     score = top;
   }
-  // Walk the best hypothesis back through its parents.
-  std::vector<torch::Tensor> bestTokens(static_cast<size_t>(steps)),
-      bestSel(static_cast<size_t>(steps));
-  auto hyp = torch::zeros({b, 1}, longs);
+  // Walk every hypothesis back through its parents (final scores are sorted: topk).
+  std::vector<torch::Tensor> allTokens(static_cast<size_t>(steps)),
+      allSel(static_cast<size_t>(steps));
+  auto hyp = torch::arange(k, longs).unsqueeze(0).expand({b, k}).contiguous();  // [B, k]
   for (int64_t t = steps - 1; t >= 0; --t) {
     const auto i = static_cast<size_t>(t);
-    bestTokens[i] = tokens[i].gather(1, hyp).squeeze(1);
-    bestSel[i] = selections[i].gather(1, hyp).squeeze(1);
+    allTokens[i] = tokens[i].gather(1, hyp);
+    allSel[i] = selections[i].gather(1, hyp);
     hyp = parents[i].gather(1, hyp);
   }
   BeamResult r;
-  r.tokens = torch::stack(bestTokens, 1);
-  r.selected = torch::stack(bestSel, 1);
+  r.allTokens = torch::stack(allTokens, 2);  // [B, k, T]
+  r.allSelected = torch::stack(allSel, 2);
+  r.allLogProb = score.clone();
+  r.tokens = r.allTokens.select(1, 0).contiguous();
+  r.selected = r.allSelected.select(1, 0).contiguous();
   r.logProb = score.select(1, 0).clone();
   return r;
 }

@@ -79,17 +79,25 @@ struct DecodeOptions {
   /// greedy). Regions are chosen by argmax, as in greedy evaluation; the output is the best
   /// hypothesis decoded again with its tokens and regions forced, so every field is filled.
   int beamWidth = 1;
+  /// Beam search: which of the N best hypotheses (0: the best) the output decodes again.
+  int beamHypothesis = 0;
   /// Greedy inference: stop decoding once every image of the batch has emitted the end token
   /// (the output then has fewer steps than config.steps()). Readings, confidences and entropies
   /// up to the end token are unchanged; evaluation uses it, traces do not.
   bool stopWhenAllEnded = false;
 };
 
-/// The best hypothesis of a beam search for each image.
+/// A beam search's result for each image: the best hypothesis, and the N best (N = the width),
+/// sorted by log p, best first (hypothesis 0 is the best one).
 struct BeamResult {
-  torch::Tensor tokens;    ///< [B, T] int64, end token repeated after the first one
-  torch::Tensor selected;  ///< [B, T] int64 region used at each step
-  torch::Tensor logProb;   ///< [B] log p of the tokens up to and including the first end
+  torch::Tensor tokens;       ///< [B, T] int64, end token repeated after the first one
+  torch::Tensor selected;     ///< [B, T] int64 region used at each step
+  torch::Tensor logProb;      ///< [B] log p of the tokens up to and including the first end
+  torch::Tensor allTokens;    ///< [B, N, T] int64, as `tokens` for each hypothesis
+  torch::Tensor allSelected;  ///< [B, N, T] int64
+  /// [B, N] log p of each hypothesis, descending; -inf marks a slot the search could not fill
+  /// (fewer than N distinct prefixes exist).
+  torch::Tensor allLogProb;
 };
 
 struct RecognizerOutput {
@@ -106,6 +114,9 @@ struct RecognizerOutput {
   torch::Tensor contextWeights;        ///< sharp weighting: [B, T, Mz + 1] (last: x_s)
   torch::Tensor rectified;             ///< tps: the rectified image [B, C, H, W]
   torch::Tensor fiducials;             ///< tps: [B, F, 2] normalised input coordinates
+  /// Beam search (DecodeOptions::beamWidth > 1): every hypothesis; the fields above decode
+  /// DecodeOptions::beamHypothesis of them again. Undefined tensors otherwise.
+  BeamResult beam;
 };
 
 /// What a loss needs besides the output: the targets and, for REINFORCE, the baseline b_j.

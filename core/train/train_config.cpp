@@ -29,7 +29,10 @@ void TrainConfig::validate() const {
   if (lambdaR < 0) fail("lambda_r must not be negative");
   if (referenceWeight < 0) fail("reference_weight must not be negative");
   if (logInterval < 1) fail("log_interval must be positive");
-  if (evalInterval < 0 || checkpointInterval < 0) fail("intervals must not be negative");
+  if (evalInterval < 0 || checkpointInterval < 0 || historyInterval < 0)
+    fail("intervals must not be negative");
+  if (historyKeep < 2 || historyKeep > 10000)
+    fail("history_keep must be between 2 and 10000, not " + std::to_string(historyKeep));
   if (evalLimit < 0) fail("eval_limit must not be negative");
   if (maxNonFinite < 1) fail("max_non_finite must be positive");
   if (lr < 0 || rho < 0 || rho > 1 || eps < 0 || weightDecay < 0)
@@ -58,6 +61,8 @@ std::string TrainConfig::toJson() const {
   j["eval_interval"] = evalInterval;
   j["eval_limit"] = evalLimit;
   j["checkpoint_interval"] = checkpointInterval;
+  j["history_interval"] = historyInterval;
+  j["history_keep"] = historyKeep;
   j["max_non_finite"] = maxNonFinite;
   j["optimizer"] = {
       {"name", "adadelta"}, {"lr", lr}, {"rho", rho}, {"eps", eps}, {"weight_decay", weightDecay}};
@@ -88,6 +93,9 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
     c.evalInterval = j.value("eval_interval", int64_t(1000));
     c.evalLimit = j.value("eval_limit", int64_t(1000));
     c.checkpointInterval = j.value("checkpoint_interval", int64_t(1000));
+    // Runs from before the history: none (their config says nothing about one).
+    c.historyInterval = j.value("history_interval", int64_t(0));
+    c.historyKeep = j.value("history_keep", 24);
     c.maxNonFinite = j.value("max_non_finite", 20);
     if (j.contains("optimizer")) {
       const auto& o = j.at("optimizer");

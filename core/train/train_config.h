@@ -33,6 +33,12 @@ struct TrainConfig {
   int64_t evalInterval = 1000;   ///< 0: only at the end
   int64_t evalLimit = 1000;      ///< images per evaluation set during training (0: all)
   int64_t checkpointInterval = 1000;
+  /// A copy of the model in the run's history/ folder every N iterations (0: none), for watching
+  /// one image's reading form across the run (the GUI's preview slider). At most historyKeep
+  /// files are kept: past that, every other one is removed and the spacing doubles, so the
+  /// history always spans the whole run at even spacing (docs/training.md "Checkpoint history").
+  int64_t historyInterval = 1000;
+  int historyKeep = 24;
   int maxNonFinite = 20;  ///< this many skipped steps in a row stop the run
   // Optimiser (ADADELTA).
   double lr = 1.0;

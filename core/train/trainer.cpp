@@ -96,6 +96,7 @@ struct Trainer::Impl {
   double elapsedBefore = 0;  // seconds of earlier sessions
   double bestAccuracy = -1;
   int64_t bestIteration = -1;
+  int64_t historyStride = 0;  ///< the history's spacing now (a multiple of historyInterval)
   int consecutiveNonFinite = 0;
   int64_t skippedSteps = 0;
 
@@ -104,8 +105,16 @@ struct Trainer::Impl {
   void log(const std::string& line) const {
     if (hooks.progress && writer) hooks.progress(line);
   }
-  void appendMetrics(const json& record) const {
+  void appendMetrics(json record) const {
     if (!writer) return;
+    // The wall-clock time it was written (Unix seconds, UTC): monitors draw the runs on a date
+    // axis with it (run_folder.h kTimeKey).
+    record[run_folder::kTimeKey] =
+        std::round(
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                .count() *
+            1000.0) /
+        1000.0;
     std::ofstream out(run / run_folder::kMetrics, std::ios::app);
     errno = 0;
     out << record.dump() << "\n";
@@ -120,6 +129,9 @@ struct Trainer::Impl {
   void loadState(const fs::path& path);
   void saveState(const fs::path& path) const;
   void writeCheckpoint(const std::string& reason);
+  /// A history/ checkpoint at this iteration when it falls on the (doubling) spacing; thins
+  /// the folder to at most historyKeep files.
+  void writeHistory();
   void checkFinite(const char* what) const;
   data::Batch nextBatch();
   void evaluate();
@@ -366,6 +378,40 @@ void Trainer::Impl::loadState(const fs::path& path) {
     }
     writeTextAtomically(mp, kept);
     appendMetrics({{"kind", "resume"}, {"iteration", iteration}, {"elapsed_s", elapsedBefore}});
+  }
+}
+
+void Trainer::Impl::writeHistory() {
+  if (!writer) return;
+  const fs::path dir = run / run_folder::kHistoryDir;
+  // The spacing doubles each time the cap is passed; a resumed run starts again from the
+  // interval and thins its new files the same way.
+  if (historyStride < cfg.historyInterval) historyStride = cfg.historyInterval;
+  if (iteration % historyStride != 0) return;
+  checkFinite("a history checkpoint");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create the history folder: " + ec.message());
+  Recognizer m = model;
+  if (!device.is_cpu())
+    m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
+  json extra = {{"training", extraJson()}};
+  saveCheckpoint((dir / run_folder::historyFileName(iteration)).string(), m, extra.dump());
+  std::vector<std::pair<int64_t, fs::path>> files;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const int64_t it = run_folder::historyIteration(e.path().filename().string());
+    if (it >= 0) files.emplace_back(it, e.path());
+  }
+  while (static_cast<int64_t>(files.size()) > cfg.historyKeep) {
+    historyStride *= 2;
+    std::vector<std::pair<int64_t, fs::path>> kept;
+    for (auto& f : files) {
+      if (f.first % historyStride == 0)
+        kept.push_back(f);
+      else
+        fs::remove(f.second, ec);
+    }
+    files.swap(kept);
   }
 }
 
@@ -717,6 +763,7 @@ TrainResult Trainer::run() {
     if (cfg.evalInterval > 0 && it % cfg.evalInterval == 0 && !last) s.evaluate();
     if (cfg.checkpointInterval > 0 && it % cfg.checkpointInterval == 0 && !last)
       s.writeCheckpoint("interval");
+    if (cfg.historyInterval > 0 && it % cfg.historyInterval == 0) s.writeHistory();
   }
 
   if (stopped) {

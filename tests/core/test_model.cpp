@@ -1,7 +1,10 @@
 // The recognizer: shapes for every mechanism and setting, the STN at identity, gradients in sharp
 // models, and the REINFORCE term of the hybrid loss.
 #include <torch/torch.h>
+
 #include <QtTest/QtTest>
+#include <map>
+#include <set>
 
 #include "backbone.h"
 #include "error.h"
@@ -569,6 +572,22 @@ class TestModel : public QObject {
     QVERIFY2(std::abs(found - best) < 1e-4,
              qPrintable(QStringLiteral("beam %1, exhaustive %2").arg(found).arg(best)));
     QVERIFY(reading(beam.tokens[0]) == reading(targets[bestIndex]));
+    // Every hypothesis of the exact search: the top readings of the enumeration, in order.
+    std::map<std::vector<int64_t>, double> distinct;
+    for (int64_t i = 0; i < all; ++i)
+      distinct[reading(targets[i])] = sequenceLogProb(scored.logProbs[i], targets[i]);
+    std::vector<double> ranked;
+    for (const auto& [r, lp] : distinct) ranked.push_back(lp);
+    std::sort(ranked.rbegin(), ranked.rend());
+    for (int64_t h = 0; h < 8; ++h) {
+      const double lp = beam.allLogProb[0][h].item<double>();
+      QVERIFY2(std::abs(lp - ranked[static_cast<size_t>(h)]) < 1e-4,
+               qPrintable(QStringLiteral("hypothesis %1: beam %2, exhaustive %3")
+                              .arg(h)
+                              .arg(lp)
+                              .arg(ranked[static_cast<size_t>(h)])));
+      QVERIFY(std::abs(distinct.at(reading(beam.allTokens[0][h])) - lp) < 1e-4);
+    }
     // Narrower beams never beat the optimum, and greedy is one of them.
     auto greedy = model->forward(batch.image, batch.upsampled);
     QVERIFY(sequenceLogProb(greedy.logProbs[0], greedy.tokens[0]) <= best + 1e-4);
@@ -604,6 +623,55 @@ class TestModel : public QObject {
       QVERIFY(reading(one.tokens[0]) == reading(beam.tokens[b]));
       QVERIFY(std::abs(one.logProb[0].item<double>() - beam.logProb[b].item<double>()) < 1e-4);
     }
+  }
+
+  // The N best: sorted by log p, the first is the best the search returns, each one's score is
+  // the log p of its tokens decoded again with its tokens and regions forced (forward() with
+  // beamHypothesis), and no two are the same reading.
+  void beamSearchListsTheNBest_data() { configRows(); }
+  void beamSearchListsTheNBest() {
+    QFETCH(int, index);
+    torch::manual_seed(37);
+    const auto cfg = allConfigs()[static_cast<size_t>(index)].config;
+    Recognizer model(cfg);
+    model->eval();
+    torch::NoGradGuard ng;
+    const int width = 5;
+    const auto batch = makeBatch(cfg, 2);
+    auto beam = model->beamSearch(batch.image, batch.upsampled, width);
+    QCOMPARE(beam.allTokens.sizes(), (torch::IntArrayRef{2, width, cfg.steps()}));
+    QCOMPARE(beam.allLogProb.sizes(), (torch::IntArrayRef{2, width}));
+    QVERIFY(torch::equal(beam.allTokens.select(1, 0), beam.tokens));
+    QVERIFY(torch::equal(beam.allSelected.select(1, 0), beam.selected));
+    QVERIFY(torch::equal(beam.allLogProb.select(1, 0), beam.logProb));
+    for (int64_t b = 0; b < 2; ++b) {
+      std::set<std::vector<int64_t>> readings;
+      for (int64_t h = 0; h < width; ++h) {
+        const double lp = beam.allLogProb[b][h].item<double>();
+        QVERIFY(std::isfinite(lp));  // 11 classes: five prefixes always exist
+        if (h > 0) QVERIFY(lp <= beam.allLogProb[b][h - 1].item<double>());
+        QVERIFY(readings.insert(reading(beam.allTokens[b][h])).second);
+      }
+    }
+    for (int h = 0; h < width; ++h) {
+      DecodeOptions opt;
+      opt.beamWidth = width;
+      opt.beamHypothesis = h;
+      auto out = model->forward(batch.image, batch.upsampled, opt);
+      QVERIFY(torch::equal(out.tokens, beam.allTokens.select(1, h)));
+      QVERIFY(torch::equal(out.selected, beam.allSelected.select(1, h)));
+      for (int64_t b = 0; b < 2; ++b) {
+        const double replayed = sequenceLogProb(out.logProbs[b], out.tokens[b]);
+        const double scored = beam.allLogProb[b][h].item<double>();
+        QVERIFY2(
+            std::abs(replayed - scored) < 1e-4,
+            qPrintable(QStringLiteral("hypothesis %1: %2 vs %3").arg(h).arg(replayed).arg(scored)));
+      }
+    }
+    DecodeOptions past;
+    past.beamWidth = width;
+    past.beamHypothesis = width;
+    QVERIFY_THROWS_EXCEPTION(Error, model->forward(batch.image, batch.upsampled, past));
   }
 
   void beamSearchIsForInferenceOnly() {

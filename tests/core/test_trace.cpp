@@ -215,6 +215,49 @@ class TestTrace : public QObject {
     QVERIFY(tr.steps[0].stn.empty());
   }
 
+  // A beam trace lists the N best readings; choosing one shows its steps (its tokens and regions),
+  // its reading and confidence; the table and the JSON list them too.
+  void beamTraceListsTheNBest() {
+    auto session = ModelSession::create(foveal::test::tinyConfig("hard"), 6);
+    TraceOptions opt;
+    opt.beamWidth = 4;
+    const auto best = session->trace(m_image, "x", opt);
+    QCOMPARE(best.hypotheses.size(), size_t(4));
+    QCOMPARE(best.hypothesis, 0);
+    QCOMPARE(best.prediction, best.hypotheses[0].reading);
+    for (size_t h = 1; h < 4; ++h)
+      QVERIFY(best.hypotheses[h].logProb <= best.hypotheses[h - 1].logProb);
+    for (int h = 0; h < 4; ++h) {
+      opt.beamHypothesis = h;
+      const auto tr = session->trace(m_image, "x", opt);
+      const auto& hyp = tr.hypotheses[static_cast<size_t>(h)];
+      QCOMPARE(tr.hypothesis, h);
+      QCOMPARE(tr.prediction, hyp.reading);
+      QCOMPARE(tr.steps.size(), hyp.tokens.size());
+      double logp = 0;
+      for (size_t t = 0; t < tr.steps.size(); ++t) {
+        QCOMPARE(tr.steps[t].tokenIndex, hyp.tokens[t]);
+        QCOMPARE(tr.steps[t].region, hyp.regions[t]);
+        logp += std::log(tr.steps[t].prob);
+      }
+      QVERIFY2(std::abs(logp - hyp.logProb) < 1e-4,
+               qPrintable(QStringLiteral("%1 vs %2").arg(logp).arg(hyp.logProb)));
+      const auto j = json::parse(tr.toJson());
+      QCOMPARE(j["hypotheses"].size(), size_t(4));
+      QCOMPARE(j["hypothesis"].get<int>(), h);
+      QCOMPARE(j["hypotheses"][h]["reading"].get<std::string>(), hyp.reading);
+    }
+    const QString table = QString::fromStdString(best.toTable());
+    QVERIFY(table.contains("the 4 best readings"));
+    opt.beamHypothesis = 4;
+    QVERIFY_THROWS_EXCEPTION(std::exception, session->trace(m_image, "x", opt));
+    opt.beamWidth = 1;
+    opt.beamHypothesis = 1;
+    QVERIFY_THROWS_EXCEPTION(std::exception, session->trace(m_image, "x", opt));
+    opt.beamHypothesis = 0;
+    QVERIFY(session->trace(m_image, "x", opt).hypotheses.empty());
+  }
+
   void tableListsEveryStep() {
     auto session =
         ModelSession::create(foveal::test::tinyConfig("sharp", ContextKind::Chain, 2), 5);

@@ -2,7 +2,9 @@
 // loadCheckpoint reads), exact resume, the non-finite guard, stopping on request.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -107,10 +109,19 @@ class TestTrainEngine : public QObject {
     for (const json* r : {&train[0], &evals0.at(0)})
       for (const auto& [key, value] : r->items()) {
         if (!value.is_number() && !value.is_null()) continue;
-        bool known = key == "iteration" || key == "epoch" || key == "elapsed_s" || key == "count";
+        bool known = key == "iteration" || key == "epoch" || key == "elapsed_s" || key == "count" ||
+                     key == run_folder::kTimeKey;
         for (const auto& m : run_folder::metricCatalogue()) known = known || key == m.key;
         QVERIFY2(known, key.c_str());
       }
+    // Wall-clock time on every record, rising, around now.
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (size_t i = 0; i < train.size(); ++i) {
+      const double t = train[i].at(run_folder::kTimeKey).get<double>();
+      QVERIFY(t > now - 600 && t <= now + 1);
+      if (i > 0) QVERIFY(t >= train[i - 1].at(run_folder::kTimeKey).get<double>());
+    }
     QCOMPARE(train[0]["lr"].get<double>(), 1.0);
     QVERIFY(train[0]["grad_norm"].get<double>() > 0);
     QVERIFY(train[0]["baseline"].is_null());  // soft: no REINFORCE
@@ -128,6 +139,56 @@ class TestTrainEngine : public QObject {
     } catch (const Error& e) {
       QVERIFY2(QString(e.what()).contains("already holds a run"), e.what());
     }
+  }
+
+  // The checkpoint history (run_folder::kHistoryDir): a model every historyInterval iterations,
+  // each an ordinary model file at its iteration; past historyKeep files every other one goes and
+  // the spacing doubles, so the folder stays bounded and spans the whole run.
+  void historyIsWrittenAndCapped() {
+    const auto run = dir("history");
+    auto c = tiny("digits-soft");
+    c.iterations = 12;
+    c.evalInterval = 0;
+    c.checkpointInterval = 0;
+    c.historyInterval = 1;
+    c.historyKeep = 4;
+    RunOptions ro;
+    ro.runDir = run.string();
+    Trainer(c, ro).run();
+    std::vector<int64_t> its;
+    for (const auto& e : fs::directory_iterator(run / run_folder::kHistoryDir)) {
+      const int64_t it = run_folder::historyIteration(e.path().filename().string());
+      QVERIFY2(it > 0, e.path().string().c_str());
+      its.push_back(it);
+      auto m = loadCheckpoint(e.path().string());
+      QCOMPARE(
+          json::parse(m.metadataJson).at("extra").at("training").at("iteration").get<int64_t>(),
+          it);
+    }
+    std::sort(its.begin(), its.end());
+    // 1..4 kept; at 5 the stride doubles (2, 4), 6, 8; at 10 it doubles again (4, 8), 12.
+    QCOMPARE(its, (std::vector<int64_t>{4, 8, 12}));
+    // Off: no folder.
+    const auto none = dir("history-off");
+    c.historyInterval = 0;
+    ro.runDir = none.string();
+    Trainer(c, ro).run();
+    QVERIFY(!fs::exists(none / run_folder::kHistoryDir));
+    // Bad settings are refused by name; the file names parse both ways.
+    c.historyKeep = 1;
+    QVERIFY_THROWS_EXCEPTION(Error, c.validate());
+    c.historyKeep = 4;
+    c.historyInterval = -1;
+    QVERIFY_THROWS_EXCEPTION(Error, c.validate());
+    QCOMPARE(run_folder::historyFileName(1500), std::string("iter-000001500.fvm"));
+    QCOMPARE(run_folder::historyIteration("iter-000001500.fvm"), int64_t(1500));
+    QCOMPARE(run_folder::historyIteration("iter-.fvm"), int64_t(-1));
+    QCOMPARE(run_folder::historyIteration("iter-12a.fvm"), int64_t(-1));
+    QCOMPARE(run_folder::historyIteration("latest.fvm"), int64_t(-1));
+    // A config written before the history reads as none.
+    auto j = json::parse(c.toJson());
+    j.erase("history_interval");
+    QCOMPARE(TrainConfig::fromJson(j.dump()).historyInterval, int64_t(0));
   }
 
   void resumeIsExact_data() {

@@ -22,6 +22,7 @@
 
 #include "alignment_view.h"
 #include "attention_plot.h"
+#include "beam_list.h"
 #include "compare_page.h"
 #include "compare_summary_model.h"
 #include "dataset_browser.h"
@@ -309,6 +310,71 @@ class TestMainWindow : public QObject {
     again.setBeamWidth(1);
   }
 
+  // The characters a truth uses outside a model's charset: each once, in order, whole UTF-8
+  // characters.
+  void charactersOutsideTheCharset() {
+    QCOMPARE(ui::charactersOutside("0123456789", "12a3b-a"), QString("ab-"));
+    QCOMPARE(ui::charactersOutside("0123456789", "4711"), QString());
+    QCOMPARE(ui::charactersOutside("abc\u00e9", QString::fromUtf8("\u00e9a\u00df\u00df")),
+             QString::fromUtf8("\u00df"));
+    QCOMPARE(ui::charactersOutside("abc", QString()), QString());
+  }
+
+  // A beam search's N best readings in the inspector: one row each (reading and log p), the best
+  // selected; choosing another reads again showing that hypothesis's steps (its tokens and
+  // regions), its reading and score; a new image starts from the best again.
+  void beamListChoosesAHypothesis() {
+    ui::MainWindow w;
+    w.show();
+    loadBoth(w, 1);  // hard
+    auto* list = w.inspector()->beamList();
+    QVERIFY(!list->isVisible());  // greedy: no list
+    w.setBeamWidth(4);
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->beamWidth == 4 && !w.isTracing(), 30000);
+    const auto best = w.trace();
+    QCOMPARE(best->hypotheses.size(), size_t(4));
+    QVERIFY(list->isVisible());
+    QCOMPARE(list->rows(), 4);
+    QCOMPARE(list->currentRow(), 0);
+    for (int h = 0; h < 4; ++h) {
+      const auto& hyp = best->hypotheses[size_t(h)];
+      QVERIFY2(list->rowText(h).contains(QString::fromStdString(hyp.reading)) &&
+                   list->rowText(h).contains(QString::number(hyp.logProb, 'f', 3)),
+               qPrintable(list->rowText(h)));
+    }
+    QVERIFY(list->rowRect(3).bottom() <= list->viewport()->height());  // no scrolling for 4
+    // A click on the third row.
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->rowRect(2).center());
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() != best && w.trace()->hypothesis == 2 && !w.isTracing(),
+                             30000);
+    const auto chosen = w.trace();
+    const auto& hyp = best->hypotheses[2];
+    QCOMPARE(chosen->prediction, hyp.reading);
+    QCOMPARE(w.stepCount(), int(hyp.tokens.size()));
+    for (size_t t = 0; t < hyp.tokens.size(); ++t) {
+      QCOMPARE(chosen->steps[t].tokenIndex, hyp.tokens[t]);
+      QCOMPARE(chosen->steps[t].region, hyp.regions[t]);
+    }
+    QCOMPARE(list->currentRow(), 2);
+    QCOMPARE(list->rows(), 4);
+    // The engine reads the same for that hypothesis.
+    auto session = core::ModelSession::open(m_models[1].toStdString());
+    core::TraceOptions opt;
+    opt.beamWidth = 4;
+    opt.beamHypothesis = 2;
+    const auto expected = session->trace(core::readImage(m_image.toStdString()), "x", opt);
+    QCOMPARE(chosen->prediction, expected.prediction);
+    QCOMPARE(chosen->confidence, expected.confidence);
+    // Another image: the best again.
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")));
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() != chosen && !w.isTracing(), 30000);
+    QCOMPARE(w.trace()->hypothesis, 0);
+    QCOMPARE(list->currentRow(), 0);
+    w.setBeamWidth(1);
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace()->beamWidth == 1 && !w.isTracing(), 30000);
+    QVERIFY(!list->isVisible());
+  }
+
   // Documentation screenshots with the shipped trained models (docs/screenshots): only when
   // FOVEAL_SCREENSHOT_DIR is set. FOVEAL_SCREENSHOT_SIZE (default 1366x768, a laptop) sizes the
   // window, FOVEAL_SCREENSHOT_SUFFIX names the set (e.g. "-scale2" under QT_SCALE_FACTOR=2),
@@ -345,6 +411,20 @@ class TestMainWindow : public QObject {
     w.setStep(w.stepCount() - 2);
     QTest::qWait(200);
     QVERIFY(w.grab().save(dir + "/inspector" + suffix + ".png"));
+    {  // a beam search's N best readings, the second chosen
+      const int width = w.beamWidth();
+      w.setBeamWidth(5);
+      QTRY_VERIFY_WITH_TIMEOUT(w.trace()->beamWidth == 5 && !w.isTracing(), 60000);
+      if (w.trace()->hypotheses.size() > 1) {
+        w.chooseHypothesis(1);
+        QTRY_VERIFY_WITH_TIMEOUT(w.trace()->hypothesis == 1 && !w.isTracing(), 60000);
+      }
+      w.setStep(1);
+      QTest::qWait(200);
+      QVERIFY(w.grab().save(dir + "/inspector-beam" + suffix + ".png"));
+      w.setBeamWidth(width);
+      QTRY_VERIFY_WITH_TIMEOUT(w.trace()->beamWidth == width && !w.isTracing(), 60000);
+    }
     w.showError(QStringLiteral("/home/user/models/broken.fvm: not a Foveal model file (the "
                                "banner is three lines at most; its tooltip holds the rest)"),
                 ui::MainWindow::ErrorTopic::Model);
@@ -558,6 +638,64 @@ class TestMainWindow : public QObject {
     ui::DtrbOptionsDialog d(tps, "TPS-ResNet-BiLSTM-Attn", "why", o);
     QCOMPARE(d.options().character, o.character);
     QCOMPARE(d.options().imgW, 100);
+  }
+
+  // Opening a DTRB .pth parses nothing on the GUI thread: the worker reads it with the inferred
+  // defaults, and only when its characters cannot be inferred does the window ask (then reads it
+  // again with the answer, remembered); a refused question leaves the error and no row.
+  void dtrbCharsetAskedOnlyWhenInferenceFails() {
+    const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/");
+    const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";  // 13 classes: no set fits
+    ui::forgetDtrbOptions(tps);
+    ui::MainWindow w;
+    w.show();
+    int asked = 0;
+    bool accept = true;
+    QTimer answer;
+    answer.setInterval(20);
+    connect(&answer, &QTimer::timeout, this, [&] {
+      auto* d = qobject_cast<ui::DtrbOptionsDialog*>(QApplication::activeModalWidget());
+      if (!d) return;
+      ++asked;
+      d->findChild<QLineEdit*>(QStringLiteral("dtrbCharacters"))->setText("0123456789-");
+      accept ? d->accept() : d->reject();
+    });
+    answer.start();
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(w.openModel(tps));
+    QVERIFY2(clock.elapsed() < 1000, qPrintable(QString::number(clock.elapsed())));
+    QCOMPARE(asked, 0);  // not before the worker found that it must
+    QTRY_VERIFY_WITH_TIMEOUT(asked == 1 && w.models()->loadingCount() == 0 &&
+                                 w.models()->rowCount() == 1 && w.models()->session(0),
+                             30000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QCOMPARE(ui::rememberedDtrbOptions(tps)->character, std::string("0123456789-"));
+    QCOMPARE(int(w.models()->session(0)->config().charset.size()), 11);
+    // Refused (a new window: this one keeps the answer for the file until it closes): the error
+    // names the file, the row goes.
+    ui::forgetDtrbOptions(tps);
+    accept = false;
+    ui::MainWindow w2;
+    w2.show();
+    QVERIFY(w2.openModel(tps));
+    QTRY_VERIFY2_WITH_TIMEOUT(
+        asked == 2 && w2.models()->loadingCount() == 0 && w2.errorText().contains("zip-module.pth"),
+        qPrintable(QStringLiteral("asked %1, loading %2, rows %3: %4")
+                       .arg(asked)
+                       .arg(w2.models()->loadingCount())
+                       .arg(w2.models()->rowCount())
+                       .arg(w2.errorText())),
+        30000);
+    QTRY_COMPARE(w2.models()->rowCount(), 0);
+    QVERIFY(w2.errorText().contains("characters"));
+    QVERIFY(!ui::rememberedDtrbOptions(tps));
+    // A standard set fits: nothing asked.
+    QVERIFY(w2.openModel(dir + "none-vgg-bilstm-attn.legacy.pth"));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w2.models()->loadingCount() == 0 && w2.models()->rowCount() == 1 && w2.models()->session(0),
+        30000);
+    QCOMPARE(asked, 2);
   }
 
   // Issue 20, item 9: images are read off the GUI thread. A large file keeps the window handling

@@ -6,6 +6,7 @@
 #include <QAbstractItemModelTester>
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -711,6 +712,42 @@ class TestTraining : public QObject {
     QVERIFY2(w.errorText().contains("oops"), qPrintable(w.errorText()));
   }
 
+  // The documentation's screenshots of a real run's checkpoint history and wall clock
+  // (training-history*.png): only with FOVEAL_SCREENSHOT_DIR and FOVEAL_SCREENSHOT_RUN (a run
+  // folder with a history/, e.g. foveal-cli train ... --history-interval 25), sized as
+  // sampleModelScreenshots' (FOVEAL_SCREENSHOT_SIZE, FOVEAL_SCREENSHOT_SUFFIX).
+  void historyScreenshot() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR") ||
+        !qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_RUN"))
+      QSKIP("FOVEAL_SCREENSHOT_DIR or FOVEAL_SCREENSHOT_RUN not set");
+    const QStringList size =
+        qEnvironmentVariable("FOVEAL_SCREENSHOT_SIZE", QStringLiteral("1366x768")).split('x');
+    QCOMPARE(size.size(), 2);
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    auto* page = w.trainingPage();
+    page->addRunFolder(qEnvironmentVariable("FOVEAL_SCREENSHOT_RUN"));
+    page->selectRun(page->runs()->rowCount() - 1);
+    for (auto* box : page->findChildren<QComboBox*>())
+      if (box->findText(QStringLiteral("x: clock")) >= 0)
+        box->setCurrentIndex(box->findText(QStringLiteral("x: clock")));
+    w.tabs()->setCurrentWidget(page);
+    w.resize(size[0].toInt(), size[1].toInt());
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* preview = page->preview();
+    QTRY_VERIFY_WITH_TIMEOUT(preview->trace() != nullptr && !preview->isBusy(), 60000);
+    QVERIFY(preview->historySize() > 2);
+    preview->showHistory(1);  // early in the run
+    QTRY_VERIFY_WITH_TIMEOUT(!preview->isBusy() && preview->statusText().contains("checkpoint 2"),
+                             60000);
+    page->plot()->replotNow();
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training-history" +
+                          qEnvironmentVariable("FOVEAL_SCREENSHOT_SUFFIX") + ".png"));
+    QSettings().remove(QStringLiteral("training/runs"));
+  }
+
   // The documentation's screenshot: the shipped sample runs (samples/runs) when there are any,
   // else three synthetic runs shaped like the paper's.
   void screenshotWithOverlaidRuns() {
@@ -1010,6 +1047,92 @@ class TestTraining : public QObject {
     QVERIFY(plot->shownIterations() > 290 && plot->shownIterations() < 800);
   }
 
+  // The x axis as the wall clock: records carry the time they were written (run_folder kTimeKey);
+  // points sit at their time, the axis ticks read dates and times of day, the hover line names
+  // the moment, Zoom to run shows the moments it ran. An older run without time stamps is placed
+  // from its config.json's time plus elapsed_s.
+  void curvesOverWallClock() {
+    const QString dir = makeRun("wall-clock");
+    const double t0 = 1795000000.0;  // 2026-11-18, 05:46:40 UTC
+    QByteArray lines;
+    for (int it = 10; it <= 100; it += 10) {
+      QByteArray line = trainLine(it, 2.0 - it / 100.0, it * 3.0);
+      line.chop(2);  // "}\n"
+      line += QStringLiteral(",\"time\":%1}\n").arg(t0 + it * 3.0, 0, 'f', 3).toUtf8();
+      lines += line;
+    }
+    append(dir + "/metrics.jsonl", lines);
+    ui::TrainingPage page;
+    page.addRunFolder(dir);
+    auto* plot = page.plot();
+    QComboBox* axisBox = nullptr;
+    for (auto* box : page.findChildren<QComboBox*>())
+      if (box->findText(QStringLiteral("x: clock")) >= 0) axisBox = box;
+    QVERIFY(axisBox);
+    const int clock = axisBox->findText(QStringLiteral("x: clock"));
+    axisBox->setCurrentIndex(clock);
+    QCOMPARE(plot->xAxis(), ui::MetricsPlot::XAxis::WallClock);
+    plot->replotNow();
+    QCOMPARE(plot->pointCount("loss", 0), 10);
+    const auto [lo, hi] = plot->xRange("loss");
+    QVERIFY2(lo <= t0 + 30 && lo > t0 - 60 && hi >= t0 + 300 && hi < t0 + 400,
+             qPrintable(QStringLiteral("%1 .. %2").arg(lo, 0, 'f', 0).arg(hi, 0, 'f', 0)));
+    QVERIFY(plot->axisLabel("loss", true).startsWith("time of day"));
+    plot->plot()->replot();  // the tick labels are made when it draws
+    auto* axis = plot->plot()->axisRect(0)->axis(QCPAxis::atBottom);
+    auto ticker = axis->ticker().dynamicCast<QCPAxisTickerDateTime>();
+    QVERIFY(ticker);
+    // Five minutes: the ticks read times of day to the second, the axis names the day.
+    const QDateTime mid = QDateTime::fromSecsSinceEpoch(qint64(t0) + 150).toLocalTime();
+    QVERIFY2(axis->tickVectorLabels().join(" ").contains(mid.toString("HH:")) &&
+                 axis->tickVectorLabels().first().count(':') == 2,
+             qPrintable(axis->tickVectorLabels().join(" | ")));
+    QVERIFY2(plot->axisLabel("loss", true).contains(mid.toString("d MMM yyyy")),
+             qPrintable(plot->axisLabel("loss", true)));
+    plot->hover("loss", t0 + 150);
+    const QString at = ui::wallClockText(t0 + 150);
+    QVERIFY(at.startsWith(QDateTime::fromSecsSinceEpoch(qint64(t0) + 150)
+                              .toLocalTime()
+                              .toString("yyyy-MM-dd HH:mm")));
+    QVERIFY2(plot->hoverText().contains(at), qPrintable(plot->hoverText()));
+    // Three days: the day on every tick.
+    plot->panTo(t0 - 86400, t0 + 2 * 86400);
+    plot->plot()->replot();
+    QVERIFY2(axis->tickVectorLabels().join(" ").contains(mid.toString("d MMM")),
+             qPrintable(axis->tickVectorLabels().join(" | ")));
+    QCOMPARE(plot->axisLabel("loss", true), QString("date and time (local)"));
+    page.zoomToRun(0);
+    plot->replotNow();
+    const auto [zlo, zhi] = plot->xRange("loss");
+    QVERIFY2(zlo < t0 + 30 && zhi > t0 + 300 && zhi - zlo < 1000,
+             qPrintable(QStringLiteral("%1 .. %2").arg(zlo, 0, 'f', 0).arg(zhi, 0, 'f', 0)));
+
+    // An older run: no time stamps; its config.json's time + elapsed_s.
+    const QString old = makeRun("wall-clock-old");
+    lines.clear();
+    for (int it = 10; it <= 50; it += 10) lines += trainLine(it, 1.0, it * 2.0);
+    append(old + "/metrics.jsonl", lines);
+    QFile config(old + "/config.json");
+    QVERIFY(config.open(QIODevice::ReadWrite));
+    QVERIFY(config.setFileTime(QDateTime::fromSecsSinceEpoch(qint64(t0) + 1000),
+                               QFileDevice::FileModificationTime));
+    config.close();
+    ui::MetricsPlot alone;
+    alone.setMetrics({"loss"});
+    const auto log = std::make_shared<foveal::core::RunLog>(old.toStdString());
+    log->refresh();
+    alone.setRuns({{"old", Qt::red, log, t0 + 1000}});
+    alone.setXAxis(ui::MetricsPlot::XAxis::WallClock);
+    alone.replotNow();
+    QCOMPARE(alone.pointCount("loss", 0), 5);
+    ui::MetricsPlot unknown;  // no start known: nothing to place
+    unknown.setMetrics({"loss"});
+    unknown.setRuns({{"old", Qt::red, log}});
+    unknown.setXAxis(ui::MetricsPlot::XAxis::WallClock);
+    unknown.replotNow();
+    QCOMPARE(unknown.pointCount("loss", 0), 0);
+  }
+
   // Long runs: a 300,000-iteration metrics.jsonl opens and is drawn in under 2 s on a quiet
   // machine, and a spike in it stays in the data the panel reads and in its y range (QCustomPlot's
   // adaptive sampling keeps each pixel column's minimum and maximum when drawing).
@@ -1134,6 +1257,73 @@ class TestTraining : public QObject {
     preview.historySlider()->setValue(2);
     QCOMPARE(preview.trace()->modelKind, std::string("sharp"));
     QVERIFY(preview.statusText().contains("checkpoint 3 of 3"));
+  }
+
+  // A finished run's checkpoint history (history/iter-N.fvm, written by the trainer): the slider
+  // lists every file, oldest first, before any is read; each is traced when shown; a latest.fvm
+  // newer than the history's last file comes after it; a file the trainer thinned out leaves.
+  void previewScrubsTheRunsHistory() {
+    const QString dir = makeRun("history");
+    QVERIFY(QDir(dir).mkpath("history"));
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR "/models/");
+    const QDateTime t0 = QDateTime::currentDateTime().addSecs(-100);
+    auto place = [&](const QString& from, const QString& to, int secs) {
+      QVERIFY(QFile::copy(models + from, dir + "/" + to));
+      QFile f(dir + "/" + to);
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.setFileTime(t0.addSecs(secs), QFileDevice::FileModificationTime));
+    };
+    place("sharp-chain.fvm", "latest.fvm", 30);  // as old as the last history file: not listed
+    place("soft.fvm", "history/iter-000001000.fvm", 10);
+    place("hard.fvm", "history/iter-000002000.fvm", 20);
+    place("sharp-chain.fvm", "history/iter-000003000.fvm", 30);
+    QFile::copy(models + "soft.fvm", dir + "/history/notes.fvm");  // not a history name: ignored
+    ui::LivePreview preview;
+    preview.show();
+    preview.setRun(dir, QStringLiteral("digits:len=5,split=test,seed=1"));
+    QCOMPARE(preview.historySize(), 3);
+    QCOMPARE(preview.historyLabels(),
+             QStringList({"iteration 1000", "iteration 2000", "iteration 3000"}));
+    QVERIFY(preview.historySlider()->isVisible());
+    QCOMPARE(preview.historyIndex(), 2);  // the newest
+    QTRY_VERIFY_WITH_TIMEOUT(preview.trace() != nullptr && !preview.isBusy(), 60000);
+    QCOMPARE(preview.trace()->modelKind, std::string("sharp"));
+    QVERIFY2(preview.statusText().contains("iteration 3000"), qPrintable(preview.statusText()));
+    preview.historySlider()->setValue(0);  // scrubbed back: the soft model of iteration 1000
+    QTRY_VERIFY_WITH_TIMEOUT(preview.trace()->modelKind == "soft" && !preview.isBusy(), 60000);
+    QVERIFY2(preview.statusText().contains("iteration 1000") &&
+                 preview.statusText().contains("checkpoint 1 of 3"),
+             qPrintable(preview.statusText()));
+    preview.showHistory(1);
+    QTRY_VERIFY_WITH_TIMEOUT(preview.trace()->modelKind == "hard" && !preview.isBusy(), 60000);
+    const int traced = preview.tracesDone();
+    preview.showHistory(0);  // read before: shown at once, not traced again
+    QCOMPARE(preview.trace()->modelKind, std::string("soft"));
+    QCOMPARE(preview.tracesDone(), traced);
+    // The trainer thins the history and writes a newer latest.fvm: the slider follows the folder
+    // and stays on the checkpoint it showed.
+    QVERIFY(QFile::remove(dir + "/history/iter-000002000.fvm"));
+    QFile::remove(dir + "/latest.fvm");
+    place("hard.fvm", "latest.fvm", 50);
+    preview.checkForUpdate();
+    QTRY_VERIFY_WITH_TIMEOUT(preview.historySize() == 3 && !preview.isBusy(), 60000);
+    QCOMPARE(preview.historyLabels().mid(0, 2), QStringList({"iteration 1000", "iteration 3000"}));
+    QVERIFY(preview.historyLabels().at(2).startsWith("latest.fvm"));
+    QCOMPARE(preview.historyIndex(), 0);
+    QCOMPARE(preview.trace()->modelKind, std::string("soft"));
+    // A history file that cannot be read says so, naming it.
+    {
+      QFile f(dir + "/history/iter-000004000.fvm");
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write("not a model");
+      f.close();
+      QVERIFY(f.open(QIODevice::ReadWrite));
+      QVERIFY(f.setFileTime(t0.addSecs(45), QFileDevice::FileModificationTime));
+    }
+    preview.checkForUpdate();
+    QTRY_COMPARE(preview.historySize(), 4);
+    preview.showHistory(2);  // iteration 4000 sorts before the newer latest.fvm
+    QTRY_VERIFY_WITH_TIMEOUT(preview.statusText().contains("iter-000004000.fvm"), 60000);
   }
 
   // Long runs are explored by dragging and zooming the shared x axis: every panel follows, the

@@ -5,12 +5,17 @@
 #include <QImage>
 #include <QObject>
 #include <QString>
+#include <string>
 #include <vector>
 
 #include "geometry.h"
 #include "grey_image.h"
 
 namespace foveal::ui {
+
+/// The characters of `truth` that `charset` (a model's, UTF-8) lacks, each once, in order of
+/// appearance: a model cannot read such a truth right (the inspector warns).
+QString charactersOutside(const std::string& charset, const QString& truth);
 
 class ReadingDocument : public QObject {
   Q_OBJECT

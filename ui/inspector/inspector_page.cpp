@@ -15,6 +15,7 @@
 #include "alignment_view.h"
 #include "attention_grid.h"
 #include "attention_plot.h"
+#include "beam_list.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_document.h"
@@ -93,6 +94,9 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_summary->setTextFormat(Qt::RichText);
   m_summary->setMinimumWidth(220);
   sideLayout->addWidget(m_summary);
+  m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
+  sideLayout->addWidget(m_beams);
+  connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
   sideLayout->addWidget(m_stepInfo);
@@ -205,6 +209,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_view->setTrace(m_trace);
   m_topk->setTrace(m_trace);
+  m_beams->setTrace(m_trace);
   m_plot->setTrace(m_trace);
   m_grid->setTrace(m_trace);
   m_attention->setCurrentWidget(m_trace && gridShape(*m_trace).isGrid()
@@ -252,15 +257,19 @@ void InspectorPage::showStep(int step) {
   if (!m_truthWarning.isEmpty())
     verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
                    .arg(m_truthWarning.toHtmlEscaped());
-  m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
-                        "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
-                         .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
-                         .arg(m_trace->confidence, 0, 'f', 3)
-                         .arg(m_trace->meanEntropy, 0, 'f', 3)
-                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
-                         .arg(m_trace->beamWidth > 1
-                                  ? tr(" &middot; beam %1").arg(m_trace->beamWidth)
-                                  : QString()));
+  m_summary->setText(
+      tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
+         "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
+          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
+          .arg(m_trace->confidence, 0, 'f', 3)
+          .arg(m_trace->meanEntropy, 0, 'f', 3)
+          .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
+          .arg(m_trace->beamWidth > 1
+                   ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
+                                                    .arg(m_trace->beamWidth)
+                                                    .arg(m_trace->hypothesis + 1)
+                                              : tr(" &middot; beam %1").arg(m_trace->beamWidth))
+                   : QString()));
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
       s.columns.empty()

@@ -68,6 +68,10 @@ class ModelListModel : public QAbstractListModel {
   void modelLoaded(int row);
   /// A file given to loadModel()/addFolder() cannot be used; `message` names it.
   void loadFailed(int row, const QString& message);
+  /// A DTRB checkpoint read with the inferred defaults could not be: its characters are not
+  /// known (core::DtrbCharsetNeeded). The row stays failed until loadModel() reads it again
+  /// (after setDtrbOptions()); `architecture` and `classes` describe the file for the question.
+  void charsetNeeded(int row, const QString& message, const QString& architecture, int classes);
 
  private:
   struct Entry {
@@ -83,6 +87,9 @@ class ModelListModel : public QAbstractListModel {
     std::shared_ptr<core::ModelSession> session;
     QString description;
     QString error;
+    bool charsetNeeded = false;  ///< a DTRB file whose characters must be given
+    QString architecture;
+    int classes = 0;
   };
   static LoadResult load(const QString& path, const core::DtrbOptions& dtrb);
   void startLoad(Entry& e);

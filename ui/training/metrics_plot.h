@@ -10,7 +10,9 @@
 #include <QString>
 #include <QTimer>
 #include <QWidget>
+#include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "run_log.h"
@@ -44,6 +46,19 @@ MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric);
 /// Moves a series onto the time axis: each iteration becomes the seconds since the run's start,
 /// interpolated between the records that carry elapsed_s (points outside them are dropped).
 void toElapsedTime(const core::RunLog& log, MetricSeries& series);
+/// Moves a series onto the wall clock (Unix seconds): each iteration becomes the time its records
+/// were written (run_folder::kTimeKey), interpolated; a run whose records carry no time (written
+/// before they did) uses `startedAt` + elapsed_s instead (NaN: such a run has no points).
+void toWallClock(const core::RunLog& log, MetricSeries& series, double startedAt);
+/// A run's first and last moment on the wall clock (Unix seconds; NaN when unknown).
+std::pair<double, double> wallClockSpan(const core::RunLog& log, double startedAt);
+/// The wall-clock axis's tick label format for a range of `seconds`: "HH:mm:ss" under ten
+/// minutes, "HH:mm" under half a day, the day and the time beyond.
+QString wallClockTickFormat(double seconds);
+/// The wall-clock axis's label: it names the day when the ticks do not.
+QString wallClockAxisLabel(double lower, double upper);
+/// A moment of the wall clock as the hover line names it: "2026-11-23 08:15:02" (local time).
+QString wallClockText(double unixSeconds);
 /// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).
 std::vector<double> smooth(const std::vector<double>& values, double weight);
 
@@ -51,6 +66,9 @@ struct PlotRun {
   QString name;
   QColor colour;
   std::shared_ptr<const core::RunLog> log;
+  /// When the run started (Unix seconds; NaN unknown): places a run whose records carry no time
+  /// on the wall clock (the training page passes its config.json's modification time).
+  double startedAt = std::numeric_limits<double>::quiet_NaN();
 };
 
 class MetricsPlot : public QWidget {
@@ -85,11 +103,12 @@ class MetricsPlot : public QWidget {
   /// Simulates hovering at iteration `iteration` over the panel of `key`.
   void hover(const QString& key, double iteration);
   /// Shows 0 .. `last` on the x axis (iterations or seconds; a short run beside long ones);
-  /// 0 shows every run whole.
-  void zoomTo(double last);
+  /// 0 shows every run whole. On the wall clock: `first` .. `last` (Unix seconds).
+  void zoomTo(double last, double first = 0);
   double zoomedTo() const { return m_zoomTo; }
-  /// What the x axis counts: iterations, or the time since the run started (its elapsed_s).
-  enum class XAxis { Iteration, Time };
+  /// What the x axis counts: iterations, the time since the run started (its elapsed_s), or the
+  /// wall-clock time (date and time tick labels, local time).
+  enum class XAxis { Iteration, Time, WallClock };
   void setXAxis(XAxis axis);
   XAxis xAxis() const { return m_xAxis; }
   /// The upper end of the x axis as drawn.
@@ -119,6 +138,7 @@ class MetricsPlot : public QWidget {
   double m_smoothing = 0.6;
   bool m_log = false;
   double m_zoomTo = 0;
+  double m_zoomFrom = 0;                    ///< wall clock: the zoom's first moment
   double m_viewLower = 0, m_viewUpper = 1;  ///< the x range the user dragged or zoomed to
   bool m_panned = false;                    ///< m_view applies
   bool m_rebuilding = false;

@@ -91,6 +91,8 @@ class TrainingPage : public QWidget {
                      const QString& model, int beamWidth);
 
  private:
+  /// When run `row` started (Unix seconds; NaN unknown): its config.json's time.
+  double runStartedAt(int row) const;
   void buildLayout();
   void scheduleRefresh();
   void updatePlotRuns();

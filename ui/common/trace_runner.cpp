@@ -38,8 +38,10 @@ void TraceRunner::launch(Request request) {
     for (int i = 0; i < n; ++i) {
       if (m_latest.load() != r.generation) break;  // superseded: stop early
       try {
+        core::TraceOptions options = r.options;
+        if (i > 0) options.beamHypothesis = 0;  // the chosen hypothesis is the first model's
         out.push_back({std::make_shared<const core::Trace>(
-                           r.sessions[static_cast<size_t>(i)]->trace(r.image, r.source, r.options)),
+                           r.sessions[static_cast<size_t>(i)]->trace(r.image, r.source, options)),
                        {}});
       } catch (const std::exception& e) {
         out.push_back({nullptr, QString::fromStdString(e.what())});

@@ -224,11 +224,15 @@ void TrainingPage::buildLayout() {
   connect(zoom, &QPushButton::clicked, this, [this] { zoomToRun(currentRun()); });
   connect(all, &QPushButton::clicked, this, [this] { m_plot->zoomTo(0); });
   m_xAxis = new QComboBox(metricsBox);
-  m_xAxis->addItems({tr("x: iteration"), tr("x: time")});
-  m_xAxis->setToolTip(tr("The x axis: iterations, or the time since each run started"));
+  m_xAxis->addItems({tr("x: iteration"), tr("x: time"), tr("x: clock")});
+  m_xAxis->setToolTip(
+      tr("The x axis: iterations, the time since each run started, or the clock (the time of "
+         "day, and the date over longer spans)"));
   options->addWidget(m_xAxis);  // beside the log scale: the zoom row is full
   connect(m_xAxis, &QComboBox::currentIndexChanged, this, [this](int i) {
-    m_plot->setXAxis(i == 1 ? MetricsPlot::XAxis::Time : MetricsPlot::XAxis::Iteration);
+    m_plot->setXAxis(i == 2   ? MetricsPlot::XAxis::WallClock
+                     : i == 1 ? MetricsPlot::XAxis::Time
+                              : MetricsPlot::XAxis::Iteration);
   });
   m_exportAction = new QAction(tr("Export Training C&urves..."), this);
   m_exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_C));
@@ -453,7 +457,8 @@ void TrainingPage::refreshNow() {
 void TrainingPage::updatePlotRuns() {
   std::vector<PlotRun> runs;
   for (int r = 0; r < m_runs->rowCount(); ++r)
-    if (m_runs->isShown(r)) runs.push_back({m_runs->name(r), m_runs->colour(r), m_runs->log(r)});
+    if (m_runs->isShown(r))
+      runs.push_back({m_runs->name(r), m_runs->colour(r), m_runs->log(r), runStartedAt(r)});
   m_plot->setRuns(std::move(runs));
 }
 
@@ -548,6 +553,12 @@ void TrainingPage::zoomToRun(int row) {
   const auto log = m_runs->log(row);
   if (!log) return;
   double last = double(std::max<int64_t>(log->iteration(), log->totalIterations()));
+  if (m_plot->xAxis() == MetricsPlot::XAxis::WallClock) {  // the moments it ran
+    const auto [first, end] = wallClockSpan(*log, runStartedAt(row));
+    if (std::isfinite(first) && std::isfinite(end))
+      m_plot->zoomTo(std::max(end, first + 60.0), first);
+    return;
+  }
   if (m_plot->xAxis() == MetricsPlot::XAxis::Time) {
     last = 0;  // the time it has run, stretched to its planned length
     for (auto r = log->records().rbegin(); r != log->records().rend() && last <= 0; ++r)
@@ -557,6 +568,16 @@ void TrainingPage::zoomToRun(int row) {
                double(r->iteration());
   }
   m_plot->zoomTo(std::max(1.0, last));
+}
+
+double TrainingPage::runStartedAt(int row) const {
+  // config.json is the first file a run writes: its time places a run whose records carry none.
+  const QFileInfo config(
+      QDir(m_runs->dir(row)).filePath(QString::fromLatin1(core::run_folder::kConfig)));
+  if (!config.isFile()) return std::numeric_limits<double>::quiet_NaN();
+  return double(config.birthTime().isValid() ? config.birthTime().toMSecsSinceEpoch()
+                                             : config.lastModified().toMSecsSinceEpoch()) /
+         1000.0;
 }
 
 void TrainingPage::saveRunList() const { kRuns.set(m_runs->dirs()); }

@@ -38,6 +38,7 @@ DtrbOptionsDialog::DtrbOptionsDialog(const QString& file, const QString& archite
   layout->addWidget(intro);
   auto* form = new QFormLayout;
   m_characters = new QLineEdit(QString::fromStdString(initial.character), this);
+  m_characters->setObjectName(QStringLiteral("dtrbCharacters"));
   m_characters->setPlaceholderText(QString::fromLatin1(core::kDtrbDefaultCharacters));
   m_characters->setToolTip(tr("DTRB's --character: the characters in class order, as trained"));
   form->addRow(tr("&Characters:"), m_characters);

@@ -6,6 +6,7 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "dtrb_charset_needed.h"
 #include "error.h"
 #include "model_session.h"
 #include "qt_convert.h"
@@ -30,6 +31,12 @@ ModelListModel::LoadResult ModelListModel::load(const QString& path,
   try {
     r.session = core::ModelSession::open(path.toStdString(), dtrb);
     r.description = qstr(r.session->config().describe());
+  } catch (const core::DtrbCharsetNeeded& ex) {
+    r.session.reset();
+    r.error = QString::fromStdString(ex.what());
+    r.charsetNeeded = true;
+    r.architecture = qstr(ex.architecture);
+    r.classes = ex.numClasses;
   } catch (const std::exception& ex) {
     r.session.reset();
     r.error = QString::fromStdString(ex.what());
@@ -123,7 +130,10 @@ void ModelListModel::onLoaded(quint64 id, const LoadResult& result) {
   const QString error = e.error;
   Q_EMIT dataChanged(index(row), index(row));
   if (!ok) {
-    Q_EMIT loadFailed(row, error);
+    if (result.charsetNeeded)
+      Q_EMIT charsetNeeded(row, error, result.architecture, result.classes);
+    else
+      Q_EMIT loadFailed(row, error);
     return;
   }
   Q_EMIT modelLoaded(row);

@@ -1,6 +1,7 @@
 #include "metrics_plot.h"
 #include "run_folder.h"
 
+#include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
 #include <QLabel>
@@ -67,17 +68,27 @@ MetricSeries extractSeries(const core::RunLog& log, const MetricDef& metric) {
   return s;
 }
 
-void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
-  std::vector<std::pair<double, double>> clock;  // (iteration, elapsed_s), iterations rising
+namespace {
+
+// (iteration, clock) pairs with iterations rising: the records that carry `key`, plus `offset`.
+std::vector<std::pair<double, double>> clockOf(const core::RunLog& log, const char* key,
+                                               double offset) {
+  std::vector<std::pair<double, double>> clock;
   for (const auto& r : log.records()) {
-    const double t = r.value("elapsed_s");
+    const double t = r.value(key);
     if (r.iteration() < 0 || !std::isfinite(t)) continue;
     if (!clock.empty() && double(r.iteration()) <= clock.back().first) {
-      if (double(r.iteration()) == clock.back().first) clock.back().second = t;
+      if (double(r.iteration()) == clock.back().first) clock.back().second = t + offset;
       continue;
     }
-    clock.emplace_back(double(r.iteration()), t);
+    clock.emplace_back(double(r.iteration()), t + offset);
   }
+  return clock;
+}
+
+// Moves every point of `series` to its clock value, interpolated between the clock's records
+// (points outside them are dropped).
+void mapKeys(const std::vector<std::pair<double, double>>& clock, MetricSeries& series) {
   auto at = [&](double it, double* out) {
     if (clock.empty() || it < clock.front().first || it > clock.back().first) return false;
     const auto hi = std::lower_bound(clock.begin(), clock.end(), std::make_pair(it, -1e300));
@@ -103,6 +114,66 @@ void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
     out.markerSigns.push_back(series.markerSigns[i]);
   }
   series = std::move(out);
+}
+
+// The wall clock of a run: its records' time stamps, or (older runs) its start plus elapsed_s.
+std::vector<std::pair<double, double>> wallClockOf(const core::RunLog& log, double startedAt) {
+  auto clock = clockOf(log, core::run_folder::kTimeKey, 0.0);
+  if (clock.empty() && std::isfinite(startedAt)) clock = clockOf(log, "elapsed_s", startedAt);
+  return clock;
+}
+
+// Date and time tick labels whose detail follows the span shown: seconds for minutes, hours and
+// minutes within half a day, the day on every tick beyond (so overnight runs read right).
+class WallClockTicker : public QCPAxisTickerDateTime {
+ public:
+  WallClockTicker() { setDateTimeSpec(Qt::LocalTime); }
+  void generate(const QCPRange& range, const QLocale& locale, QChar formatChar, int precision,
+                QVector<double>& ticks, QVector<double>* subTicks,
+                QVector<QString>* tickLabels) override {
+    setDateTimeFormat(wallClockTickFormat(range.size()));
+    QCPAxisTickerDateTime::generate(range, locale, formatChar, precision, ticks, subTicks,
+                                    tickLabels);
+  }
+};
+
+}  // namespace
+
+QString wallClockTickFormat(double seconds) {
+  if (seconds < 600) return QStringLiteral("HH:mm:ss");
+  if (seconds < 12 * 3600) return QStringLiteral("HH:mm");
+  return QStringLiteral("d MMM\nHH:mm");
+}
+
+QString wallClockAxisLabel(double lower, double upper) {
+  // Ticks without the day name it here: the day the range starts.
+  if (wallClockTickFormat(upper - lower).contains(QLatin1Char('d')))
+    return QObject::tr("date and time (local)");
+  const QDateTime start = QDateTime::fromMSecsSinceEpoch(qint64(std::llround(lower * 1000.0)));
+  return QObject::tr("time of day, %1")
+      .arg(start.toLocalTime().toString(QStringLiteral("d MMM yyyy")));
+}
+
+void toElapsedTime(const core::RunLog& log, MetricSeries& series) {
+  mapKeys(clockOf(log, "elapsed_s", 0.0), series);
+}
+
+void toWallClock(const core::RunLog& log, MetricSeries& series, double startedAt) {
+  mapKeys(wallClockOf(log, startedAt), series);
+}
+
+std::pair<double, double> wallClockSpan(const core::RunLog& log, double startedAt) {
+  const auto clock = wallClockOf(log, startedAt);
+  if (clock.empty()) return {std::nan(""), std::nan("")};
+  // The start: the first record's time less the seconds it had trained by then.
+  double start = clock.front().second;
+  for (const auto& r : log.records())
+    if (std::isfinite(r.value(core::run_folder::kTimeKey)) && std::isfinite(r.value("elapsed_s"))) {
+      start = std::min(start, r.value(core::run_folder::kTimeKey) - r.value("elapsed_s"));
+      break;
+    }
+  if (std::isfinite(startedAt)) start = std::min(start, startedAt);
+  return {start, clock.back().second};
 }
 
 std::vector<double> smooth(const std::vector<double>& values, double weight) {
@@ -261,9 +332,17 @@ void MetricsPlot::rebuild() {
   const int n = static_cast<int>(m_metrics.size());
   const int cols = n <= 2 ? n : (n <= 4 ? 2 : 3);
   const bool time = m_xAxis == XAxis::Time;
+  const bool wall = m_xAxis == XAxis::WallClock;
   double maxKey = 1;
+  double wallFirst = std::numeric_limits<double>::infinity(), wallLast = -wallFirst;
   for (const auto& run : m_runs)
     if (run.log) {
+      if (wall) {
+        const auto [first, last] = wallClockSpan(*run.log, run.startedAt);
+        if (std::isfinite(first)) wallFirst = std::min(wallFirst, first);
+        if (std::isfinite(last)) wallLast = std::max(wallLast, last);
+        continue;
+      }
       if (!time) {
         maxKey = std::max(maxKey, double(run.log->iteration()));
         continue;
@@ -277,7 +356,20 @@ void MetricsPlot::rebuild() {
   if (m_zoomTo > 0) maxKey = m_zoomTo;
   // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
   // as new records arrive).
-  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : QCPRange(0, maxKey * 1.02);
+  QCPRange whole(0, maxKey * 1.02);
+  if (wall) {
+    if (m_zoomTo > 0) {
+      wallFirst = m_zoomFrom;
+      wallLast = m_zoomTo;
+    }
+    if (!std::isfinite(wallFirst) || !std::isfinite(wallLast)) {  // nothing on the clock
+      wallLast = QDateTime::currentSecsSinceEpoch();
+      wallFirst = wallLast - 3600;
+    }
+    const double span = std::max(10.0, wallLast - wallFirst);
+    whole = QCPRange(wallFirst - span * 0.01, wallFirst + span * 1.02);
+  }
+  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : whole;
   const bool narrowed = m_panned || m_zoomTo > 0;
   m_rebuilding = true;
   // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
@@ -313,11 +405,14 @@ void MetricsPlot::rebuild() {
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
-    x->setLabel(time ? tr("time since start (h:mm)") : tr("iteration"));
+    x->setLabel(time ? tr("time since start (h:mm)")
+                     : (wall ? wallClockAxisLabel(shown.lower, shown.upper) : tr("iteration")));
     if (time) {
       QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
       ticker->setTimeFormat(QStringLiteral("%h:%m"));
       x->setTicker(ticker);
+    } else if (wall) {
+      x->setTicker(QSharedPointer<QCPAxisTickerDateTime>(new WallClockTicker));
     }
     x->setLabelFont(small);
     x->setTickLabelFont(small);
@@ -331,7 +426,8 @@ void MetricsPlot::rebuild() {
       y->setNumberPrecision(0);
     }
     for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
-    x->ticker()->setTickCount(4);  // panels sit side by side: keep their labels apart
+    // Panels sit side by side: keep their labels apart (times of day are wider than numbers).
+    x->ticker()->setTickCount(wall ? 3 : 4);
     Panel panel;
     panel.key = def->key;
     panel.rect = rect;
@@ -341,6 +437,7 @@ void MetricsPlot::rebuild() {
     for (const auto& run : m_runs) {
       panel.series.push_back(run.log ? extractSeries(*run.log, *def) : MetricSeries{});
       if (time && run.log) toElapsedTime(*run.log, panel.series.back());
+      if (wall && run.log) toWallClock(*run.log, panel.series.back(), run.startedAt);
       const MetricSeries& s = panel.series.back();
       QVector<double> keys, values;
       for (size_t i = 0; i < s.keys.size(); ++i) {
@@ -443,7 +540,11 @@ void MetricsPlot::onXRangeChanged(const QCPRange& range) {
   m_viewUpper = range.upper;
   m_panned = true;
   m_syncing = true;
-  for (const auto& p : m_panels) p.rect->axis(QCPAxis::atBottom)->setRange(range);
+  for (const auto& p : m_panels) {
+    QCPAxis* x = p.rect->axis(QCPAxis::atBottom);
+    x->setRange(range);
+    if (m_xAxis == XAxis::WallClock) x->setLabel(wallClockAxisLabel(range.lower, range.upper));
+  }
   m_syncing = false;
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -471,8 +572,9 @@ void MetricsPlot::setXAxis(XAxis axis) {
   scheduleReplot();
 }
 
-void MetricsPlot::zoomTo(double last) {
+void MetricsPlot::zoomTo(double last, double first) {
   m_zoomTo = last > 0 ? last : 0;
+  m_zoomFrom = first;
   m_panned = false;
   scheduleReplot();
 }
@@ -530,6 +632,12 @@ int MetricsPlot::markerCount(const QString& key, int run) const {
   return -1;
 }
 
+QString wallClockText(double unixSeconds) {
+  return QDateTime::fromMSecsSinceEpoch(qint64(std::llround(unixSeconds * 1000.0)))
+      .toLocalTime()
+      .toString(QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+}
+
 QString MetricsPlot::hoverText() const { return m_hover->text(); }
 
 QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
@@ -559,11 +667,15 @@ QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
         value = s.markerSigns[i] > 0 ? QStringLiteral("+inf") : tr("non-finite / skipped");
       }
     if (bestKey < 0) continue;
+    const QString at =
+        m_xAxis == XAxis::WallClock ? wallClockText(bestKey) : QString::number(qint64(bestKey));
     parts << QStringLiteral("<span style='color:%1'>■</span> %2: <b>%3</b> @ %4")
-                 .arg(m_runs[r].colour.name(), m_runs[r].name.toHtmlEscaped(), value)
-                 .arg(qint64(bestKey));
+                 .arg(m_runs[r].colour.name(), m_runs[r].name.toHtmlEscaped(), value, at);
   }
   if (parts.isEmpty()) return {};
+  if (m_xAxis == XAxis::WallClock)
+    return tr("<b>%1</b> near %2 — ").arg(label.toHtmlEscaped(), wallClockText(iteration)) +
+           parts.join(QStringLiteral("; "));
   if (m_xAxis == XAxis::Time)
     return tr("<b>%1</b> near %2 s — ").arg(label.toHtmlEscaped()).arg(qint64(iteration)) +
            parts.join(QStringLiteral("; "));

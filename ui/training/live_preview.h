@@ -2,9 +2,12 @@
 // A small live view of a run's latest checkpoint reading a fixed sample image: whenever
 // latest.fvm changes, the checkpoint is loaded and traced off the GUI thread (QtConcurrent, as
 // TraceRunner does) and shown with its attention and patches, so attention can be watched
-// sharpening as training goes. The sample is entry 0 of the run's first evaluation set. Every
-// checkpoint read while the run is followed is kept: a slider scrubs back through them to watch
-// the attention form (the newest is shown as it arrives unless the slider was moved back).
+// sharpening as training goes. The sample is entry 0 of the run's first evaluation set.
+// A slider scrubs through the run's checkpoints to watch the attention form: the trainer's
+// history (history/iter-N.fvm, run_folder.h), oldest first, each traced when first shown, then
+// every latest.fvm read while following the run that is newer than the history's last file (a
+// run from before the history has only those). The newest is shown as it arrives unless the
+// slider was moved back.
 #include <QDateTime>
 #include <QFutureWatcher>
 #include <QImage>
@@ -27,7 +30,8 @@ struct PreviewResult {
   QString truth;
   qint64 iteration = -1;  ///< from the checkpoint's file time; -1 unknown
   QString error;
-  QString runDir;  ///< the run it belongs to (a reply for a run no longer shown is dropped)
+  QString runDir;     ///< the run it belongs to (a reply for a run no longer shown is dropped)
+  QString modelPath;  ///< the checkpoint traced
 };
 
 class LivePreview : public QWidget {
@@ -46,10 +50,13 @@ class LivePreview : public QWidget {
   int tracesDone() const { return m_done; }
   std::shared_ptr<const core::Trace> trace() const { return m_trace; }
   QString statusText() const;
-  /// The checkpoints read since the run was chosen, oldest first; the one shown.
-  int historySize() const { return static_cast<int>(m_history.size()); }
+  /// The checkpoints the slider offers (the history's files, then the newer latest.fvm reads),
+  /// oldest first; the one shown.
+  int historySize() const { return static_cast<int>(m_entries.size()); }
   int historyIndex() const;
-  /// Shows the `index`th checkpoint read (the slider does this).
+  /// The slider's names of its checkpoints ("iteration 2000", "latest.fvm 12:01:02").
+  QStringList historyLabels() const;
+  /// Shows the `index`th checkpoint (the slider does this); one not traced yet is traced first.
   void showHistory(int index);
   QSlider* historySlider() const { return m_slider; }
   TraceView* traceView() const { return m_view; }
@@ -59,14 +66,32 @@ class LivePreview : public QWidget {
   void updated();
 
  private:
-  void start();
+  void start(const QString& modelPath);
+  void startNext();
   void onFinished();
   QString idleText() const;
+  QString latestPath() const;
   struct Shot {
     QDateTime modified;
     PreviewResult result;
   };
-  void showShot(const Shot& shot);
+  struct HistoryFile {
+    QString path;
+    qint64 iteration = 0;
+    QDateTime modified;
+    qint64 size = 0;
+    std::shared_ptr<const PreviewResult> result;  ///< null until traced
+  };
+  struct Entry {
+    int file = -1;  ///< index into m_files, or
+    int shot = -1;  ///< index into m_history
+  };
+  /// Reads the history folder again (keeping what was traced of unchanged files).
+  bool scanHistory();
+  /// The slider's entries from m_files and m_history; follows the newest when at the end.
+  void rebuildEntries();
+  void showEntry(int index);
+  void showResult(const PreviewResult& r, const QString& which);
 
   QString m_runDir;
   QString m_sampleSpec;
@@ -82,6 +107,9 @@ class LivePreview : public QWidget {
   PatchStrip* m_strip;
   QSlider* m_slider;
   std::vector<Shot> m_history;
+  std::vector<HistoryFile> m_files;
+  std::vector<Entry> m_entries;
+  QString m_wanted;  ///< a history file to trace (the slider is on it)
 };
 
 }  // namespace foveal::ui

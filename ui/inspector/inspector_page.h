@@ -19,6 +19,7 @@ namespace foveal::ui {
 
 class AlignmentView;
 class AttentionGridView;
+class BeamList;
 class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
@@ -54,9 +55,12 @@ class InspectorPage : public QWidget {
   /// The step panel's text (rich text).
   QString stepText() const;
   TopkModel* topkModel() const { return m_topk; }
+  BeamList* beamList() const { return m_beams; }
 
  Q_SIGNALS:
   void modelChosen(int index);
+  /// The user chose one of a beam search's N best readings (0: the best).
+  void hypothesisChosen(int index);
   /// The overlay toggles changed (the compare page follows them).
   void overlaysChanged(int overlays);
 
@@ -69,6 +73,7 @@ class InspectorPage : public QWidget {
   TraceView* m_view;
   QLabel* m_summary;
   QLabel* m_stepInfo;
+  BeamList* m_beams;
   QHBoxLayout* m_patchRow;
   QLabel* m_rectified = nullptr;
   QList<QLabel*> m_patchLabels;

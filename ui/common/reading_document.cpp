@@ -1,6 +1,20 @@
 #include "reading_document.h"
 
+#include <algorithm>
+
+#include "charset.h"
+
 namespace foveal::ui {
+
+QString charactersOutside(const std::string& charset, const QString& truth) {
+  const auto known = core::splitUtf8(charset);
+  QString outside;
+  for (const auto& ch : core::splitUtf8(truth.toStdString()))
+    if (std::find(known.begin(), known.end(), ch) == known.end() &&
+        !outside.contains(QString::fromStdString(ch)))
+      outside += QString::fromStdString(ch);
+  return outside;
+}
 
 void ReadingDocument::setImage(core::GreyImage grey, QImage display, const QString& source,
                                std::vector<core::Box> truthBoxes) {

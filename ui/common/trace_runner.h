@@ -31,7 +31,8 @@ class TraceRunner : public QObject {
   ~TraceRunner() override;
 
   /// Traces `image` through every session (in order). Emits finished() with one outcome each,
-  /// unless a newer request supersedes this one first.
+  /// unless a newer request supersedes this one first. `options.beamHypothesis` is the first
+  /// session's (the inspected model's); the others show their best reading.
   void start(const core::GreyImage& image, const QString& source,
              std::vector<std::shared_ptr<core::ModelSession>> sessions,
              const core::TraceOptions& options = {});
