@@ -135,7 +135,7 @@ class TestTrainAdadelta : public QObject {
 
   void presetsFollowThePaper() {
     const auto all = presets();
-    QCOMPARE(int(all.size()), 15);
+    QCOMPARE(int(all.size()), 17);
     for (const auto& p : all) {
       const bool digits = p.name.rfind("digits-", 0) == 0;
       QCOMPARE(p.config.batchSize, 192);
