@@ -73,6 +73,18 @@ std::vector<LayerSpec> resnetLayers(double width) {
 
 int resnetOutChannels(double width) { return scaled(512, width); }
 
+namespace {
+// A receptive field's rows clipped to the image (its columns are not: the paper's "height
+// clipped to 32").
+Box clipRows(Box b, int inputH) {
+  const double y0 = std::max(0.0, b.y);
+  const double y1 = std::min(static_cast<double>(inputH), b.y + b.h);
+  b.y = y0;
+  b.h = y1 - y0;
+  return b;
+}
+}  // namespace
+
 Box ReceptiveField::box(int column) const {
   const double cx = startX + column * jumpX;
   // A column averages its rows (when the input is taller than 32): its box spans all of them.
@@ -80,14 +92,7 @@ Box ReceptiveField::box(int column) const {
   return Box{cx - (sizeX - 1) / 2.0, startY - (sizeY - 1) / 2.0, sizeX, h};
 }
 
-Box ReceptiveField::clippedBox(int column) const {
-  Box b = box(column);
-  const double y0 = std::max(0.0, b.y);
-  const double y1 = std::min(static_cast<double>(inputH), b.y + b.h);
-  b.y = y0;
-  b.h = y1 - y0;
-  return b;
-}
+Box ReceptiveField::clippedBox(int column) const { return clipRows(box(column), inputH); }
 
 std::vector<Box> ReceptiveField::clippedBoxes() const {
   std::vector<Box> out;
@@ -103,12 +108,7 @@ Box ReceptiveField::regionBox(int region) const {
 }
 
 Box ReceptiveField::clippedRegionBox(int region) const {
-  Box b = regionBox(region);
-  const double y0 = std::max(0.0, b.y);
-  const double y1 = std::min(static_cast<double>(inputH), b.y + b.h);
-  b.y = y0;
-  b.h = y1 - y0;
-  return b;
+  return clipRows(regionBox(region), inputH);
 }
 
 std::vector<Box> ReceptiveField::regionBoxes() const {
