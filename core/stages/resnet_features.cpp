@@ -3,6 +3,10 @@
 #include <torch/nn/functional/pooling.h>
 #include <torch/nn/modules/activation.h>
 
+#include <atomic>
+
+#include "conv_plan.h"
+
 #include "stages/stage_factories.h"
 #include "stages/stage_registry.h"
 
@@ -79,7 +83,63 @@ torch::Tensor ResNetFeaturesImpl::pool(const torch::Tensor& x, std::vector<int64
   return torch::max_pool2d(x, {2, 2}, stride, padding);
 }
 
+struct ResNetFeaturesImpl::Plan {
+  ConvPlan net;
+  std::vector<std::pair<const void*, uint32_t>> source;  // (storage, version) of every tensor
+};
+
+namespace {
+std::vector<std::pair<const void*, uint32_t>> signature(const nn::Module& m) {
+  std::vector<std::pair<const void*, uint32_t>> s;
+  for (const auto& t : m.parameters()) s.emplace_back(t.data_ptr(), t._version());
+  for (const auto& t : m.buffers()) s.emplace_back(t.data_ptr(), t._version());
+  return s;
+}
+}  // namespace
+
+std::shared_ptr<ResNetFeaturesImpl::Plan> ResNetFeaturesImpl::plan(const torch::Tensor& image) {
+  if (!ConvPlan::available() || is_training() || torch::GradMode::is_enabled() || !image.is_cpu() ||
+      image.scalar_type() != torch::kFloat || options.average_pools())
+    return nullptr;
+  auto sig = signature(*this);
+  auto current = std::atomic_load(&m_plan);
+  if (current && current->source == sig) return current;
+  auto p = std::make_shared<Plan>();
+  p->source = std::move(sig);
+  ConvPlan& n = p->net;
+  auto blocks = [&](const nn::ModuleList& list, int x) {
+    for (const auto& m : *list) {
+      const auto* b = m->as<BasicBlockImpl>();
+      const int y = n.conv(x, *b->m_conv1, b->m_bn1.get(), {1, 1}, true);
+      const int r = b->m_downsample
+                        ? n.conv(x, *(*b->m_downsample)[0]->as<nn::Conv2dImpl>(),
+                                 (*b->m_downsample)[1]->as<nn::BatchNorm2dImpl>(), {0, 0}, false)
+                        : x;
+      x = n.conv(y, *b->m_conv2, b->m_bn2.get(), {1, 1}, true, r);
+    }
+    return x;
+  };
+  int x = n.conv(0, *m_conv0_1, m_bn0_1.get(), {1, 1}, true);
+  x = n.conv(x, *m_conv0_2, m_bn0_2.get(), {1, 1}, true);
+  x = n.maxPool(x, {2, 2}, {2, 2}, {0, 0});
+  x = blocks(m_layer1, x);
+  x = n.conv(x, *m_conv1, m_bn1.get(), {1, 1}, true);
+  x = n.maxPool(x, {2, 2}, {2, 2}, {0, 0});
+  x = blocks(m_layer2, x);
+  x = n.conv(x, *m_conv2, m_bn2.get(), {1, 1}, true);
+  x = n.maxPool(x, {2, 2}, {2, 1}, {0, 1});
+  x = blocks(m_layer3, x);
+  x = n.conv(x, *m_conv3, m_bn3.get(), {1, 1}, true);
+  x = blocks(m_layer4, x);
+  x = n.conv(x, *m_conv4_1, m_bn4_1.get(), {0, 1}, true);
+  n.conv(x, *m_conv4_2, m_bn4_2.get(), {0, 0}, true);
+  std::atomic_store(&m_plan, p);
+  return p;
+}
+
 torch::Tensor ResNetFeaturesImpl::featureMap(const torch::Tensor& image) {
+  if (auto p = plan(image))
+    if (auto f = p->net.run(image)) return *f;
   auto blocks = [](const nn::ModuleList& list, torch::Tensor x) {
     for (const auto& m : *list) x = m->as<BasicBlockImpl>()->forward(x);
     return x;

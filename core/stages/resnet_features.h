@@ -30,6 +30,7 @@ struct ResNetFeaturesOptions {
 /// change), then ReLU.
 class BasicBlockImpl : public torch::nn::Cloneable<BasicBlockImpl> {
  public:
+  friend class ResNetFeaturesImpl;
   BasicBlockImpl(int64_t in, int64_t out);
   void reset() override;
   torch::Tensor forward(const torch::Tensor& x);
@@ -63,6 +64,10 @@ class ResNetFeaturesImpl : public torch::nn::Cloneable<ResNetFeaturesImpl>,
   torch::nn::BatchNorm2d m_bn0_1{nullptr}, m_bn0_2{nullptr}, m_bn1{nullptr}, m_bn2{nullptr},
       m_bn3{nullptr}, m_bn4_1{nullptr}, m_bn4_2{nullptr};
   torch::nn::ModuleList m_layer1{nullptr}, m_layer2{nullptr}, m_layer3{nullptr}, m_layer4{nullptr};
+  /// Inference on oneDNN (conv_plan.h), built from the weights it was made from.
+  struct Plan;
+  std::shared_ptr<Plan> plan(const torch::Tensor& image);
+  std::shared_ptr<Plan> m_plan;
 };
 TORCH_MODULE(ResNetFeatures);
 

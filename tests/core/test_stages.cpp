@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "checkpoint.h"
+#include "conv_plan.h"
 #include "error.h"
 #include "model_session.h"
 #include "model_variants.h"
@@ -324,6 +325,76 @@ class TestStages : public QObject {
                qPrintable(
                    QString("column %1, x=%2, box %3..%4").arg(column).arg(i).arg(x0).arg(x1 - 1)));
     QVERIFY(support.any(1).all().item<bool>());
+  }
+
+  // The oneDNN inference plan (batch norms folded, ReLU and residual fused, Winograd on large
+  // batches) computes what the modules compute.
+  void convPlanMatchesTheModules_data() {
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("width");
+    QTest::newRow("batch 1") << 1 << 100;
+    QTest::newRow("batch 24 (Winograd tiles)") << 24 << 100;
+    QTest::newRow("batch 3, 160 wide") << 3 << 160;
+    QTest::newRow("batch 2, odd width 99") << 2 << 99;
+  }
+  void convPlanMatchesTheModules() {
+    QFETCH(int, batch);
+    QFETCH(int, width);
+    torch::manual_seed(21);
+    ResNetFeatures net(ResNetFeaturesOptions().out_channels(256));
+    {
+      torch::NoGradGuard g;
+      for (auto& b : net->named_buffers()) {
+        if (b.key().find("running_mean") != std::string::npos) b.value().normal_(0, 0.1);
+        if (b.key().find("running_var") != std::string::npos) b.value().uniform_(0.5, 2.0);
+      }
+      for (auto& p : net->named_parameters())
+        if (p.key().find("bn") != std::string::npos ||
+            p.key().find("downsample.1") != std::string::npos)
+          p.value().uniform_(p.key().find("weight") != std::string::npos ? 0.5 : -0.2,
+                             p.key().find("weight") != std::string::npos ? 1.5 : 0.2);
+    }
+    net->eval();
+    auto x = torch::rand({batch, 1, 32, width}) * 2 - 1;
+    auto reference = net->featureMap(x).detach();  // autograd on: the modules
+    torch::NoGradGuard ng;
+    auto fast = net->featureMap(x);  // no autograd, eval: the plan where oneDNN has one
+    QCOMPARE(fast.sizes(), reference.sizes());
+    const double scale = reference.abs().max().item<double>();
+    const double err = (fast - reference).abs().max().item<double>();
+    QVERIFY2(err <= 1e-4 * std::max(1.0, scale),
+             qPrintable(QString("max error %1 (max |f| %2)").arg(err).arg(scale)));
+  }
+
+  void convPlanFusesBatchNormReluAndResidual() {
+    if (!ConvPlan::available()) QSKIP("built without oneDNN (or FOVEAL_PLAIN_CONV is set)");
+    torch::manual_seed(4);
+    torch::nn::Conv2d a(torch::nn::Conv2dOptions(16, 32, 3).padding(1).bias(false));
+    torch::nn::Conv2d b(torch::nn::Conv2dOptions(32, 32, 3).padding(1).bias(true));
+    torch::nn::Conv2d skip(torch::nn::Conv2dOptions(16, 32, 1).bias(false));
+    torch::nn::BatchNorm2d bn(32);
+    {
+      torch::NoGradGuard g;
+      bn->running_mean.normal_(0, 0.5);
+      bn->running_var.uniform_(0.5, 2);
+      bn->weight.uniform_(0.5, 1.5);
+      bn->bias.uniform_(-0.5, 0.5);
+    }
+    bn->eval();
+    auto x = torch::randn({5, 16, 9, 13});
+    auto expected = torch::relu(b(torch::relu(bn(a(x)))) + skip(x));
+    expected = torch::max_pool2d(expected, {2, 2}, {2, 1}, {0, 1}).detach();
+    ConvPlan plan;
+    const int y = plan.conv(0, *a, bn.get(), {1, 1}, true);
+    const int r = plan.conv(0, *skip, nullptr, {0, 0}, false);
+    const int z = plan.conv(y, *b, nullptr, {1, 1}, true, r);
+    plan.maxPool(z, {2, 2}, {2, 1}, {0, 1});
+    torch::NoGradGuard ng;
+    auto got = plan.run(x);
+    QVERIFY(got.has_value());
+    QCOMPARE(got->sizes(), expected.sizes());
+    QVERIFY(torch::allclose(*got, expected, 1e-4, 1e-4));
+    QVERIFY(!plan.run(torch::randn({2, 16, 9, 13}, torch::kDouble)).has_value());  // not float
   }
 
   // The DTRB cell: h0 = 0, y_0 = [GO], classes [GO], [s], characters; its latency path (batch 1,

@@ -1,0 +1,257 @@
+#include "conv_plan.h"
+
+#include <torch/nn/modules/batchnorm.h>
+#include <torch/nn/modules/conv.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#ifdef FOVEAL_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace foveal::core {
+
+namespace {
+
+struct LayerOp {
+  bool conv = false;
+  int src = 0, residual = -1;
+  torch::Tensor weight, bias;  // batch norm folded in; OIHW, contiguous
+  std::array<int64_t, 2> kernel{}, stride{}, padding{};
+  bool relu = false;
+};
+
+int winogradSetting() {  // -1 auto, 0 never, 1 always
+  static const int s = [] {
+    const char* v = std::getenv("FOVEAL_WINOGRAD");
+    if (!v || !*v) return -1;
+    return std::string(v) == "0" ? 0 : 1;
+  }();
+  return s;
+}
+
+}  // namespace
+
+#ifdef FOVEAL_HAVE_DNNL
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+// Output size as PyTorch computes it (floor mode); oneDNN takes the right/bottom padding that
+// gives the same size, which may be smaller than the left one.
+int64_t outSize(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
+int64_t rightPad(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) {
+  return (out - 1) * s + k - in - p;
+}
+
+struct Compiled {
+  struct Step {
+    dnnl::primitive prim;
+    std::unordered_map<int, memory> args;
+  };
+  std::vector<Step> steps;
+  memory input;   // the caller's NCHW image (handle set per run)
+  memory output;  // the last value, in the primitive's layout
+  Dims outDims;
+};
+
+}  // namespace
+
+struct ConvPlan::Impl {
+  std::vector<LayerOp> ops;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::mutex mutex;
+  std::map<std::vector<int64_t>, std::shared_ptr<Compiled>> compiled;  // by input dims
+  std::map<std::vector<int64_t>, bool> failed;
+
+  std::shared_ptr<Compiled> compile(const Dims& inDims) {
+    auto c = std::make_shared<Compiled>();
+    dnnl::stream stream(engine);
+    std::vector<memory> values;
+    std::vector<Dims> dims;
+    c->input = memory({inDims, memory::data_type::f32, memory::format_tag::nchw}, engine,
+                      DNNL_MEMORY_NONE);
+    values.push_back(c->input);
+    dims.push_back(inDims);
+    for (const auto& op : ops) {
+      const memory& src = values[op.src];
+      const Dims& sd = dims[op.src];
+      const int64_t kh = op.conv ? op.weight.size(2) : op.kernel[0];
+      const int64_t kw = op.conv ? op.weight.size(3) : op.kernel[1];
+      const int64_t oh = outSize(sd[2], kh, op.stride[0], op.padding[0]);
+      const int64_t ow = outSize(sd[3], kw, op.stride[1], op.padding[1]);
+      if (oh < 1 || ow < 1) return nullptr;
+      const Dims padL{op.padding[0], op.padding[1]};
+      const Dims padR{rightPad(sd[2], oh, kh, op.stride[0], op.padding[0]),
+                      rightPad(sd[3], ow, kw, op.stride[1], op.padding[1])};
+      const Dims strides{op.stride[0], op.stride[1]};
+      if (!op.conv) {
+        const Dims od{sd[0], sd[1], oh, ow};
+        dnnl::pooling_forward::desc d(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src.get_desc(),
+            memory::desc(od, memory::data_type::f32, memory::format_tag::any), strides, {kh, kw},
+            padL, padR);
+        dnnl::pooling_forward::primitive_desc pd(d, engine);
+        memory dst(pd.dst_desc(), engine);
+        c->steps.push_back({dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+        values.push_back(dst);
+        dims.push_back(od);
+        continue;
+      }
+      const Dims od{sd[0], op.weight.size(0), oh, ow};
+      const Dims wd{op.weight.size(0), op.weight.size(1), kh, kw};
+      dnnl::post_ops po;
+      if (op.residual >= 0) po.append_sum(1.0f);
+      if (op.relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(po);
+      auto any = [](const Dims& d) {
+        return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+      };
+      const memory::desc srcMd = op.src == 0 ? any(sd) : src.get_desc();
+      const memory::desc dstMd = op.residual >= 0 ? values[op.residual].get_desc() : any(od);
+      const memory::desc biasMd({od[1]}, memory::data_type::f32, memory::format_tag::x);
+      auto make = [&](dnnl::algorithm alg) {
+        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, srcMd, any(wd),
+                                          biasMd, dstMd, strides, padL, padR);
+        return dnnl::convolution_forward::primitive_desc(d, attr, engine);
+      };
+      dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
+      const bool winogradShape = kh == 3 && kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;
+      const int64_t tiles = od[0] * ((oh + 3) / 4) * ((ow + 3) / 4);
+      const int setting = winogradSetting();
+      if (winogradShape && (setting == 1 || (setting == -1 && tiles >= 64))) {
+        try {
+          pd = make(dnnl::algorithm::convolution_winograd);
+        } catch (const dnnl::error&) {  // not for this shape or CPU: keep the direct one
+        }
+      }
+      memory in = src;
+      if (pd.src_desc() != src.get_desc()) {
+        in = memory(pd.src_desc(), engine);
+        c->steps.push_back({dnnl::reorder(src, in), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, in}}});
+      }
+      // Weights: reordered once, now. The memory keeps its own buffer.
+      memory wUser({wd, memory::data_type::f32, memory::format_tag::oihw}, engine,
+                   op.weight.data_ptr<float>());
+      memory w(pd.weights_desc(), engine);
+      dnnl::reorder(wUser, w).execute(stream, wUser, w);
+      memory b(biasMd, engine);
+      std::memcpy(b.get_data_handle(), op.bias.data_ptr<float>(),
+                  static_cast<size_t>(od[1]) * sizeof(float));
+      memory dst = op.residual >= 0 ? values[op.residual] : memory(pd.dst_desc(), engine);
+      if (dst.get_desc() != pd.dst_desc()) return nullptr;
+      c->steps.push_back(
+          {dnnl::convolution_forward(pd),
+           {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}}});
+      values.push_back(dst);
+      dims.push_back(od);
+    }
+    stream.wait();
+    c->output = values.back();
+    c->outDims = dims.back();
+    return c;
+  }
+};
+
+ConvPlan::ConvPlan() : m(std::make_unique<Impl>()) {}
+ConvPlan::~ConvPlan() = default;
+
+bool ConvPlan::available() {
+  static const bool on = [] {
+    const char* plain = std::getenv("FOVEAL_PLAIN_CONV");
+    return !(plain && *plain && std::string(plain) != "0");
+  }();
+  return on;
+}
+
+std::optional<torch::Tensor> ConvPlan::run(const torch::Tensor& image) {
+  if (image.dim() != 4 || !image.is_cpu() || image.scalar_type() != torch::kFloat)
+    return std::nullopt;
+  const auto x = image.contiguous();
+  const std::vector<int64_t> key(x.sizes().begin(), x.sizes().end());
+  std::lock_guard<std::mutex> lock(m->mutex);
+  if (m->failed.count(key)) return std::nullopt;
+  auto& slot = m->compiled[key];
+  if (!slot) {
+    try {
+      slot = m->compile(Dims(key.begin(), key.end()));
+    } catch (const dnnl::error&) {
+      slot = nullptr;
+    }
+    if (!slot) {
+      m->compiled.erase(key);
+      m->failed[key] = true;
+      return std::nullopt;
+    }
+  }
+  Compiled& c = *slot;
+  dnnl::stream stream(m->engine);
+  c.input.set_data_handle(x.data_ptr());
+  for (auto& s : c.steps) s.prim.execute(stream, s.args);
+  auto out = torch::empty(c.outDims, x.options());
+  memory user({c.outDims, memory::data_type::f32, memory::format_tag::nchw}, m->engine,
+              out.data_ptr());
+  dnnl::reorder(c.output, user).execute(stream, c.output, user);
+  stream.wait();
+  return out;
+}
+
+#else  // no oneDNN: the plan never runs
+
+struct ConvPlan::Impl {
+  std::vector<LayerOp> ops;
+};
+ConvPlan::ConvPlan() : m(std::make_unique<Impl>()) {}
+ConvPlan::~ConvPlan() = default;
+bool ConvPlan::available() { return false; }
+std::optional<torch::Tensor> ConvPlan::run(const torch::Tensor&) { return std::nullopt; }
+
+#endif
+
+int ConvPlan::conv(int src, const torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImpl* bn,
+                   std::array<int64_t, 2> padding, bool relu, int residual) {
+  LayerOp op;
+  op.conv = true;
+  op.src = src;
+  op.residual = residual;
+  op.relu = relu;
+  auto w = conv.weight.detach().to(torch::kFloat).clone();
+  auto b = conv.options.bias() ? conv.bias.detach().to(torch::kFloat).clone()
+                               : torch::zeros({w.size(0)}, w.options());
+  if (bn) {
+    const auto scale =
+        bn->weight.detach() / torch::sqrt(bn->running_var.detach() + bn->options.eps());
+    w = w * scale.view({-1, 1, 1, 1});
+    b = (b - bn->running_mean.detach()) * scale + bn->bias.detach();
+  }
+  op.weight = w.contiguous();
+  op.bias = b.contiguous();
+  const auto& o = conv.options;
+  op.stride = {(*o.stride())[0], (*o.stride())[1]};
+  op.padding = padding;
+  m->ops.push_back(std::move(op));
+  return static_cast<int>(m->ops.size());
+}
+
+int ConvPlan::maxPool(int src, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+                      std::array<int64_t, 2> padding) {
+  LayerOp op;
+  op.src = src;
+  op.kernel = kernel;
+  op.stride = stride;
+  op.padding = padding;
+  m->ops.push_back(std::move(op));
+  return static_cast<int>(m->ops.size());
+}
+
+}  // namespace foveal::core

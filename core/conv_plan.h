@@ -1,0 +1,54 @@
+#pragma once
+// ConvPlan: a feed-forward stack of convolutions (batch norms folded in, ReLU and residual sums
+// fused) and max pools run for inference directly on oneDNN, in its blocked layouts from the first
+// convolution to the last, with the primitives built once per input shape. LibTorch's own path
+// reorders every activation to and from NCHW around each convolution and runs batch norm, ReLU
+// and the residual add as separate passes; this path does none of that, and uses Winograd
+// F(4x4, 3x3) for 3x3 stride-1 convolutions on large enough batches (about half the
+// multiplications; error ~1e-6 relative per layer).
+//
+// Available when Foveal is built with oneDNN (FOVEAL_WITH_DNNL, the default where libdnnl-dev is
+// installed) and FOVEAL_PLAIN_CONV is not set. Environment: FOVEAL_WINOGRAD=0 never, =1 always
+// where oneDNN has it, unset: from the number of output tiles.
+#include <torch/types.h>
+
+#include <array>
+#include <memory>
+#include <optional>
+
+namespace torch::nn {
+class BatchNorm2dImpl;
+class Conv2dImpl;
+}  // namespace torch::nn
+
+namespace foveal::core {
+
+class ConvPlan {
+ public:
+  ConvPlan();
+  ~ConvPlan();
+  ConvPlan(const ConvPlan&) = delete;
+  ConvPlan& operator=(const ConvPlan&) = delete;
+
+  /// Built with oneDNN and not switched off by FOVEAL_PLAIN_CONV.
+  static bool available();
+
+  /// Values are numbered: 0 is the input, each added layer returns its output's number.
+  /// `residual`: a value added to the convolution's output before the ReLU; its buffer is reused
+  /// for the output, so it must not be read by any later layer.
+  /// `padding`: the convolution's (symmetric) padding, as built.
+  int conv(int src, const torch::nn::Conv2dImpl& conv, const torch::nn::BatchNorm2dImpl* bn,
+           std::array<int64_t, 2> padding, bool relu, int residual = -1);
+  int maxPool(int src, std::array<int64_t, 2> kernel, std::array<int64_t, 2> stride,
+              std::array<int64_t, 2> padding);
+
+  /// image [B, C, H, W] float CPU -> the last value, NCHW. nullopt when oneDNN cannot run this
+  /// shape (the caller then uses its modules).
+  std::optional<torch::Tensor> run(const torch::Tensor& image);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m;
+};
+
+}  // namespace foveal::core
