@@ -28,6 +28,14 @@ struct LayerOp {
   bool relu = false;
 };
 
+}  // namespace
+
+#ifdef FOVEAL_HAVE_DNNL
+
+namespace {
+
+using dnnl::memory;
+
 int winogradSetting() {  // -1 auto, 0 never, 1 always
   static const int s = [] {
     const char* v = std::getenv("FOVEAL_WINOGRAD");
@@ -37,13 +45,6 @@ int winogradSetting() {  // -1 auto, 0 never, 1 always
   return s;
 }
 
-}  // namespace
-
-#ifdef FOVEAL_HAVE_DNNL
-
-namespace {
-
-using dnnl::memory;
 using Dims = memory::dims;
 
 // Output size as PyTorch computes it (floor mode); oneDNN takes the right/bottom padding that
