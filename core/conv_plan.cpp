@@ -36,13 +36,12 @@ namespace {
 
 using dnnl::memory;
 
-int winogradSetting() {  // -1 auto, 0 never, 1 always
-  static const int s = [] {
+bool winogradAllowed() {  // FOVEAL_WINOGRAD=0: never
+  static const bool on = [] {
     const char* v = std::getenv("FOVEAL_WINOGRAD");
-    if (!v || !*v) return -1;
-    return std::string(v) == "0" ? 0 : 1;
+    return !(v && std::string(v) == "0");
   }();
-  return s;
+  return on;
 }
 
 using Dims = memory::dims;
@@ -128,9 +127,7 @@ struct ConvPlan::Impl {
       };
       dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
       const bool winogradShape = kh == 3 && kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;
-      const int64_t tiles = od[0] * ((oh + 3) / 4) * ((ow + 3) / 4);
-      const int setting = winogradSetting();
-      if (winogradShape && (setting == 1 || (setting == -1 && tiles >= 64))) {
+      if (winogradShape && winogradAllowed()) {
         try {
           pd = make(dnnl::algorithm::convolution_winograd);
         } catch (const dnnl::error&) {  // not for this shape or CPU: keep the direct one

@@ -4,12 +4,12 @@
 // convolution to the last, with the primitives built once per input shape. LibTorch's own path
 // reorders every activation to and from NCHW around each convolution and runs batch norm, ReLU
 // and the residual add as separate passes; this path does none of that, and uses Winograd
-// F(4x4, 3x3) for 3x3 stride-1 convolutions on large enough batches (about half the
-// multiplications; error ~1e-6 relative per layer).
+// F(4x4, 3x3) (F(2x2, 3x3) for small maps) for every 3x3 stride-1 convolution oneDNN offers it
+// for (about half the multiplications; error ~1e-6 relative per layer). Measured on TRBA, 2
+// threads: always Winograd beat both a tile-count threshold and timing each layer in isolation.
 //
 // Available when Foveal is built with oneDNN (FOVEAL_WITH_DNNL, the default where libdnnl-dev is
-// installed) and FOVEAL_PLAIN_CONV is not set. Environment: FOVEAL_WINOGRAD=0 never, =1 always
-// where oneDNN has it, unset: from the number of output tiles.
+// installed) and FOVEAL_PLAIN_CONV is not set. FOVEAL_WINOGRAD=0: direct convolutions only.
 #include <torch/types.h>
 
 #include <array>

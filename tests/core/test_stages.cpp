@@ -333,7 +333,7 @@ class TestStages : public QObject {
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("width");
     QTest::newRow("batch 1") << 1 << 100;
-    QTest::newRow("batch 24 (Winograd tiles)") << 24 << 100;
+    QTest::newRow("batch 24") << 24 << 100;
     QTest::newRow("batch 3, 160 wide") << 3 << 160;
     QTest::newRow("batch 2, odd width 99") << 2 << 99;
   }
