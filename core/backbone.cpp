@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "conv_plan.h"
 #include "stages/stage_factories.h"
 
 namespace foveal::core {
@@ -63,6 +64,8 @@ struct VggBackboneImpl::Packed {
     std::vector<int64_t> kernel, stride, padding;
   };
   std::vector<Op> ops;
+  std::shared_ptr<ConvPlan> plan;  // the same layers on oneDNN directly, where it is available
+  int planValue = 0;
   std::vector<std::pair<const void*, uint32_t>> source;  // (storage, version) of every tensor
 };
 
@@ -92,8 +95,11 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
   for (const auto& l : layerTable())
     if (l.kind == LayerSpec::Kind::Conv) convSpecs.push_back(l);
   size_t convIndex = 0;
+  if (ConvPlan::available()) p->plan = std::make_shared<ConvPlan>();
   for (size_t i = 0; i < mods.size(); ++i) {
     if (auto* conv = mods[i]->as<nn::Conv2dImpl>()) {
+      const nn::BatchNorm2dImpl* batchNorm =
+          i + 1 < mods.size() ? mods[i + 1]->as<nn::BatchNorm2dImpl>() : nullptr;
       auto w = conv->weight.detach().clone();
       auto b = conv->options.bias() ? conv->bias.detach().clone()
                                     : torch::zeros({w.size(0)}, w.options());
@@ -112,6 +118,8 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
       if (convIndex >= convSpecs.size()) return nullptr;  // not the VGG table: use the modules
       const LayerSpec& spec = convSpecs[convIndex++];
       op.padding = {spec.ph, spec.pw};
+      if (p->plan)
+        p->planValue = p->plan->conv(p->planValue, *conv, batchNorm, {spec.ph, spec.pw}, true);
       op.weight = at::mkldnn_reorder_conv2d_weight(w.contiguous().to_mkldnn(), op.padding,
                                                    op.stride, {1, 1}, 1);
       op.bias = b.contiguous();
@@ -122,6 +130,10 @@ std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const tor
       op.kernel = {(*o.kernel_size())[0], (*o.kernel_size())[1]};
       op.stride = {(*o.stride())[0], (*o.stride())[1]};
       op.padding = {(*o.padding())[0], (*o.padding())[1]};
+      if (p->plan)
+        p->planValue =
+            p->plan->maxPool(p->planValue, {op.kernel[0], op.kernel[1]},
+                             {op.stride[0], op.stride[1]}, {op.padding[0], op.padding[1]});
       p->ops.push_back(std::move(op));
     } else if (!mods[i]->as<nn::ReLUImpl>()) {
       return nullptr;  // a layer this path does not know: use the modules
@@ -182,7 +194,12 @@ torch::Tensor VggBackboneImpl::grid(const torch::Tensor& image) {
 
 torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
   torch::Tensor f;  // [B, C, H', M]
-  if (auto p = packed(image)) {
+  auto p = packed(image);
+  std::optional<torch::Tensor> planned;
+  if (p && p->plan) planned = p->plan->run(image);
+  if (planned) {
+    f = *planned;
+  } else if (p) {
     auto x = image.contiguous().to_mkldnn();
     for (const auto& op : p->ops) {
       if (op.conv) {

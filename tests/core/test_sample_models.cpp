@@ -13,6 +13,7 @@
 
 #include <array>
 
+#include "conv_plan.h"
 #include "crc32.h"
 #include "evaluation.h"
 #include "grey_image.h"
@@ -50,6 +51,12 @@ std::string arithmeticFingerprint() {
   add(std::get<0>(lstm->forward(torch::rand({1, 24, 64}))));
   add(torch::conv2d(torch::rand({1, 1, 32, 100}), torch::rand({8, 1, 3, 3}), {}, 1, 1));
   add(torch::conv2d(torch::rand({1, 16, 32, 100}), torch::rand({32, 16, 3, 3}), {}, 1, 1));
+  {  // the models' own convolutions: oneDNN directly (conv_plan.h), Winograd included
+    torch::nn::Conv2d c(torch::nn::Conv2dOptions(16, 32, 3).padding(1));
+    foveal::core::ConvPlan plan;
+    plan.conv(0, *c, nullptr, {1, 1}, true);
+    if (auto y = plan.run(torch::rand({1, 16, 32, 100}))) add(*y);
+  }
   char out[16];
   std::snprintf(out, sizeof out, "%08x", h);
   return out;
