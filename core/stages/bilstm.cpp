@@ -1,5 +1,6 @@
 #include "stages/bilstm.h"
 
+#include "stages/lstm_inference.h"
 #include "stages/stage_factories.h"
 
 namespace foveal::core {
@@ -29,9 +30,13 @@ void BiLstmImpl::reset() {
 }
 
 torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
-  if (!options.projection()) return std::get<0>(m_lstm->forward(columns));
+  auto run = [](nn::LSTM& lstm, const torch::Tensor& x) {
+    if (auto y = lstmInference(*lstm, x)) return *y;  // small batches, no autograd
+    return std::get<0>(lstm->forward(x));
+  };
+  if (!options.projection()) return run(m_lstm, columns);
   auto x = columns;
-  for (size_t i = 0; i < m_rnns.size(); ++i) x = m_linears[i](std::get<0>(m_rnns[i]->forward(x)));
+  for (size_t i = 0; i < m_rnns.size(); ++i) x = m_linears[i](run(m_rnns[i], x));
   return x;
 }
 

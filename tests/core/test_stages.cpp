@@ -14,6 +14,7 @@
 #include "model_variants.h"
 #include "recognizer.h"
 #include "stages/ctc_prediction.h"
+#include "stages/lstm_inference.h"
 #include "stages/resnet_features.h"
 #include "stages/stage_registry.h"
 #include "stages/tps.h"
@@ -364,6 +365,43 @@ class TestStages : public QObject {
     const double err = (fast - reference).abs().max().item<double>();
     QVERIFY2(err <= 1e-4 * std::max(1.0, scale),
              qPrintable(QString("max error %1 (max |f| %2)").arg(err).arg(scale)));
+  }
+
+  // The small-batch LSTM (no BLAS, polynomial exp) against LibTorch's module.
+  void lstmInferenceMatchesTheModule_data() {
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::newRow("batch 1, two directions") << 1 << true;
+    QTest::newRow("batch 3, two directions") << 3 << true;
+    QTest::newRow("batch 2, one direction") << 2 << false;
+  }
+  void lstmInferenceMatchesTheModule() {
+    QFETCH(int, batch);
+    QFETCH(bool, bidirectional);
+    torch::manual_seed(5);
+    torch::nn::LSTM lstm(torch::nn::LSTMOptions(12, 20)
+                             .num_layers(2)
+                             .bidirectional(bidirectional)
+                             .batch_first(true));
+    auto x = torch::randn({batch, 7, 12}) * 2;
+    auto expected = std::get<0>(lstm->forward(x)).detach();  // autograd on: the module
+    torch::NoGradGuard ng;
+    auto got = lstmInference(*lstm, x);
+    QVERIFY(got.has_value());
+    QCOMPARE(got->sizes(), expected.sizes());
+    const double err = (*got - expected).abs().max().item<double>();
+    QVERIFY2(err < 2e-6, qPrintable(QString("max error %1").arg(err)));
+    QVERIFY(!lstmInference(*lstm, torch::randn({5, 7, 12})).has_value());  // batch over 4
+  }
+  void lstmGateFunctionsAreAccurate() {
+    double worstS = 0, worstT = 0;
+    for (float v = -100.0f; v <= 100.0f; v += 0.01f) {
+      worstS =
+          std::max(worstS, std::abs(double(lstmSigmoid(v)) - 1.0 / (1.0 + std::exp(-double(v)))));
+      worstT = std::max(worstT, std::abs(double(lstmTanh(v)) - std::tanh(double(v))));
+    }
+    QVERIFY2(worstS < 2e-7, qPrintable(QString::number(worstS)));
+    QVERIFY2(worstT < 5e-7, qPrintable(QString::number(worstT)));
   }
 
   void convPlanFusesBatchNormReluAndResidual() {

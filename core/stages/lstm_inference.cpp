@@ -1,0 +1,118 @@
+#include "stages/lstm_inference.h"
+
+#include <torch/nn/modules/rnn.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace foveal::core {
+
+namespace {
+
+// exp on [-87, 88] (clamped): Cody-Waite reduction by ln 2 and a degree-6 polynomial (Cephes'
+// coefficients), no branches, so that the loops around it vectorise.
+inline float expClamped(float x) {
+  x = std::min(std::max(x, -87.0f), 88.0f);
+  float n = x * 1.44269504088896341f + 12582912.0f;  // round to nearest via 1.5 * 2^23
+  n -= 12582912.0f;
+  const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + expClamped(-x)); }
+inline float tanhApprox(float x) { return 2.0f / (1.0f + expClamped(-2.0f * x)) - 1.0f; }
+
+// One direction of one layer for one sequence. gates [T, 4H]: the input projections with both
+// biases (PyTorch's gate order i, f, g, o); wt [H, 4H]: the recurrent weights transposed; out:
+// h_t written at out + t * outStride. scratch: 6H floats.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void runDirection(
+    const float* gates, const float* wt, int64_t T, int64_t H, bool reverse, float* out,
+    int64_t outStride, float* scratch) {
+  const int64_t G = 4 * H;
+  float* g = scratch;
+  float* h = g + G;
+  float* c = h + H;
+  std::fill(h, h + 2 * H, 0.0f);
+  for (int64_t s = 0; s < T; ++s) {
+    const int64_t t = reverse ? T - 1 - s : s;
+    std::memcpy(g, gates + t * G, static_cast<size_t>(G) * sizeof(float));
+    for (int64_t k = 0; k < H; ++k) {
+      const float hk = h[k];
+      const float* w = wt + k * G;
+      for (int64_t j = 0; j < G; ++j) g[j] += hk * w[j];
+    }
+    for (int64_t j = 0; j < H; ++j) {
+      const float i = sigmoid(g[j]);
+      const float f = sigmoid(g[H + j]);
+      const float u = tanhApprox(g[2 * H + j]);
+      const float o = sigmoid(g[3 * H + j]);
+      c[j] = f * c[j] + i * u;
+      h[j] = o * tanhApprox(c[j]);
+    }
+    std::memcpy(out + t * outStride, h, static_cast<size_t>(H) * sizeof(float));
+  }
+}
+
+bool plainLstm() {
+  static const bool plain = [] {
+    const char* v = std::getenv("FOVEAL_PLAIN_LSTM");
+    return v && *v && std::string(v) != "0";
+  }();
+  return plain;
+}
+
+}  // namespace
+
+float lstmSigmoid(float x) { return sigmoid(x); }
+float lstmTanh(float x) { return tanhApprox(x); }
+
+std::optional<torch::Tensor> lstmInference(const torch::nn::LSTMImpl& lstm,
+                                           const torch::Tensor& x) {
+  const auto& o = lstm.options;
+  if (plainLstm() || torch::GradMode::is_enabled() || !x.is_cpu() ||
+      x.scalar_type() != torch::kFloat || x.dim() != 3 || x.size(0) > 4 || !o.batch_first() ||
+      o.proj_size() != 0 || !o.bias())
+    return std::nullopt;
+  const int64_t B = x.size(0), T = x.size(1), H = o.hidden_size();
+  const int dirs = o.bidirectional() ? 2 : 1;
+  const auto params = lstm.named_parameters();
+  torch::Tensor input = x.contiguous();
+  std::vector<float> scratch(static_cast<size_t>(6 * H));
+  for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
+    auto out = torch::empty({B, T, dirs * H}, input.options());
+    for (int d = 0; d < dirs; ++d) {
+      const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
+      const auto* wih = params.find("weight_ih" + suffix);
+      const auto* whh = params.find("weight_hh" + suffix);
+      const auto* bih = params.find("bias_ih" + suffix);
+      const auto* bhh = params.find("bias_hh" + suffix);
+      if (!wih || !whh || !bih || !bhh) return std::nullopt;
+      // [B, T, 4H]: every step's input projection and both biases, one product.
+      const auto gates = torch::addmm(*bih + *bhh, input.reshape({B * T, input.size(2)}), wih->t())
+                             .reshape({B, T, 4 * H})
+                             .contiguous();
+      const auto wt = whh->t().contiguous();  // [H, 4H]
+      for (int64_t b = 0; b < B; ++b)
+        runDirection(gates[b].data_ptr<float>(), wt.data_ptr<float>(), T, H, d == 1,
+                     out.data_ptr<float>() + b * T * dirs * H + d * H, dirs * H, scratch.data());
+    }
+    input = out;
+  }
+  return input;
+}
+
+}  // namespace foveal::core
