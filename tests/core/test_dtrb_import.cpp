@@ -115,8 +115,43 @@ class TestDtrbImport : public QObject {
               std::max(worstAlpha, std::abs(tr.steps[t].alpha[i] - alpha[i].get<double>()));
       }
     }
+    qInfo("%s: largest |p - p_DTRB| %.2e, |alpha - alpha_DTRB| %.2e", qPrintable(file), worstP,
+          worstAlpha);
     QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
     QVERIFY2(worstAlpha < 1e-4, std::to_string(worstAlpha).c_str());
+  }
+
+  // The fixtures must be able to fail matchesDtrb: models whose output barely depends on the
+  // image (random weights do that: the first fixtures read "" or "q" from every image, their
+  // alphas within 1e-6 of each other) would pass with any preprocessing. So: each model reads
+  // most fixture images differently, and its probabilities (and alphas) differ between images
+  // by far more than the 1e-4 tolerance.
+  void fixturesSeeTheImage() {
+    const json e = expected();
+    for (const auto& m : e["models"]) {
+      const auto name = m["name"].get<std::string>();
+      std::set<std::string> readings;
+      double probSpread = 0, alphaSpread = 0;
+      const json& first = m["results"][e["images"][0].get<std::string>()];
+      for (const auto& imageName : e["images"]) {
+        const json& r = m["results"][imageName.get<std::string>()];
+        readings.insert(r["reading"].get<std::string>());
+        const size_t rows = std::min(r["probs"].size(), first["probs"].size());
+        for (size_t t = 0; t < rows; ++t)
+          for (size_t k = 0; k < r["probs"][t].size(); ++k)
+            probSpread = std::max(probSpread, std::abs(r["probs"][t][k].get<double>() -
+                                                       first["probs"][t][k].get<double>()));
+        if (m["prediction"] == "CTC") continue;
+        for (size_t t = 0; t < r["alphas"].size(); ++t)
+          for (size_t i = 0; i < r["alphas"][t].size(); ++i)
+            alphaSpread = std::max(alphaSpread, std::abs(r["alphas"][t][i].get<double>() -
+                                                         first["alphas"][t][i].get<double>()));
+      }
+      QVERIFY2(readings.size() >= 5, (name + ": too few distinct readings").c_str());
+      QVERIFY2(probSpread > 0.1, (name + ": " + std::to_string(probSpread)).c_str());
+      if (m["prediction"] != "CTC")
+        QVERIFY2(alphaSpread > 0.1, (name + ": " + std::to_string(alphaSpread)).c_str());
+    }
   }
 
   // The file's architecture, read from keys and shapes.

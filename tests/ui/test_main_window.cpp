@@ -627,7 +627,7 @@ class TestMainWindow : public QObject {
     QVERIFY(w.openModel(tps));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
-    QVERIFY(w.openImage(dir + "img03_80x40_rgb.png"));
+    QVERIFY(w.openImage(dir + "img04_150x30.png"));  // the fixture reads "2026-11"
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
     QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);  // its TPS is shown
     if (const char* shots = std::getenv("FOVEAL_SCREENSHOT_DIR"))
