@@ -6,19 +6,19 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "charset.h"
+#include "base/error.h"
 #include "cli_args.h"
-#include "data_bench.h"
-#include "dataset_export.h"
-#include "dataset_factory.h"
-#include "dataset_tools.h"
-#include "digit_sequences.h"
-#include "error.h"
-#include "model_session.h"
-#include "output_guard.h"
-#include "preprocessing_check.h"
-#include "random.h"
-#include "synthetic_words.h"
+#include "data/data_bench.h"
+#include "data/dataset_export.h"
+#include "data/dataset_factory.h"
+#include "data/dataset_tools.h"
+#include "data/digit_sequences.h"
+#include "data/output_guard.h"
+#include "data/random.h"
+#include "data/synthetic_words.h"
+#include "image/preprocessing_check.h"
+#include "model/charset.h"
+#include "trace/model_session.h"
 
 namespace foveal::app {
 

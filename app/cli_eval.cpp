@@ -6,14 +6,14 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
-#include "error.h"
-#include "error_analysis.h"
-#include "evaluation.h"
-#include "model_session.h"
-#include "output_guard.h"
-#include "train_config.h"
+#include "data/output_guard.h"
+#include "trace/model_session.h"
+#include "train/error_analysis.h"
+#include "train/evaluation.h"
+#include "train/train_config.h"
 
 namespace foveal::app {
 

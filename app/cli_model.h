@@ -6,8 +6,8 @@
 #include <string>
 
 #include "cli_args.h"
-#include "dtrb_import.h"
-#include "model_config.h"
+#include "formats/dtrb_import.h"
+#include "model/model_config.h"
 
 namespace foveal::app {
 

@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
-#include "distributed.h"
-#include "error.h"
-#include "train_bench.h"
-#include "train_config.h"
-#include "trainer.h"
+#include "train/distributed.h"
+#include "train/train_bench.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
 
 namespace foveal::app {
 

@@ -8,21 +8,21 @@
 #include <string>
 #include <vector>
 
-#include "benchmark.h"
-#include "checkpoint.h"
+#include "base/cpu_features.h"
+#include "base/error.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
 #include "cli_model.h"
 #include "cli_train.h"
-#include "cpu_features.h"
-#include "dataset_factory.h"
-#include "error.h"
-#include "grey_image.h"
-#include "model_config.h"
-#include "model_session.h"
-#include "model_variants.h"
-#include "output_guard.h"
+#include "data/dataset_factory.h"
+#include "data/output_guard.h"
+#include "formats/checkpoint.h"
+#include "image/grey_image.h"
+#include "model/benchmark.h"
+#include "model/model_config.h"
+#include "model/model_variants.h"
+#include "trace/model_session.h"
 
 namespace fs = std::filesystem;
 using namespace foveal;

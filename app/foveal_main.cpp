@@ -12,7 +12,7 @@
 
 #include "curve_export.h"
 #include "main_window.h"
-#include "model_session.h"
+#include "trace/model_session.h"
 
 namespace {
 // Installed: <prefix>/share/foveal/samples; in a build tree: the source samples/ folder.

@@ -36,18 +36,17 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "alignment_view.h"
-#include "charset.h"
+#include "base/error.h"
 #include "compare_page.h"
 #include "dataset_browser.h"
 #include "dtrb_options_dialog.h"
-#include "error.h"
 #include "error_banner.h"
 #include "errors_page.h"
 #include "exporter.h"
 #include "image_file.h"
 #include "inspector_page.h"
+#include "model/charset.h"
 #include "model_list_model.h"
-#include "model_session.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "run_launcher.h"
@@ -56,6 +55,7 @@
 #include "step_bar.h"
 #include "step_cursor.h"
 #include "step_key_filter.h"
+#include "trace/model_session.h"
 #include "trace_view.h"
 #include "training_page.h"
 

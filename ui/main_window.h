@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "error_banner.h"
-#include "grey_image.h"
+#include "image/grey_image.h"
 #include "reading_document.h"
 #include "trace_runner.h"
 

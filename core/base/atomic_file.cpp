@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

@@ -1,10 +1,10 @@
-#include "compute_device.h"
+#include "base/compute_device.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

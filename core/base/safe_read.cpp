@@ -1,4 +1,4 @@
-#include "safe_read.h"
+#include "base/safe_read.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

@@ -1,8 +1,8 @@
-#include "text_metrics.h"
+#include "base/text_metrics.h"
 
 #include <algorithm>
 
-#include "charset.h"
+#include "model/charset.h"
 
 namespace foveal::core {
 

@@ -1,11 +1,11 @@
-#include "char_boxes.h"
+#include "data/char_boxes.h"
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core::data {
 

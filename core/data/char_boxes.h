@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "geometry.h"
+#include "model/geometry.h"
 
 namespace foveal::core::data {
 

@@ -1,4 +1,4 @@
-#include "data_bench.h"
+#include "data/data_bench.h"
 
 #include <chrono>
 #include <filesystem>
@@ -7,13 +7,13 @@
 
 #include <unistd.h>
 
-#include "data_loader.h"
-#include "dataset_export.h"
-#include "dataset_factory.h"
-#include "digit_sequences.h"
-#include "error.h"
-#include "lmdb_dataset.h"
-#include "synthetic_words.h"
+#include "base/error.h"
+#include "data/data_loader.h"
+#include "data/dataset_export.h"
+#include "data/dataset_factory.h"
+#include "data/digit_sequences.h"
+#include "data/lmdb_dataset.h"
+#include "data/synthetic_words.h"
 
 namespace fs = std::filesystem;
 

@@ -1,13 +1,13 @@
-#include "data_loader.h"
+#include "data/data_loader.h"
 
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
-#include "error.h"
-#include "packed_dataset.h"
-#include "preprocess.h"
-#include "random.h"
+#include "base/error.h"
+#include "data/packed_dataset.h"
+#include "data/random.h"
+#include "image/preprocess.h"
 
 namespace foveal::core::data {
 

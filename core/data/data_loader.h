@@ -18,9 +18,9 @@
 #include <thread>
 #include <vector>
 
-#include "charset.h"
-#include "dataset.h"
-#include "model_config.h"
+#include "data/dataset.h"
+#include "model/charset.h"
+#include "model/model_config.h"
 
 namespace foveal::core::data {
 

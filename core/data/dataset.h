@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "geometry.h"
-#include "grey_image.h"
+#include "image/grey_image.h"
+#include "model/geometry.h"
 
 namespace foveal::core::data {
 

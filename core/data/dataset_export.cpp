@@ -1,4 +1,4 @@
-#include "dataset_export.h"
+#include "data/dataset_export.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,13 +7,13 @@
 #include <optional>
 #include <thread>
 
-#include "charset.h"
-#include "error.h"
-#include "folder_dataset.h"
-#include "lmdb_dataset.h"
-#include "packed_dataset.h"
-#include "preprocess.h"
-#include "preprocessing_check.h"
+#include "base/error.h"
+#include "data/folder_dataset.h"
+#include "data/lmdb_dataset.h"
+#include "data/packed_dataset.h"
+#include "image/preprocess.h"
+#include "image/preprocessing_check.h"
+#include "model/charset.h"
 
 namespace foveal::core::data {
 

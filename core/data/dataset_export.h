@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "dataset.h"
-#include "model_config.h"
+#include "data/dataset.h"
+#include "model/model_config.h"
 
 namespace foveal::core::data {
 

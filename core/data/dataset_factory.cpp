@@ -1,14 +1,14 @@
-#include "dataset_factory.h"
+#include "data/dataset_factory.h"
 
 #include <filesystem>
 #include <map>
 
-#include "digit_sequences.h"
-#include "error.h"
-#include "folder_dataset.h"
-#include "lmdb_dataset.h"
-#include "packed_dataset.h"
-#include "synthetic_words.h"
+#include "base/error.h"
+#include "data/digit_sequences.h"
+#include "data/folder_dataset.h"
+#include "data/lmdb_dataset.h"
+#include "data/packed_dataset.h"
+#include "data/synthetic_words.h"
 
 namespace fs = std::filesystem;
 

@@ -6,8 +6,8 @@
 // (keys may come in any order; see README.md "Data").
 #include <string>
 
-#include "dataset.h"
-#include "label_filter.h"
+#include "data/dataset.h"
+#include "data/label_filter.h"
 
 namespace foveal::core::data {
 

@@ -1,4 +1,4 @@
-#include "dataset_tools.h"
+#include "data/dataset_tools.h"
 
 #include <algorithm>
 #include <atomic>
@@ -6,7 +6,7 @@
 #include <mutex>
 #include <thread>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core::data {
 

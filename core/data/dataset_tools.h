@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "charset.h"
-#include "dataset.h"
+#include "data/dataset.h"
+#include "model/charset.h"
 
 namespace foveal::core::data {
 

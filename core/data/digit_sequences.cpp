@@ -1,12 +1,12 @@
-#include "digit_sequences.h"
+#include "data/digit_sequences.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#include "error.h"
-#include "random.h"
+#include "base/error.h"
+#include "data/random.h"
 
 namespace foveal::core::data {
 

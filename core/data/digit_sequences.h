@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "dataset.h"
-#include "mnist_digits.h"
+#include "data/dataset.h"
+#include "data/mnist_digits.h"
 
 namespace foveal::core::data {
 

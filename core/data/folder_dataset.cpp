@@ -1,15 +1,15 @@
-#include "folder_dataset.h"
+#include "data/folder_dataset.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
-#include "char_boxes.h"
-#include "charset.h"
-#include "error.h"
-#include "lmdb_dataset.h"
-#include "safe_read.h"
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "data/char_boxes.h"
+#include "data/lmdb_dataset.h"
+#include "model/charset.h"
 
 namespace fs = std::filesystem;
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dataset.h"
+#include "data/dataset.h"
 
 namespace foveal::core::data {
 

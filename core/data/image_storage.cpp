@@ -1,8 +1,8 @@
 // How image bytes are stored in LMDB records and folder datasets (with or without liblmdb).
 #include <string>
 
-#include "grey_image.h"
-#include "lmdb_dataset.h"
+#include "data/lmdb_dataset.h"
+#include "image/grey_image.h"
 
 namespace foveal::core::data {
 

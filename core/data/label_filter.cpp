@@ -1,9 +1,9 @@
-#include "label_filter.h"
+#include "data/label_filter.h"
 
 #include <cctype>
 
-#include "charset.h"
-#include "error.h"
+#include "base/error.h"
+#include "model/charset.h"
 
 namespace foveal::core::data {
 

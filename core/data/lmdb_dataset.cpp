@@ -1,4 +1,4 @@
-#include "lmdb_dataset.h"
+#include "data/lmdb_dataset.h"
 
 #include <lmdb.h>
 
@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "char_boxes.h"
-#include "error.h"
-#include "safe_read.h"
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "data/char_boxes.h"
 
 namespace fs = std::filesystem;
 

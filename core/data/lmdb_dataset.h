@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "dataset.h"
+#include "data/dataset.h"
 
 namespace foveal::core::data {
 

@@ -3,8 +3,8 @@
 // missing instead of "not a dataset"; reading or writing one throws.
 #include <filesystem>
 
-#include "error.h"
-#include "lmdb_dataset.h"
+#include "base/error.h"
+#include "data/lmdb_dataset.h"
 
 namespace foveal::core::data {
 

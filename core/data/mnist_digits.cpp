@@ -1,4 +1,4 @@
-#include "mnist_digits.h"
+#include "data/mnist_digits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <iterator>
 #include <mutex>
 
-#include "error.h"
-#include "safe_read.h"
+#include "base/error.h"
+#include "base/safe_read.h"
 
 namespace foveal::core::data {
 

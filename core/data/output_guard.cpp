@@ -1,10 +1,10 @@
-#include "output_guard.h"
+#include "data/output_guard.h"
 
 #include <filesystem>
 
-#include "checkpoint.h"
-#include "error.h"
-#include "packed_dataset.h"
+#include "base/error.h"
+#include "data/packed_dataset.h"
+#include "formats/checkpoint.h"
 
 namespace fs = std::filesystem;
 

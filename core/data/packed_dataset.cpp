@@ -1,4 +1,4 @@
-#include "packed_dataset.h"
+#include "data/packed_dataset.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -10,10 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "charset.h"
-#include "crc32.h"
-#include "error.h"
-#include "preprocessing_check.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "image/preprocessing_check.h"
+#include "model/charset.h"
 
 namespace foveal::core::data {
 

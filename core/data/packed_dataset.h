@@ -3,7 +3,7 @@
 // GPU server (it needs neither OpenCV nor the original files). Each entry holds the two 8-bit
 // images the model sees: the inputW x inputH input and the upsampledW x inputH copy the sharpener
 // cuts regions from. They are preprocess()'s output (bilinear + antialias resize,
-// core/preprocess.h) quantised back to 8 bits with toGreyImage, so reading one gives the model
+// core/image/preprocess.h) quantised back to 8 bits with toGreyImage, so reading one gives the model
 // preprocess()'s values to within half a grey level (|error| <= 1/255 on the [-1, 1] scale).
 //
 // Layout, little-endian; offsets in bytes from the start of the file:
@@ -29,8 +29,8 @@
 #include <string>
 #include <vector>
 
-#include "dataset.h"
-#include "model_config.h"
+#include "data/dataset.h"
+#include "model/model_config.h"
 
 namespace foveal::core::data {
 

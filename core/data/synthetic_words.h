@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "charset.h"
-#include "dataset.h"
+#include "data/dataset.h"
+#include "model/charset.h"
 
 namespace foveal::core::data {
 

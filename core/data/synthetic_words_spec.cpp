@@ -1,4 +1,4 @@
-#include "synthetic_words.h"
+#include "data/synthetic_words.h"
 
 namespace foveal::core::data {
 

@@ -1,6 +1,6 @@
 // Text rendering in a build without OpenCV: every entry point says what is missing.
-#include "error.h"
-#include "synthetic_words.h"
+#include "base/error.h"
+#include "data/synthetic_words.h"
 
 namespace foveal::core::data {
 

@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "formats/checkpoint.h"
 
 #include <torch/nn/module.h>
 #include <array>
@@ -12,11 +12,11 @@
 #include <sstream>
 #include <vector>
 
-#include "atomic_file.h"
-#include "crc32.h"
-#include "error.h"
-#include "little_endian.h"
-#include "safe_read.h"
+#include "base/atomic_file.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "base/little_endian.h"
+#include "base/safe_read.h"
 
 namespace foveal::core {
 

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "dtrb_import.h"
-#include "model_config.h"
-#include "recognizer.h"
+#include "formats/dtrb_import.h"
+#include "model/model_config.h"
+#include "model/recognizer.h"
 
 namespace foveal::core {
 

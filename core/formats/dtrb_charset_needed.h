@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

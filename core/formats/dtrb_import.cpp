@@ -1,5 +1,5 @@
-#include "dtrb_import.h"
-#include "dtrb_charset_needed.h"
+#include "formats/dtrb_import.h"
+#include "formats/dtrb_charset_needed.h"
 
 #include <torch/torch.h>
 
@@ -8,11 +8,11 @@
 #include <set>
 #include <sstream>
 
-#include "charset.h"
-#include "checkpoint.h"
-#include "error.h"
-#include "safe_read.h"
-#include "torch_pickle.h"
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "formats/checkpoint.h"
+#include "formats/torch_pickle.h"
+#include "model/charset.h"
 
 namespace foveal::core {
 

@@ -1,12 +1,12 @@
-#include "state_file.h"
+#include "formats/state_file.h"
 
 #include <cstdint>
 #include <cstring>
 
-#include "crc32.h"
-#include "error.h"
-#include "little_endian.h"
-#include "safe_read.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "base/little_endian.h"
+#include "base/safe_read.h"
 
 namespace foveal::core {
 

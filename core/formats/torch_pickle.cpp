@@ -1,4 +1,4 @@
-#include "torch_pickle.h"
+#include "formats/torch_pickle.h"
 
 #include <cerrno>
 #include <cmath>
@@ -8,9 +8,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "crc32.h"
-#include "error.h"
-#include "safe_read.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "base/safe_read.h"
 
 namespace foveal::core {
 

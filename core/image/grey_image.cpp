@@ -1,4 +1,4 @@
-#include "grey_image.h"
+#include "image/grey_image.h"
 
 #include <array>
 #include <cctype>
@@ -6,9 +6,9 @@
 #include <fstream>
 #include <iterator>
 
-#include "crc32.h"
-#include "error.h"
-#include "safe_read.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "base/safe_read.h"
 
 namespace foveal::core {
 

@@ -2,8 +2,8 @@
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
 
-#include "error.h"
-#include "grey_image.h"
+#include "base/error.h"
+#include "image/grey_image.h"
 
 namespace foveal::core::imaging {
 

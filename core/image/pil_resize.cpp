@@ -1,4 +1,4 @@
-#include "pil_resize.h"
+#include "image/pil_resize.h"
 
 #include <algorithm>
 #include <cmath>

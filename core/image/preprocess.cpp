@@ -1,9 +1,9 @@
-#include "preprocess.h"
+#include "image/preprocess.h"
 
 #include <torch/nn/functional/upsampling.h>
 
-#include "error.h"
-#include "pil_resize.h"
+#include "base/error.h"
+#include "image/pil_resize.h"
 
 namespace foveal::core {
 

@@ -6,8 +6,8 @@
 #include <torch/types.h>
 #include <vector>
 
-#include "grey_image.h"
-#include "model_config.h"
+#include "image/grey_image.h"
+#include "model/model_config.h"
 
 namespace foveal::core {
 

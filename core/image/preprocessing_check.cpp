@@ -1,9 +1,9 @@
-#include "preprocessing_check.h"
+#include "image/preprocessing_check.h"
 
 #include <cstdio>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

@@ -4,7 +4,7 @@
 // limits), `data pack` and `data make-*` (through PackedWriter). Before it, `--scale 0` or
 // `--scale -1` reached the resize and aborted the process, and `--input-w 100000` wrote a pack no
 // model can read.
-#include "model_config.h"
+#include "model/model_config.h"
 
 namespace foveal::core {
 

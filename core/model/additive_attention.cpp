@@ -1,4 +1,4 @@
-#include "additive_attention.h"
+#include "model/additive_attention.h"
 
 namespace foveal::core {
 

@@ -1,4 +1,4 @@
-#include "backbone.h"
+#include "model/backbone.h"
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
@@ -13,8 +13,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "conv_plan.h"
-#include "stages/stage_factories.h"
+#include "model/conv_plan.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -16,9 +16,9 @@
 #include <torch/nn/pimpl.h>
 #include <memory>
 
-#include "cpu_features.h"
-#include "geometry.h"
-#include "stages/stage.h"
+#include "base/cpu_features.h"
+#include "model/geometry.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

@@ -1,6 +1,6 @@
-#include "benchmark.h"
+#include "model/benchmark.h"
 
-#include "backbone.h"
+#include "model/backbone.h"
 
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
@@ -9,13 +9,13 @@
 #include <chrono>
 #include <functional>
 
-#include "checkpoint.h"
-#include "compute_device.h"
-#include "cpu_features.h"
-#include "cuda_autocast.h"
-#include "losses.h"
-#include "model_variants.h"
-#include "recognizer.h"
+#include "base/compute_device.h"
+#include "base/cpu_features.h"
+#include "formats/checkpoint.h"
+#include "model/cuda_autocast.h"
+#include "model/losses.h"
+#include "model/model_variants.h"
+#include "model/recognizer.h"
 
 namespace foveal::core {
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "dtrb_import.h"
-#include "model_config.h"
+#include "formats/dtrb_import.h"
+#include "model/model_config.h"
 
 namespace foveal::core {
 

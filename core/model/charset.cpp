@@ -1,10 +1,10 @@
-#include "charset.h"
+#include "model/charset.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

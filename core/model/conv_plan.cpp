@@ -1,4 +1,4 @@
-#include "conv_plan.h"
+#include "model/conv_plan.h"
 
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>

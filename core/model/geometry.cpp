@@ -1,10 +1,10 @@
-#include "geometry.h"
+#include "model/geometry.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

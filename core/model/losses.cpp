@@ -1,4 +1,4 @@
-#include "losses.h"
+#include "model/losses.h"
 
 namespace foveal::core {
 

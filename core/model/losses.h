@@ -3,7 +3,7 @@
 // (Prediction::loss in stages/stage.h: cross entropy, the REINFORCE estimator of equation 9 for
 // glimpses that select regions, the sharp + reference L2 term, CTC). What is left here is the
 // state the trainer keeps between batches: the moving-average baseline b_j.
-#include "stages/attention_prediction.h"  // validSteps
+#include "model/stages/attention_prediction.h"  // validSteps
 
 namespace foveal::core {
 

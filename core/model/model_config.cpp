@@ -1,14 +1,14 @@
-#include "model_config.h"
+#include "model/model_config.h"
 
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "charset.h"
-#include "error.h"
-#include "geometry.h"
-#include "stages/stage_registry.h"
+#include "base/error.h"
+#include "model/charset.h"
+#include "model/geometry.h"
+#include "model/stages/stage_registry.h"
 
 namespace foveal::core {
 

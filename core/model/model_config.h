@@ -3,10 +3,10 @@
 // prediction; docs/ARCHITECTURE.md "The model as stages"), the attention decoder's glimpse and
 // cell, the charset and the preprocessing. It is serialised as JSON into every checkpoint, so a
 // model file is self-describing. Stage and glimpse names are checked against
-// core/stages/stage_registry.h.
+// core/model/stages/stage_registry.h.
 #include <string>
 
-#include "charset.h"
+#include "model/charset.h"
 
 namespace foveal::core {
 

@@ -1,6 +1,6 @@
-#include "model_variants.h"
+#include "model/model_variants.h"
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "model_config.h"
+#include "model/model_config.h"
 
 namespace foveal::core {
 

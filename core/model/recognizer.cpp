@@ -1,12 +1,12 @@
-#include "recognizer.h"
+#include "model/recognizer.h"
 
 #include <torch/nn/init.h>
 
-#include "error.h"
-#include "stages/attention_prediction.h"
-#include "stages/cell_positions.h"
-#include "stages/sharp_glimpse.h"
-#include "stages/stage_factories.h"
+#include "base/error.h"
+#include "model/stages/attention_prediction.h"
+#include "model/stages/cell_positions.h"
+#include "model/stages/sharp_glimpse.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -6,9 +6,9 @@
 #include <torch/nn/pimpl.h>
 #include <vector>
 
-#include "model_config.h"
-#include "sharpener.h"
-#include "stages/stage.h"
+#include "model/model_config.h"
+#include "model/sharpener.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

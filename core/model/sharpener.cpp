@@ -1,9 +1,9 @@
-#include "sharpener.h"
+#include "model/sharpener.h"
 
 #include <torch/nn/functional/vision.h>
 #include <cmath>
 
-#include "stages/stage_registry.h"
+#include "model/stages/stage_registry.h"
 
 namespace foveal::core {
 

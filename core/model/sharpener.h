@@ -8,9 +8,9 @@
 #include <torch/nn/pimpl.h>
 #include <vector>
 
-#include "backbone.h"
-#include "model_config.h"
-#include "stn.h"
+#include "model/backbone.h"
+#include "model/model_config.h"
+#include "model/stn.h"
 
 namespace foveal::core {
 

@@ -1,4 +1,4 @@
-#include "stn.h"
+#include "model/stn.h"
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>

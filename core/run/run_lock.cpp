@@ -1,4 +1,4 @@
-#include "run_lock.h"
+#include "run/run_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include <ctime>
 #include <filesystem>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace fs = std::filesystem;
 

@@ -1,5 +1,5 @@
-#include "run_log.h"
-#include "run_folder.h"
+#include "run/run_log.h"
+#include "run/run_folder.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,8 +12,8 @@
 #include <optional>
 #include <system_error>
 
-#include "error.h"
-#include "safe_read.h"
+#include "base/error.h"
+#include "base/safe_read.h"
 
 namespace foveal::core {
 

@@ -1,8 +1,8 @@
-#include "localisation.h"
+#include "trace/localisation.h"
 
 #include <algorithm>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "geometry.h"
-#include "trace.h"
+#include "model/geometry.h"
+#include "trace/trace.h"
 
 namespace foveal::core {
 

@@ -1,13 +1,13 @@
-#include "model_session.h"
+#include "trace/model_session.h"
 
 #include <ATen/Parallel.h>
 #include <torch/utils.h>
 #include <thread>
 
-#include "checkpoint.h"
-#include "error.h"
-#include "preprocess.h"
-#include "trace_builder.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "image/preprocess.h"
+#include "trace/trace_builder.h"
 
 namespace foveal::core {
 

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "dtrb_import.h"
-#include "model_config.h"
-#include "trace.h"
+#include "formats/dtrb_import.h"
+#include "model/model_config.h"
+#include "trace/trace.h"
 
 namespace foveal::core {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "geometry.h"
-#include "grey_image.h"
+#include "image/grey_image.h"
+#include "model/geometry.h"
 
 namespace foveal::core {
 
@@ -38,7 +38,7 @@ struct TraceStep {
   std::vector<double> contextWeights;  ///< sharp weighting: over Z columns then x_s
   /// CTC: the columns that emitted this token (its run in the argmax path). Attention: empty.
   std::vector<int> columns;
-  /// Where the step looks, in source-image pixels (core/localisation.h says how each glimpse
+  /// Where the step looks, in source-image pixels (core/trace/localisation.h says how each glimpse
   /// defines them): a point and a character box (clipped to the image).
   PointF focus;
   Box box;
@@ -86,7 +86,7 @@ struct Trace {
   /// its token's posterior over the columns, normalised: the row of the alignment matrix).
   std::vector<std::vector<TokenProb>> columnTopk;
   /// How the steps' focus and box were defined ("alpha-mean", "selected", "stn-quad",
-  /// "columns"; core/localisation.h).
+  /// "columns"; core/trace/localisation.h).
   std::string focusRule;
   /// The true box of each character of the image's label, in source-image pixels, when the data
   /// knows them (empty otherwise). Not set by tracing: whoever knows the label's boxes fills it.

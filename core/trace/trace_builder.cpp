@@ -1,9 +1,9 @@
-#include "trace_builder.h"
+#include "trace/trace_builder.h"
 
 #include <cmath>
 
-#include "charset.h"
-#include "stages/ctc_prediction.h"
+#include "model/charset.h"
+#include "model/stages/ctc_prediction.h"
 
 namespace foveal::core {
 

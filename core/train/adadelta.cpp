@@ -1,4 +1,4 @@
-#include "adadelta.h"
+#include "train/adadelta.h"
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>

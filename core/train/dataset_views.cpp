@@ -1,9 +1,9 @@
-#include "dataset_views.h"
+#include "train/dataset_views.h"
 
 #include <algorithm>
 
-#include "dataset_factory.h"
-#include "error.h"
+#include "base/error.h"
+#include "data/dataset_factory.h"
 
 namespace foveal::core::train {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dataset.h"
+#include "data/dataset.h"
 
 namespace foveal::core::train {
 

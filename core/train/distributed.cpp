@@ -1,9 +1,9 @@
-#include "distributed.h"
+#include "train/distributed.h"
 
 #include <torch/torch.h>
 #include <cstdlib>
 
-#include "error.h"
+#include "base/error.h"
 
 #ifdef FOVEAL_WITH_C10D
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>

@@ -1,4 +1,4 @@
-#include "error_analysis.h"
+#include "train/error_analysis.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <set>
 #include <sstream>
 
-#include "charset.h"
-#include "checkpoint.h"
-#include "compute_device.h"
-#include "dataset_factory.h"
-#include "error.h"
-#include "evaluate_model.h"
-#include "text_metrics.h"
+#include "base/compute_device.h"
+#include "base/error.h"
+#include "base/text_metrics.h"
+#include "data/dataset_factory.h"
+#include "formats/checkpoint.h"
+#include "model/charset.h"
+#include "train/evaluate_model.h"
 
 namespace foveal::core::train {
 

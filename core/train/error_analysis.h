@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "evaluation.h"
+#include "train/evaluation.h"
 
 namespace foveal::core::train {
 

@@ -3,9 +3,9 @@
 // trainer's periodic evaluation.
 #include <torch/types.h>
 
-#include "dataset.h"
-#include "evaluation.h"
-#include "recognizer.h"
+#include "data/dataset.h"
+#include "model/recognizer.h"
+#include "train/evaluation.h"
 
 namespace foveal::core::train {
 

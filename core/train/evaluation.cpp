@@ -1,4 +1,4 @@
-#include "evaluation.h"
+#include "train/evaluation.h"
 
 #include <torch/torch.h>
 #include <algorithm>
@@ -9,17 +9,17 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "charset.h"
-#include "checkpoint.h"
-#include "compute_device.h"
-#include "data_loader.h"
-#include "dataset_factory.h"
-#include "dataset_views.h"
-#include "error.h"
-#include "evaluate_model.h"
-#include "text_metrics.h"
-#include "trace_builder.h"
-#include "train_config.h"
+#include "base/compute_device.h"
+#include "base/error.h"
+#include "base/text_metrics.h"
+#include "data/data_loader.h"
+#include "data/dataset_factory.h"
+#include "formats/checkpoint.h"
+#include "model/charset.h"
+#include "trace/trace_builder.h"
+#include "train/dataset_views.h"
+#include "train/evaluate_model.h"
+#include "train/train_config.h"
 
 namespace foveal::core::train {
 

@@ -5,7 +5,7 @@
 // decoded steps of an image (up to and including the first end token, as traces count them),
 // then over the images. Grouped per dataset and per label length. Where the data knows its
 // character boxes (Dataset::charBoxes), localisation too (DESIGN.md "Localisation",
-// core/localisation.h): pointing accuracy and mean IoU, over all images and over the correctly
+// core/trace/localisation.h): pointing accuracy and mean IoU, over all images and over the correctly
 // read ones. Torch-free.
 #include <cstdint>
 #include <functional>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "dtrb_import.h"
-#include "error.h"
-#include "localisation.h"
+#include "base/error.h"
+#include "formats/dtrb_import.h"
+#include "trace/localisation.h"
 
 namespace foveal::core::train {
 

@@ -1,12 +1,12 @@
-#include "train_bench.h"
+#include "train/train_bench.h"
 
 #include <chrono>
 #include <filesystem>
 #include <random>
 
-#include "compute_device.h"
-#include "model_session.h"
-#include "trainer.h"
+#include "base/compute_device.h"
+#include "trace/model_session.h"
+#include "train/trainer.h"
 
 namespace fs = std::filesystem;
 

@@ -1,11 +1,11 @@
-#include "train_config.h"
+#include "train/train_config.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "model_session.h"
-#include "model_variants.h"
+#include "base/error.h"
+#include "model/model_variants.h"
+#include "trace/model_session.h"
 
 namespace foveal::core::train {
 

@@ -1,6 +1,6 @@
-#include "trainer.h"
-#include "run_folder.h"
-#include "warm_start.h"
+#include "train/trainer.h"
+#include "run/run_folder.h"
+#include "train/warm_start.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/serialize/input-archive.h>
@@ -19,25 +19,25 @@
 #include <optional>
 #include <sstream>
 
-#include "adadelta.h"
-#include "atomic_file.h"
-#include "backbone.h"
-#include "charset.h"
-#include "checkpoint.h"
-#include "compute_device.h"
-#include "cuda_autocast.h"
-#include "data_loader.h"
-#include "dataset_factory.h"
-#include "dataset_views.h"
-#include "distributed.h"
-#include "error.h"
-#include "evaluate_model.h"
-#include "losses.h"
-#include "model_session.h"
-#include "run_lock.h"
-#include "safe_read.h"
-#include "state_file.h"
-#include "synthetic_words.h"
+#include "base/atomic_file.h"
+#include "base/compute_device.h"
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "data/data_loader.h"
+#include "data/dataset_factory.h"
+#include "data/synthetic_words.h"
+#include "formats/checkpoint.h"
+#include "formats/state_file.h"
+#include "model/backbone.h"
+#include "model/charset.h"
+#include "model/cuda_autocast.h"
+#include "model/losses.h"
+#include "run/run_lock.h"
+#include "trace/model_session.h"
+#include "train/adadelta.h"
+#include "train/dataset_views.h"
+#include "train/distributed.h"
+#include "train/evaluate_model.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -74,7 +74,7 @@ struct Trainer::Impl {
   TrainHooks hooks;
   fs::path run;
   bool writer = true;                // rank 0
-  std::unique_ptr<RunLock> runLock;  // the writer's hold on the run folder (core/run_lock.h)
+  std::unique_ptr<RunLock> runLock;  // the writer's hold on the run folder (core/run/run_lock.h)
   int rank = 0, world = 1;
   torch::Device device{torch::kCPU};
   Charset charset;

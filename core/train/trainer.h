@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include "train_config.h"
+#include "train/train_config.h"
 
 namespace foveal::core::train {
 

@@ -1,9 +1,9 @@
-#include "warm_start.h"
+#include "train/warm_start.h"
 
 #include <torch/torch.h>
 
-#include "checkpoint.h"
-#include "error.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
 
 namespace foveal::core::train {
 

@@ -7,7 +7,7 @@
 // how it started.
 #include <string>
 
-#include "recognizer.h"
+#include "model/recognizer.h"
 
 namespace foveal::core::train {
 

@@ -5,9 +5,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "checkpoint.h"
-#include "error.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
 #include "test_models.h"
 
 using namespace foveal::core;

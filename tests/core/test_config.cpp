@@ -2,10 +2,10 @@
 #include <QtTest/QtTest>
 #include <fstream>
 
-#include "charset.h"
-#include "error.h"
-#include "grey_image.h"
-#include "model_config.h"
+#include "base/error.h"
+#include "image/grey_image.h"
+#include "model/charset.h"
+#include "model/model_config.h"
 
 using namespace foveal::core;
 

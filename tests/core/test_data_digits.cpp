@@ -5,9 +5,9 @@
 #include <cmath>
 #include <set>
 
-#include "digit_sequences.h"
-#include "error.h"
-#include "mnist_digits.h"
+#include "base/error.h"
+#include "data/digit_sequences.h"
+#include "data/mnist_digits.h"
 
 using namespace foveal::core;
 using namespace foveal::core::data;

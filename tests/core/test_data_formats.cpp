@@ -4,19 +4,19 @@
 #include <cmath>
 #include <fstream>
 
-#include "charset.h"
-#include "crc32.h"
-#include "dataset_export.h"
-#include "dataset_factory.h"
-#include "dataset_tools.h"
-#include "digit_sequences.h"
-#include "error.h"
-#include "folder_dataset.h"
-#include "label_filter.h"
-#include "lmdb_dataset.h"
-#include "packed_dataset.h"
-#include "preprocess.h"
-#include "synthetic_words.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "data/dataset_export.h"
+#include "data/dataset_factory.h"
+#include "data/dataset_tools.h"
+#include "data/digit_sequences.h"
+#include "data/folder_dataset.h"
+#include "data/label_filter.h"
+#include "data/lmdb_dataset.h"
+#include "data/packed_dataset.h"
+#include "data/synthetic_words.h"
+#include "image/preprocess.h"
+#include "model/charset.h"
 
 using namespace foveal::core;
 using namespace foveal::core::data;

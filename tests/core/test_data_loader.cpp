@@ -4,11 +4,11 @@
 #include <fstream>
 #include <set>
 
-#include "data_loader.h"
-#include "dataset_export.h"
-#include "dataset_factory.h"
-#include "error.h"
-#include "preprocess.h"
+#include "base/error.h"
+#include "data/data_loader.h"
+#include "data/dataset_export.h"
+#include "data/dataset_factory.h"
+#include "image/preprocess.h"
 
 using namespace foveal::core;
 using namespace foveal::core::data;

@@ -8,13 +8,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "checkpoint.h"
-#include "dtrb_import.h"
-#include "error.h"
-#include "grey_image.h"
-#include "model_session.h"
-#include "pil_resize.h"
-#include "torch_pickle.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "formats/dtrb_import.h"
+#include "formats/torch_pickle.h"
+#include "image/grey_image.h"
+#include "image/pil_resize.h"
+#include "trace/model_session.h"
 
 using namespace foveal::core;
 using nlohmann::json;

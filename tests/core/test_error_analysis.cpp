@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "dataset_factory.h"
-#include "error_analysis.h"
-#include "evaluation.h"
-#include "grey_image.h"
-#include "model_session.h"
+#include "data/dataset_factory.h"
+#include "image/grey_image.h"
 #include "test_models.h"
+#include "trace/model_session.h"
+#include "train/error_analysis.h"
+#include "train/evaluation.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;

@@ -2,9 +2,9 @@
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 
-#include "backbone.h"
-#include "error.h"
-#include "geometry.h"
+#include "base/error.h"
+#include "model/backbone.h"
+#include "model/geometry.h"
 
 using namespace foveal::core;
 

@@ -6,11 +6,11 @@
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 
-#include "backbone.h"
-#include "error.h"
-#include "recognizer.h"
-#include "stages/cell_positions.h"
-#include "stages/stage_registry.h"
+#include "base/error.h"
+#include "model/backbone.h"
+#include "model/recognizer.h"
+#include "model/stages/cell_positions.h"
+#include "model/stages/stage_registry.h"
 #include "test_models.h"
 
 using namespace foveal::core;

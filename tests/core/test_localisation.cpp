@@ -5,10 +5,10 @@
 #include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "localisation.h"
-#include "model_session.h"
-#include "trace.h"
+#include "base/error.h"
+#include "trace/localisation.h"
+#include "trace/model_session.h"
+#include "trace/trace.h"
 
 using namespace foveal::core;
 using nlohmann::json;

@@ -6,11 +6,11 @@
 #include <map>
 #include <set>
 
-#include "backbone.h"
-#include "error.h"
-#include "losses.h"
-#include "recognizer.h"
-#include "sharpener.h"
+#include "base/error.h"
+#include "model/backbone.h"
+#include "model/losses.h"
+#include "model/recognizer.h"
+#include "model/sharpener.h"
 #include "test_models.h"
 
 using namespace foveal::core;

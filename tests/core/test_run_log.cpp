@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "error.h"
-#include "run_log.h"
+#include "base/error.h"
+#include "run/run_log.h"
 
 using namespace foveal::core;
 namespace fs = std::filesystem;

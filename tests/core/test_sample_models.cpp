@@ -13,11 +13,11 @@
 
 #include <array>
 
-#include "conv_plan.h"
-#include "crc32.h"
-#include "evaluation.h"
-#include "grey_image.h"
-#include "model_session.h"
+#include "base/crc32.h"
+#include "image/grey_image.h"
+#include "model/conv_plan.h"
+#include "trace/model_session.h"
+#include "train/evaluation.h"
 
 using namespace foveal::core::train;
 namespace fs = std::filesystem;

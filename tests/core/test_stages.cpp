@@ -7,17 +7,17 @@
 #include <cmath>
 #include <functional>
 
-#include "checkpoint.h"
-#include "conv_plan.h"
-#include "error.h"
-#include "model_session.h"
-#include "model_variants.h"
-#include "recognizer.h"
-#include "stages/ctc_prediction.h"
-#include "stages/lstm_inference.h"
-#include "stages/resnet_features.h"
-#include "stages/stage_registry.h"
-#include "stages/tps.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "model/conv_plan.h"
+#include "model/model_variants.h"
+#include "model/recognizer.h"
+#include "model/stages/ctc_prediction.h"
+#include "model/stages/lstm_inference.h"
+#include "model/stages/resnet_features.h"
+#include "model/stages/stage_registry.h"
+#include "model/stages/tps.h"
+#include "trace/model_session.h"
 
 using namespace foveal::core;
 

@@ -3,13 +3,13 @@
 #include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
 
-#include "charset.h"
-#include "checkpoint.h"
-#include "model_session.h"
-#include "preprocess.h"
-#include "stages/stage_registry.h"
+#include "formats/checkpoint.h"
+#include "image/preprocess.h"
+#include "model/charset.h"
+#include "model/stages/stage_registry.h"
 #include "test_models.h"
-#include "trace_builder.h"
+#include "trace/model_session.h"
+#include "trace/trace_builder.h"
 
 using namespace foveal::core;
 using foveal::test::allConfigs;

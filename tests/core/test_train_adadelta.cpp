@@ -5,9 +5,9 @@
 #include <cmath>
 #include <sstream>
 
-#include "adadelta.h"
-#include "error.h"
-#include "train_config.h"
+#include "base/error.h"
+#include "train/adadelta.h"
+#include "train/train_config.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;

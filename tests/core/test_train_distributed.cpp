@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <thread>
 
-#include "checkpoint.h"
-#include "distributed.h"
-#include "error.h"
-#include "train_config.h"
-#include "trainer.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "train/distributed.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "checkpoint.h"
-#include "error.h"
-#include "run_folder.h"
-#include "train_config.h"
-#include "trainer.h"
-#include "warm_start.h"
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "run/run_folder.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
+#include "train/warm_start.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;
@@ -77,7 +77,7 @@ class TestTrainEngine : public QObject {
     auto c = tiny("digits-soft");
     RunOptions ro;
     ro.runDir = run.string();
-    // A temporary: a live Trainer holds the folder's lock (core/run_lock.h), which would refuse
+    // A temporary: a live Trainer holds the folder's lock (core/run/run_lock.h), which would refuse
     // the second run below for that reason instead of the one this test checks.
     const auto r = Trainer(c, ro).run();
     QCOMPARE(r.iteration, int64_t(8));

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "dataset.h"
-#include "evaluate_model.h"
-#include "evaluation.h"
-#include "recognizer.h"
-#include "train_config.h"
+#include "data/dataset.h"
+#include "model/recognizer.h"
+#include "train/evaluate_model.h"
+#include "train/evaluation.h"
+#include "train/train_config.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;

@@ -11,9 +11,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "evaluation.h"
-#include "train_config.h"
-#include "trainer.h"
+#include "train/evaluation.h"
+#include "train/train_config.h"
+#include "train/trainer.h"
 
 using namespace foveal::core;
 using namespace foveal::core::train;

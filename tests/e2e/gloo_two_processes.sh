@@ -34,7 +34,7 @@ grep -q "rank 1 of 2" "$work/rank1.log" || { echo "FAIL: rank 1 did not join a g
 
 "$cli" trace --model "$work/dist/latest.fvm" "$image" >/dev/null  # the model reads
 # The parameters must agree (batch-norm running statistics follow rank 0's shard by design, so
-# the buffers are not compared). The .fvm tensor table (core/checkpoint.cpp): after a 40-byte
+# the buffers are not compared). The .fvm tensor table (core/formats/checkpoint.cpp): after a 40-byte
 # header and the metadata, u32 count, then per tensor u32 name length, name, u8 dtype, u32 rank,
 # u64 dims[rank], u64 bytes, data.
 python3 - "$work/dist/latest.fvm" "$work/single/latest.fvm" "$work/half/latest.fvm" <<'PY'

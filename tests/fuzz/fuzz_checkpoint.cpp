@@ -10,9 +10,9 @@
 
 #include <torch/torch.h>
 
-#include "checkpoint.h"
-#include "crc32.h"
-#include "error.h"
+#include "base/crc32.h"
+#include "base/error.h"
+#include "formats/checkpoint.h"
 #include "fuzz_check.h"
 
 namespace {

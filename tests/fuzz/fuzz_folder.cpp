@@ -11,11 +11,11 @@
 #include <fstream>
 #include <string>
 
-#include "charset.h"
-#include "error.h"
-#include "folder_dataset.h"
+#include "base/error.h"
+#include "data/folder_dataset.h"
 #include "fuzz_check.h"
-#include "grey_image.h"
+#include "image/grey_image.h"
+#include "model/charset.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string dir = [] {

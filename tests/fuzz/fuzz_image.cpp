@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
 #include "fuzz_check.h"
-#include "grey_image.h"
+#include "image/grey_image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);

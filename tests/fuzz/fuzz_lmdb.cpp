@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
+#include "data/lmdb_dataset.h"
 #include "fuzz_check.h"
-#include "lmdb_dataset.h"
 
 namespace {
 void put(MDB_txn* txn, MDB_dbi dbi, const std::string& key, const std::string& value) {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
+#include "data/packed_dataset.h"
 #include "fuzz_check.h"
-#include "packed_dataset.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/foveal-fuzz-packed-" + std::to_string(getpid()) + ".fvd";

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "run_log.h"
+#include "run/run_log.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string dir = "/tmp/foveal-fuzz-run-" + std::to_string(getpid());

@@ -1,5 +1,5 @@
 // libFuzzer harness: training state files (latest.state) -> readTrainingState, the checksummed
-// envelope around LibTorch's archive (core/state_file.h). The archive itself is LibTorch's to
+// envelope around LibTorch's archive (core/formats/state_file.h). The archive itself is LibTorch's to
 // parse; what Foveal adds must refuse every damaged envelope with an Error.
 #include <unistd.h>
 
@@ -7,9 +7,9 @@
 #include <fstream>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
+#include "formats/state_file.h"
 #include "fuzz_check.h"
-#include "state_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/foveal-fuzz-state-" + std::to_string(getpid());

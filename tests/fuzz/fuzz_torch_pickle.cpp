@@ -1,13 +1,13 @@
-// libFuzzer harness: torch.save files -> parseTorchFile (core/torch_pickle.h), the reader behind
+// libFuzzer harness: torch.save files -> parseTorchFile (core/formats/torch_pickle.h), the reader behind
 // `foveal-cli import` and every .pth opened as a model. LibTorch's own parser aborted the process
 // on fuzzed input; this one must refuse every malformed file with an Error, and every tensor it
 // accepts must lie inside its storage.
 #include <cstdint>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
+#include "formats/torch_pickle.h"
 #include "fuzz_check.h"
-#include "torch_pickle.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<uint8_t> bytes(data, data + size);

@@ -18,9 +18,9 @@
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
-#include "model_session.h"
 #include "step_cursor.h"
 #include "test_models.h"
+#include "trace/model_session.h"
 #include "trace_view.h"
 
 using namespace foveal;

@@ -17,16 +17,16 @@
 #include "compare_page.h"
 #include "confusion_view.h"
 #include "dataset_browser.h"
-#include "error_analysis.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"
 #include "errors_page.h"
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
-#include "model_session.h"
 #include "patch_strip.h"
 #include "test_models.h"
+#include "trace/model_session.h"
+#include "train/error_analysis.h"
 
 using namespace foveal;
 using core::train::ImageReading;

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

@@ -4,7 +4,7 @@
 #include <QImage>
 #include <QString>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 class QWidget;
 

@@ -6,7 +6,7 @@
 #include <QImage>
 #include <QString>
 
-#include "grey_image.h"
+#include "image/grey_image.h"
 
 namespace foveal::ui {
 

@@ -4,10 +4,10 @@
 #include <QPainter>
 #include <QScrollArea>
 
-#include "charset.h"
-#include "localisation.h"
+#include "base/text_metrics.h"
+#include "model/charset.h"
 #include "qt_convert.h"
-#include "text_metrics.h"
+#include "trace/localisation.h"
 
 namespace foveal::ui {
 

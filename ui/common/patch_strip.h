@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

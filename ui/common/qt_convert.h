@@ -6,9 +6,9 @@
 #include <QRectF>
 #include <QString>
 
-#include "charset.h"
-#include "grey_image.h"
-#include "trace.h"
+#include "image/grey_image.h"
+#include "model/charset.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "charset.h"
+#include "model/charset.h"
 
 namespace foveal::ui {
 

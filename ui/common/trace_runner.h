@@ -12,9 +12,9 @@
 #include <optional>
 #include <vector>
 
-#include "grey_image.h"
-#include "model_session.h"
-#include "trace.h"
+#include "image/grey_image.h"
+#include "trace/model_session.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "attention_grid.h"
-#include "localisation.h"
 #include "qt_convert.h"
+#include "trace/localisation.h"
 
 namespace foveal::ui {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 
@@ -25,7 +25,7 @@ class TraceView : public QWidget {
   /// 1-D models (one row) and 2-D ones.
   /// Fiducials: a TPS model's fiducial points on the source (top edge, bottom edge). RegionBox
   /// also marks a CTC step's emitting columns. Focus: the step's focus point and character box
-  /// (core/localisation.h); green when the focus lies in its character's true box, red when it
+  /// (core/trace/localisation.h); green when the focus lies in its character's true box, red when it
   /// misses. TruthBoxes: the true box of every character (when the data knows them), the current
   /// step's character bold.
   enum Overlay {

@@ -3,8 +3,8 @@
 #include <QBrush>
 #include <QColor>
 
+#include "base/text_metrics.h"
 #include "qt_convert.h"
-#include "text_metrics.h"
 
 namespace foveal::ui {
 

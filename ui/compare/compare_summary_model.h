@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

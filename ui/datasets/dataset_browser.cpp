@@ -9,9 +9,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "dataset_factory.h"
+#include "base/error.h"
+#include "data/dataset_factory.h"
 #include "dataset_model.h"
-#include "error.h"
 #include "qt_convert.h"
 #include "settings.h"
 

@@ -6,7 +6,7 @@
 #include <QWidget>
 #include <vector>
 
-#include "geometry.h"
+#include "model/geometry.h"
 
 class QLabel;
 class QLineEdit;

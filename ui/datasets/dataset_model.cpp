@@ -3,7 +3,7 @@
 #include <QBrush>
 #include <algorithm>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::ui {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "dataset.h"
+#include "data/dataset.h"
 
 namespace foveal::ui {
 

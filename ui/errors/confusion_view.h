@@ -5,7 +5,7 @@
 // cell emits cellClicked (the Errors page filters its rows to the images behind it).
 #include <QWidget>
 
-#include "error_analysis.h"
+#include "train/error_analysis.h"
 
 namespace foveal::ui {
 

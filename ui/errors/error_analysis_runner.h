@@ -9,7 +9,7 @@
 #include <atomic>
 #include <memory>
 
-#include "error_analysis.h"
+#include "train/error_analysis.h"
 
 namespace foveal::ui {
 

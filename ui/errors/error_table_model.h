@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "dataset.h"
-#include "error_analysis.h"
+#include "data/dataset.h"
+#include "train/error_analysis.h"
 
 namespace foveal::ui {
 

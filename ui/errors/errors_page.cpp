@@ -25,9 +25,9 @@
 #include <QVBoxLayout>
 #include <climits>
 
+#include "base/error.h"
 #include "confusion_view.h"
-#include "dataset_factory.h"
-#include "error.h"
+#include "data/dataset_factory.h"
 #include "error_analysis_runner.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"

@@ -12,7 +12,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "error_analysis.h"
+#include "train/error_analysis.h"
 
 class QComboBox;
 class QLabel;

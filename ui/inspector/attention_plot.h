@@ -4,7 +4,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 class QCustomPlot;
 class QCPBars;

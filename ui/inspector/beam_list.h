@@ -5,7 +5,7 @@
 #include <QTreeWidget>
 #include <memory>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

@@ -7,7 +7,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 class QComboBox;
 class QLabel;

@@ -1,6 +1,6 @@
 #include "topk_model.h"
 
-#include "charset.h"
+#include "model/charset.h"
 
 #include <QBrush>
 #include <QFont>

@@ -3,7 +3,7 @@
 #include <QAbstractTableModel>
 #include <memory>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 namespace foveal::ui {
 

@@ -4,7 +4,7 @@
 #include <QDialog>
 #include <optional>
 
-#include "dtrb_import.h"
+#include "formats/dtrb_import.h"
 
 class QCheckBox;
 class QLineEdit;

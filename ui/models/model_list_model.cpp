@@ -6,10 +6,10 @@
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "dtrb_charset_needed.h"
-#include "error.h"
-#include "model_session.h"
+#include "base/error.h"
+#include "formats/dtrb_charset_needed.h"
 #include "qt_convert.h"
+#include "trace/model_session.h"
 
 namespace foveal::ui {
 

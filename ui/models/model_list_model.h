@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "dtrb_import.h"
+#include "formats/dtrb_import.h"
 
 namespace foveal::core {
 class ModelSession;

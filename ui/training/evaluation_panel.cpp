@@ -1,5 +1,5 @@
 #include "evaluation_panel.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -19,8 +19,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
-#include "dataset_factory.h"
-#include "error.h"
+#include "base/error.h"
+#include "data/dataset_factory.h"
 #include "eval_models.h"
 #include "qt_convert.h"
 

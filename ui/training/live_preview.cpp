@@ -1,5 +1,5 @@
 #include "live_preview.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -9,11 +9,11 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
-#include "dataset_factory.h"
-#include "model_session.h"
+#include "data/dataset_factory.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
+#include "trace/model_session.h"
 #include "trace_view.h"
 
 namespace foveal::ui {

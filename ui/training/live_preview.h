@@ -14,7 +14,7 @@
 #include <QWidget>
 #include <memory>
 
-#include "trace.h"
+#include "trace/trace.h"
 
 class QLabel;
 class QSlider;

@@ -1,5 +1,5 @@
 #include "metrics_plot.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QDateTime>
 #include <QDir>

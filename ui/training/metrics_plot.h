@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "run_log.h"
+#include "run/run_log.h"
 
 class QCustomPlot;
 class QCPAxisRect;

@@ -11,7 +11,7 @@
 #include <map>
 #include <vector>
 
-#include "run_log.h"
+#include "run/run_log.h"
 
 class QProcess;
 

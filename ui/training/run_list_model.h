@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "run_log.h"
+#include "run/run_log.h"
 
 namespace foveal::ui {
 

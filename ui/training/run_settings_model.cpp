@@ -1,5 +1,5 @@
 #include "run_settings_model.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,5 +1,5 @@
 #include "training_launch_dialog.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QApplication>
 #include <QClipboard>
@@ -25,8 +25,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "model/stages/stage_registry.h"
 #include "settings.h"
-#include "stages/stage_registry.h"
 
 namespace foveal::ui {
 

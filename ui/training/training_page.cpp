@@ -1,5 +1,5 @@
 #include "training_page.h"
-#include "run_folder.h"
+#include "run/run_folder.h"
 
 #include <QAction>
 #include <QCheckBox>

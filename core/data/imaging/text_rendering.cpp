@@ -11,10 +11,10 @@
 #include <mutex>
 #include <unordered_set>
 
-#include "../random.h"
-#include "../synthetic_words.h"
-#include "error.h"
-#include "safe_read.h"
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "data/random.h"
+#include "data/synthetic_words.h"
 
 namespace fs = std::filesystem;
 

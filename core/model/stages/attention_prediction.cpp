@@ -1,9 +1,9 @@
-#include "stages/attention_prediction.h"
+#include "model/stages/attention_prediction.h"
 
 #include <limits>
 
-#include "error.h"
-#include "stages/stage_factories.h"
+#include "base/error.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -10,9 +10,9 @@
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
 
-#include "additive_attention.h"
-#include "charset.h"
-#include "stages/stage.h"
+#include "model/additive_attention.h"
+#include "model/charset.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

@@ -1,7 +1,7 @@
-#include "stages/bilstm.h"
+#include "model/stages/bilstm.h"
 
-#include "stages/lstm_inference.h"
-#include "stages/stage_factories.h"
+#include "model/stages/lstm_inference.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

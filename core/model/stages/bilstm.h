@@ -8,7 +8,7 @@
 #include <torch/nn/modules/rnn.h>
 #include <torch/nn/pimpl.h>
 
-#include "stages/stage.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

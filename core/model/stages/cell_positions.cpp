@@ -1,8 +1,8 @@
-#include "stages/cell_positions.h"
+#include "model/stages/cell_positions.h"
 
 #include <cmath>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace foveal::core {
 

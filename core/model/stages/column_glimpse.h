@@ -2,7 +2,7 @@
 // What the soft and hard glimpses share: c_t is a fixed mixture of the columns x_i (weighted by
 // alpha_t, or the selected one), so the glimpse is its mixColumns() applied to x, and the
 // decoder's latency path can apply the same mixture to the columns' gate contributions.
-#include "stages/stage.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

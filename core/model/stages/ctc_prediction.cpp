@@ -1,9 +1,9 @@
-#include "stages/ctc_prediction.h"
+#include "model/stages/ctc_prediction.h"
 
 #include <ATen/ops/ctc_loss.h>
 
-#include "error.h"
-#include "stages/stage_factories.h"
+#include "base/error.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -7,8 +7,8 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "charset.h"
-#include "stages/stage.h"
+#include "model/charset.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

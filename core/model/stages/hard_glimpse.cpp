@@ -2,8 +2,8 @@
 // argmax at evaluation unless sampling is asked for; Xu et al.'s hard attention).
 #include <torch/nn/cloneable.h>
 
-#include "stages/column_glimpse.h"
-#include "stages/stage_factories.h"
+#include "model/stages/column_glimpse.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -1,4 +1,4 @@
-#include "stages/lstm_inference.h"
+#include "model/stages/lstm_inference.h"
 
 #include <torch/nn/modules/rnn.h>
 

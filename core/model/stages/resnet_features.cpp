@@ -1,14 +1,14 @@
-#include "stages/resnet_features.h"
+#include "model/stages/resnet_features.h"
 
 #include <torch/nn/functional/pooling.h>
 #include <torch/nn/modules/activation.h>
 
 #include <atomic>
 
-#include "conv_plan.h"
+#include "model/conv_plan.h"
 
-#include "stages/stage_factories.h"
-#include "stages/stage_registry.h"
+#include "model/stages/stage_factories.h"
+#include "model/stages/stage_registry.h"
 
 namespace foveal::core {
 

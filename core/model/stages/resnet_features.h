@@ -10,7 +10,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/pimpl.h>
 
-#include "stages/stage.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

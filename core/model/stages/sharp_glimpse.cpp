@@ -1,8 +1,8 @@
-#include "stages/sharp_glimpse.h"
+#include "model/stages/sharp_glimpse.h"
 
 #include <ATen/ops/_unique.h>
 
-#include "stages/stage_factories.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

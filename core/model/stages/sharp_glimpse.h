@@ -6,9 +6,9 @@
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 
-#include "additive_attention.h"
-#include "sharpener.h"
-#include "stages/stage.h"
+#include "model/additive_attention.h"
+#include "model/sharpener.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

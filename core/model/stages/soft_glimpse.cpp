@@ -1,8 +1,8 @@
 // The glimpse "soft": c_t = sum_i alpha_ti x_i (Bahdanau; the paper's soft attention).
 #include <torch/nn/cloneable.h>
 
-#include "stages/column_glimpse.h"
-#include "stages/stage_factories.h"
+#include "model/stages/column_glimpse.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

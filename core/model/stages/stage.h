@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "geometry.h"
-#include "model_config.h"
+#include "model/geometry.h"
+#include "model/model_config.h"
 
 namespace foveal::core {
 

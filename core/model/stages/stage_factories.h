@@ -2,8 +2,8 @@
 // Builds the stages named in a ModelConfig through the registry (stage_registry.cpp).
 #include <torch/nn/module.h>
 
-#include "model_config.h"
-#include "stages/stage.h"
+#include "model/model_config.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 

@@ -1,9 +1,9 @@
-#include "stages/stage_registry.h"
+#include "model/stages/stage_registry.h"
 
 #include <map>
 
-#include "error.h"
-#include "stages/stage_factories.h"
+#include "base/error.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

@@ -1,12 +1,12 @@
 #pragma once
 // The one list of stages and glimpses (docs/ARCHITECTURE.md "The model as stages", which has the
 // checklist for adding one). Torch-free: the CLI, the GUI, presets, bench and tests read names,
-// summaries and declared needs from here; core/stages/stage_factories.h builds the modules from
+// summaries and declared needs from here; core/model/stages/stage_factories.h builds the modules from
 // the same table (stage_registry.cpp), so a name cannot exist in one place and not the other.
 #include <string>
 #include <vector>
 
-#include "geometry.h"
+#include "model/geometry.h"
 
 namespace foveal::core {
 

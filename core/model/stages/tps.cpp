@@ -1,4 +1,4 @@
-#include "stages/tps.h"
+#include "model/stages/tps.h"
 
 #include <torch/nn/functional/upsampling.h>
 #include <torch/nn/functional/vision.h>
@@ -7,7 +7,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
 
-#include "stages/stage_factories.h"
+#include "model/stages/stage_factories.h"
 
 namespace foveal::core {
 

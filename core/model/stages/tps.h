@@ -9,7 +9,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
 
-#include "stages/stage.h"
+#include "model/stages/stage.h"
 
 namespace foveal::core {
 
