@@ -3,6 +3,7 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -46,6 +47,12 @@ bool winogradAllowed() {  // FOVEAL_WINOGRAD=0: never
 
 using Dims = memory::dims;
 
+dnnl::primitive_attr userScratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 // Output size as PyTorch computes it (floor mode); oneDNN takes the right/bottom padding that
 // gives the same size, which may be smaller than the left one.
 int64_t outSize(int64_t in, int64_t k, int64_t s, int64_t p) { return (in + 2 * p - k) / s + 1; }
@@ -53,12 +60,21 @@ int64_t rightPad(int64_t in, int64_t out, int64_t k, int64_t s, int64_t p) {
   return (out - 1) * s + k - in - p;
 }
 
+// Every primitive runs with a scratchpad the plan owns (scratchpad_mode::user). With oneDNN's
+// default library scratchpad, a primitive must run on the thread that created it: the scratchpad
+// is global per thread and sized by the primitives that thread created. The GUI compiles a plan on
+// one pooled thread and runs it on whichever pooled thread reads the next image, beside other
+// models' plans; with the library scratchpad that wrote past a smaller thread's buffer and
+// crashed the window on the second read of a TRBA model (issue 37). The steps of one plan run one
+// after another under its mutex, so they share one buffer, as large as the largest step needs.
 struct Compiled {
   struct Step {
     dnnl::primitive prim;
     std::unordered_map<int, memory> args;
+    memory::desc scratchpad;  // this step's own need (size 0: none)
   };
   std::vector<Step> steps;
+  memory scratchpad;  // the shared buffer, as large as the largest step's
   memory input;   // the caller's NCHW image (handle set per run)
   memory output;  // the last value, in the primitive's layout
   Dims outDims;
@@ -100,9 +116,11 @@ struct ConvPlan::Impl {
             dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src.get_desc(),
             memory::desc(od, memory::data_type::f32, memory::format_tag::any), strides, {kh, kw},
             padL, padR);
-        dnnl::pooling_forward::primitive_desc pd(d, engine);
+        dnnl::pooling_forward::primitive_desc pd(d, userScratchpad(), engine);
         memory dst(pd.dst_desc(), engine);
-        c->steps.push_back({dnnl::pooling_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}}});
+        c->steps.push_back({dnnl::pooling_forward(pd),
+                            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+                            pd.scratchpad_desc()});
         values.push_back(dst);
         dims.push_back(od);
         continue;
@@ -112,7 +130,7 @@ struct ConvPlan::Impl {
       dnnl::post_ops po;
       if (op.residual >= 0) po.append_sum(1.0f);
       if (op.relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = userScratchpad();
       attr.set_post_ops(po);
       auto any = [](const Dims& d) {
         return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
@@ -136,7 +154,9 @@ struct ConvPlan::Impl {
       memory in = src;
       if (pd.src_desc() != src.get_desc()) {
         in = memory(pd.src_desc(), engine);
-        c->steps.push_back({dnnl::reorder(src, in), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, in}}});
+        dnnl::reorder::primitive_desc rpd(src, in, userScratchpad());
+        c->steps.push_back(
+            {dnnl::reorder(rpd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, in}}, rpd.scratchpad_desc()});
       }
       // Weights: reordered once, now. The memory keeps its own buffer.
       memory wUser({wd, memory::data_type::f32, memory::format_tag::oihw}, engine,
@@ -150,11 +170,23 @@ struct ConvPlan::Impl {
       if (dst.get_desc() != pd.dst_desc()) return nullptr;
       c->steps.push_back(
           {dnnl::convolution_forward(pd),
-           {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}}});
+           {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}},
+           pd.scratchpad_desc()});
       values.push_back(dst);
       dims.push_back(od);
     }
     stream.wait();
+    size_t scratch = 0;
+    for (const auto& step : c->steps) scratch = std::max(scratch, step.scratchpad.get_size());
+    if (scratch > 0) {
+      c->scratchpad = memory(memory::desc({static_cast<memory::dim>(scratch)},
+                                          memory::data_type::u8, memory::format_tag::x),
+                             engine);
+      for (auto& step : c->steps)
+        if (step.scratchpad.get_size() > 0)
+          step.args[DNNL_ARG_SCRATCHPAD] =
+              memory(step.scratchpad, engine, c->scratchpad.get_data_handle());
+    }
     c->output = values.back();
     c->outDims = dims.back();
     return c;
@@ -199,6 +231,8 @@ std::optional<torch::Tensor> ConvPlan::run(const torch::Tensor& image) {
   auto out = torch::empty(c.outDims, x.options());
   memory user({c.outDims, memory::data_type::f32, memory::format_tag::nchw}, m->engine,
               out.data_ptr());
+  // Made and run here, on this thread, so the library scratchpad (if it needs one) is this
+  // thread's.
   dnnl::reorder(c.output, user).execute(stream, c.output, user);
   stream.wait();
   return out;

@@ -5,7 +5,10 @@
 // files every import must refuse. Also: the pickle reader's own edge cases and PIL's resize.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <atomic>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -14,6 +17,7 @@
 #include "formats/torch_pickle.h"
 #include "image/grey_image.h"
 #include "image/pil_resize.h"
+#include "model/model_variants.h"
 #include "trace/model_session.h"
 
 using namespace foveal::core;
@@ -120,6 +124,75 @@ class TestDtrbImport : public QObject {
           worstAlpha);
     QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
     QVERIFY2(worstAlpha < 1e-4, std::to_string(worstAlpha).c_str());
+  }
+
+  // Issue 37: the window crashed on the second read with DTRB models ticked. The GUI compiles a
+  // model's oneDNN plan on one pooled thread and runs it on whichever pooled thread reads the next
+  // image, while other models run theirs on other threads. Here: three long-lived workers, each
+  // reading with every model in turn (so every plan runs on threads other than its creator's,
+  // beside the other models' plans), images of several sizes (kept-ratio models compile a plan
+  // per width). Every reading must equal the one made alone on the main thread.
+  void plansRunOnAnyThreadBesideOthers() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG and JPEG");
+    const json e = expected();
+    std::vector<std::shared_ptr<ModelSession>> sessions;
+    std::vector<std::string> names;
+    for (const auto& m : e["models"]) {
+      auto o = optionsOf(m);
+      sessions.push_back(ModelSession::open(kDir + m["files"][0].get<std::string>(), o));
+      names.push_back(m["name"].get<std::string>());
+      o.pad = true;  // the same weights, kept ratio: one plan per image width
+      sessions.push_back(ModelSession::open(kDir + m["files"][0].get<std::string>(), o));
+      names.push_back(m["name"].get<std::string>() + " PAD");
+    }
+    // Full-size TRBA and CRNN (the shapes of DTRB's released models): their convolutions take
+    // other oneDNN kernels than the small fixtures' (Winograd F(4x4, 3x3), with a scratchpad).
+    for (const char* variant : {"trba", "crnn"}) {
+      sessions.push_back(ModelSession::create(modelVariant(variant, 1.0).config, 7));
+      names.push_back(std::string(variant) + " full size");
+    }
+    std::vector<GreyImage> images;
+    for (const auto& imageName : e["images"])
+      images.push_back(readImage(kDir + imageName.get<std::string>(), true));
+    const size_t models = sessions.size(), n = images.size();
+    std::vector<std::vector<std::string>> want(models, std::vector<std::string>(n));
+    // The reference readings run on threads of their own, which end before the workers start.
+    for (size_t s = 0; s < models; ++s)
+      std::thread([&, s] {
+        for (size_t i = 0; i < n; ++i) {
+          const auto tr = sessions[s]->trace(images[i], "ref");
+          want[s][i] = tr.prediction + " " + std::to_string(tr.confidence);
+        }
+      }).join();
+    std::atomic<int> wrong{0}, failed{0};
+    std::mutex m;
+    std::string firstWrong;
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 3; ++w)
+      workers.emplace_back([&, w] {
+        torch::NoGradGuard noGrad;
+        for (int round = 0; round < 6; ++round)
+          for (size_t k = 0; k < models; ++k) {
+            const size_t s = (k + static_cast<size_t>(w) * 3) % models;
+            const size_t i = (k + static_cast<size_t>(round + w)) % n;
+            try {
+              const auto tr = sessions[s]->trace(images[i], "stress");
+              const auto got = tr.prediction + " " + std::to_string(tr.confidence);
+              if (got != want[s][i]) {
+                ++wrong;
+                std::lock_guard<std::mutex> lock(m);
+                if (firstWrong.empty())
+                  firstWrong = names[s] + " on image " + std::to_string(i) + ": '" + got +
+                               "', alone '" + want[s][i] + "'";
+              }
+            } catch (const std::exception&) {
+              ++failed;
+            }
+          }
+      });
+    for (auto& t : workers) t.join();
+    QVERIFY2(wrong == 0, firstWrong.c_str());
+    QCOMPARE(failed.load(), 0);
   }
 
   // The fixtures must be able to fail matchesDtrb: models whose output barely depends on the

@@ -640,6 +640,62 @@ class TestMainWindow : public QObject {
     QCOMPARE(d.options().imgW, 100);
   }
 
+  // Issue 37, item 1: with DTRB models inspected and ticked, the second image crashed the window
+  // (oneDNN plans compiled on one pooled thread ran on another with the library scratchpad).
+  // Five models (three imported DTRB ones and two of Foveal's), the inspected one and four ticked,
+  // Compare shown, 20 images in a row, each opened before the last reading ended or after it.
+  void manyImportedModelsReadImageAfterImage() {
+    const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/");
+    const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";
+    const QString ctc = dir + "none-resnet-none-ctc.legacy.pth";
+    const QString vgg = dir + "none-vgg-bilstm-attn.zip.pth";
+    core::DtrbOptions tpsOptions;
+    tpsOptions.character = "0123456789-";
+    ui::rememberDtrbOptions(tps, tpsOptions);
+    core::DtrbOptions ctcOptions;
+    ctcOptions.imgW = 128;
+    ui::rememberDtrbOptions(ctc, ctcOptions);
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    // Two of Foveal's at full size (TRBA and CRNN at width 1: the layer shapes of DTRB's released
+    // models, whose convolutions take the oneDNN kernels with a scratchpad; the small fixtures'
+    // do not, and never crashed).
+    QStringList full;
+    for (const char* variant : {"trba", "crnn"}) {
+      full << m_dir.filePath(QString("%1-full.fvm").arg(variant));
+      core::ModelSession::create(core::modelVariant(variant, 1.0).config, 3)
+          ->save(full.back().toStdString());
+    }
+    const QStringList models = {tps, ctc, vgg, full[0], full[1]};
+    for (const auto& m : models) QVERIFY(w.openModel(m));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 60000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QCOMPARE(w.models()->rowCount(), 5);
+    w.models()->setCompared({tps, ctc, vgg, full[1]});
+    QCOMPARE(static_cast<int>(w.models()->comparedRows().size()), 4);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    const QStringList images = {
+        dir + "img00_100x32.png",  dir + "img01_37x13_rgb.png", dir + "img02_260x64.png",
+        dir + "img03_80x40_rgb.png", dir + "img04_150x30.png", dir + "img05_400x50_rgb.jpg",
+        dir + "img06_31x90.png",   dir + "img07_128x32_rgb.png", m_image,
+        QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")};
+    for (int i = 0; i < 20; ++i) {
+      QVERIFY(w.openImage(images[i % images.size()]));
+      if (i % 3 == 2)  // now and then the reading ends before the next image
+        QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 60000);
+      else
+        QTest::qWait(i % 2 ? 5 : 0);
+    }
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing() && w.comparePage()->columnCount() == 4, 60000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QVERIFY(w.trace());
+    QVERIFY(w.stepCount() > 0);
+    ui::forgetDtrbOptions(tps);
+    ui::forgetDtrbOptions(ctc);
+  }
+
   // Opening a DTRB .pth parses nothing on the GUI thread: the worker reads it with the inferred
   // defaults, and only when its characters cannot be inferred does the window ask (then reads it
   // again with the answer, remembered); a refused question leaves the error and no row.
