@@ -3,6 +3,8 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <set>
@@ -12,12 +14,40 @@
 #include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
+#include "run/run_folder.h"
 #include "train/distributed.h"
 #include "train/train_bench.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 
 namespace foveal::app {
+
+namespace {
+
+// Every line `train` prints, also appended to the run folder's train.log with the local time:
+// a run started elsewhere (a server, a cluster job) keeps its own account of what happened.
+class TrainLog {
+ public:
+  void open(const std::string& path) {
+    m_file.open(path, std::ios::app);
+    if (!m_file) std::cerr << "warning: cannot write " << path << "; training goes on\n";
+  }
+  void line(const std::string& text, bool toStdout = true) {
+    if (toStdout) std::cout << text << std::endl;
+    if (!m_file) return;
+    char stamp[32];
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+    m_file << stamp << "  " << text << std::endl;
+  }
+
+ private:
+  std::ofstream m_file;
+};
+
+}  // namespace
 
 const char* kTrainUsage =
     R"(  train       --preset NAME --run DIR [--width W] [--iterations N] [--batch B]
@@ -174,21 +204,36 @@ int runTrainCommand(const std::vector<std::string>& args) {
               << dist->masterAddr << ":" << dist->masterPort << "\n";
     ro.group = std::make_shared<tr::ProcessGroup>(*dist);
   }
+  const bool leader = !ro.group || ro.group->rank() == 0;
+  TrainLog log;
   tr::TrainHooks hooks;
   hooks.stop = &g_stopRequested;
-  hooks.progress = [](const std::string& line) { std::cout << line << std::endl; };
+  hooks.progress = [&log](const std::string& line) { log.line(line); };
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
 
-  tr::Trainer trainer(cfg, ro, hooks);
-  if (!ro.group || ro.group->rank() == 0) std::cout << trainer.describe() << "\n";
-  const auto r = trainer.run();
-  if (!ro.group || ro.group->rank() == 0) {
-    std::printf("%s at iteration %lld: %.1f img/s, %lld step(s) skipped",
-                r.interrupted ? "stopped" : "finished", static_cast<long long>(r.iteration),
-                r.imagesPerS, static_cast<long long>(r.skippedSteps));
-    if (r.bestAccuracy >= 0) std::printf(", best eval accuracy %.2f%%", 100 * r.bestAccuracy);
-    std::printf("\nmodel: %s\n", r.latest.c_str());
+  tr::Trainer trainer(cfg, ro, hooks);  // creates and locks the run folder
+  if (leader) log.open(run + "/" + core::run_folder::kTrainLog);
+  if (leader) log.line(trainer.describe());
+  tr::TrainResult r;
+  try {
+    r = trainer.run();
+  } catch (const std::exception& e) {
+    log.line(std::string("error: ") + e.what(), /*toStdout=*/false);
+    throw;
+  }
+  if (leader) {
+    char summary[256];
+    std::snprintf(summary, sizeof summary, "%s at iteration %lld: %.1f img/s, %lld step(s) skipped",
+                  r.interrupted ? "stopped" : "finished", static_cast<long long>(r.iteration),
+                  r.imagesPerS, static_cast<long long>(r.skippedSteps));
+    std::string text = summary;
+    if (r.bestAccuracy >= 0) {
+      std::snprintf(summary, sizeof summary, ", best eval accuracy %.2f%%", 100 * r.bestAccuracy);
+      text += summary;
+    }
+    log.line(text);
+    log.line("model: " + r.latest);
   }
   return r.interrupted ? 130 : 0;
 }

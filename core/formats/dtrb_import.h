@@ -1,10 +1,10 @@
 #pragma once
 // Opening deep-text-recognition-benchmark (DTRB) checkpoints: a `torch.save(state_dict)` of
 // DTRB's Model (with or without DataParallel's "module." prefix) becomes a Foveal model of the
-// same stages and sizes, read from the keys and shapes (docs/DTRB.md has the mapping). The
-// charset is not in the file: DTRB's --character, --sensitive, or one of DTRB's two standard
-// sets when the class count fits. Preprocessing is DTRB's (PIL luma or RGB, PIL bicubic, optional
-// keep-ratio padding), recorded in the model. Torch-free header.
+// same stages and sizes, read from the keys and shapes (the mapping: docs/ARCHITECTURE.md "Other
+// people's models"). The charset is not in the file: DTRB's --character, --sensitive, or one of
+// DTRB's two standard sets when the class count fits. Preprocessing is DTRB's (PIL luma or RGB, PIL
+// bicubic, optional keep-ratio padding), recorded in the model. Torch-free header.
 #include <string>
 #include <vector>
 

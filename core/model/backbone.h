@@ -1,5 +1,5 @@
 #pragma once
-// The features stage "vgg" (DESIGN.md "Backbone"), built from vggLayers() so that its
+// The features stage "vgg" (docs/DESIGN.md "Backbone"), built from vggLayers() so that its
 // receptive-field geometry and its layers cannot disagree. Also the sharpener's encoder CNN.
 //
 // Speed (CPU): for inference without autograd the layers run as oneDNN (MKL-DNN) primitives on

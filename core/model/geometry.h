@@ -24,7 +24,7 @@ struct LayerSpec {
   bool batchNorm = false;  ///< Conv only: conv without bias + BN + ReLU
 };
 
-/// DESIGN.md's VGG variant (CRNN / deep-text-recognition-benchmark), channels times `width`.
+/// docs/DESIGN.md's VGG variant (CRNN / deep-text-recognition-benchmark), channels times `width`.
 std::vector<LayerSpec> vggLayers(double width = 1.0);
 
 /// The same VGG stopped before its last height collapse (the (2,1) pool and the 2x2 convolution

@@ -14,6 +14,9 @@ inline constexpr const char* kMetrics = "metrics.jsonl";   ///< one JSON record 
 inline constexpr const char* kLatestModel = "latest.fvm";  ///< the last checkpoint
 inline constexpr const char* kBestModel = "best.fvm";      ///< the best evaluation's checkpoint
 inline constexpr const char* kState = "latest.state";      ///< optimiser and loader, for --resume
+/// What `foveal-cli train` printed (rank 0), each line stamped with the local time, appended
+/// across resumes: the run's human-readable history, e.g. for a run on another machine.
+inline constexpr const char* kTrainLog = "train.log";
 /// Periodic copies of the model (TrainConfig::historyInterval, at most historyKeep of them):
 /// history/iter-NNNNNNNNN.fvm, the iteration zero-padded to nine digits, oldest first by name.
 inline constexpr const char* kHistoryDir = "history";

@@ -1,5 +1,5 @@
 #pragma once
-// Localisation (DESIGN.md "Localisation"; docs/ARCHITECTURE.md "Localisation"): where each
+// Localisation (docs/DESIGN.md "Localisation"; docs/ARCHITECTURE.md "Localisation"): where each
 // decoding step looks, as a focus point and a character box in source-image pixels, and how well
 // that matches the true boxes of the label's characters. Torch-free: traces, evaluation and the
 // GUI share it.

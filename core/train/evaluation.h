@@ -1,12 +1,12 @@
 #pragma once
-// Measuring a recognizer on datasets (DESIGN.md, Metrics): word accuracy (exact match; for text
-// models lower-cased with punctuation dropped first, as deep-text-recognition-benchmark does),
+// Measuring a recognizer on datasets (docs/DESIGN.md, Metrics): word accuracy (exact match; for
+// text models lower-cased with punctuation dropped first, as deep-text-recognition-benchmark does),
 // normalised edit distance, and the mean attention entropy H[alpha_t] (natural log) over the
 // decoded steps of an image (up to and including the first end token, as traces count them),
 // then over the images. Grouped per dataset and per label length. Where the data knows its
-// character boxes (Dataset::charBoxes), localisation too (DESIGN.md "Localisation",
-// core/trace/localisation.h): pointing accuracy and mean IoU, over all images and over the correctly
-// read ones. Torch-free.
+// character boxes (Dataset::charBoxes), localisation too (docs/DESIGN.md "Localisation",
+// core/trace/localisation.h): pointing accuracy and mean IoU, over all images and over the
+// correctly read ones. Torch-free.
 #include <cstdint>
 #include <functional>
 #include <limits>

@@ -74,7 +74,7 @@ class TestGeometry : public QObject {
     QCOMPARE(f.size(2), int64_t(net->outChannels()));
   }
 
-  // DESIGN.md: with max pools the gradient support is smaller than the receptive field, so the
+  // docs/DESIGN.md: with max pools the gradient support is smaller than the receptive field, so the
   // check runs on a copy with average pools and positive constant weights: then the gradient of
   // one output column w.r.t. the input is non-zero exactly inside that column's (clipped) box.
   void boxesAgreeWithAutograd_data() {

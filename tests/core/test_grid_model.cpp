@@ -18,7 +18,7 @@ using namespace foveal::core;
 namespace {
 
 // The geometry check's network: max pools replaced by average pools of the same kernel, stride
-// and padding, every weight a positive constant (DESIGN.md "Checking it with autograd").
+// and padding, every weight a positive constant (docs/DESIGN.md "Checking it with autograd").
 VggBackbone averagingGrid() {
   VggBackbone net(VggBackboneOptions(0.125).average_pools(true).grid(true));
   net->eval();

@@ -1,4 +1,4 @@
-// Localisation (DESIGN.md "Localisation"): each step's focus and box by glimpse, the pointing
+// Localisation (docs/DESIGN.md "Localisation"): each step's focus and box by glimpse, the pointing
 // accuracy and mean IoU on hand-made traces whose answers are known, and the hOCR export (it
 // parses as XHTML and its boxes are the JSON's).
 #include <QXmlStreamReader>

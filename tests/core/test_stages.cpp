@@ -1,6 +1,7 @@
-// The model as stages (DESIGN.md "Model stages"): every combination of stages, glimpses and cells
-// initialises, decodes, traces, saves and trains one step; TPS at its initial state; CTC decoding
-// and loss against hand computations; the ResNet's receptive fields by autograd; the registry.
+// The model as stages (docs/DESIGN.md "Model stages"): every combination of stages, glimpses and
+// cells initialises, decodes, traces, saves and trains one step; TPS at its initial state; CTC
+// decoding and loss against hand computations; the ResNet's receptive fields by autograd; the
+// registry.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 
@@ -193,7 +194,7 @@ class TestStages : public QObject {
     QCOMPARE(again.toJson(), tr.toJson());
   }
 
-  // DESIGN.md: the field's named models in the stage vocabulary.
+  // docs/DESIGN.md: the field's named models in the stage vocabulary.
   void fieldModelsAreTheirStages() {
     QCOMPARE(modelVariant("crnn").config.stageString(), std::string("none-vgg-bilstm-ctc"));
     QCOMPARE(modelVariant("rare").config.stageString(),
@@ -296,8 +297,8 @@ class TestStages : public QObject {
     QVERIFY(std::abs(tr.confidence - conf) < 1e-12);
   }
 
-  // DESIGN.md's check on the VGG, applied to the ResNet: average pools, positive constant weights,
-  // and the gradient of one output column is non-zero exactly inside its clipped box.
+  // docs/DESIGN.md's check on the VGG, applied to the ResNet: average pools, positive constant
+  // weights, and the gradient of one output column is non-zero exactly inside its clipped box.
   void resnetBoxesAgreeWithAutograd_data() {
     QTest::addColumn<int>("column");
     for (int c : {0, 3, 13, 25}) QTest::newRow(qPrintable(QString::number(c))) << c;

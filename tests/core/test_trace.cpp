@@ -165,7 +165,7 @@ class TestTrace : public QObject {
         QCOMPARE(j["region_centres"][i][1].get<double>(), cy(i));
       }
       if (rule == "alpha-mean") {
-        // 2-D: the alpha-weighted mean of the cells' centres (DESIGN.md "Localisation").
+        // 2-D: the alpha-weighted mean of the cells' centres (docs/DESIGN.md "Localisation").
         double sum = 0;
         for (int i = 0; i < regions; ++i) {
           fx += s["alpha"][i].get<double>() * cx(i);

@@ -1,7 +1,7 @@
 #pragma once
-// Attention over a grid of cells (2-D attention, DESIGN.md "Two-dimensional attention") and over
-// one row of columns (every 1-D model, the grid's case of one row), for the views that draw it:
-// the layout of a trace's regions, where each cell's centre lies in the source image, the heat
+// Attention over a grid of cells (2-D attention, docs/DESIGN.md "Two-dimensional attention") and
+// over one row of columns (every 1-D model, the grid's case of one row), for the views that draw
+// it: the layout of a trace's regions, where each cell's centre lies in the source image, the heat
 // map over the image, and the per-step grid widget shown beside the bar chart.
 #include <QImage>
 #include <QPointF>
