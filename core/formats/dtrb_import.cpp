@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/safe_read.h"
 #include "formats/checkpoint.h"
-#include "formats/torch_pickle.h"
+#include "formats/torch_file.h"
 #include "model/charset.h"
 
 namespace foveal::core {
