@@ -35,21 +35,62 @@ double rate(double seconds, size_t per, const std::function<void(size_t)>& step)
   return done / elapsed;
 }
 
-}  // namespace
+// A scratch folder for the format copies, removed at the end unless the caller named it.
+struct ScratchFolder {
+  fs::path path;
+  bool own;
+  explicit ScratchFolder(const std::string& dir)
+      : path(dir.empty()
+                 ? fs::temp_directory_path() / ("foveal-data-bench-" + std::to_string(::getpid()))
+                 : fs::path(dir)),
+        own(dir.empty()) {
+    fs::create_directories(path);
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (own) fs::remove_all(path, ec);
+  }
+};
 
-std::vector<DataBenchResult> runDataBenchmarks(const DataBenchOptions& opt) {
-  std::vector<DataBenchResult> out;
-  auto wanted = [&](const std::string& name) {
-    if (opt.only.empty()) return true;
-    for (const auto& o : opt.only)
+// The measurements of runDataBenchmarks, in the order they are listed.
+class DataBench {
+ public:
+  explicit DataBench(const DataBenchOptions& opt) : m_opt(opt) {}
+  std::vector<DataBenchResult> run();
+
+ private:
+  bool wanted(const std::string& name) const {
+    if (m_opt.only.empty()) return true;
+    for (const auto& o : m_opt.only)
       if (name.rfind(o, 0) == 0) return true;
     return false;
-  };
-  volatile size_t sink = 0;  // keeps the reads from being optimised away
-  auto readAll = [&](const Dataset& ds) {
-    return [&](size_t call) { sink = sink + ds.get(call % ds.size()).image.pixels.size(); };
-  };
+  }
+  std::function<void(size_t)> readAll(const Dataset& ds) {
+    return [&](size_t call) { m_sink = m_sink + ds.get(call % ds.size()).image.pixels.size(); };
+  }
+  void generators();
+  void formats(const Dataset& source, const fs::path& scratch, const std::string& packedPath);
+  void loaders(const std::string& packedPath);
+  double loaderRate(DatasetPtr ds, int threads);
+  double packedEpochsRate(const std::string& packedPath, int threads);
 
+  const DataBenchOptions& m_opt;
+  std::vector<DataBenchResult> m_out;
+  volatile size_t m_sink = 0;  // keeps the reads from being optimised away
+};
+
+std::vector<DataBenchResult> DataBench::run() {
+  generators();
+  const ScratchFolder scratch(m_opt.scratchDir);
+  // One source set (digit sequences of 9) copied into each format.
+  auto source = openDataset("digits:len=9,split=test,seed=7,count=2000");
+  const std::string packedPath = (scratch.path / "bench.fvpk").string();
+  formats(*source, scratch.path, packedPath);
+  loaders(packedPath);
+  return m_out;
+}
+
+void DataBench::generators() {
   auto digits = MnistDigits::bundled();
   for (bool rotated : {false, true})
     for (int len : {5, 9, 13}) {
@@ -61,92 +102,94 @@ std::vector<DataBenchResult> runDataBenchmarks(const DataBenchOptions& opt) {
       spec.rotated = rotated;
       spec.stream = true;
       DigitSequenceDataset ds(digits, spec);
-      out.push_back({name, rate(opt.seconds, 1,
-                                [&](size_t i) { sink = sink + ds.get(i).image.pixels.size(); })});
+      m_out.push_back({name, rate(m_opt.seconds, 1, [&](size_t i) {
+                         m_sink = m_sink + ds.get(i).image.pixels.size();
+                       })});
     }
+}
 
-  const fs::path scratch =
-      opt.scratchDir.empty()
-          ? fs::temp_directory_path() / ("foveal-data-bench-" + std::to_string(::getpid()))
-          : fs::path(opt.scratchDir);
-  fs::create_directories(scratch);
-  struct Cleanup {
-    fs::path p;
-    bool own;
-    ~Cleanup() {
-      std::error_code ec;
-      if (own) fs::remove_all(p, ec);
-    }
-  } cleanup{scratch, opt.scratchDir.empty()};
-
-  // One source set (digit sequences of 9) copied into each format.
-  auto source = openDataset("digits:len=9,split=test,seed=7,count=2000");
+// Preprocessing, then reading each format (and rendering words).
+void DataBench::formats(const Dataset& source, const fs::path& scratch,
+                        const std::string& packedPath) {
   Preprocessing pp;
   if (wanted("preprocess")) {
-    out.push_back({"preprocess (100x32 + upsampled)", rate(opt.seconds, 1, [&](size_t i) {
-                     sink = sink + prepareSample(source->get(i % 2000), pp).input.pixels.size();
-                   })});
+    m_out.push_back({"preprocess (100x32 + upsampled)", rate(m_opt.seconds, 1, [&](size_t i) {
+                       m_sink =
+                           m_sink + prepareSample(source.get(i % 2000), pp).input.pixels.size();
+                     })});
   }
   ExportOptions ex;
   ex.threads = 0;
-  const std::string packedPath = (scratch / "bench.fvpk").string();
   if (wanted("packed") || wanted("loader packed")) {
     ex.format = "packed";
-    exportDataset(*source, packedPath, ex);
+    exportDataset(source, packedPath, ex);
   }
   if (wanted("packed")) {
     auto ds = openDataset(packedPath);
-    out.push_back({"packed (read)", rate(opt.seconds, 1, readAll(*ds))});
+    m_out.push_back({"packed (read)", rate(m_opt.seconds, 1, readAll(*ds))});
   }
   if (wanted("lmdb") && LmdbDataset::available()) {
     ex.format = "lmdb";
-    exportDataset(*source, (scratch / "lmdb").string(), ex);
+    exportDataset(source, (scratch / "lmdb").string(), ex);
     auto ds = openDataset((scratch / "lmdb").string());
-    out.push_back({"lmdb (read + decode)", rate(opt.seconds, 1, readAll(*ds))});
+    m_out.push_back({"lmdb (read + decode)", rate(m_opt.seconds, 1, readAll(*ds))});
   }
   if (wanted("folder")) {
     ex.format = "folder";
-    exportDataset(*source, (scratch / "folder").string(), ex);
+    exportDataset(source, (scratch / "folder").string(), ex);
     auto ds = openDataset((scratch / "folder").string());
-    out.push_back({"folder (read + decode)", rate(opt.seconds, 1, readAll(*ds))});
+    m_out.push_back({"folder (read + decode)", rate(m_opt.seconds, 1, readAll(*ds))});
   }
   if (wanted("words") && canRenderText()) {
     auto ds = openDataset("words:seed=1,count=1000000");
-    out.push_back({"words (render)", rate(opt.seconds, 1, readAll(*ds))});
+    m_out.push_back({"words (render)", rate(m_opt.seconds, 1, readAll(*ds))});
   }
+}
 
-  const int threads = opt.loaderThreads > 0
-                          ? opt.loaderThreads
+// The loader on all its threads: an endless stream, then whole shuffled epochs of the packed copy.
+void DataBench::loaders(const std::string& packedPath) {
+  const int threads = m_opt.loaderThreads > 0
+                          ? m_opt.loaderThreads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  auto loaderRate = [&](DatasetPtr ds) {
-    LoaderOptions lo;
-    lo.batchSize = 64;
-    lo.threads = threads;
-    lo.maxLength = 13;
-    DataLoader loader(ds, lo);
-    return rate(opt.seconds, 64, [&](size_t) { sink = sink + loader.next()->indices.size(); });
-  };
   if (wanted("loader digits"))
-    out.push_back({"loader digits len 9 (batches)",
-                   loaderRate(openDataset("digits:len=9,split=stream,seed=3")), threads});
-  if (wanted("loader packed")) {
-    auto packed = openDataset(packedPath);
-    LoaderOptions lo;
-    lo.batchSize = 64;
-    lo.threads = threads;
-    lo.shuffle = true;
-    double total = 0;
-    size_t images = 0;
-    const auto start = std::chrono::steady_clock::now();
-    for (int64_t epoch = 0; total < opt.seconds; ++epoch) {
-      lo.epoch = epoch;
-      DataLoader loader(packed, lo);
-      while (auto b = loader.next()) images += b->indices.size();
-      total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
-    out.push_back({"loader packed (batches)", images / total, threads});
+    m_out.push_back({"loader digits len 9 (batches)",
+                     loaderRate(openDataset("digits:len=9,split=stream,seed=3"), threads),
+                     threads});
+  if (wanted("loader packed"))
+    m_out.push_back({"loader packed (batches)", packedEpochsRate(packedPath, threads), threads});
+}
+
+double DataBench::loaderRate(DatasetPtr ds, int threads) {
+  LoaderOptions lo;
+  lo.batchSize = 64;
+  lo.threads = threads;
+  lo.maxLength = 13;
+  DataLoader loader(ds, lo);
+  return rate(m_opt.seconds, 64, [&](size_t) { m_sink = m_sink + loader.next()->indices.size(); });
+}
+
+double DataBench::packedEpochsRate(const std::string& packedPath, int threads) {
+  auto packed = openDataset(packedPath);
+  LoaderOptions lo;
+  lo.batchSize = 64;
+  lo.threads = threads;
+  lo.shuffle = true;
+  double total = 0;
+  size_t images = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t epoch = 0; total < m_opt.seconds; ++epoch) {
+    lo.epoch = epoch;
+    DataLoader loader(packed, lo);
+    while (auto b = loader.next()) images += b->indices.size();
+    total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  return out;
+  return images / total;
+}
+
+}  // namespace
+
+std::vector<DataBenchResult> runDataBenchmarks(const DataBenchOptions& opt) {
+  return DataBench(opt).run();
 }
 
 }  // namespace foveal::core::data

@@ -115,14 +115,31 @@ void DataLoader::worker() {
   }
 }
 
+namespace {
+
+// [B, 1, inputH, w] in [-1, 1] from a packed file's 8-bit images of the batch's entries.
+torch::Tensor packedPixels(const PackedDataset& packed, const std::vector<size_t>& indices, int h,
+                           int w, bool upsampled) {
+  const int64_t B = static_cast<int64_t>(indices.size());
+  auto t = torch::empty({B, 1, h, w}, torch::kUInt8);
+  const size_t plane = static_cast<size_t>(w) * h;
+  for (int64_t k = 0; k < B; ++k) {
+    const uint8_t* src =
+        upsampled ? packed.upsampledPixels(indices[k]) : packed.inputPixels(indices[k]);
+    std::memcpy(t.data_ptr<uint8_t>() + k * plane, src, plane);
+  }
+  // The inverse of toGreyImage's quantisation: v / 127.5 - 1.
+  return t.to(torch::kFloat).div_(127.5).sub_(1.0);
+}
+
+}  // namespace
+
 Batch DataLoader::build(int64_t number) {
   torch::NoGradGuard noGrad;
   const int64_t first = number * m_opt.batchSize;
   const int64_t last = m_batches < 0 ? first + m_opt.batchSize
                                      : std::min<int64_t>(first + m_opt.batchSize,
                                                          static_cast<int64_t>(m_order.size()));
-  const auto* packed = static_cast<const PackedDataset*>(m_packed);
-  const auto& pp = m_opt.preprocessing;
   Batch b;
   b.number = number;
   std::vector<GreyImage> images;
@@ -131,41 +148,7 @@ Batch DataLoader::build(int64_t number) {
     const size_t i = entryAt(pos);
     std::string reason = "unreadable entry";
     try {
-      std::string label;
-      std::pair<int, int> size{pp.inputW, pp.inputH};
-      if (packed) {
-        label = packed->label(i);
-        packed->verify(i);  // the pixels' checksum, here where a bad entry can be skipped
-      } else {
-        Sample s = m_dataset->get(i);
-        label = std::move(s.label);
-        size = {s.image.width, s.image.height};
-        images.push_back(std::move(s.image));
-      }
-      std::vector<Box> boxes;
-      try {
-        reason = "empty label";
-        if (label.empty()) throw Error("empty label");
-        reason = "label outside the charset " + m_opt.charset.characters();
-        auto enc = m_opt.charset.encode(label);
-        reason = "label longer than " + std::to_string(m_opt.maxLength) + " characters";
-        if (static_cast<int>(enc.size()) > m_opt.maxLength)
-          throw Error("label \"" + label + "\" has " + std::to_string(enc.size()) +
-                      " characters, more than the model's maximum length " +
-                      std::to_string(m_opt.maxLength));
-        reason = "unreadable entry";
-        if (m_opt.withBoxes) boxes = m_dataset->charBoxes(i);
-        encoded.push_back(std::move(enc));
-      } catch (const Error& e) {
-        if (!packed) images.pop_back();
-        throw Error(m_dataset->entryName(i) + ": " + e.what());
-      }
-      b.labels.push_back(std::move(label));
-      b.indices.push_back(i);
-      if (m_opt.withBoxes) {
-        b.boxes.push_back(std::move(boxes));
-        b.sourceSizes.push_back(size);
-      }
+      addEntry(i, b, images, encoded, reason);
     } catch (const Error& e) {
       if (!m_opt.skipBad) throw;
       ++m_skipped;
@@ -174,29 +157,69 @@ Batch DataLoader::build(int64_t number) {
       ++m_reasons[reason];
     }
   }
-  const int64_t B = static_cast<int64_t>(b.indices.size());
-  if (B == 0) return b;
+  if (b.indices.empty()) return b;
+  addPixels(b, images);
+  addTargets(b, encoded);
+  return b;
+}
+
+void DataLoader::addEntry(size_t i, Batch& b, std::vector<GreyImage>& images,
+                          std::vector<std::vector<int>>& encoded, std::string& reason) const {
+  const auto* packed = static_cast<const PackedDataset*>(m_packed);
+  std::string label;
+  std::pair<int, int> size{m_opt.preprocessing.inputW, m_opt.preprocessing.inputH};
   if (packed) {
-    auto toTensor = [&](int w, bool up) {
-      auto t = torch::empty({B, 1, pp.inputH, w}, torch::kUInt8);
-      const size_t plane = static_cast<size_t>(w) * pp.inputH;
-      for (int64_t k = 0; k < B; ++k) {
-        const uint8_t* src =
-            up ? packed->upsampledPixels(b.indices[k]) : packed->inputPixels(b.indices[k]);
-        std::memcpy(t.data_ptr<uint8_t>() + k * plane, src, plane);
-      }
-      // The inverse of toGreyImage's quantisation: v / 127.5 - 1.
-      return t.to(torch::kFloat).div_(127.5).sub_(1.0);
-    };
-    b.images = toTensor(pp.inputW, false);
-    if (m_opt.withUpsampled) b.upsampled = toTensor(packed->upsampledW(), true);
+    label = packed->label(i);
+    packed->verify(i);  // the pixels' checksum, here where a bad entry can be skipped
+  } else {
+    Sample s = m_dataset->get(i);
+    label = std::move(s.label);
+    size = {s.image.width, s.image.height};
+    images.push_back(std::move(s.image));
+  }
+  std::vector<Box> boxes;
+  try {
+    reason = "empty label";
+    if (label.empty()) throw Error("empty label");
+    reason = "label outside the charset " + m_opt.charset.characters();
+    auto enc = m_opt.charset.encode(label);
+    reason = "label longer than " + std::to_string(m_opt.maxLength) + " characters";
+    if (static_cast<int>(enc.size()) > m_opt.maxLength)
+      throw Error("label \"" + label + "\" has " + std::to_string(enc.size()) +
+                  " characters, more than the model's maximum length " +
+                  std::to_string(m_opt.maxLength));
+    reason = "unreadable entry";
+    if (m_opt.withBoxes) boxes = m_dataset->charBoxes(i);
+    encoded.push_back(std::move(enc));
+  } catch (const Error& e) {
+    if (!packed) images.pop_back();
+    throw Error(m_dataset->entryName(i) + ": " + e.what());
+  }
+  b.labels.push_back(std::move(label));
+  b.indices.push_back(i);
+  if (m_opt.withBoxes) {
+    b.boxes.push_back(std::move(boxes));
+    b.sourceSizes.push_back(size);
+  }
+}
+
+void DataLoader::addPixels(Batch& b, const std::vector<GreyImage>& images) const {
+  const auto& pp = m_opt.preprocessing;
+  if (const auto* packed = static_cast<const PackedDataset*>(m_packed)) {
+    b.images = packedPixels(*packed, b.indices, pp.inputH, pp.inputW, false);
+    if (m_opt.withUpsampled)
+      b.upsampled = packedPixels(*packed, b.indices, pp.inputH, packed->upsampledW(), true);
   } else {
     // The same function inference uses, so the model trains on exactly what it will see.
     ModelInput in = preprocess(images, pp, m_opt.withUpsampled);
     b.images = in.image;
     b.upsampled = in.upsampled;
   }
-  // After the label: the end token (CTC, which has none, gets blanks; its loss reads the lengths).
+}
+
+// After the label: the end token (CTC, which has none, gets blanks; its loss reads the lengths).
+void DataLoader::addTargets(Batch& b, const std::vector<std::vector<int>>& encoded) const {
+  const int64_t B = static_cast<int64_t>(b.indices.size());
   const int64_t pad = std::max(0, m_opt.charset.endIndex());
   b.targets = torch::full({B, m_opt.maxLength + 1}, pad, torch::kInt64);
   b.lengths = torch::empty({B}, torch::kInt64);
@@ -207,7 +230,6 @@ Batch DataLoader::build(int64_t number) {
     for (size_t t = 0; t < enc.size(); ++t) tgt[k][static_cast<int64_t>(t)] = enc[t];
     len[k] = static_cast<int64_t>(enc.size());
   }
-  return b;
 }
 
 std::optional<Batch> DataLoader::next() {

@@ -99,6 +99,12 @@ class DataLoader {
   };
   void worker();
   Batch build(int64_t number);
+  /// Adds entry i's label, index and boxes to b, its image (not packed) to `images`, its classes
+  /// to `encoded`; throws Error naming the entry, with `reason` saying which kind of problem.
+  void addEntry(size_t i, Batch& b, std::vector<GreyImage>& images,
+                std::vector<std::vector<int>>& encoded, std::string& reason) const;
+  void addPixels(Batch& b, const std::vector<GreyImage>& images) const;
+  void addTargets(Batch& b, const std::vector<std::vector<int>>& encoded) const;
   size_t entryAt(int64_t position) const;
 
   DatasetPtr m_dataset;

@@ -47,6 +47,20 @@ bool PackedDataset::looksPacked(const std::string& path) {
 }
 
 PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
+  mapFile();
+  try {
+    const uint64_t count = readHeader();
+    checkLabelIndex();
+    if (m_boxesOffset) checkBoxIndex(count);
+  } catch (...) {
+    ::munmap(const_cast<uint8_t*>(m_map), m_mapSize);
+    m_map = nullptr;
+    throw;
+  }
+}
+
+void PackedDataset::mapFile() {
+  const std::string& path = m_path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw Error(path + ": cannot open packed dataset (" + std::strerror(errno) + ")");
   struct stat st {};
@@ -64,95 +78,100 @@ PackedDataset::PackedDataset(const std::string& path) : m_path(path) {
   ::close(fd);
   if (map == MAP_FAILED) throw Error(path + ": cannot map packed dataset");
   m_map = static_cast<const uint8_t*>(map);
-  try {
-    const uint8_t* h = m_map;
-    if (std::memcmp(h, kMagic, 8) != 0)
-      throw Error(path + ": not a packed dataset (wrong header magic)");
-    m_version = load<uint32_t>(h + 8);
-    if (m_version < 1 || m_version > kVersion)
-      throw Error(path + ": unsupported packed dataset version " + std::to_string(m_version) +
-                  " (this build reads versions 1 and " + std::to_string(kVersion) + ")");
-    if (load<uint32_t>(h + 12) != kHeaderSize)
-      throw Error(path + ": corrupt header (header size " + std::to_string(load<uint32_t>(h + 12)) +
-                  ", the format's is " + std::to_string(kHeaderSize) + ")");
-    if (m_version >= 2) {
-      uint8_t copy[kHeaderSize];
-      std::memcpy(copy, h, kHeaderSize);
-      std::memset(copy + 88, 0, 4);
-      if (crc32(copy, kHeaderSize) != load<uint32_t>(h + 88))
-        throw Error(path + ": corrupt header (checksum mismatch)");
-      m_crcOffset = load<uint64_t>(h + 96);
-      m_boxesOffset = load<uint64_t>(h + 104);
-    }
-    const uint64_t count = load<uint64_t>(h + 16);
-    const uint32_t w = load<uint32_t>(h + 24), hh = load<uint32_t>(h + 28),
-                   uw = load<uint32_t>(h + 32);
-    m_pp.regionScale = load<double>(h + 40);
-    m_imagesOffset = load<uint64_t>(h + 48);
-    m_stride = load<uint64_t>(h + 56);
-    m_labelIndexOffset = load<uint64_t>(h + 64);
-    m_labelDataOffset = load<uint64_t>(h + 72);
-    const uint64_t fileSize = load<uint64_t>(h + 80);
-    // Before the offsets: a cut-off file is named as such, not as inconsistent offsets.
-    if (fileSize != m_mapSize)
-      throw Error(path + ": truncated or damaged body (header says " + std::to_string(fileSize) +
-                  " bytes, the file has " + std::to_string(m_mapSize) + ")");
-    if (w < 1 || hh < 1 || uw < 1 || w > kMaxSide || hh > kMaxSide || uw > kMaxSide ||
-        !(m_pp.regionScale > 0 && m_pp.regionScale < 100))
-      throw Error(path + ": corrupt header (image sizes " + std::to_string(w) + "x" +
-                  std::to_string(hh) + ", upsampled width " + std::to_string(uw) + ")");
-    m_pp.inputW = static_cast<int>(w);
-    m_pp.inputH = static_cast<int>(hh);
-    m_upW = static_cast<int>(uw);
-    // Every region must lie inside the file, checked without overflow: a crafted header could
-    // otherwise point the label reads past the mapping (found by fuzz_packed).
-    const uint64_t size = m_mapSize;
-    if (m_stride != uint64_t(w) * hh + uint64_t(uw) * hh || count > (uint64_t(1) << 40) ||
-        m_imagesOffset < kHeaderSize || m_imagesOffset > size ||
-        count > (size - m_imagesOffset) / m_stride ||
-        m_labelIndexOffset < m_imagesOffset + count * m_stride || m_labelIndexOffset > size ||
-        count + 1 > (size - m_labelIndexOffset) / 8 ||
-        m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1) || m_labelDataOffset > size ||
-        (m_version >= 2 && (m_crcOffset < m_labelDataOffset || m_crcOffset > size ||
-                            2 * count > (size - m_crcOffset) / 4)))
-      throw Error(path + ": corrupt header (inconsistent offsets for " + std::to_string(count) +
-                  " entries)");
-    m_count = static_cast<size_t>(count);
-    // The label index is small: check it all now, so later reads cannot run off the mapping.
-    const uint64_t dataSize = (m_version >= 2 ? m_crcOffset : m_mapSize) - m_labelDataOffset;
-    uint64_t prev = 0;
-    for (size_t i = 0; i <= m_count; ++i) {
-      const uint64_t off = load<uint64_t>(m_map + m_labelIndexOffset + 8 * i);
-      if (off < prev || off > dataSize || (i == 0 && off != 0))
-        throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
-                    ": corrupt label index");
-      prev = off;
-    }
-    if (m_boxesOffset) {
-      // The boxes section: after the checksum table, its index checked now as the labels' is.
-      const uint64_t size = m_mapSize;
-      if (m_boxesOffset < m_crcOffset + 8 * count || m_boxesOffset > size ||
-          count + 1 > (size - m_boxesOffset) / 8)
-        throw Error(path + ": corrupt header (character boxes offset)");
-      m_boxesDataOffset = m_boxesOffset + 8 * (count + 1);
-      const uint64_t total = load<uint64_t>(m_map + m_boxesOffset + 8 * count);
-      if (total > (size - m_boxesDataOffset) / 16 ||
-          count > (size - m_boxesDataOffset - 16 * total) / 4)
-        throw Error(path + ": corrupt character boxes (the section is cut short)");
-      m_boxesCrcOffset = m_boxesDataOffset + 16 * total;
-      uint64_t before = 0;
-      for (size_t i = 0; i <= m_count; ++i) {
-        const uint64_t n = load<uint64_t>(m_map + m_boxesOffset + 8 * i);
-        if (n < before || n > total || (i == 0 && n != 0))
-          throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
-                      ": corrupt character box index");
-        before = n;
-      }
-    }
-  } catch (...) {
-    ::munmap(const_cast<uint8_t*>(m_map), m_mapSize);
-    m_map = nullptr;
-    throw;
+}
+
+// Returns the entry count, once every region the header names is known to lie in the file.
+uint64_t PackedDataset::readHeader() {
+  const std::string& path = m_path;
+  const uint8_t* h = m_map;
+  if (std::memcmp(h, kMagic, 8) != 0)
+    throw Error(path + ": not a packed dataset (wrong header magic)");
+  m_version = load<uint32_t>(h + 8);
+  if (m_version < 1 || m_version > kVersion)
+    throw Error(path + ": unsupported packed dataset version " + std::to_string(m_version) +
+                " (this build reads versions 1 and " + std::to_string(kVersion) + ")");
+  if (load<uint32_t>(h + 12) != kHeaderSize)
+    throw Error(path + ": corrupt header (header size " + std::to_string(load<uint32_t>(h + 12)) +
+                ", the format's is " + std::to_string(kHeaderSize) + ")");
+  if (m_version >= 2) {
+    uint8_t copy[kHeaderSize];
+    std::memcpy(copy, h, kHeaderSize);
+    std::memset(copy + 88, 0, 4);
+    if (crc32(copy, kHeaderSize) != load<uint32_t>(h + 88))
+      throw Error(path + ": corrupt header (checksum mismatch)");
+    m_crcOffset = load<uint64_t>(h + 96);
+    m_boxesOffset = load<uint64_t>(h + 104);
+  }
+  const uint64_t count = load<uint64_t>(h + 16);
+  const uint32_t w = load<uint32_t>(h + 24), hh = load<uint32_t>(h + 28),
+                 uw = load<uint32_t>(h + 32);
+  m_pp.regionScale = load<double>(h + 40);
+  m_imagesOffset = load<uint64_t>(h + 48);
+  m_stride = load<uint64_t>(h + 56);
+  m_labelIndexOffset = load<uint64_t>(h + 64);
+  m_labelDataOffset = load<uint64_t>(h + 72);
+  const uint64_t fileSize = load<uint64_t>(h + 80);
+  // Before the offsets: a cut-off file is named as such, not as inconsistent offsets.
+  if (fileSize != m_mapSize)
+    throw Error(path + ": truncated or damaged body (header says " + std::to_string(fileSize) +
+                " bytes, the file has " + std::to_string(m_mapSize) + ")");
+  if (w < 1 || hh < 1 || uw < 1 || w > kMaxSide || hh > kMaxSide || uw > kMaxSide ||
+      !(m_pp.regionScale > 0 && m_pp.regionScale < 100))
+    throw Error(path + ": corrupt header (image sizes " + std::to_string(w) + "x" +
+                std::to_string(hh) + ", upsampled width " + std::to_string(uw) + ")");
+  m_pp.inputW = static_cast<int>(w);
+  m_pp.inputH = static_cast<int>(hh);
+  m_upW = static_cast<int>(uw);
+  // Every region must lie inside the file, checked without overflow: a crafted header could
+  // otherwise point the label reads past the mapping (found by fuzz_packed).
+  const uint64_t size = m_mapSize;
+  if (m_stride != uint64_t(w) * hh + uint64_t(uw) * hh || count > (uint64_t(1) << 40) ||
+      m_imagesOffset < kHeaderSize || m_imagesOffset > size ||
+      count > (size - m_imagesOffset) / m_stride ||
+      m_labelIndexOffset < m_imagesOffset + count * m_stride || m_labelIndexOffset > size ||
+      count + 1 > (size - m_labelIndexOffset) / 8 ||
+      m_labelDataOffset < m_labelIndexOffset + 8 * (count + 1) || m_labelDataOffset > size ||
+      (m_version >= 2 && (m_crcOffset < m_labelDataOffset || m_crcOffset > size ||
+                          2 * count > (size - m_crcOffset) / 4)))
+    throw Error(path + ": corrupt header (inconsistent offsets for " + std::to_string(count) +
+                " entries)");
+  m_count = static_cast<size_t>(count);
+  return count;
+}
+
+// The label index is small: checked whole now, so later reads cannot run off the mapping.
+void PackedDataset::checkLabelIndex() const {
+  const uint64_t dataSize = (m_version >= 2 ? m_crcOffset : m_mapSize) - m_labelDataOffset;
+  uint64_t prev = 0;
+  for (size_t i = 0; i <= m_count; ++i) {
+    const uint64_t off = load<uint64_t>(m_map + m_labelIndexOffset + 8 * i);
+    if (off < prev || off > dataSize || (i == 0 && off != 0))
+      throw Error(m_path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
+                  ": corrupt label index");
+    prev = off;
+  }
+}
+
+// The boxes section lies after the checksum table; its index is checked now as the labels' is.
+void PackedDataset::checkBoxIndex(uint64_t count) {
+  const std::string& path = m_path;
+  const uint64_t size = m_mapSize;
+  if (m_boxesOffset < m_crcOffset + 8 * count || m_boxesOffset > size ||
+      count + 1 > (size - m_boxesOffset) / 8)
+    throw Error(path + ": corrupt header (character boxes offset)");
+  m_boxesDataOffset = m_boxesOffset + 8 * (count + 1);
+  const uint64_t total = load<uint64_t>(m_map + m_boxesOffset + 8 * count);
+  if (total > (size - m_boxesDataOffset) / 16 ||
+      count > (size - m_boxesDataOffset - 16 * total) / 4)
+    throw Error(path + ": corrupt character boxes (the section is cut short)");
+  m_boxesCrcOffset = m_boxesDataOffset + 16 * total;
+  uint64_t before = 0;
+  for (size_t i = 0; i <= m_count; ++i) {
+    const uint64_t n = load<uint64_t>(m_map + m_boxesOffset + 8 * i);
+    if (n < before || n > total || (i == 0 && n != 0))
+      throw Error(path + ": entry " + std::to_string(i == 0 ? 0 : i - 1) +
+                  ": corrupt character box index");
+    before = n;
   }
 }
 

@@ -3,8 +3,8 @@
 // GPU server (it needs neither OpenCV nor the original files). Each entry holds the two 8-bit
 // images the model sees: the inputW x inputH input and the upsampledW x inputH copy the sharpener
 // cuts regions from. They are preprocess()'s output (bilinear + antialias resize,
-// core/image/preprocess.h) quantised back to 8 bits with toGreyImage, so reading one gives the model
-// preprocess()'s values to within half a grey level (|error| <= 1/255 on the [-1, 1] scale).
+// core/image/preprocess.h) quantised back to 8 bits with toGreyImage, so reading one gives the
+// model preprocess()'s values to within half a grey level (|error| <= 1/255 on the [-1, 1] scale).
 //
 // Layout, little-endian; offsets in bytes from the start of the file:
 //   0   char[8] "FVPACK01"      8   u32 version (2)       12  u32 header size (128)
@@ -71,6 +71,11 @@ class PackedDataset : public Dataset {
   const std::string& path() const { return m_path; }
 
  private:
+  // Opening, in order: the mapping, the header (every offset inside the file), the indexes.
+  void mapFile();
+  uint64_t readHeader();
+  void checkLabelIndex() const;
+  void checkBoxIndex(uint64_t count);
   void check(size_t index) const;
   const uint8_t* pixels(size_t index) const;  ///< checked index, not verified
 

@@ -11,7 +11,7 @@
 #include "base/error.h"
 #include "base/safe_read.h"
 #include "formats/checkpoint.h"
-#include "formats/torch_pickle.h"
+#include "formats/torch_file.h"
 #include "model/charset.h"
 
 namespace foveal::core {
@@ -80,11 +80,8 @@ Keys index(const StoredStateDict& sd, const std::string& origin) {
   return k;
 }
 
-DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& origin) {
-  const Keys k = index(sd, origin);
-  DtrbArchitecture a;
-  a.format = sd.format;
-  a.modulePrefix = k.prefix;
+// Every key belongs to one of DTRB's four stages.
+void checkStages(const Keys& k, const std::string& origin) {
   for (const auto& [name, t] : k.byName) {
     if (!startsWith(name, "Transformation.") && !startsWith(name, "FeatureExtraction.") &&
         !startsWith(name, "SequenceModeling.") && !startsWith(name, "Prediction."))
@@ -92,18 +89,22 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
                   " belongs to no deep-text-recognition-benchmark stage (Transformation, "
                   "FeatureExtraction, SequenceModeling, Prediction)");
   }
-  // Transformation
-  if (k.any("Transformation.")) {
-    a.transformation = "TPS";
-    const auto& fc2 = k.need("Transformation.LocalizationNetwork.localization_fc2.bias", 1);
-    if (fc2.shape[0] % 2 != 0 || fc2.shape[0] < 8)
-      throw Error(origin + ": key '" + fc2.key + "' has shape " + shapeString(fc2.shape) +
-                  ", expected [2 F] with F even and at least 4 (the fiducial points)");
-    a.fiducials = static_cast<int>(fc2.shape[0] / 2);
-  } else {
+}
+
+void readTransformation(const Keys& k, const std::string& origin, DtrbArchitecture& a) {
+  if (!k.any("Transformation.")) {
     a.transformation = "None";
+    return;
   }
-  // Feature extraction
+  a.transformation = "TPS";
+  const auto& fc2 = k.need("Transformation.LocalizationNetwork.localization_fc2.bias", 1);
+  if (fc2.shape[0] % 2 != 0 || fc2.shape[0] < 8)
+    throw Error(origin + ": key '" + fc2.key + "' has shape " + shapeString(fc2.shape) +
+                ", expected [2 F] with F even and at least 4 (the fiducial points)");
+  a.fiducials = static_cast<int>(fc2.shape[0] / 2);
+}
+
+void readFeatures(const Keys& k, const std::string& origin, DtrbArchitecture& a) {
   if (k.any("FeatureExtraction.ConvNet.conv0_1.")) {
     a.features = "ResNet";
     const auto& first = k.need("FeatureExtraction.ConvNet.conv0_1.weight", 4);
@@ -131,23 +132,30 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
   if (a.outputChannels < 16 || a.outputChannels % 16 != 0)
     throw Error(origin + ": output_channel " + std::to_string(a.outputChannels) +
                 " is not a multiple of 16 (DTRB's layers take 1/16 of it)");
-  int seqOut = a.outputChannels;
-  if (k.any("SequenceModeling.")) {
-    a.sequence = "BiLSTM";
-    const auto& ih = k.need("SequenceModeling.0.rnn.weight_ih_l0", 2);
-    a.hiddenSize = static_cast<int>(ih.shape[0] / 4);
-    if (ih.shape[0] % 4 != 0 || ih.shape[1] != a.outputChannels)
-      throw Error(origin + ": key '" + ih.key + "' has shape " + shapeString(ih.shape) +
-                  ", expected [4 h, " + std::to_string(a.outputChannels) + "] (an LSTM over the " +
-                  std::to_string(a.outputChannels) + " feature channels)");
-    seqOut = static_cast<int>(k.need("SequenceModeling.1.linear.weight", 2).shape[0]);
-    if (seqOut != a.hiddenSize)
-      throw Error(origin + ": 'SequenceModeling.1.linear.weight' gives " + std::to_string(seqOut) +
-                  " outputs where hidden_size is " + std::to_string(a.hiddenSize) +
-                  "; DTRB's BiLSTM outputs hidden_size");
-  } else {
+}
+
+// Returns the width of what the sequence stage hands to the prediction.
+int readSequence(const Keys& k, const std::string& origin, DtrbArchitecture& a) {
+  if (!k.any("SequenceModeling.")) {
     a.sequence = "None";
+    return a.outputChannels;
   }
+  a.sequence = "BiLSTM";
+  const auto& ih = k.need("SequenceModeling.0.rnn.weight_ih_l0", 2);
+  a.hiddenSize = static_cast<int>(ih.shape[0] / 4);
+  if (ih.shape[0] % 4 != 0 || ih.shape[1] != a.outputChannels)
+    throw Error(origin + ": key '" + ih.key + "' has shape " + shapeString(ih.shape) +
+                ", expected [4 h, " + std::to_string(a.outputChannels) + "] (an LSTM over the " +
+                std::to_string(a.outputChannels) + " feature channels)");
+  const int seqOut = static_cast<int>(k.need("SequenceModeling.1.linear.weight", 2).shape[0]);
+  if (seqOut != a.hiddenSize)
+    throw Error(origin + ": 'SequenceModeling.1.linear.weight' gives " + std::to_string(seqOut) +
+                " outputs where hidden_size is " + std::to_string(a.hiddenSize) +
+                "; DTRB's BiLSTM outputs hidden_size");
+  return seqOut;
+}
+
+void readPrediction(const Keys& k, const std::string& origin, int seqOut, DtrbArchitecture& a) {
   if (k.any("Prediction.attention_cell.")) {
     a.prediction = "Attn";
     const auto& gen = k.need("Prediction.generator.weight", 2);
@@ -175,6 +183,10 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
                 ": no prediction stage: key 'Prediction.generator.weight' (Attn) or "
                 "'Prediction.weight' (CTC) is missing");
   }
+}
+
+// DTRB's standard character sets, when the class count fits one of them.
+void assumeCharacters(DtrbArchitecture& a) {
   const int specials = a.prediction == "Attn" ? 2 : 1;
   const int n = a.numClasses - specials;
   const int def = static_cast<int>(std::string(kDtrbDefaultCharacters).size());
@@ -188,6 +200,19 @@ DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& orig
     a.assumption = "DTRB's --sensitive characters (the file has " + std::to_string(a.numClasses) +
                    " classes: 94 characters)";
   }
+}
+
+DtrbArchitecture architecture(const StoredStateDict& sd, const std::string& origin) {
+  const Keys k = index(sd, origin);
+  DtrbArchitecture a;
+  a.format = sd.format;
+  a.modulePrefix = k.prefix;
+  checkStages(k, origin);
+  readTransformation(k, origin, a);
+  readFeatures(k, origin, a);
+  const int seqOut = readSequence(k, origin, a);
+  readPrediction(k, origin, seqOut, a);
+  assumeCharacters(a);
   return a;
 }
 
@@ -269,6 +294,101 @@ torch::Tensor toTensor(const StoredStateDict& sd, const StoredTensor& t) {
       .view(t.shape);
 }
 
+// The Foveal configuration of `a`: existing stages with DTRB's sizes, the DTRB cell, DTRB's
+// preprocessing, and what the file does not hold from the options.
+ModelConfig configFor(const DtrbArchitecture& a, const DtrbOptions& o, const std::string& path,
+                      std::vector<std::string>& notes) {
+  if (o.imgH < 8 || o.imgW < 8 || o.imgH > 4096 || o.imgW > 4096)
+    throw Error("--imgH and --imgW must be in [8, 4096]");
+  if (o.batchMaxLength < 1 || o.batchMaxLength > 1000)
+    throw Error("--batch_max_length must be in [1, 1000]");
+  ModelConfig c;
+  c.transformation = a.transformation == "TPS" ? "tps" : "none";
+  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
+  c.features = a.features == "VGG" ? "vgg" : "resnet";
+  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
+  c.sequenceProjection = a.sequence == "BiLSTM";
+  c.prediction = a.prediction == "Attn" ? "attention" : "ctc";
+  c.cell = "dtrb";
+  c.attention = "soft";
+  c.width = 1.0;
+  c.featureChannels = a.outputChannels;
+  c.hiddenSize = a.hiddenSize;
+  c.attentionDepth = a.hiddenSize;
+  c.maxLength = o.batchMaxLength;
+  c.charset = charsetFor(a, o, path, notes);
+  c.caseInsensitive = false;
+  c.preprocessing.inputW = o.imgW;
+  c.preprocessing.inputH = o.imgH;
+  c.preprocessing.colour = a.inputChannels == 3 ? "rgb" : "pil_luma";
+  c.preprocessing.resize = "pil_bicubic";
+  c.preprocessing.keepRatioPad = o.pad;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  return c;
+}
+
+// The stored value of key `name` for Foveal's tensor `dst`, whose shape it must have.
+torch::Tensor storedValue(const StoredStateDict& sd, const std::string& name,
+                          const StoredTensor& stored, const torch::Tensor& dst,
+                          const DtrbArchitecture& a, const DtrbOptions& o,
+                          const std::string& path) {
+  const std::vector<int64_t> want(dst.sizes().begin(), dst.sizes().end());
+  if (stored.shape != want) {
+    std::string hint;
+    if (startsWith(name, "Transformation.GridGenerator.P_hat"))
+      hint =
+          ": P_hat has one row per rectified pixel, so the model was trained at another "
+          "--imgH x --imgW than " +
+          std::to_string(o.imgH) + " x " + std::to_string(o.imgW) + " (" +
+          std::to_string(stored.shape[0]) + " pixels)";
+    throw Error(path + ": key '" + stored.key + "' has shape " + shapeString(stored.shape) +
+                ", expected " + shapeString(want) + " for " + a.describe() + hint);
+  }
+  auto value = toTensor(sd, stored).to(dst.scalar_type());
+  if (startsWith(name, "Transformation.GridGenerator.")) {
+    // Computed from F and the input size; the stored copy must agree (a wrong --imgH/--imgW
+    // with the same pixel count would otherwise pass unnoticed).
+    const double diff =
+        (value.to(torch::kDouble) - dst.to(torch::kDouble)).abs().max().item<double>();
+    if (diff > 1e-3)
+      throw Error(path + ": key '" + stored.key + "' differs from the TPS grid of a " +
+                  std::to_string(o.imgW) + " x " + std::to_string(o.imgH) + " input by up to " +
+                  std::to_string(diff) + ": give the --imgH and --imgW the model was trained with");
+  }
+  return value;
+}
+
+// Every key of the file into its one Foveal parameter or buffer; every one of those filled.
+void copyWeights(const StoredStateDict& sd, const DtrbArchitecture& a, const DtrbOptions& o,
+                 const std::string& path, Recognizer& model) {
+  std::map<std::string, torch::Tensor> targets;
+  for (const auto& p : model->named_parameters()) targets.emplace(p.key(), p.value());
+  for (const auto& b : model->named_buffers()) targets.emplace(b.key(), b.value());
+
+  const Keys keys = index(sd, path);
+  std::set<std::string> assigned;
+  torch::NoGradGuard guard;
+  for (const auto& [name, stored] : keys.byName) {
+    const std::string target = fovealName(name, a);
+    auto it = targets.find(target);
+    if (target.empty() || it == targets.end())
+      throw Error(path + ": key '" + stored->key + "' " + shapeString(stored->shape) +
+                  " has no place in " + a.describe() + " (an unknown variant?)");
+    it->second.copy_(storedValue(sd, name, *stored, it->second, a, o, path));
+    assigned.insert(target);
+  }
+  for (const auto& [name, t] : targets) {
+    if (assigned.count(name)) continue;
+    throw Error(path + ": no key in the file for Foveal's '" + name + "' " +
+                shapeString(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())) + " of " +
+                a.describe());
+  }
+}
+
 }  // namespace
 
 std::string DtrbArchitecture::describe() const {
@@ -299,88 +419,13 @@ LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport
   DtrbImport imp;
   imp.architecture = architecture(sd, path);
   const auto& a = imp.architecture;
-  if (o.imgH < 8 || o.imgW < 8 || o.imgH > 4096 || o.imgW > 4096)
-    throw Error("--imgH and --imgW must be in [8, 4096]");
-  if (o.batchMaxLength < 1 || o.batchMaxLength > 1000)
-    throw Error("--batch_max_length must be in [1, 1000]");
-
-  ModelConfig& c = imp.config;
-  c.transformation = a.transformation == "TPS" ? "tps" : "none";
-  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
-  c.features = a.features == "VGG" ? "vgg" : "resnet";
-  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
-  c.sequenceProjection = a.sequence == "BiLSTM";
-  c.prediction = a.prediction == "Attn" ? "attention" : "ctc";
-  c.cell = "dtrb";
-  c.attention = "soft";
-  c.width = 1.0;
-  c.featureChannels = a.outputChannels;
-  c.hiddenSize = a.hiddenSize;
-  c.attentionDepth = a.hiddenSize;
-  c.maxLength = o.batchMaxLength;
-  c.charset = charsetFor(a, o, path, imp.notes);
-  c.caseInsensitive = false;
-  c.preprocessing.inputW = o.imgW;
-  c.preprocessing.inputH = o.imgH;
-  c.preprocessing.colour = a.inputChannels == 3 ? "rgb" : "pil_luma";
-  c.preprocessing.resize = "pil_bicubic";
-  c.preprocessing.keepRatioPad = o.pad;
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
-  }
+  imp.config = configFor(a, o, path, imp.notes);
+  const ModelConfig& c = imp.config;
 
   LoadedModel loaded;
   loaded.config = c;
   loaded.model = Recognizer(c);
-  std::map<std::string, torch::Tensor> targets;
-  for (const auto& p : loaded.model->named_parameters()) targets.emplace(p.key(), p.value());
-  for (const auto& b : loaded.model->named_buffers()) targets.emplace(b.key(), b.value());
-
-  const Keys keys = index(sd, path);
-  std::set<std::string> assigned;
-  torch::NoGradGuard guard;
-  for (const auto& [name, stored] : keys.byName) {
-    const std::string target = fovealName(name, a);
-    auto it = targets.find(target);
-    if (target.empty() || it == targets.end())
-      throw Error(path + ": key '" + stored->key + "' " + shapeString(stored->shape) +
-                  " has no place in " + a.describe() + " (an unknown variant?)");
-    auto& dst = it->second;
-    const std::vector<int64_t> want(dst.sizes().begin(), dst.sizes().end());
-    if (stored->shape != want) {
-      std::string hint;
-      if (startsWith(name, "Transformation.GridGenerator.P_hat"))
-        hint =
-            ": P_hat has one row per rectified pixel, so the model was trained at another "
-            "--imgH x --imgW than " +
-            std::to_string(o.imgH) + " x " + std::to_string(o.imgW) + " (" +
-            std::to_string(stored->shape[0]) + " pixels)";
-      throw Error(path + ": key '" + stored->key + "' has shape " + shapeString(stored->shape) +
-                  ", expected " + shapeString(want) + " for " + a.describe() + hint);
-    }
-    auto value = toTensor(sd, *stored).to(dst.scalar_type());
-    if (startsWith(name, "Transformation.GridGenerator.")) {
-      // Computed from F and the input size; the stored copy must agree (a wrong --imgH/--imgW
-      // with the same pixel count would otherwise pass unnoticed).
-      const double diff =
-          (value.to(torch::kDouble) - dst.to(torch::kDouble)).abs().max().item<double>();
-      if (diff > 1e-3)
-        throw Error(path + ": key '" + stored->key + "' differs from the TPS grid of a " +
-                    std::to_string(o.imgW) + " x " + std::to_string(o.imgH) + " input by up to " +
-                    std::to_string(diff) +
-                    ": give the --imgH and --imgW the model was trained with");
-    }
-    dst.copy_(value);
-    assigned.insert(target);
-  }
-  for (const auto& [name, t] : targets) {
-    if (assigned.count(name)) continue;
-    throw Error(path + ": no key in the file for Foveal's '" + name + "' " +
-                shapeString(std::vector<int64_t>(t.sizes().begin(), t.sizes().end())) + " of " +
-                a.describe());
-  }
+  copyWeights(sd, a, o, path, loaded.model);
   loaded.model->eval();
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";

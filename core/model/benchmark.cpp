@@ -35,6 +35,145 @@ double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
+
+// Measures each model of runBenchmarks on one device: inference, then training.
+class Bench {
+ public:
+  explicit Bench(const BenchOptions& opt)
+      : m_opt(opt), m_device(resolveDevice(opt.device)), m_cuda(m_device.is_cuda()) {
+    prepareDevice(m_device);  // as the trainer does
+  }
+  BenchResult measure(const std::string& name, const ModelConfig& cfg) const;
+
+ private:
+  using Input = std::pair<torch::Tensor, torch::Tensor>;  // image, upsampled (if needed)
+
+  void sync() const {
+    if (m_cuda) torch::cuda::synchronize(m_device.index());
+  }
+  Input input(const ModelConfig& cfg, int64_t b) const;
+  double timeEach(int runs, const std::function<void()>& f) const;
+  void inference(Recognizer& model, const ModelConfig& cfg, BenchResult& r) const;
+  void training(Recognizer& model, const ModelConfig& cfg, BenchResult& r) const;
+
+  const BenchOptions& m_opt;
+  torch::Device m_device;
+  bool m_cuda;
+};
+
+BenchResult Bench::measure(const std::string& name, const ModelConfig& cfg) const {
+  torch::manual_seed(0);
+  Recognizer model(cfg);
+  model->to(m_device);
+  BenchResult r;
+  r.name = name;
+  r.width = m_opt.width;
+  r.batch = m_opt.batch;
+  r.threads = at::get_num_threads();
+  r.device = m_device.str();
+  inference(model, cfg, r);
+  if (m_opt.train) training(model, cfg, r);
+  return r;
+}
+
+// Random images in [-1, 1] at 100x32, and the upsampled copy when the glimpse needs it.
+Bench::Input Bench::input(const ModelConfig& cfg, int64_t b) const {
+  const bool sharp = cfg.needsUpsampled();
+  return std::make_pair(
+      (torch::rand({b, 1, 32, 100}) * 2 - 1).to(m_device),
+      sharp ? (torch::rand({b, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1).to(m_device)
+            : torch::Tensor());
+}
+
+// Median wall time of `runs` calls of f, each ended by a device synchronisation.
+double Bench::timeEach(int runs, const std::function<void()>& f) const {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = Clock::now();
+    f();
+    sync();
+    times.push_back(msSince(t0));
+  }
+  return median(times);
+}
+
+void Bench::inference(Recognizer& model, const ModelConfig& cfg, BenchResult& r) const {
+  model->eval();
+  c10::InferenceMode guard;
+  const auto one = input(cfg, 1);
+  const auto& img1 = one.first;
+  const auto& up1 = one.second;
+  for (int i = 0; i < 3; ++i) model->forward(img1, up1);  // warm-up
+  sync();
+  r.latencyMs = timeEach(m_opt.repeats, [&] { model->forward(img1, up1); });
+  if (m_opt.beamWidth >= 2 && !cfg.isCtc()) {
+    DecodeOptions beam;
+    beam.beamWidth = m_opt.beamWidth;
+    model->forward(img1, up1, beam);  // warm-up
+    sync();
+    r.beamWidth = m_opt.beamWidth;
+    r.beamLatencyMs =
+        timeEach(std::max(1, m_opt.repeats / 2), [&] { model->forward(img1, up1, beam); });
+  }
+
+  const auto batch = input(cfg, m_opt.batch);
+  const auto& imgB = batch.first;
+  const auto& upB = batch.second;
+  model->forward(imgB, upB);
+  sync();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < m_opt.batchRepeats; ++i) model->forward(imgB, upB);
+  sync();
+  r.batchImagesPerS = m_opt.batch * m_opt.batchRepeats / (msSince(t0) / 1000.0);
+}
+
+// Forward and backward of the loss (no optimiser), as tuned and the straightforward way.
+void Bench::training(Recognizer& model, const ModelConfig& cfg, BenchResult& r) const {
+  model->train();
+  const auto batch = input(cfg, m_opt.batch);
+  const auto& imgB = batch.first;
+  const auto& upB = batch.second;
+  auto targets = torch::randint(1, 11, {m_opt.batch, cfg.steps()}, torch::kLong).to(m_device);
+  auto lengths = torch::full({m_opt.batch}, cfg.maxLength, torch::kLong).to(m_device);
+  MovingBaseline baseline;
+  bool autocast = false;
+  auto step = [&](bool naive) {
+    DecodeOptions d;
+    d.targets = targets;
+    d.recomputeKeys = naive;
+    RecognizerOutput out;
+    {
+      CudaAutocastScope ac(autocast);  // the forward pass, as in the trainer
+      out = model->forward(imgB, upB, d);
+    }
+    LossInputs in;
+    in.targets = targets;
+    in.lengths = lengths;
+    in.lambdaR = 1.0;
+    in.baseline = baseline.update(model->stats(out, targets, lengths).rewardSum /
+                                  static_cast<double>(targets.numel()));
+    auto loss = model->loss(out, in);
+    model->zero_grad();
+    loss.total.backward();
+  };
+  auto imagesPerS = [&](bool naive) {
+    step(naive);  // warm-up (and cuDNN's autotuning)
+    sync();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < m_opt.batchRepeats; ++i) step(naive);
+    sync();
+    return m_opt.batch * m_opt.batchRepeats / (msSince(t0) / 1000.0);
+  };
+  setCpuBf16Convolutions(!m_cuda && m_opt.bf16);
+  autocast = m_cuda && m_opt.bf16;
+  r.bf16 = m_cuda ? autocast : cpuBf16Convolutions();
+  r.trainImagesPerS = imagesPerS(false);
+  // The straightforward implementation: fp32, W x recomputed at every step (same maths).
+  setCpuBf16Convolutions(false);
+  autocast = false;
+  r.trainNaiveImagesPerS = imagesPerS(true);
+}
+
 }  // namespace
 
 std::string benchDeviceDescription(const std::string& device) {
@@ -42,120 +181,12 @@ std::string benchDeviceDescription(const std::string& device) {
 }
 
 std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
-  const torch::Device device = resolveDevice(opt.device);
-  const bool cuda = device.is_cuda();
-  prepareDevice(device);  // as the trainer does
-  auto sync = [&] {
-    if (cuda) torch::cuda::synchronize(device.index());
-  };
+  const Bench bench(opt);
   std::vector<BenchResult> results;
-  for (const auto& entry : benchConfigs(opt.width)) {
-    const std::string& name = entry.first;
-    const ModelConfig& cfg = entry.second;
+  for (const auto& [name, cfg] : benchConfigs(opt.width)) {
     if (!opt.only.empty() && std::find(opt.only.begin(), opt.only.end(), name) == opt.only.end())
       continue;
-    torch::manual_seed(0);
-    Recognizer model(cfg);
-    model->to(device);
-    BenchResult r;
-    r.name = name;
-    r.width = opt.width;
-    r.batch = opt.batch;
-    r.threads = at::get_num_threads();
-    r.device = device.str();
-    const bool sharp = cfg.needsUpsampled();
-    auto input = [&](int64_t b) {
-      return std::make_pair(
-          (torch::rand({b, 1, 32, 100}) * 2 - 1).to(device),
-          sharp ? (torch::rand({b, 1, 32, cfg.preprocessing.upsampledW()}) * 2 - 1).to(device)
-                : torch::Tensor());
-    };
-    // Median wall time of `runs` calls of f, each ended by a device synchronisation.
-    auto timeEach = [&](int runs, const std::function<void()>& f) {
-      std::vector<double> times;
-      for (int i = 0; i < runs; ++i) {
-        const auto t0 = Clock::now();
-        f();
-        sync();
-        times.push_back(msSince(t0));
-      }
-      return median(times);
-    };
-    model->eval();
-    {
-      c10::InferenceMode guard;
-      const auto one = input(1);
-      const auto& img1 = one.first;
-      const auto& up1 = one.second;
-      for (int i = 0; i < 3; ++i) model->forward(img1, up1);  // warm-up
-      sync();
-      r.latencyMs = timeEach(opt.repeats, [&] { model->forward(img1, up1); });
-      if (opt.beamWidth >= 2 && !cfg.isCtc()) {
-        DecodeOptions beam;
-        beam.beamWidth = opt.beamWidth;
-        model->forward(img1, up1, beam);  // warm-up
-        sync();
-        r.beamWidth = opt.beamWidth;
-        r.beamLatencyMs =
-            timeEach(std::max(1, opt.repeats / 2), [&] { model->forward(img1, up1, beam); });
-      }
-
-      const auto batch = input(opt.batch);
-      const auto& imgB = batch.first;
-      const auto& upB = batch.second;
-      model->forward(imgB, upB);
-      sync();
-      const auto t0 = Clock::now();
-      for (int i = 0; i < opt.batchRepeats; ++i) model->forward(imgB, upB);
-      sync();
-      r.batchImagesPerS = opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
-    }
-    if (opt.train) {
-      model->train();
-      const auto batch = input(opt.batch);
-      const auto& imgB = batch.first;
-      const auto& upB = batch.second;
-      auto targets = torch::randint(1, 11, {opt.batch, cfg.steps()}, torch::kLong).to(device);
-      auto lengths = torch::full({opt.batch}, cfg.maxLength, torch::kLong).to(device);
-      MovingBaseline baseline;
-      bool autocast = false;
-      auto step = [&](bool naive) {
-        DecodeOptions d;
-        d.targets = targets;
-        d.recomputeKeys = naive;
-        RecognizerOutput out;
-        {
-          CudaAutocastScope ac(autocast);  // the forward pass, as in the trainer
-          out = model->forward(imgB, upB, d);
-        }
-        LossInputs in;
-        in.targets = targets;
-        in.lengths = lengths;
-        in.lambdaR = 1.0;
-        in.baseline = baseline.update(model->stats(out, targets, lengths).rewardSum /
-                                      static_cast<double>(targets.numel()));
-        auto loss = model->loss(out, in);
-        model->zero_grad();
-        loss.total.backward();
-      };
-      auto imagesPerS = [&](bool naive) {
-        step(naive);  // warm-up (and cuDNN's autotuning)
-        sync();
-        const auto t0 = Clock::now();
-        for (int i = 0; i < opt.batchRepeats; ++i) step(naive);
-        sync();
-        return opt.batch * opt.batchRepeats / (msSince(t0) / 1000.0);
-      };
-      setCpuBf16Convolutions(!cuda && opt.bf16);
-      autocast = cuda && opt.bf16;
-      r.bf16 = cuda ? autocast : cpuBf16Convolutions();
-      r.trainImagesPerS = imagesPerS(false);
-      // The straightforward implementation: fp32, W x recomputed at every step (same maths).
-      setCpuBf16Convolutions(false);
-      autocast = false;
-      r.trainNaiveImagesPerS = imagesPerS(true);
-    }
-    results.push_back(r);
+    results.push_back(bench.measure(name, cfg));
   }
   return results;
 }

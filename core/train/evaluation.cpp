@@ -92,25 +92,41 @@ std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset
   return conf;
 }
 
-}  // namespace
-
-DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
-                            const std::string& name, const EvalOptions& options,
-                            const torch::Device& device) {
-  const ModelConfig& cfg = model->config;
-  const bool textScoring = wantsTextScoring(cfg.charset, options.scoring);
-  const bool wasTraining = model->is_training();
-  model->eval();
-  DatasetEval result;
-  result.name = name;
-  data::DatasetPtr ds = dataset;
-  if (ds->endless() && options.limit <= 0)
-    throw Error(ds->describe() + ": an endless stream needs a limit (eval --limit N)");
-  if (ds->endless() || options.limit > 0) {
-    const size_t n = options.limit > 0 ? static_cast<size_t>(options.limit) : ds->size();
-    ds = std::make_shared<PrefixDataset>(ds, n);
+/// Per image, the mean attention entropy over the steps up to and including the end token; 0
+/// without attention (CTC).
+std::vector<double> meanEntropy(const RecognizerOutput& out, const Charset& charset, size_t batch) {
+  std::vector<double> mean(batch, 0.0);
+  if (!out.alpha.defined()) return mean;
+  auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
+  auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
+  auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
+  auto tok = tokens.accessor<int64_t, 2>();
+  auto ent = h.accessor<double, 2>();
+  const int64_t T = tokens.size(1);
+  for (int64_t b = 0; b < static_cast<int64_t>(batch); ++b) {
+    double hsum = 0;
+    int64_t steps = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      hsum += ent[b][t];
+      ++steps;
+      if (tok[b][t] == charset.endIndex()) break;
+    }
+    mean[static_cast<size_t>(b)] = hsum / static_cast<double>(steps);
   }
-  result.description = ds->describe();
+  return mean;
+}
+
+/// The first `limit` entries (0: all); an endless stream needs a limit.
+data::DatasetPtr limited(const data::DatasetPtr& dataset, int64_t limit) {
+  if (dataset->endless() && limit <= 0)
+    throw Error(dataset->describe() + ": an endless stream needs a limit (eval --limit N)");
+  if (!dataset->endless() && limit <= 0) return dataset;
+  const size_t n = limit > 0 ? static_cast<size_t>(limit) : dataset->size();
+  return std::make_shared<PrefixDataset>(dataset, n);
+}
+
+data::LoaderOptions loaderOptions(const ModelConfig& cfg, const EvalOptions& options,
+                                  bool textScoring) {
   data::LoaderOptions lo;
   lo.batchSize = options.batchSize;
   lo.shuffle = false;
@@ -129,10 +145,92 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
   lo.preprocessing = cfg.preprocessing;
   lo.withUpsampled = cfg.needsUpsampled();
   lo.withBoxes = options.localisation;
+  return lo;
+}
+
+/// Scores the readings of one batch into a DatasetEval: what every batch of one evaluation shares.
+struct BatchScorer {
+  Recognizer model;
+  const data::Dataset& ds;
+  const std::string& name;
+  const EvalOptions& options;
+  const Charset& charset;
+  bool textScoring;
+  DatasetEval& result;
+
+  void score(const data::Batch& batch, const RecognizerOutput& out);
+  EvalStats scoreImage(const data::Batch& batch, const RecognizerOutput& out, size_t k,
+                       const std::string& prediction, double entropy, bool& correct);
+};
+
+void BatchScorer::score(const data::Batch& batch, const RecognizerOutput& out) {
+  const auto read = model->readings(out);
+  const int64_t B = static_cast<int64_t>(read.size());
+  const std::vector<double> entropy = meanEntropy(out, charset, read.size());
+  const std::vector<double> confidence =
+      options.keepImages ? readingConfidence(out, charset, B) : std::vector<double>();
+  for (size_t k = 0; k < read.size(); ++k) {
+    const std::string prediction = charset.decode(read[k]);
+    const std::string& truth = batch.labels[k];
+    bool correct = false;
+    const EvalStats one = scoreImage(batch, out, k, prediction, entropy[k], correct);
+    result.overall.add(one);
+    result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
+    const size_t index = batch.indices[k];
+    if (!correct && options.keepFailures)
+      result.failures.push_back({name, index, ds.entryName(index), truth, prediction});
+    if (options.keepImages) {
+      ImageReading r;
+      r.index = index;
+      r.entry = ds.entryName(index);
+      r.truth = truth;
+      r.reading = prediction;
+      r.confidence = confidence[k];
+      if (out.alpha.defined()) r.entropy = entropy[k];
+      result.images.push_back(std::move(r));
+    }
+  }
+}
+
+EvalStats BatchScorer::scoreImage(const data::Batch& batch, const RecognizerOutput& out, size_t k,
+                                  const std::string& prediction, double entropy, bool& correct) {
+  const std::string& truth = batch.labels[k];
+  const Score s = scorePrediction(prediction, truth, textScoring);
+  correct = s.correct;
+  EvalStats one;
+  one.count = 1;
+  one.correct = s.correct ? 1 : 0;
+  one.nedSum = s.ned;
+  one.entropySum = entropy;
+  // Boxes that do not match the label character for character say nothing about it.
+  if (k < batch.boxes.size() && !batch.boxes[k].empty() &&
+      batch.boxes[k].size() == splitUtf8(truth).size()) {
+    const auto [w, h] = batch.sourceSizes[k];
+    one.localisation.add(
+        scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(k), w, h),
+                          batch.boxes[k]),
+        s.correct);
+  }
+  return one;
+}
+
+}  // namespace
+
+DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
+                            const std::string& name, const EvalOptions& options,
+                            const torch::Device& device) {
+  const ModelConfig& cfg = model->config;
+  const bool textScoring = wantsTextScoring(cfg.charset, options.scoring);
+  const bool wasTraining = model->is_training();
+  model->eval();
+  DatasetEval result;
+  result.name = name;
+  const data::DatasetPtr ds = limited(dataset, options.limit);
+  result.description = ds->describe();
+  const data::LoaderOptions lo = loaderOptions(cfg, options, textScoring);
   data::DataLoader loader(ds, lo);
-  const Charset& charset = lo.charset;
+  BatchScorer scorer{model, *ds, name, options, lo.charset, textScoring, result};
   const int64_t total = static_cast<int64_t>(ds->size());
-  int64_t done = 0;
   {
     c10::InferenceMode guard;
     while (auto batch = loader.next()) {
@@ -141,69 +239,10 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
       DecodeOptions dec;
       dec.beamWidth = options.beamWidth;
       dec.stopWhenAllEnded = true;  // the steps after every end token change nothing measured
-      auto out = model->forward(images, up, dec);
-      const auto read = model->readings(out);
-      const int64_t B = static_cast<int64_t>(read.size());
-      // Attention entropy over the steps up to and including the end token (CTC has no alpha).
-      std::vector<double> meanEntropy(read.size(), 0.0);
-      const std::vector<double> confidence =
-          options.keepImages ? readingConfidence(out, charset, B) : std::vector<double>();
-      if (out.alpha.defined()) {
-        auto tokens = out.tokens.to(torch::kCPU);                                    // [B, T]
-        auto alpha = out.alpha.to(torch::kCPU, torch::kFloat);                       // [B, T, M]
-        auto h = -(alpha * alpha.clamp_min(1e-30).log()).sum(2).to(torch::kDouble);  // [B, T]
-        auto tok = tokens.accessor<int64_t, 2>();
-        auto ent = h.accessor<double, 2>();
-        const int64_t T = tokens.size(1);
-        for (int64_t b = 0; b < B; ++b) {
-          double hsum = 0;
-          int64_t steps = 0;
-          for (int64_t t = 0; t < T; ++t) {
-            hsum += ent[b][t];
-            ++steps;
-            if (tok[b][t] == charset.endIndex()) break;
-          }
-          meanEntropy[static_cast<size_t>(b)] = hsum / static_cast<double>(steps);
-        }
-      }
-      for (int64_t b = 0; b < B; ++b) {
-        const std::vector<int>& seq = read[static_cast<size_t>(b)];
-        const std::string prediction = charset.decode(seq);
-        const std::string& truth = batch->labels[static_cast<size_t>(b)];
-        const Score s = scorePrediction(prediction, truth, textScoring);
-        EvalStats one;
-        one.count = 1;
-        one.correct = s.correct ? 1 : 0;
-        one.nedSum = s.ned;
-        one.entropySum = meanEntropy[static_cast<size_t>(b)];
-        // Boxes that do not match the label character for character say nothing about it.
-        const auto k = static_cast<size_t>(b);
-        if (k < batch->boxes.size() && !batch->boxes[k].empty() &&
-            batch->boxes[k].size() == splitUtf8(truth).size()) {
-          const auto& boxes = batch->boxes[k];
-          const auto [w, h] = batch->sourceSizes[static_cast<size_t>(b)];
-          one.localisation.add(
-              scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(b), w, h), boxes),
-              s.correct);
-        }
-        result.overall.add(one);
-        result.byLength[static_cast<int>(splitUtf8(truth).size())].add(one);
-        const size_t index = batch->indices[static_cast<size_t>(b)];
-        if (!s.correct && options.keepFailures)
-          result.failures.push_back({name, index, ds->entryName(index), truth, prediction});
-        if (options.keepImages) {
-          ImageReading r;
-          r.index = index;
-          r.entry = ds->entryName(index);
-          r.truth = truth;
-          r.reading = prediction;
-          r.confidence = confidence[static_cast<size_t>(b)];
-          if (out.alpha.defined()) r.entropy = meanEntropy[static_cast<size_t>(b)];
-          result.images.push_back(std::move(r));
-        }
-      }
+      scorer.score(*batch, model->forward(images, up, dec));
       // Entries read and skipped alike: the loader hands out whole batches of the order.
-      done = std::min(total, (batch->number + 1) * static_cast<int64_t>(options.batchSize));
+      const int64_t done =
+          std::min(total, (batch->number + 1) * static_cast<int64_t>(options.batchSize));
       if (options.progress && !options.progress(done, total)) {
         if (wasTraining) model->train();
         throw EvalCancelled();

@@ -66,6 +66,91 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 /// Finite JSON number or null.
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
+// The glyph images of the sharp + reference model, one per class: [K, 1, ph, pw] in [-1, 1].
+torch::Tensor referenceImages(const ModelConfig& mc, const Charset& charset) {
+  if (!data::canRenderText())
+    throw Error(
+        "the sharp + reference model needs reference glyphs, which this build (no "
+        "OpenCV) cannot render");
+  const auto glyphs = data::referenceGlyphs(charset);
+  auto refs = torch::empty({static_cast<int64_t>(glyphs.size()), 1, mc.patchH, mc.patchW});
+  for (size_t k = 0; k < glyphs.size(); ++k) {
+    const auto& g = glyphs[k];
+    if (g.width != mc.patchW || g.height != mc.patchH)
+      throw Error("reference glyph " + charset.token(static_cast<int>(k)) + " is " +
+                  std::to_string(g.width) + "x" + std::to_string(g.height) +
+                  ", the model's patch " + std::to_string(mc.patchW) + "x" +
+                  std::to_string(mc.patchH));
+    auto t =
+        torch::from_blob(const_cast<uint8_t*>(g.pixels.data()), {g.height, g.width}, torch::kUInt8);
+    refs[static_cast<int64_t>(k)][0].copy_(t.to(torch::kFloat).div(127.5).sub(1.0));
+  }
+  return refs;
+}
+
+// One batch on the training device.
+struct DeviceBatch {
+  torch::Tensor images, upsampled, targets, lengths;
+};
+
+// One micro-batch's forward pass, kept until its loss is taken.
+struct Micro {
+  RecognizerOutput out;
+  torch::Tensor targets, lengths;
+  double weight;
+};
+
+// What one step measured: summed over its micro-batches and, once reduced, over every rank (the
+// loss terms then averaged over the ranks).
+struct StepStats {
+  int64_t iteration = 0;
+  double images = 0;
+  double rewardSum = 0, rewardCount = 0, correct = 0;
+  double loss = 0, nll = 0, reinforce = 0, reference = 0;
+  double gradNorm = std::numeric_limits<double>::quiet_NaN();
+  bool finite = true;  ///< loss and gradient finite on every rank: the step is taken
+  bool stop = false;   ///< a stop was asked for, on some rank
+
+  double reward() const { return rewardCount > 0 ? rewardSum / rewardCount : 0.0; }
+  double accuracy() const { return images > 0 ? correct / images : 0.0; }
+};
+
+// Images per second: per log interval, and over the session leaving out its first iteration
+// (allocation, loader start-up).
+struct Throughput {
+  Clock::time_point intervalStart = Clock::now(), lastStep = Clock::now(), rateStart = Clock::now();
+  int64_t intervalImages = 0, sessionImages = 0;
+  bool firstDone = false;
+
+  void stepDone(double images) {
+    intervalImages += static_cast<int64_t>(images);
+    if (firstDone)
+      sessionImages += static_cast<int64_t>(images);
+    else
+      rateStart = Clock::now();
+    firstDone = true;
+  }
+  double intervalRate() const {
+    const double dt = seconds(intervalStart, Clock::now());
+    return dt > 0 ? intervalImages / dt : 0.0;
+  }
+  void restartInterval() {
+    intervalStart = Clock::now();
+    intervalImages = 0;
+  }
+  double sessionRate() const {
+    const double dt = seconds(rateStart, lastStep);
+    return dt > 0 ? sessionImages / dt : 0.0;
+  }
+};
+
+// CPU: the convolutions in bf16 where the CPU computes it natively (AMX / AVX512-BF16), for as
+// long as the run lasts.
+struct CpuBf16Scope {
+  explicit CpuBf16Scope(bool on) { setCpuBf16Convolutions(on); }
+  ~CpuBf16Scope() { setCpuBf16Convolutions(false); }
+};
+
 }  // namespace
 
 struct Trainer::Impl {
@@ -126,8 +211,32 @@ struct Trainer::Impl {
   double elapsed() const { return elapsedBefore + seconds(sessionStart, Clock::now()); }
 
   void setup(bool resuming);
+  void openRunFolder(bool resuming);
+  void startFresh();
+  void makeOptimizer();
   void loadState(const fs::path& path);
+  /// Drops the metrics records written after the state being resumed (an interrupted tail) and
+  /// records the resume.
+  void resumeMetrics();
   void saveState(const fs::path& path) const;
+
+  // One training step, in order.
+  bool hybrid() const { return cfg.model.selectsRegions() && cfg.lambdaR > 0; }
+  StepStats step(Throughput& rate);
+  DeviceBatch loadBatch(int64_t it);
+  std::vector<torch::Tensor> copyBuffers() const;
+  std::vector<Micro> forward(const DeviceBatch& batch, StepStats& st);
+  void reduceForward(StepStats& st) const;
+  void backward(std::vector<Micro> micro, double baselineForLoss, StepStats& st);
+  std::vector<at::Tensor> reduceGradients(StepStats& st);
+  void measureGradients(const std::vector<at::Tensor>& grads, StepStats& st) const;
+  void update(const MovingBaseline& next);
+  void skip(const StepStats& st, const std::vector<torch::Tensor>& savedBuffers);
+  bool logStep(const StepStats& st, Throughput& rate) const;
+  void evaluateAndCheckpoint(int64_t it);
+
+  /// The one place a model file is written: a CPU copy of the model, saved with `extra`.
+  void writeModel(const fs::path& path, const std::string& extra) const;
   void writeCheckpoint(const std::string& reason);
   /// A history/ checkpoint at this iteration when it falls on the (doubling) spacing; thins
   /// the folder to at most historyKeep files.
@@ -163,6 +272,34 @@ Trainer::~Trainer() = default;
 int64_t Trainer::iteration() const { return d->iteration; }
 
 void Trainer::Impl::setup(bool resuming) {
+  openRunFolder(resuming);
+  device = resolveDevice(cfg.device);
+  if (cfg.threads > 0 || device.is_cpu()) setComputeThreads(cfg.threads);
+  prepareDevice(device);
+  charset = cfg.model.makeCharset();
+
+  trainData = openTrainingData(cfg.trainData);
+  if (writer)
+    for (const auto& spec : cfg.evalData) evalData.emplace_back(spec, data::openDataset(spec));
+  if (cfg.model.reference && cfg.model.attention == "sharp")
+    references = referenceImages(cfg.model, charset).to(device);
+
+  {
+    // Initial weights come from the global generator: ranks that run as threads of one process
+    // (the tests) must not interleave their draws, or rank 0's weights depend on timing.
+    static std::mutex initMutex;
+    std::lock_guard<std::mutex> lock(initMutex);
+    torch::manual_seed(cfg.seed);
+    model = Recognizer(cfg.model);
+  }
+  if (resuming)
+    loadState(run / run_folder::kState);  // weights, optimiser, generator, position
+  else
+    startFresh();
+  model->train();
+}
+
+void Trainer::Impl::openRunFolder(bool resuming) {
   const fs::path statePath = run / run_folder::kState;
   std::error_code ec;
   if (writer) {  // before any check of what the folder holds: another trainer may be writing it
@@ -184,74 +321,38 @@ void Trainer::Impl::setup(bool resuming) {
     fs::create_directories(run, ec);
     if (ec) throw Error(run.string() + ": cannot create the run directory (" + ec.message() + ")");
   }
+}
 
-  device = resolveDevice(cfg.device);
-  if (cfg.threads > 0 || device.is_cpu()) setComputeThreads(cfg.threads);
-  prepareDevice(device);
-  charset = cfg.model.makeCharset();
-
-  trainData = openTrainingData(cfg.trainData);
-  if (writer)
-    for (const auto& spec : cfg.evalData) evalData.emplace_back(spec, data::openDataset(spec));
-
-  if (cfg.model.reference && cfg.model.attention == "sharp") {
-    if (!data::canRenderText())
-      throw Error(
-          "the sharp + reference model needs reference glyphs, which this build (no "
-          "OpenCV) cannot render");
-    const auto glyphs = data::referenceGlyphs(charset);
-    auto refs =
-        torch::empty({static_cast<int64_t>(glyphs.size()), 1, cfg.model.patchH, cfg.model.patchW});
-    for (size_t k = 0; k < glyphs.size(); ++k) {
-      const auto& g = glyphs[k];
-      if (g.width != cfg.model.patchW || g.height != cfg.model.patchH)
-        throw Error("reference glyph " + charset.token(static_cast<int>(k)) + " is " +
-                    std::to_string(g.width) + "x" + std::to_string(g.height) +
-                    ", the model's patch " + std::to_string(cfg.model.patchW) + "x" +
-                    std::to_string(cfg.model.patchH));
-      auto t = torch::from_blob(const_cast<uint8_t*>(g.pixels.data()), {g.height, g.width},
-                                torch::kUInt8);
-      refs[static_cast<int64_t>(k)][0].copy_(t.to(torch::kFloat).div(127.5).sub(1.0));
-    }
-    references = refs.to(device);
-  }
-
-  {
-    // Initial weights come from the global generator: ranks that run as threads of one process
-    // (the tests) must not interleave their draws, or rank 0's weights depend on timing.
-    static std::mutex initMutex;
-    std::lock_guard<std::mutex> lock(initMutex);
-    torch::manual_seed(cfg.seed);
-    model = Recognizer(cfg.model);
-  }
-  if (resuming) {
-    loadState(statePath);  // weights, optimiser, generator, position
+// A new run: its generator, the warm start, the optimiser, every rank on rank 0's weights, and
+// the run folder's config.json and empty metrics log.
+void Trainer::Impl::startFresh() {
+  if (device.is_cpu()) {
+    gen = at::detail::createCPUGenerator(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
   } else {
-    if (device.is_cpu()) {
-      gen = at::detail::createCPUGenerator(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
-    } else {
-      gen = at::globalContext().defaultGenerator(device);
-      gen.set_current_seed(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
-    }
-    if (!cfg.initFrom.empty())
-      log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
-    model->to(device);
-    AdadeltaOptions ao(cfg.lr);
-    ao.rho(cfg.rho).eps(cfg.eps).weight_decay(cfg.weightDecay);
-    optimizer = std::make_unique<Adadelta>(model->parameters(), ao);
-    if (opt.group) {  // every rank starts from rank 0's weights
-      torch::NoGradGuard ng;
-      std::vector<at::Tensor> ts;
-      for (auto& p : model->parameters()) ts.push_back(p.data());
-      for (auto& b : model->buffers()) ts.push_back(b);
-      opt.group->broadcast(ts, 0);
-    }
-    if (writer) {
-      writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
-      writeTextAtomically(run / run_folder::kMetrics, "");
-    }
+    gen = at::globalContext().defaultGenerator(device);
+    gen.set_current_seed(cfg.seed * 1000003ull + static_cast<uint64_t>(rank));
   }
-  model->train();
+  if (!cfg.initFrom.empty())
+    log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
+  model->to(device);
+  makeOptimizer();
+  if (opt.group) {
+    torch::NoGradGuard ng;
+    std::vector<at::Tensor> ts;
+    for (auto& p : model->parameters()) ts.push_back(p.data());
+    for (auto& b : model->buffers()) ts.push_back(b);
+    opt.group->broadcast(ts, 0);
+  }
+  if (writer) {
+    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
+    writeTextAtomically(run / run_folder::kMetrics, "");
+  }
+}
+
+void Trainer::Impl::makeOptimizer() {
+  AdadeltaOptions ao(cfg.lr);
+  ao.rho(cfg.rho).eps(cfg.eps).weight_decay(cfg.weightDecay);
+  optimizer = std::make_unique<Adadelta>(model->parameters(), ao);
 }
 
 void Trainer::Impl::checkFinite(const char* what) const {
@@ -331,9 +432,7 @@ void Trainer::Impl::loadState(const fs::path& path) {
     archive.read("model", m);
     model->load(m);
     model->to(device);
-    AdadeltaOptions ao(cfg.lr);
-    ao.rho(cfg.rho).eps(cfg.eps).weight_decay(cfg.weightDecay);
-    optimizer = std::make_unique<Adadelta>(model->parameters(), ao);
+    makeOptimizer();
     archive.read("optimizer", o);
     optimizer->load(o);
     for (auto& [key, st] : optimizer->state()) {
@@ -362,8 +461,11 @@ void Trainer::Impl::loadState(const fs::path& path) {
   bestIteration = meta.value("best_iteration", int64_t(-1));
   consecutiveNonFinite = meta.value("consecutive_non_finite", 0);
   skippedSteps = meta.value("skipped_steps", int64_t(0));
+  resumeMetrics();
+}
 
-  if (writer) {  // drop the records written after this state (an interrupted tail)
+void Trainer::Impl::resumeMetrics() {
+  if (writer) {
     const fs::path mp = run / run_folder::kMetrics;
     std::ifstream in(mp);
     std::string line, kept;
@@ -392,11 +494,8 @@ void Trainer::Impl::writeHistory() {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw Error(dir.string() + ": cannot create the history folder: " + ec.message());
-  Recognizer m = model;
-  if (!device.is_cpu())
-    m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
-  json extra = {{"training", extraJson()}};
-  saveCheckpoint((dir / run_folder::historyFileName(iteration)).string(), m, extra.dump());
+  const json extra = {{"training", extraJson()}};
+  writeModel(dir / run_folder::historyFileName(iteration), extra.dump());
   std::vector<std::pair<int64_t, fs::path>> files;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const int64_t it = run_folder::historyIteration(e.path().filename().string());
@@ -415,6 +514,14 @@ void Trainer::Impl::writeHistory() {
   }
 }
 
+// Model files hold CPU tensors: a model on another device is saved through a CPU copy.
+void Trainer::Impl::writeModel(const fs::path& path, const std::string& extra) const {
+  Recognizer m = model;
+  if (!device.is_cpu())
+    m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
+  saveCheckpoint(path.string(), m, extra);
+}
+
 void Trainer::Impl::writeCheckpoint(const std::string& reason) {
   if (!writer) return;
   checkFinite("a checkpoint");
@@ -424,10 +531,7 @@ void Trainer::Impl::writeCheckpoint(const std::string& reason) {
   json extra = {{"training", extraJson()}};
   extra["training"]["state"] = run_folder::kState;
   extra["training"]["run"] = run.string();
-  Recognizer m = model;
-  if (!device.is_cpu())
-    m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
-  saveCheckpoint((run / run_folder::kLatestModel).string(), m, extra.dump());
+  writeModel(run / run_folder::kLatestModel, extra.dump());
   appendMetrics({{"kind", "checkpoint"},
                  {"iteration", iteration},
                  {"reason", reason},
@@ -499,10 +603,7 @@ void Trainer::Impl::evaluate() {
     checkFinite(run_folder::kBestModel);
     json extra = {{"training", extraJson()}};
     extra["training"]["eval_accuracy"] = all.accuracy();
-    Recognizer m = model;
-    if (!device.is_cpu())
-      m = std::dynamic_pointer_cast<RecognizerImpl>(model->clone(torch::Device(torch::kCPU)));
-    saveCheckpoint((run / run_folder::kBestModel).string(), m, extra.dump());
+    writeModel(run / run_folder::kBestModel, extra.dump());
   }
   appendMetrics({{"kind", "eval"},
                  {"iteration", iteration},
@@ -520,250 +621,284 @@ void Trainer::Impl::evaluate() {
   log(line + buf);
 }
 
+// One iteration: the batch, the forward pass of every micro-batch, the reduction across
+// processes, backward, the gradients, then the update or, when anything is non-finite, a skip.
+StepStats Trainer::Impl::step(Throughput& rate) {
+  StepStats st;
+  st.iteration = iteration + 1;
+  const DeviceBatch batch = loadBatch(st.iteration);
+  // The forward pass updates batch-norm running statistics even when the step is then skipped:
+  // keep them, so a poisoned batch cannot leave NaN in the buffers (and so in a checkpoint).
+  const std::vector<torch::Tensor> savedBuffers = copyBuffers();
+  std::vector<Micro> micro = forward(batch, st);
+  reduceForward(st);
+  // b_j folds in this batch's reward (over all ranks) before any REINFORCE term uses it; every
+  // micro-batch and rank uses the same b_j. The loss is a pure function of it.
+  const double reward = st.reward();
+  MovingBaseline next = baseline;
+  if (hybrid() && std::isfinite(reward)) next.update(reward);
+  const double baselineForLoss = hybrid() ? (std::isfinite(reward) ? next.value() : reward) : 0.0;
+  backward(std::move(micro), baselineForLoss, st);
+  const std::vector<at::Tensor> grads = reduceGradients(st);
+  measureGradients(grads, st);
+  iteration = st.iteration;
+  rate.stepDone(st.images);
+  if (st.finite)
+    update(next);
+  else
+    skip(st, savedBuffers);
+  rate.lastStep = Clock::now();
+  return st;
+}
+
+DeviceBatch Trainer::Impl::loadBatch(int64_t it) {
+  const data::Batch batch = nextBatch();
+  DeviceBatch b;
+  b.images = batch.images.to(device);
+  b.upsampled = batch.upsampled.defined() ? batch.upsampled.to(device) : torch::Tensor();
+  b.targets = batch.targets.to(device);
+  b.lengths = batch.lengths.to(device);
+  if (hooks.poisonBatch && hooks.poisonBatch(it))
+    b.images.fill_(std::numeric_limits<float>::quiet_NaN());
+  return b;
+}
+
+std::vector<torch::Tensor> Trainer::Impl::copyBuffers() const {
+  torch::NoGradGuard ng;
+  std::vector<torch::Tensor> copies;
+  for (const auto& b : model->buffers()) copies.push_back(b.clone());
+  return copies;
+}
+
+// Forward every micro-batch first, so the baseline b_j can fold in the reward of the whole batch
+// (over all ranks) before any REINFORCE term uses it, as in equation 9.
+std::vector<Micro> Trainer::Impl::forward(const DeviceBatch& batch, StepStats& st) {
+  const int64_t B = batch.images.size(0);
+  const int64_t m = std::min<int64_t>(cfg.microBatches, B);
+  const bool autocast = device.is_cuda() && cfg.bf16;
+  st.images = static_cast<double>(B);
+  std::vector<Micro> micro;
+  for (int64_t k = 0; k < m; ++k) {
+    auto idx = torch::arange(k, B, m, torch::TensorOptions(torch::kLong).device(device));
+    Micro mb;
+    mb.targets = batch.targets.index_select(0, idx);
+    mb.lengths = batch.lengths.index_select(0, idx);
+    mb.weight = static_cast<double>(idx.size(0)) / static_cast<double>(B);
+    DecodeOptions dec;
+    dec.targets = mb.targets;
+    dec.sample = true;
+    dec.generator = gen;
+    try {
+      CudaAutocastScope ac(autocast);
+      mb.out = model->forward(
+          batch.images.index_select(0, idx),
+          batch.upsampled.defined() ? batch.upsampled.index_select(0, idx) : torch::Tensor(), dec);
+    } catch (const c10::Error& e) {
+      // Sampling a_t from a NaN alpha (hard, sharp) fails inside the forward pass: the same
+      // non-finite step as a NaN loss. Anything else is a real error.
+      const std::string what = e.what_without_backtrace();
+      if (what.find("nan") == std::string::npos && what.find("inf") == std::string::npos) throw;
+      st.rewardSum = std::numeric_limits<double>::quiet_NaN();
+      st.loss = std::numeric_limits<double>::quiet_NaN();
+      st.finite = false;
+      return {};
+    }
+    if (mb.out.logProbs.scalar_type() != torch::kFloat)
+      mb.out.logProbs = mb.out.logProbs.to(torch::kFloat);
+    const BatchStats bs = model->stats(mb.out, mb.targets, mb.lengths);
+    st.rewardSum += bs.rewardSum;
+    st.rewardCount += bs.rewardCount;
+    st.correct += bs.correct;
+    micro.push_back(std::move(mb));
+  }
+  return micro;
+}
+
+// The reward, the accuracy and the images over all ranks, and one decision to stop: every rank
+// stops at the same iteration.
+void Trainer::Impl::reduceForward(StepStats& st) const {
+  const bool stopRequested = hooks.stop && hooks.stop->load();
+  if (!opt.group) {
+    st.stop = stopRequested;
+    return;
+  }
+  const auto r = opt.group->allReduceSum(
+      {st.rewardSum, st.rewardCount, st.correct, st.images, stopRequested ? 1.0 : 0.0});
+  st.rewardSum = r[0];
+  st.rewardCount = r[1];
+  st.correct = r[2];
+  st.images = r[3];
+  st.stop = r[4] > 0;
+}
+
+// The loss of every micro-batch, weighted by its share of the batch; a non-finite one is
+// counted but not back-propagated.
+void Trainer::Impl::backward(std::vector<Micro> micro, double baselineForLoss, StepStats& st) {
+  optimizer->zero_grad();
+  for (auto& mb : micro) {
+    LossInputs in;
+    in.targets = mb.targets;
+    in.lengths = mb.lengths;
+    in.lambdaR = cfg.lambdaR;
+    in.baseline = baselineForLoss;
+    in.references = references;
+    in.referenceWeight = cfg.referenceWeight;
+    auto terms = model->loss(mb.out, in);
+    auto loss = terms.total * mb.weight;
+    const double lv = loss.item<double>();
+    st.loss += lv;
+    st.nll += terms.nll.item<double>() * mb.weight;
+    st.reinforce += terms.reinforce.item<double>() * mb.weight;
+    if (terms.reference.defined()) st.reference += terms.reference.item<double>() * mb.weight;
+    if (!std::isfinite(lv)) {
+      st.finite = false;
+      continue;
+    }
+    loss.backward();
+  }
+}
+
+// Every parameter's gradient (zeros for one that took no part); with several ranks the loss
+// terms are averaged over them, and the gradients too when every rank's step is finite.
+std::vector<at::Tensor> Trainer::Impl::reduceGradients(StepStats& st) {
+  std::vector<at::Tensor> grads;
+  for (auto& p : model->parameters()) {
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    grads.push_back(p.grad());
+  }
+  if (opt.group) {
+    const auto r = opt.group->allReduceSum(
+        {st.finite ? 0.0 : 1.0, st.loss, st.nll, st.reinforce, st.reference});
+    st.finite = r[0] == 0;
+    st.loss = r[1] / world;
+    st.nll = r[2] / world;
+    st.reinforce = r[3] / world;
+    st.reference = r[4] / world;
+    if (st.finite) opt.group->allReduceMean(grads);
+  }
+  return grads;
+}
+
+void Trainer::Impl::measureGradients(const std::vector<at::Tensor>& grads, StepStats& st) const {
+  if (!st.finite) return;
+  torch::NoGradGuard ng;
+  auto sq = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
+  for (auto& g : grads) sq += g.to(torch::kDouble).pow(2).sum();
+  st.gradNorm = std::sqrt(sq.item<double>());
+  st.finite = std::isfinite(st.gradNorm);
+}
+
+void Trainer::Impl::update(const MovingBaseline& next) {
+  optimizer->step();
+  consecutiveNonFinite = 0;
+  if (hybrid()) baseline = next;
+  if (opt.group) {  // batch-norm statistics follow rank 0, as DDP's broadcast_buffers does
+    torch::NoGradGuard ng;
+    std::vector<at::Tensor> bufs;
+    for (auto& b : model->buffers()) bufs.push_back(b);
+    opt.group->broadcast(bufs, 0);
+  }
+}
+
+// A non-finite step leaves the weights, the buffers and the baseline as they were; too many in a
+// row end the run.
+void Trainer::Impl::skip(const StepStats& st, const std::vector<torch::Tensor>& savedBuffers) {
+  optimizer->zero_grad();
+  {
+    torch::NoGradGuard ng;
+    auto buffers = model->buffers();
+    for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(savedBuffers[i]);
+  }
+  ++consecutiveNonFinite;
+  ++skippedSteps;
+  const int64_t it = st.iteration;
+  appendMetrics({{"kind", "skip"},
+                 {"iteration", it},
+                 {"reason", "non-finite loss or gradient"},
+                 {"loss", num(st.loss)},
+                 {"grad_norm", num(st.gradNorm)},
+                 {"consecutive", consecutiveNonFinite},
+                 {"elapsed_s", elapsed()}});
+  log("iter " + std::to_string(it) + ": non-finite loss or gradient, step skipped (" +
+      std::to_string(consecutiveNonFinite) + " in a row)");
+  if (consecutiveNonFinite >= cfg.maxNonFinite)
+    throw Error("training stopped at iteration " + std::to_string(it) + ": " +
+                std::to_string(consecutiveNonFinite) +
+                " non-finite losses in a row (the last checkpoint, " +
+                (run / run_folder::kLatestModel).string() +
+                ", holds the last good weights); lower the learning rate or check the data");
+}
+
+// A "train" record and a progress line every logInterval iterations and at the last one, for a
+// step that was taken; true when it wrote them.
+bool Trainer::Impl::logStep(const StepStats& st, Throughput& rate) const {
+  const int64_t it = st.iteration;
+  if (!st.finite || (it % cfg.logInterval != 0 && it != cfg.iterations)) return false;
+  const double ips = rate.intervalRate();
+  appendMetrics({{"kind", "train"},
+                 {"iteration", it},
+                 {"epoch", epoch},
+                 {"loss", num(st.loss)},
+                 {"nll", num(st.nll)},
+                 {"reinforce", num(st.reinforce)},
+                 {"reference", references.defined() ? num(st.reference) : json(nullptr)},
+                 {"reward", num(st.reward())},
+                 {"baseline", hybrid() ? num(baseline.value()) : json(nullptr)},
+                 {"grad_norm", num(st.gradNorm)},
+                 {"train_accuracy", st.accuracy()},
+                 {"lr", cfg.lr},
+                 {"images_per_s", ips},
+                 {"elapsed_s", elapsed()}});
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "iter %lld/%lld  loss %.4f  nll %.4f  reward %.4f  acc %.3f  |g| %.3g  "
+                "%.1f img/s",
+                static_cast<long long>(it), static_cast<long long>(cfg.iterations), st.loss, st.nll,
+                st.reward(), st.accuracy(), st.gradNorm, ips);
+  log(buf);
+  rate.restartInterval();
+  return true;
+}
+
+// The last iteration's evaluation and checkpoint are run()'s closing ones.
+void Trainer::Impl::evaluateAndCheckpoint(int64_t it) {
+  const bool last = it == cfg.iterations;
+  if (cfg.evalInterval > 0 && it % cfg.evalInterval == 0 && !last) evaluate();
+  if (cfg.checkpointInterval > 0 && it % cfg.checkpointInterval == 0 && !last)
+    writeCheckpoint("interval");
+  if (cfg.historyInterval > 0 && it % cfg.historyInterval == 0) writeHistory();
+}
+
 TrainResult Trainer::run() {
   auto& s = *d;
   const auto& cfg = s.cfg;
-  TrainResult result;
-  const bool hybrid = cfg.model.selectsRegions() && cfg.lambdaR > 0;
-  const bool autocast = s.device.is_cuda() && cfg.bf16;
-  // CPU: the convolutions in bf16 where the CPU computes it natively (AMX / AVX512-BF16).
-  struct CpuBf16Scope {
-    explicit CpuBf16Scope(bool on) { setCpuBf16Convolutions(on); }
-    ~CpuBf16Scope() { setCpuBf16Convolutions(false); }
-  } cpuBf16(s.device.is_cpu() && cfg.bf16);
+  const CpuBf16Scope cpuBf16(s.device.is_cpu() && cfg.bf16);
   if (cpuBf16Convolutions())
     s.log("CPU convolutions in bf16 (this CPU computes bf16 natively; --no-bf16: fp32)");
   s.sessionStart = Clock::now();
-  auto intervalStart = Clock::now();
-  int64_t intervalImages = 0, sessionImages = 0;
-  bool firstDone = false;
-  auto lastStep = Clock::now();
-  auto rateStart = Clock::now();
+  Throughput rate;
   s.log("training " + std::to_string(cfg.iterations) + " iterations from iteration " +
         std::to_string(s.iteration) + " on " + describeDevice(s.device) +
         (s.world > 1 ? ", rank " + std::to_string(s.rank) + " of " + std::to_string(s.world)
                      : std::string()));
 
+  TrainResult result;
   bool stopped = false;
   while (s.iteration < cfg.iterations) {
     if (s.opt.stopAfter >= 0 && s.iteration >= s.opt.stopAfter) {
       stopped = true;
       break;
     }
-    data::Batch batch = s.nextBatch();
-    const int64_t it = s.iteration + 1;
-    auto images = batch.images.to(s.device);
-    auto up = batch.upsampled.defined() ? batch.upsampled.to(s.device) : torch::Tensor();
-    auto targets = batch.targets.to(s.device);
-    auto lengths = batch.lengths.to(s.device);
-    if (s.hooks.poisonBatch && s.hooks.poisonBatch(it))
-      images.fill_(std::numeric_limits<float>::quiet_NaN());
-    const int64_t B = images.size(0);
-    const int64_t m = std::min<int64_t>(cfg.microBatches, B);
-
-    // Forward every micro-batch first, so the baseline b_j can fold in the reward of the whole
-    // batch (over all ranks) before any REINFORCE term uses it, as in equation 9.
-    struct Micro {
-      RecognizerOutput out;
-      torch::Tensor targets, lengths;
-      double weight;
-    };
-    std::vector<Micro> micro;
-    double rewardSum = 0, rewardCount = 0, correct = 0;
-    bool forwardFailed = false;
-    // The forward pass updates batch-norm running statistics even when the step is then skipped:
-    // keep them, so a poisoned batch cannot leave NaN in the buffers (and so in a checkpoint).
-    std::vector<torch::Tensor> savedBuffers;
-    {
-      torch::NoGradGuard ng;
-      for (const auto& b : s.model->buffers()) savedBuffers.push_back(b.clone());
+    const StepStats st = s.step(rate);
+    if (s.logStep(st, rate)) {
+      result.loss = st.loss;
+      result.trainAccuracy = st.accuracy();
     }
-    for (int64_t k = 0; k < m; ++k) {
-      auto idx = torch::arange(k, B, m, torch::TensorOptions(torch::kLong).device(s.device));
-      Micro mb;
-      mb.targets = targets.index_select(0, idx);
-      mb.lengths = lengths.index_select(0, idx);
-      mb.weight = static_cast<double>(idx.size(0)) / static_cast<double>(B);
-      DecodeOptions dec;
-      dec.targets = mb.targets;
-      dec.sample = true;
-      dec.generator = s.gen;
-      try {
-        CudaAutocastScope ac(autocast);
-        mb.out = s.model->forward(images.index_select(0, idx),
-                                  up.defined() ? up.index_select(0, idx) : torch::Tensor(), dec);
-      } catch (const c10::Error& e) {
-        // Sampling a_t from a NaN alpha (hard, sharp) fails inside the forward pass: the same
-        // non-finite step as a NaN loss. Anything else is a real error.
-        const std::string what = e.what_without_backtrace();
-        if (what.find("nan") == std::string::npos && what.find("inf") == std::string::npos) throw;
-        forwardFailed = true;
-        break;
-      }
-      if (mb.out.logProbs.scalar_type() != torch::kFloat)
-        mb.out.logProbs = mb.out.logProbs.to(torch::kFloat);
-      const BatchStats st = s.model->stats(mb.out, mb.targets, mb.lengths);
-      rewardSum += st.rewardSum;
-      rewardCount += st.rewardCount;
-      correct += st.correct;
-      micro.push_back(std::move(mb));
-    }
-    if (forwardFailed) {
-      micro.clear();
-      rewardSum = std::numeric_limits<double>::quiet_NaN();
-    }
-    const bool stopRequested = s.hooks.stop && s.hooks.stop->load();
-    double globalImages = static_cast<double>(B);
-    if (s.opt.group) {
-      const auto r = s.opt.group->allReduceSum(
-          {rewardSum, rewardCount, correct, globalImages, stopRequested ? 1.0 : 0.0});
-      rewardSum = r[0];
-      rewardCount = r[1];
-      correct = r[2];
-      globalImages = r[3];
-      if (r[4] > 0) stopped = true;  // every rank stops at the same iteration
-    } else if (stopRequested) {
+    if (st.stop) {
       stopped = true;
+      break;
     }
-    const double reward = rewardCount > 0 ? rewardSum / rewardCount : 0.0;
-    // b_j folds in this batch's reward (over all ranks) before any REINFORCE term uses it; every
-    // micro-batch and rank uses the same b_j. The loss is a pure function of it.
-    MovingBaseline next = s.baseline;
-    if (hybrid && std::isfinite(reward)) next.update(reward);
-    const double baselineForLoss = hybrid ? (std::isfinite(reward) ? next.value() : reward) : 0.0;
-
-    s.optimizer->zero_grad();
-    double nllSum = 0, reinforceSum = 0, referenceSum = 0;
-    bool finite = !forwardFailed;
-    double lossSum = forwardFailed ? std::numeric_limits<double>::quiet_NaN() : 0.0;
-    for (auto& mb : micro) {
-      LossInputs in;
-      in.targets = mb.targets;
-      in.lengths = mb.lengths;
-      in.lambdaR = cfg.lambdaR;
-      in.baseline = baselineForLoss;
-      in.references = s.references;
-      in.referenceWeight = cfg.referenceWeight;
-      auto terms = s.model->loss(mb.out, in);
-      auto loss = terms.total * mb.weight;
-      const double lv = loss.item<double>();
-      lossSum += lv;
-      nllSum += terms.nll.item<double>() * mb.weight;
-      reinforceSum += terms.reinforce.item<double>() * mb.weight;
-      if (terms.reference.defined()) referenceSum += terms.reference.item<double>() * mb.weight;
-      if (!std::isfinite(lv)) {
-        finite = false;
-        continue;
-      }
-      loss.backward();
-    }
-    micro.clear();
-
-    std::vector<at::Tensor> grads;
-    for (auto& p : s.model->parameters()) {
-      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-      grads.push_back(p.grad());
-    }
-    if (s.opt.group) {
-      const auto r = s.opt.group->allReduceSum(
-          {finite ? 0.0 : 1.0, lossSum, nllSum, reinforceSum, referenceSum});
-      finite = r[0] == 0;
-      lossSum = r[1] / s.world;
-      nllSum = r[2] / s.world;
-      reinforceSum = r[3] / s.world;
-      referenceSum = r[4] / s.world;
-      if (finite) s.opt.group->allReduceMean(grads);
-    }
-    double gradNorm = std::numeric_limits<double>::quiet_NaN();
-    if (finite) {
-      torch::NoGradGuard ng;
-      auto sq = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(s.device));
-      for (auto& g : grads) sq += g.to(torch::kDouble).pow(2).sum();
-      gradNorm = std::sqrt(sq.item<double>());
-      finite = std::isfinite(gradNorm);
-    }
-    s.iteration = it;
-    intervalImages += static_cast<int64_t>(globalImages);
-    // The session's rate leaves out its first iteration (allocation, loader start-up).
-    if (firstDone)
-      sessionImages += static_cast<int64_t>(globalImages);
-    else
-      rateStart = Clock::now();
-    firstDone = true;
-    if (!finite) {
-      s.optimizer->zero_grad();
-      {
-        torch::NoGradGuard ng;
-        auto buffers = s.model->buffers();
-        for (size_t i = 0; i < buffers.size(); ++i) buffers[i].copy_(savedBuffers[i]);
-      }
-      ++s.consecutiveNonFinite;
-      ++s.skippedSteps;
-      s.appendMetrics({{"kind", "skip"},
-                       {"iteration", it},
-                       {"reason", "non-finite loss or gradient"},
-                       {"loss", num(lossSum)},
-                       {"grad_norm", num(gradNorm)},
-                       {"consecutive", s.consecutiveNonFinite},
-                       {"elapsed_s", s.elapsed()}});
-      s.log("iter " + std::to_string(it) + ": non-finite loss or gradient, step skipped (" +
-            std::to_string(s.consecutiveNonFinite) + " in a row)");
-      if (s.consecutiveNonFinite >= cfg.maxNonFinite)
-        throw Error("training stopped at iteration " + std::to_string(it) + ": " +
-                    std::to_string(s.consecutiveNonFinite) +
-                    " non-finite losses in a row (the last checkpoint, " +
-                    (s.run / run_folder::kLatestModel).string() +
-                    ", holds the last good weights); lower the learning rate or check the data");
-    } else {
-      s.optimizer->step();
-      s.consecutiveNonFinite = 0;
-      if (hybrid) s.baseline = next;
-      if (s.opt.group) {  // batch-norm statistics follow rank 0, as DDP's broadcast_buffers does
-        torch::NoGradGuard ng;
-        std::vector<at::Tensor> bufs;
-        for (auto& b : s.model->buffers()) bufs.push_back(b);
-        s.opt.group->broadcast(bufs, 0);
-      }
-    }
-
-    lastStep = Clock::now();
-    const double accuracy = globalImages > 0 ? correct / globalImages : 0.0;
-    if (finite && (it % cfg.logInterval == 0 || it == cfg.iterations)) {
-      const double dt = seconds(intervalStart, Clock::now());
-      const double ips = dt > 0 ? intervalImages / dt : 0.0;
-      json rec = {{"kind", "train"},
-                  {"iteration", it},
-                  {"epoch", s.epoch},
-                  {"loss", num(lossSum)},
-                  {"nll", num(nllSum)},
-                  {"reinforce", num(reinforceSum)},
-                  {"reference", s.references.defined() ? num(referenceSum) : json(nullptr)},
-                  {"reward", num(reward)},
-                  {"baseline", hybrid ? num(s.baseline.value()) : json(nullptr)},
-                  {"grad_norm", num(gradNorm)},
-                  {"train_accuracy", accuracy},
-                  {"lr", cfg.lr},
-                  {"images_per_s", ips},
-                  {"elapsed_s", s.elapsed()}};
-      s.appendMetrics(rec);
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "iter %lld/%lld  loss %.4f  nll %.4f  reward %.4f  acc %.3f  |g| %.3g  "
-                    "%.1f img/s",
-                    static_cast<long long>(it), static_cast<long long>(cfg.iterations), lossSum,
-                    nllSum, reward, accuracy, gradNorm, ips);
-      s.log(buf);
-      result.loss = lossSum;
-      result.trainAccuracy = accuracy;
-      intervalStart = Clock::now();
-      intervalImages = 0;
-    }
-    if (stopped) break;
-    const bool last = it == cfg.iterations;
-    if (cfg.evalInterval > 0 && it % cfg.evalInterval == 0 && !last) s.evaluate();
-    if (cfg.checkpointInterval > 0 && it % cfg.checkpointInterval == 0 && !last)
-      s.writeCheckpoint("interval");
-    if (cfg.historyInterval > 0 && it % cfg.historyInterval == 0) s.writeHistory();
+    s.evaluateAndCheckpoint(st.iteration);
   }
 
   if (stopped) {
@@ -776,8 +911,7 @@ TrainResult Trainer::run() {
   }
   result.iteration = s.iteration;
   result.interrupted = stopped;
-  const double dt = seconds(rateStart, lastStep);
-  result.imagesPerS = dt > 0 ? sessionImages / dt : 0.0;
+  result.imagesPerS = rate.sessionRate();
   result.bestAccuracy = s.bestAccuracy;
   result.skippedSteps = s.skippedSteps;
   result.latest = s.writer ? (s.run / run_folder::kLatestModel).string() : "";
@@ -786,10 +920,7 @@ TrainResult Trainer::run() {
 
 void Trainer::exportModel(const std::string& path) const {
   d->checkFinite(path.c_str());
-  Recognizer m = d->model;
-  if (!d->device.is_cpu())
-    m = std::dynamic_pointer_cast<RecognizerImpl>(d->model->clone(torch::Device(torch::kCPU)));
-  saveCheckpoint(path, m);
+  d->writeModel(path, "");
 }
 
 std::string Trainer::describe() const {

@@ -8,13 +8,17 @@
 #include <atomic>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <tuple>
 
+#include "base/crc32.h"
 #include "base/error.h"
 #include "formats/checkpoint.h"
 #include "formats/dtrb_import.h"
-#include "formats/torch_pickle.h"
+#include "formats/pickle_machine.h"
+#include "formats/torch_file.h"
+#include "formats/zip_reader.h"
 #include "image/grey_image.h"
 #include "image/pil_resize.h"
 #include "model/model_variants.h"
@@ -44,6 +48,65 @@ DtrbOptions optionsOf(const json& m) {
 std::vector<uint8_t> bytesOf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+// Runs `pickle` on the machine (persistent ids become None) and returns its error, if any.
+QString unpickle(const std::string& pickle) {
+  try {
+    Unpickler u(reinterpret_cast<const uint8_t*>(pickle.data()), pickle.size(), "p",
+                [](Unpickler& m, int) { return m.make(PickleValue{}); });
+    u.load();
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+void putLe(std::string& out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+// A zip archive of `entries` (name, data, method) as torch.save writes one: local headers with
+// the data, then the central directory and its end record.
+std::string zipOf(const std::vector<std::tuple<std::string, std::string, int>>& entries) {
+  std::string body, directory;
+  for (const auto& [name, data, method] : entries) {
+    const uint32_t crc = crc32(data.data(), data.size());
+    const uint64_t local = body.size();
+    putLe(body, 0x04034b50, 4);
+    putLe(body, 20, 2);
+    putLe(body, 0, 2);
+    putLe(body, static_cast<uint64_t>(method), 2);
+    putLe(body, 0, 4);  // time, date
+    putLe(body, crc, 4);
+    putLe(body, data.size(), 4);
+    putLe(body, data.size(), 4);
+    putLe(body, name.size(), 2);
+    putLe(body, 0, 2);
+    body += name + data;
+    putLe(directory, 0x02014b50, 4);
+    putLe(directory, 20, 2);
+    putLe(directory, 20, 2);
+    putLe(directory, 0, 2);
+    putLe(directory, static_cast<uint64_t>(method), 2);
+    putLe(directory, 0, 4);
+    putLe(directory, crc, 4);
+    putLe(directory, data.size(), 4);
+    putLe(directory, data.size(), 4);
+    putLe(directory, name.size(), 2);
+    putLe(directory, 0, 2 + 2 + 2 + 2 + 4);  // extra, comment, disk, attributes
+    putLe(directory, local, 4);
+    directory += name;
+  }
+  std::string out = body + directory;
+  putLe(out, 0x06054b50, 4);
+  putLe(out, 0, 4);  // disks
+  putLe(out, entries.size(), 2);
+  putLe(out, entries.size(), 2);
+  putLe(out, directory.size(), 4);
+  putLe(out, body.size(), 4);
+  putLe(out, 0, 2);
+  return out;
 }
 
 QString refusal(const std::string& path, const DtrbOptions& o = {}) {
@@ -381,6 +444,107 @@ class TestDtrbImport : public QObject {
       QVERIFY2(QString(e.what()).contains("refusing pickled global 'subprocess.OrderedDict'"),
                e.what());
     }
+  }
+
+  // The pickle machine alone, on hand-written protocol 2: containers, numbers, bytes, the memo,
+  // and a persistent id handed to the caller.
+  void pickleMachineBuildsValues() {
+    const std::string pickle(
+        "\x80\x02}q\x00(X\x01\x00\x00\x00"
+        "a]q\x01(K\x07G@\x04\x00\x00\x00\x00\x00\x00"
+        "C\x01yN\x88\x86"
+        "eX\x01\x00\x00\x00"
+        "bh\x01X\x01\x00\x00\x00pX\x03\x00\x00\x00keyQu.",
+        59);
+    std::vector<std::string> ids;
+    Unpickler u(reinterpret_cast<const uint8_t*>(pickle.data()), pickle.size(), "p",
+                [&](Unpickler& m, int id) {
+                  ids.push_back(m.at(id).s);
+                  PickleValue v;
+                  v.kind = PickleValue::Int;
+                  v.i = 42;
+                  return m.make(v);
+                });
+    const PickleValue& d = u.at(u.load());
+    QCOMPARE(u.consumed(), pickle.size());
+    QCOMPARE(ids, std::vector<std::string>{"key"});
+    QCOMPARE(int(d.kind), int(PickleValue::Dict));
+    QCOMPARE(d.items.size(), size_t(6));
+    QCOMPARE(u.at(d.items[0]).s, std::string("a"));
+    const PickleValue& list = u.at(d.items[1]);
+    QCOMPARE(int(list.kind), int(PickleValue::List));
+    QCOMPARE(list.items.size(), size_t(4));
+    QCOMPARE(u.at(list.items[0]).i, int64_t(7));
+    QCOMPARE(u.at(list.items[1]).f, 2.5);
+    QCOMPARE(int(u.at(list.items[2]).kind), int(PickleValue::Bytes));
+    QCOMPARE(u.at(list.items[2]).s, std::string("y"));
+    const PickleValue& pair = u.at(list.items[3]);
+    QCOMPARE(pair.items.size(), size_t(2));
+    QCOMPARE(int(u.at(pair.items[0]).kind), int(PickleValue::None));
+    QCOMPARE(int(u.at(pair.items[1]).kind), int(PickleValue::Bool));
+    QCOMPARE(d.items[3], d.items[1]);  // BINGET 1: the same list, not a copy
+    QCOMPARE(u.at(d.items[5]).i, int64_t(42));
+  }
+
+  // Globals are refused by name whichever opcode names them; a tensor must lie in its storage.
+  void pickleMachineRefuses() {
+    QVERIFY(unpickle(std::string("\x80\x02"
+                                 "cos\nsystem\n.",
+                                 14))
+                .contains("refusing pickled global 'os.system'"));
+    QVERIFY(unpickle(std::string("\x80\x02X\x08\x00\x00\x00"
+                                 "builtinsX\x04\x00\x00\x00"
+                                 "eval\x93.",
+                                 26))
+                .contains("refusing pickled global 'builtins.eval'"));
+    QVERIFY(unpickle("\x80\x02(i__main__\nX\n.").contains("unsupported pickle opcode 0x69"));
+    QVERIFY(unpickle("\x80\x02K\x01").contains("truncated pickle"));
+    QVERIFY(unpickle("\x80\x02h\x05.").contains("memo entry 5 before it is written"));
+    // _rebuild_tensor_v2(storage of 4 elements, 0, (2, 3), (3, 1)) reaches element 5.
+    const std::string tensor(
+        "\x80\x02"
+        "ctorch._utils\n_rebuild_tensor_v2\n("
+        "X\x01\x00\x00\x00sQK\x00K\x02K\x03\x86K\x03K\x01\x86tR.",
+        58);
+    std::string got;
+    try {
+      Unpickler u(reinterpret_cast<const uint8_t*>(tensor.data()), tensor.size(), "p",
+                  [](Unpickler& m, int) {
+                    PickleValue v;
+                    v.kind = PickleValue::Storage;
+                    v.numel = 4;
+                    return m.make(v);
+                  });
+      u.load();
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    QVERIFY2(got.find("tensor reaches element 5 of a storage of 4") != std::string::npos,
+             got.c_str());
+  }
+
+  // The zip reader alone: stored entries found in place, a compressed one and a cut-off
+  // archive refused.
+  void zipReaderFindsStoredEntries() {
+    const std::string zip = zipOf({{"a/data.pkl", "hello", 0}, {"a/data/0", "0123456789", 0}});
+    const auto entries =
+        readZipDirectory(reinterpret_cast<const uint8_t*>(zip.data()), zip.size(), "z.zip");
+    QCOMPARE(entries.size(), size_t(2));
+    const ZipEntry& e = entries.at("a/data/0");
+    QCOMPARE(zip.substr(e.offset, e.size), std::string("0123456789"));
+    QCOMPARE(e.crc, crc32("0123456789", 10));
+    auto refused = [](const std::string& bytes) {
+      try {
+        readZipDirectory(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), "z.zip");
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    QVERIFY(refused(zipOf({{"a/data.pkl", "x", 8}})).find("is compressed (method 8)") !=
+            std::string::npos);
+    QVERIFY(refused(zip.substr(0, zip.size() - 1)).find("corrupt zip archive") !=
+            std::string::npos);
   }
 
   // PIL's resize, bit-exact: the fixture images resized by the script are compared through the

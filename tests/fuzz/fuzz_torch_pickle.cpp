@@ -1,12 +1,12 @@
-// libFuzzer harness: torch.save files -> parseTorchFile (core/formats/torch_pickle.h), the reader behind
-// `foveal-cli import` and every .pth opened as a model. LibTorch's own parser aborted the process
-// on fuzzed input; this one must refuse every malformed file with an Error, and every tensor it
-// accepts must lie inside its storage.
+// libFuzzer harness: torch.save files -> parseTorchFile (core/formats/torch_file.h), the reader
+// behind `foveal-cli import` and every .pth opened as a model. LibTorch's own parser aborted the
+// process on fuzzed input; this one must refuse every malformed file with an Error, and every
+// tensor it accepts must lie inside its storage.
 #include <cstdint>
 #include <vector>
 
 #include "base/error.h"
-#include "formats/torch_pickle.h"
+#include "formats/torch_file.h"
 #include "fuzz_check.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

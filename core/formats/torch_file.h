@@ -1,10 +1,11 @@
 #pragma once
 // Reading a `torch.save(state_dict)` file without Python and without LibTorch's own parser (which
 // aborted the process on fuzzed input): both formats, the zip archive of PyTorch >= 1.6
-// (`<name>/data.pkl` + `<name>/data/<key>` storages) and the legacy stream of older versions
-// (magic, protocol, system info, the pickled object, the storage keys, then each storage as an
-// int64 element count and its bytes). Like `torch.load(weights_only=True)` it accepts only
-// dictionaries, tensors, storages and plain values: any other pickled global is refused by name.
+// (`<name>/data.pkl` + `<name>/data/<key>` storages, zip_reader.h) and the legacy stream of older
+// versions (magic, protocol, system info, the pickled object, the storage keys, then each storage
+// as an int64 element count and its bytes). The pickles run on a restricted machine
+// (pickle_machine.h): like `torch.load(weights_only=True)` it accepts only dictionaries, tensors,
+// storages and plain values, and refuses any other pickled global by name.
 // Torch-free: the importer (dtrb_import.h) turns the result into tensors.
 #include <cstddef>
 #include <cstdint>
