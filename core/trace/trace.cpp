@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "model/charset.h"
 
@@ -18,6 +19,49 @@ double entropy(const std::vector<double>& p) {
   for (double v : p)
     if (v > 0) h -= v * std::log(v);
   return h;
+}
+
+std::string toString(MapLayout layout) {
+  return layout == MapLayout::Pixels ? "pixels" : "regions";
+}
+
+std::string toString(StepPatch patch) {
+  switch (patch) {
+    case StepPatch::AlphaWeighted:
+      return "alpha-weighted";
+    case StepPatch::Stn:
+      return "stn";
+    case StepPatch::Region:
+      break;
+  }
+  return "region";
+}
+
+const StepMap* Trace::map(const std::string& name) const {
+  for (const auto& m : maps)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> Trace::mapNames() const {
+  std::vector<std::string> names;
+  for (const auto& m : maps) names.push_back(m.name);
+  return names;
+}
+
+const std::vector<double>& Trace::stepMap(const std::string& name, size_t step) const {
+  static const std::vector<double> none;
+  const StepMap* m = map(name);
+  return m && step < m->steps.size() ? m->steps[step] : none;
+}
+
+StepMap& Trace::addMap(std::string name, std::string label, MapLayout layout) {
+  StepMap m;
+  m.name = std::move(name);
+  m.label = std::move(label);
+  m.layout = layout;
+  maps.push_back(std::move(m));
+  return maps.back();
 }
 
 static json boxJson(const Box& b) { return {{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}}; }
@@ -55,8 +99,19 @@ std::string Trace::toJson(int indent) const {
   json centres = json::array();
   for (const auto& c : regionCentres) centres.push_back({c.x, c.y});
   j["region_centres"] = centres;
+  // Every map by name; attention's values are each step's "alpha" (the field readers of the
+  // JSON have always read), every other map's are under the step's "maps".
+  json mapList = json::array();
+  for (const auto& m : maps) {
+    json e = {{"name", m.name}, {"label", m.label}, {"layout", toString(m.layout)}};
+    if (m.layout == MapLayout::Pixels) e["size"] = {m.width, m.height};
+    mapList.push_back(e);
+  }
+  j["maps"] = mapList;
+  j["patch"] = toString(patch);
   json steps_ = json::array();
-  for (const auto& s : steps) {
+  for (size_t t = 0; t < steps.size(); ++t) {
+    const auto& s = steps[t];
     json st;
     st["token"] = s.token;
     st["token_index"] = s.tokenIndex;
@@ -65,7 +120,9 @@ std::string Trace::toJson(int indent) const {
     for (const auto& t : s.topk)
       tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
     st["topk"] = tk;
-    st["alpha"] = s.alpha;
+    st["alpha"] = attention(t);
+    for (const auto& m : maps)
+      if (m.name != kAttentionMap) st["maps"][m.name] = stepMap(m.name, t);
     st["entropy"] = s.entropy;
     st["region"] = s.region;
     json stn = json::array();
@@ -288,7 +345,8 @@ std::string Trace::toCsv() const {
     o << t << "," << quote(s.token) << "," << s.prob << "," << s.entropy << "," << s.region << ","
       << quote(topk);
     // CTC steps have an alpha per column, attention steps one per region: as many as regions.
-    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < s.alpha.size() ? s.alpha[i] : 0.0);
+    const auto& alpha = attention(t);
+    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < alpha.size() ? alpha[i] : 0.0);
     for (size_t k = 0; k < stns; ++k)
       for (const auto& c : k < s.stn.size() ? s.stn[k].quad : Quad{}) o << "," << c.x << "," << c.y;
     o << "," << s.focus.x << "," << s.focus.y << "," << s.box.x << "," << s.box.y << "," << s.box.w

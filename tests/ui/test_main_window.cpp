@@ -99,7 +99,7 @@ class TestMainWindow : public QObject {
     auto* insp = w.inspector();
     QCOMPARE(insp->topkModel()->rowCount(), 5);
     QCOMPARE(int(insp->attentionPlot()->values().size()), 24);
-    QCOMPARE(insp->attentionPlot()->values()[3], trace->steps[0].alpha[3]);
+    QCOMPARE(insp->attentionPlot()->values()[3], trace->attention(0)[3]);
     QCOMPARE(int(insp->patchStrip()->correct().size()), int(trace->steps.size()));
     QCOMPARE(insp->alignmentView()->stepAt(QPoint(100, 18)), 0);
     QCOMPARE(w.stepBar()->slider()->maximum(), w.stepCount() - 1);
@@ -118,7 +118,7 @@ class TestMainWindow : public QObject {
       QCOMPARE(w.stepBar()->slider()->value(), step);
       QCOMPARE(insp->topkModel()->data(insp->topkModel()->index(0, 0), Qt::UserRole).toInt(),
                w.trace()->steps[size_t(step)].topk[0].index);
-      QCOMPARE(insp->attentionPlot()->values()[0], w.trace()->steps[size_t(step)].alpha[0]);
+      QCOMPARE(insp->attentionPlot()->values()[0], w.trace()->attention(size_t(step))[0]);
     };
     QSignalSpy spy(&w, &ui::MainWindow::stepChanged);
     QTest::keyClick(&w, Qt::Key_Right);
@@ -676,11 +676,16 @@ class TestMainWindow : public QObject {
     w.models()->setCompared({tps, ctc, vgg, full[1]});
     QCOMPARE(static_cast<int>(w.models()->comparedRows().size()), 4);
     w.tabs()->setCurrentWidget(w.comparePage());
-    const QStringList images = {
-        dir + "img00_100x32.png",  dir + "img01_37x13_rgb.png", dir + "img02_260x64.png",
-        dir + "img03_80x40_rgb.png", dir + "img04_150x30.png", dir + "img05_400x50_rgb.jpg",
-        dir + "img06_31x90.png",   dir + "img07_128x32_rgb.png", m_image,
-        QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")};
+    const QStringList images = {dir + "img00_100x32.png",
+                                dir + "img01_37x13_rgb.png",
+                                dir + "img02_260x64.png",
+                                dir + "img03_80x40_rgb.png",
+                                dir + "img04_150x30.png",
+                                dir + "img05_400x50_rgb.jpg",
+                                dir + "img06_31x90.png",
+                                dir + "img07_128x32_rgb.png",
+                                m_image,
+                                QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")};
     for (int i = 0; i < 20; ++i) {
       QVERIFY(w.openImage(images[i % images.size()]));
       if (i % 3 == 2)  // now and then the reading ends before the next image
@@ -1012,13 +1017,14 @@ class TestMainWindow : public QObject {
     t->imageW = 160;
     t->imageH = 32;
     for (int i = 0; i < 24; ++i) t->regions.push_back({(4 * i - 19) * 1.6, 0, 46 * 1.6, 32});
+    auto& attention = t->addMap(core::kAttentionMap, "α");
     for (int s = 0; s < steps; ++s) {
       core::TraceStep st;
       const bool end = s == steps - 1;
       st.token = end ? "<end>" : "4";
       st.tokenIndex = end ? 0 : 5;
       st.prob = 0.9;
-      st.alpha.assign(24, 1.0 / 24);
+      attention.steps.emplace_back(24, 1.0 / 24);
       // Steps 0-4 share region 0 (the left edge), the rest walk right, the end sits far right.
       st.region = end ? 23 : (s < 5 ? 0 : std::min(23, 2 * s));
       st.patch = core::GreyImage{24, 32, std::vector<uint8_t>(24 * 32, uint8_t(10 * s))};

@@ -169,9 +169,10 @@ int TraceView::regionAtImagePoint(const QPointF& pos) const {
 
 QString TraceView::hoverText(const QPointF& pos) const {
   if (!m_trace || m_trace->steps.empty()) return {};
-  const auto& step =
-      m_trace
-          ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
+  const auto current =
+      static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1));
+  const auto& step = m_trace->steps[current];
+  const std::vector<double>& alpha = m_trace->attention(current);
   const GridShape g = gridShape(*m_trace);
   // The heat strip: the column, a grid's column marginal, a CTC model's top-k posteriors.
   if (const int c = stripColumnAt(pos); c >= 0) {
@@ -179,7 +180,7 @@ QString TraceView::hoverText(const QPointF& pos) const {
     if (g.isGrid())
       text += tr("\nα summed over the %1 rows: %2")
                   .arg(g.rows)
-                  .arg(columnMarginal(*m_trace, step.alpha)[static_cast<size_t>(c)], 0, 'f', 4);
+                  .arg(columnMarginal(*m_trace, alpha)[static_cast<size_t>(c)], 0, 'f', 4);
     if (c < int(m_trace->columnTopk.size()))
       for (const auto& tp : m_trace->columnTopk[static_cast<size_t>(c)])
         text += QStringLiteral("\n%1  %2")
@@ -190,9 +191,9 @@ QString TraceView::hoverText(const QPointF& pos) const {
   }
   // The image: the cell (or column) whose centre is nearest, with its weight.
   const int region = regionAtImagePoint(pos);
-  if (region < 0 || region >= int(step.alpha.size())) return {};
+  if (region < 0 || region >= int(alpha.size())) return {};
   QString text = regionName(*m_trace, region) +
-                 tr(": α = %1").arg(step.alpha[static_cast<size_t>(region)], 0, 'f', 4);
+                 tr(": α = %1").arg(alpha[static_cast<size_t>(region)], 0, 'f', 4);
   if (region == step.region) text += tr("\nthe step's region");
   return text;
 }
@@ -202,7 +203,7 @@ QImage TraceView::heatMap() const {
   const int s = std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1);
   if (m_heatStep != s || m_heatMap.isNull()) {
     m_heatMap =
-        heatMapImage(*m_trace, m_trace->steps[static_cast<size_t>(s)].alpha, heatMapSize(*m_trace));
+        heatMapImage(*m_trace, m_trace->attention(static_cast<size_t>(s)), heatMapSize(*m_trace));
     m_heatStep = s;
   }
   return m_heatMap;
@@ -370,7 +371,8 @@ void TraceView::paintEvent(QPaintEvent*) {
   const double stripTop = imageRect.bottom() + 4;
   if (m_overlays & HeatStrip) {
     const std::vector<double> xs = columnCentres(*m_trace);
-    const std::vector<double> marginal = columnMarginal(*m_trace, step.alpha);
+    const std::vector<double> marginal = columnMarginal(
+        *m_trace, m_trace->attention(static_cast<size_t>(&step - m_trace->steps.data())));
     const double top = marginal.empty() ? 0.0 : *std::max_element(marginal.begin(), marginal.end());
     for (size_t i = 0; i < xs.size() && i < marginal.size(); ++i) {
       const double stride = xs.size() > 1 ? xs[1] - xs[0] : m_trace->regions[i].w;
