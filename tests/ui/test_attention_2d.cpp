@@ -18,6 +18,7 @@
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
+#include "overlay_painter.h"
 #include "step_cursor.h"
 #include "test_models.h"
 #include "trace/model_session.h"
@@ -129,6 +130,8 @@ class TestAttention2d : public QObject {
   }
 
   void cleanupTestCase() { QSettings().clear(); }
+  // Each test starts from the default overlays (the inspector remembers its toggles).
+  void init() { QSettings().remove(QStringLiteral("inspector/overlays")); }
 
   void gridLayoutAndNames() {
     const auto t = gridTrace();
@@ -221,7 +224,7 @@ class TestAttention2d : public QObject {
       view.resize(700, 320);
       view.setImage(greyImage());
       view.setTrace(trace);
-      view.setOverlays(ui::TraceView::HeatImage);
+      view.setOverlays({ui::overlay::kHeatImage});
       view.show();
       QVERIFY(QTest::qWaitForWindowExposed(&view));
       const QImage shot = view.grab().toImage();
@@ -256,7 +259,7 @@ class TestAttention2d : public QObject {
     view.resize(700, 320);
     view.setImage(greyImage());
     view.setTrace(t);
-    view.setOverlays(ui::TraceView::HeatStrip);
+    view.setOverlays({ui::overlay::kHeatStrip});
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     const QImage shot = view.grab().toImage();
@@ -426,11 +429,11 @@ class TestAttention2d : public QObject {
     for (int c = 0; c < 2; ++c) QCOMPARE(page->traceView(c)->step(), 1);
     // With the heat map on (the inspector's toggle, which the compare page follows) both
     // columns draw it over their image, and differently.
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     if (!heat->isChecked()) heat->click();
-    for (int c = 0; c < 2; ++c) QVERIFY(page->traceView(c)->overlays() & ui::TraceView::HeatImage);
+    for (int c = 0; c < 2; ++c) QVERIFY(page->traceView(c)->isOverlayOn(ui::overlay::kHeatImage));
     QTest::qWait(100);
     const auto oneD = page->traceView(flat)->trace(), twoD = page->traceView(grid)->trace();
     QVERIFY(oneD && twoD);
@@ -500,8 +503,8 @@ class TestAttention2d : public QObject {
     }
     QCOMPARE(w.size(), QSize(1366, 768));
     w.tabs()->setCurrentWidget(w.inspector());
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     if (!heat->isChecked()) heat->click();
     w.setStep(std::min(step, w.stepCount() - 1));

@@ -37,6 +37,7 @@
 #include "metrics_plot.h"
 #include "model/model_variants.h"
 #include "model_list_model.h"
+#include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -79,6 +80,9 @@ class TestMainWindow : public QObject {
       core::ModelSession::create(configs[i].second, 1 + i)->save(m_models[i].toStdString());
     }
   }
+
+  // Each test starts from the default overlays (the inspector remembers its toggles).
+  void init() { QSettings().remove(QStringLiteral("inspector/overlays")); }
 
   void emptyWindowIsUsable() {
     ui::MainWindow w;
@@ -522,17 +526,16 @@ class TestMainWindow : public QObject {
     w.setStep(missed);
     QTest::qWait(100);
     // Each toggle changes what is drawn, and turns back.
-    for (const auto overlay : {ui::TraceView::TruthBoxes, ui::TraceView::Focus}) {
-      auto* box =
-          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-%1").arg(int(overlay)));
+    for (const QString overlay : {ui::overlay::kTruth, ui::overlay::kFocus}) {
+      auto* box = w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + overlay);
       QVERIFY(box);
       QVERIFY(box->isChecked());
       const QImage on = w.traceView()->grab().toImage();
       box->click();
-      QVERIFY(!(w.traceView()->overlays() & overlay));
+      QVERIFY(!w.traceView()->isOverlayOn(overlay));
       QVERIFY(w.traceView()->grab().toImage() != on);
       box->click();
-      QVERIFY(w.traceView()->overlays() & overlay);
+      QVERIFY(w.traceView()->isOverlayOn(overlay));
       QCOMPARE(w.traceView()->grab().toImage(), on);
     }
     // The strip marks the miss: its cell differs from the same strip without the boxes.
@@ -593,11 +596,11 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
     QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));
     const QImage withFiducials = w.traceView()->grab().toImage();
-    w.traceView()->setOverlay(ui::TraceView::Fiducials, false);
+    w.traceView()->setOverlay(ui::overlay::kFiducials, false);
     QVERIFY(w.traceView()->grab().toImage() != withFiducials);  // the points are drawn
-    w.traceView()->setOverlay(ui::TraceView::Fiducials, true);
+    w.traceView()->setOverlay(ui::overlay::kFiducials, true);
     QVERIFY(w.openModel(a));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && w.errorText().isEmpty(), 30000);
     QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 30000);
@@ -629,7 +632,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
     QVERIFY(w.openImage(dir + "img04_150x30.png"));  // the fixture reads "2026-11"
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);  // its TPS is shown
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));  // its TPS is shown
     if (const char* shots = std::getenv("FOVEAL_SCREENSHOT_DIR"))
       w.grab().save(QString::fromLocal8Bit(shots) + "/dtrb-tps-resnet.png");
     ui::forgetDtrbOptions(tps);
@@ -1311,6 +1314,81 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // The overlays are the registry's painters: the inspector shows one toggle per painter, with
+  // its label, on as the painter says (everything but the heat map, as before the registry);
+  // every painter draws something on a trace that has all they draw, and only when it is on.
+  void overlayTogglesAreTheRegisteredPainters() {
+    QCOMPARE(ui::defaultOverlays(),
+             QStringList({ui::overlay::kHeatStrip, ui::overlay::kFiducials, ui::overlay::kRegion,
+                          ui::overlay::kStn, ui::overlay::kTruth, ui::overlay::kFocus,
+                          ui::overlay::kTokens}));
+    ui::MainWindow w;
+    QStringList names;
+    for (const auto& painter : ui::overlayPainters()) {
+      names << painter->name();
+      auto* box =
+          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + painter->name());
+      QVERIFY2(box, qPrintable(painter->name()));
+      QCOMPARE(box->text(), painter->label());
+      QCOMPARE(box->isChecked(), painter->defaultOn());
+      QCOMPARE(w.traceView()->isOverlayOn(painter->name()), painter->defaultOn());
+    }
+    QCOMPARE(names.size(), QSet<QString>(names.begin(), names.end()).size());  // names unique
+    QCOMPARE(w.traceView()->overlays(), ui::defaultOverlays());
+
+    // A sharp trace with TPS fiducials, a peaked attention and the true boxes.
+    auto trace = syntheticTrace(6);
+    trace->maps[0].steps[2].assign(24, 0.0);
+    trace->maps[0].steps[2][8] = 1.0;
+    for (int i = 0; i < 10; ++i)
+      trace->fiducials.push_back({16.0 * (i % 5) + 20, i < 5 ? 4.0 : 28.0});
+    ui::TraceView view;
+    view.resize(720, 260);
+    view.setImage(sampleImage());
+    view.setTrace(trace);
+    view.setTruthBoxes({{10, 2, 20, 28}, {40, 2, 20, 28}, {60, 2, 20, 28}});
+    view.setStep(2);
+    view.setOverlays({});
+    const QImage plain = view.grab().toImage();
+    for (const auto& painter : ui::overlayPainters()) {
+      view.setOverlays({painter->name()});
+      QVERIFY2(view.grab().toImage() != plain, qPrintable(painter->name() + " draws nothing"));
+      view.setOverlay(painter->name(), false);
+      QCOMPARE(view.grab().toImage(), plain);
+    }
+  }
+
+  // The inspector remembers its toggles by painter name; a new window starts from them, and so
+  // do the compare page's columns.
+  void overlayTogglesAreRemembered() {
+    {
+      ui::MainWindow w;
+      auto* tokens =
+          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kTokens);
+      auto* heat = w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") +
+                                                        ui::overlay::kHeatImage);
+      QVERIFY(tokens && tokens->isChecked() && heat && !heat->isChecked());
+      tokens->click();
+      heat->click();
+    }
+    ui::MainWindow w;
+    w.show();
+    auto* tokens =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kTokens);
+    QVERIFY(tokens && !tokens->isChecked());
+    QVERIFY(!w.traceView()->isOverlayOn(ui::overlay::kTokens));
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kHeatImage));
+    for (int m = 0; m < 2; ++m) QVERIFY(w.openModel(m_models[m]));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
+    QVERIFY(w.openImage(m_image));
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 2 && !w.isTracing(), 60000);
+    for (int c = 0; c < 2; ++c)
+      QCOMPARE(w.comparePage()->traceView(c)->overlays(), w.traceView()->overlays());
+    tokens->click();  // and the columns follow a toggle
+    for (int c = 0; c < 2; ++c)
+      QVERIFY(w.comparePage()->traceView(c)->isOverlayOn(ui::overlay::kTokens));
+  }
+
   // Defect 6: the truth comes from the dataset, from a file name that states it, or is cleared.
   void openingAnImageSetsOrClearsTheTruth() {
     ui::MainWindow w;
@@ -1478,13 +1556,13 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.traceView()->image().allGray());
     QCOMPARE(w.trace()->imageW, colour.width());
 
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     QVERIFY(!heat->isChecked());
     const QImage before = w.traceView()->grab().toImage();
     heat->click();
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::HeatImage);
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kHeatImage));
     QVERIFY(w.traceView()->grab().toImage() != before);
 
     QVERIFY(w.inspector()->truthWarning().isEmpty());

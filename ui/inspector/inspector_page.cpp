@@ -16,6 +16,7 @@
 #include "attention_grid.h"
 #include "attention_plot.h"
 #include "beam_list.h"
+#include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_document.h"
@@ -42,30 +43,19 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   bar->addWidget(m_models);
   bar->addSpacing(8);
   m_view = new TraceView(this);
-  const std::pair<TraceView::Overlay, QString> overlays[] = {
-      {TraceView::HeatStrip, tr("Heat strip")},
-      {TraceView::RegionBox, tr("Region")},
-      {TraceView::StnQuads, tr("STN")},
-      {TraceView::Tokens, tr("Tokens")},
-      {TraceView::HeatImage, tr("Heat on image")},
-      {TraceView::Fiducials, tr("Fiducials")},
-      {TraceView::Focus, tr("Focus")},
-      {TraceView::TruthBoxes, tr("Truth")}};
-  for (const auto& [overlay, label] : overlays) {
-    auto* box = new QCheckBox(label, this);
-    box->setChecked(m_view->overlays() & overlay);
+  // One toggle per overlay painter, remembered; the compare page follows them.
+  m_view->setOverlays(rememberedOverlays());
+  for (const auto& painter : overlayPainters()) {
+    const QString name = painter->name();
+    auto* box = new QCheckBox(painter->label(), this);
+    box->setChecked(m_view->isOverlayOn(name));
     box->setFocusPolicy(Qt::NoFocus);
-    box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
-    if (overlay == TraceView::Focus)
-      box->setToolTip(
-          tr("The step's focus point and character box: green on its character's "
-             "true box, red when it misses"));
-    if (overlay == TraceView::TruthBoxes)
-      box->setToolTip(tr("Each character's true box, for a dataset entry whose data knows them"));
-    const auto o = overlay;
-    connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
-      m_view->setOverlay(o, on);
-      Q_EMIT overlaysChanged(int(m_view->overlays()));
+    box->setObjectName(QStringLiteral("overlay-") + name);
+    box->setToolTip(painter->toolTip());
+    connect(box, &QCheckBox::toggled, this, [this, name](bool on) {
+      m_view->setOverlay(name, on);
+      rememberOverlay(name, on);
+      Q_EMIT overlaysChanged(m_view->overlays());
     });
     bar->addWidget(box);
   }
