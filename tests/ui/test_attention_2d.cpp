@@ -37,6 +37,7 @@ constexpr int kHot = kHotRow * kColumns + kHotColumn;
 std::shared_ptr<core::Trace> gridTrace(int hot = kHot) {
   auto t = std::make_shared<core::Trace>();
   t->modelKind = "soft";
+  t->patch = core::StepPatch::AlphaWeighted;
   t->imageW = 100;
   t->imageH = 32;
   t->gridRows = kRows;
@@ -64,6 +65,7 @@ std::shared_ptr<core::Trace> gridTrace(int hot = kHot) {
 std::shared_ptr<core::Trace> columnTrace(int hot) {
   auto t = std::make_shared<core::Trace>();
   t->modelKind = "soft";
+  t->patch = core::StepPatch::AlphaWeighted;
   t->imageW = 100;
   t->imageH = 32;
   t->gridRows = 1;

@@ -597,6 +597,9 @@ class TestMainWindow : public QObject {
     QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
     QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));
+    // The step panel says what the trace has: the attention's α, a region.
+    QVERIFY(w.trace()->hasTps() && !w.trace()->isCtc());
+    QVERIFY2(w.inspector()->stepText().contains("H[α]"), qPrintable(w.inspector()->stepText()));
     const QImage withFiducials = w.traceView()->grab().toImage();
     w.traceView()->setOverlay(ui::overlay::kFiducials, false);
     QVERIFY(w.traceView()->grab().toImage() != withFiducials);  // the points are drawn
@@ -604,6 +607,11 @@ class TestMainWindow : public QObject {
     QVERIFY(w.openModel(a));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && w.errorText().isEmpty(), 30000);
     QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 30000);
+    // A CTC trace's map is the token's posterior over the columns, and its steps are emitted.
+    QVERIFY(w.trace()->isCtc());
+    QVERIFY2(w.inspector()->stepText().contains("H[posterior over columns]") &&
+                 w.inspector()->stepText().contains("emitted by column"),
+             qPrintable(w.inspector()->stepText()));
     // The heat strip names a column and its top-k posteriors.
     const QRectF img = w.traceView()->imageToWidget().mapRect(QRectF(0, 0, 160, 32));
     const int column = w.traceView()->stripColumnAt(QPointF(img.center().x(), img.bottom() + 6));
@@ -1016,6 +1024,7 @@ class TestMainWindow : public QObject {
   static std::shared_ptr<core::Trace> syntheticTrace(int steps) {
     auto t = std::make_shared<core::Trace>();
     t->modelKind = "sharp";
+    t->patch = core::StepPatch::Stn;
     t->prediction = std::string(size_t(steps - 1), '4');
     t->imageW = 160;
     t->imageH = 32;

@@ -107,7 +107,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.box = card;
     c.title = card->title();
     // A 2-D model says so in its title: its heat map and region names are per cell.
-    const QString grid = m_rows[i].trace && gridShape(*m_rows[i].trace).isGrid()
+    const QString grid = m_rows[i].trace && m_rows[i].trace->isGrid()
                              ? tr(" &middot; 2-D, %1 × %2 cells")
                                    .arg(m_rows[i].trace->gridRows)
                                    .arg(m_rows[i].trace->gridColumns)
@@ -159,8 +159,8 @@ void ComparePage::showStep(int step) {
                         .arg(displayToken(st).toHtmlEscaped())
                         .arg(st.prob, 0, 'f', 3)
                         .arg(st.entropy, 0, 'f', 3)
-                        .arg(st.columns.empty() ? regionName(*r.trace, st.region)
-                                                : tr("column %1").arg(st.region)));
+                        .arg(r.trace->isCtc() ? tr("column %1").arg(st.region)
+                                              : regionName(*r.trace, st.region)));
   }
 }
 
