@@ -106,7 +106,7 @@ struct Trace {
   /// Localisation's focus points are made of these.
   std::vector<PointF> regionCentres;
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
-  /// The per-step maps, each with values for every step: attention first (kAttentionMap).
+  /// The per-step maps, each with one entry per step: attention first (kAttentionMap).
   std::vector<StepMap> maps;
   StepPatch patch = StepPatch::Region;  ///< what every step's patch is made of
   double meanEntropy = 0;               ///< mean of steps' entropy
@@ -138,7 +138,8 @@ struct Trace {
   const std::vector<double>& stepMap(const std::string& name, size_t step) const;
   /// The attention map's values at `step` (kAttentionMap).
   const std::vector<double>& attention(size_t step) const { return stepMap(kAttentionMap, step); }
-  /// Adds an empty map (its values are then appended per step) and returns it.
+  /// Adds an empty map (its values are then appended per step) and returns it; the reference
+  /// holds until the next addMap.
   StepMap& addMap(std::string name, std::string label, MapLayout layout = MapLayout::Regions);
   /// The steps are a CTC path's emitted tokens: each names its emitting columns, and
   /// columnTopk holds every column's posteriors.
