@@ -71,8 +71,9 @@ const Box& regionAt(const std::vector<Box>& regions, int i) {
 
 }  // namespace
 
-StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, FocusRule rule,
-                        int imageW, int imageH, const std::vector<PointF>& centres) {
+StepLocation locateStep(const TraceStep& step, const std::vector<double>& alpha,
+                        const std::vector<Box>& regions, FocusRule rule, int imageW, int imageH,
+                        const std::vector<PointF>& centres) {
   if (!centres.empty() && centres.size() != regions.size())
     throw Error("localisation: " + std::to_string(centres.size()) + " centres for " +
                 std::to_string(regions.size()) + " regions");
@@ -80,17 +81,17 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
   StepLocation loc;
   switch (rule) {
     case FocusRule::AlphaMean: {
-      if (step.alpha.size() != regions.size() || regions.empty())
-        throw Error("localisation: alpha over " + std::to_string(step.alpha.size()) +
+      if (alpha.size() != regions.size() || regions.empty())
+        throw Error("localisation: alpha over " + std::to_string(alpha.size()) +
                     " regions, the model has " + std::to_string(regions.size()));
       double sum = 0, x = 0, y = 0;
       size_t best = 0;
       for (size_t i = 0; i < regions.size(); ++i) {
         const PointF c = centre(i);
-        x += step.alpha[i] * c.x;
-        y += step.alpha[i] * c.y;
-        sum += step.alpha[i];
-        if (step.alpha[i] > step.alpha[best]) best = i;
+        x += alpha[i] * c.x;
+        y += alpha[i] * c.y;
+        sum += alpha[i];
+        if (alpha[i] > alpha[best]) best = i;
       }
       loc.focus = sum > 0 ? PointF{x / sum, y / sum} : centre(best);
       loc.box = regions[best];
@@ -134,9 +135,10 @@ StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, 
 
 void locateSteps(Trace& trace, FocusRule rule) {
   trace.focusRule = toString(rule);
-  for (auto& s : trace.steps) {
-    const StepLocation loc =
-        locateStep(s, trace.regions, rule, trace.imageW, trace.imageH, trace.regionCentres);
+  for (size_t t = 0; t < trace.steps.size(); ++t) {
+    auto& s = trace.steps[t];
+    const StepLocation loc = locateStep(s, trace.attention(t), trace.regions, rule, trace.imageW,
+                                        trace.imageH, trace.regionCentres);
     s.focus = loc.focus;
     s.box = loc.box;
   }

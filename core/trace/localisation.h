@@ -43,12 +43,13 @@ struct StepLocation {
   Box box;
 };
 
-/// The focus and box of one step by `rule` from its alpha, region, STN quads or columns, with
-/// `regions` the receptive fields in source pixels. Throws Error when the step lacks what the
-/// rule needs (no STN for stn-quad, no columns for columns, alpha of another length).
-/// `centres`: the regions' receptive-field centres (empty: the boxes' centres).
-StepLocation locateStep(const TraceStep& step, const std::vector<Box>& regions, FocusRule rule,
-                        int imageW, int imageH, const std::vector<PointF>& centres = {});
+/// The focus and box of one step by `rule` from its attention map `alpha` (alpha-mean only), its
+/// region, STN quads or columns, with `regions` the receptive fields in source pixels. Throws
+/// Error when the step lacks what the rule needs (no STN for stn-quad, no columns for columns,
+/// alpha of another length). `centres`: the regions' receptive-field centres (empty: the boxes').
+StepLocation locateStep(const TraceStep& step, const std::vector<double>& alpha,
+                        const std::vector<Box>& regions, FocusRule rule, int imageW, int imageH,
+                        const std::vector<PointF>& centres = {});
 /// Sets focus, box and focusRule of every step of `trace`.
 void locateSteps(Trace& trace, FocusRule rule);
 

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "model/charset.h"
 
@@ -20,12 +21,103 @@ double entropy(const std::vector<double>& p) {
   return h;
 }
 
+std::string toString(MapLayout layout) {
+  return layout == MapLayout::Pixels ? "pixels" : "regions";
+}
+
+std::string toString(StepPatch patch) {
+  switch (patch) {
+    case StepPatch::AlphaWeighted:
+      return "alpha-weighted";
+    case StepPatch::Stn:
+      return "stn";
+    case StepPatch::Region:
+      break;
+  }
+  return "region";
+}
+
+const StepMap* Trace::map(const std::string& name) const {
+  for (const auto& m : maps)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+std::vector<std::string> Trace::mapNames() const {
+  std::vector<std::string> names;
+  for (const auto& m : maps) names.push_back(m.name);
+  return names;
+}
+
+const std::vector<double>& Trace::stepMap(const std::string& name, size_t step) const {
+  static const std::vector<double> none;
+  const StepMap* m = map(name);
+  return m && step < m->steps.size() ? m->steps[step] : none;
+}
+
+StepMap& Trace::addMap(std::string name, std::string label, MapLayout layout) {
+  StepMap m;
+  m.name = std::move(name);
+  m.label = std::move(label);
+  m.layout = layout;
+  maps.push_back(std::move(m));
+  return maps.back();
+}
+
 static json boxJson(const Box& b) { return {{"x", b.x}, {"y", b.y}, {"w", b.w}, {"h", b.h}}; }
 
 static json quadJson(const Quad& q) {
   json a = json::array();
   for (const auto& p : q) a.push_back({p.x, p.y});
   return a;
+}
+
+static json topkJson(const std::vector<TokenProb>& topk) {
+  json a = json::array();
+  for (const auto& t : topk)
+    a.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
+  return a;
+}
+
+static json pointsJson(const std::vector<PointF>& points) {
+  json a = json::array();
+  for (const auto& p : points) a.push_back({p.x, p.y});
+  return a;
+}
+
+// Every map by name; attention's values are each step's "alpha" (the field readers of the JSON
+// have always read), every other map's are under the step's "maps" (stepJson).
+static json mapsJson(const std::vector<StepMap>& maps) {
+  json a = json::array();
+  for (const auto& m : maps) {
+    json e = {{"name", m.name}, {"label", m.label}, {"layout", toString(m.layout)}};
+    if (m.layout == MapLayout::Pixels) e["size"] = {m.width, m.height};
+    a.push_back(e);
+  }
+  return a;
+}
+
+static json stepJson(const Trace& trace, size_t t) {
+  const TraceStep& s = trace.steps[t];
+  json st;
+  st["token"] = s.token;
+  st["token_index"] = s.tokenIndex;
+  st["prob"] = s.prob;
+  st["topk"] = topkJson(s.topk);
+  st["alpha"] = trace.attention(t);
+  for (const auto& m : trace.maps)
+    if (m.name != kAttentionMap) st["maps"][m.name] = trace.stepMap(m.name, t);
+  st["entropy"] = s.entropy;
+  st["region"] = s.region;
+  json stn = json::array();
+  for (const auto& k : s.stn)
+    stn.push_back({{"quad", quadJson(k.quad)}, {"patch_size", {k.patch.width, k.patch.height}}});
+  st["stn"] = stn;
+  if (!s.contextWeights.empty()) st["context_weights"] = s.contextWeights;
+  if (!s.columns.empty()) st["columns"] = s.columns;
+  st["focus"] = {s.focus.x, s.focus.y};
+  st["box"] = boxJson(s.box);
+  return st;
 }
 
 std::string Trace::toJson(int indent) const {
@@ -52,32 +144,11 @@ std::string Trace::toJson(int indent) const {
   for (const auto& r : regions) regs.push_back(boxJson(r));
   j["regions"] = regs;
   j["grid"] = {{"rows", gridRows}, {"columns", gridColumns}};
-  json centres = json::array();
-  for (const auto& c : regionCentres) centres.push_back({c.x, c.y});
-  j["region_centres"] = centres;
+  j["region_centres"] = pointsJson(regionCentres);
+  j["maps"] = mapsJson(maps);
+  j["patch"] = toString(patch);
   json steps_ = json::array();
-  for (const auto& s : steps) {
-    json st;
-    st["token"] = s.token;
-    st["token_index"] = s.tokenIndex;
-    st["prob"] = s.prob;
-    json tk = json::array();
-    for (const auto& t : s.topk)
-      tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
-    st["topk"] = tk;
-    st["alpha"] = s.alpha;
-    st["entropy"] = s.entropy;
-    st["region"] = s.region;
-    json stn = json::array();
-    for (const auto& k : s.stn)
-      stn.push_back({{"quad", quadJson(k.quad)}, {"patch_size", {k.patch.width, k.patch.height}}});
-    st["stn"] = stn;
-    if (!s.contextWeights.empty()) st["context_weights"] = s.contextWeights;
-    if (!s.columns.empty()) st["columns"] = s.columns;
-    st["focus"] = {s.focus.x, s.focus.y};
-    st["box"] = boxJson(s.box);
-    steps_.push_back(st);
-  }
+  for (size_t t = 0; t < steps.size(); ++t) steps_.push_back(stepJson(*this, t));
   j["steps"] = steps_;
   if (!focusRule.empty()) j["focus_rule"] = focusRule;
   if (!truthBoxes.empty()) {
@@ -88,19 +159,12 @@ std::string Trace::toJson(int indent) const {
   j["decoder"] = decoder;
   if (!stages.empty()) j["stages"] = stages;
   if (!fiducials.empty()) {
-    json f = json::array();
-    for (const auto& p : fiducials) f.push_back({p.x, p.y});
-    j["fiducials"] = f;
+    j["fiducials"] = pointsJson(fiducials);
     j["rectified_size"] = {rectified.width, rectified.height};
   }
   if (!columnTopk.empty()) {
     json cols = json::array();
-    for (const auto& c : columnTopk) {
-      json tk = json::array();
-      for (const auto& t : c)
-        tk.push_back({{"token", t.token}, {"index", t.index}, {"prob", t.prob}});
-      cols.push_back(tk);
-    }
+    for (const auto& c : columnTopk) cols.push_back(topkJson(c));
     j["column_topk"] = cols;
   }
   return j.dump(indent);
@@ -288,7 +352,8 @@ std::string Trace::toCsv() const {
     o << t << "," << quote(s.token) << "," << s.prob << "," << s.entropy << "," << s.region << ","
       << quote(topk);
     // CTC steps have an alpha per column, attention steps one per region: as many as regions.
-    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < s.alpha.size() ? s.alpha[i] : 0.0);
+    const auto& alpha = attention(t);
+    for (size_t i = 0; i < regions.size(); ++i) o << "," << (i < alpha.size() ? alpha[i] : 0.0);
     for (size_t k = 0; k < stns; ++k)
       for (const auto& c : k < s.stn.size() ? s.stn[k].quad : Quad{}) o << "," << c.x << "," << c.y;
     o << "," << s.focus.x << "," << s.focus.y << "," << s.box.x << "," << s.box.y << "," << s.box.w

@@ -25,16 +25,50 @@ struct StnTrace {
   GreyImage patch;  ///< the STN's output
 };
 
+/// How a per-step map's values lie.
+enum class MapLayout {
+  Regions,  ///< one value per region of the trace (a grid's cells row by row)
+  Pixels,   ///< width x height values, row by row, over the source image's pixels
+};
+
+/// "regions", "pixels".
+std::string toString(MapLayout layout);
+
+/// The name of the map every decoder's trace has: attention's alpha over the regions (CTC: the
+/// token's posterior over the columns, normalised, which plays attention's part in every view).
+inline constexpr const char* kAttentionMap = "attention";
+
+/// One named per-step map of a trace: what each step weighted (attention) or, for the coming
+/// attribution methods, what explains its token. A map is data, not a field per mechanism, so a
+/// new kind of map is a new name, and every view that draws maps asks the trace which it has.
+struct StepMap {
+  std::string name;   ///< the key views and the JSON use ("attention")
+  std::string label;  ///< how views write its values ("α", "posterior over columns")
+  MapLayout layout = MapLayout::Regions;
+  int width = 0, height = 0;  ///< Pixels: the map's size (the source image's); Regions: 0
+  /// Per step of the trace, its values. A step without them (not computed) has an empty vector.
+  std::vector<std::vector<double>> steps;
+};
+
+/// What a step's patch is made of (TraceStep::patch).
+enum class StepPatch {
+  Region,         ///< the crop of the region the step used (hard glimpses, CTC's best column)
+  AlphaWeighted,  ///< the regions' crops weighted by the step's alpha (soft glimpses)
+  Stn,            ///< the last STN's output (sharp glimpses)
+};
+
+/// "region", "alpha-weighted", "stn".
+std::string toString(StepPatch patch);
+
 struct TraceStep {
   std::string token;  ///< predicted token ("<end>" for the end token)
   int tokenIndex = 0;
   double prob = 0;  ///< p of the predicted token
   std::vector<TokenProb> topk;
-  std::vector<double> alpha;  ///< over all regions
-  double entropy = 0;         ///< H[alpha], natural log
-  int region = 0;             ///< region used (argmax, sampled, or forced)
-  std::vector<StnTrace> stn;  ///< sharp: one per STN, coarse first
-  GreyImage patch;            ///< what the context came from: last STN patch, or the region crop
+  double entropy = 0;                  ///< H of the step's attention map, natural log
+  int region = 0;                      ///< region used (argmax, sampled, or forced)
+  std::vector<StnTrace> stn;           ///< sharp: one per STN, coarse first
+  GreyImage patch;                     ///< what the context came from (Trace::patch says which)
   std::vector<double> contextWeights;  ///< sharp weighting: over Z columns then x_s
   /// CTC: the columns that emitted this token (its run in the argmax path). Attention: empty.
   std::vector<int> columns;
@@ -72,8 +106,11 @@ struct Trace {
   /// Localisation's focus points are made of these.
   std::vector<PointF> regionCentres;
   std::vector<TraceStep> steps;  ///< up to and including the end token (or all steps)
-  double meanEntropy = 0;        ///< mean of steps' entropy
-  int beamWidth = 1;             ///< 1: greedy decoding; more: beam search of that width
+  /// The per-step maps, each with one entry per step: attention first (kAttentionMap).
+  std::vector<StepMap> maps;
+  StepPatch patch = StepPatch::Region;  ///< what every step's patch is made of
+  double meanEntropy = 0;               ///< mean of steps' entropy
+  int beamWidth = 1;                    ///< 1: greedy decoding; more: beam search of that width
   /// Beam search: the N best readings (N <= beamWidth), best first, and which of them the steps,
   /// prediction and confidence show (0: the best). Empty for greedy decoding.
   std::vector<BeamHypothesis> hypotheses;
@@ -82,8 +119,8 @@ struct Trace {
   /// rectified model input the features saw.
   std::vector<PointF> fiducials;
   GreyImage rectified;
-  /// CTC: every column's top-k posteriors (the steps are the emitted tokens; a step's alpha is
-  /// its token's posterior over the columns, normalised: the row of the alignment matrix).
+  /// CTC: every column's top-k posteriors (the steps are the emitted tokens; a step's attention
+  /// map is its token's posterior over the columns, normalised: the row of the alignment matrix).
   std::vector<std::vector<TokenProb>> columnTopk;
   /// How the steps' focus and box were defined ("alpha-mean", "selected", "stn-quad",
   /// "columns"; core/trace/localisation.h).
@@ -91,6 +128,31 @@ struct Trace {
   /// The true box of each character of the image's label, in source-image pixels, when the data
   /// knows them (empty otherwise). Not set by tracing: whoever knows the label's boxes fills it.
   std::vector<Box> truthBoxes;
+
+  /// What the trace has, for views to ask instead of reading the model's kind.
+  bool hasMap(const std::string& name) const { return map(name) != nullptr; }
+  /// The map called `name`, or null.
+  const StepMap* map(const std::string& name) const;
+  std::vector<std::string> mapNames() const;
+  /// Step `step`'s values of map `name`; empty when the trace has no such map or the step none.
+  const std::vector<double>& stepMap(const std::string& name, size_t step) const;
+  /// The attention map's values at `step` (kAttentionMap).
+  const std::vector<double>& attention(size_t step) const { return stepMap(kAttentionMap, step); }
+  /// Adds an empty map (its values are then appended per step) and returns it; the reference
+  /// holds until the next addMap.
+  StepMap& addMap(std::string name, std::string label, MapLayout layout = MapLayout::Regions);
+  /// The steps are a CTC path's emitted tokens: each names its emitting columns, and
+  /// columnTopk holds every column's posteriors.
+  bool isCtc() const { return decoder == "ctc"; }
+  /// The steps carry STN quads and patches (sharp glimpses).
+  bool hasStn() const { return !steps.empty() && !steps.front().stn.empty(); }
+  /// A TPS transformation: fiducials and the rectified input.
+  bool hasTps() const { return !fiducials.empty(); }
+  /// The regions are a grid of cells (2-D attention), not one row of columns.
+  bool isGrid() const {
+    return gridRows > 1 && gridColumns > 0 &&
+           static_cast<size_t>(gridRows) * static_cast<size_t>(gridColumns) == regions.size();
+  }
 
   std::string toJson(int indent = 2) const;
   /// The per-step table foveal-cli prints.

@@ -75,6 +75,8 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
     confidence *= tr.columnTopk.back().front().prob;
   }
   const CtcPath collapsed = collapseCtcPath(path, charset.blankIndex());
+  tr.patch = StepPatch::Region;
+  StepMap& posterior = tr.addMap(kAttentionMap, "posterior over columns");
   double entropySum = 0.0;
   for (size_t s = 0; s < collapsed.tokens.size(); ++s) {
     TraceStep st;
@@ -90,14 +92,90 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
     st.prob = probs[best][st.tokenIndex].item<double>();
     st.topk = tr.columnTopk[static_cast<size_t>(best)];
     auto row = probs.select(1, st.tokenIndex);
-    st.alpha = toVector(row / row.sum());
-    st.entropy = entropy(st.alpha);
+    posterior.steps.push_back(toVector(row / row.sum()));
+    st.entropy = entropy(posterior.steps.back());
     st.patch = toGreyImage(crops.select(0, best));
     entropySum += st.entropy;
     tr.steps.push_back(std::move(st));
   }
   tr.prediction = charset.decode(collapsed.tokens);
   tr.confidence = confidence;
+  tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
+}
+
+// What an attention step's context came from, by what the stages declare: the last STN's output
+// (sharp), the regions' crops weighted by alpha (glimpses that mix columns: soft), or the crop of
+// the region the step used (hard).
+StepPatch patchRuleFor(const ModelConfig& config, bool hasStn) {
+  if (hasStn) return StepPatch::Stn;
+  return config.selectsRegions() ? StepPatch::Region : StepPatch::AlphaWeighted;
+}
+
+GreyImage stepPatch(StepPatch rule, const TraceStep& st, const torch::Tensor& alpha,
+                    const torch::Tensor& crops) {
+  switch (rule) {
+    case StepPatch::Stn:
+      return st.stn.back().patch;
+    case StepPatch::AlphaWeighted: {
+      auto a = alpha.detach().to(torch::kCPU, torch::kFloat).view({-1, 1, 1, 1});
+      return toGreyImage((crops * a).sum(0));
+    }
+    case StepPatch::Region:
+      break;
+  }
+  return toGreyImage(crops.select(0, st.region));
+}
+
+// Step t of image b of an attention decoder: its token and top-k, alpha (into `attention`), the
+// region used, each STN's quad and patch, and the patch its context came from.
+TraceStep attentionStep(const RecognizerOutput& out, int b, int64_t t, const torch::Tensor& p,
+                        int k, const Charset& charset, StepPatch patch, const torch::Tensor& crops,
+                        int srcW, int srcH, StepMap& attention) {
+  TraceStep st;
+  st.topk = topTokens(p, k, charset);
+  st.tokenIndex = static_cast<int>(out.tokens.index({b, t}).item<int64_t>());
+  st.token = charset.token(st.tokenIndex);
+  st.prob = p[st.tokenIndex].item<double>();
+  attention.steps.push_back(toVector(out.alpha.index({b, t})));
+  st.entropy = entropy(attention.steps.back());
+  st.region = static_cast<int>(out.selected.index({b, t}).item<int64_t>());
+  for (size_t s = 0; s < out.thetas.size(); ++s) {
+    StnTrace stn;
+    stn.quad = patchQuad(out.thetas[s].index({b, t}), srcW, srcH);
+    stn.patch = toGreyImage(out.patches[s].index({b, t}));
+    st.stn.push_back(std::move(stn));
+  }
+  st.patch = stepPatch(patch, st, out.alpha.index({b, t}), crops);
+  if (out.contextWeights.defined()) st.contextWeights = toVector(out.contextWeights.index({b, t}));
+  return st;
+}
+
+// An attention decoder's steps (up to and including the first end token with `stopAtEnd`), then
+// the reading they make: prediction, confidence, mean entropy.
+void buildAttentionSteps(Trace& tr, const ModelConfig& cfg, const RecognizerOutput& out, int b,
+                         int topk, const Charset& charset, const torch::Tensor& crops,
+                         bool stopAtEnd) {
+  auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU);  // [T, K]
+  const int64_t steps = probs.size(0);
+  const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
+  const int end = charset.endIndex();
+  tr.patch = patchRuleFor(cfg, !out.thetas.empty());
+  StepMap& attention = tr.addMap(kAttentionMap, "α");
+  double entropySum = 0.0;
+  std::vector<int> tokens;
+  for (int64_t t = 0; t < steps; ++t) {
+    TraceStep st = attentionStep(out, b, t, probs.select(0, t), k, charset, tr.patch, crops,
+                                 tr.imageW, tr.imageH, attention);
+    entropySum += st.entropy;
+    tokens.push_back(st.tokenIndex);
+    const bool isEnd = st.tokenIndex == end;
+    tr.steps.push_back(std::move(st));
+    if (isEnd && stopAtEnd) break;
+  }
+  tr.prediction = charset.decode(tokens);
+  std::vector<double> chosen;
+  for (const auto& st : tr.steps) chosen.push_back(st.prob);
+  tr.confidence = attentionConfidence(charset, tokens, chosen);
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
 }
 
@@ -111,6 +189,37 @@ std::vector<PointF> scaleCentres(const ReceptiveField& rf, double sx, double sy)
   std::vector<PointF> out;
   for (const auto& c : rf.regionCentres()) out.push_back({c.x * sx, c.y * sy});
   return out;
+}
+
+// The trace's model and geometry: what decoded it, the source image's size, and the regions
+// and their centres scaled from the model input (sx, sy: source pixels per input pixel).
+Trace traceOfModel(const ModelConfig& cfg, const ReceptiveField& rf, int srcW, int srcH, double sx,
+                   double sy) {
+  Trace tr;
+  tr.modelKind = cfg.isCtc() ? "ctc" : cfg.attention;
+  tr.decoder = cfg.prediction;
+  tr.stages = cfg.stageString();
+  tr.modelDescription = cfg.describe();
+  tr.imageW = srcW;
+  tr.imageH = srcH;
+  tr.gridRows = rf.regionRows();
+  tr.gridColumns = rf.columns;
+  for (const auto& box : rf.regionBoxes())
+    tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
+  tr.regionCentres = scaleCentres(rf, sx, sy);
+  return tr;
+}
+
+// TPS: the fiducial points on the source image and the rectified input the features saw.
+void addTps(Trace& tr, const RecognizerOutput& out, int b, const Preprocessing& pp, double sx,
+            double sy) {
+  // align_corners = true coordinates: -1 and 1 are the centres of the outer pixels.
+  auto f = out.fiducials.select(0, b).detach().to(torch::kCPU, torch::kDouble).contiguous();
+  auto a = f.accessor<double, 2>();
+  for (int64_t i = 0; i < f.size(0); ++i)
+    tr.fiducials.push_back({((a[i][0] + 1.0) / 2.0 * (pp.inputW - 1) + 0.5) * sx,
+                            ((a[i][1] + 1.0) / 2.0 * (pp.inputH - 1) + 0.5) * sy});
+  tr.rectified = toGreyImage(out.rectified.select(0, b).detach());
 }
 
 }  // namespace
@@ -137,7 +246,7 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
     for (const auto& cols : collapseCtcPath(columns, charset.blankIndex()).columns) {
       TraceStep st;
       st.columns = cols;
-      located.push_back(locateStep(st, regions, FocusRule::Columns, srcW, srcH, centres));
+      located.push_back(locateStep(st, {}, regions, FocusRule::Columns, srcW, srcH, centres));
     }
     return located;
   }
@@ -153,12 +262,13 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
   for (int64_t t = 0; t < T; ++t) {
     TraceStep st;
     st.region = static_cast<int>(sel[t]);
+    std::vector<double> weights;
     if (rule == FocusRule::AlphaMean) {
       const double* a = alpha.data_ptr<double>() + t * M;
-      st.alpha.assign(a, a + M);
+      weights.assign(a, a + M);
     }
     if (hasStn) st.stn.push_back({patchQuad(out.thetas.back().index({b, t}), srcW, srcH), {}});
-    located.push_back(locateStep(st, regions, rule, srcW, srcH, centres));
+    located.push_back(locateStep(st, weights, regions, rule, srcW, srcH, centres));
     if (tok[t] == end) break;
   }
   return located;
@@ -176,31 +286,11 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   const double sx = static_cast<double>(srcW) / contentW,
                sy = static_cast<double>(srcH) / pp.inputH;
 
-  Trace tr;
-  tr.modelKind = cfg.isCtc() ? "ctc" : cfg.attention;
-  tr.decoder = cfg.prediction;
-  tr.stages = cfg.stageString();
-  tr.modelDescription = cfg.describe();
-  tr.imageW = srcW;
-  tr.imageH = srcH;
-  tr.gridRows = rf.regionRows();
-  tr.gridColumns = rf.columns;
-  for (const auto& box : rf.regionBoxes())
-    tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
-  tr.regionCentres = scaleCentres(rf, sx, sy);
-  if (out.fiducials.defined()) {
-    // align_corners = true coordinates: -1 and 1 are the centres of the outer pixels.
-    auto f = out.fiducials.select(0, b).detach().to(torch::kCPU, torch::kDouble).contiguous();
-    auto a = f.accessor<double, 2>();
-    for (int64_t i = 0; i < f.size(0); ++i)
-      tr.fiducials.push_back({((a[i][0] + 1.0) / 2.0 * (pp.inputW - 1) + 0.5) * sx,
-                              ((a[i][1] + 1.0) / 2.0 * (pp.inputH - 1) + 0.5) * sy});
-    tr.rectified = toGreyImage(out.rectified.select(0, b).detach());
-  }
+  Trace tr = traceOfModel(cfg, rf, srcW, srcH, sx, sy);
+  if (out.fiducials.defined()) addTps(tr, out, b, pp, sx, sy);
   // What the features saw: the rectified image when there is a transformation.
   const auto seen = out.rectified.defined() ? out.rectified.select(0, b) : input.image.select(0, b);
-
-  // Receptive-field crops of the model input (soft / hard patches): [M, 1, rh, rw].
+  // Receptive-field crops of the model input (soft / hard / CTC patches): [M, 1, rh, rw].
   torch::Tensor crops;
   if (out.patches.empty()) crops = regionCrops(rf, pp, seen.detach());
   if (cfg.isCtc()) {
@@ -208,51 +298,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
     locateSteps(tr, FocusRule::Columns);
     return tr;
   }
-
-  auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU);  // [T, K]
-  const int64_t steps = probs.size(0);
-  const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
-  const int end = charset.endIndex();
-  double entropySum = 0.0;
-  std::vector<int> tokens;
-  for (int64_t t = 0; t < steps; ++t) {
-    TraceStep st;
-    auto p = probs.select(0, t);
-    st.topk = topTokens(p, k, charset);
-    st.tokenIndex = static_cast<int>(out.tokens.index({b, t}).item<int64_t>());
-    st.token = charset.token(st.tokenIndex);
-    st.prob = p[st.tokenIndex].item<double>();
-    st.alpha = toVector(out.alpha.index({b, t}));
-    st.entropy = entropy(st.alpha);
-    st.region = static_cast<int>(out.selected.index({b, t}).item<int64_t>());
-    for (size_t s = 0; s < out.thetas.size(); ++s) {
-      StnTrace stn;
-      stn.quad = patchQuad(out.thetas[s].index({b, t}), srcW, srcH);
-      stn.patch = toGreyImage(out.patches[s].index({b, t}));
-      st.stn.push_back(std::move(stn));
-    }
-    if (!st.stn.empty()) {
-      st.patch = st.stn.back().patch;
-    } else if (!cfg.selectsRegions()) {
-      auto a = out.alpha.index({b, t}).detach().to(torch::kCPU, torch::kFloat).view({-1, 1, 1, 1});
-      st.patch = toGreyImage((crops * a).sum(0));
-    } else {
-      st.patch = toGreyImage(crops.select(0, st.region));
-    }
-    if (out.contextWeights.defined())
-      st.contextWeights = toVector(out.contextWeights.index({b, t}));
-
-    entropySum += st.entropy;
-    tokens.push_back(st.tokenIndex);
-    const bool isEnd = st.tokenIndex == end;
-    tr.steps.push_back(std::move(st));
-    if (isEnd && stopAtEnd) break;
-  }
-  tr.prediction = charset.decode(tokens);
-  std::vector<double> chosen;
-  for (const auto& st : tr.steps) chosen.push_back(st.prob);
-  tr.confidence = attentionConfidence(charset, tokens, chosen);
-  tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
+  buildAttentionSteps(tr, cfg, out, b, topk, charset, crops, stopAtEnd);
   locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
   if (out.beam.allTokens.defined()) tr.hypotheses = beamHypotheses(charset, out.beam, b);
   return tr;

@@ -12,7 +12,8 @@ PointF normalisedToSource(double xn, double yn, int srcW, int srcH);
 /// Corners of an output patch under theta [2, 3] (patch -> image, normalised), in source pixels.
 Quad patchQuad(const torch::Tensor& theta, int srcW, int srcH);
 
-/// How the steps of this model are located (core/trace/localisation.h): from what the stages declare.
+/// How the steps of this model are located (core/trace/localisation.h): from what the stages
+/// declare.
 FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
 
 /// The focus and box of each decoded step of image `b` (attention: up to and including the first

@@ -177,10 +177,9 @@ class TestDtrbImport : public QObject {
           worstP = std::max(
               worstP, std::abs(tp.prob - probs[t][static_cast<size_t>(tp.index)].get<double>()));
         const auto& alpha = r["alphas"][t];
-        QCOMPARE(tr.steps[t].alpha.size(), alpha.size());
+        QCOMPARE(tr.attention(t).size(), alpha.size());
         for (size_t i = 0; i < alpha.size(); ++i)
-          worstAlpha =
-              std::max(worstAlpha, std::abs(tr.steps[t].alpha[i] - alpha[i].get<double>()));
+          worstAlpha = std::max(worstAlpha, std::abs(tr.attention(t)[i] - alpha[i].get<double>()));
       }
     }
     qInfo("%s: largest |p - p_DTRB| %.2e, |alpha - alpha_DTRB| %.2e", qPrintable(file), worstP,

@@ -24,8 +24,6 @@ TraceStep stepAt(int region, const std::string& token = "1") {
   TraceStep s;
   s.token = token;
   s.region = region;
-  s.alpha.assign(4, 0.0);
-  s.alpha[size_t(region)] = 1.0;
   return s;
 }
 
@@ -35,9 +33,8 @@ class TestLocalisation : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void softFocusIsAlphaWeightedMeanAndBoxTheLargestRegion() {
-    TraceStep s;
-    s.alpha = {0.0, 0.25, 0.75, 0.0};  // centres 15 and 25: mean 22.5
-    const auto loc = locateStep(s, fourRegions(), FocusRule::AlphaMean, 40, 10);
+    const std::vector<double> alpha = {0.0, 0.25, 0.75, 0.0};  // centres 15 and 25: mean 22.5
+    const auto loc = locateStep(TraceStep{}, alpha, fourRegions(), FocusRule::AlphaMean, 40, 10);
     QCOMPARE(loc.focus.x, 22.5);
     QCOMPARE(loc.focus.y, 5.0);
     QVERIFY(loc.box == (Box{20, 0, 10, 10}));
@@ -45,9 +42,9 @@ class TestLocalisation : public QObject {
 
   void hardUsesTheSelectedRegionNotTheLargestAlpha() {
     TraceStep s;
-    s.alpha = {0.1, 0.6, 0.3, 0.0};
+    const std::vector<double> alpha = {0.1, 0.6, 0.3, 0.0};
     s.region = 2;  // sampled
-    const auto loc = locateStep(s, fourRegions(), FocusRule::Selected, 40, 10);
+    const auto loc = locateStep(s, alpha, fourRegions(), FocusRule::Selected, 40, 10);
     QCOMPARE(loc.focus.x, 25.0);
     QVERIFY(loc.box == (Box{20, 0, 10, 10}));
   }
@@ -58,7 +55,7 @@ class TestLocalisation : public QObject {
     coarse.quad = {PointF{0, 0}, PointF{40, 0}, PointF{40, 10}, PointF{0, 10}};
     fine.quad = {PointF{12, 1}, PointF{18, 2}, PointF{17, 9}, PointF{11, 8}};  // a turned patch
     s.stn = {coarse, fine};
-    const auto loc = locateStep(s, fourRegions(), FocusRule::StnQuad, 40, 10);
+    const auto loc = locateStep(s, {}, fourRegions(), FocusRule::StnQuad, 40, 10);
     QCOMPARE(loc.focus.x, 14.5);
     QCOMPARE(loc.focus.y, 5.0);
     QVERIFY(loc.box == (Box{11, 1, 7, 8}));
@@ -69,12 +66,12 @@ class TestLocalisation : public QObject {
     s.columns = {2, 3};
     auto regions = fourRegions();
     regions[3].w = 25;  // reaches past the image's right edge, as receptive fields do
-    const auto loc = locateStep(s, regions, FocusRule::Columns, 40, 10);
+    const auto loc = locateStep(s, {}, regions, FocusRule::Columns, 40, 10);
     QCOMPARE(loc.focus.x, (25.0 + 42.5) / 2);
     QVERIFY(loc.box == (Box{20, 0, 20, 10}));  // clipped at x = 40
     QCOMPARE(toString(FocusRule::Columns), std::string("columns"));
     TraceStep none;
-    QVERIFY_THROWS_EXCEPTION(Error, locateStep(none, regions, FocusRule::Columns, 40, 10));
+    QVERIFY_THROWS_EXCEPTION(Error, locateStep(none, {}, regions, FocusRule::Columns, 40, 10));
   }
 
   void iouAndContainment() {

@@ -184,8 +184,22 @@ class TestStages : public QObject {
     QCOMPARE(tr.regions.size(), size_t(m));
     QCOMPARE(tr.decoder, cfg.prediction);
     QCOMPARE(tr.fiducials.size(), size_t(cfg.transformation == "tps" ? cfg.fiducials : 0));
-    for (const auto& s : tr.steps) {
-      QCOMPARE(s.alpha.size(), size_t(m));
+    // What the trace says it has follows from the stages (the views ask it, not the model kind).
+    QVERIFY(tr.hasMap(kAttentionMap));
+    QCOMPARE(tr.mapNames(), std::vector<std::string>{kAttentionMap});
+    QCOMPARE(tr.map(kAttentionMap)->steps.size(), tr.steps.size());
+    QCOMPARE(tr.isCtc(), cfg.isCtc());
+    QCOMPARE(tr.hasTps(), cfg.transformation == "tps");
+    QCOMPARE(tr.isGrid(), model->geometry().regionRows() > 1);
+    const bool sharp = !cfg.isCtc() && cfg.attention == "sharp";
+    QCOMPARE(tr.hasStn(), sharp && !tr.steps.empty());
+    const StepPatch patch = sharp                                     ? StepPatch::Stn
+                            : !cfg.isCtc() && cfg.attention == "soft" ? StepPatch::AlphaWeighted
+                                                                      : StepPatch::Region;
+    QCOMPARE(toString(tr.patch), toString(patch));
+    for (size_t t = 0; t < tr.steps.size(); ++t) {
+      const auto& s = tr.steps[t];
+      QCOMPARE(tr.attention(t).size(), size_t(m));
       QVERIFY(s.region >= 0 && s.region < m);
       if (cfg.isCtc()) QVERIFY(!s.columns.empty());
     }

@@ -53,6 +53,13 @@ class TestTrace : public QObject {
     const json j = json::parse(trace.toJson());
     for (const char* key : {"prediction", "confidence", "regions", "steps"})
       QVERIFY2(j.contains(key), key);
+    // The maps by name: attention over the regions, its values each step's "alpha".
+    QCOMPARE(j["maps"].size(), size_t(1));
+    QCOMPARE(j["maps"][0]["name"].get<std::string>(), std::string(kAttentionMap));
+    QCOMPARE(j["maps"][0]["layout"].get<std::string>(), std::string("regions"));
+    QCOMPARE(j["patch"].get<std::string>(), std::string(cfg.attention == "sharp"  ? "stn"
+                                                        : cfg.attention == "soft" ? "alpha-weighted"
+                                                                                  : "region"));
 
     // The same decode, straight from the tensors.
     auto loaded = loadCheckpoint(file.toStdString());
@@ -191,6 +198,41 @@ class TestTrace : public QObject {
       QVERIFY(s["box"]["x"].get<double>() >= 0 &&
               s["box"]["x"].get<double>() + s["box"]["w"].get<double>() <= 160 + 1e-9);
     }
+  }
+
+  // A trace's per-step maps by name: attention's values are the steps' "alpha" (the field today's
+  // readers read), every other map's are under the step's "maps", named in the trace's "maps"
+  // with its layout; a step a map was not computed for has no values.
+  void mapsAreNamedPerStep() {
+    Trace tr;
+    tr.imageW = 2;
+    tr.imageH = 1;
+    tr.regions = {{0, 0, 1, 1}, {1, 0, 1, 1}};
+    tr.steps.resize(2);
+    tr.addMap(kAttentionMap, "α").steps = {{0.25, 0.75}, {1.0, 0.0}};
+    StepMap& saliency = tr.addMap("saliency", "∂ log p / ∂x", MapLayout::Pixels);
+    saliency.width = 2;
+    saliency.height = 1;
+    saliency.steps = {{0.5, -0.5}};
+    QVERIFY(tr.hasMap(kAttentionMap) && tr.hasMap("saliency") && !tr.hasMap("occlusion"));
+    QCOMPARE(tr.mapNames(), (std::vector<std::string>{kAttentionMap, "saliency"}));
+    QCOMPARE(tr.attention(1), (std::vector<double>{1.0, 0.0}));
+    QVERIFY(tr.stepMap("saliency", 1).empty());
+    QVERIFY(tr.stepMap("occlusion", 0).empty());
+    QVERIFY(tr.attention(2).empty());
+
+    const json j = json::parse(tr.toJson());
+    QCOMPARE(j["maps"].size(), size_t(2));
+    QCOMPARE(j["maps"][1]["name"].get<std::string>(), std::string("saliency"));
+    QCOMPARE(j["maps"][1]["layout"].get<std::string>(), std::string("pixels"));
+    QCOMPARE(j["maps"][1]["size"], json({2, 1}));
+    QVERIFY(!j["maps"][0].contains("size"));
+    QCOMPARE(j["steps"][0]["alpha"], json({0.25, 0.75}));
+    QCOMPARE(j["steps"][0]["maps"]["saliency"], json({0.5, -0.5}));
+    QVERIFY(!j["steps"][0]["maps"].contains(kAttentionMap));
+    QCOMPARE(j["steps"][1]["maps"]["saliency"], json::array());
+    // The CSV's alpha columns are the attention map's.
+    QVERIFY(QString::fromStdString(tr.toCsv()).contains(",0.25,0.75,"));
   }
 
   void samplingIsReproducible() {

@@ -18,6 +18,7 @@
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
+#include "overlay_painter.h"
 #include "step_cursor.h"
 #include "test_models.h"
 #include "trace/model_session.h"
@@ -36,20 +37,22 @@ constexpr int kHot = kHotRow * kColumns + kHotColumn;
 std::shared_ptr<core::Trace> gridTrace(int hot = kHot) {
   auto t = std::make_shared<core::Trace>();
   t->modelKind = "soft";
+  t->patch = core::StepPatch::AlphaWeighted;
   t->imageW = 100;
   t->imageH = 32;
   t->gridRows = kRows;
   t->gridColumns = kColumns;
   for (int r = 0; r < kRows; ++r)
     for (int c = 0; c < kColumns; ++c) t->regions.push_back({4.0 * c - 23, 0, 46, 32});
+  auto& attention = t->addMap(core::kAttentionMap, "α");
   for (int s = 0; s < 3; ++s) {
     core::TraceStep st;
     st.token = std::to_string(s);
     st.prob = 0.9;
-    st.alpha.assign(kRows * kColumns, 0.0);
     // Step 0 looks at `hot`; the others elsewhere.
     st.region = s == 0 ? hot : s;
-    st.alpha[static_cast<size_t>(st.region)] = 1.0;
+    auto& alpha = attention.steps.emplace_back(kRows * kColumns, 0.0);
+    alpha[static_cast<size_t>(st.region)] = 1.0;
     st.focus = {4.0 * (st.region % kColumns), 16};
     st.box = t->regions[static_cast<size_t>(st.region)];
     t->steps.push_back(st);
@@ -62,6 +65,7 @@ std::shared_ptr<core::Trace> gridTrace(int hot = kHot) {
 std::shared_ptr<core::Trace> columnTrace(int hot) {
   auto t = std::make_shared<core::Trace>();
   t->modelKind = "soft";
+  t->patch = core::StepPatch::AlphaWeighted;
   t->imageW = 100;
   t->imageH = 32;
   t->gridRows = 1;
@@ -69,8 +73,7 @@ std::shared_ptr<core::Trace> columnTrace(int hot) {
   for (int i = 0; i < 24; ++i) t->regions.push_back({4.0 * i - 19, 0, 46, 32});
   core::TraceStep st;
   st.token = "7";
-  st.alpha.assign(24, 0.0);
-  st.alpha[static_cast<size_t>(hot)] = 1.0;
+  t->addMap(core::kAttentionMap, "α").steps.emplace_back(24, 0.0)[static_cast<size_t>(hot)] = 1.0;
   st.region = hot;
   t->steps.push_back(st);
   t->prediction = "7";
@@ -129,6 +132,8 @@ class TestAttention2d : public QObject {
   }
 
   void cleanupTestCase() { QSettings().clear(); }
+  // Each test starts from the default overlays (the inspector remembers its toggles).
+  void init() { QSettings().remove(QStringLiteral("inspector/overlays")); }
 
   void gridLayoutAndNames() {
     const auto t = gridTrace();
@@ -164,7 +169,7 @@ class TestAttention2d : public QObject {
   // not where a map stretched edge to edge would put it (42, 20).
   void heatMapFollowsTheCellAlpha2d() {
     const auto t = gridTrace();
-    const QImage map = ui::heatMapImage(*t, t->steps[0].alpha, QSize(100, 32));
+    const QImage map = ui::heatMapImage(*t, t->attention(0), QSize(100, 32));
     QCOMPARE(map.size(), QSize(100, 32));
     QVERIFY(isHot(map.pixel(40, 20)));
     QVERIFY(isHot(map.pixel(39, 19)));
@@ -184,11 +189,11 @@ class TestAttention2d : public QObject {
     QVERIFY2(std::abs(peakY + 0.5 - 20) <= 1, qPrintable(QString::number(peakY)));
     // Another cell moves the heat with it: cell (0, 20) at (80, 4).
     const auto other = gridTrace(20);
-    const QImage moved = ui::heatMapImage(*other, other->steps[0].alpha, QSize(100, 32));
+    const QImage moved = ui::heatMapImage(*other, other->attention(0), QSize(100, 32));
     QVERIFY(isHot(moved.pixel(80, 4)));
     QVERIFY(!isHot(moved.pixel(40, 20)));
     // A map at another resolution is the same field: the centre lies at (40, 20) of the image.
-    const QImage large = ui::heatMapImage(*t, t->steps[0].alpha, QSize(400, 128));
+    const QImage large = ui::heatMapImage(*t, t->attention(0), QSize(400, 128));
     QVERIFY(isHot(large.pixel(160, 80)));
     QVERIFY(isCold(large.pixel(360, 16)));
   }
@@ -196,7 +201,7 @@ class TestAttention2d : public QObject {
   // 1-D: one row, so the heat is the column's over the image's whole height.
   void heatMapFollowsTheColumnAlpha1d() {
     const auto t = columnTrace(12);  // centre x = 52
-    const QImage map = ui::heatMapImage(*t, t->steps[0].alpha, QSize(100, 32));
+    const QImage map = ui::heatMapImage(*t, t->attention(0), QSize(100, 32));
     QVERIFY(isHot(map.pixel(52, 3)));
     QVERIFY(isHot(map.pixel(52, 28)));
     QVERIFY(isCold(map.pixel(10, 16)));
@@ -204,8 +209,8 @@ class TestAttention2d : public QObject {
     QVERIFY(!isHot(map.pixel(60, 16)));  // column 14's centre
     // A near-uniform alpha stays dark (kHeatFloor): nothing is hot.
     auto flat = *t;
-    flat.steps[0].alpha.assign(24, 1.0 / 24);
-    const QImage dim = ui::heatMapImage(flat, flat.steps[0].alpha, QSize(100, 32));
+    flat.maps[0].steps[0].assign(24, 1.0 / 24);
+    const QImage dim = ui::heatMapImage(flat, flat.attention(0), QSize(100, 32));
     for (int x = 0; x < 100; x += 7) QVERIFY(!isHot(dim.pixel(x, 16)));
     // Alpha that does not cover the regions draws nothing.
     QVERIFY(ui::heatMapImage(*t, {0.5, 0.5}, QSize(100, 32)).isNull());
@@ -221,7 +226,7 @@ class TestAttention2d : public QObject {
       view.resize(700, 320);
       view.setImage(greyImage());
       view.setTrace(trace);
-      view.setOverlays(ui::TraceView::HeatImage);
+      view.setOverlays({ui::overlay::kHeatImage});
       view.show();
       QVERIFY(QTest::qWaitForWindowExposed(&view));
       const QImage shot = view.grab().toImage();
@@ -248,7 +253,7 @@ class TestAttention2d : public QObject {
   // four rows (0.8 in all), column 9 holds 0.2 in one row; cell by cell they would look alike.
   void heatStripShowsTheColumnMarginal() {
     auto t = gridTrace();
-    auto& alpha = t->steps[0].alpha;
+    auto& alpha = t->maps[0].steps[0];
     alpha.assign(kRows * kColumns, 0.0);
     for (int r = 0; r < kRows; ++r) alpha[size_t(r * kColumns + 5)] = 0.2;
     alpha[9] = 0.2;
@@ -256,7 +261,7 @@ class TestAttention2d : public QObject {
     view.resize(700, 320);
     view.setImage(greyImage());
     view.setTrace(t);
-    view.setOverlays(ui::TraceView::HeatStrip);
+    view.setOverlays({ui::overlay::kHeatStrip});
     view.show();
     QVERIFY(QTest::qWaitForWindowExposed(&view));
     const QImage shot = view.grab().toImage();
@@ -426,26 +431,26 @@ class TestAttention2d : public QObject {
     for (int c = 0; c < 2; ++c) QCOMPARE(page->traceView(c)->step(), 1);
     // With the heat map on (the inspector's toggle, which the compare page follows) both
     // columns draw it over their image, and differently.
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     if (!heat->isChecked()) heat->click();
-    for (int c = 0; c < 2; ++c) QVERIFY(page->traceView(c)->overlays() & ui::TraceView::HeatImage);
+    for (int c = 0; c < 2; ++c) QVERIFY(page->traceView(c)->isOverlayOn(ui::overlay::kHeatImage));
     QTest::qWait(100);
     const auto oneD = page->traceView(flat)->trace(), twoD = page->traceView(grid)->trace();
     QVERIFY(oneD && twoD);
     QCOMPARE(ui::gridShape(*oneD).rows, 1);
-    QCOMPARE(int(oneD->steps[1].alpha.size()), 24);
+    QCOMPARE(int(oneD->attention(1).size()), 24);
     QCOMPARE(twoD->gridRows, 4);
     QCOMPARE(twoD->gridColumns, 25);
-    QCOMPARE(int(twoD->steps[1].alpha.size()), 100);
+    QCOMPARE(int(twoD->attention(1).size()), 100);
     const QImage a = page->traceView(flat)->heatMap(), b = page->traceView(grid)->heatMap();
     QCOMPARE(a.size(), b.size());
     // The 1-D map is the same down every column of pixels.
     for (int x = 0; x < a.width(); ++x)
       for (int y = 1; y < a.height(); ++y) QCOMPARE(a.pixel(x, y), a.pixel(x, 0));
     // The 2-D one is the step's alpha at its cells' centres.
-    QCOMPARE(b, ui::heatMapImage(*twoD, twoD->steps[1].alpha, b.size()));
+    QCOMPARE(b, ui::heatMapImage(*twoD, twoD->attention(1), b.size()));
     QVERIFY(page->traceView(grid)
                 ->hoverText(page->traceView(grid)->imageToWidget().map(ui::cellCentre(*twoD, 60)))
                 .startsWith("cell (2, 10)"));
@@ -500,8 +505,8 @@ class TestAttention2d : public QObject {
     }
     QCOMPARE(w.size(), QSize(1366, 768));
     w.tabs()->setCurrentWidget(w.inspector());
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     if (!heat->isChecked()) heat->click();
     w.setStep(std::min(step, w.stepCount() - 1));

@@ -37,6 +37,7 @@
 #include "metrics_plot.h"
 #include "model/model_variants.h"
 #include "model_list_model.h"
+#include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -80,6 +81,9 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // Each test starts from the default overlays (the inspector remembers its toggles).
+  void init() { QSettings().remove(QStringLiteral("inspector/overlays")); }
+
   void emptyWindowIsUsable() {
     ui::MainWindow w;
     w.show();
@@ -99,7 +103,7 @@ class TestMainWindow : public QObject {
     auto* insp = w.inspector();
     QCOMPARE(insp->topkModel()->rowCount(), 5);
     QCOMPARE(int(insp->attentionPlot()->values().size()), 24);
-    QCOMPARE(insp->attentionPlot()->values()[3], trace->steps[0].alpha[3]);
+    QCOMPARE(insp->attentionPlot()->values()[3], trace->attention(0)[3]);
     QCOMPARE(int(insp->patchStrip()->correct().size()), int(trace->steps.size()));
     QCOMPARE(insp->alignmentView()->stepAt(QPoint(100, 18)), 0);
     QCOMPARE(w.stepBar()->slider()->maximum(), w.stepCount() - 1);
@@ -118,7 +122,7 @@ class TestMainWindow : public QObject {
       QCOMPARE(w.stepBar()->slider()->value(), step);
       QCOMPARE(insp->topkModel()->data(insp->topkModel()->index(0, 0), Qt::UserRole).toInt(),
                w.trace()->steps[size_t(step)].topk[0].index);
-      QCOMPARE(insp->attentionPlot()->values()[0], w.trace()->steps[size_t(step)].alpha[0]);
+      QCOMPARE(insp->attentionPlot()->values()[0], w.trace()->attention(size_t(step))[0]);
     };
     QSignalSpy spy(&w, &ui::MainWindow::stepChanged);
     QTest::keyClick(&w, Qt::Key_Right);
@@ -522,17 +526,16 @@ class TestMainWindow : public QObject {
     w.setStep(missed);
     QTest::qWait(100);
     // Each toggle changes what is drawn, and turns back.
-    for (const auto overlay : {ui::TraceView::TruthBoxes, ui::TraceView::Focus}) {
-      auto* box =
-          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-%1").arg(int(overlay)));
+    for (const QString overlay : {ui::overlay::kTruth, ui::overlay::kFocus}) {
+      auto* box = w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + overlay);
       QVERIFY(box);
       QVERIFY(box->isChecked());
       const QImage on = w.traceView()->grab().toImage();
       box->click();
-      QVERIFY(!(w.traceView()->overlays() & overlay));
+      QVERIFY(!w.traceView()->isOverlayOn(overlay));
       QVERIFY(w.traceView()->grab().toImage() != on);
       box->click();
-      QVERIFY(w.traceView()->overlays() & overlay);
+      QVERIFY(w.traceView()->isOverlayOn(overlay));
       QCOMPARE(w.traceView()->grab().toImage(), on);
     }
     // The strip marks the miss: its cell differs from the same strip without the boxes.
@@ -593,14 +596,22 @@ class TestMainWindow : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 1 && w.errorText().isEmpty(), 30000);
     QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.png")));
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));
+    // The step panel says what the trace has: the attention's α, a region.
+    QVERIFY(w.trace()->hasTps() && !w.trace()->isCtc());
+    QVERIFY2(w.inspector()->stepText().contains("H[α]"), qPrintable(w.inspector()->stepText()));
     const QImage withFiducials = w.traceView()->grab().toImage();
-    w.traceView()->setOverlay(ui::TraceView::Fiducials, false);
+    w.traceView()->setOverlay(ui::overlay::kFiducials, false);
     QVERIFY(w.traceView()->grab().toImage() != withFiducials);  // the points are drawn
-    w.traceView()->setOverlay(ui::TraceView::Fiducials, true);
+    w.traceView()->setOverlay(ui::overlay::kFiducials, true);
     QVERIFY(w.openModel(a));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 2 && w.errorText().isEmpty(), 30000);
     QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 30000);
+    // A CTC trace's map is the token's posterior over the columns, and its steps are emitted.
+    QVERIFY(w.trace()->isCtc());
+    QVERIFY2(w.inspector()->stepText().contains("H[posterior over columns]") &&
+                 w.inspector()->stepText().contains("emitted by column"),
+             qPrintable(w.inspector()->stepText()));
     // The heat strip names a column and its top-k posteriors.
     const QRectF img = w.traceView()->imageToWidget().mapRect(QRectF(0, 0, 160, 32));
     const int column = w.traceView()->stripColumnAt(QPointF(img.center().x(), img.bottom() + 6));
@@ -629,7 +640,7 @@ class TestMainWindow : public QObject {
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
     QVERIFY(w.openImage(dir + "img04_150x30.png"));  // the fixture reads "2026-11"
     QTRY_VERIFY_WITH_TIMEOUT(w.stepCount() > 0 && !w.isTracing(), 30000);
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::Fiducials);  // its TPS is shown
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));  // its TPS is shown
     if (const char* shots = std::getenv("FOVEAL_SCREENSHOT_DIR"))
       w.grab().save(QString::fromLocal8Bit(shots) + "/dtrb-tps-resnet.png");
     ui::forgetDtrbOptions(tps);
@@ -676,11 +687,16 @@ class TestMainWindow : public QObject {
     w.models()->setCompared({tps, ctc, vgg, full[1]});
     QCOMPARE(static_cast<int>(w.models()->comparedRows().size()), 4);
     w.tabs()->setCurrentWidget(w.comparePage());
-    const QStringList images = {
-        dir + "img00_100x32.png",  dir + "img01_37x13_rgb.png", dir + "img02_260x64.png",
-        dir + "img03_80x40_rgb.png", dir + "img04_150x30.png", dir + "img05_400x50_rgb.jpg",
-        dir + "img06_31x90.png",   dir + "img07_128x32_rgb.png", m_image,
-        QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")};
+    const QStringList images = {dir + "img00_100x32.png",
+                                dir + "img01_37x13_rgb.png",
+                                dir + "img02_260x64.png",
+                                dir + "img03_80x40_rgb.png",
+                                dir + "img04_150x30.png",
+                                dir + "img05_400x50_rgb.jpg",
+                                dir + "img06_31x90.png",
+                                dir + "img07_128x32_rgb.png",
+                                m_image,
+                                QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png")};
     for (int i = 0; i < 20; ++i) {
       QVERIFY(w.openImage(images[i % images.size()]));
       if (i % 3 == 2)  // now and then the reading ends before the next image
@@ -1008,17 +1024,19 @@ class TestMainWindow : public QObject {
   static std::shared_ptr<core::Trace> syntheticTrace(int steps) {
     auto t = std::make_shared<core::Trace>();
     t->modelKind = "sharp";
+    t->patch = core::StepPatch::Stn;
     t->prediction = std::string(size_t(steps - 1), '4');
     t->imageW = 160;
     t->imageH = 32;
     for (int i = 0; i < 24; ++i) t->regions.push_back({(4 * i - 19) * 1.6, 0, 46 * 1.6, 32});
+    auto& attention = t->addMap(core::kAttentionMap, "α");
     for (int s = 0; s < steps; ++s) {
       core::TraceStep st;
       const bool end = s == steps - 1;
       st.token = end ? "<end>" : "4";
       st.tokenIndex = end ? 0 : 5;
       st.prob = 0.9;
-      st.alpha.assign(24, 1.0 / 24);
+      attention.steps.emplace_back(24, 1.0 / 24);
       // Steps 0-4 share region 0 (the left edge), the rest walk right, the end sits far right.
       st.region = end ? 23 : (s < 5 ? 0 : std::min(23, 2 * s));
       st.patch = core::GreyImage{24, 32, std::vector<uint8_t>(24 * 32, uint8_t(10 * s))};
@@ -1305,6 +1323,81 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // The overlays are the registry's painters: the inspector shows one toggle per painter, with
+  // its label, on as the painter says (everything but the heat map, as before the registry);
+  // every painter draws something on a trace that has all they draw, and only when it is on.
+  void overlayTogglesAreTheRegisteredPainters() {
+    QCOMPARE(ui::defaultOverlays(),
+             QStringList({ui::overlay::kHeatStrip, ui::overlay::kFiducials, ui::overlay::kRegion,
+                          ui::overlay::kStn, ui::overlay::kTruth, ui::overlay::kFocus,
+                          ui::overlay::kTokens}));
+    ui::MainWindow w;
+    QStringList names;
+    for (const auto& painter : ui::overlayPainters()) {
+      names << painter->name();
+      auto* box =
+          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + painter->name());
+      QVERIFY2(box, qPrintable(painter->name()));
+      QCOMPARE(box->text(), painter->label());
+      QCOMPARE(box->isChecked(), painter->defaultOn());
+      QCOMPARE(w.traceView()->isOverlayOn(painter->name()), painter->defaultOn());
+    }
+    QCOMPARE(names.size(), QSet<QString>(names.begin(), names.end()).size());  // names unique
+    QCOMPARE(w.traceView()->overlays(), ui::defaultOverlays());
+
+    // A sharp trace with TPS fiducials, a peaked attention and the true boxes.
+    auto trace = syntheticTrace(6);
+    trace->maps[0].steps[2].assign(24, 0.0);
+    trace->maps[0].steps[2][8] = 1.0;
+    for (int i = 0; i < 10; ++i)
+      trace->fiducials.push_back({16.0 * (i % 5) + 20, i < 5 ? 4.0 : 28.0});
+    ui::TraceView view;
+    view.resize(720, 260);
+    view.setImage(sampleImage());
+    view.setTrace(trace);
+    view.setTruthBoxes({{10, 2, 20, 28}, {40, 2, 20, 28}, {60, 2, 20, 28}});
+    view.setStep(2);
+    view.setOverlays({});
+    const QImage plain = view.grab().toImage();
+    for (const auto& painter : ui::overlayPainters()) {
+      view.setOverlays({painter->name()});
+      QVERIFY2(view.grab().toImage() != plain, qPrintable(painter->name() + " draws nothing"));
+      view.setOverlay(painter->name(), false);
+      QCOMPARE(view.grab().toImage(), plain);
+    }
+  }
+
+  // The inspector remembers its toggles by painter name; a new window starts from them, and so
+  // do the compare page's columns.
+  void overlayTogglesAreRemembered() {
+    {
+      ui::MainWindow w;
+      auto* tokens =
+          w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kTokens);
+      auto* heat = w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") +
+                                                        ui::overlay::kHeatImage);
+      QVERIFY(tokens && tokens->isChecked() && heat && !heat->isChecked());
+      tokens->click();
+      heat->click();
+    }
+    ui::MainWindow w;
+    w.show();
+    auto* tokens =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kTokens);
+    QVERIFY(tokens && !tokens->isChecked());
+    QVERIFY(!w.traceView()->isOverlayOn(ui::overlay::kTokens));
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kHeatImage));
+    for (int m = 0; m < 2; ++m) QVERIFY(w.openModel(m_models[m]));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
+    QVERIFY(w.openImage(m_image));
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 2 && !w.isTracing(), 60000);
+    for (int c = 0; c < 2; ++c)
+      QCOMPARE(w.comparePage()->traceView(c)->overlays(), w.traceView()->overlays());
+    tokens->click();  // and the columns follow a toggle
+    for (int c = 0; c < 2; ++c)
+      QVERIFY(w.comparePage()->traceView(c)->isOverlayOn(ui::overlay::kTokens));
+  }
+
   // Defect 6: the truth comes from the dataset, from a file name that states it, or is cleared.
   void openingAnImageSetsOrClearsTheTruth() {
     ui::MainWindow w;
@@ -1472,13 +1565,13 @@ class TestMainWindow : public QObject {
     QVERIFY(!w.traceView()->image().allGray());
     QCOMPARE(w.trace()->imageW, colour.width());
 
-    auto* heat = w.inspector()->findChild<QCheckBox*>(
-        QStringLiteral("overlay-%1").arg(int(ui::TraceView::HeatImage)));
+    auto* heat =
+        w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") + ui::overlay::kHeatImage);
     QVERIFY(heat);
     QVERIFY(!heat->isChecked());
     const QImage before = w.traceView()->grab().toImage();
     heat->click();
-    QVERIFY(w.traceView()->overlays() & ui::TraceView::HeatImage);
+    QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kHeatImage));
     QVERIFY(w.traceView()->grab().toImage() != before);
 
     QVERIFY(w.inspector()->truthWarning().isEmpty());

@@ -11,10 +11,8 @@
 namespace foveal::ui {
 
 GridShape gridShape(const core::Trace& trace) {
-  const int n = static_cast<int>(trace.regions.size());
-  if (trace.gridRows > 1 && trace.gridColumns > 0 && trace.gridRows * trace.gridColumns == n)
-    return {trace.gridRows, trace.gridColumns};
-  return {1, n};
+  if (trace.isGrid()) return {trace.gridRows, trace.gridColumns};
+  return {1, static_cast<int>(trace.regions.size())};
 }
 
 QString regionName(const core::Trace& trace, int region) {
@@ -201,21 +199,27 @@ int AttentionGridView::regionAt(const QPointF& p) const {
   return row * g.columns + c;
 }
 
+const std::vector<double>& AttentionGridView::currentAttention() const {
+  static const std::vector<double> none;
+  return currentStep() ? m_trace->attention(static_cast<size_t>(m_step)) : none;
+}
+
 QColor AttentionGridView::cellColour(int region) const {
-  const auto* s = currentStep();
-  if (!s || region < 0 || region >= static_cast<int>(s->alpha.size())) return {};
-  const double top = *std::max_element(s->alpha.begin(), s->alpha.end());
-  return heatColour(s->alpha[static_cast<size_t>(region)] / std::max(top, kHeatFloor));
+  const auto& alpha = currentAttention();
+  if (region < 0 || region >= static_cast<int>(alpha.size())) return {};
+  const double top = *std::max_element(alpha.begin(), alpha.end());
+  return heatColour(alpha[static_cast<size_t>(region)] / std::max(top, kHeatFloor));
 }
 
 QString AttentionGridView::cellText(int region) const {
   const auto* s = currentStep();
-  if (!s || region < 0 || region >= static_cast<int>(s->alpha.size())) return {};
+  const auto& alpha = currentAttention();
+  if (!s || region < 0 || region >= static_cast<int>(alpha.size())) return {};
   const GridShape g = shape();
   const auto [r, c] = g.cell(region);
   QString text = g.isGrid() ? tr("row %1, column %2 (region %3)").arg(r).arg(c).arg(region)
                             : tr("region %1").arg(region);
-  text += tr("\nα = %1").arg(s->alpha[static_cast<size_t>(region)], 0, 'f', 4);
+  text += tr("\nα = %1").arg(alpha[static_cast<size_t>(region)], 0, 'f', 4);
   if (region == s->region) text += tr("\nthe step's region");
   return text;
 }
@@ -248,7 +252,7 @@ void AttentionGridView::paintEvent(QPaintEvent*) {
   if (!s || g.count() == 0) return;
   const QRectF r = gridRect();
   const double cell = r.width() / g.columns;
-  for (int i = 0; i < g.count() && i < static_cast<int>(s->alpha.size()); ++i) {
+  for (int i = 0; i < g.count() && i < static_cast<int>(currentAttention().size()); ++i) {
     const auto [row, c] = g.cell(i);
     p.fillRect(cellRect(row, c).adjusted(0, 0, 0.5, 0.5), cellColour(i));
   }

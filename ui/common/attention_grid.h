@@ -85,6 +85,8 @@ class AttentionGridView : public QWidget {
  private:
   QRectF gridRect() const;
   const core::TraceStep* currentStep() const;
+  /// The current step's attention map (empty without a step).
+  const std::vector<double>& currentAttention() const;
 
   std::shared_ptr<const core::Trace> m_trace;
   int m_step = 0;

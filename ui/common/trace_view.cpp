@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attention_grid.h"
+#include "overlay_painter.h"
 #include "qt_convert.h"
 #include "trace/localisation.h"
 
@@ -32,6 +33,7 @@ QColor heatColour(double v) {
 }
 
 TraceView::TraceView(QWidget* parent) : QWidget(parent) {
+  setOverlays(defaultOverlays());
   setMinimumSize(320, 160);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
   setAutoFillBackground(true);
@@ -80,13 +82,24 @@ void TraceView::setStep(int step) {
   update();
 }
 
-void TraceView::setOverlays(Overlays overlays) {
-  m_overlays = overlays;
+void TraceView::setOverlays(const QStringList& names) {
+  m_overlays = QSet<QString>(names.begin(), names.end());
   update();
 }
 
-void TraceView::setOverlay(Overlay overlay, bool on) {
-  setOverlays(on ? (m_overlays | overlay) : (m_overlays & ~Overlays(overlay)));
+QStringList TraceView::overlays() const {
+  QStringList on;
+  for (const auto& painter : overlayPainters())
+    if (isOverlayOn(painter->name())) on << painter->name();
+  return on;
+}
+
+void TraceView::setOverlay(const QString& name, bool on) {
+  if (on)
+    m_overlays.insert(name);
+  else
+    m_overlays.remove(name);
+  update();
 }
 
 void TraceView::setZoom(double zoom, const QPointF& anchor) {
@@ -169,9 +182,10 @@ int TraceView::regionAtImagePoint(const QPointF& pos) const {
 
 QString TraceView::hoverText(const QPointF& pos) const {
   if (!m_trace || m_trace->steps.empty()) return {};
-  const auto& step =
-      m_trace
-          ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
+  const auto current =
+      static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1));
+  const auto& step = m_trace->steps[current];
+  const std::vector<double>& alpha = m_trace->attention(current);
   const GridShape g = gridShape(*m_trace);
   // The heat strip: the column, a grid's column marginal, a CTC model's top-k posteriors.
   if (const int c = stripColumnAt(pos); c >= 0) {
@@ -179,7 +193,7 @@ QString TraceView::hoverText(const QPointF& pos) const {
     if (g.isGrid())
       text += tr("\nα summed over the %1 rows: %2")
                   .arg(g.rows)
-                  .arg(columnMarginal(*m_trace, step.alpha)[static_cast<size_t>(c)], 0, 'f', 4);
+                  .arg(columnMarginal(*m_trace, alpha)[static_cast<size_t>(c)], 0, 'f', 4);
     if (c < int(m_trace->columnTopk.size()))
       for (const auto& tp : m_trace->columnTopk[static_cast<size_t>(c)])
         text += QStringLiteral("\n%1  %2")
@@ -190,9 +204,9 @@ QString TraceView::hoverText(const QPointF& pos) const {
   }
   // The image: the cell (or column) whose centre is nearest, with its weight.
   const int region = regionAtImagePoint(pos);
-  if (region < 0 || region >= int(step.alpha.size())) return {};
+  if (region < 0 || region >= int(alpha.size())) return {};
   QString text = regionName(*m_trace, region) +
-                 tr(": α = %1").arg(step.alpha[static_cast<size_t>(region)], 0, 'f', 4);
+                 tr(": α = %1").arg(alpha[static_cast<size_t>(region)], 0, 'f', 4);
   if (region == step.region) text += tr("\nthe step's region");
   return text;
 }
@@ -202,7 +216,7 @@ QImage TraceView::heatMap() const {
   const int s = std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1);
   if (m_heatStep != s || m_heatMap.isNull()) {
     m_heatMap =
-        heatMapImage(*m_trace, m_trace->steps[static_cast<size_t>(s)].alpha, heatMapSize(*m_trace));
+        heatMapImage(*m_trace, m_trace->attention(static_cast<size_t>(s)), heatMapSize(*m_trace));
     m_heatStep = s;
   }
   return m_heatMap;
@@ -275,7 +289,7 @@ QFont TraceView::tokenFont(double factor) const {
   return f;
 }
 
-std::vector<TraceView::TokenLabel> TraceView::layoutTokens() const {
+std::vector<TraceView::TokenLabel> TraceView::tokenLabels() const {
   std::vector<TokenLabel> labels;
   if (m_image.isNull() || !m_trace || m_trace->steps.empty()) return labels;
   const QTransform t = imageToWidget();
@@ -326,7 +340,7 @@ std::vector<TraceView::TokenLabel> TraceView::layoutTokens() const {
 
 std::vector<QRectF> TraceView::tokenRects() const {
   std::vector<QRectF> rects;
-  for (const auto& l : layoutTokens()) rects.push_back(l.rect);
+  for (const auto& l : tokenLabels()) rects.push_back(l.rect);
   return rects;
 }
 
@@ -347,144 +361,16 @@ void TraceView::paintEvent(QPaintEvent*) {
   p.restore();
 
   if (!m_trace || m_trace->steps.empty()) return;
-  const auto& step =
-      m_trace
-          ->steps[static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1))];
-
+  const auto current =
+      static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1));
+  const TraceViewContext context{*this, *m_trace,  current,     m_trace->steps[current],
+                                 t,     imageRect, m_truthBoxes};
   p.setClipRect(rect());
-  // Heat on the image: the heat map (attention_grid.h), drawn first so every outline stays on
-  // top. The trace's image size, not the widget's image, places it (they are the same image).
-  if (m_overlays & HeatImage) {
-    const QImage map = heatMap();
-    if (!map.isNull()) {
-      p.save();
-      p.setRenderHint(QPainter::SmoothPixmapTransform, true);
-      p.drawImage(t.mapRect(QRectF(0, 0, m_trace->imageW, m_trace->imageH)).intersected(imageRect),
-                  map);
-      p.restore();
-    }
-  }
-
-  // Heat strip: one cell per feature column, centred on the column's centre, as wide as the
-  // stride; a grid's column marginal (alpha summed over its rows), normalised like alpha.
-  const double stripTop = imageRect.bottom() + 4;
-  if (m_overlays & HeatStrip) {
-    const std::vector<double> xs = columnCentres(*m_trace);
-    const std::vector<double> marginal = columnMarginal(*m_trace, step.alpha);
-    const double top = marginal.empty() ? 0.0 : *std::max_element(marginal.begin(), marginal.end());
-    for (size_t i = 0; i < xs.size() && i < marginal.size(); ++i) {
-      const double stride = xs.size() > 1 ? xs[1] - xs[0] : m_trace->regions[i].w;
-      QRectF cell = t.mapRect(QRectF(xs[i] - stride / 2.0, 0, stride, 1));
-      cell.setTop(stripTop);
-      cell.setHeight(kStripHeight - 4);
-      cell = cell.intersected(QRectF(imageRect.left(), stripTop, imageRect.width(), kStripHeight));
-      p.fillRect(cell, heatColour(marginal[i] / std::max(top, kHeatFloor)));
-    }
-  }
-
-  // CTC: the columns that emitted this token, each as a band one stride wide over the image.
-  for (int c : (m_overlays & RegionBox) ? step.columns : std::vector<int>{}) {
-    if (c < 0 || c >= int(m_trace->regions.size())) continue;
-    const auto& r = m_trace->regions[static_cast<size_t>(c)];
-    const double stride =
-        m_trace->regions.size() > 1 ? m_trace->regions[1].x - m_trace->regions[0].x : r.w;
-    QRectF band = t.mapRect(QRectF(r.x + r.w / 2.0 - stride / 2.0, 0, stride, m_image.height()));
-    p.fillRect(band.intersected(imageRect), QColor(255, 200, 0, 90));
-    p.setPen(QPen(QColor(255, 200, 0), 1));
-    p.drawLine(QPointF(band.center().x(), imageRect.top()),
-               QPointF(band.center().x(), imageRect.bottom()));
-  }
-  // TPS: the fiducial points the localiser placed, top edge and bottom edge joined.
-  if ((m_overlays & Fiducials) && !m_trace->fiducials.empty()) {
-    const size_t half = m_trace->fiducials.size() / 2;
-    for (int edge = 0; edge < 2; ++edge) {
-      QPolygonF line;
-      for (size_t i = 0; i < half; ++i) {
-        const auto& f = m_trace->fiducials[edge * half + i];
-        line << t.map(QPointF(f.x, f.y));
-      }
-      const QColor colour = edge == 0 ? QColor(0, 200, 120) : QColor(255, 140, 0);
-      p.setPen(QPen(colour, 1.5));
-      p.setBrush(Qt::NoBrush);
-      p.drawPolyline(line);
-      p.setBrush(colour);
-      for (const auto& q : line) p.drawEllipse(q, 3.0, 3.0);
-    }
-    p.setBrush(Qt::NoBrush);
-  }
-
-  // Selected region; on a grid, its cell named (row, column) and its centre marked, since the
-  // cells' boxes overlap so much that the box alone does not say which cell it is.
-  if ((m_overlays & RegionBox) && step.region >= 0 && step.region < int(m_trace->regions.size())) {
-    p.setPen(QPen(QColor(255, 200, 0), 2));
-    p.setBrush(Qt::NoBrush);
-    const QRectF box = t.mapRect(toRect(m_trace->regions[static_cast<size_t>(step.region)]));
-    p.drawRect(box);
-    if (gridShape(*m_trace).isGrid()) {
-      // The heat map shows the cell itself; without it, a cross marks the cell's centre.
-      if (!(m_overlays & HeatImage)) {
-        const QPointF c = t.map(cellCentre(*m_trace, step.region));
-        p.drawLine(c - QPointF(5, 5), c + QPointF(5, 5));
-        p.drawLine(c - QPointF(-5, 5), c + QPointF(-5, 5));
-      }
-      const QString name = regionName(*m_trace, step.region);
-      const QFontMetricsF fm(font());
-      const QRectF label(box.left() + 1, box.top() + 1, fm.horizontalAdvance(name) + 8,
-                         fm.height() + 2);
-      p.fillRect(label, QColor(0, 0, 0, 150));
-      p.setPen(QColor(255, 200, 0));
-      p.drawText(label, Qt::AlignCenter, name);
-    }
-  }
-  // STN quads: coarse (first of two) cyan, fine magenta.
-  for (size_t k = 0; (m_overlays & StnQuads) && k < step.stn.size(); ++k) {
-    const bool fine = k + 1 == step.stn.size();
-    p.setPen(QPen(fine ? QColor(255, 64, 200) : QColor(0, 220, 255), 2,
-                  fine ? Qt::SolidLine : Qt::DashLine));
-    p.drawPolygon(t.map(toPolygon(step.stn[k].quad)));
-  }
-
-  // True character boxes: every one thin, the current step's character bold.
-  const size_t current = static_cast<size_t>(&step - m_trace->steps.data());
-  if (m_overlays & TruthBoxes) {
-    p.setBrush(Qt::NoBrush);
-    for (size_t k = 0; k < m_truthBoxes.size(); ++k) {
-      const bool now = k == current;
-      p.setPen(QPen(now ? QColor(60, 230, 90) : QColor(60, 230, 90, 150), now ? 2.5 : 1));
-      p.drawRect(t.mapRect(toRect(m_truthBoxes[k])));
-    }
-  }
-  // The step's focus and character box: green on its character, red off it, white unknown.
-  if (m_overlays & Focus) {
-    const bool known = current < m_truthBoxes.size();
-    const bool hit = known && core::contains(m_truthBoxes[current], step.focus);
-    const QColor c = !known ? QColor(255, 255, 255)
-                     : hit  ? QColor(60, 230, 90)
-                            : QColor(240, 40, 40);
-    p.setBrush(Qt::NoBrush);
-    p.setPen(QPen(c, 1.5, Qt::DashLine));
-    p.drawRect(t.mapRect(toRect(step.box)));
-    const QPointF f = t.map(QPointF(step.focus.x, step.focus.y));
-    p.setPen(QPen(Qt::black, 1));
-    p.setBrush(c);
-    p.drawEllipse(f, 4.5, 4.5);
-    p.setPen(QPen(c, 1.5));
-    p.drawLine(f - QPointF(9, 0), f - QPointF(5.5, 0));
-    p.drawLine(f + QPointF(5.5, 0), f + QPointF(9, 0));
-    p.drawLine(f - QPointF(0, 9), f - QPointF(0, 5.5));
-    p.drawLine(f + QPointF(0, 5.5), f + QPointF(0, 9));
-    p.setBrush(Qt::NoBrush);
-  }
-
-  // Tokens read so far, in reading order under their regions; the current one bold.
-  if (m_overlays & Tokens) {
-    for (auto& l : layoutTokens()) {
-      l.font.setBold(l.step == m_step);
-      p.setFont(l.font);
-      p.setPen(l.step == m_step ? palette().color(QPalette::Highlight)
-                                : palette().color(QPalette::Text));
-      p.drawText(l.rect, Qt::AlignCenter, l.text);
-    }
+  for (const auto& painter : overlayPainters()) {
+    if (!isOverlayOn(painter->name())) continue;
+    p.save();
+    painter->paint(p, context);
+    p.restore();
   }
   if (hasFocus() && m_focusFrame) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 1, Qt::DotLine));

@@ -1,11 +1,13 @@
 #pragma once
-// The source image, large, with the current step's overlays: the attention as a heat strip under
-// the image (per column; a grid's column marginal) and as a heat map over it, the selected
-// region's box (named as a cell (row, column) for a 2-D model), each STN's quadrilateral
-// (coarse and fine in different colours) and the tokens read so far. The fit leaves room for every
-// region box and STN quad of the trace (they reach past the image's edges), and the tokens are
-// laid out side by side under their regions so that none hides another.
+// The source image, large, with the current step's overlays: the named painters of
+// overlay_painter.h (the attention as a heat strip under the image and as a heat map over it, the
+// region the step used, STN quads, TPS fiducials, localisation, the tokens read so far), each
+// drawn when its toggle is on. The fit leaves room for every region box and STN quad of the trace
+// (they reach past the image's edges), and the tokens are laid out side by side under their
+// regions so that none hides another.
 #include <QImage>
+#include <QSet>
+#include <QStringList>
 #include <QTransform>
 #include <QWidget>
 #include <memory>
@@ -18,35 +20,15 @@ namespace foveal::ui {
 class TraceView : public QWidget {
   Q_OBJECT
  public:
-  /// HeatStrip: one cell per feature column under the image; for a 2-D model the column marginal
-  /// (alpha summed over the grid's rows), so the strip reads like a 1-D model's.
-  /// HeatImage: the heat map, alpha on the grid at the cells' centres, bilinear between them,
-  /// colour-mapped and blended over the image (attention_grid.h, heatMapImage); the same code for
-  /// 1-D models (one row) and 2-D ones.
-  /// Fiducials: a TPS model's fiducial points on the source (top edge, bottom edge). RegionBox
-  /// also marks a CTC step's emitting columns. Focus: the step's focus point and character box
-  /// (core/trace/localisation.h); green when the focus lies in its character's true box, red when it
-  /// misses. TruthBoxes: the true box of every character (when the data knows them), the current
-  /// step's character bold.
-  enum Overlay {
-    HeatStrip = 1,
-    RegionBox = 2,
-    StnQuads = 4,
-    Tokens = 8,
-    HeatImage = 16,
-    Fiducials = 32,
-    Focus = 64,
-    TruthBoxes = 128,
-    DefaultOverlays = 47 | Focus | TruthBoxes,
-    AllOverlays = 255
-  };
-  Q_DECLARE_FLAGS(Overlays, Overlay)
-
   explicit TraceView(QWidget* parent = nullptr);
 
-  void setOverlays(Overlays overlays);
-  Overlays overlays() const { return m_overlays; }
-  void setOverlay(Overlay overlay, bool on);
+  /// The overlays drawn, by painter name (overlay_painter.h; the others are off). Unknown names
+  /// are kept but draw nothing.
+  void setOverlays(const QStringList& names);
+  /// The overlays on, in drawing order.
+  QStringList overlays() const;
+  void setOverlay(const QString& name, bool on);
+  bool isOverlayOn(const QString& name) const { return m_overlays.contains(name); }
   /// Zoom factor on top of fit-to-window (1 = fit); `anchor` (widget coordinates) stays put.
   void setZoom(double zoom, const QPointF& anchor);
   double zoom() const { return m_zoom; }
@@ -79,7 +61,15 @@ class TraceView : public QWidget {
 
   QSize sizeHint() const override { return {720, 260}; }
 
-  /// Where the tokens read so far (steps 0 .. step()) are drawn, in step order.
+  /// The tokens read so far (steps 0 .. step()), in step order, where and how they are drawn.
+  struct TokenLabel {
+    int step;
+    QString text;
+    QRectF rect;
+    QFont font;
+  };
+  std::vector<TokenLabel> tokenLabels() const;
+  /// Where the tokens read so far are drawn, in step order.
   std::vector<QRectF> tokenRects() const;
   /// The feature column under a widget position on the heat strip, or -1.
   int stripColumnAt(const QPointF& pos) const;
@@ -88,7 +78,8 @@ class TraceView : public QWidget {
   /// What hovering shows at a widget position: the strip's column (with a grid's marginal, a CTC
   /// model's top-k), or on the image the nearest cell (row, column) or region and its alpha.
   QString hoverText(const QPointF& pos) const;
-  /// The heat map drawn for the current step (HeatImage), in its own pixels over the image.
+  /// The heat map of the current step's attention (the heat-image overlay), in its own pixels
+  /// over the image.
   QImage heatMap() const;
   /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
   /// selected region and STN quad.
@@ -108,14 +99,7 @@ class TraceView : public QWidget {
  private:
   QTransform fitTransform() const;
   QFont tokenFont(double factor) const;
-  struct TokenLabel {
-    int step;
-    QString text;
-    QRectF rect;
-    QFont font;
-  };
-  std::vector<TokenLabel> layoutTokens() const;
-  Overlays m_overlays = DefaultOverlays;
+  QSet<QString> m_overlays;
   double m_zoom = 1.0;
   QPointF m_pan;
   QPointF m_dragStart;
@@ -130,8 +114,6 @@ class TraceView : public QWidget {
   mutable QImage m_heatMap;
   mutable int m_heatStep = -1;
 };
-
-Q_DECLARE_OPERATORS_FOR_FLAGS(TraceView::Overlays)
 
 /// Attention is drawn relative to max(largest weight, kHeatFloor): a peaked distribution fills
 /// the colour range, a near-uniform one stays dark instead of looking like certainty everywhere.

@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "attention_grid.h"
+#include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -19,7 +20,8 @@
 
 namespace foveal::ui {
 
-ComparePage::ComparePage(StepCursor* cursor, QWidget* parent) : QWidget(parent), m_cursor(cursor) {
+ComparePage::ComparePage(StepCursor* cursor, QWidget* parent)
+    : QWidget(parent), m_cursor(cursor), m_overlays(rememberedOverlays()) {
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(6, 6, 6, 6);
   m_empty = new QLabel(tr("<b>Compare models</b><br>Tick two to four models in the Models list "
@@ -82,9 +84,9 @@ void ComparePage::setImage(const QImage& image) {
   for (auto& c : m_columns) c.view->setImage(image);
 }
 
-void ComparePage::setOverlays(int overlays) {
+void ComparePage::setOverlays(const QStringList& overlays) {
   m_overlays = overlays;
-  for (auto& c : m_columns) c.view->setOverlays(TraceView::Overlays(overlays));
+  for (auto& c : m_columns) c.view->setOverlays(overlays);
 }
 
 void ComparePage::setTruth(const QString& truth) {
@@ -105,7 +107,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.box = card;
     c.title = card->title();
     // A 2-D model says so in its title: its heat map and region names are per cell.
-    const QString grid = m_rows[i].trace && gridShape(*m_rows[i].trace).isGrid()
+    const QString grid = m_rows[i].trace && m_rows[i].trace->isGrid()
                              ? tr(" &middot; 2-D, %1 × %2 cells")
                                    .arg(m_rows[i].trace->gridRows)
                                    .arg(m_rows[i].trace->gridColumns)
@@ -115,7 +117,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.view->setImage(m_image);
     c.view->setTruthBoxes(m_truthBoxes);
     c.view->setTrace(m_rows[i].trace);
-    if (m_overlays >= 0) c.view->setOverlays(TraceView::Overlays(m_overlays));
+    c.view->setOverlays(m_overlays);
     c.info = card->info();
     c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
@@ -157,8 +159,8 @@ void ComparePage::showStep(int step) {
                         .arg(displayToken(st).toHtmlEscaped())
                         .arg(st.prob, 0, 'f', 3)
                         .arg(st.entropy, 0, 'f', 3)
-                        .arg(st.columns.empty() ? regionName(*r.trace, st.region)
-                                                : tr("column %1").arg(st.region)));
+                        .arg(r.trace->isCtc() ? tr("column %1").arg(st.region)
+                                              : regionName(*r.trace, st.region)));
   }
 }
 

@@ -2,6 +2,7 @@
 // The same image through two to four models side by side, steps in sync (one StepCursor), each
 // with its overlays, reading, confidence and mean entropy; a summary table underneath.
 #include <QImage>
+#include <QStringList>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -32,8 +33,9 @@ class ComparePage : public QWidget {
   void setTruth(const QString& truth);
   /// Each character's true box (empty: unknown): every column shows them and marks its misses.
   void setTruthBoxes(const std::vector<core::Box>& boxes);
-  /// The overlays of every column (TraceView::Overlays), as toggled on the inspector.
-  void setOverlays(int overlays);
+  /// The overlays of every column, by painter name (overlay_painter.h), as toggled on the
+  /// inspector.
+  void setOverlays(const QStringList& overlays);
 
   int columnCount() const { return static_cast<int>(m_columns.size()); }
   TraceView* traceView(int column) const { return m_columns.at(static_cast<size_t>(column)).view; }
@@ -53,7 +55,7 @@ class ComparePage : public QWidget {
   QImage m_image;
   QString m_truth;
   std::vector<core::Box> m_truthBoxes;
-  int m_overlays = -1;  ///< -1: the views' default
+  QStringList m_overlays;
   std::vector<CompareSummaryModel::Row> m_rows;
   std::vector<Column> m_columns;
   QGridLayout* m_grid;

@@ -75,8 +75,9 @@ QString AlignmentView::hoverText(const QPoint& p) const {
   if (t < 0 || i < 0) return {};
   const auto& s = m_trace->steps[static_cast<size_t>(t)];
   QString text = tr("step %1 (%2), %3").arg(t + 1).arg(displayToken(s), regionName(*m_trace, i));
-  if (i < static_cast<int>(s.alpha.size()))
-    text += tr(": α = %1").arg(s.alpha[static_cast<size_t>(i)], 0, 'f', 4);
+  const auto& alpha = m_trace->attention(static_cast<size_t>(t));
+  if (i < static_cast<int>(alpha.size()))
+    text += tr(": α = %1").arg(alpha[static_cast<size_t>(i)], 0, 'f', 4);
   return text;
 }
 
@@ -135,11 +136,11 @@ void AlignmentView::paintEvent(QPaintEvent*) {
   const double rowH = r.height() / static_cast<double>(rows);
   const double colW = r.width() / static_cast<double>(std::max<size_t>(1, cols));
   for (size_t t = 0; t < rows; ++t) {
-    const auto& s = m_trace->steps[t];
-    const double top = s.alpha.empty() ? 1.0 : *std::max_element(s.alpha.begin(), s.alpha.end());
-    for (size_t i = 0; i < cols && i < s.alpha.size(); ++i)
+    const auto& alpha = m_trace->attention(t);
+    const double top = alpha.empty() ? 1.0 : *std::max_element(alpha.begin(), alpha.end());
+    for (size_t i = 0; i < cols && i < alpha.size(); ++i)
       p.fillRect(QRectF(r.left() + i * colW, r.top() + t * rowH, colW + 0.5, rowH + 0.5),
-                 heatColour(s.alpha[i] / std::max(top, kHeatFloor)));
+                 heatColour(alpha[i] / std::max(top, kHeatFloor)));
   }
   // A grid's rows: a line where each starts, its name above (shortened when the band is narrow).
   if (grid) {

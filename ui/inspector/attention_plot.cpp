@@ -52,20 +52,21 @@ void AttentionPlot::refresh() {
   QVector<double> keys, values, skeys, svalues;
   if (m_trace && m_step >= 0 && m_step < static_cast<int>(m_trace->steps.size())) {
     const auto& s = m_trace->steps[static_cast<size_t>(m_step)];
-    for (size_t i = 0; i < s.alpha.size(); ++i) {
+    const auto& alpha = m_trace->attention(static_cast<size_t>(m_step));
+    for (size_t i = 0; i < alpha.size(); ++i) {
       if (static_cast<int>(i) == s.region) {
         skeys << double(i);
-        svalues << s.alpha[i];
+        svalues << alpha[i];
         keys << double(i);
         values << 0.0;
       } else {
         keys << double(i);
-        values << s.alpha[i];
+        values << alpha[i];
       }
     }
-    const double top = s.alpha.empty() ? 1.0 : *std::max_element(s.alpha.begin(), s.alpha.end());
+    const double top = alpha.empty() ? 1.0 : *std::max_element(alpha.begin(), alpha.end());
     m_plot->yAxis->setRange(0, std::max(0.05, std::min(1.0, top * 1.15)));
-    m_plot->xAxis->setRange(-0.7, static_cast<double>(s.alpha.size()) - 0.3);
+    m_plot->xAxis->setRange(-0.7, static_cast<double>(alpha.size()) - 0.3);
   }
   m_bars->setData(keys, values, true);
   m_selected->setData(skeys, svalues, true);

@@ -16,6 +16,7 @@
 #include "attention_grid.h"
 #include "attention_plot.h"
 #include "beam_list.h"
+#include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_document.h"
@@ -42,30 +43,19 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   bar->addWidget(m_models);
   bar->addSpacing(8);
   m_view = new TraceView(this);
-  const std::pair<TraceView::Overlay, QString> overlays[] = {
-      {TraceView::HeatStrip, tr("Heat strip")},
-      {TraceView::RegionBox, tr("Region")},
-      {TraceView::StnQuads, tr("STN")},
-      {TraceView::Tokens, tr("Tokens")},
-      {TraceView::HeatImage, tr("Heat on image")},
-      {TraceView::Fiducials, tr("Fiducials")},
-      {TraceView::Focus, tr("Focus")},
-      {TraceView::TruthBoxes, tr("Truth")}};
-  for (const auto& [overlay, label] : overlays) {
-    auto* box = new QCheckBox(label, this);
-    box->setChecked(m_view->overlays() & overlay);
+  // One toggle per overlay painter, remembered; the compare page follows them.
+  m_view->setOverlays(rememberedOverlays());
+  for (const auto& painter : overlayPainters()) {
+    const QString name = painter->name();
+    auto* box = new QCheckBox(painter->label(), this);
+    box->setChecked(m_view->isOverlayOn(name));
     box->setFocusPolicy(Qt::NoFocus);
-    box->setObjectName(QStringLiteral("overlay-%1").arg(int(overlay)));
-    if (overlay == TraceView::Focus)
-      box->setToolTip(
-          tr("The step's focus point and character box: green on its character's "
-             "true box, red when it misses"));
-    if (overlay == TraceView::TruthBoxes)
-      box->setToolTip(tr("Each character's true box, for a dataset entry whose data knows them"));
-    const auto o = overlay;
-    connect(box, &QCheckBox::toggled, this, [this, o](bool on) {
-      m_view->setOverlay(o, on);
-      Q_EMIT overlaysChanged(int(m_view->overlays()));
+    box->setObjectName(QStringLiteral("overlay-") + name);
+    box->setToolTip(painter->toolTip());
+    connect(box, &QCheckBox::toggled, this, [this, name](bool on) {
+      m_view->setOverlay(name, on);
+      rememberOverlay(name, on);
+      Q_EMIT overlaysChanged(m_view->overlays());
     });
     bar->addWidget(box);
   }
@@ -212,13 +202,12 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_beams->setTrace(m_trace);
   m_plot->setTrace(m_trace);
   m_grid->setTrace(m_trace);
-  m_attention->setCurrentWidget(m_trace && gridShape(*m_trace).isGrid()
-                                    ? static_cast<QWidget*>(m_grid)
-                                    : static_cast<QWidget*>(m_plot));
+  m_attention->setCurrentWidget(m_trace && m_trace->isGrid() ? static_cast<QWidget*>(m_grid)
+                                                             : static_cast<QWidget*>(m_plot));
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
   m_strip->setTruth(m_truth);
-  if (m_trace && !m_trace->fiducials.empty() && !m_trace->rectified.empty()) {
+  if (m_trace && m_trace->hasTps() && !m_trace->rectified.empty()) {
     const QImage img = toQImage(m_trace->rectified);
     m_rectified->setPixmap(QPixmap::fromImage(
         img.scaled(img.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
@@ -272,7 +261,7 @@ void InspectorPage::showStep(int step) {
                    : QString()));
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
-      s.columns.empty()
+      !m_trace->isCtc() || s.columns.empty()
           ? regionName(*m_trace, s.region)
           : tr("emitted by column%1 %2 (most probable in %3)")
                 .arg(s.columns.size() > 1 ? QStringLiteral("s") : QString())
@@ -287,21 +276,24 @@ void InspectorPage::showStep(int step) {
                         (hit == 1   ? tr(" <span style='color:#1a7f37'>✔ on its character</span>")
                          : hit == 0 ? tr(" <span style='color:#c62828'>✘ misses</span>")
                                     : QString());
+  // What the entropy is of: the attention map's own label (α; a CTC trace's column posterior).
+  const core::StepMap* attention = m_trace->map(core::kAttentionMap);
+  const QString attentionLabel = attention ? qstr(attention->label) : tr("α");
   m_stepInfo->setText(tr("<b>Step %1</b>: <span style='font-size:14pt'>%2</span> (p %3)<br>"
                          "entropy H[%4] %5 &middot; %6<br>%7")
                           .arg(step + 1)
                           .arg(displayToken(s).toHtmlEscaped())
                           .arg(s.prob, 0, 'f', 3)
-                          .arg(m_trace->decoder == "ctc" ? tr("posterior over columns") : tr("α"))
+                          .arg(attentionLabel)
                           .arg(s.entropy, 0, 'f', 3)
                           .arg(where, focus));
 
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
-  if (s.stn.empty()) {
-    patches.emplace_back(m_trace->modelKind == "soft"   ? tr("α-weighted field")
-                         : gridShape(*m_trace).isGrid() ? tr("cell's field")
-                                                        : tr("column's field"),
+  if (!m_trace->hasStn()) {
+    patches.emplace_back(m_trace->patch == core::StepPatch::AlphaWeighted ? tr("α-weighted field")
+                         : m_trace->isGrid()                              ? tr("cell's field")
+                                                                          : tr("column's field"),
                          toQImage(s.patch));
   } else {
     for (size_t k = 0; k < s.stn.size(); ++k)

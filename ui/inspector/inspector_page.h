@@ -61,8 +61,8 @@ class InspectorPage : public QWidget {
   void modelChosen(int index);
   /// The user chose one of a beam search's N best readings (0: the best).
   void hypothesisChosen(int index);
-  /// The overlay toggles changed (the compare page follows them).
-  void overlaysChanged(int overlays);
+  /// The overlay toggles changed: the overlays on, by painter name (the compare page follows).
+  void overlaysChanged(const QStringList& overlays);
 
  private:
   void showStep(int step);
