@@ -16,6 +16,8 @@
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QThreadPool>
+#include <QToolBar>
 #include <QToolButton>
 #include <QtTest/QtTest>
 #include <random>
@@ -29,8 +31,10 @@
 #include "dataset_browser.h"
 #include "dataset_model.h"
 #include "dtrb_options_dialog.h"
+#include "errors_page.h"
 #include "exporter.h"
 #include "image/grey_image.h"
+#include "inspector_exports.h"
 #include "inspector_page.h"
 #include "live_preview.h"
 #include "main_window.h"
@@ -38,6 +42,7 @@
 #include "model/model_variants.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
+#include "page.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
@@ -176,13 +181,18 @@ class TestMainWindow : public QObject {
     QCOMPARE(w.models()->rowCount(), rows);             // a file that failed to open is not listed
     QVERIFY(!w.openModel(m_dir.filePath("nope.fvm")));  // a missing file fails at once
     QVERIFY(w.errorText().contains(m_dir.filePath("nope.fvm")));
-    QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
-    QVERIFY(w.errorText().contains("corrupt.png: cannot decode image"));
+    // An image is decoded off the GUI thread: its failure arrives later.
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
+    QTRY_VERIFY(w.errorText().contains("corrupt.png: cannot decode image"));
     QCOMPARE(w.stepCount(), steps);  // the previous trace is still shown
     w.nextStep();
     QCOMPARE(w.step(), 1);
+    QVERIFY(!w.openImage(m_dir.filePath("nope.png")));  // a missing file fails at once
+    QVERIFY2(w.errorText().contains(m_dir.filePath("nope.png") + ": cannot open image file"),
+             qPrintable(w.errorText()));
     QVERIFY(w.openImage(m_image));  // a good image clears the image error ...
-    QVERIFY(!w.errorText().contains("corrupt.png"));
+    QTRY_VERIFY(!w.isTracing());
+    QVERIFY(!w.errorText().contains("corrupt.png") && !w.errorText().contains("nope.png"));
     QVERIFY(w.errorText().contains(m_dir.filePath("nope.fvm")));  // ... not the model's (item 12)
     QVERIFY(w.openModel(m_models[0]));  // a model that opens clears that one
     QTRY_VERIFY_WITH_TIMEOUT(w.errorText().isEmpty(), 30000);
@@ -770,8 +780,9 @@ class TestMainWindow : public QObject {
     QCOMPARE(asked, 2);
   }
 
-  // Issue 20, item 9: images are read off the GUI thread. A large file keeps the window handling
-  // events; its progress dialog's Cancel abandons the read and leaves the image shown before.
+  // Issue 20, item 9: images are read off the GUI thread, without a nested event loop. A large
+  // file keeps the window handling events while openImage() has long returned; a newer image
+  // supersedes it, and its read, when it ends, changes nothing.
   void imagesAreReadOffTheGuiThread() {
     QTemporaryDir tmp;
     const QString big = tmp.filePath("big.pgm");
@@ -783,26 +794,35 @@ class TestMainWindow : public QObject {
       const QByteArray row(w, '\x80');
       for (int y = 0; y < h; ++y) f.write(row);
     }
+    const QString other = QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-8254659.png");
     ui::MainWindow w;
     w.resize(1280, 720);
     w.show();
+    QSignalSpy opened(w.document(), &ui::ReadingDocument::imageOpened);
     QVERIFY(w.openImage(m_image));
-    const QString title = w.windowTitle();
+    QTRY_COMPARE(opened.count(), 1);
     int ticks = 0;
     QTimer ticker;
     connect(&ticker, &QTimer::timeout, [&] { ++ticks; });
     ticker.start(10);
-    bool sawDialog = false;
-    QTimer::singleShot(150, &w, [&] {
-      if (auto* d = w.findChild<QProgressDialog*>(QStringLiteral("imageReadProgress"))) {
-        sawDialog = true;
-        Q_EMIT d->canceled();  // what its Cancel button does
-      }
-    });
-    QVERIFY(!w.openImage(big));  // cancelled
-    QVERIFY(sawDialog);
+    QElapsedTimer clock;
+    clock.start();
+    QVERIFY(w.openImage(big));
+    QVERIFY2(clock.elapsed() < 100, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY(w.isTracing());  // reading
+    QTest::qWait(150);
     QVERIFY2(ticks >= 5, qPrintable(QString::number(ticks)));  // the window kept running
-    QCOMPARE(w.windowTitle(), title);                          // the previous image stays
+    QCOMPARE(opened.count(), 1);                               // still reading the big one
+    QVERIFY(w.openImage(other));
+    QTRY_COMPARE(w.document()->source(), other);
+    QVERIFY(w.windowTitle().contains("digits-8254659.png"));
+    QThreadPool::globalInstance()->waitForDone();  // the big file's read has ended too
+    QTest::qWait(50);
+    QCOMPARE(w.document()->source(), other);  // and was dropped
+    QCOMPARE(opened.count(), 2);
+    QCOMPARE(opened.last().at(0).toString(), other);
+    QCOMPARE(w.truth(), QStringLiteral("8254659"));
+    QVERIFY(!w.isTracing());
     QVERIFY(w.errorText().isEmpty());
   }
 
@@ -818,6 +838,15 @@ class TestMainWindow : public QObject {
     QVERIFY(!(models.flags(models.index(3)) & Qt::ItemIsUserCheckable));  // failed load
     models.removeModel(3);
     QCOMPARE(models.rowCount(), 3);
+    // Ids stay with their entries when rows before them go; a removed id is never found again.
+    const ui::ModelId first = models.idAt(0), last = models.idAt(2);
+    QVERIFY(first != 0 && last != first);
+    models.removeModel(0);
+    QCOMPARE(models.rowOf(last), 1);
+    QCOMPARE(models.idOf(m_models[2]), last);
+    QCOMPARE(models.rowOf(first), -1);
+    QCOMPARE(models.idOf(m_models[0]), ui::ModelId(0));
+    QVERIFY(models.addModel(m_models[0]) != first);  // listed again: a new entry
 
     ui::TopkModel topk;
     QAbstractItemModelTester t2(&topk, QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -1133,7 +1162,8 @@ class TestMainWindow : public QObject {
     w.show();
     loadBoth(w);
     const QSize before = w.size();
-    QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
+    QTRY_VERIFY(w.errorText().contains("corrupt.png"));
     w.showError(QString(40, QLatin1Char('\n')) + QStringLiteral("many lines"),
                 ui::MainWindow::ErrorTopic::Image);
     QTest::qWait(100);
@@ -1141,7 +1171,8 @@ class TestMainWindow : public QObject {
     QVERIFY(w.minimumSizeHint().height() <= 720);
     QVERIFY(w.statusBar()->geometry().bottom() < w.height());
     // An image error is not cleared by a model that finishes loading, nor by a new reading.
-    QVERIFY(!w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
+    QVERIFY(w.openImage(QStringLiteral(FOVEAL_SAMPLES_DIR "/../tests/data/corrupt.png")));
+    QTRY_VERIFY(w.errorText().contains("corrupt.png"));
     QVERIFY(w.openModel(m_models[0]));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && !w.isTracing(), 30000);
     QVERIFY2(w.errorText().contains("corrupt.png"), qPrintable(w.errorText()));
@@ -1411,11 +1442,16 @@ class TestMainWindow : public QObject {
     QVERIFY(QFile::copy(m_image, stated));
     w.setTruth(QStringLiteral("999"));
     QVERIFY(w.openImage(plain));
-    QCOMPARE(w.truth(), QString());
+    QTRY_COMPARE(w.truth(), QString());
     QVERIFY(w.openImage(m_image));  // digits-46214.png
-    QCOMPARE(w.truth(), QStringLiteral("46214"));
+    QTRY_COMPARE(w.truth(), QStringLiteral("46214"));
     QVERIFY(w.openImage(stated));
-    QCOMPARE(w.truth(), QStringLiteral("hello"));
+    QTRY_COMPARE(w.truth(), QStringLiteral("hello"));
+    // A truth given while the file is read (foveal --truth) is that image's: the name's is not.
+    QVERIFY(w.openImage(m_image));
+    w.setTruth(QStringLiteral("given"));
+    QTRY_COMPARE(w.document()->source(), m_image);
+    QCOMPARE(w.truth(), QStringLiteral("given"));
     w.setImage(sampleImage(), QStringLiteral("pasted image"));
     QCOMPARE(w.truth(), QString());
     QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=5,split=test,seed=3")));
@@ -1529,6 +1565,7 @@ class TestMainWindow : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 30000);
       QVERIFY(w.models()->setData(w.models()->index(0), Qt::Unchecked, Qt::CheckStateRole));
       QVERIFY(w.openImage(m_image));
+      QTRY_VERIFY(w.windowTitle().contains("digits-46214.png"));  // read: remembered
       w.docks().last()->close();
       w.resize(1200, 650);
       QVERIFY(w.close());
@@ -1587,25 +1624,26 @@ class TestMainWindow : public QObject {
   void figuresAreExported() {
     ui::MainWindow w;
     w.show();
-    QVERIFY(!w.exportImageFigure(m_dir.filePath("none.png")).isEmpty());  // nothing to export
+    // Nothing to export yet.
+    QVERIFY(!w.exports()->exportImageFigure(m_dir.filePath("none.png")).isEmpty());
     loadBoth(w);
     const QSize view = w.traceView()->size();
-    QVERIFY(w.exportImageFigure(m_dir.filePath("figure.png"), 2.5).isEmpty());
+    QVERIFY(w.exports()->exportImageFigure(m_dir.filePath("figure.png"), 2.5).isEmpty());
     const QImage png(m_dir.filePath("figure.png"));
     if (qEnvironmentVariableIsSet("FOVEAL_FIGURE_COPY"))
       png.save(qEnvironmentVariable("FOVEAL_FIGURE_COPY"));
     QCOMPARE(png.size(), view * 2.5);
-    QVERIFY(w.exportAlignmentFigure(m_dir.filePath("align.png"), 2).isEmpty());
+    QVERIFY(w.exports()->exportAlignmentFigure(m_dir.filePath("align.png"), 2).isEmpty());
     QCOMPARE(QImage(m_dir.filePath("align.png")).size(),
              w.inspector()->alignmentView()->size() * 2);
     for (const char* ext : {"svg", "pdf"}) {
       const QString path = m_dir.filePath(QStringLiteral("figure.%1").arg(ext));
-      QVERIFY(w.exportImageFigure(path).isEmpty());
+      QVERIFY(w.exports()->exportImageFigure(path).isEmpty());
       QFile f(path);
       QVERIFY(f.open(QIODevice::ReadOnly));
       QVERIFY(f.read(5).startsWith(ext[0] == 's' ? "<?xml" : "%PDF"));
     }
-    QVERIFY(w.exportImageFigure(m_dir.filePath("figure.png"), 99).contains("scale"));
+    QVERIFY(w.exports()->exportImageFigure(m_dir.filePath("figure.png"), 99).contains("scale"));
   }
 
   // The card of the compare page and the live preview: a long reading scrolls in its strip and
@@ -1645,6 +1683,107 @@ class TestMainWindow : public QObject {
     bool edited = false;
     for (QLineEdit* e : w.findChildren<QLineEdit*>()) edited = edited || e->text() == "777";
     QVERIFY(edited);  // the Truth field shows it
+  }
+
+  // The document knows the models by id: removing one listed before the inspected model keeps
+  // the inspector on it (and its reading), removing the inspected one moves the inspector to
+  // the first loaded model, and a reading started before a removal lands on the right models.
+  void removingModelsKeepsTheInspectedOne() {
+    ui::MainWindow w;
+    w.show();
+    for (const auto& m : m_models) QVERIFY(w.openModel(m));  // sharp, opened last, is inspected
+    QVERIFY(w.openImage(m_image));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && !w.isTracing() && w.trace(), 60000);
+    QCOMPARE(w.models()->displayName(w.currentModel()), QStringLiteral("sharp"));
+    QCOMPARE(w.comparePage()->columnCount(), 3);
+    w.setBeamWidth(2);           // a reading in flight while the rows move
+    w.models()->removeModel(0);  // soft
+    QCOMPARE(w.models()->displayName(w.currentModel()), QStringLiteral("sharp"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing() && w.trace() && w.trace()->beamWidth == 2, 60000);
+    QCOMPARE(w.trace()->modelKind, std::string("sharp"));
+    QCOMPARE(w.comparePage()->columnCount(), 2);
+    const auto* summary = w.comparePage()->summary();
+    QCOMPARE(summary->data(summary->index(0, 0)).toString(), QStringLiteral("hard"));
+    QCOMPARE(summary->data(summary->index(1, 0)).toString(), QStringLiteral("sharp"));
+    w.models()->removeModel(w.currentModel());
+    QCOMPARE(w.models()->displayName(w.currentModel()), QStringLiteral("hard"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing() && w.trace() && w.trace()->modelKind == "hard", 60000);
+    QCOMPARE(w.comparePage()->columnCount(), 1);
+    w.setBeamWidth(1);
+  }
+
+  // Each page brings its own chrome: the page toolbar holds its actions (the truth and the beam
+  // on Inspector and Compare, the beam alone on Errors, nothing on Training), the shared docks
+  // show on the pages that use them and a dock the user closed stays closed on every page, and
+  // the step bar and the Step menu work only where there are steps.
+  void pagesBringTheirOwnChrome() {
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    auto* bar = w.findChild<QToolBar*>(QStringLiteral("pageToolbar"));
+    QVERIFY(bar);
+    QDockWidget* models = w.docks().at(0);
+    QDockWidget* dataset = w.docks().at(1);
+    auto truthFields = [&] {
+      int n = 0;
+      for (QLineEdit* e : w.findChildren<QLineEdit*>())
+        n += e->isVisible() && e->placeholderText().contains("expected") ? 1 : 0;
+      return n;
+    };
+    auto beam = [&] { return w.findChild<QSpinBox*>(QStringLiteral("beamWidth")); };
+    auto stepAction = [&] {
+      for (QAction* a : w.stepBar()->actions())
+        if (a->shortcut() == QKeySequence(Qt::Key_Right)) return a;
+      return static_cast<QAction*>(nullptr);
+    };
+    QVERIFY(stepAction());
+
+    struct Expected {
+      QWidget* page;
+      bool toolbar, truth, models, dataset, steps;
+    };
+    const Expected pages[] = {{w.inspector(), true, true, true, true, true},
+                              {w.comparePage(), true, true, true, true, true},
+                              {w.trainingPage(), false, false, false, false, false},
+                              {w.errorsPage(), true, false, true, false, false}};
+    for (const auto& e : pages) {
+      w.tabs()->setCurrentWidget(e.page);
+      QTest::qWait(50);  // the toolbar shows its widgets once it is laid out
+      const QString name = e.page->metaObject()->className();
+      QVERIFY2(bar->isVisible() == e.toolbar, qPrintable(name));
+      QVERIFY2(bar->actions() == dynamic_cast<ui::Page*>(e.page)->toolBarActions(),
+               qPrintable(name));
+      QVERIFY2((truthFields() == 1) == e.truth, qPrintable(name));
+      QVERIFY2((beam() && beam()->isVisible()) == e.toolbar, qPrintable(name));
+      QVERIFY2(models->isVisible() == e.models, qPrintable(name));
+      QVERIFY2(dataset->isVisible() == e.dataset, qPrintable(name));
+      QVERIFY2(dataset->toggleViewAction()->isEnabled() == e.dataset, qPrintable(name));
+      QVERIFY2(w.stepBar()->isVisible() == e.steps, qPrintable(name));
+      QVERIFY2(stepAction()->isEnabled() == e.steps, qPrintable(name));
+    }
+    // The beam box of one page is the document's: another page's follows it.
+    w.tabs()->setCurrentWidget(w.errorsPage());
+    beam()->setValue(3);
+    QCOMPARE(w.beamWidth(), 3);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    QCOMPARE(beam()->value(), 3);
+    w.setBeamWidth(1);
+    QCOMPARE(beam()->value(), 1);
+    // Closed by the user on one page, the Dataset dock stays closed on the others until the
+    // View menu brings it back.
+    dataset->close();
+    w.tabs()->setCurrentWidget(w.trainingPage());
+    w.tabs()->setCurrentWidget(w.inspector());
+    QVERIFY(!dataset->isVisible());
+    QVERIFY(models->isVisible());
+    dataset->toggleViewAction()->trigger();
+    QVERIFY(dataset->isVisible());
+    w.tabs()->setCurrentWidget(w.trainingPage());
+    QVERIFY(!dataset->isVisible());
+    w.tabs()->setCurrentWidget(w.comparePage());
+    QVERIFY(dataset->isVisible());
   }
 
   // The alignment matrix of a long reading on a short screen: its row labels never overlap,

@@ -22,4 +22,8 @@ class Setting {
   T m_default;
 };
 
+/// Where the window's file dialogs start (opening an image or a model, exporting): the folder a
+/// file was last opened from. Shared by the window and the exports it offers.
+inline const Setting<QString> kLastFolder(QStringLiteral("inspector/lastFolder"), {});
+
 }  // namespace foveal::ui

@@ -1,5 +1,6 @@
 #include "step_bar.h"
 
+#include <QAction>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -60,6 +61,20 @@ StepBar::StepBar(StepCursor* cursor, QWidget* parent) : QWidget(parent), m_curso
   connect(cursor, &StepCursor::countChanged, this, &StepBar::sync);
   connect(cursor, &StepCursor::playingChanged, this, &StepBar::sync);
   sync();
+
+  const auto key = [this](const QString& text, Qt::Key shortcut, auto slot) {
+    auto* a = new QAction(text, this);
+    a->setShortcut(shortcut);
+    connect(a, &QAction::triggered, m_cursor, slot);
+    addAction(a);
+  };
+  key(tr("&Previous"), Qt::Key_Left, &StepCursor::previous);
+  key(tr("&Next"), Qt::Key_Right, &StepCursor::next);
+  key(tr("&First"), Qt::Key_Home, &StepCursor::first);
+  key(tr("&Last"), Qt::Key_End, &StepCursor::last);
+  key(tr("Play / &Pause"), Qt::Key_Space, &StepCursor::togglePlaying);
+  key(tr("Fas&ter"), Qt::Key_BracketRight, [this] { m_cursor->setSpeed(m_cursor->speed() * 1.5); });
+  key(tr("&Slower"), Qt::Key_BracketLeft, [this] { m_cursor->setSpeed(m_cursor->speed() / 1.5); });
 }
 
 void StepBar::sync() {

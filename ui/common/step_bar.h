@@ -1,6 +1,7 @@
 #pragma once
 // The time-step control: first / previous / play-pause / next / last, a slider, the speed and a
-// "step t / T" label, all bound to a StepCursor.
+// "step t / T" label, all bound to a StepCursor. Its actions() are the same moves with their
+// keys (Left, Right, Home, End, Space, [ and ]), for the window's Step menu.
 #include <QWidget>
 
 class QDoubleSpinBox;

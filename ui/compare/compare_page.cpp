@@ -10,10 +10,12 @@
 #include <QVBoxLayout>
 
 #include "attention_grid.h"
+#include "model_list_model.h"
 #include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
 #include "reading_card.h"
+#include "reading_controls.h"
 #include "reading_document.h"
 #include "step_cursor.h"
 #include "trace_view.h"
@@ -64,11 +66,41 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent)
 }
 
 void ComparePage::observe(ReadingDocument* document) {
+  m_controls = new ReadingControls(document, ReadingControls::Truth | ReadingControls::Beam, this);
+  connect(m_controls, &ReadingControls::finished, this,
+          [this] { focusView()->setFocus(Qt::OtherFocusReason); });
   connect(document, &ReadingDocument::imageChanged, this, [this, document] {
     setImage(document->displayImage());
     setTruthBoxes(document->truthBoxes());
   });
   connect(document, &ReadingDocument::truthChanged, this, &ComparePage::setTruth);
+  connect(document, &ReadingDocument::tracesChanged, this, [this, document] {
+    const ModelListModel* models = document->models();
+    std::vector<CompareSummaryModel::Row> rows;
+    for (ModelId id : models->comparedIds())
+      if (const TraceOutcome* o = document->outcome(id))
+        rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error});
+    setRows(std::move(rows));
+  });
+}
+
+QList<QAction*> ComparePage::toolBarActions() const {
+  return m_controls ? m_controls->actions() : QList<QAction*>();
+}
+
+int ComparePage::stepCount() const {
+  int steps = 0;
+  for (const auto& r : m_rows)
+    if (r.trace) steps = std::max(steps, static_cast<int>(r.trace->steps.size()));
+  return steps;
+}
+
+QString ComparePage::readingSummary() const {
+  return m_columns.empty() ? QString() : tr("Compared %n model(s)", nullptr, columnCount());
+}
+
+QWidget* ComparePage::focusView() {
+  return m_columns.empty() ? static_cast<QWidget*>(this) : m_columns.front().view;
 }
 
 void ComparePage::setTruthBoxes(const std::vector<core::Box>& boxes) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compare_summary_model.h"
+#include "page.h"
 
 class QGridLayout;
 class QLabel;
@@ -17,17 +18,29 @@ class QTableView;
 namespace foveal::ui {
 
 class PatchStrip;
+class ReadingControls;
 class ReadingDocument;
 class StepCursor;
 class TraceView;
 
-class ComparePage : public QWidget {
+class ComparePage : public QWidget, public Page {
   Q_OBJECT
  public:
   ComparePage(StepCursor* cursor, QWidget* parent = nullptr);
 
-  /// Follows the document's image and truth.
+  /// Follows the document: its image and truth, and the ticked models' readings; brings the
+  /// document's truth and beam controls.
   void observe(ReadingDocument* document);
+
+  QWidget* widget() override { return this; }
+  QString title() const override { return tr("&Compare"); }
+  QList<QAction*> toolBarActions() const override;
+  bool followsSteps() const override { return true; }
+  /// The longest reading's steps: the others stay on their last one.
+  int stepCount() const override;
+  QString readingSummary() const override;
+  QWidget* focusView() override;
+
   void setImage(const QImage& image);
   void setRows(std::vector<CompareSummaryModel::Row> rows);
   void setTruth(const QString& truth);
@@ -52,6 +65,7 @@ class ComparePage : public QWidget {
   void showStep(int step);
 
   StepCursor* m_cursor;
+  ReadingControls* m_controls = nullptr;
   QImage m_image;
   QString m_truth;
   std::vector<core::Box> m_truthBoxes;

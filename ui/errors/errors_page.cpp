@@ -31,7 +31,10 @@
 #include "error_analysis_runner.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"
+#include "model_list_model.h"
 #include "qt_convert.h"
+#include "reading_controls.h"
+#include "reading_document.h"
 #include "settings.h"
 
 namespace foveal::ui {
@@ -334,6 +337,30 @@ ErrorsPage::ErrorsPage(QWidget* parent)
 }
 
 ErrorsPage::~ErrorsPage() = default;
+
+void ErrorsPage::observe(ReadingDocument* document) {
+  m_controls = new ReadingControls(document, ReadingControls::Beam, this);
+  auto readWith = [this, document] {
+    const ModelListModel* models = document->models();
+    QStringList paths;
+    for (int r : models->comparedRows()) paths << models->path(r);
+    QString origin = tr("ticked in the Models dock");
+    const int inspected = models->rowOf(document->inspectedModel());
+    if (paths.isEmpty() && models->session(inspected)) {
+      paths << models->path(inspected);
+      origin = tr("the inspected model");
+    }
+    setModels(paths, origin);
+  };
+  connect(document, &ReadingDocument::modelsChanged, this, readWith);
+  connect(document, &ReadingDocument::beamWidthChanged, this, &ErrorsPage::setBeamWidth);
+  setBeamWidth(document->beamWidth());
+  readWith();
+}
+
+QList<QAction*> ErrorsPage::toolBarActions() const {
+  return m_controls ? m_controls->actions() : QList<QAction*>();
+}
 
 void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
   m_modelPaths = paths;

@@ -12,6 +12,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "page.h"
 #include "train/error_analysis.h"
 
 class QComboBox;
@@ -32,14 +33,24 @@ class ConfusionView;
 class ErrorAnalysisRunner;
 class ErrorFilterModel;
 class ErrorTableModel;
+class ReadingControls;
+class ReadingDocument;
 
-class ErrorsPage : public QWidget {
+class ErrorsPage : public QWidget, public Page {
   Q_OBJECT
  public:
   explicit ErrorsPage(QWidget* parent = nullptr);
   ~ErrorsPage() override;
 
-  /// The model files the next analysis reads with (MainWindow passes the ticked models, or the
+  /// Reads with the document's models (the ticked ones, else the inspected one) and its beam
+  /// width, and brings the beam control.
+  void observe(ReadingDocument* document);
+
+  QWidget* widget() override { return this; }
+  QString title() const override { return tr("E&rrors"); }
+  QList<QAction*> toolBarActions() const override;
+
+  /// The model files the next analysis reads with (observe() passes the ticked models, or the
   /// inspected one), and what to call that choice in the status line.
   void setModels(const QStringList& paths, const QString& origin = {});
   QStringList models() const { return m_modelPaths; }
@@ -95,6 +106,7 @@ class ErrorsPage : public QWidget {
   void exportMenu();
   void setStatus(const QString& html);
 
+  ReadingControls* m_controls = nullptr;
   QStringList m_modelPaths;
   QString m_modelOrigin;
   int m_beamWidth = 1;

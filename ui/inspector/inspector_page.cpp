@@ -16,9 +16,11 @@
 #include "attention_grid.h"
 #include "attention_plot.h"
 #include "beam_list.h"
+#include "model_list_model.h"
 #include "overlay_painter.h"
 #include "patch_strip.h"
 #include "qt_convert.h"
+#include "reading_controls.h"
 #include "reading_document.h"
 #include "step_cursor.h"
 #include "topk_model.h"
@@ -152,20 +154,63 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   setStatus({});
 }
 
-void InspectorPage::setModelChoices(const QStringList& names, int current) {
-  const QSignalBlocker block(m_models);
-  m_models->clear();
-  m_models->addItems(names);
-  m_models->setCurrentIndex(current);
-}
-
 void InspectorPage::observe(ReadingDocument* document) {
+  m_document = document;
+  m_controls = new ReadingControls(document, ReadingControls::Truth | ReadingControls::Beam, this);
+  connect(m_controls, &ReadingControls::finished, this,
+          [this] { focusView()->setFocus(Qt::OtherFocusReason); });
   connect(document, &ReadingDocument::imageChanged, this, [this, document] {
     setImage(document->displayImage());
     m_view->setTruthBoxes(document->truthBoxes());
     m_strip->setTruthBoxes(document->truthBoxes());
   });
   connect(document, &ReadingDocument::truthChanged, this, &InspectorPage::setTruth);
+  connect(document, &ReadingDocument::truthWarningChanged, this, &InspectorPage::setTruthWarning);
+  connect(document, &ReadingDocument::modelsChanged, this, &InspectorPage::showModelChoices);
+  connect(this, &InspectorPage::modelChosen, document, [this, document](int index) {
+    document->inspect(m_models->itemData(index).value<ModelId>());
+  });
+  connect(this, &InspectorPage::hypothesisChosen, document, &ReadingDocument::chooseHypothesis);
+  connect(document, &ReadingDocument::readingStarted, this, [this, document] {
+    if (document->inspectedModel()) setStatus(tr("<b>Reading...</b>"));
+  });
+  connect(document, &ReadingDocument::tracesChanged, this, [this, document] {
+    const auto trace = document->trace(document->inspectedModel());
+    if (trace != m_trace)
+      setTrace(trace);
+    else if (!trace && document->inspectedModel())
+      setStatus({});  // its reading failed (the banner says why): not "Reading..." forever
+  });
+  connect(document, &ReadingDocument::modelFailed, this,
+          [this, document](const QString&, const QString& message) {
+            if (!document->inspectedModel())
+              setStatus(tr("<b>No model</b><br>%1").arg(message.toHtmlEscaped()));
+          });
+  showModelChoices();
+}
+
+void InspectorPage::showModelChoices() {
+  const ModelListModel* models = m_document->models();
+  const QSignalBlocker block(m_models);
+  m_models->clear();
+  for (int r = 0; r < models->rowCount(); ++r)
+    m_models->addItem(models->displayName(r), QVariant::fromValue(models->idAt(r)));
+  m_models->setCurrentIndex(m_models->findData(QVariant::fromValue(m_document->inspectedModel())));
+}
+
+QList<QAction*> InspectorPage::toolBarActions() const {
+  return m_controls ? m_controls->actions() : QList<QAction*>();
+}
+
+QWidget* InspectorPage::focusView() { return m_view; }
+
+QString InspectorPage::readingSummary() const {
+  if (!m_trace) return {};
+  return tr("Read \"%1\" in %2 steps%3")
+      .arg(qstr(m_trace->prediction))
+      .arg(m_trace->steps.size())
+      .arg(m_trace->beamWidth > 1 ? tr(" (beam search, width %1)").arg(m_trace->beamWidth)
+                                  : QString());
 }
 
 void InspectorPage::setImage(const QImage& image) {
@@ -221,6 +266,12 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
 }
 
 QString InspectorPage::stepText() const { return m_stepInfo->text(); }
+
+void InspectorPage::showFirstWrongStep() {
+  const auto& correct = m_strip->correct();
+  const auto wrong = std::find(correct.begin(), correct.end(), false);
+  if (wrong != correct.end()) m_cursor->setStep(static_cast<int>(wrong - correct.begin()));
+}
 
 void InspectorPage::showStep(int step) {
   if (!m_trace || m_trace->steps.empty()) {

@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <memory>
 
+#include "page.h"
 #include "trace/trace.h"
 
 class QComboBox;
@@ -20,6 +21,7 @@ namespace foveal::ui {
 class AlignmentView;
 class AttentionGridView;
 class BeamList;
+class ReadingControls;
 class ReadingDocument;
 class AttentionPlot;
 class PatchStrip;
@@ -27,13 +29,23 @@ class StepCursor;
 class TopkModel;
 class TraceView;
 
-class InspectorPage : public QWidget {
+class InspectorPage : public QWidget, public Page {
   Q_OBJECT
  public:
   InspectorPage(StepCursor* cursor, QWidget* parent = nullptr);
 
-  /// Follows the document's image and truth.
+  /// Follows the document: its image and truth, its models (the box chooses the inspected one)
+  /// and the inspected model's reading; brings the document's truth and beam controls.
   void observe(ReadingDocument* document);
+
+  QWidget* widget() override { return this; }
+  QString title() const override { return tr("&Inspector"); }
+  QList<QAction*> toolBarActions() const override;
+  bool followsSteps() const override { return true; }
+  int stepCount() const override { return m_trace ? static_cast<int>(m_trace->steps.size()) : 0; }
+  QString readingSummary() const override;
+  QWidget* focusView() override;
+
   void setImage(const QImage& image);
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setTruth(const QString& truth);
@@ -42,8 +54,6 @@ class InspectorPage : public QWidget {
   /// A warning about the truth (characters the model cannot read); empty: none.
   void setTruthWarning(const QString& text);
   QString truthWarning() const { return m_truthWarning; }
-  /// The models the user can choose between, and the current one.
-  void setModelChoices(const QStringList& names, int current);
 
   std::shared_ptr<const core::Trace> trace() const { return m_trace; }
   TraceView* traceView() const { return m_view; }
@@ -54,10 +64,13 @@ class InspectorPage : public QWidget {
   AttentionGridView* attentionGrid() const { return m_grid; }
   /// The step panel's text (rich text).
   QString stepText() const;
+  /// Moves the cursor to the first step whose token disagrees with the truth (if any).
+  void showFirstWrongStep();
   TopkModel* topkModel() const { return m_topk; }
   BeamList* beamList() const { return m_beams; }
 
  Q_SIGNALS:
+  /// The user chose the model box's `index`th entry (observe() makes it the inspected model).
   void modelChosen(int index);
   /// The user chose one of a beam search's N best readings (0: the best).
   void hypothesisChosen(int index);
@@ -66,8 +79,12 @@ class InspectorPage : public QWidget {
 
  private:
   void showStep(int step);
+  /// The document's models in the model box, the inspected one current.
+  void showModelChoices();
 
   StepCursor* m_cursor;
+  ReadingDocument* m_document = nullptr;
+  ReadingControls* m_controls = nullptr;
   std::shared_ptr<const core::Trace> m_trace;
   QComboBox* m_models;
   TraceView* m_view;

@@ -108,4 +108,17 @@ void rememberDtrbOptions(const QString& path, const core::DtrbOptions& o) {
 
 void forgetDtrbOptions(const QString& path) { QSettings().remove(settingsKey(path)); }
 
+bool askDtrbCharacters(const QString& path, const QString& architecture, int classes,
+                       QWidget* parent) {
+  DtrbOptionsDialog dialog(path, architecture,
+                           QObject::tr("The file has %1 classes and does not say which characters "
+                                       "they are: give the characters the model was trained "
+                                       "with, in order.")
+                               .arg(classes),
+                           core::DtrbOptions{}, parent);
+  if (dialog.exec() != QDialog::Accepted) return false;
+  rememberDtrbOptions(path, dialog.options());
+  return true;
+}
+
 }  // namespace foveal::ui

@@ -34,5 +34,9 @@ class DtrbOptionsDialog : public QDialog {
 std::optional<core::DtrbOptions> rememberedDtrbOptions(const QString& path);
 void rememberDtrbOptions(const QString& path, const core::DtrbOptions& options);
 void forgetDtrbOptions(const QString& path);
+/// Asks for the characters of `path`, whose `classes` classes fit none of DTRB's standard sets,
+/// and remembers the answer; false when the user declines.
+bool askDtrbCharacters(const QString& path, const QString& architecture, int classes,
+                       QWidget* parent);
 
 }  // namespace foveal::ui

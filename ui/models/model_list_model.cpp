@@ -51,10 +51,10 @@ int ModelListModel::checkedCount() const {
   return n;
 }
 
-int ModelListModel::addModel(const QString& path, QString* error) {
+ModelId ModelListModel::addModel(const QString& path, QString* error) {
   const QString canonical = QFileInfo(path).absoluteFilePath();
   for (size_t i = 0; i < m_entries.size(); ++i)
-    if (m_entries[i].path == canonical && m_entries[i].session) return static_cast<int>(i);
+    if (m_entries[i].path == canonical && m_entries[i].session) return m_entries[i].id;
   Entry e;
   e.id = m_nextId++;
   e.path = canonical;
@@ -65,19 +65,20 @@ int ModelListModel::addModel(const QString& path, QString* error) {
   e.error = r.error;
   if (error && !e.error.isEmpty()) *error = e.error;
   e.checked = e.session && checkedCount() < kMaxCompared;
+  const ModelId id = e.id;
   const int row = static_cast<int>(m_entries.size());
   beginInsertRows({}, row, row);
   m_entries.push_back(std::move(e));
   endInsertRows();
   if (row > 0) Q_EMIT dataChanged(index(0), index(row - 1), {Qt::DisplayRole});  // shared names
   if (m_entries.back().checked) Q_EMIT comparedChanged();
-  return row;
+  return id;
 }
 
 void ModelListModel::startLoad(Entry& e) {
   e.loading = true;
   e.error.clear();
-  const quint64 id = e.id;
+  const ModelId id = e.id;
   auto* watcher = new QFutureWatcher<LoadResult>(this);
   connect(watcher, &QFutureWatcher<LoadResult>::finished, this, [this, watcher, id] {
     watcher->deleteLater();
@@ -89,35 +90,34 @@ void ModelListModel::startLoad(Entry& e) {
                                        it == m_dtrb.end() ? core::DtrbOptions{} : it->second));
 }
 
-int ModelListModel::loadModel(const QString& path) {
+ModelId ModelListModel::loadModel(const QString& path) {
   const QString canonical = QFileInfo(path).absoluteFilePath();
   for (size_t i = 0; i < m_entries.size(); ++i) {
     Entry& e = m_entries[i];
     if (e.path != canonical) continue;
-    const int row = static_cast<int>(i);
-    if (e.session || e.loading) return row;
+    if (e.session || e.loading) return e.id;
     e.checked = checkedCount() < kMaxCompared;  // a failed row is never checked
     startLoad(e);
+    const int row = static_cast<int>(i);
     Q_EMIT dataChanged(index(row), index(row));
-    return row;
+    return e.id;
   }
   Entry e;
   e.id = m_nextId++;
   e.path = canonical;
   e.checked = checkedCount() < kMaxCompared;  // decided now: list order, not load order
+  const ModelId id = e.id;
   const int row = static_cast<int>(m_entries.size());
   beginInsertRows({}, row, row);
   m_entries.push_back(std::move(e));
   endInsertRows();
   if (row > 0) Q_EMIT dataChanged(index(0), index(row - 1), {Qt::DisplayRole});  // shared names
   startLoad(m_entries.back());
-  return row;
+  return id;
 }
 
-void ModelListModel::onLoaded(quint64 id, const LoadResult& result) {
-  int row = -1;
-  for (size_t i = 0; i < m_entries.size(); ++i)
-    if (m_entries[i].id == id) row = static_cast<int>(i);
+void ModelListModel::onLoaded(ModelId id, const LoadResult& result) {
+  const int row = rowOf(id);
   if (row < 0) return;  // removed while it loaded
   Entry& e = m_entries[static_cast<size_t>(row)];
   e.loading = false;
@@ -131,12 +131,12 @@ void ModelListModel::onLoaded(quint64 id, const LoadResult& result) {
   Q_EMIT dataChanged(index(row), index(row));
   if (!ok) {
     if (result.charsetNeeded)
-      Q_EMIT charsetNeeded(row, error, result.architecture, result.classes);
+      Q_EMIT charsetNeeded(id, error, result.architecture, result.classes);
     else
-      Q_EMIT loadFailed(row, error);
+      Q_EMIT loadFailed(id, error);
     return;
   }
-  Q_EMIT modelLoaded(row);
+  Q_EMIT modelLoaded(id);
   if (checked) Q_EMIT comparedChanged();
 }
 
@@ -155,6 +155,24 @@ void ModelListModel::addFolder(const QString& folder) {
   const QDir dir(folder);
   for (const QString& name : dir.entryList({QStringLiteral("*.fvm")}, QDir::Files, QDir::Name))
     loadModel(dir.filePath(name));
+}
+
+ModelId ModelListModel::idAt(int row) const {
+  return row >= 0 && row < rowCount() ? m_entries[static_cast<size_t>(row)].id : 0;
+}
+
+int ModelListModel::rowOf(ModelId id) const {
+  for (size_t i = 0; id != 0 && i < m_entries.size(); ++i)
+    if (m_entries[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+ModelId ModelListModel::idOf(const QString& path) const {
+  if (path.isEmpty()) return 0;
+  const QString canonical = QFileInfo(path).absoluteFilePath();
+  for (const auto& e : m_entries)
+    if (e.path == canonical) return e.id;
+  return 0;
 }
 
 std::shared_ptr<core::ModelSession> ModelListModel::session(int row) const {
@@ -206,6 +224,12 @@ std::vector<int> ModelListModel::comparedRows() const {
   for (size_t i = 0; i < m_entries.size(); ++i)
     if (m_entries[i].checked && m_entries[i].session) rows.push_back(static_cast<int>(i));
   return rows;
+}
+
+std::vector<ModelId> ModelListModel::comparedIds() const {
+  std::vector<ModelId> ids;
+  for (int row : comparedRows()) ids.push_back(idAt(row));
+  return ids;
 }
 
 int ModelListModel::rowCount(const QModelIndex& parent) const {

@@ -4,6 +4,8 @@
 // row shows "loading..." until modelLoaded() or loadFailed() arrives; a file that cannot be
 // loaded keeps its row with the error (shown in red) unless the caller removes it.
 // Rows are checkable: the checked models (two to four) are the ones the compare page shows.
+// Each entry has an id that stays with it while rows around it come and go: whoever remembers a
+// model (the document, a load in flight, a question being asked) keeps its id, never its row.
 #include <QAbstractListModel>
 #include <QStringList>
 #include <QThreadPool>
@@ -19,6 +21,9 @@ class ModelSession;
 
 namespace foveal::ui {
 
+/// A model entry's id: unique for the life of the list, never reused; 0 is no model.
+using ModelId = quint64;
+
 class ModelListModel : public QAbstractListModel {
   Q_OBJECT
  public:
@@ -29,15 +34,20 @@ class ModelListModel : public QAbstractListModel {
   ~ModelListModel() override;
 
   /// Adds a model file and loads it on the calling thread (tools and tests; the window uses
-  /// loadModel). Returns its row; on a load error the row is kept with the error and `error`
+  /// loadModel). Returns its id; on a load error the row is kept with the error and `error`
   /// receives the message.
-  int addModel(const QString& path, QString* error = nullptr);
-  /// Adds a model file and loads it on a worker thread; returns its row at once. A file already
-  /// listed, loaded or loading, keeps its row; one that failed is loaded again.
-  int loadModel(const QString& path);
+  ModelId addModel(const QString& path, QString* error = nullptr);
+  /// Adds a model file and loads it on a worker thread; returns its id at once. A file already
+  /// listed, loaded or loading, keeps its entry; one that failed is loaded again.
+  ModelId loadModel(const QString& path);
   void removeModel(int row);
   /// Adds every *.fvm in `folder`, loaded off the GUI thread (checked up to kMaxCompared).
   void addFolder(const QString& folder);
+
+  ModelId idAt(int row) const;  ///< 0 outside the list
+  int rowOf(ModelId id) const;  ///< -1 for an id no longer (or never) listed
+  /// The entry of a file (any spelling of its path); 0 when it is not listed.
+  ModelId idOf(const QString& path) const;
 
   std::shared_ptr<core::ModelSession> session(int row) const;
   QString path(int row) const;
@@ -52,6 +62,8 @@ class ModelListModel : public QAbstractListModel {
   int loadingCount() const;
   /// Rows checked for comparison, loaded ones only, in list order.
   std::vector<int> comparedRows() const;
+  /// The same entries by id.
+  std::vector<ModelId> comparedIds() const;
   /// Checks the rows whose path is in `paths` (up to kMaxCompared) and unchecks the others.
   void setCompared(const QStringList& paths);
 
@@ -65,17 +77,18 @@ class ModelListModel : public QAbstractListModel {
   /// A row could not be ticked: kMaxCompared are ticked already.
   void compareLimitReached();
   /// A file given to loadModel()/addFolder() is loaded (emitted before comparedChanged()).
-  void modelLoaded(int row);
+  void modelLoaded(foveal::ui::ModelId id);
   /// A file given to loadModel()/addFolder() cannot be used; `message` names it.
-  void loadFailed(int row, const QString& message);
+  void loadFailed(foveal::ui::ModelId id, const QString& message);
   /// A DTRB checkpoint read with the inferred defaults could not be: its characters are not
   /// known (core::DtrbCharsetNeeded). The row stays failed until loadModel() reads it again
   /// (after setDtrbOptions()); `architecture` and `classes` describe the file for the question.
-  void charsetNeeded(int row, const QString& message, const QString& architecture, int classes);
+  void charsetNeeded(foveal::ui::ModelId id, const QString& message, const QString& architecture,
+                     int classes);
 
  private:
   struct Entry {
-    quint64 id = 0;
+    ModelId id = 0;
     QString path;
     std::shared_ptr<core::ModelSession> session;
     QString description;
@@ -93,12 +106,12 @@ class ModelListModel : public QAbstractListModel {
   };
   static LoadResult load(const QString& path, const core::DtrbOptions& dtrb);
   void startLoad(Entry& e);
-  void onLoaded(quint64 id, const LoadResult& result);
+  void onLoaded(ModelId id, const LoadResult& result);
   int checkedCount() const;
 
   std::vector<Entry> m_entries;
   std::map<QString, core::DtrbOptions> m_dtrb;  ///< per .pth file, by absolute path
-  quint64 m_nextId = 1;
+  ModelId m_nextId = 1;
   QThreadPool m_pool;  ///< loads; its destructor waits for the ones still running
 };
 

@@ -13,6 +13,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -417,6 +418,18 @@ void TrainingPage::selectRun(int row) {
   m_view->selectionModel()->setCurrentIndex(
       m_runs->index(row, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   updateSelection();
+}
+
+bool TrainingPage::confirmClose() {
+  int running = 0;
+  for (int r = 0; r < m_runs->rowCount(); ++r) running += m_launcher->isRunning(m_runs->dir(r));
+  if (!running) return true;
+  return QMessageBox::question(
+             this, tr("Quit Foveal"),
+             tr("%n training run(s) started here are still running. Quitting stops them after a "
+                "checkpoint (they can be resumed later).",
+                nullptr, running),
+             QMessageBox::Close | QMessageBox::Cancel, QMessageBox::Cancel) == QMessageBox::Close;
 }
 
 int TrainingPage::currentRun() const {

@@ -8,6 +8,7 @@
 #include <QTimer>
 #include <QWidget>
 
+#include "page.h"
 #include "run_launcher.h"
 
 class QAction;
@@ -28,11 +29,18 @@ class MetricsPlot;
 class RunListModel;
 class RunSettingsModel;
 
-class TrainingPage : public QWidget {
+class TrainingPage : public QWidget, public Page {
   Q_OBJECT
  public:
   explicit TrainingPage(QWidget* parent = nullptr);
   ~TrainingPage() override;
+
+  /// No toolbar and no docks: the runs and their curves take the whole window.
+  QWidget* widget() override { return this; }
+  QString title() const override { return tr("&Training"); }
+  /// Asks whether to quit while runs started here are still training (they stop after a
+  /// checkpoint and can be resumed).
+  bool confirmClose() override;
 
   /// Follows a run folder (it may not exist yet); selects it. Returns its row.
   int addRunFolder(const QString& dir);
