@@ -6,7 +6,7 @@
 // only the globals a state dict needs (dictionaries, tensors, storages, plain values) and refuses
 // every other by name, and every tensor it rebuilds lies inside its storage. What a persistent id
 // stands for belongs to the file format, so the caller says it through a callback.
-// Torch-free; only the format's readers include it.
+// Torch-free; included by the format readers and their tests, nothing else.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

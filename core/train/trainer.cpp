@@ -336,7 +336,7 @@ void Trainer::Impl::startFresh() {
     log("warm start from " + cfg.initFrom + ": " + warmStart(model, cfg.initFrom).summary());
   model->to(device);
   makeOptimizer();
-  if (opt.group) {
+  if (opt.group) {  // every rank starts from rank 0's weights
     torch::NoGradGuard ng;
     std::vector<at::Tensor> ts;
     for (auto& p : model->parameters()) ts.push_back(p.data());
