@@ -1,5 +1,7 @@
 #include "run/remote_run.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -28,6 +28,7 @@
 #include "run_launcher.h"
 #include "run_list_model.h"
 #include "run_settings_model.h"
+#include "run_target_box.h"
 #include "test_models.h"
 #include "trace/model_session.h"
 #include "training_launch_dialog.h"
@@ -570,6 +571,71 @@ class TestTraining : public QObject {
     resume.runDir = "/runs/a";
     QCOMPARE(resume.arguments(),
              QStringList({"train", "--run", "/runs/a", "--resume", "--device", "cpu"}));
+  }
+
+  // "Run on" a Slurm cluster: the command line gets --target and the job's options, the batch
+  // script is shown (core writes it), a bad host says so instead of a script; this machine
+  // adds nothing. The Where column names the target, the job and the follower's last state.
+  void launchDialogRunsOnSlurm() {
+    ui::TrainingLaunchDialog dialog(QString(), m_tmp.path());
+    ui::LaunchSpec spec;
+    spec.preset = "digits-soft";
+    spec.width = 0.125;
+    spec.iterations = 100;
+    spec.runDir = m_tmp.filePath("slurm run");
+    dialog.setSpec(spec);
+    auto* box = dialog.targetBox();
+    box->setKind(ui::RunTargetBox::Slurm);
+    box->hostEdit()->setText("me@login.hpc:2222");
+    box->remoteDirEdit()->setText("scratch/runs");
+    box->partitionEdit()->setText("gpu");
+    box->gpusBox()->setValue(2);
+    const QString cmd = dialog.commandLine();
+    QVERIFY2(cmd.contains("--target 'slurm://me@login.hpc:2222/scratch/runs/slurm run'"),
+             qPrintable(cmd));
+    QVERIFY2(cmd.contains("--slurm-partition gpu") && cmd.contains("--slurm-gpus 2"),
+             qPrintable(cmd));
+    QCOMPARE(dialog.spec().processes(), 1);
+    const QString script = box->shownScript();
+    for (const char* line : {"#SBATCH --gres=gpu:2\n", "#SBATCH --partition=gpu\n",
+                             "#SBATCH --requeue\n", "#SBATCH --signal=B:TERM@120\n",
+                             "run='scratch/runs/slurm run'\n", "'--preset' 'digits-soft'"})
+      QVERIFY2(script.contains(line), qPrintable(script));
+    QVERIFY2(!script.contains("--target"), qPrintable(script));
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {  // the dialog, for a look
+      dialog.show();
+      QTest::qWait(100);
+      QVERIFY(
+          dialog.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/new-run-slurm.png"));
+    }
+    box->hostEdit()->setText("-oProxyCommand=x");
+    QVERIFY2(box->shownScript().startsWith("# cannot write the script:") &&
+                 box->shownScript().contains("starts with '-'"),
+             qPrintable(box->shownScript()));
+    box->setKind(ui::RunTargetBox::ThisMachine);
+    QVERIFY(!dialog.commandLine().contains("--target"));
+    QVERIFY(dialog.spec().targetArguments.isEmpty());
+
+    // The Where column.
+    const QString dir = m_tmp.filePath("cluster-run");
+    QVERIFY(QDir().mkpath(dir));
+    QFile f(dir + "/remote.json");
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"target": {"kind": "slurm", "host": "me@login", "remote_dir": "/s/r"},
+                "job": "77", "train_args": []})");
+    f.close();
+    ui::RunListModel model;
+    QAbstractItemModelTester tester(&model);
+    const int row = model.addRun(dir);
+    model.refresh();
+    QCOMPARE(model.data(model.index(row, ui::RunListModel::Where)).toString(),
+             QString("slurm://me@login//s/r · job 77"));
+    model.setJobState(dir, "job 77: pending (Resources)");
+    QCOMPARE(model.data(model.index(row, ui::RunListModel::Where)).toString(),
+             QString("slurm://me@login//s/r · job 77 · pending (Resources)"));
+    const int local = model.addRun(m_tmp.filePath("local-run"));
+    QCOMPARE(model.data(model.index(local, ui::RunListModel::Where)).toString(),
+             QString("this machine"));
   }
 
   void evalModelsReadEvalJson() {
