@@ -638,6 +638,69 @@ class TestTraining : public QObject {
              QString("this machine"));
   }
 
+  // A run on an SSH host from the page, against a real sshd: tests/e2e/cluster_gui.sh starts one
+  // (cluster_fixture.sh) and runs this case with its address; the plain suite has no sshd. The
+  // page submits, follows (the mirror fills the local folder), stops through 'runs stop',
+  // resumes through 'runs resume' and finishes; the Where column shows target, job and state.
+  void launchOnAnSshHost() {
+    const QString host = qEnvironmentVariable("FOVEAL_TEST_SSH_HOST");
+    if (host.isEmpty()) QSKIP("needs an sshd: the cluster_gui_ssh test runs this case");
+    ui::MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    auto* page = w.trainingPage();
+    w.tabs()->setCurrentWidget(page);
+    page->setProgram(cli());
+    page->setPollInterval(100);
+    ui::LaunchSpec spec;
+    spec.preset = "digits-soft";
+    spec.width = 0.125;
+    spec.iterations = 400;
+    spec.batch = 4;
+    spec.data = "digits:len=3,count=48";
+    spec.evalData = "digits:len=3,split=test,seed=1,count=8";
+    spec.evalInterval = 100;
+    spec.logInterval = 1;
+    spec.threads = 1;
+    spec.runDir = m_tmp.filePath("ssh run");
+    const QString remote = m_tmp.filePath("remote side/ssh run");
+    spec.targetArguments = {"--target",     "ssh://" + host + "/" + remote,
+                            "--ssh-config", qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"),
+                            "--remote-cli", cli()};
+    QVERIFY(page->launch(spec));
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    const int row = page->runs()->rowOf(spec.runDir);
+    QVERIFY(row >= 0);
+    // The mirror brings the records; the follower reports the state.
+    QTRY_VERIFY_WITH_TIMEOUT(page->runs()->log(row)->iteration() >= 20, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(page->runs()
+                                 ->data(page->runs()->index(row, ui::RunListModel::Where))
+                                 .toString()
+                                 .contains(" · running"),
+                             30000);
+    const QString where =
+        page->runs()->data(page->runs()->index(row, ui::RunListModel::Where)).toString();
+    QVERIFY2(where.startsWith("ssh://" + host + "/" + remote + " · job "), qPrintable(where));
+    QVERIFY(page->stopRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Stopped, 60000);
+    QVERIFY(page->runs()->log(row)->iteration() < 400);
+    QVERIFY(page->resumeRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Finished, 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(!page->launcher()->isRunning(spec.runDir), 30000);
+    QVERIFY2(page->launcher()->jobState(spec.runDir).endsWith(": completed"),
+             qPrintable(page->launcher()->jobState(spec.runDir)));
+    for (const char* f : {"metrics.jsonl", "latest.fvm", "config.json", "train.log"}) {
+      QFile a(spec.runDir + "/" + f), b(remote + "/" + f);
+      QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+      QVERIFY2(a.readAll() == b.readAll(), f);
+    }
+    QTRY_VERIFY(page->plot()->pointCount("loss", row) >= 300);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training-ssh.png"));
+    }
+  }
+
   void evalModelsReadEvalJson() {
     ui::EvalResultModel results;
     QAbstractItemModelTester t1(&results, QAbstractItemModelTester::FailureReportingMode::QtTest);

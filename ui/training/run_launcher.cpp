@@ -136,7 +136,10 @@ bool RunLauncher::start(const LaunchSpec& spec, QString* error) {
   if (isRunning(dir)) return fail(tr("%1 is already being trained here.").arg(dir));
   if (!spec.resume && QFileInfo::exists(dir + QStringLiteral("/config.json")))
     return fail(tr("%1 already holds a run; resume it or choose another folder.").arg(dir));
-  if (spec.resume && !QFileInfo::exists(dir + QStringLiteral("/latest.state")))
+  // A run on another machine keeps its latest.state there (the mirror copies what monitors read).
+  const bool remoteRun =
+      QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote));
+  if (spec.resume && !remoteRun && !QFileInfo::exists(dir + QStringLiteral("/latest.state")))
     return fail(tr("%1 has no checkpoint (latest.state) to resume from.").arg(dir));
   if (!QDir().mkpath(dir)) return fail(tr("%1: cannot create the folder.").arg(dir));
 
@@ -146,8 +149,6 @@ bool RunLauncher::start(const LaunchSpec& spec, QString* error) {
   for (QProcess* p : job.processes) p->deleteLater();
   job = Job{};
   job.facts.state = core::ProcessFacts::Running;
-  const bool remoteRun =
-      QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote));
   if (s.remote() || (s.resume && remoteRun)) {
     // Submit (or resubmit from the checkpoint), then follow: the follower mirrors the folder
     // that this page reads and prints the job's state.
