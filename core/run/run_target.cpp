@@ -128,8 +128,9 @@ std::string RunTarget::batchScript(const std::vector<std::string>& trainArgs,
   s += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   s += "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n";
   s += "# The warning signal (B:) reaches this shell only: pass it on to the trainers, which\n";
-  s += "# write a checkpoint and stop, and wait for them.\n";
-  s += "trap 'kill -TERM \"$step\" 2>/dev/null' TERM\n";
+  s += "# write a checkpoint and stop, and wait for them. Through scancel, not to srun: srun\n";
+  s += "# answers SIGTERM by killing its tasks.\n";
+  s += "trap 'scancel --signal=TERM \"$SLURM_JOB_ID\"' TERM\n";
   s += "srun --kill-on-bad-exit=1 bash -c 'export RANK=$SLURM_PROCID "
        "WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID; exec \"$@\"' foveal-train "
        "\"$cli\" \"${args[@]}\" &\n";

@@ -7,6 +7,7 @@
 #     resumes by itself; every iteration's record once, and the final weights equal those of an
 #     uninterrupted run;
 #  3. stop (scancel --signal=TERM, the batch shell spared) then resume, with sbatch on this machine;
+#     the time limit's warning to the batch shell (scancel --batch) checkpoints the same way;
 #  4. a 2-task srun (ranks from Slurm's variables, Gloo) equals one process with twice the batch
 #     (only when this build trains data-parallel: pass 1 as the second argument).
 # Usage: cluster_slurm.sh FOVEAL_CLI [DISTRIBUTED] (as root: slurmd and sshd)
@@ -97,6 +98,21 @@ grep -q ": completed" follow4.log || fail "resumed job did not complete"
 "$cli" train "${common[@]}" --batch 4 --iterations $n --run "$work/straight-here" >straight-here.log 2>&1 || fail "reference run here"
 python3 "$here/fvm_compare.py" "$work/straight-here/latest.fvm" "$work/local-c/latest.fvm" || fail "stop + resume differs"
 echo "slurm: stopped with scancel --signal=TERM, resumed, weights equal"
+
+# 3b. The time limit's warning (--signal=B:TERM@N) reaches the batch shell only; scancel --batch
+# sends the same signal now. The script passes it on: the trainer checkpoints, the job stops.
+"$cli" train "${common[@]}" --batch 4 --iterations $n --run "$work/local-e" --target slurm --remote-cli "$cli" \
+  --slurm-time 30:00 --slurm-signal 60 >submit5.log 2>&1 || { cat submit5.log; fail "local sbatch (warning)"; }
+grep -q '^#SBATCH --signal=B:TERM@60$' "$work/local-e/job.sbatch" || fail "no warning signal in the script"
+wait_records "$work/local-e/metrics.jsonl" 40
+scancel --batch --signal=TERM "$(sed -n 's/^submitted job \([0-9]*\).*/\1/p' submit5.log)" || fail "scancel --batch"
+"$cli" runs follow "$work/local-e" --interval 0.3 --timeout 120 >follow6.log 2>&1 || { cat follow6.log; fail "follow 6"; }
+grep -q ": stopped" follow6.log || fail "the warning did not stop the job with a checkpoint: $(tail -3 follow6.log)"
+grep -q '"reason": *"stop"' "$work/local-e/metrics.jsonl" || fail "no checkpoint on the warning signal"
+"$cli" runs resume "$work/local-e" >resume2.log 2>&1 || { cat resume2.log; fail "resume 2"; }
+"$cli" runs follow "$work/local-e" --interval 0.3 --timeout 240 >follow7.log 2>&1 || { cat follow7.log; fail "follow 7"; }
+python3 "$here/fvm_compare.py" "$work/straight-here/latest.fvm" "$work/local-e/latest.fvm" || fail "warning + resume differs"
+echo "slurm: the time limit's warning signal checkpointed through the batch shell; resumed, weights equal"
 
 # 4. Two tasks under srun = one process with twice the batch.
 if [ "$distributed" = 1 ]; then
