@@ -236,7 +236,7 @@ class TestRunTarget : public QObject {
           "#SBATCH --time=1-00:00:00\n", "#SBATCH --account=lab\n", "#SBATCH --qos=high\n",
           "#SBATCH --ntasks=2\n", "#SBATCH --constraint=a100\n", "#SBATCH --exclusive\n",
           "RANK=$SLURM_PROCID", "WORLD_SIZE=$SLURM_NTASKS", "LOCAL_RANK=$SLURM_LOCALID",
-          "MASTER_ADDR=", "srun "})
+          "MASTER_ADDR=", "srun ", "trap 'scancel --signal=TERM \"$SLURM_JOB_ID\"' TERM\n"})
       QVERIFY2(s.find(line) != std::string::npos, line);
     const fs::path script = dir() / "job.sbatch";
     std::ofstream(script) << s;
@@ -255,8 +255,8 @@ class TestRunTarget : public QObject {
     t.slurm.requeue = false;
     t.slurm.signalSeconds = 0;
     const std::string plain = t.batchScript({});
-    QVERIFY(plain.find("--requeue") == std::string::npos);
-    QVERIFY(plain.find("--signal") == std::string::npos);
+    QVERIFY(plain.find("#SBATCH --requeue") == std::string::npos);
+    QVERIFY(plain.find("#SBATCH --signal") == std::string::npos);
   }
 
   void slurmOptionsRefuseWhatBreaksTheScript() {
