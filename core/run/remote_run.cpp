@@ -224,6 +224,13 @@ std::string RemoteRun::batchScript() const {
 
 std::string RemoteRun::submit(bool resume, const std::vector<std::string>& resumeArgs) {
   const RemoteShell sh = m_target.shell();
+  if (resume && !m_jobId.empty()) {
+    // The trainer's lock would refuse a second one in the folder anyway; say so before queueing.
+    const JobStatus st = status();
+    if (!jobFinished(st.state))
+      throw Error(m_localDir + ": job " + m_jobId + " is still " + jobStateName(st.state) +
+                  "; stop it (and let it write its checkpoint) before resuming");
+  }
   if (resume) m_resumeArgs = resumeArgs;
   // The folder's absolute path: the batch script and the trainer must not depend on where a
   // later shell starts.

@@ -81,6 +81,8 @@ echo "ssh: stopped ($stopped_at), resumed, weights equal to the uninterrupted ru
 # 3. sshd killed and restarted while a run is followed.
 "$cli" train "${common[@]}" --iterations 300 --run "$work/drop" --target "$(target "$work/drop-remote")" \
   "${ssh_opts[@]}" >submit3.log 2>&1 || { cat submit3.log; fail "submit 3"; }
+if "$cli" runs resume "$work/drop" >resume-early.log 2>&1; then fail "resumed a running job"; fi
+grep -q "is still running; stop it" resume-early.log || fail "unclear refusal: $(cat resume-early.log)"
 "$cli" runs follow "$work/drop" --interval 0.3 --timeout 300 >follow4.log 2>&1 &
 follower=$!
 for _ in $(seq 1 600); do grep -q "^iteration" follow4.log && break; sleep 0.1; done
