@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
+#include "cli_runs.h"
 #include "run/run_folder.h"
 #include "train/distributed.h"
 #include "train/train_bench.h"
@@ -81,11 +82,12 @@ namespace tr = foveal::core::train;
 // The one piece of process-wide state a signal handler may touch.
 std::atomic<bool> g_stopRequested{false};
 
-extern "C" void onStopSignal(int) {
+extern "C" void onStopSignal(int sig) {
   g_stopRequested = true;
-  // A second signal ends the process at once.
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
+  // A second Ctrl-C ends the process at once. SIGTERM does not escalate: a scheduler may deliver
+  // it more than once (Slurm signals the job's steps and the batch shell passes its own warning
+  // on), and the checkpoint must still be written; SIGKILL is the scheduler's escalation.
+  if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);
 }
 
 std::vector<std::string> splitSpecs(const std::string& s) {
@@ -121,6 +123,7 @@ std::string presetLine(const tr::Preset& p) {
 }  // namespace
 
 int runTrainCommand(const std::vector<std::string>& args) {
+  if (wantsRemoteTrain(args)) return runRemoteTrainCommand(args);
   std::set<std::string> valued = {"preset",
                                   "run",
                                   "width",

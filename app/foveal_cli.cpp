@@ -14,6 +14,7 @@
 #include "cli_data.h"
 #include "cli_eval.h"
 #include "cli_model.h"
+#include "cli_runs.h"
 #include "cli_train.h"
 #include "data/dataset_factory.h"
 #include "data/output_guard.h"
@@ -74,7 +75,7 @@ commands:
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
               batched inference and training images/s for every mechanism on this machine
 )" + std::string(app::kTrainUsage) +
-    app::kEvalUsage +
+    app::kRunsUsage + app::kEvalUsage +
     R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
               datasets: generate, convert, inspect, look at, measure (foveal-cli data --help)
   version     print the version
@@ -377,6 +378,7 @@ int main(int argc, char** argv) {
     if (cmd == "bench") return cmdBench(args);
     if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "train") return app::runTrainCommand(args);
+    if (cmd == "runs") return app::runRunsCommand(args);
     if (cmd == "bench-train") return app::runTrainBenchCommand(args);
     if (cmd == "eval") return app::runEvalCommand(args);
     if (cmd == "version") {

@@ -17,6 +17,11 @@ inline constexpr const char* kState = "latest.state";      ///< optimiser and lo
 /// What `foveal-cli train` printed (rank 0), each line stamped with the local time, appended
 /// across resumes: the run's human-readable history, e.g. for a run on another machine.
 inline constexpr const char* kTrainLog = "train.log";
+/// A run on an SSH host or a Slurm cluster: where it runs, its job, and what the local mirror
+/// holds (core/run/remote_run.h). Only in the local folder; the trainer never reads it.
+inline constexpr const char* kRemote = "remote.json";
+/// The batch script of a Slurm run, in the run folder where sbatch reads it.
+inline constexpr const char* kBatchScript = "job.sbatch";
 /// Periodic copies of the model (TrainConfig::historyInterval, at most historyKeep of them):
 /// history/iter-NNNNNNNNN.fvm, the iteration zero-padded to nine digits, oldest first by name.
 inline constexpr const char* kHistoryDir = "history";

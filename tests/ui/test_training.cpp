@@ -28,6 +28,7 @@
 #include "run_launcher.h"
 #include "run_list_model.h"
 #include "run_settings_model.h"
+#include "run_target_box.h"
 #include "test_models.h"
 #include "trace/model_session.h"
 #include "training_launch_dialog.h"
@@ -570,6 +571,134 @@ class TestTraining : public QObject {
     resume.runDir = "/runs/a";
     QCOMPARE(resume.arguments(),
              QStringList({"train", "--run", "/runs/a", "--resume", "--device", "cpu"}));
+  }
+
+  // "Run on" a Slurm cluster: the command line gets --target and the job's options, the batch
+  // script is shown (core writes it), a bad host says so instead of a script; this machine
+  // adds nothing. The Where column names the target, the job and the follower's last state.
+  void launchDialogRunsOnSlurm() {
+    ui::TrainingLaunchDialog dialog(QString(), m_tmp.path());
+    ui::LaunchSpec spec;
+    spec.preset = "digits-soft";
+    spec.width = 0.125;
+    spec.iterations = 100;
+    spec.runDir = m_tmp.filePath("slurm run");
+    dialog.setSpec(spec);
+    auto* box = dialog.targetBox();
+    box->setKind(ui::RunTargetBox::Slurm);
+    box->hostEdit()->setText("me@login.hpc:2222");
+    box->remoteDirEdit()->setText("scratch/runs");
+    box->partitionEdit()->setText("gpu");
+    box->gpusBox()->setValue(2);
+    const QString cmd = dialog.commandLine();
+    QVERIFY2(cmd.contains("--target 'slurm://me@login.hpc:2222/scratch/runs/slurm run'"),
+             qPrintable(cmd));
+    QVERIFY2(cmd.contains("--slurm-partition gpu") && cmd.contains("--slurm-gpus 2"),
+             qPrintable(cmd));
+    QCOMPARE(dialog.spec().processes(), 1);
+    const QString script = box->shownScript();
+    for (const char* line : {"#SBATCH --gres=gpu:2\n", "#SBATCH --partition=gpu\n",
+                             "#SBATCH --requeue\n", "#SBATCH --signal=B:TERM@120\n",
+                             "run='scratch/runs/slurm run'\n", "'--preset' 'digits-soft'"})
+      QVERIFY2(script.contains(line), qPrintable(script));
+    QVERIFY2(!script.contains("--target"), qPrintable(script));
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {  // the dialog, for a look
+      dialog.show();
+      QTest::qWait(100);
+      QVERIFY(
+          dialog.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/new-run-slurm.png"));
+    }
+    box->hostEdit()->setText("-oProxyCommand=x");
+    QVERIFY2(box->shownScript().startsWith("# cannot write the script:") &&
+                 box->shownScript().contains("starts with '-'"),
+             qPrintable(box->shownScript()));
+    box->setKind(ui::RunTargetBox::ThisMachine);
+    QVERIFY(!dialog.commandLine().contains("--target"));
+    QVERIFY(dialog.spec().targetArguments.isEmpty());
+
+    // The Where column.
+    const QString dir = m_tmp.filePath("cluster-run");
+    QVERIFY(QDir().mkpath(dir));
+    QFile f(dir + "/remote.json");
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(R"({"target": {"kind": "slurm", "host": "me@login", "remote_dir": "/s/r"},
+                "job": "77", "train_args": []})");
+    f.close();
+    ui::RunListModel model;
+    QAbstractItemModelTester tester(&model);
+    const int row = model.addRun(dir);
+    model.refresh();
+    QCOMPARE(model.data(model.index(row, ui::RunListModel::Where)).toString(),
+             QString("slurm://me@login//s/r · job 77"));
+    model.setJobState(dir, "job 77: pending (Resources)");
+    QCOMPARE(model.data(model.index(row, ui::RunListModel::Where)).toString(),
+             QString("slurm://me@login//s/r · job 77 · pending (Resources)"));
+    const int local = model.addRun(m_tmp.filePath("local-run"));
+    QCOMPARE(model.data(model.index(local, ui::RunListModel::Where)).toString(),
+             QString("this machine"));
+  }
+
+  // A run on an SSH host from the page, against a real sshd: tests/e2e/cluster_gui.sh starts one
+  // (cluster_fixture.sh) and runs this case with its address; the plain suite has no sshd. The
+  // page submits, follows (the mirror fills the local folder), stops through 'runs stop',
+  // resumes through 'runs resume' and finishes; the Where column shows target, job and state.
+  void launchOnAnSshHost() {
+    const QString host = qEnvironmentVariable("FOVEAL_TEST_SSH_HOST");
+    if (host.isEmpty()) QSKIP("needs an sshd: the cluster_gui_ssh test runs this case");
+    ui::MainWindow w;
+    w.resize(1400, 900);
+    w.show();
+    auto* page = w.trainingPage();
+    w.tabs()->setCurrentWidget(page);
+    page->setProgram(cli());
+    page->setPollInterval(100);
+    ui::LaunchSpec spec;
+    spec.preset = "digits-soft";
+    spec.width = 0.125;
+    spec.iterations = 400;
+    spec.batch = 4;
+    spec.data = "digits:len=3,count=48";
+    spec.evalData = "digits:len=3,split=test,seed=1,count=8";
+    spec.evalInterval = 100;
+    spec.logInterval = 1;
+    spec.threads = 1;
+    spec.runDir = m_tmp.filePath("ssh run");
+    const QString remote = m_tmp.filePath("remote side/ssh run");
+    spec.targetArguments = {"--target",     "ssh://" + host + "/" + remote,
+                            "--ssh-config", qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"),
+                            "--remote-cli", cli()};
+    QVERIFY(page->launch(spec));
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    const int row = page->runs()->rowOf(spec.runDir);
+    QVERIFY(row >= 0);
+    // The mirror brings the records; the follower reports the state.
+    QTRY_VERIFY_WITH_TIMEOUT(page->runs()->log(row)->iteration() >= 20, 60000);
+    QTRY_VERIFY_WITH_TIMEOUT(page->runs()
+                                 ->data(page->runs()->index(row, ui::RunListModel::Where))
+                                 .toString()
+                                 .contains(" · running"),
+                             30000);
+    const QString where =
+        page->runs()->data(page->runs()->index(row, ui::RunListModel::Where)).toString();
+    QVERIFY2(where.startsWith("ssh://" + host + "/" + remote + " · job "), qPrintable(where));
+    QVERIFY(page->stopRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Stopped, 60000);
+    QVERIFY(page->runs()->log(row)->iteration() < 400);
+    QVERIFY(page->resumeRun(row));
+    QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(row).status, core::RunStatus::Finished, 120000);
+    QTRY_VERIFY_WITH_TIMEOUT(!page->launcher()->isRunning(spec.runDir), 30000);
+    QVERIFY2(page->launcher()->jobState(spec.runDir).endsWith(": completed"),
+             qPrintable(page->launcher()->jobState(spec.runDir)));
+    for (const char* f : {"metrics.jsonl", "latest.fvm", "config.json", "train.log"}) {
+      QFile a(spec.runDir + "/" + f), b(remote + "/" + f);
+      QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+      QVERIFY2(a.readAll() == b.readAll(), f);
+    }
+    QTRY_VERIFY(page->plot()->pointCount("loss", row) >= 300);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training-ssh.png"));
+    }
   }
 
   void evalModelsReadEvalJson() {

@@ -5,6 +5,9 @@
 #include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
+#include <algorithm>
+
+#include "run/run_folder.h"
 
 namespace foveal::ui {
 
@@ -70,6 +73,7 @@ QStringList LaunchSpec::arguments(int rank) const {
       break;
   }
   if (threads > 0) a << QStringLiteral("--threads") << QString::number(threads);
+  if (!resume) a << targetArguments;
   return a;
 }
 
@@ -132,7 +136,10 @@ bool RunLauncher::start(const LaunchSpec& spec, QString* error) {
   if (isRunning(dir)) return fail(tr("%1 is already being trained here.").arg(dir));
   if (!spec.resume && QFileInfo::exists(dir + QStringLiteral("/config.json")))
     return fail(tr("%1 already holds a run; resume it or choose another folder.").arg(dir));
-  if (spec.resume && !QFileInfo::exists(dir + QStringLiteral("/latest.state")))
+  // A run on another machine keeps its latest.state there (the mirror copies what monitors read).
+  const bool remoteRun =
+      QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote));
+  if (spec.resume && !remoteRun && !QFileInfo::exists(dir + QStringLiteral("/latest.state")))
     return fail(tr("%1 has no checkpoint (latest.state) to resume from.").arg(dir));
   if (!QDir().mkpath(dir)) return fail(tr("%1: cannot create the folder.").arg(dir));
 
@@ -142,33 +149,72 @@ bool RunLauncher::start(const LaunchSpec& spec, QString* error) {
   for (QProcess* p : job.processes) p->deleteLater();
   job = Job{};
   job.facts.state = core::ProcessFacts::Running;
+  if (s.remote() || (s.resume && remoteRun)) {
+    // Submit (or resubmit from the checkpoint), then follow: the follower mirrors the folder
+    // that this page reads and prints the job's state.
+    QStringList args = s.arguments(0);
+    if (s.resume) {
+      args = {QStringLiteral("runs"), QStringLiteral("resume"), dir};
+      if (s.iterations > 0) args << QStringLiteral("--iterations") << QString::number(s.iterations);
+    }
+    job.followAfter = true;
+    job.output << QStringLiteral("$ ") + shellQuote(m_program) + QLatin1Char(' ') + [&] {
+      QStringList q;
+      for (const QString& a : args) q << shellQuote(a);
+      return q.join(QLatin1Char(' '));
+    }();
+    startProcess(dir, args, QProcessEnvironment::systemEnvironment());
+    Q_EMIT processChanged(dir);
+    return true;
+  }
   for (int rank = 0; rank < s.processes(); ++rank) {
-    auto* p = new QProcess(this);
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const auto& [k, v] : s.environment(rank)) env.insert(k, v);
-    p->setProcessEnvironment(env);
-    p->setProgram(m_program);
-    p->setArguments(s.arguments(rank));
-    p->setWorkingDirectory(dir);
-    connect(p, &QProcess::readyReadStandardOutput, this, [this, dir, p] { readOutput(dir, p); });
-    connect(p, &QProcess::readyReadStandardError, this, [this, dir, p] { readOutput(dir, p); });
-    connect(p, &QProcess::finished, this, [this, dir, p] { onFinished(dir, p); });
-    connect(p, &QProcess::errorOccurred, this, [this, dir, p](QProcess::ProcessError e) {
-      if (e == QProcess::FailedToStart) onFinished(dir, p);
-    });
-    job.processes.push_back(p);
     job.output << QStringLiteral("$ ") +
                       (rank == 0 ? s.commandLine(m_program) : tr("(rank %1 started)").arg(rank));
-    p->start();
+    startProcess(dir, s.arguments(rank), env);
   }
   Q_EMIT processChanged(dir);
   return true;
+}
+
+QProcess* RunLauncher::startProcess(const QString& dir, const QStringList& arguments,
+                                    const QProcessEnvironment& env) {
+  auto* p = new QProcess(this);
+  p->setProcessEnvironment(env);
+  p->setProgram(m_program);
+  p->setArguments(arguments);
+  p->setWorkingDirectory(dir);
+  connect(p, &QProcess::readyReadStandardOutput, this, [this, dir, p] { readOutput(dir, p); });
+  connect(p, &QProcess::readyReadStandardError, this, [this, dir, p] { readOutput(dir, p); });
+  connect(p, &QProcess::finished, this, [this, dir, p] { onFinished(dir, p); });
+  connect(p, &QProcess::errorOccurred, this, [this, dir, p](QProcess::ProcessError e) {
+    if (e == QProcess::FailedToStart) onFinished(dir, p);
+  });
+  m_jobs[dir].processes.push_back(p);
+  p->start();
+  return p;
+}
+
+QString RunLauncher::jobState(const QString& runDir) const {
+  const auto it = m_jobs.find(QDir::cleanPath(QFileInfo(runDir).absoluteFilePath()));
+  return it == m_jobs.end() ? QString() : it->second.jobState;
 }
 
 bool RunLauncher::stop(const QString& runDir) {
   const QString dir = QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
   const auto it = m_jobs.find(dir);
   if (it == m_jobs.end() || !isRunning(dir)) return false;
+  if (QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote))) {
+    // The trainer is on another machine: SIGTERM reaches it through `runs stop` (scancel or
+    // ssh); the follower keeps mirroring until the job has written its checkpoint and ended.
+    it->second.output << QStringLiteral("$ ") + shellQuote(m_program) +
+                             QStringLiteral(" runs stop ") + shellQuote(dir);
+    startProcess(dir, {QStringLiteral("runs"), QStringLiteral("stop"), dir},
+                 QProcessEnvironment::systemEnvironment());
+    Q_EMIT outputChanged(dir);
+    return true;
+  }
   for (QProcess* p : it->second.processes)
     if (p->state() != QProcess::NotRunning) p->terminate();
   it->second.output << tr("(stop requested: the trainer writes a checkpoint, then exits)");
@@ -200,6 +246,9 @@ void RunLauncher::readOutput(const QString& dir, QProcess* process) {
   for (const QString& line : QString::fromLocal8Bit(bytes).split(QLatin1Char('\n'))) {
     const QString l = line.trimmed();
     if (!l.isEmpty()) job.output << l;
+    // The follower's state lines: "job 42: running".
+    static const QRegularExpression state(QStringLiteral("^job \\S+: .+$"));
+    if (state.match(l).hasMatch()) job.jobState = l;
   }
   while (job.output.size() > kOutputLines) job.output.removeFirst();
   Q_EMIT outputChanged(dir);
@@ -208,6 +257,24 @@ void RunLauncher::readOutput(const QString& dir, QProcess* process) {
 void RunLauncher::onFinished(const QString& dir, QProcess* process) {
   auto& job = m_jobs[dir];
   readOutput(dir, process);
+  if (job.followAfter && !job.processes.empty() && job.processes.front() == process) {
+    job.followAfter = false;
+    if (process->error() != QProcess::FailedToStart && process->exitCode() == 0) {
+      job.processes.erase(job.processes.begin());
+      process->deleteLater();
+      const QStringList args{QStringLiteral("runs"), QStringLiteral("follow"), dir,
+                             QStringLiteral("--interval"), QStringLiteral("5")};
+      job.output << QStringLiteral("$ ") + shellQuote(m_program) + QLatin1Char(' ') +
+                        args.join(QLatin1Char(' '));
+      QProcess* follower = startProcess(dir, args, QProcessEnvironment::systemEnvironment());
+      // The follower is the run's process for the page: it decides running and exited.
+      auto& procs = m_jobs[dir].processes;
+      procs.erase(std::remove(procs.begin(), procs.end(), follower), procs.end());
+      procs.insert(procs.begin(), follower);
+      Q_EMIT processChanged(dir);
+      return;
+    }
+  }
   const bool rank0 = !job.processes.empty() && job.processes.front() == process;
   const bool started = process->error() != QProcess::FailedToStart;
   if (rank0 || !started || process->exitCode() != 0) {

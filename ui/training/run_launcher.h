@@ -44,8 +44,12 @@ struct LaunchSpec {
   int projection = -1;
   QString runDir;
   bool resume = false;  ///< continue runDir (only runDir, device and threads are used)
+  /// `train --target ...` options (RunTargetBox): the run trains on an SSH host or a Slurm
+  /// cluster, runDir is its local description and mirror. Empty: this machine.
+  QStringList targetArguments;
 
-  int processes() const { return device == Device::MultiGpu ? std::max(1, gpus) : 1; }
+  bool remote() const { return !targetArguments.isEmpty(); }
+  int processes() const { return device == Device::MultiGpu && !remote() ? std::max(1, gpus) : 1; }
   /// foveal-cli's arguments for process `rank`.
   QStringList arguments(int rank = 0) const;
   /// Variables process `rank` needs on top of the environment (empty for one process).
@@ -77,6 +81,9 @@ class RunLauncher : public QObject {
   core::ProcessFacts facts(const QString& runDir) const;
   /// The last lines the run's processes printed (stdout and stderr, rank 0 first).
   QString output(const QString& runDir) const;
+  /// For a run on another machine: the job's state as its follower last reported it
+  /// ("job 42: pending (Resources)"); "" for a local run.
+  QString jobState(const QString& runDir) const;
 
  Q_SIGNALS:
   /// A process of the run started or ended.
@@ -89,7 +96,13 @@ class RunLauncher : public QObject {
     std::vector<QProcess*> processes;
     QStringList output;
     core::ProcessFacts facts;
+    /// A run on another machine: once the submission succeeds, `foveal-cli runs follow`
+    /// mirrors its folder here and reports the job's state.
+    bool followAfter = false;
+    QString jobState;
   };
+  QProcess* startProcess(const QString& dir, const QStringList& arguments,
+                         const QProcessEnvironment& env);
   void onFinished(const QString& dir, QProcess* process);
   void readOutput(const QString& dir, QProcess* process);
 

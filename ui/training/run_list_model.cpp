@@ -1,5 +1,8 @@
 #include "run_list_model.h"
 
+#include "base/error.h"
+#include "run/remote_run.h"
+
 #include <QDir>
 #include <QFileInfo>
 #include <cmath>
@@ -102,6 +105,27 @@ QStringList RunListModel::dirs() const {
   return out;
 }
 
+void RunListModel::readTarget(Entry& e) const {
+  const std::string dir = e.dir.toStdString();
+  if (!core::RemoteRun::isRemoteRun(dir)) return;
+  try {
+    const auto run = core::RemoteRun::open(dir);
+    e.target = QString::fromStdString(run.target().toString());
+    e.jobId = QString::fromStdString(run.jobId());
+  } catch (const core::Error& ex) {
+    e.target = tr("(unreadable: %1)").arg(QString::fromStdString(ex.what()));
+  }
+}
+
+void RunListModel::setJobState(const QString& dir, const QString& state) {
+  const int row = rowOf(dir);
+  if (row < 0 || m_entries[size_t(row)].jobState == state) return;
+  auto& e = m_entries[size_t(row)];
+  e.jobState = state;
+  readTarget(e);  // the job id arrives with the submission
+  Q_EMIT dataChanged(index(row, Where), index(row, Where));
+}
+
 void RunListModel::setProcess(const QString& dir, const core::ProcessFacts& facts) {
   const int row = rowOf(dir);
   if (row < 0) return;
@@ -123,6 +147,7 @@ std::vector<int> RunListModel::refresh() {
   std::vector<int> changed;
   for (size_t i = 0; i < m_entries.size(); ++i) {
     auto& e = m_entries[i];
+    if (e.target.isEmpty() || e.jobId.isEmpty()) readTarget(e);
     const bool records = e.log->refresh();
     const bool status = updateStatus(e);
     if (records) changed.push_back(static_cast<int>(i));
@@ -274,6 +299,18 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       }
       if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
       break;
+    case Where:
+      if (role == Qt::DisplayRole) {
+        if (e.target.isEmpty()) return tr("this machine");
+        QString s = e.target;
+        if (!e.jobId.isEmpty()) s += tr(" · job %1").arg(e.jobId);
+        const int colon = e.jobState.indexOf(QStringLiteral(": "));
+        if (colon > 0) s += QStringLiteral(" · ") + e.jobState.mid(colon + 2);
+        return s;
+      }
+      if (role == Qt::ToolTipRole && !e.target.isEmpty())
+        return tr("Trains on %1; this folder mirrors its run folder").arg(e.target);
+      break;
     default:
       break;
   }
@@ -293,6 +330,8 @@ QVariant RunListModel::headerData(int section, Qt::Orientation orientation, int 
       return tr("ETA");
     case Best:
       return tr("Best acc.");
+    case Where:
+      return tr("Where");
     default:
       return {};
   }

@@ -16,7 +16,7 @@ namespace foveal::ui {
 class RunListModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Name, Status, Progress, Eta, Best, ColumnCount };
+  enum Column { Name, Status, Progress, Eta, Best, Where, ColumnCount };
   enum Role { DirRole = Qt::UserRole + 1, StatusRole, DetailRole, ColourRole };
 
   explicit RunListModel(QObject* parent = nullptr);
@@ -36,6 +36,8 @@ class RunListModel : public QAbstractTableModel {
 
   /// What the launcher knows about the process writing `dir`.
   void setProcess(const QString& dir, const core::ProcessFacts& facts);
+  /// A run on another machine: its job's state as its follower reports it (Where column).
+  void setJobState(const QString& dir, const QString& state);
   /// Runs whose status is older than this many seconds without a final record are stale.
   void setStaleAfter(double seconds) { m_staleAfter = seconds; }
 
@@ -68,7 +70,11 @@ class RunListModel : public QAbstractTableModel {
     core::RunStatusInfo status;
     QColor colour;
     bool shown = true;
+    QString target;  ///< where it trains (remote.json), "" on this machine
+    QString jobId;
+    QString jobState;  ///< the follower's last "job N: state" line
   };
+  void readTarget(Entry& e) const;
   bool updateStatus(Entry& e);
   QColor nextColour() const;
 

@@ -26,6 +26,7 @@
 #include <QVBoxLayout>
 
 #include "model/stages/stage_registry.h"
+#include "run_target_box.h"
 #include "settings.h"
 
 namespace foveal::ui {
@@ -189,6 +190,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   });
   connect(m_runDir, &QLineEdit::textEdited, this, [this] { m_dirEdited = true; });
 
+  m_target = new RunTargetBox(this);
+  layout->addWidget(m_target);
+
   layout->addWidget(new QLabel(tr("Command line (runs as shown; copy it to start the same run on "
                                   "a server):"),
                                this));
@@ -215,6 +219,7 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     kPreset.set(m_preset->currentText());
     kWidth.set(m_width->value());
     kDevice.set(m_device->currentIndex());
+    m_target->saveSettings();
     accept();
   });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -229,6 +234,7 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   for (auto* s : {m_iterations, m_batch, m_evalInterval, m_cudaIndex, m_gpus, m_threads, m_seed})
     connect(s, &QSpinBox::valueChanged, this, changed);
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(m_target, &RunTargetBox::changed, this, changed);
   connect(m_device, &QComboBox::currentIndexChanged, this, changed);
   for (auto* c :
        {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse, m_projection})
@@ -311,6 +317,7 @@ LaunchSpec TrainingLaunchDialog::spec() const {
   s.attention = m_glimpse->currentData().toString();
   s.projection = m_projection->currentData().toInt();
   s.runDir = m_runDir->text().trimmed();
+  s.targetArguments = m_target->arguments(s.runDir);
   return s;
 }
 
@@ -348,6 +355,12 @@ void TrainingLaunchDialog::updateCommand() {
   m_threads->setVisible(device == LaunchSpec::Device::Cpu);
   const LaunchSpec s = spec();
   m_command->setPlainText(s.commandLine(m_cli.isEmpty() ? QStringLiteral("foveal-cli") : m_cli));
+  {
+    // The trainer's own options, as the batch script passes them (the script adds --run).
+    LaunchSpec trainer = s;
+    trainer.targetArguments.clear();
+    m_target->showScript(trainer.arguments(0).mid(3), s.runDir);
+  }
   QStringList notes;
   if (m_cli.isEmpty())
     notes << tr(

@@ -17,6 +17,8 @@ class QSpinBox;
 
 namespace foveal::ui {
 
+class RunTargetBox;
+
 class TrainingLaunchDialog : public QDialog {
   Q_OBJECT
  public:
@@ -28,6 +30,7 @@ class TrainingLaunchDialog : public QDialog {
   LaunchSpec spec() const;
   void setSpec(const LaunchSpec& spec);
   QString commandLine() const;
+  RunTargetBox* targetBox() const { return m_target; }
   QStringList presets() const;
 
  private:
@@ -59,6 +62,7 @@ class TrainingLaunchDialog : public QDialog {
   QComboBox* m_glimpse;
   QComboBox* m_projection;
   QLineEdit* m_runDir;
+  RunTargetBox* m_target;
   QPlainTextEdit* m_command;
   QLabel* m_note;
   QProcess* m_presetProcess = nullptr;

@@ -82,6 +82,7 @@ TrainingPage::TrainingPage(QWidget* parent)
     }
   });
   connect(m_launcher, &RunLauncher::outputChanged, this, [this](const QString& dir) {
+    m_runs->setJobState(dir, m_launcher->jobState(dir));
     if (m_runs->dir(currentRun()) != dir) return;
     m_output->setPlainText(m_launcher->output(dir));
     m_output->verticalScrollBar()->setValue(m_output->verticalScrollBar()->maximum());

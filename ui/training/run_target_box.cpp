@@ -1,0 +1,244 @@
+#include "run_target_box.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include "base/error.h"
+#include "run/run_target.h"
+#include "settings.h"
+
+namespace foveal::ui {
+
+namespace {
+const Setting<int> kKind(QStringLiteral("training/target/kind"), 0);
+const Setting<QString> kHost(QStringLiteral("training/target/host"), QString());
+const Setting<QString> kRemoteDir(QStringLiteral("training/target/remoteDir"),
+                                  QStringLiteral("foveal-runs"));
+const Setting<QString> kRemoteCli(QStringLiteral("training/target/remoteCli"),
+                                  QStringLiteral("foveal-cli"));
+const Setting<QString> kPartition(QStringLiteral("training/slurm/partition"), QString());
+const Setting<int> kGpus(QStringLiteral("training/slurm/gpus"), 1);
+const Setting<int> kCpus(QStringLiteral("training/slurm/cpus"), 0);
+const Setting<QString> kMemory(QStringLiteral("training/slurm/mem"), QString());
+const Setting<QString> kTime(QStringLiteral("training/slurm/time"), QStringLiteral("1-00:00:00"));
+const Setting<QString> kAccount(QStringLiteral("training/slurm/account"), QString());
+const Setting<QString> kQos(QStringLiteral("training/slurm/qos"), QString());
+const Setting<int> kTasks(QStringLiteral("training/slurm/ntasks"), 1);
+const Setting<QString> kExtra(QStringLiteral("training/slurm/extra"), QString());
+
+std::vector<std::string> toStd(const QStringList& l) {
+  std::vector<std::string> out;
+  for (const QString& s : l) out.push_back(s.toStdString());
+  return out;
+}
+}  // namespace
+
+RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains"), parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* top = new QFormLayout;
+  layout->addLayout(top);
+  m_kind = new QComboBox(this);
+  m_kind->setObjectName(QStringLiteral("runOn"));
+  m_kind->addItems({tr("This machine"), tr("SSH host"), tr("Slurm cluster")});
+  top->addRow(tr("Run &on:"), m_kind);
+
+  m_sshRows = new QWidget(this);
+  auto* ssh = new QFormLayout(m_sshRows);
+  ssh->setContentsMargins(0, 0, 0, 0);
+  m_host = new QLineEdit(kHost.value(), m_sshRows);
+  m_host->setPlaceholderText(tr("user@host[:port]; empty for a Slurm cluster: sbatch here"));
+  m_host->setToolTip(
+      tr("ssh logs in with your keys or agent and checks the host key; connect "
+         "once with ssh first to accept a new host's key"));
+  ssh->addRow(tr("&Host:"), m_host);
+  m_remoteDir = new QLineEdit(kRemoteDir.value(), m_sshRows);
+  m_remoteDir->setToolTip(tr("The run folder there (relative to the home folder)"));
+  ssh->addRow(tr("Remote &folder:"), m_remoteDir);
+  m_remoteCli = new QLineEdit(kRemoteCli.value(), m_sshRows);
+  ssh->addRow(tr("Remote foveal-&cli:"), m_remoteCli);
+  layout->addWidget(m_sshRows);
+
+  m_slurmRows = new QWidget(this);
+  auto* slurm = new QFormLayout(m_slurmRows);
+  slurm->setContentsMargins(0, 0, 0, 0);
+  auto* row1 = new QHBoxLayout;
+  m_partition = new QLineEdit(kPartition.value(), m_slurmRows);
+  m_partition->setPlaceholderText(tr("the default"));
+  m_gpus = new QSpinBox(m_slurmRows);
+  m_gpus->setRange(0, 64);
+  m_gpus->setValue(kGpus.value());
+  m_gpus->setSuffix(tr(" GPUs"));
+  m_tasks = new QSpinBox(m_slurmRows);
+  m_tasks->setRange(1, 1024);
+  m_tasks->setValue(kTasks.value());
+  m_tasks->setSuffix(tr(" tasks"));
+  m_tasks->setToolTip(tr("Data-parallel processes under srun"));
+  m_cpus = new QSpinBox(m_slurmRows);
+  m_cpus->setRange(0, 512);
+  m_cpus->setValue(kCpus.value());
+  m_cpus->setSpecialValueText(tr("default CPUs"));
+  m_cpus->setSuffix(tr(" CPUs/task"));
+  row1->addWidget(m_partition, 1);
+  row1->addWidget(m_gpus);
+  row1->addWidget(m_tasks);
+  row1->addWidget(m_cpus);
+  auto* partitionLabel = new QLabel(tr("&Partition:"), m_slurmRows);
+  partitionLabel->setBuddy(m_partition);
+  slurm->addRow(partitionLabel, row1);
+  auto* row2 = new QHBoxLayout;
+  m_memory = new QLineEdit(kMemory.value(), m_slurmRows);
+  m_memory->setPlaceholderText(tr("memory, e.g. 16G"));
+  m_time = new QLineEdit(kTime.value(), m_slurmRows);
+  m_time->setPlaceholderText(tr("time limit"));
+  m_account = new QLineEdit(kAccount.value(), m_slurmRows);
+  m_account->setPlaceholderText(tr("account"));
+  m_qos = new QLineEdit(kQos.value(), m_slurmRows);
+  m_qos->setPlaceholderText(tr("QoS"));
+  for (auto* e : {m_memory, m_time, m_account, m_qos}) row2->addWidget(e);
+  auto* memLabel = new QLabel(tr("&Memory, time:"), m_slurmRows);
+  memLabel->setBuddy(m_memory);
+  slurm->addRow(memLabel, row2);
+  m_extra = new QLineEdit(kExtra.value(), m_slurmRows);
+  m_extra->setPlaceholderText(tr("more #SBATCH lines, ';'-separated, e.g. --constraint=a100"));
+  slurm->addRow(tr("E&xtra:"), m_extra);
+  layout->addWidget(m_slurmRows);
+
+  m_scriptRow = new QWidget(this);
+  auto* scriptLayout = new QVBoxLayout(m_scriptRow);
+  scriptLayout->setContentsMargins(0, 0, 0, 0);
+  auto* scriptHead = new QHBoxLayout;
+  scriptHead->addWidget(
+      new QLabel(tr("Batch script (submitted as shown; requeued jobs resume by themselves):"),
+                 m_scriptRow),
+      1);
+  auto* copy = new QPushButton(tr("Copy &script"), m_scriptRow);
+  connect(copy, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(shownScript()); });
+  scriptHead->addWidget(copy);
+  scriptLayout->addLayout(scriptHead);
+  m_script = new QPlainTextEdit(m_scriptRow);
+  m_script->setObjectName(QStringLiteral("batchScript"));
+  m_script->setReadOnly(true);
+  m_script->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_script->setFixedHeight(m_script->fontMetrics().height() * 9 + 12);
+  scriptLayout->addWidget(m_script);
+  layout->addWidget(m_scriptRow);
+
+  m_kind->setCurrentIndex(std::clamp(kKind.value(), 0, 2));
+  connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
+    updateVisibility();
+    Q_EMIT changed();
+  });
+  for (auto* e :
+       {m_host, m_remoteDir, m_remoteCli, m_partition, m_memory, m_time, m_account, m_qos, m_extra})
+    connect(e, &QLineEdit::textChanged, this, &RunTargetBox::changed);
+  for (auto* s : {m_gpus, m_cpus, m_tasks})
+    connect(s, &QSpinBox::valueChanged, this, &RunTargetBox::changed);
+  updateVisibility();
+}
+
+RunTargetBox::Kind RunTargetBox::kind() const { return static_cast<Kind>(m_kind->currentIndex()); }
+
+void RunTargetBox::setKind(Kind kind) { m_kind->setCurrentIndex(kind); }
+
+void RunTargetBox::updateVisibility() {
+  m_sshRows->setVisible(kind() != ThisMachine);
+  m_slurmRows->setVisible(kind() == Slurm);
+  m_scriptRow->setVisible(kind() == Slurm);
+}
+
+QString RunTargetBox::target(const QString& localRunDir) const {
+  const QString host = m_host->text().trimmed();
+  QString remote = m_remoteDir->text().trimmed();
+  while (remote.endsWith(QLatin1Char('/')) && remote.size() > 1) remote.chop(1);
+  remote += QLatin1Char('/') + QFileInfo(QDir::cleanPath(localRunDir)).fileName();
+  switch (kind()) {
+    case ThisMachine:
+      return {};
+    case SshHost:
+      return QStringLiteral("ssh://%1/%2").arg(host, remote);
+    case Slurm:
+      return host.isEmpty() ? QStringLiteral("slurm")
+                            : QStringLiteral("slurm://%1/%2").arg(host, remote);
+  }
+  return {};
+}
+
+QStringList RunTargetBox::arguments(const QString& localRunDir) const {
+  if (kind() == ThisMachine) return {};
+  QStringList a{QStringLiteral("--target"), target(localRunDir)};
+  if (!m_remoteCli->text().trimmed().isEmpty() && m_remoteCli->text().trimmed() != "foveal-cli")
+    a << QStringLiteral("--remote-cli") << m_remoteCli->text().trimmed();
+  if (kind() != Slurm) return a;
+  const std::pair<const char*, QLineEdit*> texts[] = {
+      {"--slurm-partition", m_partition}, {"--slurm-mem", m_memory}, {"--slurm-time", m_time},
+      {"--slurm-account", m_account},     {"--slurm-qos", m_qos},    {"--slurm-extra", m_extra}};
+  for (const auto& [flag, edit] : texts)
+    if (!edit->text().trimmed().isEmpty()) a << QString::fromLatin1(flag) << edit->text().trimmed();
+  if (m_gpus->value() > 0) a << QStringLiteral("--slurm-gpus") << QString::number(m_gpus->value());
+  if (m_cpus->value() > 0) a << QStringLiteral("--slurm-cpus") << QString::number(m_cpus->value());
+  if (m_tasks->value() > 1)
+    a << QStringLiteral("--slurm-ntasks") << QString::number(m_tasks->value());
+  return a;
+}
+
+QString RunTargetBox::batchScript(const QStringList& trainArguments,
+                                  const QString& localRunDir) const {
+  if (kind() != Slurm) return {};
+  try {
+    core::RunTarget t = core::RunTarget::parse(target(localRunDir).toStdString());
+    t.remoteCli = m_remoteCli->text().trimmed().toStdString();
+    if (!t.mirrored())
+      t.remoteDir = QDir::cleanPath(QFileInfo(localRunDir).absoluteFilePath()).toStdString();
+    auto& s = t.slurm;
+    s.partition = m_partition->text().trimmed().toStdString();
+    s.gpus = m_gpus->value();
+    s.cpusPerTask = m_cpus->value();
+    s.ntasks = m_tasks->value();
+    s.memory = m_memory->text().trimmed().toStdString();
+    s.time = m_time->text().trimmed().toStdString();
+    s.account = m_account->text().trimmed().toStdString();
+    s.qos = m_qos->text().trimmed().toStdString();
+    for (const QString& line : m_extra->text().split(QLatin1Char(';'), Qt::SkipEmptyParts))
+      s.extra.push_back(line.trimmed().toStdString());
+    return QString::fromStdString(t.batchScript(toStd(trainArguments)));
+  } catch (const core::Error& e) {
+    return tr("# cannot write the script: %1").arg(QString::fromStdString(e.what()));
+  }
+}
+
+void RunTargetBox::showScript(const QStringList& trainArguments, const QString& localRunDir) {
+  m_script->setPlainText(batchScript(trainArguments, localRunDir));
+}
+
+QString RunTargetBox::shownScript() const { return m_script->toPlainText(); }
+
+void RunTargetBox::saveSettings() const {
+  kKind.set(m_kind->currentIndex());
+  kHost.set(m_host->text().trimmed());
+  kRemoteDir.set(m_remoteDir->text().trimmed());
+  kRemoteCli.set(m_remoteCli->text().trimmed());
+  kPartition.set(m_partition->text().trimmed());
+  kGpus.set(m_gpus->value());
+  kCpus.set(m_cpus->value());
+  kMemory.set(m_memory->text().trimmed());
+  kTime.set(m_time->text().trimmed());
+  kAccount.set(m_account->text().trimmed());
+  kQos.set(m_qos->text().trimmed());
+  kTasks.set(m_tasks->value());
+  kExtra.set(m_extra->text().trimmed());
+}
+
+}  // namespace foveal::ui

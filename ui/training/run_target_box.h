@@ -1,0 +1,71 @@
+#pragma once
+// "Run on" in the New-run dialog: this machine, an SSH host, or a Slurm cluster (sbatch here, or
+// through a login host), with the Slurm job's requests. It turns into `foveal-cli train
+// --target ...` options and, for Slurm, shows the batch script that will be submitted, copyable.
+// The hosts and their defaults are kept in the settings; passwords are never asked for (ssh runs
+// in batch mode with keys or an agent, core/run/remote_shell.h).
+#include <QGroupBox>
+#include <QStringList>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QSpinBox;
+
+namespace foveal::ui {
+
+class RunTargetBox : public QGroupBox {
+  Q_OBJECT
+ public:
+  enum Kind { ThisMachine, SshHost, Slurm };
+  explicit RunTargetBox(QWidget* parent = nullptr);
+
+  Kind kind() const;
+  void setKind(Kind kind);
+  /// The --target text ("" for this machine) for the run whose local folder is `localRunDir`:
+  /// the remote folder field names the parent, the run keeps the local folder's name there
+  /// ("slurm://me@login:22/foveal-runs/digits-soft-20260101").
+  QString target(const QString& localRunDir) const;
+  /// The options `foveal-cli train` takes for this target (empty for this machine).
+  QStringList arguments(const QString& localRunDir) const;
+  /// The batch script for `trainArguments` (Slurm only; "" otherwise), or the reason it cannot
+  /// be written (a bad host or option).
+  QString batchScript(const QStringList& trainArguments, const QString& localRunDir) const;
+  /// Updates the shown script for these training arguments.
+  void showScript(const QStringList& trainArguments, const QString& localRunDir);
+  QString shownScript() const;
+  /// Remembers the fields for the next dialog.
+  void saveSettings() const;
+
+  QLineEdit* hostEdit() const { return m_host; }
+  QLineEdit* remoteDirEdit() const { return m_remoteDir; }
+  QSpinBox* gpusBox() const { return m_gpus; }
+  QLineEdit* partitionEdit() const { return m_partition; }
+
+ Q_SIGNALS:
+  void changed();
+
+ private:
+  void updateVisibility();
+
+  QComboBox* m_kind;
+  QLineEdit* m_host;
+  QLineEdit* m_remoteDir;
+  QLineEdit* m_remoteCli;
+  QLineEdit* m_partition;
+  QSpinBox* m_gpus;
+  QSpinBox* m_cpus;
+  QLineEdit* m_memory;
+  QLineEdit* m_time;
+  QLineEdit* m_account;
+  QLineEdit* m_qos;
+  QSpinBox* m_tasks;
+  QLineEdit* m_extra;
+  QWidget* m_sshRows;
+  QWidget* m_slurmRows;
+  QPlainTextEdit* m_script;
+  QWidget* m_scriptRow;
+};
+
+}  // namespace foveal::ui
