@@ -13,8 +13,8 @@ namespace foveal::core {
 /// The bytes of a state file holding `payload`.
 std::string sealTrainingState(const std::string& payload);
 
-/// Reads `path` (a regular file of sane size, core/base/safe_read.h), checks its header and checksum
-/// and returns the payload. Throws Error naming the file and what is wrong.
+/// Reads `path` (a regular file of sane size, core/base/safe_read.h), checks its header and
+/// checksum and returns the payload. Throws Error naming the file and what is wrong.
 std::string readTrainingState(const std::string& path);
 
 }  // namespace foveal::core

@@ -75,8 +75,8 @@ struct Compiled {
   };
   std::vector<Step> steps;
   memory scratchpad;  // the shared buffer, as large as the largest step's
-  memory input;   // the caller's NCHW image (handle set per run)
-  memory output;  // the last value, in the primitive's layout
+  memory input;       // the caller's NCHW image (handle set per run)
+  memory output;      // the last value, in the primitive's layout
   Dims outDims;
 };
 

@@ -1,6 +1,6 @@
 // libFuzzer harness: training state files (latest.state) -> readTrainingState, the checksummed
-// envelope around LibTorch's archive (core/formats/state_file.h). The archive itself is LibTorch's to
-// parse; what Foveal adds must refuse every damaged envelope with an Error.
+// envelope around LibTorch's archive (core/formats/state_file.h). The archive itself is LibTorch's
+// to parse; what Foveal adds must refuse every damaged envelope with an Error.
 #include <unistd.h>
 
 #include <cstdint>

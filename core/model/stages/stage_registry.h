@@ -1,8 +1,8 @@
 #pragma once
 // The one list of stages and glimpses (docs/ARCHITECTURE.md "The model as stages", which has the
 // checklist for adding one). Torch-free: the CLI, the GUI, presets, bench and tests read names,
-// summaries and declared needs from here; core/model/stages/stage_factories.h builds the modules from
-// the same table (stage_registry.cpp), so a name cannot exist in one place and not the other.
+// summaries and declared needs from here; core/model/stages/stage_factories.h builds the modules
+// from the same table (stage_registry.cpp), so a name cannot exist in one place and not the other.
 #include <string>
 #include <vector>
 
