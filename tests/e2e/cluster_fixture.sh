@@ -133,7 +133,15 @@ CONF
   cluster_pids+=($!)
   /usr/sbin/slurmd -D -f "$SLURM_CONF" 2>>"$d/slurmd.stderr" &
   cluster_pids+=($!)
-  wait_for 120 "the Slurm node" sh -c 'sinfo -h -o %T | grep -Eq "^idle"'
+  if ! wait_for 120 "the Slurm node" sh -c 'sinfo -h -o %T | grep -Eq "^idle"'; then
+    # What the daemons said, so that a failure names its cause.
+    sinfo -N -l >&2 || true
+    local f
+    for f in "$d"/slurmctld.log "$d"/slurmd.log "$d"/slurmctld.stderr "$d"/slurmd.stderr; do
+      if [ -s "$f" ]; then echo "== $f" >&2; tail -n 15 "$f" >&2; fi
+    done
+    return 1
+  fi
 }
 
 cluster_start() {
