@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace foveal::app {
 
@@ -90,6 +91,19 @@ double CliArgs::doubleInRange(const std::string& name, double fallback, double l
     throw std::invalid_argument("--" + name + buf);
   }
   return v;
+}
+
+std::vector<std::string> splitSemicolons(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t semi = s.find(';', pos);
+    std::string part = s.substr(pos, semi == std::string::npos ? semi : semi - pos);
+    if (!part.empty()) out.push_back(std::move(part));
+    if (semi == std::string::npos) break;
+    pos = semi + 1;
+  }
+  return out;
 }
 
 }  // namespace foveal::app

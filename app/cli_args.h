@@ -32,4 +32,8 @@ class CliArgs {
   std::vector<std::string> m_positionals;
 };
 
+/// The non-empty parts of a ';'-separated option value ("a;;b" gives a, b): --data, --eval-data,
+/// --slurm-extra.
+std::vector<std::string> splitSemicolons(const std::string& s);
+
 }  // namespace foveal::app

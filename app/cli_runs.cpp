@@ -43,19 +43,6 @@ const char* kRunsUsage =
 
 namespace {
 
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t semi = s.find(';', pos);
-    const std::string part = s.substr(pos, semi == std::string::npos ? semi : semi - pos);
-    if (!part.empty()) out.push_back(part);
-    if (semi == std::string::npos) break;
-    pos = semi + 1;
-  }
-  return out;
-}
-
 // The options that say where and how a run is submitted; every other option goes to the trainer.
 const std::set<std::string> kTargetValued = {"target",          "run",
                                              "remote-cli",      "ssh-config",
@@ -115,7 +102,7 @@ int runRemoteTrainCommand(const std::vector<std::string>& args) {
   s.ntasksPerNode = a.intValue("slurm-ntasks-per-node", 0);
   s.signalSeconds = a.intValue("slurm-signal", 120);
   s.requeue = !a.has("slurm-no-requeue");
-  s.extra = splitList(a.value("slurm-extra", ""));
+  s.extra = splitSemicolons(a.value("slurm-extra", ""));
   s.validate();
   if (t.kind != core::RunTarget::Kind::Slurm)
     for (const auto& o : mine)

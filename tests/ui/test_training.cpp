@@ -573,6 +573,53 @@ class TestTraining : public QObject {
              QStringList({"train", "--run", "/runs/a", "--resume", "--device", "cpu"}));
   }
 
+  // Hosts and their defaults kept in the settings: each host used is listed, most recent first,
+  // and choosing it brings back the fields it was last used with; Forget removes it.
+  void runTargetRemembersHosts() {
+    {
+      ui::RunTargetBox box;
+      box.setKind(ui::RunTargetBox::Slurm);
+      box.hostEdit()->setText("me@login.hpc:2222");
+      box.remoteDirEdit()->setText("scratch/runs");
+      box.partitionEdit()->setText("gpu");
+      box.gpusBox()->setValue(4);
+      box.saveSettings();
+      box.setKind(ui::RunTargetBox::SshHost);
+      box.hostEdit()->setText("ann@workstation");
+      box.remoteDirEdit()->setText("runs");
+      box.saveSettings();
+      box.setKind(ui::RunTargetBox::ThisMachine);  // this machine adds no host
+      box.hostEdit()->setText("ignored@host");
+      box.saveSettings();
+    }
+    QCOMPARE(ui::RunTargetBox::knownHosts(), QStringList({"ann@workstation", "me@login.hpc:2222"}));
+    ui::RunTargetBox box;
+    QCOMPARE(box.hostBox()->count(), 2);
+    QCOMPARE(box.hostBox()->itemText(1), QString("me@login.hpc:2222"));
+    // Choose the cluster from the list: its kind and Slurm fields come back.
+    box.hostBox()->setCurrentIndex(1);
+    Q_EMIT box.hostBox()->activated(1);
+    QCOMPARE(box.kind(), ui::RunTargetBox::Slurm);
+    QCOMPARE(box.hostEdit()->text(), QString("me@login.hpc:2222"));
+    QCOMPARE(box.remoteDirEdit()->text(), QString("scratch/runs"));
+    QCOMPARE(box.partitionEdit()->text(), QString("gpu"));
+    QCOMPARE(box.gpusBox()->value(), 4);
+    // And the workstation: an SSH host with its own folder.
+    box.hostBox()->setCurrentIndex(0);
+    Q_EMIT box.hostBox()->activated(0);
+    QCOMPARE(box.kind(), ui::RunTargetBox::SshHost);
+    QCOMPARE(box.remoteDirEdit()->text(), QString("runs"));
+    // Using the cluster again moves it first; Forget removes a host.
+    box.setKind(ui::RunTargetBox::Slurm);
+    box.hostEdit()->setText("me@login.hpc:2222");
+    box.saveSettings();
+    QCOMPARE(ui::RunTargetBox::knownHosts(), QStringList({"me@login.hpc:2222", "ann@workstation"}));
+    box.forgetHost("me@login.hpc:2222");
+    QCOMPARE(ui::RunTargetBox::knownHosts(), QStringList({"ann@workstation"}));
+    QCOMPARE(box.hostBox()->count(), 1);
+    QVERIFY(box.hostEdit()->text().isEmpty());
+  }
+
   // "Run on" a Slurm cluster: the command line gets --target and the job's options, the batch
   // script is shown (core writes it), a bad host says so instead of a script; this machine
   // adds nothing. The Where column names the target, the job and the follower's last state.

@@ -13,6 +13,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "base/error.h"
@@ -37,6 +38,9 @@ const Setting<QString> kAccount(QStringLiteral("training/slurm/account"), QStrin
 const Setting<QString> kQos(QStringLiteral("training/slurm/qos"), QString());
 const Setting<int> kTasks(QStringLiteral("training/slurm/ntasks"), 1);
 const Setting<QString> kExtra(QStringLiteral("training/slurm/extra"), QString());
+// The hosts used before, most recent first, each with the fields it was last used with.
+const Setting<QVariantList> kHosts(QStringLiteral("training/hosts"), QVariantList());
+constexpr int kMaxHosts = 12;
 
 std::vector<std::string> toStd(const QStringList& l) {
   std::vector<std::string> out;
@@ -57,12 +61,26 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   m_sshRows = new QWidget(this);
   auto* ssh = new QFormLayout(m_sshRows);
   ssh->setContentsMargins(0, 0, 0, 0);
-  m_host = new QLineEdit(kHost.value(), m_sshRows);
+  auto* hostRow = new QHBoxLayout;
+  m_hostBox = new QComboBox(m_sshRows);
+  m_hostBox->setObjectName(QStringLiteral("host"));
+  m_hostBox->setEditable(true);
+  m_hostBox->setInsertPolicy(QComboBox::NoInsert);
+  m_hostBox->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+  m_host = m_hostBox->lineEdit();
   m_host->setPlaceholderText(tr("user@host[:port]; empty for a Slurm cluster: sbatch here"));
-  m_host->setToolTip(
-      tr("ssh logs in with your keys or agent and checks the host key; connect "
-         "once with ssh first to accept a new host's key"));
-  ssh->addRow(tr("&Host:"), m_host);
+  m_hostBox->setToolTip(
+      tr("ssh logs in with your keys or agent and checks the host key; connect once with ssh "
+         "first to accept a new host's key. Hosts used before are in the list, each with the "
+         "fields it was last used with."));
+  hostRow->addWidget(m_hostBox, 1);
+  m_forget = new QToolButton(m_sshRows);
+  m_forget->setText(tr("Forget"));
+  m_forget->setToolTip(tr("Remove this host and its fields from the list"));
+  hostRow->addWidget(m_forget);
+  auto* hostLabel = new QLabel(tr("&Host:"), m_sshRows);
+  hostLabel->setBuddy(m_hostBox);
+  ssh->addRow(hostLabel, hostRow);
   m_remoteDir = new QLineEdit(kRemoteDir.value(), m_sshRows);
   m_remoteDir->setToolTip(tr("The run folder there (relative to the home folder)"));
   ssh->addRow(tr("Remote &folder:"), m_remoteDir);
@@ -137,6 +155,14 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   layout->addWidget(m_scriptRow);
 
   m_kind->setCurrentIndex(std::clamp(kKind.value(), 0, 2));
+  m_hostBox->addItems(knownHosts());
+  m_host->setText(kHost.value());
+  // Choosing a host from the list brings back the fields it was last used with; typing does not.
+  connect(m_hostBox, &QComboBox::activated, this, [this](int index) {
+    const QVariantList hosts = kHosts.value();
+    if (index >= 0 && index < hosts.size()) applyProfile(hosts[index].toMap());
+  });
+  connect(m_forget, &QToolButton::clicked, this, [this] { forgetHost(m_host->text().trimmed()); });
   connect(m_kind, &QComboBox::currentIndexChanged, this, [this] {
     updateVisibility();
     Q_EMIT changed();
@@ -225,6 +251,63 @@ void RunTargetBox::showScript(const QStringList& trainArguments, const QString& 
 
 QString RunTargetBox::shownScript() const { return m_script->toPlainText(); }
 
+QStringList RunTargetBox::knownHosts() {
+  QStringList out;
+  for (const QVariant& v : kHosts.value())
+    out << v.toMap().value(QStringLiteral("host")).toString();
+  return out;
+}
+
+QVariantMap RunTargetBox::profile() const {
+  return {{QStringLiteral("host"), m_host->text().trimmed()},
+          {QStringLiteral("kind"), m_kind->currentIndex()},
+          {QStringLiteral("remoteDir"), m_remoteDir->text().trimmed()},
+          {QStringLiteral("remoteCli"), m_remoteCli->text().trimmed()},
+          {QStringLiteral("partition"), m_partition->text().trimmed()},
+          {QStringLiteral("gpus"), m_gpus->value()},
+          {QStringLiteral("cpus"), m_cpus->value()},
+          {QStringLiteral("ntasks"), m_tasks->value()},
+          {QStringLiteral("mem"), m_memory->text().trimmed()},
+          {QStringLiteral("time"), m_time->text().trimmed()},
+          {QStringLiteral("account"), m_account->text().trimmed()},
+          {QStringLiteral("qos"), m_qos->text().trimmed()},
+          {QStringLiteral("extra"), m_extra->text().trimmed()}};
+}
+
+void RunTargetBox::applyProfile(const QVariantMap& p) {
+  const auto text = [&p](const char* key, QLineEdit* edit) {
+    if (p.contains(QLatin1String(key))) edit->setText(p.value(QLatin1String(key)).toString());
+  };
+  const auto number = [&p](const char* key, QSpinBox* box) {
+    if (p.contains(QLatin1String(key))) box->setValue(p.value(QLatin1String(key)).toInt());
+  };
+  if (p.contains(QStringLiteral("kind")))
+    m_kind->setCurrentIndex(std::clamp(p.value(QStringLiteral("kind")).toInt(), 1, 2));
+  text("host", m_host);
+  text("remoteDir", m_remoteDir);
+  text("remoteCli", m_remoteCli);
+  text("partition", m_partition);
+  text("mem", m_memory);
+  text("time", m_time);
+  text("account", m_account);
+  text("qos", m_qos);
+  text("extra", m_extra);
+  number("gpus", m_gpus);
+  number("cpus", m_cpus);
+  number("ntasks", m_tasks);
+}
+
+void RunTargetBox::forgetHost(const QString& host) {
+  QVariantList hosts = kHosts.value();
+  for (int i = static_cast<int>(hosts.size()) - 1; i >= 0; --i)
+    if (hosts[i].toMap().value(QStringLiteral("host")).toString() == host) hosts.removeAt(i);
+  kHosts.set(hosts);
+  const QString typed = m_host->text();
+  m_hostBox->clear();
+  m_hostBox->addItems(knownHosts());
+  m_host->setText(typed == host ? QString() : typed);
+}
+
 void RunTargetBox::saveSettings() const {
   kKind.set(m_kind->currentIndex());
   kHost.set(m_host->text().trimmed());
@@ -239,6 +322,14 @@ void RunTargetBox::saveSettings() const {
   kQos.set(m_qos->text().trimmed());
   kTasks.set(m_tasks->value());
   kExtra.set(m_extra->text().trimmed());
+  const QString host = m_host->text().trimmed();
+  if (kind() == ThisMachine || host.isEmpty()) return;
+  QVariantList hosts = kHosts.value();
+  for (int i = static_cast<int>(hosts.size()) - 1; i >= 0; --i)
+    if (hosts[i].toMap().value(QStringLiteral("host")).toString() == host) hosts.removeAt(i);
+  hosts.prepend(profile());
+  while (hosts.size() > kMaxHosts) hosts.removeLast();
+  kHosts.set(hosts);
 }
 
 }  // namespace foveal::ui

@@ -6,12 +6,14 @@
 // in batch mode with keys or an agent, core/run/remote_shell.h).
 #include <QGroupBox>
 #include <QStringList>
+#include <QVariantMap>
 
 class QComboBox;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QSpinBox;
+class QToolButton;
 
 namespace foveal::ui {
 
@@ -35,8 +37,17 @@ class RunTargetBox : public QGroupBox {
   /// Updates the shown script for these training arguments.
   void showScript(const QStringList& trainArguments, const QString& localRunDir);
   QString shownScript() const;
-  /// Remembers the fields for the next dialog.
+  /// Remembers the fields for the next dialog, and puts the host first in the hosts list with
+  /// the fields it was used with (at most 12 hosts are kept).
   void saveSettings() const;
+  /// The hosts used before, most recent first (the host list's entries).
+  static QStringList knownHosts();
+  /// The fields as saved for a host, and back; choosing a listed host applies its profile.
+  QVariantMap profile() const;
+  void applyProfile(const QVariantMap& profile);
+  /// Removes `host` and its fields from the list.
+  void forgetHost(const QString& host);
+  QComboBox* hostBox() const { return m_hostBox; }
 
   QLineEdit* hostEdit() const { return m_host; }
   QLineEdit* remoteDirEdit() const { return m_remoteDir; }
@@ -50,7 +61,9 @@ class RunTargetBox : public QGroupBox {
   void updateVisibility();
 
   QComboBox* m_kind;
-  QLineEdit* m_host;
+  QComboBox* m_hostBox;
+  QLineEdit* m_host;  // the host box's line edit
+  QToolButton* m_forget;
   QLineEdit* m_remoteDir;
   QLineEdit* m_remoteCli;
   QLineEdit* m_partition;
