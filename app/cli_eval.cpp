@@ -127,8 +127,15 @@ int runEvalCommand(const std::vector<std::string>& args) {
       throw std::invalid_argument("--digit-protocol chooses the datasets itself; drop --data");
     o.keepFailures = a.has("failures");
     std::vector<std::pair<std::string, tr::EvalReport>> rows;
-    for (const auto& model : split(a.required("model"), ','))
+    for (const auto& model : split(a.required("model"), ',')) {
       rows.emplace_back(model, tr::evaluateModelFile(model, tr::digitProtocolSets(), o));
+      // Sequences of the training pool's digits: memorising made visible.
+      tr::EvalOptions po = o;
+      po.keepFailures = false;
+      po.localisation = false;
+      rows.back().second.trainPool =
+          tr::evaluateModelFile(model, tr::digitTrainPoolSets(o.limit), po).datasets;
+    }
     if (a.has("json")) {
       std::cout << "[";
       for (size_t i = 0; i < rows.size(); ++i)
@@ -144,7 +151,13 @@ int runEvalCommand(const std::vector<std::string>& args) {
                    "of character t; mean: of the ten\nsettings; pooled: over every step; pt(ok): "
                    "over the steps of correctly read images; IoU: mean IoU of step box\nand true "
                    "box (pooled)\n\n"
-                << tr::digitProtocolLocalisationTable(rows);
+                << tr::digitProtocolLocalisationTable(rows)
+                << "\nper-digit accuracy (%): truth digits read right (aligned as the Errors page "
+                   "aligns them), of all truth digits\n\n"
+                << tr::digitProtocolCharTable(rows)
+                << "\nmemorising: word accuracy (%) on sequences of training-pool digits against "
+                   "test-pool digits,\nand per-digit accuracy (%) over those sets\n\n"
+                << tr::digitPoolTable(rows);
     }
     if (a.has("failures")) {
       std::ofstream out(a.value("failures"));

@@ -15,6 +15,7 @@
 #include "cli_args.h"
 #include "cli_model.h"
 #include "cli_runs.h"
+#include "data/glyph_augment.h"
 #include "run/run_folder.h"
 #include "train/distributed.h"
 #include "train/train_bench.h"
@@ -56,12 +57,14 @@ const char* kTrainUsage =
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
               [--max-length N] [--lambda-r X] [--seed S] [--device cpu|cuda|cuda:N]
               [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
-              [--history-interval N] [--history-keep K]
+              [--history-interval N] [--history-keep K] [--augment]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
               latest.state, best.fvm, history/iter-N.fvm); SIGINT/SIGTERM stop with a
               checkpoint; history/ keeps a model every N iterations (default 1000, 0: none),
               at most K of them (default 24: past that every other one goes, the spacing doubles);
-              --init-from starts from a trained model's tensors of the same name and shape
+              --init-from starts from a trained model's tensors of the same name and shape;
+              --augment distorts each training digit (the digit specs get every aug-...
+              parameter of the defaults, recorded in config.json; see data show)
               --run DIR --resume [--iterations N] [--device D] [--threads N]
               continue DIR exactly where its last checkpoint left off
               --list-presets [--json]   the presets and their settings (--json: for programs)
@@ -90,17 +93,19 @@ extern "C" void onStopSignal(int sig) {
   if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);
 }
 
-std::vector<std::string> splitSpecs(const std::string& s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t semi = s.find(';', pos);
-    const std::string part = s.substr(pos, semi == std::string::npos ? semi : semi - pos);
-    if (!part.empty()) out.push_back(part);
-    if (semi == std::string::npos) break;
-    pos = semi + 1;
+// --augment: every digit training set gets the augmentation defaults, written out parameter by
+// parameter so that config.json records them (a later change of the defaults leaves the run's
+// data as it was).
+void augmentDigitSets(std::vector<std::string>& sets) {
+  bool any = false;
+  for (auto& s : sets) {
+    if (s.rfind("digits:", 0) != 0) continue;
+    if (s.find("augment") != std::string::npos || s.find("aug-") != std::string::npos)
+      throw std::invalid_argument("--augment: " + s + " already sets its augmentation");
+    s += core::data::GlyphAugmentSpec::defaults().toSpecItems();
+    any = true;
   }
-  return out;
+  if (!any) throw std::invalid_argument("--augment applies to digit training data (digits:...)");
 }
 
 std::string presetLine(const tr::Preset& p) {
@@ -146,7 +151,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
                                   "loader-threads",
                                   "init-from"};
   valued.insert(kStageOptions.begin(), kStageOptions.end());
-  std::set<std::string> flags = {"resume", "list-presets", "no-bf16", "json"};
+  std::set<std::string> flags = {"resume", "list-presets", "no-bf16", "json", "augment"};
   flags.insert(kStageFlags.begin(), kStageFlags.end());
   const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
@@ -165,8 +170,9 @@ int runTrainCommand(const std::vector<std::string>& args) {
   tr::TrainConfig cfg;
   const bool resume = a.has("resume");
   if (resume) {
-    std::vector<std::string> fixed = {"preset",     "width",    "batch", "micro-batches", "data",
-                                      "max-length", "lambda-r", "seed",  "init-from"};
+    std::vector<std::string> fixed = {"preset",    "width",      "batch",    "micro-batches",
+                                      "data",      "max-length", "lambda-r", "seed",
+                                      "init-from", "augment"};
     fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
     fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
     for (const auto& name : fixed)
@@ -182,11 +188,12 @@ int runTrainCommand(const std::vector<std::string>& args) {
     cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
     cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
     cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
-    if (a.has("data")) cfg.trainData = splitSpecs(a.value("data"));
+    if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
+    if (a.has("augment")) augmentDigitSets(cfg.trainData);
     cfg.initFrom = a.value("init-from", "");
   }
   cfg.iterations = a.intValue("iterations", static_cast<int>(cfg.iterations));
-  if (a.has("eval-data")) cfg.evalData = splitSpecs(a.value("eval-data"));
+  if (a.has("eval-data")) cfg.evalData = splitSemicolons(a.value("eval-data"));
   cfg.evalInterval = a.intValue("eval-interval", static_cast<int>(cfg.evalInterval));
   cfg.evalLimit = a.intValue("eval-limit", static_cast<int>(cfg.evalLimit));
   cfg.checkpointInterval =

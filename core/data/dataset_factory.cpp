@@ -1,5 +1,6 @@
 #include "data/dataset_factory.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -58,6 +59,7 @@ uint64_t number(const std::string& spec, const std::string& k, const std::string
 DatasetPtr openDigits(const std::string& spec, const std::string& body) {
   DigitSequenceSpec s;
   std::string mnist;
+  std::vector<std::pair<std::string, std::string>> augmentKeys;
   for (const auto& [k, v] : parseSpec(spec, body)) {
     if (k == "len" || k == "length") {
       s.length = static_cast<int>(number(spec, k, v));
@@ -80,9 +82,23 @@ DatasetPtr openDigits(const std::string& spec, const std::string& body) {
       s.count = static_cast<size_t>(number(spec, k, v));
     } else if (k == "mnist") {
       mnist = v;
+    } else if (k == "augment" || k.rfind("aug-", 0) == 0) {
+      augmentKeys.emplace_back(k, v);
     } else {
       throw Error(spec + ": unknown key '" + k +
-                  "' (digits take len, rotated, split, seed, count, mnist)");
+                  "' (digits take len, rotated, split, seed, count, mnist, augment, aug-scale, "
+                  "aug-shear, aug-rot, aug-shift, aug-elastic, aug-sigma, aug-thick)");
+    }
+  }
+  // "augment" (the defaults) first, then the single parameters over it, whatever their order.
+  std::stable_sort(augmentKeys.begin(), augmentKeys.end(), [](const auto& a, const auto& b) {
+    return a.first == "augment" && b.first != "augment";
+  });
+  for (const auto& [k, v] : augmentKeys) {
+    try {
+      if (!s.augment.set(k, v)) throw Error("unknown augmentation key '" + k + "'");
+    } catch (const Error& e) {
+      throw Error(spec + ": " + e.what());
     }
   }
   auto digits = mnist.empty() ? MnistDigits::bundled() : MnistDigits::load(mnist);

@@ -16,6 +16,7 @@ std::string DigitSequenceSpec::toString() const {
   s += stream ? ",split=stream" : split == DigitSplit::Test ? ",split=test" : ",split=train";
   s += ",seed=" + std::to_string(seed);
   if (count) s += ",count=" + std::to_string(count);
+  s += augment.toSpecItems();
   return s;
 }
 
@@ -77,6 +78,28 @@ Box turnedSlotBox(int n, double degrees) {
   return {x0, y0, x1 - x0, y1 - y0};
 }
 
+Box turnedBox(int n, double degrees, const Box& box) {
+  // The forward map of turnAboutVerticalAxis for a point (see turnedSlotBox), applied to the
+  // box's four corners.
+  const double d = DigitSequenceSpec::kCameraDistance;
+  const double th = degrees * M_PI / 180.0, c = std::cos(th), s = std::sin(th);
+  const double half = n / 2.0;
+  double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
+  for (const double X : {box.x - half, box.x + box.w - half})
+    for (const double Y : {box.y - half, box.y + box.h - half}) {
+      const double u = d * X * c / (d + X * s) + half, v = d * Y / (d + X * s) + half;
+      x0 = std::min(x0, u);
+      x1 = std::max(x1, u);
+      y0 = std::min(y0, v);
+      y1 = std::max(y1, v);
+    }
+  x0 = std::clamp(x0, 0.0, double(n));
+  x1 = std::clamp(x1, 0.0, double(n));
+  y0 = std::clamp(y0, 0.0, double(n));
+  y1 = std::clamp(y1, 0.0, double(n));
+  return {x0, y0, x1 - x0, y1 - y0};
+}
+
 DigitSequenceDataset::DigitSequenceDataset(std::shared_ptr<const MnistDigits> digits,
                                            const DigitSequenceSpec& spec)
     : m_digits(std::move(digits)), m_spec(spec) {
@@ -85,6 +108,9 @@ DigitSequenceDataset::DigitSequenceDataset(std::shared_ptr<const MnistDigits> di
     throw Error(spec.toString() + ": length must be 1..64, not " + std::to_string(spec.length));
   if (spec.stream && spec.split == DigitSplit::Test)
     throw Error(spec.toString() + ": the endless stream draws from the training pool only");
+  if (spec.augment.enabled() && spec.split == DigitSplit::Test)
+    throw Error(spec.toString() +
+                ": the test sets are never augmented (augmentation is for the training pool)");
   // The setting is part of the key, so e.g. len=5 and len=7 with one seed are independent.
   m_key = mixKey(mixKey(spec.seed, static_cast<uint64_t>(spec.length)),
                  (spec.rotated ? 2u : 0u) | (spec.split == DigitSplit::Test ? 1u : 0u));
@@ -100,6 +126,11 @@ DigitSequenceDataset::Plan DigitSequenceDataset::plan(size_t index) const {
     p.digits[k] = pool[rng.below(pool.size())];
     if (m_spec.rotated)
       p.angles[k] = rng.uniform(-DigitSequenceSpec::kMaxAngleDeg, DigitSequenceSpec::kMaxAngleDeg);
+  }
+  if (m_spec.augment.enabled()) {
+    SampleRng arng(mixKey(mixKey(m_key, index), 0xA06D3E47u));  // its own stream
+    for (int k = 0; k < m_spec.length; ++k)
+      p.warps.push_back(GlyphWarp::draw(m_spec.augment, arng));
   }
   return p;
 }
@@ -122,8 +153,13 @@ Sample DigitSequenceDataset::get(size_t index) const {
   s.image.height = n;
   s.image.pixels.resize(static_cast<size_t>(s.image.width) * n);
   uint8_t turned[n * n];
+  uint8_t warped[n * n];
   for (int k = 0; k < m_spec.length; ++k) {
     const uint8_t* cell = m_digits->cell(p.digits[k]);
+    if (!p.warps.empty()) {
+      warpGlyph(cell, n, p.warps[static_cast<size_t>(k)], warped);
+      cell = warped;
+    }
     if (m_spec.rotated) {
       turnAboutVerticalAxis(cell, n, p.angles[k], turned);
       cell = turned;
@@ -141,7 +177,13 @@ std::vector<Box> DigitSequenceDataset::charBoxes(size_t index) const {
   const Plan p = plan(index);
   std::vector<Box> out;
   for (int k = 0; k < m_spec.length; ++k) {
-    Box b = m_spec.rotated ? turnedSlotBox(n, p.angles[static_cast<size_t>(k)]) : Box{0, 0, n, n};
+    const double angle = p.angles[static_cast<size_t>(k)];
+    Box b;
+    if (!p.warps.empty())  // the warped slot, then through the turn
+      b = m_spec.rotated ? turnedBox(n, angle, warpedSlotBox(n, p.warps[static_cast<size_t>(k)]))
+                         : warpedSlotBox(n, p.warps[static_cast<size_t>(k)]);
+    else
+      b = m_spec.rotated ? turnedSlotBox(n, angle) : Box{0, 0, n, n};
     b.x += k * n;
     out.push_back(b);
   }

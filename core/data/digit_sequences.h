@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "data/dataset.h"
+#include "data/glyph_augment.h"
 #include "data/mnist_digits.h"
 
 namespace foveal::core::data {
@@ -22,6 +23,9 @@ struct DigitSequenceSpec {
   uint64_t seed = 1;
   bool stream = false;  ///< endless: any index is valid (train pool)
   size_t count = 0;     ///< 0: the paper's size (20,000 train, 10,000 test)
+  /// Per-glyph augmentation (training pool only; the test sets are never augmented). Its draws
+  /// come from their own stream, so the digits and angles of sample i do not change with it.
+  GlyphAugmentSpec augment;
 
   static constexpr size_t kTrainCount = 20000;
   static constexpr size_t kTestCount = 10000;
@@ -32,7 +36,7 @@ struct DigitSequenceSpec {
   size_t size() const {
     return count ? count : split == DigitSplit::Test ? kTestCount : kTrainCount;
   }
-  /// "digits:len=5,rotated,split=test,seed=1"
+  /// "digits:len=5,rotated,split=test,seed=1" (augmented: every aug-... parameter follows)
   std::string toString() const;
 };
 
@@ -45,6 +49,9 @@ void turnAboutVerticalAxis(const uint8_t* cell, int n, double degrees, uint8_t* 
 /// (its four corners through the same camera; a turned square's image is a trapezoid whose near
 /// edge grows), clipped to the cell. Pixel-edge coordinates within the cell.
 Box turnedSlotBox(int n, double degrees);
+/// The bounding box of `box` (within the cell) through the same turn; turnedBox(n, a, {0,0,n,n})
+/// equals turnedSlotBox(n, a).
+Box turnedBox(int n, double degrees, const Box& box);
 
 class DigitSequenceDataset : public Dataset {
  public:
@@ -64,6 +71,7 @@ class DigitSequenceDataset : public Dataset {
   struct Plan {
     std::vector<int> digits;
     std::vector<double> angles;
+    std::vector<GlyphWarp> warps;  ///< empty without augmentation
   };
   Plan plan(size_t index) const;
 

@@ -30,6 +30,8 @@ void EvalStats::add(const EvalStats& o) {
   correct += o.correct;
   nedSum += o.nedSum;
   entropySum += o.entropySum;
+  charCorrect += o.charCorrect;
+  charTotal += o.charTotal;
   localisation.add(o.localisation);
 }
 
@@ -43,7 +45,12 @@ std::string normaliseForScoring(const std::string& text) {
 Score scorePrediction(const std::string& prediction, const std::string& truth, bool textScoring) {
   const std::string p = textScoring ? normaliseForScoring(prediction) : prediction;
   const std::string t = textScoring ? normaliseForScoring(truth) : truth;
-  return {p == t, normalisedEditDistance(p, t)};
+  Score score{p == t, normalisedEditDistance(p, t)};
+  for (const CharOp& op : alignCharacters(p, t)) {
+    score.charTotal += op.kind != CharOp::Kind::Insert;
+    score.charCorrect += op.kind == CharOp::Kind::Match;
+  }
+  return score;
 }
 
 bool wantsTextScoring(const std::string& charset, const std::string& scoring) {
@@ -202,6 +209,8 @@ EvalStats BatchScorer::scoreImage(const data::Batch& batch, const RecognizerOutp
   one.correct = s.correct ? 1 : 0;
   one.nedSum = s.ned;
   one.entropySum = entropy;
+  one.charCorrect = s.charCorrect;
+  one.charTotal = s.charTotal;
   // Boxes that do not match the label character for character say nothing about it.
   if (k < batch.boxes.size() && !batch.boxes[k].empty() &&
       batch.boxes[k].size() == splitUtf8(truth).size()) {
@@ -298,6 +307,7 @@ json statsJson(const EvalStats& s) {
             {"correct", s.correct},
             {"accuracy", s.accuracy()},
             {"ned", s.ned()},
+            {"char_accuracy", s.charAccuracy()},
             {"entropy", s.entropy()}};
   const auto& l = s.localisation;
   if (!l.empty()) {  // absent: the data has no character boxes
@@ -363,6 +373,14 @@ std::string EvalReport::toJson() const {
     dj["by_length"] = lengthsJson(d.byLength);
     j["datasets"].push_back(dj);
   }
+  if (!trainPool.empty()) {
+    j["train_pool"] = json::array();
+    for (const auto& d : trainPool) {
+      json dj = statsJson(d.overall);
+      dj["name"] = d.name;
+      j["train_pool"].push_back(dj);
+    }
+  }
   return j.dump(2);
 }
 
@@ -416,6 +434,7 @@ namespace {
 // Column k of Table 1 is the k-th set of digitProtocolSets(); a dataset matches it when its
 // argument has the same length and rotation (count and seed may differ).
 std::string protocolKey(const std::string& spec) {
+  if (spec.find("split=train") != std::string::npos) return "train";  // never a Table 1 column
   const bool rotated = spec.find("rotated") != std::string::npos;
   const auto p = spec.find("len=");
   const std::string len =
@@ -486,6 +505,57 @@ std::string digitProtocolTable(const std::vector<std::pair<std::string, EvalRepo
         std::snprintf(buf, sizeof buf, " %6.3f %8.3f", all.ned(), all.entropy());
         return std::string(buf);
       });
+}
+
+std::string digitProtocolCharTable(const std::vector<std::pair<std::string, EvalReport>>& rows) {
+  return protocolLayout(
+      rows, [](const EvalStats& s) { return 100.0 * s.charAccuracy(); }, "",
+      [](const EvalReport&) { return std::string(); });
+}
+
+std::string digitPoolTable(const std::vector<std::pair<std::string, EvalReport>>& rows) {
+  std::ostringstream o;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%-28s %9s %9s %9s %9s %11s %11s\n", "model", "n5 train",
+                "n5 test", "n13 train", "n13 test", "digit train", "digit test");
+  o << buf;
+  // The unrotated set of `len` digits in `report`, drawn from the training pool or not.
+  const auto find = [](const std::vector<DatasetEval>& sets, int len,
+                       bool train) -> const EvalStats* {
+    const std::string want = "len=" + std::to_string(len) + ",";
+    for (const auto& d : sets)
+      if (d.name.find(want) != std::string::npos && d.name.find("rotated") == std::string::npos &&
+          (d.name.find("split=train") != std::string::npos) == train && d.overall.count)
+        return &d.overall;
+    return nullptr;
+  };
+  for (const auto& [path, report] : rows) {
+    std::string name = path.substr(path.find_last_of('/') + 1);
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".fvm") == 0)
+      name.resize(name.size() - 4);
+    std::snprintf(buf, sizeof buf, "%-28s", name.substr(0, 28).c_str());
+    o << buf;
+    EvalStats digits[2];  // per-digit accuracy over n5 and n13: [0] training pool, [1] test pool
+    for (int len : {5, 13})
+      for (bool train : {true, false}) {
+        const EvalStats* s = find(train ? report.trainPool : report.datasets, len, train);
+        if (s) digits[train ? 0 : 1].add(*s);
+        if (s)
+          std::snprintf(buf, sizeof buf, " %9.1f", 100.0 * s->accuracy());
+        else
+          std::snprintf(buf, sizeof buf, " %9s", "-");
+        o << buf;
+      }
+    for (const EvalStats& s : digits) {
+      if (s.charTotal)
+        std::snprintf(buf, sizeof buf, " %11.2f", 100.0 * s.charAccuracy());
+      else
+        std::snprintf(buf, sizeof buf, " %11s", "-");
+      o << buf;
+    }
+    o << "\n";
+  }
+  return o.str();
 }
 
 std::string digitProtocolLocalisationTable(

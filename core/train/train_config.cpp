@@ -133,6 +133,14 @@ std::vector<std::string> digitProtocolSets(int64_t count) {
   return out;
 }
 
+std::vector<std::string> digitTrainPoolSets(int64_t count) {
+  std::vector<std::string> out;
+  for (int len : {5, 13})
+    out.push_back("digits:len=" + std::to_string(len) + ",split=train,seed=1,count=" +
+                  std::to_string(count > 0 ? count : int64_t(10000)));
+  return out;
+}
+
 namespace {
 
 TrainConfig digits(const std::string& a, ContextKind c, bool reference) {

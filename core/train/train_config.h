@@ -78,5 +78,8 @@ std::vector<Preset> presets();
 TrainConfig presetConfig(const std::string& name, double width = 1.0);
 /// The ten digit test sets of the paper's Table 1 (normal 5..13, then rotated 5..13).
 std::vector<std::string> digitProtocolSets(int64_t count = 0);
+/// Sequences of the training pool's digits at 5 and 13 digits (normal), `count` images each
+/// (0: 10,000, as the test sets): what a model that memorised its glyphs reads best.
+std::vector<std::string> digitTrainPoolSets(int64_t count = 0);
 
 }  // namespace foveal::core::train

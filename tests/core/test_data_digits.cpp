@@ -284,6 +284,129 @@ class TestDataDigits : public QObject {
     }
   }
 
+  // Per-glyph augmentation (issue 34): the same digits and angles as without it, a pure function
+  // of (seed, setting, index), the test pool refused, every parameter in the spec's text.
+  void augmentationKeepsTheDigitsAndIsDeterministic() {
+    for (bool rotated : {false, true}) {
+      auto plain = spec(7, rotated, DigitSplit::Train, 4);
+      auto aug = plain;
+      aug.augment = GlyphAugmentSpec::defaults();
+      DigitSequenceDataset a(digits(), plain), b(digits(), aug), c(digits(), aug);
+      int differ = 0;
+      for (size_t i : {size_t(0), size_t(17), size_t(19999)}) {
+        QCOMPARE(b.label(i), a.label(i));
+        QCOMPARE(b.plan(i).digits, a.plan(i).digits);
+        QCOMPARE(b.plan(i).angles, a.plan(i).angles);
+        QCOMPARE(b.get(i).image.pixels, c.get(i).image.pixels);
+        differ += b.get(i).image.pixels != a.get(i).image.pixels;
+      }
+      QCOMPARE(differ, 3);
+    }
+    auto test = spec(5, false, DigitSplit::Test, 1);
+    test.augment = GlyphAugmentSpec::defaults();
+    try {
+      DigitSequenceDataset ds(digits(), test);
+      QFAIL("the test pool was augmented");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains("never augmented"), e.what());
+    }
+    auto s = spec(5, false, DigitSplit::Train, 1);
+    s.augment = GlyphAugmentSpec::defaults();
+    QCOMPARE(QString::fromStdString(s.toString()),
+             QString("digits:len=5,split=train,seed=1,aug-scale=0.12,aug-shear=0.25,aug-rot=10,"
+                     "aug-shift=2,aug-elastic=10,aug-sigma=4,aug-thick=0.3"));
+    QCOMPARE(spec(5, false, DigitSplit::Train, 1).toString(),
+             std::string("digits:len=5,split=train,seed=1"));
+  }
+
+  // A warp with every range zero is the identity, bit for bit; a pure shift moves the ink and the
+  // box by the shift; a scale-down shrinks the ink about the centre; dilation only adds ink.
+  void warpGeometry() {
+    constexpr int n = MnistDigits::kCell;
+    const uint8_t* cell = digits()->cell(digits()->pool(DigitSplit::Train)[3]);
+    std::vector<uint8_t> out(n * n);
+    GlyphWarp id;
+    warpGlyph(cell, n, id, out.data());
+    QVERIFY(std::equal(out.begin(), out.end(), cell));
+    const auto centroid = [&](const uint8_t* img, double& cx, double& cy) {
+      double m = 0;
+      cx = cy = 0;
+      for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+          m += img[y * n + x];
+          cx += img[y * n + x] * (x + 0.5);
+          cy += img[y * n + x] * (y + 0.5);
+        }
+      cx /= m;
+      cy /= m;
+      return m;
+    };
+    double cx0, cy0, cx1, cy1;
+    const double mass0 = centroid(cell, cx0, cy0);
+    GlyphWarp shift;
+    shift.dx = 2;
+    shift.dy = -1;
+    warpGlyph(cell, n, shift, out.data());
+    centroid(out.data(), cx1, cy1);
+    QVERIFY2(std::abs(cx1 - cx0 - 2) < 0.1 && std::abs(cy1 - cy0 + 1) < 0.1,
+             qPrintable(QString("%1,%2 -> %3,%4").arg(cx0).arg(cy0).arg(cx1).arg(cy1)));
+    const Box b = warpedSlotBox(n, shift);
+    QCOMPARE(b.x, 2.0);
+    QCOMPARE(b.y, 0.0);
+    QCOMPARE(b.w, 30.0);  // clipped to the cell
+    QCOMPARE(b.h, 31.0);
+    GlyphWarp small;
+    small.scale = 0.5;
+    warpGlyph(cell, n, small, out.data());
+    const double mass1 = centroid(out.data(), cx1, cy1);
+    QVERIFY2(mass1 < 0.4 * mass0 && mass1 > 0.15 * mass0,
+             qPrintable(QString::number(mass1 / mass0)));
+    const Box sb = warpedSlotBox(n, small);
+    QCOMPARE(sb.x, 8.0);
+    QCOMPARE(sb.w, 16.0);
+    GlyphWarp thick;
+    thick.thickness = 1;
+    warpGlyph(cell, n, thick, out.data());
+    for (int i = 0; i < n * n; ++i) QVERIFY(out[i] >= cell[i]);
+    QVERIFY(centroid(out.data(), cx1, cy1) > 1.3 * mass0);
+  }
+
+  // The boxes follow the glyphs: every augmented digit's ink lies in its (warped, turned) box.
+  void augmentedBoxesHoldTheirInk() {
+    for (bool rotated : {false, true}) {
+      auto sp = spec(7, rotated, DigitSplit::Train, 8);
+      sp.augment = GlyphAugmentSpec::defaults();
+      sp.augment.elastic = 0;  // the box follows the affine part; elastic moves ink ~1 px
+      DigitSequenceDataset ds(digits(), sp);
+      constexpr int n = MnistDigits::kCell;
+      for (size_t i = 0; i < 20; ++i) {
+        const Sample s = ds.get(i);
+        const auto boxes = ds.charBoxes(i);
+        for (int k = 0; k < 7; ++k) {
+          const Box& b = boxes[size_t(k)];
+          QVERIFY(b.x >= k * n - 1e-9 && b.x + b.w <= (k + 1) * n + 1e-9);
+          for (int y = 0; y < n; ++y)
+            for (int x = k * n; x < (k + 1) * n; ++x)
+              if (s.image.pixels[size_t(y) * s.image.width + x] > 0)
+                QVERIFY2(x + 0.5 >= b.x - 1.5 && x + 0.5 <= b.x + b.w + 1.5 &&
+                             y + 0.5 >= b.y - 1.5 && y + 0.5 <= b.y + b.h + 1.5,
+                         qPrintable(QString("rotated %1 entry %2 digit %3: ink at (%4, %5)")
+                                        .arg(rotated)
+                                        .arg(i)
+                                        .arg(k)
+                                        .arg(x)
+                                        .arg(y)));
+        }
+      }
+    }
+    // turnedBox of the whole slot is turnedSlotBox.
+    for (double a : {-30.0, -7.0, 0.0, 12.0, 30.0}) {
+      const Box t = turnedBox(32, a, Box{0, 0, 32, 32}), u = turnedSlotBox(32, a);
+      QVERIFY(std::abs(t.x - u.x) < 1e-9 && std::abs(t.w - u.w) < 1e-9 &&
+              std::abs(t.y - u.y) < 1e-9 && std::abs(t.h - u.h) < 1e-9);
+    }
+  }
+
   void corruptDigitFileIsReported() {
     QTemporaryDir dir;
     const QString path = dir.filePath("digits.bin");

@@ -496,6 +496,42 @@ class TestMainWindow : public QObject {
     QVERIFY(w.grab().save(dir + "/compare-stages.png"));
   }
 
+  // The augmentation preview (issue 34): the dataset dock opens an augmented training spec; an
+  // entry shows the distorted digits (not the plain ones), with the boxes that follow them.
+  void datasetDockShowsAugmentedTrainingData() {
+    const QString plain = QStringLiteral("digits:len=5,split=train,seed=3");
+    const QString augmented = plain + QStringLiteral(",augment");
+    ui::MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.datasetBrowser()->openDataset(augmented));
+    QVERIFY(w.datasetBrowser()->model()->rowCount() > 4);  // listed as they are fetched
+    QImage shown;
+    std::vector<core::Box> boxes;
+    connect(w.datasetBrowser(), &ui::DatasetBrowser::entryChosen, this,
+            [&](const QImage& image, const QString&, const QString&,
+                const std::vector<core::Box>& truth) {
+              shown = image;
+              boxes = truth;
+            });
+    w.datasetBrowser()->chooseEntry(4);
+    QTRY_VERIFY(!shown.isNull());
+    const auto ds = core::data::openDataset(augmented.toStdString());
+    const auto base = core::data::openDataset(plain.toStdString());
+    QVERIFY(boxes == ds->charBoxes(4));
+    QVERIFY(!(boxes == base->charBoxes(4)));
+    const auto sample = ds->get(4), original = base->get(4);
+    QCOMPARE(sample.label, original.label);
+    QCOMPARE(shown.width(), sample.image.width);
+    QVERIFY(sample.image.pixels != original.image.pixels);
+    const QImage grey = shown.convertToFormat(QImage::Format_Grayscale8);
+    int differ = 0;
+    for (int y = 0; y < grey.height(); ++y)
+      for (int x = 0; x < grey.width(); ++x)
+        differ += grey.constScanLine(y)[x] != sample.image.pixels[size_t(y) * grey.width() + x];
+    QCOMPARE(differ, 0);  // the inspector gets the augmented image itself
+  }
+
   // Localisation in the inspector: a dataset entry brings its true character boxes to the view;
   // the Focus and True boxes toggles draw them; a step whose focus misses its character is
   // marked in the patch strip; an image opened from a file has no boxes. With

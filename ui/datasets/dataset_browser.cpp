@@ -31,8 +31,10 @@ DatasetBrowser::DatasetBrowser(QWidget* parent) : QWidget(parent), m_model(new D
   m_spec->setText(kLastDataset.value());
   m_spec->setToolTip(
       tr("An LMDB folder, a folder with gt.txt, a gt.txt file, a packed dataset, or a "
-         "generated spec (digits:len=L[,rotated][,split=train|test][,seed=S] or "
-         "words:...). Press Enter to open."));
+         "generated spec (digits:len=L[,rotated][,split=train|test][,seed=S][,augment] or "
+         "words:...). Press Enter to open. ',augment' distorts each training digit as "
+         "training with it does (aug-scale, aug-shear, aug-rot, aug-shift, aug-elastic, "
+         "aug-sigma, aug-thick set single ranges): choose an entry to see it."));
   connect(m_spec, &QLineEdit::returnPressed, this, [this] { openDataset(m_spec->text()); });
   row->addWidget(m_spec, 1);
   auto* browse = new QToolButton(this);
