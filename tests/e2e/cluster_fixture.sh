@@ -99,9 +99,11 @@ start_slurm() {
   cpus=$(nproc)
   mem=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 / 2 ))
   # cred_expire: a requeued job waits that long before it may start again (default 120 s).
+  # The controller and the node by address: the host name need not resolve (a fresh root's
+  # /etc/hosts may not name it).
   cat >"$d/slurm.conf" <<CONF
 ClusterName=foveal-test
-SlurmctldHost=$host
+SlurmctldHost=$host(127.0.0.1)
 SlurmUser=root
 SlurmctldPort=$(free_port)
 SlurmdPort=$(free_port)
@@ -125,7 +127,7 @@ ReturnToService=2
 SchedulerType=sched/builtin
 MinJobAge=600
 KillWait=30
-NodeName=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
   export SLURM_CONF=$d/slurm.conf
