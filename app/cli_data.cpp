@@ -8,7 +8,9 @@
 
 #include "base/error.h"
 #include "cli_args.h"
+#include "cli_model.h"
 #include "data/data_bench.h"
+#include "data/data_check.h"
 #include "data/dataset_export.h"
 #include "data/dataset_factory.h"
 #include "data/dataset_tools.h"
@@ -19,6 +21,7 @@
 #include "image/preprocessing_check.h"
 #include "model/charset.h"
 #include "trace/model_session.h"
+#include "train/train_config.h"
 
 namespace foveal::app {
 
@@ -36,6 +39,12 @@ const char* kDataUsage =
   data convert DATASET --out PATH --format lmdb|folder|packed [FILTERS] [--skip-bad] [--limit N]
   data info DATASET [--charset CHARS] [--limit N] [FILTERS] [--problems N]
               counts, label-length histogram, charset coverage; reads every entry
+  data check DATASET --model FILE|--preset NAME [--width W] [stage options] [--max-length N]
+              [--limit N] [--examples N] [--threads N] [DTRB options]
+              what a run with that model would see: entries, how many it would drop and why
+              (characters outside its charset, with counts; labels longer than it can read or,
+              for CTC, than its feature columns allow; unreadable images), label-length and
+              image-size histograms; exits 1 when nothing usable remains
   data show DATASET --out PNG [--count N] [--columns C] [--height H] [--first I]
               [--random --seed S]
               contact sheet of N samples
@@ -222,6 +231,44 @@ int info(const std::vector<std::string>& args) {
   return 0;
 }
 
+int check(const std::vector<std::string>& args) {
+  const CliArgs a(args,
+                  with(withDtrbOptions({"model", "preset", "width", "max-length", "limit",
+                                        "examples", "threads"}),
+                       kStageOptions),
+                  withDtrbFlags(kStageFlags));
+  const std::string input = onePositional(a, "check");
+  if (a.has("model") == a.has("preset"))
+    throw std::invalid_argument("data check needs either --model FILE or --preset NAME");
+  ModelConfig config;
+  std::string name;
+  if (a.has("model")) {
+    if (a.has("width"))
+      throw std::invalid_argument("--width is for --preset (a model file has its own)");
+    name = a.value("model");
+    config = ModelSession::open(name, dtrbOptions(a))->config();
+  } else {
+    name = "preset " + a.value("preset");
+    config = train::presetConfig(a.value("preset"), a.doubleInRange("width", 1.0, 0.01, 4.0)).model;
+    applyStageOptions(a, config);  // as train applies them over the preset
+    config.validate();
+  }
+  // As `train --max-length` does: the longest label the run's model will emit.
+  if (a.has("max-length")) config.maxLength = a.intInRange("max-length", config.maxLength, 1, 1000);
+  const LabelLimits limits = labelLimits(config, name);
+  auto ds = openDataset(input, OpenOptions{});
+  std::printf("%s\n", ds->describe().c_str());
+  const DataCheck r = checkDataset(*ds, limits, count(a, "limit", 0),
+                                   a.intInRange("threads", 0, 0, kMaxComputeThreads));
+  std::printf("%s", r.text(limits, count(a, "examples", 10)).c_str());
+  if (r.usable == 0) {
+    std::fprintf(stderr, "error: %s: nothing usable for %s: a run would have no data\n",
+                 input.c_str(), limits.model.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 int show(const std::vector<std::string>& args) {
   const CliArgs a(args, with({"out", "count", "columns", "first", "seed", "height"}, kFilterValued),
                   with({"random"}, kFilterFlags));
@@ -308,6 +355,7 @@ int runDataCommand(const std::vector<std::string>& args) {
   if (sub == "convert") return pack(rest, true);
   if (sub == "info") return info(rest);
   if (sub == "show") return show(rest);
+  if (sub == "check") return check(rest);
   if (sub == "glyphs") return glyphs(rest);
   if (sub == "bench") return bench(rest);
   throw std::invalid_argument("unknown data subcommand '" + sub + "'");

@@ -124,7 +124,8 @@ int main(int argc, char** argv) {
   // names what to open.
   const bool named = !parser.values(model).isEmpty() || !parser.positionalArguments().isEmpty();
   if (!named) window.restoreSession();
-  for (const QString& m : parser.values(model)) window.openModel(m);
+  // The models named are the ones ticked for Compare (not the samples listed before them).
+  window.openModels(parser.values(model));
   if (!parser.positionalArguments().isEmpty())
     window.openImage(parser.positionalArguments().first());
   if (parser.isSet(truth)) window.setTruth(parser.value(truth));  // over the file name's

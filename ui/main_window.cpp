@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QFileDialog>
@@ -15,10 +16,12 @@
 #include <QScopedValueRollback>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTimer>
 #include <QToolBar>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <memory>
 #include <type_traits>
 
 #include "compare_page.h"
@@ -71,6 +74,20 @@ MainWindow::MainWindow(QWidget* parent)
   // Step keys reach the cursor from any widget of this window but a text field.
   new StepKeyFilter(this, m_cursor, [this] { return currentPage()->followsSteps(); });
   connect(m_cursor, &StepCursor::stepChanged, this, &MainWindow::stepChanged);
+  // The session is saved a moment after it changes, not only on closing: a crash keeps it.
+  m_sessionSave = new QTimer(this);
+  m_sessionSave->setSingleShot(true);
+  m_sessionSave->setInterval(500);
+  connect(m_sessionSave, &QTimer::timeout, this, &MainWindow::saveSession);
+  auto changed = [this] { m_sessionSave->start(); };
+  connect(m_document, &ReadingDocument::modelsChanged, this, changed);
+  connect(models(), &ModelListModel::comparedChanged, this, changed);
+  connect(m_document, &ReadingDocument::imageOpened, this, changed);
+  for (QDockWidget* d : m_docks) {
+    connect(d, &QDockWidget::visibilityChanged, this, changed);
+    connect(d, &QDockWidget::dockLocationChanged, this, changed);
+    connect(d, &QDockWidget::topLevelChanged, this, changed);
+  }
   resize(1200, 720);
   statusBar()->showMessage(tr("Ready"));
   showPageChrome();
@@ -376,10 +393,31 @@ void MainWindow::saveSession() const {
   kGeometry.set(saveGeometry());
   kDockState.set(saveState(kWindowStateVersion));
   kClosedDocks.set(m_closedDocks);
-  QStringList compared;
-  for (int r : models()->comparedRows()) compared << models()->path(r);
-  kComparedModels.set(compared);
-  kInspectedModel.set(models()->path(currentModel()));
+  // Ticked models still loading are kept: saved while they load, they come back next time.
+  kComparedModels.set(models()->checkedPaths());
+  if (currentModel() >= 0 || models()->loadingCount() == 0)
+    kInspectedModel.set(models()->path(currentModel()));
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (m_sessionSave && isVisible()) m_sessionSave->start();
+}
+
+void MainWindow::moveEvent(QMoveEvent* event) {
+  QMainWindow::moveEvent(event);
+  if (m_sessionSave && isVisible()) m_sessionSave->start();
+}
+
+bool MainWindow::openModels(const QStringList& paths) {
+  bool all = true;
+  for (const QString& p : paths) all = openModel(p) && all;
+  if (paths.isEmpty()) return all;
+  models()->setCompared(paths);
+  // The first named is inspected (each openModel() made its own the inspected one); it is read
+  // once loaded.
+  if (const ModelId id = models()->idOf(paths.front())) m_document->inspect(id);
+  return all;
 }
 
 void MainWindow::restoreSession() {
@@ -409,8 +447,14 @@ void MainWindow::pasteImage() {
 }
 
 void MainWindow::exportView() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export view"), kLastFolder.value(),
-                                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+  // A name to start from: the page and the image ("compare_digits-46214.png").
+  QString name = m_tabs->tabText(m_tabs->currentIndex()).remove(QLatin1Char('&')).toLower();
+  if (const QString image = QFileInfo(m_document->source()).completeBaseName(); !image.isEmpty())
+    name += QLatin1Char('_') + image;
+  const QString folder = kLastFolder.value().isEmpty() ? QDir::homePath() : kLastFolder.value();
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Export view"), QDir(folder).filePath(name + QStringLiteral(".png")),
+      tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   const QString error = exportWidget(m_tabs->currentWidget(), path);
   if (!error.isEmpty())

@@ -15,6 +15,7 @@
 
 class QDockWidget;
 class QTabWidget;
+class QTimer;
 class QToolBar;
 
 namespace foveal::ui {
@@ -49,6 +50,10 @@ class MainWindow : public QMainWindow {
   /// for a file that does not exist; a file that cannot be loaded is reported in the error
   /// banner when its load ends, and its row is removed.
   bool openModel(const QString& path);  ///< a .fvm, or a DTRB .pth (asks what it must)
+  /// Opens the models named (the command line's --model list): they are the ones ticked for
+  /// Compare (the first kMaxCompared of them), the first inspected. False when one is missing
+  /// (its error shown; the others open).
+  bool openModels(const QStringList& paths);
   /// Uses an image that is already in memory (paste, dataset browser) with its truth (empty:
   /// unknown, the previous image's truth is cleared).
   void setImage(const QImage& image, const QString& source, const QString& truth = {},
@@ -63,6 +68,9 @@ class MainWindow : public QMainWindow {
   /// Opens the models ticked for comparison last time, the last image, the window geometry and
   /// the dock layout (the models listed by then keep their rows).
   void restoreSession();
+  /// Saves the session now (it is saved a moment after each change: the ticked and inspected
+  /// models, the image, the docks, the geometry; and on closing).
+  void saveSession() const;
 
   int step() const;
   int stepCount() const;
@@ -118,6 +126,8 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+  void moveEvent(QMoveEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -145,7 +155,6 @@ class MainWindow : public QMainWindow {
                    const QStringList& models, const QString& focus, int beamWidth);
   /// Hides the banner when it is about `topic`.
   void clearError(ErrorTopic topic);
-  void saveSession() const;
   void pasteImage();
   void exportView();
 
@@ -169,6 +178,7 @@ class MainWindow : public QMainWindow {
   bool m_applyingChrome = false;  ///< docks hidden with their page are not closed by the user
   bool m_goToFirstError = false;  ///< after the next trace (a failure opened from a page)
   bool m_confirmClose = true;
+  QTimer* m_sessionSave = nullptr;  ///< single-shot: saves the session after a change
 };
 
 }  // namespace foveal::ui

@@ -1,5 +1,6 @@
 #include "trace/trace_builder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/charset.h"
@@ -66,13 +67,17 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
   auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU, torch::kDouble);  // [M, K]
   const int64_t m = probs.size(0);
   const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
+  // The path shown: each column's argmax (greedy), or a beam search's reading along its most
+  // probable path. Confidence: the product of the path's column probabilities (DTRB's demo: of
+  // every column's maximum, which greedy decoding's path is).
+  const auto shown = out.tokens.select(0, b).to(torch::kCPU, torch::kLong).contiguous();
   std::vector<int> path;
   double confidence = 1.0;
   for (int64_t i = 0; i < m; ++i) {
     auto p = probs.select(0, i);
     tr.columnTopk.push_back(topTokens(p, k, charset));
-    path.push_back(tr.columnTopk.back().front().index);
-    confidence *= tr.columnTopk.back().front().prob;
+    path.push_back(static_cast<int>(shown[i].item<int64_t>()));
+    confidence *= p[path.back()].item<double>();
   }
   const CtcPath collapsed = collapseCtcPath(path, charset.blankIndex());
   tr.patch = StepPatch::Region;
@@ -222,6 +227,70 @@ void addTps(Trace& tr, const RecognizerOutput& out, int b, const Preprocessing& 
   tr.rectified = toGreyImage(out.rectified.select(0, b).detach());
 }
 
+// A CTC beam search's N best readings of image b: each path (BeamResult::allTokens, one class
+// per column) collapsed to its reading; its tokens have no end token, and each token's "region"
+// is its first emitting column. log p is the search's: of every path that reads it.
+std::vector<BeamHypothesis> ctcBeamHypotheses(const Charset& charset, const BeamResult& beam,
+                                              int b) {
+  std::vector<BeamHypothesis> hyps;
+  const auto paths =
+      beam.allTokens.select(0, b).to(torch::kCPU, torch::kLong).contiguous();  // [N, M]
+  const auto scores = beam.allLogProb.select(0, b).to(torch::kCPU, torch::kDouble).contiguous();
+  const auto path = paths.accessor<int64_t, 2>();
+  const auto sc = scores.accessor<double, 1>();
+  for (int64_t h = 0; h < paths.size(0); ++h) {
+    if (!std::isfinite(sc[h])) break;  // sorted: the unfilled slots come last
+    std::vector<int> columns;
+    for (int64_t c = 0; c < paths.size(1); ++c) columns.push_back(static_cast<int>(path[h][c]));
+    const CtcPath collapsed = collapseCtcPath(columns, charset.blankIndex());
+    BeamHypothesis hyp;
+    hyp.logProb = sc[h];
+    hyp.tokens = collapsed.tokens;
+    for (const auto& cols : collapsed.columns) hyp.regions.push_back(cols.front());
+    hyp.reading = charset.decode(hyp.tokens);
+    hyps.push_back(std::move(hyp));
+  }
+  return hyps;
+}
+
+// Receptive fields as wide as the input (a ResNet's, TPS-ResNet included) make every region the
+// whole image: a region crop shows nothing of the step, and its box spans the view. For a row of
+// such columns each step gets its focus box instead: centred on its focus point, as wide as its
+// attention is spread (1.5 standard deviations of the map over the columns' centres either side,
+// at least one column stride), the image's height; and its patch is what the features saw there.
+void useFocusBoxes(Trace& tr, const torch::Tensor& seen, double sx, int inputW, int inputH) {
+  if (tr.gridRows != 1 || tr.regionCentres.size() < 2 || tr.steps.empty()) return;
+  const double stride = std::abs(tr.regionCentres[1].x - tr.regionCentres[0].x);
+  for (size_t t = 0; t < tr.steps.size(); ++t) {
+    TraceStep& st = tr.steps[t];
+    const auto& weights = tr.attention(t);
+    double sum = 0, mean = 0, var = 0;
+    for (size_t i = 0; i < weights.size() && i < tr.regionCentres.size(); ++i) {
+      sum += weights[i];
+      mean += weights[i] * tr.regionCentres[i].x;
+    }
+    if (sum > 0) {
+      mean /= sum;
+      for (size_t i = 0; i < weights.size() && i < tr.regionCentres.size(); ++i)
+        var += weights[i] * std::pow(tr.regionCentres[i].x - mean, 2) / sum;
+    }
+    const double half = std::max(stride, 1.5 * std::sqrt(var));
+    const double x0 = std::clamp(st.focus.x - half, 0.0, static_cast<double>(tr.imageW));
+    const double x1 = std::clamp(st.focus.x + half, 0.0, static_cast<double>(tr.imageW));
+    st.box = {x0, 0.0, std::max(1.0, x1 - x0), static_cast<double>(tr.imageH)};
+    // The crop of the model input (or the rectified image) under the box, at its own width.
+    const double bx = st.box.x / sx, bw = st.box.w / sx;
+    const auto theta =
+        torch::tensor({static_cast<float>(bw / inputW), 0.f,
+                       static_cast<float>((2 * bx + bw) / inputW - 1), 0.f, 1.f, 0.f})
+            .view({1, 2, 3});
+    const int64_t w = std::max<int64_t>(4, std::lround(bw));
+    st.patch =
+        toGreyImage(sampleAffine(seen.unsqueeze(0).to(torch::kFloat).contiguous(), theta, w, inputH)
+                        .select(0, 0));
+  }
+}
+
 }  // namespace
 
 FocusRule focusRuleFor(const ModelConfig& config, bool hasStn) {
@@ -239,7 +308,11 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
                                     static_cast<double>(srcH) / cfg.preprocessing.inputH);
   std::vector<StepLocation> located;
   if (cfg.isCtc()) {
-    auto path = out.logProbs.select(0, b).argmax(1).to(torch::kCPU, torch::kLong).contiguous();
+    // The path read: the argmax per column, or a beam search's reading along its best path.
+    auto path =
+        (out.tokens.defined() ? out.tokens.select(0, b) : out.logProbs.select(0, b).argmax(1))
+            .to(torch::kCPU, torch::kLong)
+            .contiguous();
     const int64_t* p = path.data_ptr<int64_t>();
     const std::vector<int> columns(p, p + path.numel());
     const Charset charset = cfg.makeCharset();
@@ -296,10 +369,14 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   if (cfg.isCtc()) {
     buildCtcSteps(tr, out, b, topk, charset, crops);
     locateSteps(tr, FocusRule::Columns);
+    if (rf.sizeX >= pp.inputW) useFocusBoxes(tr, seen.detach(), sx, pp.inputW, pp.inputH);
+    if (out.beam.allTokens.defined()) tr.hypotheses = ctcBeamHypotheses(charset, out.beam, b);
     return tr;
   }
   buildAttentionSteps(tr, cfg, out, b, topk, charset, crops, stopAtEnd);
   locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
+  if (out.thetas.empty() && rf.sizeX >= pp.inputW)
+    useFocusBoxes(tr, seen.detach(), sx, pp.inputW, pp.inputH);
   if (out.beam.allTokens.defined()) tr.hypotheses = beamHypotheses(charset, out.beam, b);
   return tr;
 }

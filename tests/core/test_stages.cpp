@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
@@ -309,6 +310,90 @@ class TestStages : public QObject {
       QCOMPARE(tr.steps[s].columns, collapsed.columns[s]);
     }
     QVERIFY(std::abs(tr.confidence - conf) < 1e-12);
+  }
+
+  // Issue 37, item 3: the CTC prefix beam search against the definition. Every path of M = 5
+  // columns over blank + 2 classes (3^5 = 243 paths), collapsed: a reading's probability is the
+  // sum over its paths. A width of 64 keeps every prefix (at most 2^6 - 1), so the search must
+  // return exactly the readings, in order, with those probabilities; narrower searches return
+  // readings whose scores never exceed their true probability and find the best one here.
+  void ctcPrefixBeamSearchIsTheSumOverPaths() {
+    const int m = 5, k = 3;
+    torch::manual_seed(7);
+    auto lp = torch::log_softmax(torch::randn({m, k}, torch::kDouble) * 1.5, -1).contiguous();
+    const std::vector<double> v(lp.data_ptr<double>(), lp.data_ptr<double>() + m * k);
+    std::map<std::vector<int>, double> exact;
+    std::map<std::vector<int>, std::pair<double, std::vector<int>>> bestPath;
+    for (int code = 0; code < 243; ++code) {
+      std::vector<int> path;
+      double logp = 0;
+      for (int i = 0, c = code; i < m; ++i, c /= k) {
+        path.push_back(c % k);
+        logp += v[static_cast<size_t>(i * k + c % k)];
+      }
+      const auto reading = collapseCtcPath(path).tokens;
+      exact[reading] += std::exp(logp);
+      auto it = bestPath.find(reading);
+      if (it == bestPath.end() || logp > it->second.first) bestPath[reading] = {logp, path};
+    }
+    std::vector<std::pair<double, std::vector<int>>> ranked;
+    for (const auto& [reading, p] : exact) ranked.push_back({p, reading});
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    const auto all = ctcPrefixBeamSearch(v, m, k, 64);
+    QCOMPARE(all.size(), ranked.size());
+    for (size_t h = 0; h < all.size(); ++h) {
+      QCOMPARE(all[h].tokens, ranked[h].second);
+      QVERIFY2(std::abs(std::exp(all[h].logProb) - ranked[h].first) < 1e-12,
+               qPrintable(QString("reading %1: %2 against %3")
+                              .arg(h)
+                              .arg(std::exp(all[h].logProb))
+                              .arg(ranked[h].first)));
+      // Its path is the most probable one that reads it.
+      QCOMPARE(ctcBestPath(v, m, k, all[h].tokens), bestPath.at(all[h].tokens).second);
+    }
+    for (int width : {1, 2, 4}) {
+      const auto narrow = ctcPrefixBeamSearch(v, m, k, width);
+      QVERIFY(!narrow.empty() && narrow.size() <= static_cast<size_t>(width));
+      QCOMPARE(narrow.front().tokens, ranked.front().second);
+      for (const auto& hyp : narrow) QVERIFY(std::exp(hyp.logProb) <= exact.at(hyp.tokens) + 1e-12);
+    }
+    // Where greedy decoding is wrong: two columns, each blank 0.6 and "a" 0.4. The argmax path
+    // reads "" (0.36); "a" has three paths (0.24 + 0.24 + 0.16 = 0.64).
+    const std::vector<double> two = {std::log(0.6), std::log(0.4), std::log(0.6), std::log(0.4)};
+    const auto hyps = ctcPrefixBeamSearch(two, 2, 2, 2);
+    QCOMPARE(hyps.size(), size_t(2));
+    QCOMPARE(hyps[0].tokens, std::vector<int>{1});
+    QVERIFY(std::abs(std::exp(hyps[0].logProb) - 0.64) < 1e-12);
+    QVERIFY(hyps[1].tokens.empty() && std::abs(std::exp(hyps[1].logProb) - 0.36) < 1e-12);
+    QVERIFY(ctcBestPath(two, 2, 2, {1, 1}).empty());  // "aa" needs a blank between: 3 columns
+    QVERIFY_THROWS_EXCEPTION(Error, ctcPrefixBeamSearch(two, 2, 2, 0));
+  }
+
+  // A CTC model traced with a beam: the N best readings, best first; the chosen one (the best, or
+  // the second) is the prediction and its tokens are the steps.
+  void ctcModelTracesWithABeam() {
+    ModelConfig cfg = tiny(modelVariant("crnn").config);
+    auto session = ModelSession::create(cfg, 4);
+    TraceOptions o;
+    o.beamWidth = 5;
+    const Trace tr = session->trace(testImage(), "t", o);
+    QVERIFY(tr.isCtc());
+    QCOMPARE(tr.beamWidth, 5);
+    QVERIFY(!tr.hypotheses.empty() && tr.hypotheses.size() <= 5);
+    for (size_t h = 1; h < tr.hypotheses.size(); ++h)
+      QVERIFY(tr.hypotheses[h - 1].logProb >= tr.hypotheses[h].logProb);
+    QCOMPARE(tr.prediction, tr.hypotheses[0].reading);
+    QCOMPARE(tr.steps.size(), tr.hypotheses[0].tokens.size());
+    for (size_t s = 0; s < tr.steps.size(); ++s)
+      QCOMPARE(tr.steps[s].tokenIndex, tr.hypotheses[0].tokens[s]);
+    if (tr.hypotheses.size() > 1) {
+      o.beamHypothesis = 1;
+      const Trace second = session->trace(testImage(), "t", o);
+      QCOMPARE(second.prediction, tr.hypotheses[1].reading);
+      QCOMPARE(second.hypothesis, 1);
+      QCOMPARE(second.steps.size(), tr.hypotheses[1].tokens.size());
+    }
   }
 
   // docs/DESIGN.md's check on the VGG, applied to the ResNet: average pools, positive constant

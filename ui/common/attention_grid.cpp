@@ -15,6 +15,11 @@ GridShape gridShape(const core::Trace& trace) {
   return {1, static_cast<int>(trace.regions.size())};
 }
 
+bool fieldsSpanTheImage(const core::Trace& trace) {
+  return trace.gridRows == 1 && !trace.regions.empty() && trace.imageW > 0 &&
+         trace.regions.front().w >= trace.imageW;
+}
+
 QString regionName(const core::Trace& trace, int region) {
   const GridShape g = gridShape(trace);
   if (!g.isGrid()) return QObject::tr("region %1").arg(region);
@@ -104,7 +109,7 @@ QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, 
       trace.imageW <= 0 || trace.imageH <= 0)
     return {};
   const double top = *std::max_element(alpha.begin(), alpha.begin() + g.count());
-  const double norm = std::max(top, kHeatFloor);
+  const double norm = std::max(top, heatFloor(static_cast<size_t>(g.count())));
   const std::vector<double> xs = columnCentres(trace), ys = rowCentres(trace);
   std::vector<Lerp> across, down;
   for (int px = 0; px < size.width(); ++px)
@@ -208,7 +213,7 @@ QColor AttentionGridView::cellColour(int region) const {
   const auto& alpha = currentAttention();
   if (region < 0 || region >= static_cast<int>(alpha.size())) return {};
   const double top = *std::max_element(alpha.begin(), alpha.end());
-  return heatColour(alpha[static_cast<size_t>(region)] / std::max(top, kHeatFloor));
+  return heatColour(alpha[static_cast<size_t>(region)] / std::max(top, heatFloor(alpha.size())));
 }
 
 QString AttentionGridView::cellText(int region) const {

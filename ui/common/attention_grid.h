@@ -30,6 +30,11 @@ struct GridShape {
 };
 GridShape gridShape(const core::Trace& trace);
 
+/// A row of columns whose receptive fields are each at least as wide as the image (a ResNet's):
+/// a region says nothing of where a step looks, so the views show each step's focus box (the
+/// trace builder puts it in the step's box, and its crop in the step's patch).
+bool fieldsSpanTheImage(const core::Trace& trace);
+
 /// How the views name region i: "region 7" for a 1-D model, "cell (2, 10)" (row, column) for a
 /// grid.
 QString regionName(const core::Trace& trace, int region);

@@ -61,18 +61,21 @@ QString exportWidget(QWidget* widget, const QString& path) {
   return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
 }
 
-QString exportFigure(QWidget* widget, const QString& path, double scale) {
+QString exportFigure(QWidget* widget, const QString& path, double scale, const QRect& region) {
+  const QRect area = region.isEmpty() ? widget->rect() : region.intersected(widget->rect());
   if (suffix(path) != QLatin1String("png"))
-    return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
+    return paintVector(path, area.size(), [widget, area](QPainter& p) {
+      widget->render(&p, {}, QRegion(area), QWidget::DrawChildren);
+    });
   if (!(scale > 0 && scale <= 16))
     return QObject::tr("%1: scale %2 is out of range (0 to 16)").arg(path).arg(scale);
-  QImage image(widget->size() * scale, QImage::Format_ARGB32_Premultiplied);
+  QImage image(area.size() * scale, QImage::Format_ARGB32_Premultiplied);
   image.fill(Qt::white);
   {
     QPainter p(&image);
     p.setRenderHint(QPainter::Antialiasing);
     p.scale(scale, scale);
-    widget->render(&p, {}, {}, QWidget::DrawChildren);
+    widget->render(&p, {}, QRegion(area), QWidget::DrawChildren);
   }
   if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
   return {};

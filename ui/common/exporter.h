@@ -2,6 +2,7 @@
 // Export of what the user sees: a widget as PNG, SVG or PDF (chosen by the file extension), an
 // image as PNG, and a trace as JSON or CSV.
 #include <QImage>
+#include <QRect>
 #include <QString>
 
 #include "trace/trace.h"
@@ -13,8 +14,10 @@ namespace foveal::ui {
 /// Renders `widget` to `path` (.png, .svg or .pdf). Returns an error message, empty on success.
 QString exportWidget(QWidget* widget, const QString& path);
 /// A figure of `widget` alone (a view, not the window's controls): PNG at `scale` pixels per
-/// screen pixel, or vector SVG / PDF at the widget's size. Returns an error message or empty.
-QString exportFigure(QWidget* widget, const QString& path, double scale = 1.0);
+/// screen pixel, or vector SVG / PDF at the widget's size; `region` (widget coordinates; empty:
+/// the whole widget) crops it to what it shows. Returns an error message or empty.
+QString exportFigure(QWidget* widget, const QString& path, double scale = 1.0,
+                     const QRect& region = {});
 /// Writes `image` (.png) or wraps it into an SVG / PDF page. Returns an error message or empty.
 QString exportImage(const QImage& image, const QString& path);
 /// One row per step: step, token, prob, entropy, region, top-k, alpha..., STN quads.

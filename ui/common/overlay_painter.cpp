@@ -87,8 +87,15 @@ class RegionPainter : public OverlayPainter {
   QString label() const override { return QObject::tr("Region"); }
   bool defaultOn() const override { return true; }
   void paint(QPainter& p, const TraceViewContext& c) const override {
-    paintColumns(p, c);
     const auto& regions = c.trace.regions;
+    if (fieldsSpanTheImage(c.trace)) {
+      // Every field spans the image (two lines across the view): the step's focus box instead.
+      p.setPen(QPen(QColor(255, 200, 0), 2));
+      p.setBrush(QColor(255, 200, 0, 40));
+      p.drawRect(c.toWidget.mapRect(toRect(c.step.box)));
+      return;
+    }
+    paintColumns(p, c);
     if (c.step.region < 0 || c.step.region >= int(regions.size())) return;
     p.setPen(QPen(QColor(255, 200, 0), 2));
     p.setBrush(Qt::NoBrush);

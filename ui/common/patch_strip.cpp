@@ -17,7 +17,7 @@ constexpr int kGap = 4;
 }  // namespace
 
 PatchStrip::PatchStrip(QWidget* parent) : QWidget(parent) {
-  setMinimumHeight(32 * 2 + kTokenH + 8);
+  setMinimumHeight(static_cast<int>(32 * m_scale) + kTokenH + 8);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
   setCursor(Qt::PointingHandCursor);
   setFocusPolicy(Qt::StrongFocus);  // a click takes the focus: the step keys work from here
@@ -61,8 +61,15 @@ void PatchStrip::setStep(int step) {
   scrollToStep();
 }
 
+void PatchStrip::setScale(double scale) {
+  m_scale = scale;
+  setMinimumHeight(static_cast<int>(32 * m_scale) + kTokenH + 8);
+  updateGeometry();
+  update();
+}
+
 QRect PatchStrip::stepRect(int step) const {
-  const double cw = cellWidth(2.0);
+  const double cw = cellWidth(m_scale);
   return QRect(static_cast<int>(4 + step * cw), 0, static_cast<int>(cw), height());
 }
 
@@ -107,12 +114,12 @@ double PatchStrip::cellWidth(double scale) const {
 }
 
 QSize PatchStrip::sizeHint() const {
-  return {static_cast<int>(cellWidth(2.0) * std::max<size_t>(1, m_patches.size())) + 8,
-          32 * 2 + kTokenH + 8};
+  return {static_cast<int>(cellWidth(m_scale) * std::max<size_t>(1, m_patches.size())) + 8,
+          static_cast<int>(32 * m_scale) + kTokenH + 8};
 }
 
 int PatchStrip::stepAt(const QPoint& p) const {
-  const double cw = cellWidth(2.0);
+  const double cw = cellWidth(m_scale);
   const int i = static_cast<int>((p.x() - 4) / cw);
   return i >= 0 && i < static_cast<int>(m_patches.size()) ? i : -1;
 }
@@ -172,7 +179,7 @@ void PatchStrip::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter, tr("patches of every step appear here"));
     return;
   }
-  paintStrip(p, 2.0);
+  paintStrip(p, m_scale);
 }
 
 bool PatchStrip::eventFilter(QObject* watched, QEvent* event) {

@@ -32,6 +32,9 @@ class PatchStrip : public QWidget {
   QRect stepRect(int step) const;
   /// Per step: false when the token is wrong against the truth (all true without a truth).
   const std::vector<bool>& correct() const { return m_correct; }
+  /// Screen pixels per patch pixel (2: the inspector; 1: the compare page's compact cards).
+  void setScale(double scale);
+  double scale() const { return m_scale; }
   /// Renders the strip alone (for export) at `scale` pixels per patch pixel.
   QImage render(double scale = 2.0) const;
   QSize sizeHint() const override;
@@ -54,6 +57,7 @@ class PatchStrip : public QWidget {
   double cellWidth(double scale) const;
 
   std::shared_ptr<const core::Trace> m_trace;
+  double m_scale = 2.0;
   std::vector<QImage> m_patches;
   std::vector<bool> m_correct;
   std::vector<int> m_hits;

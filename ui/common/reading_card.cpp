@@ -34,4 +34,10 @@ ReadingCard::ReadingCard(QWidget* parent)
   layout->addWidget(m_stripArea);
 }
 
+void ReadingCard::setCompact(bool compact) {
+  m_strip->setScale(compact ? 1.0 : 2.0);
+  m_stripArea->setFixedHeight(m_strip->minimumHeight() + 20);
+  m_view->setMinimumSize(compact ? 160 : 200, compact ? 90 : 110);
+}
+
 }  // namespace foveal::ui

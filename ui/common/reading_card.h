@@ -23,6 +23,9 @@ class ReadingCard : public QFrame {
   QLabel* info() const { return m_info; }
   PatchStrip* strip() const { return m_strip; }
   QScrollArea* stripArea() const { return m_stripArea; }
+  /// Compact: the strip's patches at their own size (half the height), for several cards in a
+  /// row on a laptop screen.
+  void setCompact(bool compact);
 
  private:
   QLabel* m_title;

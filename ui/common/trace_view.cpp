@@ -252,6 +252,18 @@ void TraceView::mouseReleaseEvent(QMouseEvent*) {
 
 void TraceView::mouseDoubleClickEvent(QMouseEvent*) { resetView(); }
 
+QRect TraceView::figureRect() const {
+  if (m_image.isNull()) return rect();
+  const QTransform t = imageToWidget();
+  QRectF r = t.mapRect(contentRect());
+  const QRectF image = t.mapRect(QRectF(0, 0, m_image.width(), m_image.height()));
+  // The heat strip and the tokens below the image.
+  r |= QRectF(image.left(), image.bottom(), image.width(), kStripHeight + kTokenHeight);
+  for (const QRectF& token : tokenRects()) r |= token;
+  constexpr double kMargin = 6;
+  return r.adjusted(-kMargin, -kMargin, kMargin, kMargin).toAlignedRect().intersected(rect());
+}
+
 QRectF TraceView::contentRect() const {
   QRectF r(0, 0, m_image.width(), m_image.height());
   if (!m_trace) return r;
@@ -261,8 +273,10 @@ QRectF TraceView::contentRect() const {
   // image's width either side is kept in view, the rest of such a box is clipped.
   const QRectF reach = r.adjusted(-r.width() / 4, -r.height() / 4, r.width() / 4, r.height() / 4);
   for (const auto& f : m_trace->fiducials) r |= QRectF(f.x - 2, f.y - 2, 4, 4).intersected(reach);
+  // Fields that span the image are not drawn (each step's focus box is, inside the image).
+  const bool regionsDrawn = !fieldsSpanTheImage(*m_trace);
   for (const auto& s : m_trace->steps) {
-    if (s.region >= 0 && s.region < int(m_trace->regions.size()))
+    if (regionsDrawn && s.region >= 0 && s.region < int(m_trace->regions.size()))
       r |= toRect(m_trace->regions[static_cast<size_t>(s.region)]).intersected(reach);
     for (const auto& stn : s.stn) r |= toPolygon(stn.quad).boundingRect();
   }

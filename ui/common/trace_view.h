@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QTransform>
 #include <QWidget>
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -55,6 +56,10 @@ class TraceView : public QWidget {
 
   /// Maps source-image pixels to widget coordinates (and back with inverted()).
   QTransform imageToWidget() const;
+  /// What a figure of the view holds, in widget coordinates: the image with what is drawn around
+  /// it (regions, quads, the heat strip, the tokens) and a small margin; not the blank space
+  /// the view leaves beside it. The whole view when there is no image.
+  QRect figureRect() const;
   /// Height reserved under the image for the heat strip and the tokens.
   static constexpr int kStripHeight = 18;
   static constexpr int kTokenHeight = 26;
@@ -115,9 +120,15 @@ class TraceView : public QWidget {
   mutable int m_heatStep = -1;
 };
 
-/// Attention is drawn relative to max(largest weight, kHeatFloor): a peaked distribution fills
-/// the colour range, a near-uniform one stays dark instead of looking like certainty everywhere.
+/// Attention is drawn relative to max(largest weight, floor): a peaked distribution fills the
+/// colour range, a near-uniform one stays dark instead of looking like certainty everywhere.
+/// The floor is kHeatFloor for a row of columns, and six times the uniform weight for more
+/// regions: over a 2-D grid's hundred cells a clear spot of 0.05 would otherwise be drawn at a
+/// fifth of the range (faint), while uniform attention (0.01) stays dark.
 constexpr double kHeatFloor = 0.25;
+inline double heatFloor(size_t regions) {
+  return regions > 0 ? std::min(kHeatFloor, 6.0 / static_cast<double>(regions)) : kHeatFloor;
+}
 
 /// Colour of an attention weight (0 -> dark blue, 1 -> yellow), a perceptual ramp.
 QColor heatColour(double value);

@@ -156,8 +156,10 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.strip->setTruth(m_truth);
     c.strip->setTruthBoxes(m_truthBoxes);
     connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
-    // One row for up to three models (a laptop screen is wide, not tall), two by two for four.
-    const int perRow = m_rows.size() > 3 ? 2 : static_cast<int>(m_rows.size());
+    // One row (a laptop screen is wide, not tall); from three models on the cards are compact
+    // (their strips at the patches' own size) so that four fit 1366x768 without scrolling.
+    const int perRow = static_cast<int>(m_rows.size());
+    card->setCompact(m_rows.size() >= 3);
     m_grid->addWidget(c.box, static_cast<int>(i) / perRow, static_cast<int>(i) % perRow);
     m_columns.push_back(c);
   }

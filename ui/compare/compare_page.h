@@ -52,6 +52,8 @@ class ComparePage : public QWidget, public Page {
 
   int columnCount() const { return static_cast<int>(m_columns.size()); }
   TraceView* traceView(int column) const { return m_columns.at(static_cast<size_t>(column)).view; }
+  /// The card of a column (title, view, information, strip).
+  QWidget* card(int column) const { return m_columns.at(static_cast<size_t>(column)).box; }
   CompareSummaryModel* summary() const { return m_summary; }
 
  private:

@@ -140,7 +140,7 @@ void AlignmentView::paintEvent(QPaintEvent*) {
     const double top = alpha.empty() ? 1.0 : *std::max_element(alpha.begin(), alpha.end());
     for (size_t i = 0; i < cols && i < alpha.size(); ++i)
       p.fillRect(QRectF(r.left() + i * colW, r.top() + t * rowH, colW + 0.5, rowH + 0.5),
-                 heatColour(alpha[i] / std::max(top, kHeatFloor)));
+                 heatColour(alpha[i] / std::max(top, heatFloor(alpha.size()))));
   }
   // A grid's rows: a line where each starts, its name above (shortened when the band is narrow).
   if (grid) {

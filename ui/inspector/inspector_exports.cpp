@@ -1,6 +1,7 @@
 #include "inspector_exports.h"
 
 #include <QAction>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
@@ -9,6 +10,7 @@
 #include "alignment_view.h"
 #include "exporter.h"
 #include "inspector_page.h"
+#include "model_list_model.h"
 #include "patch_strip.h"
 #include "reading_document.h"
 #include "settings.h"
@@ -50,7 +52,8 @@ QString InspectorExports::exportImageFigure(const QString& path, double scale) {
   if (!m_inspector->trace()) return nothingToExport();
   TraceView* view = m_inspector->traceView();
   view->setFocusFrame(false);
-  const QString error = exportFigure(view, path, scale);
+  // The image and what is drawn around it, not the blank space the view leaves beside it.
+  const QString error = exportFigure(view, path, scale, view->figureRect());
   view->setFocusFrame(true);
   return error;
 }
@@ -60,6 +63,26 @@ QString InspectorExports::exportAlignmentFigure(const QString& path, double scal
   return exportFigure(m_inspector->alignmentView(), path, scale);
 }
 
+QString InspectorExports::defaultFileName(const QString& what, const QString& extension) const {
+  QStringList parts;
+  const QString source = QFileInfo(m_document->source()).completeBaseName();
+  if (!source.isEmpty()) parts << source;
+  const ModelListModel* models = m_document->models();
+  const int row = models->rowOf(m_document->inspectedModel());
+  if (row >= 0) parts << models->displayName(row);
+  if (m_inspector->trace() && what != QLatin1String("trace"))
+    parts << QStringLiteral("step%1").arg(m_inspector->traceView()->step() + 1);
+  parts << what;
+  QString name = parts.join(QLatin1Char('_'));
+  // Nothing a file system refuses, nothing that starts an option.
+  for (QChar& c : name)
+    if (!(c.isLetterOrNumber() || c == QLatin1Char('-') || c == QLatin1Char('_') ||
+          c == QLatin1Char('.')))
+      c = QLatin1Char('_');
+  const QString folder = kLastFolder.value().isEmpty() ? QDir::homePath() : kLastFolder.value();
+  return QDir(folder).filePath(name + QLatin1Char('.') + extension);
+}
+
 void InspectorExports::figureDialog(QWidget* what, const QString& title) {
   if (!m_inspector->trace()) {
     Q_EMIT failed(nothingToExport());
@@ -67,7 +90,7 @@ void InspectorExports::figureDialog(QWidget* what, const QString& title) {
   }
   QString filter;
   QString path = QFileDialog::getSaveFileName(m_inspector, tr("Export %1 figure").arg(title),
-                                              kLastFolder.value(),
+                                              defaultFileName(title, QStringLiteral("png")),
                                               tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"), &filter);
   if (path.isEmpty()) return;
   if (QFileInfo(path).suffix().isEmpty())
@@ -94,7 +117,8 @@ void InspectorExports::exportStrip() {
     return;
   }
   const QString path =
-      QFileDialog::getSaveFileName(m_inspector, tr("Export patch strip"), kLastFolder.value(),
+      QFileDialog::getSaveFileName(m_inspector, tr("Export patch strip"),
+                                   defaultFileName(QStringLiteral("strip"), QStringLiteral("png")),
                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   report(exportImage(m_inspector->patchStrip()->render(3.0), path), path);
@@ -105,8 +129,10 @@ void InspectorExports::exportTrace() {
     Q_EMIT failed(nothingToExport());
     return;
   }
-  const QString path = QFileDialog::getSaveFileName(
-      m_inspector, tr("Export trace"), kLastFolder.value(), tr("JSON (*.json);;CSV (*.csv)"));
+  const QString path =
+      QFileDialog::getSaveFileName(m_inspector, tr("Export trace"),
+                                   defaultFileName(QStringLiteral("trace"), QStringLiteral("json")),
+                                   tr("JSON (*.json);;CSV (*.csv)"));
   if (path.isEmpty()) return;
   core::Trace withTruth = *m_inspector->trace();  // the true character boxes, when known
   withTruth.truthBoxes = m_document->truthBoxes();

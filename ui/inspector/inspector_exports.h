@@ -28,6 +28,9 @@ class InspectorExports : public QObject {
   /// `scale`, .svg, .pdf). Returns an error message, empty on success.
   QString exportImageFigure(const QString& path, double scale = 3.0);
   QString exportAlignmentFigure(const QString& path, double scale = 3.0);
+  /// The file a save dialog proposes, in the last folder used: the image, the model, the step
+  /// and what is exported ("digits-46214_soft_step3_image.png").
+  QString defaultFileName(const QString& what, const QString& extension) const;
 
  Q_SIGNALS:
   void failed(const QString& message);

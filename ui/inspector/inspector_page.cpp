@@ -2,6 +2,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -27,6 +28,21 @@
 #include "trace_view.h"
 
 namespace foveal::ui {
+
+namespace {
+
+// A reading or truth as rich text that may wrap anywhere: a 25-character word at 16 pt is wider
+// than the step panel, and an unbreakable word would widen the panel past its view.
+QString breakable(const QString& text) {
+  QString out;
+  for (const QChar c : text) {
+    if (!out.isEmpty()) out += QChar(0x200B);  // zero-width space: a line may break here
+    out += QString(c).toHtmlEscaped();
+  }
+  return out;
+}
+
+}  // namespace
 
 InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
     : QWidget(parent), m_cursor(cursor) {
@@ -74,11 +90,11 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   top->addWidget(m_view);
 
   // The details scroll when the window is short (a laptop screen) instead of making it taller.
-  auto* sideScroll = new QScrollArea(top);
+  auto* sideScroll = m_sideScroll = new QScrollArea(top);
   sideScroll->setWidgetResizable(true);
   sideScroll->setFrameShape(QFrame::NoFrame);
   sideScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  auto* side = new QWidget(sideScroll);
+  auto* side = m_side = new QWidget(sideScroll);
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(6, 0, 0, 0);
   m_summary = new QLabel(side);
@@ -91,6 +107,7 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
+  m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
   sideLayout->addWidget(m_stepInfo);
   m_patchRow = new QHBoxLayout;
   sideLayout->addLayout(m_patchRow);
@@ -99,13 +116,20 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_rectified->setAlignment(Qt::AlignCenter);
   m_rectified->setFrameShape(QFrame::StyledPanel);
   m_rectified->setToolTip(tr("The TPS rectification: the model input the features saw"));
+  // Scaled to the panel's width (fitPictures): its natural size never widens the panel.
+  m_rectified->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   m_rectified->hide();
   sideLayout->addWidget(m_rectified);
   m_topk = new TopkModel(this);
   m_topkView = new QTableView(side);
   m_topkView->setModel(m_topk);
   m_topkView->verticalHeader()->hide();
-  m_topkView->horizontalHeader()->setStretchLastSection(true);
+  // The token takes what is left; the probability column is always as wide as its numbers.
+  m_topkView->horizontalHeader()->setSectionResizeMode(TopkModel::TokenColumn,
+                                                       QHeaderView::Stretch);
+  m_topkView->horizontalHeader()->setSectionResizeMode(TopkModel::ProbabilityColumn,
+                                                       QHeaderView::ResizeToContents);
+  m_topkView->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   m_topkView->setSelectionMode(QAbstractItemView::NoSelection);
   m_topkView->setFocusPolicy(Qt::NoFocus);
   m_topkView->verticalHeader()->setDefaultSectionSize(m_topkView->fontMetrics().height() + 6);
@@ -116,6 +140,7 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   sideScroll->setWidget(side);
   // As wide as the details need: squeezed by the splitter they were cut off on the right.
   sideScroll->setMinimumWidth(side->minimumSizeHint().width() + 16);
+  sideScroll->viewport()->installEventFilter(this);
   top->addWidget(sideScroll);
   top->setCollapsible(1, false);
   top->setStretchFactor(0, 3);
@@ -254,10 +279,11 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_strip->setTruth(m_truth);
   if (m_trace && m_trace->hasTps() && !m_trace->rectified.empty()) {
     const QImage img = toQImage(m_trace->rectified);
-    m_rectified->setPixmap(QPixmap::fromImage(
-        img.scaled(img.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+    m_rectifiedImage = img.scaled(img.size() * 2, Qt::KeepAspectRatio, Qt::SmoothTransformation);
     m_rectified->show();
+    fitPictures();
   } else {
+    m_rectifiedImage = QImage();
     m_rectified->clear();
     m_rectified->hide();
   }
@@ -293,14 +319,14 @@ void InspectorPage::showStep(int step) {
     verdict =
         qstr(m_trace->prediction) == m_truth
             ? tr(" <span style='color:#1a7f37'>✔ correct</span>")
-            : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(m_truth.toHtmlEscaped());
+            : tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(breakable(m_truth));
   if (!m_truthWarning.isEmpty())
     verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
                    .arg(m_truthWarning.toHtmlEscaped());
   m_summary->setText(
       tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
          "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
-          .arg(qstr(m_trace->prediction).toHtmlEscaped(), verdict)
+          .arg(breakable(qstr(m_trace->prediction)), verdict)
           .arg(m_trace->confidence, 0, 'f', 3)
           .arg(m_trace->meanEntropy, 0, 'f', 3)
           .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
@@ -342,9 +368,10 @@ void InspectorPage::showStep(int step) {
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
   if (!m_trace->hasStn()) {
-    patches.emplace_back(m_trace->patch == core::StepPatch::AlphaWeighted ? tr("α-weighted field")
-                         : m_trace->isGrid()                              ? tr("cell's field")
-                                                                          : tr("column's field"),
+    patches.emplace_back(fieldsSpanTheImage(*m_trace)                       ? tr("focus box")
+                         : m_trace->patch == core::StepPatch::AlphaWeighted ? tr("α-weighted field")
+                         : m_trace->isGrid()                                ? tr("cell's field")
+                                                                            : tr("column's field"),
                          toQImage(s.patch));
   } else {
     for (size_t k = 0; k < s.stn.size(); ++k)
@@ -355,16 +382,51 @@ void InspectorPage::showStep(int step) {
     auto* l = new QLabel(this);
     l->setAlignment(Qt::AlignCenter);
     l->setFrameShape(QFrame::StyledPanel);
+    l->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);  // fitPictures() sizes it
     m_patchRow->addWidget(l);
     m_patchLabels << l;
   }
   while (m_patchLabels.size() > static_cast<int>(patches.size())) delete m_patchLabels.takeLast();
+  m_patchImages.clear();
   for (size_t k = 0; k < patches.size(); ++k) {
     const QImage& img = patches[k].second;
     const int scale = std::max(1, 64 / std::max(1, img.height()));
-    m_patchLabels[static_cast<int>(k)]->setPixmap(QPixmap::fromImage(
-        img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation)));
+    m_patchImages << img.scaled(img.size() * scale, Qt::KeepAspectRatio, Qt::FastTransformation);
     m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);
+  }
+  fitPictures();
+}
+
+bool InspectorPage::eventFilter(QObject* watched, QEvent* event) {
+  if (m_sideScroll && watched == m_sideScroll->viewport() && event->type() == QEvent::Resize)
+    fitPictures();
+  return QWidget::eventFilter(watched, event);
+}
+
+void InspectorPage::fitPictures() {
+  if (!m_sideScroll) return;
+  // What the panel's layout leaves inside its margins (the vertical scroll bar is outside the
+  // viewport).
+  const QMargins margins = m_side->layout()->contentsMargins();
+  const int available =
+      std::max(40, m_sideScroll->viewport()->width() - margins.left() - margins.right());
+  auto fitted = [](const QImage& img, int width) {
+    if (img.isNull() || img.width() <= width) return img;
+    return img.scaledToWidth(width, Qt::SmoothTransformation);
+  };
+  const int n = static_cast<int>(m_patchLabels.size());
+  const int spacing = std::max(0, m_patchRow->spacing());
+  // A frame's border on each side of each picture.
+  const int each = n > 0 ? (available - spacing * (n - 1)) / n - 4 : available;
+  for (int k = 0; k < n && k < static_cast<int>(m_patchImages.size()); ++k) {
+    const QImage img = fitted(m_patchImages[k], each);
+    m_patchLabels[k]->setPixmap(QPixmap::fromImage(img));
+    m_patchLabels[k]->setFixedHeight(img.height() + 4);
+  }
+  if (!m_rectifiedImage.isNull()) {
+    const QImage img = fitted(m_rectifiedImage, available - 4);
+    m_rectified->setPixmap(QPixmap::fromImage(img));
+    m_rectified->setFixedHeight(img.height() + 4);
   }
 }
 

@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QLabel;
+class QScrollArea;
 class QTableView;
 class QHBoxLayout;
 class QStackedWidget;
@@ -67,6 +68,10 @@ class InspectorPage : public QWidget, public Page {
   /// Moves the cursor to the first step whose token disagrees with the truth (if any).
   void showFirstWrongStep();
   TopkModel* topkModel() const { return m_topk; }
+  /// The step panel beside the image (summary, beam list, step, patches, top-k): it scrolls
+  /// vertically only, so everything in it must fit its width.
+  QScrollArea* stepPanel() const { return m_sideScroll; }
+  QTableView* topkView() const { return m_topkView; }
   BeamList* beamList() const { return m_beams; }
 
  Q_SIGNALS:
@@ -77,8 +82,14 @@ class InspectorPage : public QWidget, public Page {
   /// The overlay toggles changed: the overlays on, by painter name (the compare page follows).
   void overlaysChanged(const QStringList& overlays);
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void showStep(int step);
+  /// Scales the patches and the rectified input to the panel's width (never wider, never larger
+  /// than their natural enlargement), and lets the panel widen for what cannot wrap.
+  void fitPictures();
   /// The document's models in the model box, the inspected one current.
   void showModelChoices();
 
@@ -94,6 +105,10 @@ class InspectorPage : public QWidget, public Page {
   QHBoxLayout* m_patchRow;
   QLabel* m_rectified = nullptr;
   QList<QLabel*> m_patchLabels;
+  QList<QImage> m_patchImages;  ///< the current step's patches, enlarged to 64 px high
+  QImage m_rectifiedImage;      ///< the rectified input, enlarged twice
+  QScrollArea* m_sideScroll = nullptr;
+  QWidget* m_side = nullptr;
   QTableView* m_topkView;
   TopkModel* m_topk;
   AttentionPlot* m_plot;

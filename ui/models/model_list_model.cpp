@@ -219,6 +219,13 @@ int ModelListModel::loadingCount() const {
   return n;
 }
 
+QStringList ModelListModel::checkedPaths() const {
+  QStringList out;
+  for (const auto& e : m_entries)
+    if (e.checked && (e.session || e.loading)) out << e.path;
+  return out;
+}
+
 std::vector<int> ModelListModel::comparedRows() const {
   std::vector<int> rows;
   for (size_t i = 0; i < m_entries.size(); ++i)

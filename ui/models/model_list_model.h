@@ -64,6 +64,9 @@ class ModelListModel : public QAbstractListModel {
   std::vector<int> comparedRows() const;
   /// The same entries by id.
   std::vector<ModelId> comparedIds() const;
+  /// The files of the ticked rows, loaded or still loading, in list order (what the session
+  /// keeps: a model still loading is ticked all the same).
+  QStringList checkedPaths() const;
   /// Checks the rows whose path is in `paths` (up to kMaxCompared) and unchecks the others.
   void setCompared(const QStringList& paths);
 

@@ -199,7 +199,7 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   // line is its tooltip), never setting the window's minimum width.
   m_hover->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   m_hover->setMinimumWidth(0);
-  m_hover->setText(tr("<i>Hover a panel to read the values.</i>"));
+  showHoverText({});
   layout->addWidget(m_hover);
   m_plot->setMinimumSize(320, 200);
   m_plot->setMouseTracking(true);
@@ -385,7 +385,8 @@ void MetricsPlot::rebuild() {
     legend->setFont(small);
     legend->setBorderPen(Qt::NoPen);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(std::max(1, std::min(int(m_runs.size()), 4)));
+    m_legendColumns = legendColumns();
+    legend->setWrap(m_legendColumns);
     legend->setRowSpacing(0);
     legend->setColumnSpacing(12);
     m_plot->plotLayout()->addElement(1, 0, panels);
@@ -530,7 +531,15 @@ void MetricsPlot::rebuild() {
     m_panels.push_back(std::move(panel));
   }
   m_rebuilding = false;
+  // The readout follows the runs shown: one unticked since the mouse moved is no longer listed.
+  if (!m_hoverKey.isEmpty()) showHoverText(valuesAt(m_hoverKey, m_hoverIteration));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MetricsPlot::showHoverText(const QString& text) {
+  const QString shown = text.isEmpty() ? tr("<i>Hover a panel to read the values.</i>") : text;
+  m_hover->setText(shown);
+  m_hover->setToolTip(text);
 }
 
 void MetricsPlot::onXRangeChanged(const QCPRange& range) {
@@ -591,6 +600,39 @@ QString MetricsPlot::legendText() const {
         if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(k)))
           names << item->plottable()->name();
   return names.join(QLatin1Char('\n'));
+}
+
+int MetricsPlot::legendColumns() const {
+  // As many entries per row as their longest name allows at this width (at most four): a fixed
+  // four cut long names on a laptop screen.
+  QFont small = font();
+  small.setPointSizeF(small.pointSizeF() * 0.85);
+  const QFontMetrics fm(small);
+  int widest = 0;
+  for (const auto& r : m_runs) widest = std::max(widest, fm.horizontalAdvance(r.name));
+  const int entry = widest + 32 + 12 + 10;  // icon, its padding, column spacing, margins
+  const int fit = std::max(1, (m_plot->width() - 20) / std::max(1, entry));
+  return std::max(1, std::min({int(m_runs.size()), 4, fit}));
+}
+
+QStringList MetricsPlot::clippedLegendNames() const {
+  QStringList clipped;
+  for (int i = 0; i < m_plot->plotLayout()->elementCount(); ++i)
+    if (auto* legend = qobject_cast<QCPLegend*>(m_plot->plotLayout()->elementAt(i)))
+      for (int k = 0; k < legend->itemCount(); ++k)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(k))) {
+          const QRect r = item->outerRect();
+          const QCPLayoutElement* element = item;  // the hint is public there
+          if (r.width() < element->minimumOuterSizeHint().width() || r.right() > m_plot->width() ||
+              r.left() < 0)
+            clipped << item->plottable()->name();
+        }
+  return clipped;
+}
+
+void MetricsPlot::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (!m_runs.empty() && legendColumns() != m_legendColumns) scheduleReplot();
 }
 
 bool MetricsPlot::legendOverlapsPanels() const {
@@ -697,11 +739,9 @@ void MetricsPlot::hover(const QString& key, double iteration) {
       line->point2->setCoords(iteration, r.upper);
     }
   }
-  const QString text = valuesAt(key, iteration);
-  if (!text.isEmpty()) {
-    m_hover->setText(text);
-    m_hover->setToolTip(text);
-  }
+  m_hoverKey = key;
+  m_hoverIteration = iteration;
+  showHoverText(valuesAt(key, iteration));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

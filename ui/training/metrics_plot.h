@@ -116,6 +116,8 @@ class MetricsPlot : public QWidget {
   /// The legend's run names, one a line; whether the legend covers a panel.
   QString legendText() const;
   bool legendOverlapsPanels() const;
+  /// The runs whose legend entry is narrower than its name needs or lies outside the plot.
+  QStringList clippedLegendNames() const;
   /// A panel's y range as drawn (lower, upper).
   std::pair<double, double> yRange(const QString& key) const;
   /// Moves the shared x axis as a drag or a wheel zoom does (kept across updates until a
@@ -125,13 +127,23 @@ class MetricsPlot : public QWidget {
   /// The label of a panel's x or y axis.
   QString axisLabel(const QString& key, bool xAxis) const;
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void rebuild();
   void onMouseMove(QMouseEvent* event);
   void onXRangeChanged(const QCPRange& range);
+  /// Legend entries per row that fit the plot's width with the longest run name (1-4).
+  int legendColumns() const;
+  /// The readout line: `text`, or the hint when it is empty.
+  void showHoverText(const QString& text);
 
   QCustomPlot* m_plot;
   QLabel* m_hover;
+  QString m_hoverKey;  ///< the panel last hovered ("" none): its readout follows the runs
+  double m_hoverIteration = 0;
+  int m_legendColumns = 0;  ///< the legend's entries per row at the last rebuild
   QTimer m_timer;
   std::vector<PlotRun> m_runs;
   QStringList m_metrics;

@@ -25,6 +25,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "data_check_panel.h"
 #include "model/stages/stage_registry.h"
 #include "run_target_box.h"
 #include "settings.h"
@@ -211,11 +212,23 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_note = new QLabel(this);
   m_note->setWordWrap(true);
   layout->addWidget(m_note);
+  // What the run would see of its data, checked before it starts (issue 37: runs whose data
+  // was silently filtered away "stayed at accuracy 0").
+  m_check = new DataCheckPanel(this);
+  layout->addWidget(m_check);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
-  auto* start = buttons->addButton(tr("&Start"), QDialogButtonBox::AcceptRole);
+  auto* start = m_start = buttons->addButton(tr("&Start"), QDialogButtonBox::AcceptRole);
   start->setDefault(true);
+  connect(m_check, &DataCheckPanel::stateChanged, this, [this](DataCheckPanel::State state) {
+    const bool refuse = state == DataCheckPanel::State::NothingUsable;
+    m_start->setEnabled(!refuse);
+    m_start->setToolTip(refuse ? tr("Nothing in the training data is usable by this model: see "
+                                    "the data check above")
+                               : QString());
+  });
   connect(buttons, &QDialogButtonBox::accepted, this, [this] {
+    if (m_check->state() == DataCheckPanel::State::NothingUsable) return;  // Start is disabled
     kPreset.set(m_preset->currentText());
     kWidth.set(m_width->value());
     kDevice.set(m_device->currentIndex());
@@ -377,6 +390,12 @@ void TrainingLaunchDialog::updateCommand() {
         "<b>This folder already holds a run:</b> choose another, or resume it from the "
         "runs list.");
   m_note->setText(notes.join(QStringLiteral("<br>")));
+  if (s.remote())
+    m_check->skip(
+        tr("The training data lies on the run's host: it is not checked from here "
+           "(foveal-cli data check there shows what the run will see)."));
+  else if (!s.resume)
+    m_check->check(s);
 }
 
 }  // namespace foveal::ui

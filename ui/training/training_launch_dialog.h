@@ -13,10 +13,12 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QProcess;
+class QPushButton;
 class QSpinBox;
 
 namespace foveal::ui {
 
+class DataCheckPanel;
 class RunTargetBox;
 
 class TrainingLaunchDialog : public QDialog {
@@ -31,6 +33,9 @@ class TrainingLaunchDialog : public QDialog {
   void setSpec(const LaunchSpec& spec);
   QString commandLine() const;
   RunTargetBox* targetBox() const { return m_target; }
+  /// What the run would see of its training data; Start is refused while nothing is usable.
+  DataCheckPanel* dataCheck() const { return m_check; }
+  QPushButton* startButton() const { return m_start; }
   QStringList presets() const;
 
  private:
@@ -65,6 +70,8 @@ class TrainingLaunchDialog : public QDialog {
   RunTargetBox* m_target;
   QPlainTextEdit* m_command;
   QLabel* m_note;
+  DataCheckPanel* m_check;
+  QPushButton* m_start;
   QProcess* m_presetProcess = nullptr;
 };
 

@@ -257,8 +257,7 @@ void TrainingPage::buildLayout() {
   });
   ll->addWidget(metricsBox);
 
-  m_preview = new LivePreview(left);
-  ll->addWidget(m_preview, 1);
+  ll->addStretch(1);
   leftScroll->setWidget(left);
   leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
                               leftScroll->verticalScrollBar()->sizeHint().width());
@@ -268,6 +267,10 @@ void TrainingPage::buildLayout() {
   auto* right = new QSplitter(Qt::Vertical, split);
   right->addWidget(m_plot);
   auto* tabs = new QTabWidget(right);
+  // The live preview first, under the curves: at the foot of the runs column it was below the
+  // fold of a 1366x768 screen.
+  m_preview = new LivePreview(tabs);
+  tabs->addTab(m_preview, tr("Live preview"));
   m_eval = new EvaluationPanel(tabs);
   m_eval->setProgram(m_launcher->program());
   tabs->addTab(m_eval, tr("E&valuate"));
@@ -278,7 +281,7 @@ void TrainingPage::buildLayout() {
   tabs->addTab(m_output, tr("&Output"));
   right->addWidget(tabs);
   right->setStretchFactor(0, 3);
-  right->setStretchFactor(1, 1);
+  right->setStretchFactor(1, 2);
   split->addWidget(right);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);

@@ -2,6 +2,11 @@
 
 #include <ATen/ops/ctc_loss.h>
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
 #include "base/error.h"
 #include "model/stages/stage_factories.h"
 
@@ -25,6 +30,112 @@ CtcPath collapseCtcPath(const std::vector<int>& path, int blank) {
   return out;
 }
 
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+double logAdd(double a, double b) {
+  if (a == kNegInf) return b;
+  if (b == kNegInf) return a;
+  const double hi = std::max(a, b);
+  return hi + std::log1p(std::exp(std::min(a, b) - hi));
+}
+
+// A prefix's two shares: paths so far ending in a blank, and ending in its last class.
+struct PrefixScore {
+  double blank = kNegInf, label = kNegInf;
+  double total() const { return logAdd(blank, label); }
+};
+
+}  // namespace
+
+std::vector<CtcHypothesis> ctcPrefixBeamSearch(const std::vector<double>& logProbs, int m, int k,
+                                               int width, int blank) {
+  if (width < 1) throw Error("beam width must be at least 1, not " + std::to_string(width));
+  if (m < 0 || k < 1 || logProbs.size() != static_cast<size_t>(m) * static_cast<size_t>(k))
+    throw Error("CTC beam search: expected " + std::to_string(m) + " x " + std::to_string(k) +
+                " log probabilities, got " + std::to_string(logProbs.size()));
+  using Prefix = std::vector<int>;
+  std::vector<std::pair<Prefix, PrefixScore>> beam;
+  beam.push_back({{}, PrefixScore{0.0, kNegInf}});
+  for (int t = 0; t < m; ++t) {
+    const double* p = logProbs.data() + static_cast<size_t>(t) * static_cast<size_t>(k);
+    std::map<Prefix, PrefixScore> next;
+    for (const auto& [prefix, score] : beam) {
+      const double all = score.total();
+      // A blank keeps the prefix.
+      auto& same = next[prefix];
+      same.blank = logAdd(same.blank, p[blank] + all);
+      for (int c = 0; c < k; ++c) {
+        if (c == blank) continue;
+        if (!prefix.empty() && prefix.back() == c) {
+          // The same class again: it merges into the prefix unless a blank came between.
+          same.label = logAdd(same.label, p[c] + score.label);
+          Prefix longer = prefix;
+          longer.push_back(c);
+          auto& l = next[longer];
+          l.label = logAdd(l.label, p[c] + score.blank);
+        } else {
+          Prefix longer = prefix;
+          longer.push_back(c);
+          auto& l = next[longer];
+          l.label = logAdd(l.label, p[c] + all);
+        }
+      }
+    }
+    beam.assign(next.begin(), next.end());
+    // Most probable first; ties by the prefix itself, so the order does not depend on the map's.
+    std::sort(beam.begin(), beam.end(), [](const auto& a, const auto& b) {
+      const double ta = a.second.total(), tb = b.second.total();
+      return ta != tb ? ta > tb : a.first < b.first;
+    });
+    while (!beam.empty() && beam.back().second.total() == kNegInf) beam.pop_back();
+    if (beam.size() > static_cast<size_t>(width)) beam.resize(static_cast<size_t>(width));
+  }
+  std::vector<CtcHypothesis> out;
+  for (const auto& [prefix, score] : beam) out.push_back({prefix, score.total()});
+  return out;
+}
+
+std::vector<int> ctcBestPath(const std::vector<double>& logProbs, int m, int k,
+                             const std::vector<int>& tokens, int blank) {
+  // The label with blanks around every class: blank, y1, blank, y2, ..., yn, blank.
+  std::vector<int> ext{blank};
+  for (int c : tokens) {
+    ext.push_back(c);
+    ext.push_back(blank);
+  }
+  const int s = static_cast<int>(ext.size());
+  if (m <= 0) return tokens.empty() ? std::vector<int>{} : std::vector<int>{};
+  std::vector<double> score(static_cast<size_t>(m) * s, kNegInf);
+  std::vector<int> from(static_cast<size_t>(m) * s, -1);
+  auto at = [&](int t, int j) -> double& { return score[static_cast<size_t>(t) * s + j]; };
+  auto lp = [&](int t, int c) { return logProbs[static_cast<size_t>(t) * k + c]; };
+  at(0, 0) = lp(0, ext[0]);
+  if (s > 1) at(0, 1) = lp(0, ext[1]);
+  for (int t = 1; t < m; ++t)
+    for (int j = 0; j < s; ++j) {
+      // From the same state, the one before, or (a class unlike the one two back) skipping a blank.
+      int best = j;
+      double v = at(t - 1, j);
+      if (j >= 1 && at(t - 1, j - 1) > v) v = at(t - 1, best = j - 1);
+      if (j >= 2 && ext[j] != blank && ext[j] != ext[j - 2] && at(t - 1, j - 2) > v)
+        v = at(t - 1, best = j - 2);
+      if (v == kNegInf) continue;
+      at(t, j) = v + lp(t, ext[j]);
+      from[static_cast<size_t>(t) * s + j] = best;
+    }
+  int j = s - 1;
+  if (s > 1 && at(m - 1, s - 2) > at(m - 1, s - 1)) j = s - 2;
+  if (at(m - 1, j) == kNegInf) return {};
+  std::vector<int> path(static_cast<size_t>(m));
+  for (int t = m - 1; t >= 0; --t) {
+    path[static_cast<size_t>(t)] = ext[static_cast<size_t>(j)];
+    if (t > 0) j = from[static_cast<size_t>(t) * s + j];
+  }
+  return path;
+}
+
 CtcPredictionImpl::CtcPredictionImpl(const ModelConfig& config_, int64_t inputDim)
     : config(config_), m_inputDim(inputDim) {
   reset();
@@ -37,16 +148,63 @@ void CtcPredictionImpl::reset() {
 
 RecognizerOutput CtcPredictionImpl::predict(const torch::Tensor& x, const torch::Tensor&,
                                             const DecodeOptions& options) {
-  if (options.forcedSelection.defined())
-    throw Error("a CTC model has no regions to force: it reads every column at once");
   RecognizerOutput out;
   out.logProbs = torch::log_softmax(m_fc(x), -1);  // [B, M, K]
   out.tokens = out.logProbs.detach().argmax(-1);   // [B, M]
+  if (options.forcedSelection.defined()) {
+    // The recognizer decodes a beam search's reading again with its "regions" forced: for CTC
+    // each column is its own (beamSearch() says so), and the targets are the reading's path,
+    // one class per column, which replaces the argmax path; the posteriors stay the model's.
+    const auto columns = torch::arange(out.tokens.size(1), torch::kLong).expand_as(out.tokens);
+    if (!options.targets.defined() || options.targets.sizes() != out.tokens.sizes() ||
+        options.forcedSelection.sizes() != out.tokens.sizes() ||
+        !torch::equal(options.forcedSelection.to(torch::kCPU, torch::kLong), columns))
+      throw Error("a CTC model has no regions to force: it reads every column at once");
+    out.tokens = options.targets.to(out.tokens.device(), torch::kLong);
+  }
   return out;
 }
 
-BeamResult CtcPredictionImpl::beamSearch(const torch::Tensor&, const torch::Tensor&, int) {
-  throw Error("beam search is for attention decoders; a CTC model reads greedily (use width 1)");
+BeamResult CtcPredictionImpl::beamSearch(const torch::Tensor& x, const torch::Tensor&, int width) {
+  if (width < 1) throw Error("beam width must be at least 1, not " + std::to_string(width));
+  torch::NoGradGuard noGrad;
+  const auto logProbs =
+      torch::log_softmax(m_fc(x), -1).to(torch::kCPU, torch::kDouble).contiguous();  // [B, M, K]
+  const int64_t b = logProbs.size(0), m = logProbs.size(1), k = logProbs.size(2);
+  const int blank = m_charset.blankIndex();
+  // Per hypothesis its path (one class per column, the reading's most probable alignment): the
+  // trace shows the reading along it. No regions are chosen: each column is its own "region",
+  // which is what predict() accepts as forced when the recognizer decodes the reading again.
+  auto tokens = torch::full({b, width, m}, blank, torch::kLong);
+  auto logProb = torch::full({b, width}, -std::numeric_limits<double>::infinity(), torch::kDouble);
+  auto tok = tokens.accessor<int64_t, 3>();
+  auto score = logProb.accessor<double, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const double* p = logProbs.data_ptr<double>() + i * m * k;
+    const std::vector<double> lp(p, p + m * k);
+    const auto hyps =
+        ctcPrefixBeamSearch(lp, static_cast<int>(m), static_cast<int>(k), width, blank);
+    for (size_t h = 0; h < hyps.size(); ++h) {
+      const auto path =
+          ctcBestPath(lp, static_cast<int>(m), static_cast<int>(k), hyps[h].tokens, blank);
+      if (path.empty() && m > 0) continue;  // cannot happen for a prefix the search built
+      for (int64_t c = 0; c < m; ++c)
+        tok[i][static_cast<int64_t>(h)][c] = path[static_cast<size_t>(c)];
+      score[i][static_cast<int64_t>(h)] = hyps[h].logProb;
+    }
+  }
+  BeamResult r;
+  r.allTokens = tokens.to(x.device());
+  r.allSelected = torch::arange(m, torch::kLong)
+                      .view({1, 1, m})
+                      .expand({b, width, m})
+                      .contiguous()
+                      .to(x.device());
+  r.allLogProb = logProb.to(x.device(), torch::kFloat);
+  r.tokens = r.allTokens.select(1, 0);
+  r.selected = r.allSelected.select(1, 0);
+  r.logProb = r.allLogProb.select(1, 0);
+  return r;
 }
 
 LossTerms CtcPredictionImpl::loss(const RecognizerOutput& out, const LossInputs& in) const {
