@@ -255,26 +255,16 @@ std::vector<BeamHypothesis> ctcBeamHypotheses(const Charset& charset, const Beam
 
 // Receptive fields as wide as the input (a ResNet's, TPS-ResNet included) make every region the
 // whole image: a region crop shows nothing of the step, and its box spans the view. For a row of
-// such columns each step gets its focus box instead: centred on its focus point, as wide as its
-// attention is spread (1.5 standard deviations of the map over the columns' centres either side,
-// at least one column stride), the image's height; and its patch is what the features saw there.
+// such columns each step gets a character box instead: centred on its focus point, as wide as
+// one character of the reading if its characters shared the image evenly (at least one column
+// stride), the image's height; and its patch is what the features saw there.
 void useFocusBoxes(Trace& tr, const torch::Tensor& seen, double sx, int inputW, int inputH) {
   if (tr.gridRows != 1 || tr.regionCentres.size() < 2 || tr.steps.empty()) return;
   const double stride = std::abs(tr.regionCentres[1].x - tr.regionCentres[0].x);
+  const size_t characters = std::max<size_t>(1, splitUtf8(tr.prediction).size());
+  const double half = std::max(stride, tr.imageW / static_cast<double>(characters)) / 2.0;
   for (size_t t = 0; t < tr.steps.size(); ++t) {
     TraceStep& st = tr.steps[t];
-    const auto& weights = tr.attention(t);
-    double sum = 0, mean = 0, var = 0;
-    for (size_t i = 0; i < weights.size() && i < tr.regionCentres.size(); ++i) {
-      sum += weights[i];
-      mean += weights[i] * tr.regionCentres[i].x;
-    }
-    if (sum > 0) {
-      mean /= sum;
-      for (size_t i = 0; i < weights.size() && i < tr.regionCentres.size(); ++i)
-        var += weights[i] * std::pow(tr.regionCentres[i].x - mean, 2) / sum;
-    }
-    const double half = std::max(stride, 1.5 * std::sqrt(var));
     const double x0 = std::clamp(st.focus.x - half, 0.0, static_cast<double>(tr.imageW));
     const double x1 = std::clamp(st.focus.x + half, 0.0, static_cast<double>(tr.imageW));
     st.box = {x0, 0.0, std::max(1.0, x1 - x0), static_cast<double>(tr.imageH)};

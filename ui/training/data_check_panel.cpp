@@ -59,10 +59,8 @@ DataCheckOutcome checkLaunchData(const LaunchSpec& spec, size_t limit,
     for (const auto& arg : sets) {
       const auto ds = core::data::openDataset(arg);
       const bool partial = ds->endless() || ds->size() > limit;
-      // A generator is the same everywhere: its first 2,000 entries say what the run will see.
-      const size_t read = ds->endless() ? std::min<size_t>(limit, 2000) : limit;
       const auto r =
-          core::data::checkDataset(*ds, limits, partial ? read : 0, 0,
+          core::data::checkDataset(*ds, limits, partial ? limit : 0, 0,
                                    [cancel](size_t, size_t) { return !(cancel && *cancel); });
       if (cancel && *cancel) return {};
       out.usable += r.usable;

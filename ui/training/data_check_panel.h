@@ -49,8 +49,9 @@ class DataCheckPanel : public QWidget {
   State state() const { return m_state; }
   QString summaryText() const;
   QString detailsText() const;
-  /// Entries read per training set (the first ones of a larger set).
-  static constexpr size_t kLimit = 20000;
+  /// Entries read per training set (the first ones of a larger set): a quick look before a run;
+  /// `foveal-cli data check` reads them all.
+  static constexpr size_t kLimit = 2000;
 
  Q_SIGNALS:
   void stateChanged(State state);

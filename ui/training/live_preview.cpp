@@ -22,6 +22,7 @@ LivePreview::LivePreview(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   auto* card = new ReadingCard(this);  // its strip scrolls: a long reading keeps the page narrow
+  card->setCompact(true);              // under the curves: they keep most of the height
   layout->addWidget(card);
   m_title = card->title();
   m_view = card->view();

@@ -280,8 +280,8 @@ void TrainingPage::buildLayout() {
   m_output->setPlaceholderText(tr("The output of runs started here appears here."));
   tabs->addTab(m_output, tr("&Output"));
   right->addWidget(tabs);
-  right->setStretchFactor(0, 3);
-  right->setStretchFactor(1, 2);
+  right->setStretchFactor(0, 2);
+  right->setStretchFactor(1, 1);
   split->addWidget(right);
   split->setStretchFactor(0, 0);
   split->setStretchFactor(1, 1);
