@@ -13,6 +13,7 @@
 #include "trace/model_session.h"
 #include "train/error_analysis.h"
 #include "train/evaluation.h"
+#include "train/faithfulness_eval.h"
 #include "train/train_config.h"
 
 namespace foveal::app {
@@ -37,6 +38,12 @@ const char* kEvalUsage =
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1, then
               pointing accuracy in the same layout
+              --model FILE[,FILE...] --data SPEC --faithfulness [--methods LIST] [--limit N]
+              [--ig-steps N] [--points N] [--json]
+              does each map explain the reading? per map (LIST, comma-separated, default
+              attention,ig,random; also saliency, grad-input, occlusion) over every character
+              step: deletion and insertion AUC (RISE; --points fractions, default 11), pointing
+              and weighting games against the true boxes, rank correlation with attention
               (a DTRB .pth as --model: see import)
 )";
 
@@ -91,13 +98,45 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   return 0;
 }
 
+int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
+  if (a.has("digit-protocol") || a.has("failures") || a.has("errors"))
+    throw std::invalid_argument(
+        "--faithfulness goes with --data, not --digit-protocol, "
+        "--failures or --errors");
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.empty()) throw std::invalid_argument("--faithfulness needs --data SPEC");
+  tr::FaithfulnessOptions o;
+  if (a.has("methods")) o.methods = split(a.value("methods"), ',');
+  o.limit = eval.limit;
+  o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
+  o.curves.points = a.intInRange("points", 11, 2, 1001);
+  o.dtrb = eval.dtrb;
+  std::vector<std::string> json;
+  for (const auto& model : split(a.required("model"), ','))
+    for (const auto& set : sets) {
+      const auto report = tr::evaluateFaithfulness(model, set, o);
+      if (a.has("json"))
+        json.push_back(report.toJson());
+      else
+        std::cout << report.toTable() << "\n";
+    }
+  if (a.has("json")) {
+    std::cout << "[";
+    for (size_t i = 0; i < json.size(); ++i) std::cout << (i ? ",\n" : "\n") << json[i];
+    std::cout << "\n]\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 int runEvalCommand(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  withDtrbOptions({"model", "data", "failures", "errors", "limit", "batch",
-                                   "scoring", "device", "threads", "beam"}),
-                  withDtrbFlags({"json", "digit-protocol", "force", "skip-bad"}));
+  const CliArgs a(
+      args,
+      withDtrbOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring", "device",
+                       "threads", "beam", "methods", "ig-steps", "points"}),
+      withDtrbFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -120,6 +159,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
     core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
   }
 
+  if (a.has("faithfulness")) return runFaithfulness(a, o);
   if (a.has("errors")) return runErrorAnalysis(a, o);
 
   if (a.has("digit-protocol")) {

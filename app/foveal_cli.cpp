@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
+#include "cli_explain.h"
 #include "cli_model.h"
 #include "cli_runs.h"
 #include "cli_train.h"
@@ -70,12 +71,14 @@ commands:
               directly, with the same options.
   bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [DTRB options]
               greedy inference of one model file (.fvm or a DTRB .pth) at batch 1 and batch N
+  bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--json]
+              integrated gradients (default 32 steps) for one decoding step and for all
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
               batched inference and training images/s for every mechanism on this machine
 )" + std::string(app::kTrainUsage) +
-    app::kRunsUsage + app::kEvalUsage +
+    app::kRunsUsage + app::kEvalUsage + app::kExplainUsage +
     R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
               datasets: generate, convert, inspect, look at, measure (foveal-cli data --help)
   version     print the version
@@ -278,12 +281,52 @@ int cmdInfo(const std::vector<std::string>& args) {
   return 0;
 }
 
+// `bench --model FILE --explain IMAGE`: integrated gradients for one decoding step (the middle
+// one) and for every step of the reading, the median of --repeats runs.
+int benchExplain(const CliArgs& a) {
+  if (a.positionals().size() != 1) throw UsageError("bench --explain needs --model FILE and IMAGE");
+  const int repeats = a.intInRange("repeats", 5, 1, 1000);
+  core::AttributionOptions o;
+  o.method = core::AttributionMethod::IntegratedGradients;
+  o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
+  o.batch = a.intInRange("batch", 32, 1, 4096);
+  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  const auto image = core::readImage(a.positionals()[0], /*keepColour=*/true);
+  const auto trace = session->trace(image, a.positionals()[0]);
+  if (trace.steps.empty()) throw core::Error(a.positionals()[0] + ": the model read nothing");
+  auto median = [&](std::vector<int> steps) {
+    std::vector<double> t;
+    o.steps = std::move(steps);
+    session->explain(image, trace, o);  // warm-up
+    for (int r = 0; r < repeats; ++r) t.push_back(session->explain(image, trace, o).seconds);
+    std::sort(t.begin(), t.end());
+    return 1000.0 * t[t.size() / 2];
+  };
+  const int middle = static_cast<int>(trace.steps.size()) / 2;
+  const double one = median({middle});
+  const double all = median({});
+  if (a.has("json")) {
+    std::printf(
+        "{\"model\": \"%s\", \"threads\": %d, \"ig_steps\": %d, \"steps\": %zu, "
+        "\"one_step_ms\": %.1f, \"all_steps_ms\": %.1f}\n",
+        a.value("model").c_str(), core::computeThreads(), o.igSteps, trace.steps.size(), one, all);
+  } else {
+    std::printf(
+        "%s (%s), %d threads, integrated gradients with %d steps (batch %d), median of %d:\n"
+        "  one decoding step: %.1f ms\n  all %zu steps of \"%s\": %.1f ms\n",
+        a.value("model").c_str(), session->config().stageString().c_str(), core::computeThreads(),
+        o.igSteps, o.batch, repeats, one, trace.steps.size(), trace.prediction.c_str(), all);
+  }
+  return 0;
+}
+
 int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  app::withDtrbOptions(
-                      {"width", "batch", "repeats", "only", "threads", "device", "beam", "model"}),
-                  app::withDtrbFlags({"no-train", "json", "no-bf16"}));
+                  app::withDtrbOptions({"width", "batch", "repeats", "only", "threads", "device",
+                                        "beam", "model", "ig-steps"}),
+                  app::withDtrbFlags({"no-train", "json", "no-bf16", "explain"}));
   setComputeThreads(a.intValue("threads", 0));
+  if (a.has("explain")) return benchExplain(a);
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
@@ -381,6 +424,7 @@ int main(int argc, char** argv) {
     if (cmd == "runs") return app::runRunsCommand(args);
     if (cmd == "bench-train") return app::runTrainBenchCommand(args);
     if (cmd == "eval") return app::runEvalCommand(args);
+    if (cmd == "explain") return app::runExplainCommand(args);
     if (cmd == "version") {
       std::cout << "foveal-cli " << FOVEAL_VERSION << "\n";
       return 0;

@@ -9,6 +9,7 @@
 #include "base/crc32.h"
 #include "base/error.h"
 #include "base/safe_read.h"
+#include "image/colour_png.h"
 
 namespace foveal::core {
 
@@ -134,22 +135,29 @@ GreyImage readImage(const std::string& path, bool keepColour) {
   return decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), path, keepColour);
 }
 
-std::vector<uint8_t> encodePng(const GreyImage& image) {
+namespace {
+// An 8-bit PNG of `channels` (1: grey, 3: RGB) interleaved planes.
+std::vector<uint8_t> encodePlanes(const GreyImage& image, const std::vector<uint8_t>& data,
+                                  int channels) {
   if (image.empty()) throw Error("cannot encode an empty image as PNG");
+  const size_t rowBytes = static_cast<size_t>(image.width) * channels;
+  if (data.size() != rowBytes * image.height)
+    throw Error("cannot encode a PNG: the pixels do not fill the image");
   std::vector<uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
   std::vector<uint8_t> ihdr;
   put32(ihdr, static_cast<uint32_t>(image.width));
   put32(ihdr, static_cast<uint32_t>(image.height));
-  ihdr.insert(ihdr.end(), {8, 0, 0, 0, 0});  // 8-bit grey, no interlace
+  // 8 bits, grey (0) or RGB (2), no interlace.
+  ihdr.insert(ihdr.end(), {8, static_cast<uint8_t>(channels == 3 ? 2 : 0), 0, 0, 0});
   chunk(out, "IHDR", ihdr);
 
   // Raw scanlines (filter 0) in stored (uncompressed) deflate blocks: no zlib needed.
   std::vector<uint8_t> raw;
-  raw.reserve(static_cast<size_t>(image.height) * (image.width + 1));
+  raw.reserve(static_cast<size_t>(image.height) * (rowBytes + 1));
   for (int y = 0; y < image.height; ++y) {
     raw.push_back(0);
-    raw.insert(raw.end(), image.pixels.begin() + static_cast<long>(y) * image.width,
-               image.pixels.begin() + static_cast<long>(y + 1) * image.width);
+    raw.insert(raw.end(), data.begin() + static_cast<long>(y * rowBytes),
+               data.begin() + static_cast<long>((y + 1) * rowBytes));
   }
   std::vector<uint8_t> z = {0x78, 0x01};
   for (size_t off = 0; off < raw.size() || off == 0;) {
@@ -175,14 +183,28 @@ std::vector<uint8_t> encodePng(const GreyImage& image) {
   chunk(out, "IEND", {});
   return out;
 }
+}  // namespace
 
-void writePng(const GreyImage& image, const std::string& path) {
-  const auto bytes = encodePng(image);
+std::vector<uint8_t> encodePng(const GreyImage& image) {
+  return encodePlanes(image, image.pixels, 1);
+}
+
+namespace {
+void writeBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(path + ": cannot write PNG (folder missing or not writable)");
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   if (!out) throw Error(path + ": write failed (disk full?)");
+}
+}  // namespace
+
+void writePng(const GreyImage& image, const std::string& path) {
+  writeBytes(encodePng(image), path);
+}
+
+void writeColourPng(const GreyImage& image, const std::string& path) {
+  writeBytes(encodePlanes(image, image.rgb, 3), path);
 }
 
 }  // namespace foveal::core

@@ -95,6 +95,64 @@ ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing&
   return in;
 }
 
+torch::Tensor sourceTensor(const GreyImage& g, const Preprocessing& pp) {
+  if (g.empty()) throw Error("cannot preprocess an empty image");
+  const int c = pp.channels();
+  const size_t n = static_cast<size_t>(g.width) * g.height;
+  std::vector<uint8_t> planes;
+  if (c == 3) {
+    if (!g.rgb.empty()) {
+      planes = g.rgb;
+    } else {
+      planes.resize(n * 3);
+      for (size_t i = 0; i < n; ++i)
+        planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
+    }
+  } else if (pp.colour == "pil_luma" && !g.rgb.empty()) {
+    planes = pilLuma(g.rgb.data(), n);
+  } else {
+    planes = g.pixels;
+  }
+  return torch::from_blob(planes.data(), {g.height, g.width, c}, torch::kUInt8)
+      .permute({2, 0, 1})
+      .to(torch::kFloat)
+      .div(255.0)
+      .mul(2.0)
+      .sub(1.0)
+      .unsqueeze(0)
+      .contiguous();
+}
+
+ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
+                           bool withUpsampled) {
+  // [B, C, H, W] in [-1, 1]. The resize weights sum to one, so resizing the normalised values
+  // is the same as normalising the resized ones, as preprocess() does.
+  const bool bicubic = pp.resize == "pil_bicubic";
+  const F::InterpolateFuncOptions::mode_t mode =
+      bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+              : F::InterpolateFuncOptions::mode_t(torch::kBilinear);
+  auto resized = [&](int64_t w, int64_t h, int64_t padW) {
+    torch::Tensor t = F::interpolate(source, F::InterpolateFuncOptions()
+                                                 .size(std::vector<int64_t>{h, w})
+                                                 .mode(mode)
+                                                 .align_corners(false)
+                                                 .antialias(true));
+    if (padW > w)
+      t = torch::cat({t, t.narrow(3, w - 1, 1).expand({t.size(0), t.size(1), h, padW - w})}, 3);
+    return t;
+  };
+  ModelInput in;
+  int w = pp.inputW;
+  if (pp.keepRatioPad) {
+    const double ratio = static_cast<double>(source.size(3)) / static_cast<double>(source.size(2));
+    w = std::max(1, static_cast<int>(std::min<double>(pp.inputW, std::ceil(pp.inputH * ratio))));
+  }
+  in.image = resized(w, pp.inputH, pp.inputW);
+  if (withUpsampled) in.upsampled = resized(pp.upsampledW(), pp.inputH, pp.upsampledW());
+  in.contentW.assign(static_cast<size_t>(source.size(0)), w);
+  return in;
+}
+
 GreyImage toGreyImage(const torch::Tensor& normalised) {
   auto t = normalised.detach().to(torch::kCPU, torch::kFloat);
   if (t.dim() == 4) t = t.squeeze(0);

@@ -21,6 +21,18 @@ struct ModelInput {
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,
                       bool withUpsampled);
 
+/// The source image as the network sees its values before resizing: [1, C, H, W] float in
+/// [-1, 1], the planes preprocess() reads (grey, PIL's luma or RGB). Attribution differentiates
+/// with respect to this tensor, so its maps are in source-image pixels.
+torch::Tensor sourceTensor(const GreyImage& image, const Preprocessing& pp);
+
+/// The network input made from sourceTensor()'s values [B, C, H, W] by differentiable operations:
+/// the same resize (antialiased bilinear, or an antialiased bicubic for PIL's; PIL rounds to
+/// 8 bits, this does not), the keep-ratio width and the padding that repeats the last column.
+/// Mid-grey (0) maps to 0 everywhere. Gradients flow back to `source`.
+ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
+                           bool withUpsampled);
+
 /// [H, W] or [1, H, W] tensor in [-1, 1] -> 8-bit image (clamped).
 GreyImage toGreyImage(const torch::Tensor& normalised);
 

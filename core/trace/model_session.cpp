@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "formats/checkpoint.h"
 #include "image/preprocess.h"
+#include "trace/attribution_engine.h"
 #include "trace/trace_builder.h"
 
 namespace foveal::core {
@@ -77,6 +78,19 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   tr.beamWidth = std::max(1, options.beamWidth);
   tr.hypothesis = options.beamWidth > 1 ? options.beamHypothesis : 0;
   return tr;
+}
+
+Explanation ModelSession::explain(const GreyImage& image, const Trace& trace,
+                                  const AttributionOptions& options) const {
+  if (image.empty()) throw Error(trace.source + ": empty image");
+  return core::explain(d->model, image, trace, options);
+}
+
+std::vector<FaithfulnessCurves> ModelSession::curves(const GreyImage& image, const Trace& trace,
+                                                     const std::vector<CurveRequest>& requests,
+                                                     const CurveOptions& options) const {
+  if (image.empty()) throw Error(trace.source + ": empty image");
+  return deletionInsertionCurves(d->model, image, trace, requests, options);
 }
 
 void ModelSession::save(const std::string& path) const {

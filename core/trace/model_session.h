@@ -7,6 +7,8 @@
 
 #include "formats/dtrb_import.h"
 #include "model/model_config.h"
+#include "trace/attribution.h"
+#include "trace/faithfulness.h"
 #include "trace/trace.h"
 
 namespace foveal::core {
@@ -50,6 +52,16 @@ class ModelSession {
 
   Trace trace(const GreyImage& image, const std::string& source,
               const TraceOptions& options = {}) const;
+  /// Per-step attribution of the reading `trace` shows (made by trace() from `image`), teacher
+  /// forced (core/trace/attribution.h). Safe beside concurrent trace() and explain() calls: it
+  /// differentiates with respect to the image only, never touching the parameters' gradients.
+  Explanation explain(const GreyImage& image, const Trace& trace,
+                      const AttributionOptions& options) const;
+  /// Deletion and insertion curves of each request's map (core/trace/faithfulness.h) for the
+  /// reading `trace` shows.
+  std::vector<FaithfulnessCurves> curves(const GreyImage& image, const Trace& trace,
+                                         const std::vector<CurveRequest>& requests,
+                                         const CurveOptions& options = {}) const;
   void save(const std::string& path) const;
 
   struct Impl;

@@ -144,6 +144,41 @@ QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, 
   return out;
 }
 
+QImage pixelHeatImage(const std::vector<double>& values, int width, int height) {
+  if (width <= 0 || height <= 0 ||
+      values.size() != static_cast<size_t>(width) * static_cast<size_t>(height))
+    return {};
+  const double top = std::max(*std::max_element(values.begin(), values.end()), 1e-30);
+  QRgb ramp[256];
+  for (int k = 0; k < 256; ++k) {
+    const double v = k / 255.0;
+    const QColor c = heatColour(v);
+    const int a = static_cast<int>(std::lround(255 * (0.1 + 0.7 * v)));
+    ramp[k] = qPremultiply(qRgba(c.red(), c.green(), c.blue(), a));
+  }
+  QImage out(width, height, QImage::Format_ARGB32_Premultiplied);
+  for (int y = 0; y < height; ++y) {
+    auto* line = reinterpret_cast<QRgb*>(out.scanLine(y));
+    for (int x = 0; x < width; ++x) {
+      const double v = std::clamp(
+          values[static_cast<size_t>(y) * static_cast<size_t>(width) + x] / top, 0.0, 1.0);
+      line[x] = ramp[static_cast<int>(std::lround(v * 255))];
+    }
+  }
+  return out;
+}
+
+std::vector<double> pixelColumnProfile(const std::vector<double>& values, int width, int height) {
+  std::vector<double> out(static_cast<size_t>(std::max(width, 0)), 0.0);
+  if (values.size() != static_cast<size_t>(width) * static_cast<size_t>(std::max(height, 0)))
+    return {};
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      out[static_cast<size_t>(x)] +=
+          std::max(0.0, values[static_cast<size_t>(y) * static_cast<size_t>(width) + x]);
+  return out;
+}
+
 // --- AttentionGridView ---------------------------------------------------------------------------
 
 namespace {

@@ -57,6 +57,12 @@ std::vector<double> columnMarginal(const core::Trace& trace, const std::vector<d
 /// coloured by heatColour and translucent where the weight is low (premultiplied ARGB, to be
 /// drawn over the image). Null when the trace has no regions or alpha does not cover them.
 QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, QSize size);
+/// A pixel map (an explanation: width x height values over the source image) as a heat map: its
+/// positive part relative to its largest value, coloured and translucent as heatMapImage. Null
+/// when the values do not fill the size.
+QImage pixelHeatImage(const std::vector<double>& values, int width, int height);
+/// Per source-pixel column, the positive mass of a pixel map (the heat strip of an explanation).
+std::vector<double> pixelColumnProfile(const std::vector<double>& values, int width, int height);
 /// The map's size for a trace: the source image's, at most `longSide` pixels on its longer side
 /// (drawn scaled smoothly).
 QSize heatMapSize(const core::Trace& trace, int longSide = 640);

@@ -39,6 +39,19 @@ class HeatStripPainter : public OverlayPainter {
   bool defaultOn() const override { return true; }
   void paint(QPainter& p, const TraceViewContext& c) const override {
     const double stripTop = c.imageRect.bottom() + 4;
+    if (c.view.heatSource() != QLatin1String(core::kAttentionMap)) {
+      // An explanation: its positive mass per source-pixel column (nothing until computed).
+      const auto profile = pixelColumnProfile(c.view.pixelHeat(), c.trace.imageW, c.trace.imageH);
+      if (profile.empty()) return;
+      const double top = std::max(*std::max_element(profile.begin(), profile.end()), 1e-30);
+      for (size_t x = 0; x < profile.size(); ++x) {
+        QRectF cell = c.toWidget.mapRect(QRectF(static_cast<double>(x), 0, 1, 1));
+        cell.setTop(stripTop);
+        cell.setHeight(TraceView::kStripHeight - 4);
+        p.fillRect(cell, heatColour(profile[x] / top));
+      }
+      return;
+    }
     const std::vector<double> xs = columnCentres(c.trace);
     const std::vector<double> marginal = columnMarginal(c.trace, c.trace.attention(c.stepIndex));
     const double top = marginal.empty() ? 0.0 : *std::max_element(marginal.begin(), marginal.end());

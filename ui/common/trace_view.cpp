@@ -79,6 +79,7 @@ std::vector<int> TraceView::stepHits() const {
 void TraceView::setStep(int step) {
   if (step == m_step) return;
   m_step = step;
+  m_heatStep = -1;
   update();
 }
 
@@ -215,11 +216,34 @@ QImage TraceView::heatMap() const {
   if (!m_trace || m_trace->steps.empty()) return {};
   const int s = std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1);
   if (m_heatStep != s || m_heatMap.isNull()) {
-    m_heatMap =
-        heatMapImage(*m_trace, m_trace->attention(static_cast<size_t>(s)), heatMapSize(*m_trace));
+    if (m_heatSource == QLatin1String(core::kAttentionMap))
+      m_heatMap =
+          heatMapImage(*m_trace, m_trace->attention(static_cast<size_t>(s)), heatMapSize(*m_trace));
+    else
+      m_heatMap = pixelHeatImage(pixelHeat(), m_trace->imageW, m_trace->imageH);
     m_heatStep = s;
   }
   return m_heatMap;
+}
+
+void TraceView::setHeatSource(const QString& name) {
+  if (name == m_heatSource) return;
+  m_heatSource = name;
+  m_heatStep = -1;
+  update();
+}
+
+const std::vector<double>& TraceView::pixelHeat() const {
+  static const std::vector<double> none;
+  if (!m_trace || m_heatSource == QLatin1String(core::kAttentionMap)) return none;
+  const core::StepMap* map = m_trace->map(m_heatSource.toStdString());
+  if (!map || map->layout != core::MapLayout::Pixels || m_step < 0 ||
+      static_cast<size_t>(m_step) >= map->steps.size())
+    return none;
+  const auto& values = map->steps[static_cast<size_t>(m_step)];
+  return values.size() == static_cast<size_t>(map->width) * static_cast<size_t>(map->height)
+             ? values
+             : none;
 }
 
 bool TraceView::event(QEvent* event) {

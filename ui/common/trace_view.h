@@ -83,9 +83,17 @@ class TraceView : public QWidget {
   /// What hovering shows at a widget position: the strip's column (with a grid's marginal, a CTC
   /// model's top-k), or on the image the nearest cell (row, column) or region and its alpha.
   QString hoverText(const QPointF& pos) const;
-  /// The heat map of the current step's attention (the heat-image overlay), in its own pixels
+  /// The heat map of the current step's heat source (the heat-image overlay), in its own pixels
   /// over the image.
   QImage heatMap() const;
+  /// The per-step map the heat overlays draw: core::kAttentionMap (the default) or a pixel map's
+  /// name (an explanation, core/trace/attribution.h). A step where that map has no values yet
+  /// draws no heat.
+  void setHeatSource(const QString& name);
+  const QString& heatSource() const { return m_heatSource; }
+  /// The heat source's values at the current step over the source pixels when it is a pixel map
+  /// (empty for attention, or when not computed).
+  const std::vector<double>& pixelHeat() const;
   /// What the fit keeps in view, in source-image pixels: the image, and with a trace every
   /// selected region and STN quad.
   QRectF contentRect() const;
@@ -118,6 +126,7 @@ class TraceView : public QWidget {
   // The current step's heat map, made when first drawn after the trace or the step changed.
   mutable QImage m_heatMap;
   mutable int m_heatStep = -1;
+  QString m_heatSource = QString::fromLatin1(core::kAttentionMap);
 };
 
 /// Attention is drawn relative to max(largest weight, floor): a peaked distribution fills the

@@ -1,7 +1,9 @@
 #include "compare_page.h"
 
+#include <QComboBox>
 #include <QFrame>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
@@ -10,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "attention_grid.h"
+#include "explain_runner.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
 #include "patch_strip.h"
@@ -32,6 +35,22 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent)
   m_empty->setAlignment(Qt::AlignCenter);
   m_empty->setTextFormat(Qt::RichText);
   outer->addWidget(m_empty, 1);
+  // The heat's map for every column: attention, or an attribution computed for the shown step.
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("Map:"), this));
+  m_heatSource = new QComboBox(this);
+  m_heatSource->setObjectName(QStringLiteral("compare-heat-source"));
+  m_heatSource->setFocusPolicy(Qt::NoFocus);
+  m_heatSource->addItem(tr("Attention"), QString::fromLatin1(core::kAttentionMap));
+  for (auto method : core::attributionMethods())
+    m_heatSource->addItem(qstr(core::attributionLabel(method)), qstr(core::toString(method)));
+  bar->addWidget(m_heatSource);
+  bar->addStretch(1);
+  outer->addLayout(bar);
+  connect(m_heatSource, &QComboBox::currentIndexChanged, this, [this] {
+    for (auto& c : m_columns) c.view->setHeatSource(m_heatSource->currentData().toString());
+    showStep(m_cursor->step());
+  });
   // The columns scroll when the window is short; the summary table shares the height through a
   // splitter.
   auto* split = new QSplitter(Qt::Vertical, this);
@@ -66,6 +85,7 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent)
 }
 
 void ComparePage::observe(ReadingDocument* document) {
+  m_document = document;
   m_controls = new ReadingControls(document, ReadingControls::Truth | ReadingControls::Beam, this);
   connect(m_controls, &ReadingControls::finished, this,
           [this] { focusView()->setFocus(Qt::OtherFocusReason); });
@@ -77,9 +97,12 @@ void ComparePage::observe(ReadingDocument* document) {
   connect(document, &ReadingDocument::tracesChanged, this, [this, document] {
     const ModelListModel* models = document->models();
     std::vector<CompareSummaryModel::Row> rows;
+    m_sessions.clear();
     for (ModelId id : models->comparedIds())
-      if (const TraceOutcome* o = document->outcome(id))
+      if (const TraceOutcome* o = document->outcome(id)) {
         rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error});
+        m_sessions.push_back(models->session(models->rowOf(id)));
+      }
     setRows(std::move(rows));
   });
 }
@@ -148,8 +171,13 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.view = card->view();
     c.view->setImage(m_image);
     c.view->setTruthBoxes(m_truthBoxes);
-    c.view->setTrace(m_rows[i].trace);
+    c.explained = m_rows[i].trace ? std::make_shared<core::Trace>(*m_rows[i].trace) : nullptr;
+    c.view->setTrace(c.explained);
     c.view->setOverlays(m_overlays);
+    c.view->setHeatSource(m_heatSource->currentData().toString());
+    c.explainer = new ExplainRunner(card);
+    connect(c.explainer, &ExplainRunner::finished, this,
+            [this, i](const ExplainResult& r) { explanationReady(i, r); });
     c.info = card->info();
     c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
@@ -182,6 +210,7 @@ void ComparePage::showStep(int step) {
     }
     const int s = std::clamp(step, 0, static_cast<int>(r.trace->steps.size()) - 1);
     c.view->setStep(s);
+    explainColumn(i, s);
     c.strip->setStep(s);
     const auto& st = r.trace->steps[static_cast<size_t>(s)];
     c.info->setText(tr("read <b>%1</b> &middot; conf %2 &middot; H̄ %3<br>step %4: <b>%5</b> "
@@ -196,6 +225,42 @@ void ComparePage::showStep(int step) {
                         .arg(r.trace->isCtc() ? tr("column %1").arg(st.region)
                                               : regionName(*r.trace, st.region)));
   }
+}
+
+void ComparePage::explainColumn(size_t i, int step) {
+  const QString method = m_heatSource->currentData().toString();
+  auto& c = m_columns[i];
+  if (method == QLatin1String(core::kAttentionMap) || !c.explained || !m_document ||
+      i >= m_sessions.size() || !m_sessions[i])
+    return;
+  const core::StepMap* map = c.explained->map(method.toStdString());
+  if (map && static_cast<size_t>(step) < map->steps.size() &&
+      !map->steps[static_cast<size_t>(step)].empty())
+    return;  // computed before
+  const std::pair<std::string, int> request{method.toStdString(), step};
+  if (c.explainer->isRunning() && c.pending == request) return;
+  c.pending = request;
+  c.explainer->start(m_sessions[i], m_document->image(), m_rows[i].trace,
+                     core::attributionMethodFromString(method.toStdString()), step);
+}
+
+void ComparePage::explanationReady(size_t i, const ExplainResult& r) {
+  if (i >= m_columns.size() || r.trace != m_rows[i].trace) return;
+  auto& c = m_columns[i];
+  const std::string name = core::toString(r.method);
+  core::StepMap* map = nullptr;
+  for (auto& m : c.explained->maps)
+    if (m.name == name) map = &m;
+  if (!map) {
+    map = &c.explained->addMap(name, core::attributionLabel(r.method), core::MapLayout::Pixels);
+    map->width = c.explained->imageW;
+    map->height = c.explained->imageH;
+    map->steps.resize(c.explained->steps.size());
+  }
+  map->steps[static_cast<size_t>(r.step)] = r.map;
+  c.view->setTrace(c.explained);
+  const int s = std::clamp(m_cursor->step(), 0, static_cast<int>(c.explained->steps.size()) - 1);
+  c.view->setStep(s);
 }
 
 }  // namespace foveal::ui

@@ -9,7 +9,9 @@
 
 #include "compare_summary_model.h"
 #include "page.h"
+#include "trace/model_session.h"
 
+class QComboBox;
 class QGridLayout;
 class QLabel;
 class QSplitter;
@@ -17,6 +19,8 @@ class QTableView;
 
 namespace foveal::ui {
 
+class ExplainRunner;
+struct ExplainResult;
 class PatchStrip;
 class ReadingControls;
 class ReadingDocument;
@@ -55,6 +59,9 @@ class ComparePage : public QWidget, public Page {
   /// The card of a column (title, view, information, strip).
   QWidget* card(int column) const { return m_columns.at(static_cast<size_t>(column)).box; }
   CompareSummaryModel* summary() const { return m_summary; }
+  /// The heat's map for every column (as the inspector's): attention or an attribution method,
+  /// computed per column for the shown step.
+  QComboBox* heatSourceBox() const { return m_heatSource; }
 
  private:
   struct Column {
@@ -63,8 +70,14 @@ class ComparePage : public QWidget, public Page {
     TraceView* view = nullptr;
     QLabel* info = nullptr;
     PatchStrip* strip = nullptr;
+    // The column's explanations: its reading copied with the maps computed so far.
+    ExplainRunner* explainer = nullptr;
+    std::shared_ptr<core::Trace> explained;
+    std::pair<std::string, int> pending;  ///< the (method, step) being computed
   };
   void showStep(int step);
+  void explainColumn(size_t column, int step);
+  void explanationReady(size_t column, const ExplainResult& result);
 
   StepCursor* m_cursor;
   ReadingControls* m_controls = nullptr;
@@ -79,6 +92,10 @@ class ComparePage : public QWidget, public Page {
   CompareSummaryModel* m_summary;
   QTableView* m_table;
   QSplitter* m_split = nullptr;
+  QComboBox* m_heatSource = nullptr;
+  ReadingDocument* m_document = nullptr;
+  /// Per row, the model that read it (for explanations).
+  std::vector<std::shared_ptr<core::ModelSession>> m_sessions;
 };
 
 }  // namespace foveal::ui

@@ -6,17 +6,20 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QProgressBar>
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "alignment_view.h"
 #include "attention_grid.h"
 #include "attention_plot.h"
 #include "beam_list.h"
+#include "explain_runner.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
 #include "patch_strip.h"
@@ -77,6 +80,53 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
     });
     bar->addWidget(box);
   }
+  // The heat's map: attention, or an attribution computed for the shown step on demand.
+  bar->addSpacing(8);
+  bar->addWidget(new QLabel(tr("Map:"), this));
+  m_heatSource = new QComboBox(this);
+  m_heatSource->setObjectName(QStringLiteral("heat-source"));
+  m_heatSource->setFocusPolicy(Qt::NoFocus);
+  m_heatSource->setToolTip(
+      tr("What the heat overlay and strip show: the attention, or why the step read its token "
+         "(attribution over the image's pixels, computed for the shown step)"));
+  m_heatSource->addItem(tr("Attention"), QString::fromLatin1(core::kAttentionMap));
+  for (auto method : core::attributionMethods())
+    m_heatSource->addItem(qstr(core::attributionLabel(method)), qstr(core::toString(method)));
+  bar->addWidget(m_heatSource);
+  m_explainBusy = new QWidget(this);
+  auto* busy = new QHBoxLayout(m_explainBusy);
+  busy->setContentsMargins(0, 0, 0, 0);
+  m_explainProgress = new QProgressBar(m_explainBusy);
+  m_explainProgress->setObjectName(QStringLiteral("explain-progress"));
+  m_explainProgress->setRange(0, 100);
+  m_explainProgress->setMaximumWidth(90);
+  busy->addWidget(m_explainProgress);
+  auto* cancel = new QToolButton(m_explainBusy);
+  cancel->setObjectName(QStringLiteral("explain-cancel"));
+  cancel->setText(tr("Cancel"));
+  busy->addWidget(cancel);
+  m_explainBusy->hide();
+  bar->addWidget(m_explainBusy);
+  m_explainer = new ExplainRunner(this);
+  connect(cancel, &QToolButton::clicked, m_explainer, &ExplainRunner::cancel);
+  connect(m_explainer, &ExplainRunner::progress, this,
+          [this](double f) { m_explainProgress->setValue(static_cast<int>(f * 100)); });
+  connect(m_explainer, &ExplainRunner::finished, this, &InspectorPage::explanationReady);
+  connect(m_explainer, &ExplainRunner::cancelled, this, [this] {
+    m_explainBusy->hide();
+    m_explainError = tr("cancelled");
+    showStep(m_cursor->step());
+  });
+  connect(m_explainer, &ExplainRunner::failed, this, [this](const QString& message) {
+    m_explainBusy->hide();
+    m_explainError = message;
+    showStep(m_cursor->step());
+  });
+  connect(m_heatSource, &QComboBox::currentIndexChanged, this, [this] {
+    m_view->setHeatSource(m_heatSource->currentData().toString());
+    m_explainError.clear();
+    showStep(m_cursor->step());
+  });
   bar->addStretch(1);
   auto* fit = new QToolButton(this);
   fit->setText(tr("Fit"));
@@ -267,7 +317,17 @@ void InspectorPage::setStatus(const QString& text) {
 
 void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
-  m_view->setTrace(m_trace);
+  // A new reading: the explanations of the last one no longer apply.
+  {
+    const QSignalBlocker quiet(m_explainer);
+    m_explainer->cancel();
+  }
+  m_explainBusy->hide();
+  m_explainPending = {};
+  m_explainFigures.clear();
+  m_explainError.clear();
+  m_explained = m_trace ? std::make_shared<core::Trace>(*m_trace) : nullptr;
+  m_view->setTrace(m_explained);
   m_topk->setTrace(m_trace);
   m_beams->setTrace(m_trace);
   m_plot->setTrace(m_trace);
@@ -363,7 +423,9 @@ void InspectorPage::showStep(int step) {
                           .arg(s.prob, 0, 'f', 3)
                           .arg(attentionLabel)
                           .arg(s.entropy, 0, 'f', 3)
-                          .arg(where, focus));
+                          .arg(where, focus) +
+                      explainStepText(step));
+  explainStep(step);
 
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
@@ -428,6 +490,82 @@ void InspectorPage::fitPictures() {
     m_rectified->setPixmap(QPixmap::fromImage(img));
     m_rectified->setFixedHeight(img.height() + 4);
   }
+}
+
+}  // namespace foveal::ui
+
+namespace foveal::ui {
+
+QString InspectorPage::explainStepText(int step) const {
+  const QString method = m_heatSource->currentData().toString();
+  if (method == QLatin1String(core::kAttentionMap)) {
+    // What integrated gradients said of this step, if it was computed.
+    const auto it = m_explainFigures.find({"ig", step});
+    if (it == m_explainFigures.end() || std::isnan(it->second.imageShare)) return {};
+    return readShareText(it->second);
+  }
+  const auto it = m_explainFigures.find({method.toStdString(), step});
+  if (it == m_explainFigures.end()) {
+    if (!m_explainError.isEmpty())
+      return tr("<br>%1: <span style='color:#c62828'>%2</span>")
+          .arg(m_heatSource->currentText(), m_explainError.toHtmlEscaped());
+    return tr("<br>%1: computing...").arg(m_heatSource->currentText());
+  }
+  QString text = tr("<br>%1: map sum %2 (log p %3)")
+                     .arg(m_heatSource->currentText())
+                     .arg(it->second.imageTotal, 0, 'g', 3)
+                     .arg(it->second.value, 0, 'f', 3);
+  if (!std::isnan(it->second.imageShare)) text += readShareText(it->second);
+  return text;
+}
+
+QString InspectorPage::readShareText(const core::StepAttribution& f) const {
+  const bool guessed = f.imageShare < core::kGuessedShare;
+  return tr("<br>from the image <b>%1 %</b>%2")
+      .arg(100 * f.imageShare, 0, 'f', 0)
+      .arg(guessed ? tr(" <span style='color:#b26a00'>&mdash; mostly guessed from the previous "
+                        "tokens</span>")
+                   : QString());
+}
+
+void InspectorPage::explainStep(int step) {
+  const QString method = m_heatSource->currentData().toString();
+  if (method == QLatin1String(core::kAttentionMap) || !m_trace || !m_document || !m_explained)
+    return;
+  if (m_explainFigures.count({method.toStdString(), step})) {  // cached
+    m_explainBusy->hide();
+    return;
+  }
+  if (!m_explainError.isEmpty()) return;  // failed or cancelled: choosing again retries
+  const std::pair<std::string, int> request{method.toStdString(), step};
+  if (m_explainer->isRunning() && m_explainPending == request) return;
+  m_explainPending = request;
+  const int row = m_document->models()->rowOf(m_document->inspectedModel());
+  auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
+  if (!session) return;
+  m_explainProgress->setValue(0);
+  m_explainBusy->show();
+  m_explainer->start(session, m_document->image(), m_trace,
+                     core::attributionMethodFromString(method.toStdString()), step);
+}
+
+void InspectorPage::explanationReady(const ExplainResult& r) {
+  m_explainBusy->hide();
+  if (r.trace != m_trace || !m_explained) return;  // an older reading's
+  const std::string name = core::toString(r.method);
+  core::StepMap* map = nullptr;
+  for (auto& m : m_explained->maps)
+    if (m.name == name) map = &m;
+  if (!map) {
+    map = &m_explained->addMap(name, core::attributionLabel(r.method), core::MapLayout::Pixels);
+    map->width = m_explained->imageW;
+    map->height = m_explained->imageH;
+    map->steps.resize(m_explained->steps.size());
+  }
+  map->steps[static_cast<size_t>(r.step)] = r.map;
+  m_explainFigures[{name, r.step}] = r.figures;
+  m_view->setTrace(m_explained);  // redraws the heat from the new values
+  showStep(m_cursor->step());
 }
 
 }  // namespace foveal::ui

@@ -5,12 +5,15 @@
 // follow the shared StepCursor.
 #include <QImage>
 #include <QWidget>
+#include <map>
 #include <memory>
 
 #include "page.h"
+#include "trace/attribution.h"
 #include "trace/trace.h"
 
 class QComboBox;
+class QProgressBar;
 class QLabel;
 class QScrollArea;
 class QTableView;
@@ -20,6 +23,8 @@ class QStackedWidget;
 namespace foveal::ui {
 
 class AlignmentView;
+class ExplainRunner;
+struct ExplainResult;
 class AttentionGridView;
 class BeamList;
 class ReadingControls;
@@ -73,6 +78,10 @@ class InspectorPage : public QWidget, public Page {
   QScrollArea* stepPanel() const { return m_sideScroll; }
   QTableView* topkView() const { return m_topkView; }
   BeamList* beamList() const { return m_beams; }
+  /// The heat source's chooser (Attention, then the attribution methods) and the runner that
+  /// computes them (tests wait on it).
+  QComboBox* heatSourceBox() const { return m_heatSource; }
+  ExplainRunner* explainRunner() const { return m_explainer; }
 
  Q_SIGNALS:
   /// The user chose the model box's `index`th entry (observe() makes it the inspected model).
@@ -118,6 +127,21 @@ class InspectorPage : public QWidget, public Page {
   PatchStrip* m_strip;
   QString m_truth;
   QString m_truthWarning;
+  // The heat's map (attention or an explanation), computed for the shown step on demand: the
+  // document's trace copied with the explanations computed so far (the view draws it), and each
+  // explained step's figures by (method name, step). Cleared with every new reading.
+  QComboBox* m_heatSource = nullptr;
+  QWidget* m_explainBusy = nullptr;
+  QProgressBar* m_explainProgress = nullptr;
+  ExplainRunner* m_explainer = nullptr;
+  std::shared_ptr<core::Trace> m_explained;
+  std::map<std::pair<std::string, int>, core::StepAttribution> m_explainFigures;
+  QString m_explainError;
+  std::pair<std::string, int> m_explainPending;  ///< the (method, step) being computed
+  void explainStep(int step);
+  QString explainStepText(int step) const;
+  QString readShareText(const core::StepAttribution& figures) const;
+  void explanationReady(const ExplainResult& result);
 };
 
 }  // namespace foveal::ui

@@ -111,6 +111,7 @@ AttentionPredictionImpl::StepOutput AttentionPredictionImpl::step(
     const auto rows = k.x.size(0);
     auto y = st.prev.defined() ? torch::one_hot(st.prev, m_numClasses).to(k.x.scalar_type())
                                : torch::zeros({rows, m_numClasses}, k.x.options());
+    if (st.prevScale.defined()) y = y * st.prevScale.unsqueeze(1);
     auto input =
         m_paperCell ? torch::cat({y, o.glimpse.context}, 1) : torch::cat({o.glimpse.context, y}, 1);
     std::tie(st.h, st.c) = m_cell->forward(input, std::make_tuple(st.h, st.c));
@@ -131,7 +132,7 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
   // bound by reading the weights, not by arithmetic; batched inference and training keep the
   // straightforward form (for them the per-column product is more arithmetic).
   const bool lean = m_glimpse->mixesColumns() && !torch::GradMode::is_enabled() && bsz <= 4 &&
-                    !options.recomputeKeys;
+                    !options.recomputeKeys && !options.tokenScale.defined();
   const Keys k = keys(x, lean);
   State st = initialState(x, bsz);
 
@@ -146,6 +147,7 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
     auto forced = options.forcedSelection.defined()
                       ? options.forcedSelection.select(1, t).to(torch::kLong)
                       : torch::Tensor();
+    if (options.tokenScale.defined()) st.prevScale = options.tokenScale.select(1, t);
     auto o =
         step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax, options);
     auto tok = o.logProbs.detach().argmax(-1);

@@ -46,6 +46,7 @@ class AttentionPredictionImpl : public torch::nn::Cloneable<AttentionPredictionI
   struct State {
     torch::Tensor h, c;
     torch::Tensor prev;  ///< [N] int64 previous token; undefined before the first (paper: y_0 = 0)
+    torch::Tensor prevScale;  ///< [N] factor of the input token (DecodeOptions::tokenScale)
   };
   struct StepOutput {
     torch::Tensor logProbs, logAlpha, alpha, selected;

@@ -73,6 +73,10 @@ struct DecodeOptions {
   /// Recompute the attention projection W x of every column at every step, as a straightforward
   /// implementation does. Same results; only `foveal-cli bench` uses it, to measure the saving.
   bool recomputeKeys = false;
+  /// Attention decoders: [B, T] float, the factor each step's input token (the start token or
+  /// y_{t-1}, one-hot) is multiplied by; undefined: 1. Integrated gradients over the tokens scale
+  /// them along the path ("read or guessed", core/trace/attribution.h).
+  torch::Tensor tokenScale;
   /// Generator for sampling (nullopt: the default generator).
   c10::optional<at::Generator> generator;
   /// Inference only: beam search over the output tokens with this many hypotheses per image (1:

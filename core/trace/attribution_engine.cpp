@@ -1,0 +1,394 @@
+#include "trace/attribution_engine.h"
+
+#include <torch/autograd.h>
+#include <torch/nn/functional/padding.h>
+#include <chrono>
+
+#include "image/preprocess.h"
+#include "model/charset.h"
+
+namespace foveal::core {
+
+ForcedReading forcedReading(const Recognizer& model, const Trace& trace) {
+  const auto& cfg = model->config;
+  ForcedReading r;
+  r.ctc = cfg.isCtc();
+  for (const auto& st : trace.steps) {
+    r.tokens.push_back(st.tokenIndex);
+    r.columns.push_back(st.columns);
+  }
+  if (r.ctc) return r;
+  const int64_t steps = cfg.steps();
+  if (static_cast<int64_t>(trace.steps.size()) > steps)
+    throw Error("the trace has " + std::to_string(trace.steps.size()) +
+                " steps but the model decodes at most " + std::to_string(steps));
+  const auto longs = torch::TensorOptions().dtype(torch::kLong);
+  r.targets = torch::full({1, steps}, cfg.makeCharset().endIndex(), longs);
+  r.regions = torch::zeros({1, steps}, longs);
+  auto tok = r.targets.accessor<int64_t, 2>();
+  auto reg = r.regions.accessor<int64_t, 2>();
+  for (size_t t = 0; t < trace.steps.size(); ++t) {
+    tok[0][static_cast<int64_t>(t)] = trace.steps[t].tokenIndex;
+    reg[0][static_cast<int64_t>(t)] = trace.steps[t].region;
+  }
+  return r;
+}
+
+torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
+                             const torch::Tensor& source, const torch::Tensor& tokenScale) {
+  const auto& cfg = model->config;
+  auto in = inputFromSource(source, cfg.preprocessing, cfg.needsUpsampled());
+  DecodeOptions dec;
+  if (!reading.ctc) {
+    const int64_t b = source.size(0);
+    dec.targets = reading.targets.expand({b, -1});
+    dec.forcedSelection = reading.regions.expand({b, -1});
+    dec.tokenScale = tokenScale;
+  }
+  return model->forward(in.image, in.upsampled, dec).logProbs;
+}
+
+torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading& reading,
+                             const std::vector<StepTarget>& targets) {
+  std::vector<torch::Tensor> columns;
+  for (const auto& t : targets) {
+    torch::Tensor f;
+    if (reading.ctc) {
+      const auto& cols = reading.columns[static_cast<size_t>(t.step)];
+      std::vector<int64_t> idx(cols.begin(), cols.end());
+      auto at = logProbs.index_select(
+          1, torch::tensor(idx, torch::TensorOptions().dtype(torch::kLong)));  // [B, c, K]
+      f = at.select(2, t.target).sum(1);
+      if (t.contrast >= 0) f = f - at.select(2, t.contrast).sum(1);
+    } else {
+      auto step = logProbs.select(1, t.step);  // [B, K]
+      f = step.select(1, t.target);
+      if (t.contrast >= 0) f = f - step.select(1, t.contrast);
+    }
+    columns.push_back(f);
+  }
+  return torch::stack(columns, 1);  // [B, S]
+}
+
+std::vector<StepTarget> explainedTargets(const Recognizer& model, const Trace& trace,
+                                         const AttributionOptions& o) {
+  const int classes = model->numClasses();
+  const int n = static_cast<int>(trace.steps.size());
+  std::vector<int> steps = o.steps;
+  if (steps.empty())
+    for (int t = 0; t < n; ++t) steps.push_back(t);
+  auto checkClass = [&](int c, const char* what) {
+    if (c < -1 || c >= classes)
+      throw Error(std::string(what) + " class " + std::to_string(c) +
+                  " does not exist (the model has " + std::to_string(classes) + " classes)");
+  };
+  checkClass(o.target, "target");
+  checkClass(o.contrast, "contrast");
+  std::vector<StepTarget> out;
+  for (int t : steps) {
+    if (t < 0 || t >= n)
+      throw Error("step " + std::to_string(t) + " does not exist: the reading has " +
+                  std::to_string(n) + " steps (0 to " + std::to_string(n - 1) + ")");
+    StepTarget s;
+    s.step = t;
+    s.target = o.target >= 0 ? o.target : trace.steps[static_cast<size_t>(t)].tokenIndex;
+    s.contrast = o.contrast;
+    if (s.contrast == s.target)
+      throw Error("the contrast class is the target itself at step " + std::to_string(t));
+    out.push_back(s);
+  }
+  if (out.empty()) throw Error("nothing to explain: the reading has no steps");
+  return out;
+}
+
+namespace {
+
+std::vector<double> toVector(const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kDouble).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+// Sliding-patch origins along one axis: every `stride` from 0, and one touching the far edge.
+std::vector<int64_t> patchOrigins(int64_t size, int64_t patch, int64_t stride) {
+  std::vector<int64_t> out;
+  if (patch >= size) return {0};
+  for (int64_t p = 0; p + patch <= size; p += stride) out.push_back(p);
+  if (out.back() + patch < size) out.push_back(size - patch);
+  return out;
+}
+
+}  // namespace
+
+Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trace,
+                    const AttributionOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (image.width != trace.imageW || image.height != trace.imageH)
+    throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " but its trace was made from a " + std::to_string(trace.imageW) + "x" +
+                std::to_string(trace.imageH) + " image");
+  if (o.batch < 1) throw Error("the attribution batch must be at least 1");
+  c10::InferenceMode notInference(false);
+  torch::AutoGradMode gradMode(true);
+  const auto& cfg = model->config;
+  const ForcedReading reading = forcedReading(model, trace);
+  const auto targets = explainedTargets(model, trace, o);
+  const auto src = sourceTensor(image, cfg.preprocessing);  // [1, C, H, W]
+  const int64_t S = static_cast<int64_t>(targets.size());
+  const int64_t H = src.size(2), W = src.size(3);
+
+  Explanation e;
+  e.method = o.method;
+  e.width = image.width;
+  e.height = image.height;
+  e.maps.resize(trace.steps.size());
+  auto report = [&](double f) {
+    if (o.progress && !o.progress(f)) throw AttributionCancelled();
+  };
+
+  torch::Tensor value;  // [S] F at the image
+  {
+    torch::NoGradGuard ng;
+    value = stepObjectives(forcedLogProbs(model, reading, src), reading, targets).select(0, 0);
+  }
+  std::vector<StepAttribution> steps(static_cast<size_t>(S));
+  const auto v = toVector(value);
+  for (int64_t s = 0; s < S; ++s) {
+    auto& st = steps[static_cast<size_t>(s)];
+    st.step = targets[static_cast<size_t>(s)].step;
+    st.target = targets[static_cast<size_t>(s)].target;
+    st.contrast = targets[static_cast<size_t>(s)].contrast;
+    st.value = v[static_cast<size_t>(s)];
+  }
+  std::vector<torch::Tensor> maps(static_cast<size_t>(S));  // [H, W] each
+
+  switch (o.method) {
+    case AttributionMethod::Saliency:
+    case AttributionMethod::GradientInput: {
+      auto x = src.clone().requires_grad_(true);
+      auto f = stepObjectives(forcedLogProbs(model, reading, x), reading, targets);  // [1, S]
+      for (int64_t s = 0; s < S; ++s) {
+        auto g = torch::autograd::grad({f.select(1, s).sum()}, {x}, {},
+                                       /*retain_graph=*/s + 1 < S)[0]
+                     .select(0, 0);  // [C, H, W]
+        maps[static_cast<size_t>(s)] = o.method == AttributionMethod::Saliency
+                                           ? g.abs().amax(0)
+                                           : (g * src.select(0, 0)).sum(0);
+        report(static_cast<double>(s + 1) / static_cast<double>(S));
+      }
+      break;
+    }
+    case AttributionMethod::IntegratedGradients: {
+      if (o.igSteps < 1) throw Error("integrated gradients need at least 1 step");
+      const int64_t n = o.igSteps;
+      const bool tokens = o.tokens && !reading.ctc;
+      const int64_t T = tokens ? reading.targets.size(1) : 0;
+      auto gradImage = torch::zeros({S, src.size(1), H, W});
+      auto gradTokens = torch::zeros({S, std::max<int64_t>(T, 1)});
+      for (int64_t start = 0; start < n; start += o.batch) {
+        const int64_t m = std::min<int64_t>(o.batch, n - start);
+        // Midpoints of n equal pieces of (0, 1]: the path from the mid-grey baseline (0).
+        auto alphas =
+            (torch::arange(start, start + m, torch::kFloat) + 0.5) / static_cast<double>(n);
+        auto x = (alphas.view({m, 1, 1, 1}) * src).detach().requires_grad_(true);
+        torch::Tensor scale;
+        if (tokens) scale = alphas.view({m, 1}).expand({m, T}).clone().requires_grad_(true);
+        auto f = stepObjectives(forcedLogProbs(model, reading, x, scale), reading, targets);
+        for (int64_t s = 0; s < S; ++s) {
+          std::vector<torch::Tensor> inputs{x};
+          if (tokens) inputs.push_back(scale);
+          auto g = torch::autograd::grad({f.select(1, s).sum()}, inputs, {},
+                                         /*retain_graph=*/s + 1 < S);
+          gradImage[s] += g[0].sum(0);
+          if (tokens) gradTokens[s] += g[1].sum(0);
+        }
+        report(static_cast<double>(start + m) / static_cast<double>(n));
+      }
+      gradImage /= static_cast<double>(n);
+      gradTokens /= static_cast<double>(n);
+      torch::Tensor base;
+      {
+        torch::NoGradGuard ng;
+        auto zero = torch::zeros_like(src);
+        torch::Tensor zeroScale;
+        if (tokens) zeroScale = torch::zeros({1, T});
+        base = stepObjectives(forcedLogProbs(model, reading, zero, zeroScale), reading, targets)
+                   .select(0, 0);
+      }
+      const auto b = toVector(base);
+      for (int64_t s = 0; s < S; ++s) {
+        auto& st = steps[static_cast<size_t>(s)];
+        maps[static_cast<size_t>(s)] = (gradImage[s] * src.select(0, 0)).sum(0);
+        st.baselineValue = b[static_cast<size_t>(s)];
+        if (tokens) {
+          // The one-hot input minus the zero baseline: the gradient of the token's scale.
+          auto all = toVector(gradTokens[s]);
+          st.tokenAttribution.assign(all.begin(), all.begin() + std::min<int64_t>(st.step + 1, T));
+        }
+      }
+      break;
+    }
+    case AttributionMethod::Occlusion: {
+      if (o.patch < 1 || o.stride < 1)
+        throw Error("occlusion needs a patch and a stride of at least 1 pixel");
+      torch::NoGradGuard ng;
+      // The drop in p(target) (contrastive: in log p(a) - log p(b)) when a patch is mid-grey.
+      const bool contrastive = targets.front().contrast >= 0;
+      auto score = [&](const torch::Tensor& f) { return contrastive ? f : f.exp(); };
+      const auto reference = score(value);          // [S]
+      std::vector<std::array<int64_t, 4>> patches;  // x, y, w, h
+      const auto xs = patchOrigins(W, o.patch, o.stride), ys = patchOrigins(H, o.patch, o.stride);
+      for (auto y : ys)
+        for (auto x : xs)
+          patches.push_back({x, y, std::min<int64_t>(o.patch, W), std::min<int64_t>(o.patch, H)});
+      auto sums = torch::zeros({S, H, W});
+      auto counts = torch::zeros({H, W});
+      const int64_t np = static_cast<int64_t>(patches.size());
+      for (int64_t start = 0; start < np; start += o.batch) {
+        const int64_t m = std::min<int64_t>(o.batch, np - start);
+        auto batch = src.repeat({m, 1, 1, 1});
+        for (int64_t i = 0; i < m; ++i) {
+          const auto& p = patches[static_cast<size_t>(start + i)];
+          batch[i].narrow(1, p[1], p[3]).narrow(2, p[0], p[2]).zero_();
+        }
+        auto drop = reference.unsqueeze(0) -
+                    score(stepObjectives(forcedLogProbs(model, reading, batch), reading, targets));
+        for (int64_t i = 0; i < m; ++i) {
+          const auto& p = patches[static_cast<size_t>(start + i)];
+          sums.narrow(1, p[1], p[3]).narrow(2, p[0], p[2]) += drop[i].view({S, 1, 1});
+          counts.narrow(0, p[1], p[3]).narrow(1, p[0], p[2]) += 1.0;
+        }
+        report(static_cast<double>(start + m) / static_cast<double>(np));
+      }
+      auto mean = sums / counts.clamp_min(1.0).unsqueeze(0);
+      for (int64_t s = 0; s < S; ++s) maps[static_cast<size_t>(s)] = mean[s];
+      break;
+    }
+  }
+
+  for (int64_t s = 0; s < S; ++s) {
+    auto& st = steps[static_cast<size_t>(s)];
+    auto values = toVector(maps[static_cast<size_t>(s)]);
+    double total = 0, absImage = 0;
+    for (double a : values) {
+      total += a;
+      absImage += std::abs(a);
+    }
+    st.imageTotal = total;
+    if (!st.tokenAttribution.empty()) {
+      double absTokens = 0;
+      for (double a : st.tokenAttribution) absTokens += std::abs(a);
+      st.imageShare = absImage + absTokens > 0 ? absImage / (absImage + absTokens) : 1.0;
+    }
+    e.maps[static_cast<size_t>(st.step)] = std::move(values);
+  }
+  e.steps = std::move(steps);
+  e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return e;
+}
+
+torch::Tensor gaussianBlur(const torch::Tensor& source, double sigma) {
+  if (sigma <= 0) return source;
+  const int64_t radius = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(3 * sigma)));
+  auto x = torch::arange(-radius, radius + 1, torch::kFloat);
+  auto k = torch::exp(-(x * x) / (2 * sigma * sigma));
+  k = k / k.sum();
+  const int64_t c = source.size(1);
+  auto t = source;
+  // Separable: along the width, then the height; each channel on its own (groups = C).
+  // Reflection needs the pad to be smaller than the side; clamp the radius per axis.
+  for (int axis : {3, 2}) {
+    const int64_t r = std::min<int64_t>(radius, t.size(axis) - 1);
+    if (r < 1) continue;
+    auto kr = k.narrow(0, radius - r, 2 * r + 1);
+    kr = kr / kr.sum();
+    std::vector<int64_t> pad =
+        axis == 3 ? std::vector<int64_t>{r, r, 0, 0} : std::vector<int64_t>{0, 0, r, r};
+    auto padded = torch::nn::functional::pad(
+        t, torch::nn::functional::PadFuncOptions(pad).mode(torch::kReflect));
+    auto weight = axis == 3 ? kr.view({1, 1, 1, 2 * r + 1}) : kr.view({1, 1, 2 * r + 1, 1});
+    const std::vector<int64_t> one{1, 1}, zero{0, 0};
+    t = torch::conv2d(padded, weight.repeat({c, 1, 1, 1}), torch::Tensor(), one, zero, one, c);
+  }
+  return t;
+}
+
+std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const GreyImage& image,
+                                                        const Trace& trace,
+                                                        const std::vector<CurveRequest>& requests,
+                                                        const CurveOptions& o) {
+  if (o.points < 2) throw Error("a deletion curve needs at least 2 points");
+  if (o.batch < 1) throw Error("the curve batch must be at least 1");
+  if (image.width != trace.imageW || image.height != trace.imageH)
+    throw Error("the image is " + std::to_string(image.width) + "x" + std::to_string(image.height) +
+                " but its trace was made from a " + std::to_string(trace.imageW) + "x" +
+                std::to_string(trace.imageH) + " image");
+  c10::InferenceMode guard;
+  const auto& cfg = model->config;
+  const ForcedReading reading = forcedReading(model, trace);
+  const auto src = sourceTensor(image, cfg.preprocessing);  // [1, C, H, W]
+  const int64_t H = src.size(2), W = src.size(3), N = H * W;
+  const double sigma = o.blurSigma > 0 ? o.blurSigma : static_cast<double>(H) / 4.0;
+  const auto blurred = gaussianBlur(src, sigma);
+  const int64_t P = o.points;
+  // Per request: P deletion images, then P insertion images.
+  std::vector<torch::Tensor> images;
+  std::vector<StepTarget> targets;
+  for (const auto& r : requests) {
+    if (r.map.size() != static_cast<size_t>(N))
+      throw Error("a map for the curves has " + std::to_string(r.map.size()) + " values for a " +
+                  std::to_string(W) + "x" + std::to_string(H) + " image");
+    if (r.step < 0 || r.step >= static_cast<int>(trace.steps.size()))
+      throw Error("step " + std::to_string(r.step) + " does not exist");
+    const auto order = mapOrder(r.map);
+    std::vector<int64_t> rank(static_cast<size_t>(N));
+    for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int64_t>(i);
+    auto rankT = torch::tensor(rank, torch::kLong).view({1, 1, H, W});
+    std::vector<int64_t> counts;
+    for (int64_t k = 0; k < P; ++k)
+      counts.push_back(static_cast<int64_t>(std::llround(
+          static_cast<double>(k) / static_cast<double>(P - 1) * static_cast<double>(N))));
+    auto mask = (rankT < torch::tensor(counts, torch::kLong).view({P, 1, 1, 1})).to(torch::kFloat);
+    images.push_back(src * (1 - mask));                   // [P, C, H, W] deletion
+    images.push_back(blurred * (1 - mask) + src * mask);  // insertion
+    targets.push_back({r.step, trace.steps[static_cast<size_t>(r.step)].tokenIndex, -1});
+  }
+  std::vector<FaithfulnessCurves> out(requests.size());
+  if (requests.empty()) return out;
+  auto all = torch::cat(images, 0);  // [R * 2P, C, H, W]
+  const int64_t total = all.size(0);
+  std::vector<double> probs(static_cast<size_t>(total));
+  // The distinct steps asked for, and each image's column among them.
+  std::vector<StepTarget> distinct;
+  std::vector<int64_t> column(requests.size());
+  for (size_t i = 0; i < targets.size(); ++i) {
+    size_t j = 0;
+    while (j < distinct.size() &&
+           (distinct[j].step != targets[i].step || distinct[j].target != targets[i].target))
+      ++j;
+    if (j == distinct.size()) distinct.push_back(targets[i]);
+    column[i] = static_cast<int64_t>(j);
+  }
+  for (int64_t start = 0; start < total; start += o.batch) {
+    const int64_t m = std::min<int64_t>(o.batch, total - start);
+    auto f = stepObjectives(forcedLogProbs(model, reading, all.narrow(0, start, m)), reading,
+                            distinct)
+                 .exp()
+                 .to(torch::kDouble)
+                 .contiguous();  // [m, distinct]
+    auto acc = f.accessor<double, 2>();
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t image = start + i;
+      probs[static_cast<size_t>(image)] = acc[i][column[static_cast<size_t>(image / (2 * P))]];
+    }
+  }
+  for (size_t r = 0; r < requests.size(); ++r) {
+    const auto base = probs.begin() + static_cast<long>(r * 2 * P);
+    out[r].deletion.assign(base, base + P);
+    out[r].insertion.assign(base + P, base + 2 * P);
+    out[r].deletionAuc = curveArea(out[r].deletion);
+    out[r].insertionAuc = curveArea(out[r].insertion);
+  }
+  return out;
+}
+
+}  // namespace foveal::core
