@@ -6,6 +6,7 @@
 #include <iostream>
 #include <stdexcept>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
@@ -34,7 +35,8 @@ const char* kEvalUsage =
               row per image: truth, each model's reading, confidence, edit distance, CER,
               entropy), by-length.csv, by-character.csv, confusion-MODEL.csv and .svg (truth
               x read character, insertions and deletions included) and summary.txt; entries
-              a model cannot read are skipped and counted
+              a model cannot read are skipped and counted; a DIR that already holds files is
+              refused unless --force
               --model FILE[,FILE...] --digit-protocol [--limit N] [--json] [--beam N]
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1, then
               pointing accuracy in the same layout
@@ -76,6 +78,7 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   std::vector<std::string> inputs = models;
   inputs.push_back(sets.front());
   core::data::checkOutputPath(dir, "errors folder", inputs, a.has("force"));
+  core::data::checkOutputFolder(dir, "error report", a.has("force"));
   tr::ErrorRunOptions o;
   o.limit = eval.limit;
   o.batchSize = eval.batchSize;
@@ -200,12 +203,13 @@ int runEvalCommand(const std::vector<std::string>& args) {
                 << tr::digitPoolTable(rows);
     }
     if (a.has("failures")) {
-      std::ofstream out(a.value("failures"));
+      std::string text;
       for (size_t i = 0; i < rows.size(); ++i) {
         const auto tsv = rows[i].second.failuresTsv();
-        out << (i == 0 ? tsv : tsv.substr(tsv.find('\n') + 1));
+        text += i == 0 ? tsv : tsv.substr(tsv.find('\n') + 1);
       }
-      if (!out) throw core::Error(a.value("failures") + ": cannot write the failures file");
+      // Checked after the flush and the close (a full disk said "wrote" and left 0 bytes).
+      core::writeFileAtomically(a.value("failures"), text, "failures file");
     }
     return 0;
   }
@@ -217,9 +221,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   const auto report = tr::evaluateModelFile(a.required("model"), sets, o);
   std::cout << (a.has("json") ? report.toJson() + "\n" : report.toTable());
   if (a.has("failures")) {
-    std::ofstream out(a.value("failures"));
-    out << report.failuresTsv();
-    if (!out) throw core::Error(a.value("failures") + ": cannot write the failures file");
+    core::writeFileAtomically(a.value("failures"), report.failuresTsv(), "failures file");
     if (!a.has("json"))
       std::cout << "\nwrote " << a.value("failures") << " ("
                 << report.overall().count - report.overall().correct << " misread images)\n";

@@ -45,6 +45,11 @@ const char* kDtrbUsage =
 core::DtrbOptions dtrbOptions(const CliArgs& a) {
   core::DtrbOptions o;
   o.character = a.value("character", "");
+  // An empty --character fell back to the default charset without a word.
+  if (a.has("character") && o.character.empty())
+    throw std::invalid_argument(
+        "--character is empty: give the characters the model was trained with, or leave it out "
+        "to infer them from the class count");
   o.sensitive = a.has("sensitive");
   if (!o.character.empty() && o.sensitive)
     throw std::invalid_argument("--character and --sensitive exclude each other");

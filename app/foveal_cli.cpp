@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "cli_args.h"
@@ -17,10 +18,12 @@
 #include "cli_model.h"
 #include "cli_runs.h"
 #include "cli_train.h"
+#include "data/char_boxes.h"
 #include "data/dataset_factory.h"
 #include "data/output_guard.h"
 #include "formats/checkpoint.h"
 #include "image/grey_image.h"
+#include "image/image_checks.h"
 #include "model/benchmark.h"
 #include "model/model_config.h"
 #include "model/model_variants.h"
@@ -40,7 +43,7 @@ const std::string kUsage =
 usage: foveal-cli <command> [options]
 
 commands:
-  trace       --model FILE IMAGE [--json | --csv | --hocr] [--out DIR] [--sample] [--seed N]
+  trace       --model FILE IMAGE [--json | --csv | --hocr] [--out DIR [--force]] [--sample] [--seed N]
               [--all-steps] [--beam N [--hypothesis I]]
               decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads,
               each step's focus point and character box (source pixels);
@@ -51,7 +54,8 @@ commands:
               or the I-th best with --hypothesis I (1 = the best)
               --model FILE --dataset SPEC --out DIR [--limit N] [--json] [--hocr]
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (--hocr, the default) and
-              .json (--json, with the entry's true character boxes where the data knows them)
+              .json (--json, with the entry's true character boxes where the data knows them);
+              a --out DIR that already holds files is refused unless --force
   init-model  [--model NAME] [--transformation none|tps] [--features vgg|vgg2d|resnet]
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
@@ -121,9 +125,7 @@ void createFolder(const fs::path& dir) {
 }
 
 void writeText(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw core::Error(path.string() + ": write failed");
+  core::writeFileAtomically(path.string(), text, "trace file");
 }
 
 // `trace --dataset SPEC --out DIR`: every entry's hOCR (and JSON) in DIR, named by entry index.
@@ -140,12 +142,18 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
       limit > 0 ? std::min<size_t>(static_cast<size_t>(limit), dataset->size()) : dataset->size();
   const bool json = a.has("json"), hocr = a.has("hocr") || !json;
   const fs::path dir = a.value("out");
+  core::data::checkOutputFolder(dir.string(), "traces", a.has("force"));
   createFolder(dir);
   size_t withBoxes = 0;
   for (size_t i = 0; i < n; ++i) {
     const auto sample = dataset->get(i);
     auto trace = session.trace(sample.image, dataset->entryName(i), opt);
     trace.truthBoxes = dataset->charBoxes(i);
+    try {
+      core::data::checkCharBoxesInImage(trace.truthBoxes, sample.image.width, sample.image.height);
+    } catch (const core::Error& e) {
+      throw core::Error(dataset->entryName(i) + ": " + e.what());
+    }
     if (!trace.truthBoxes.empty()) ++withBoxes;
     char stem[32];
     std::snprintf(stem, sizeof stem, "%09zu", i);
@@ -162,7 +170,7 @@ int cmdTrace(const std::vector<std::string>& args) {
   const CliArgs a(args,
                   app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
                                         "dataset", "limit"}),
-                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
+                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps", "force"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))
@@ -172,8 +180,11 @@ int cmdTrace(const std::vector<std::string>& args) {
                         opt);
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   const std::string imagePath = a.positionals()[0];
+  if (a.has("out")) core::data::checkOutputFolder(a.value("out"), "step patches", a.has("force"));
   auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
-  const auto image = core::readImage(imagePath, /*keepColour=*/true);
+  std::string warning;  // a truncated JPEG is traced, and said
+  const auto image = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
   const auto trace = session->trace(image, imagePath, opt);
 
   if (a.has("json")) {

@@ -262,6 +262,9 @@ void MainWindow::wireDocument() {
   });
   connect(m_document, &ReadingDocument::imageOpenFailed, this,
           [this](const QString& message) { showError(message, ErrorTopic::Image); });
+  connect(m_document, &ReadingDocument::imageWarning, this, [this](const QString& message) {
+    showError(tr("Warning: %1").arg(message), ErrorTopic::Image);
+  });
   connect(m_document, &ReadingDocument::modelLoaded, this, [this](ModelId, bool requested) {
     if (requested) clearError(ErrorTopic::Model);
   });

@@ -20,6 +20,19 @@ std::string formatCharBoxes(const std::vector<Box>& boxes) {
   return out;
 }
 
+void checkCharBoxesInImage(const std::vector<Box>& boxes, int width, int height) {
+  const double mx = 0.5 * width, my = 0.5 * height;
+  for (size_t k = 0; k < boxes.size(); ++k) {
+    const Box& b = boxes[k];
+    if (b.x >= -mx && b.y >= -my && b.x + b.w <= width + mx && b.y + b.h <= height + my) continue;
+    char text[160];
+    std::snprintf(text, sizeof text, "%g,%g,%g,%g", b.x, b.y, b.x + b.w, b.y + b.h);
+    throw Error("character box " + std::to_string(k + 1) + " \"" + text + "\" lies outside the " +
+                std::to_string(width) + "x" + std::to_string(height) +
+                " image (more than half its size beyond an edge)");
+  }
+}
+
 std::vector<Box> parseCharBoxes(const std::string& text) {
   std::vector<Box> out;
   std::istringstream in(text);

@@ -16,5 +16,9 @@ std::string formatCharBoxes(const std::vector<Box>& boxes);
 /// The inverse. Throws Error (the message says what is wrong, callers prefix the entry) for
 /// anything but four finite numbers per box with x0 <= x1 and y0 <= y1.
 std::vector<Box> parseCharBoxes(const std::string& text);
+/// Throws Error naming the first box that does not lie in the `width` x `height` image with a
+/// margin of half its size beyond each edge (boxes of +-1e30 were accepted by eval and written
+/// into packs).
+void checkCharBoxesInImage(const std::vector<Box>& boxes, int width, int height);
 
 }  // namespace foveal::core::data

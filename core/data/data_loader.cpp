@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "data/char_boxes.h"
 #include "data/packed_dataset.h"
 #include "data/random.h"
 #include "image/preprocess.h"
@@ -189,7 +190,10 @@ void DataLoader::addEntry(size_t i, Batch& b, std::vector<GreyImage>& images,
                   " characters, more than the model's maximum length " +
                   std::to_string(m_opt.maxLength));
     reason = "unreadable entry";
-    if (m_opt.withBoxes) boxes = m_dataset->charBoxes(i);
+    if (m_opt.withBoxes) {
+      boxes = m_dataset->charBoxes(i);
+      if (!packed) checkCharBoxesInImage(boxes, size.first, size.second);  // packs: checked
+    }
     encoded.push_back(std::move(enc));
   } catch (const Error& e) {
     if (!packed) images.pop_back();

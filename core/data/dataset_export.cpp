@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "data/char_boxes.h"
 #include "data/folder_dataset.h"
 #include "data/lmdb_dataset.h"
 #include "data/packed_dataset.h"
@@ -91,6 +92,11 @@ void EntryReader::read(size_t i, Slot& slot) const {
       throw Error(ds.entryName(i) + ": " + std::to_string(s.boxes.size()) +
                   " character boxes for the " + std::to_string(splitUtf8(s.label).size()) +
                   " characters of \"" + s.label + "\"");
+    try {
+      checkCharBoxesInImage(s.boxes, s.image.width, s.image.height);
+    } catch (const Error& e) {
+      throw Error(ds.entryName(i) + ": " + e.what());
+    }
     if (packing)
       slot.prepared = prepareSample(s, opt.preprocessing);
     else

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "base/safe_read.h"
 #include "data/char_boxes.h"
@@ -117,9 +118,7 @@ void FolderWriter::add(const Sample& s) {
   std::snprintf(name, sizeof name, "images/%09zu.%s", ++m_count, storageExtension());
   const std::string path = (fs::path(m_folder) / name).string();
   const std::string bytes = encodeForStorage(s.image);
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out.flush()) throw Error(path + ": write failed");
+  writeFileAtomically(path, bytes, "dataset image", Durability::CheckedClose);
   m_gt += std::string(name) + "\t" + s.label;
   if (!s.boxes.empty()) m_gt += "\tboxes=" + formatCharBoxes(s.boxes);
   m_gt += "\n";
@@ -127,9 +126,7 @@ void FolderWriter::add(const Sample& s) {
 
 void FolderWriter::finish() {
   const std::string path = (fs::path(m_folder) / "gt.txt").string();
-  std::ofstream out(path, std::ios::binary);
-  out << m_gt;
-  if (!out.flush()) throw Error(path + ": write failed");
+  writeFileAtomically(path, m_gt, "dataset's gt.txt");
 }
 
 }  // namespace foveal::core::data

@@ -16,4 +16,10 @@ namespace foveal::core::data {
 void checkOutputPath(const std::string& out, const std::string& role,
                      const std::vector<std::string>& inputs, bool force);
 
+/// The same for a command that writes several files into the folder `out` (`eval --errors DIR`,
+/// `trace --dataset ... --out DIR`): a folder that already holds files is refused unless `force`
+/// (a second run replaced the first one's table.csv and hOCR files), something that is not a
+/// folder always. A missing or empty folder passes.
+void checkOutputFolder(const std::string& out, const std::string& role, bool force);
+
 }  // namespace foveal::core::data

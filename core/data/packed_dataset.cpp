@@ -5,11 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
+#include "base/atomic_file.h"
 #include "base/crc32.h"
 #include "base/error.h"
 #include "image/preprocessing_check.h"
@@ -280,6 +282,11 @@ PackedWriter::PackedWriter(const std::string& path, const Preprocessing& pp)
     : m_path(path), m_partPath(path + ".part"), m_pp(pp), m_upW(0) {
   checkPreprocessing(pp);
   m_upW = pp.upsampledW();
+  // The finished part is renamed over the path: never over a device or a FIFO.
+  if (const char* kind = specialFileKind(path))
+    throw Error(path + ": is " + kind +
+                ", not a regular file; refusing to write the packed "
+                "dataset over it (choose another name)");
   m_file = std::fopen(m_partPath.c_str(), "wb");
   if (!m_file) throw Error(m_partPath + ": cannot create (" + std::strerror(errno) + ")");
   const std::vector<uint8_t> zeros(kHeaderSize, 0);
@@ -309,7 +316,7 @@ void PackedWriter::add(const PreparedSample& s) {
           s.input.pixels.size() ||
       std::fwrite(s.upsampled.pixels.data(), 1, s.upsampled.pixels.size(), m_file) !=
           s.upsampled.pixels.size())
-    throw Error(m_partPath + ": write failed (disk full?)");
+    throw Error(m_partPath + ": cannot write the packed dataset (" + std::strerror(errno) + ")");
   m_crcs.push_back(crc32(s.upsampled.pixels.data(), s.upsampled.pixels.size(),
                          crc32(s.input.pixels.data(), s.input.pixels.size())));
   m_crcs.push_back(crc32(s.label.data(), s.label.size()));
@@ -382,14 +389,20 @@ void PackedWriter::finish() {
   auto put = [this](const auto& bytes) {
     return bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), m_file) == bytes.size();
   };
+  errno = 0;
   bool ok = put(index) && put(data) && put(crcs) && put(boxes) &&
             std::fseek(m_file, 0, SEEK_SET) == 0 &&
-            std::fwrite(h.data(), 1, h.size(), m_file) == h.size();
-  ok = (std::fclose(m_file) == 0) && ok;
+            std::fwrite(h.data(), 1, h.size(), m_file) == h.size() && std::fflush(m_file) == 0;
+  int err = ok ? 0 : errno;
+  if (std::fclose(m_file) != 0 && ok) {  // the buffered bytes fail here on a full disk
+    ok = false;
+    err = errno;
+  }
   m_file = nullptr;
   if (!ok) {
     std::remove(m_partPath.c_str());
-    throw Error(m_partPath + ": write failed (disk full?)");
+    throw Error(m_partPath + ": cannot write the packed dataset (" +
+                (err ? std::strerror(err) : "write failed") + ")");
   }
   std::error_code ec;
   std::filesystem::rename(m_partPath, m_path, ec);

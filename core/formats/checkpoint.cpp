@@ -85,8 +85,21 @@ std::string formatThreeName(const std::string& name) {
   return name;
 }
 
+const char* dtypeName(DType d) {
+  switch (d) {
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+  }
+  return "an unknown type";
+}
+
 void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path,
-                   uint32_t version) {
+                   uint32_t version, std::vector<std::string>& notes) {
+  std::vector<std::string> widened;  // Float64 entries read into Float32 parameters
   auto fail = [&](const std::string& what) {
     throw Error(path + ": weights do not match the model config (" + what + ")");
   };
@@ -136,21 +149,41 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     const auto it = entries.find(name);
     if (it == entries.end()) fail("'" + name + "' is missing");
     const Entry& e = it->second;
-    if (e.dtype != dtypeOf(tensor) || e.shape != tensor.sizes().vec() ||
-        e.bytes != static_cast<size_t>(tensor.numel()) * tensor.element_size())
-      fail("'" + name + "' has another type or shape than " + c10::str(tensor.sizes()));
+    const DType want = dtypeOf(tensor);
+    // Float64 where Float32 belongs is converted, as load_state_dict does (and said); an integer
+    // where weights belong, or the reverse, is refused by name.
+    const bool convert = want == DType::Float32 && e.dtype == DType::Float64;
+    if (e.dtype != want && !convert)
+      throw Error(path + ": '" + name + "' holds " + dtypeName(e.dtype) + " values where " +
+                  dtypeName(want) + " " +
+                  (want == DType::Int64 ? "integers belong" : "weights belong") +
+                  " (a corrupt or foreign model file)");
+    const auto sourceType = convert ? torch::kDouble : tensor.scalar_type();
+    const size_t elementBytes = convert ? 8 : tensor.element_size();
+    if (e.shape != tensor.sizes().vec() ||
+        e.bytes != static_cast<size_t>(tensor.numel()) * elementBytes)
+      fail("'" + name + "' has another shape than " + c10::str(tensor.sizes()));
+    if (convert) widened.push_back(name);
     torch::NoGradGuard guard;
     // Copied byte-wise: the bytes in the file need not be aligned for the tensor's type.
-    auto source = torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU));
+    auto source =
+        torch::empty(tensor.sizes(), tensor.options().device(torch::kCPU).dtype(sourceType));
     std::memcpy(source.data_ptr(), data.data() + e.offset, e.bytes);
     // The trainer never writes NaN or Inf; a file that holds them would read garbage (found by
     // fuzz_checkpoint, whose structured mode gets past the checksum).
     if (source.is_floating_point() && !torch::isfinite(source).all().item<bool>())
       throw Error(path + ": corrupt model file ('" + name + "' holds NaN or Inf)");
+    // Float64 beyond float's range would become infinite in the copy.
+    if (convert && !torch::isfinite(source.to(torch::kFloat)).all().item<bool>())
+      throw Error(path + ": '" + name + "' holds float64 values beyond the range of float32");
     tensor.copy_(source);
     entries.erase(it);
   }
   if (!entries.empty()) fail("unexpected part '" + entries.begin()->first + "'");
+  if (!widened.empty())
+    notes.push_back(std::to_string(widened.size()) + " tensor" + (widened.size() > 1 ? "s" : "") +
+                    " stored as float64 converted to float32, as load_state_dict does (" +
+                    widened.front() + (widened.size() > 1 ? ", ...)" : ")"));
 }
 
 }  // namespace
@@ -227,7 +260,13 @@ LoadedModel loadCheckpoint(const std::string& path) {
   }
 
   loaded.model = Recognizer(loaded.config);
-  decodeTensors(weights, *loaded.model, path, version);
+  std::vector<std::string> notes;
+  decodeTensors(weights, *loaded.model, path, version, notes);
+  if (!notes.empty()) {  // what was converted, kept with the metadata for whoever shows it
+    auto meta = nlohmann::json::parse(loaded.metadataJson);
+    meta["load_notes"] = notes;
+    loaded.metadataJson = meta.dump();
+  }
   loaded.model->eval();
   return loaded;
 }

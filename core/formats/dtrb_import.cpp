@@ -332,6 +332,28 @@ ModelConfig configFor(const DtrbArchitecture& a, const DtrbOptions& o, const std
 }
 
 // The stored value of key `name` for Foveal's tensor `dst`, whose shape it must have.
+bool isFloatType(StoredType t) {
+  return t == StoredType::Float32 || t == StoredType::Float64 || t == StoredType::Float16 ||
+         t == StoredType::BFloat16;
+}
+
+// What the key holds against what its parameter needs: float weights from Float32, or from
+// Float16, BFloat16 and Float64 converted (as load_state_dict's copy_ does; `converted` collects
+// them for a note); integer buffers (BatchNorm's num_batches_tracked) from integers. Int or Bool
+// tensors where weights belong imported with exit 0 and read nonsense: refused by key.
+void checkStoredType(const StoredTensor& stored, const torch::Tensor& dst, const std::string& path,
+                     std::map<std::string, std::vector<std::string>>& converted) {
+  const bool wantFloat = dst.is_floating_point();
+  if (wantFloat && !isFloatType(stored.type))
+    throw Error(path + ": key '" + stored.key + "' holds " + toString(stored.type) +
+                " values where float weights belong (a corrupt or foreign file)");
+  if (!wantFloat && (isFloatType(stored.type) || stored.type == StoredType::Bool))
+    throw Error(path + ": key '" + stored.key + "' holds " + toString(stored.type) +
+                " values where an integer buffer belongs");
+  if (wantFloat && stored.type != StoredType::Float32)
+    converted[toString(stored.type)].push_back(stored.key);
+}
+
 torch::Tensor storedValue(const StoredStateDict& sd, const std::string& name,
                           const StoredTensor& stored, const torch::Tensor& dst,
                           const DtrbArchitecture& a, const DtrbOptions& o,
@@ -349,6 +371,20 @@ torch::Tensor storedValue(const StoredStateDict& sd, const std::string& name,
                 ", expected " + shapeString(want) + " for " + a.describe() + hint);
   }
   auto value = toTensor(sd, stored).to(dst.scalar_type());
+  if (value.is_floating_point()) {
+    // NaN or infinite weights imported with exit 0 and traced "confidence -nan" (and crashed
+    // the window's heat colours): refused by key. Float64 beyond float's range becomes inf here
+    // and is refused with them.
+    const int64_t nan = torch::isnan(value).sum().item<int64_t>();
+    const int64_t inf = torch::isinf(value).sum().item<int64_t>();
+    if (nan + inf > 0)
+      throw Error(path + ": key '" + stored.key + "' holds " +
+                  (nan > 0 ? std::to_string(nan) + " NaN" : std::string()) +
+                  (nan > 0 && inf > 0 ? " and " : "") +
+                  (inf > 0 ? std::to_string(inf) + " infinite" : std::string()) + " value" +
+                  (nan + inf > 1 ? "s" : "") + " (of " + std::to_string(value.numel()) +
+                  "): the weights are broken (a diverged training run?)");
+  }
   if (startsWith(name, "Transformation.GridGenerator.")) {
     // Computed from F and the input size; the stored copy must agree (a wrong --imgH/--imgW
     // with the same pixel count would otherwise pass unnoticed).
@@ -364,7 +400,8 @@ torch::Tensor storedValue(const StoredStateDict& sd, const std::string& name,
 
 // Every key of the file into its one Foveal parameter or buffer; every one of those filled.
 void copyWeights(const StoredStateDict& sd, const DtrbArchitecture& a, const DtrbOptions& o,
-                 const std::string& path, Recognizer& model) {
+                 const std::string& path, Recognizer& model, std::vector<std::string>& notes) {
+  std::map<std::string, std::vector<std::string>> converted;  // stored type -> keys
   std::map<std::string, torch::Tensor> targets;
   for (const auto& p : model->named_parameters()) targets.emplace(p.key(), p.value());
   for (const auto& b : model->named_buffers()) targets.emplace(b.key(), b.value());
@@ -378,8 +415,16 @@ void copyWeights(const StoredStateDict& sd, const DtrbArchitecture& a, const Dtr
     if (target.empty() || it == targets.end())
       throw Error(path + ": key '" + stored->key + "' " + shapeString(stored->shape) +
                   " has no place in " + a.describe() + " (an unknown variant?)");
+    checkStoredType(*stored, it->second, path, converted);
     it->second.copy_(storedValue(sd, name, *stored, it->second, a, o, path));
     assigned.insert(target);
+  }
+  for (const auto& [type, names] : converted) {
+    std::string note = std::to_string(names.size()) + " tensor" + (names.size() > 1 ? "s" : "") +
+                       " stored as " + type + " converted to float32, as load_state_dict does (";
+    for (size_t i = 0; i < names.size() && i < 3; ++i) note += (i ? ", " : "") + names[i];
+    note += names.size() > 3 ? ", ...)" : ")";
+    notes.push_back(note);
   }
   for (const auto& [name, t] : targets) {
     if (assigned.count(name)) continue;
@@ -425,7 +470,7 @@ LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport
   LoadedModel loaded;
   loaded.config = c;
   loaded.model = Recognizer(c);
-  copyWeights(sd, a, o, path, loaded.model);
+  copyWeights(sd, a, o, path, loaded.model, imp.notes);
   loaded.model->eval();
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";

@@ -3,13 +3,16 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
+#include "base/atomic_file.h"
 #include "base/crc32.h"
 #include "base/error.h"
 #include "base/safe_read.h"
 #include "image/colour_png.h"
+#include "image/image_checks.h"
 
 namespace foveal::core {
 
@@ -64,6 +67,10 @@ GreyImage decodePnm(const std::vector<uint8_t>& b, const std::string& origin, bo
   const long w = next(), h = next(), maxv = next();
   if (w <= 0 || h <= 0 || w > 65535 || h > 65535 || maxv <= 0 || maxv > 255)
     throw Error(origin + ": unsupported PNM size or depth");
+  if (int64_t(w) * h > maxImagePixels())
+    throw Error(origin + ": the image is " + std::to_string(w) + " x " + std::to_string(h) +
+                " pixels, more than the limit of " + std::to_string(maxImagePixels()) +
+                " (raise it with FOVEAL_MAX_IMAGE_PIXELS=N)");
   GreyImage img{static_cast<int>(w), static_cast<int>(h), {}};
   img.pixels.resize(static_cast<size_t>(w * h));
   if (kind == '2') {
@@ -117,22 +124,127 @@ bool hasImageCodecs() {
 #endif
 }
 
-GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin,
-                      bool keepColour) {
+int64_t maxImagePixels() {
+  if (const char* env = std::getenv("FOVEAL_MAX_IMAGE_PIXELS")) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0) return v;
+  }
+  return kDefaultMaxImagePixels;
+}
+
+std::pair<int64_t, int64_t> statedImageSize(const std::vector<uint8_t>& b) {
+  auto be = [&](size_t at, int n) {
+    int64_t v = 0;
+    for (int k = 0; k < n; ++k) v = (v << 8) | b[at + k];
+    return v;
+  };
+  if (b.size() >= 24 && b[0] == 0x89 && b[1] == 'P' && b[12] == 'I' && b[13] == 'H' &&
+      b[14] == 'D' && b[15] == 'R')
+    return {be(16, 4), be(20, 4)};
+  if (b.size() >= 26 && b[0] == 'B' && b[1] == 'M') {
+    auto le = [&](size_t at) {
+      return static_cast<int32_t>(uint32_t(b[at]) | uint32_t(b[at + 1]) << 8 |
+                                  uint32_t(b[at + 2]) << 16 | uint32_t(b[at + 3]) << 24);
+    };
+    const int64_t w = le(18), h = le(22);
+    return {w < 0 ? -w : w, h < 0 ? -h : h};  // a negative height is a top-down BMP
+  }
+  if (b.size() >= 4 && b[0] == 0xFF && b[1] == 0xD8) {
+    size_t pos = 2;
+    while (pos + 4 <= b.size()) {
+      if (b[pos] != 0xFF) return {0, 0};
+      const uint8_t m = b[pos + 1];
+      if (m == 0xFF) {
+        ++pos;
+        continue;
+      }
+      const size_t length = size_t(be(pos + 2, 2));
+      // Start of frame (C0-CF but for DHT C4, JPG C8 and DAC CC): height, then width.
+      if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC) {
+        if (pos + 9 > b.size()) return {0, 0};
+        return {be(pos + 7, 2), be(pos + 5, 2)};
+      }
+      if (m == 0xDA || length < 2) return {0, 0};
+      pos += 2 + length;
+    }
+  }
+  return {0, 0};
+}
+
+bool isTruncatedJpeg(const std::vector<uint8_t>& b) {
+  if (b.size() < 3 || b[0] != 0xFF || b[1] != 0xD8 || b[2] != 0xFF) return false;
+  // Walk the marker segments to the first start of scan (an EXIF thumbnail inside APP1 has an
+  // end marker of its own, so the bytes cannot simply be searched from the start).
+  size_t pos = 2;
+  while (true) {
+    while (pos < b.size() && b[pos] == 0xFF) ++pos;  // fill bytes
+    if (pos >= b.size()) return true;
+    const uint8_t marker = b[pos++];
+    if (marker == 0xD9) return false;  // end of image before any scan: nothing is cut
+    if (marker == 0x01 || (marker >= 0xD0 && marker <= 0xD7)) continue;  // no length
+    if (pos + 2 > b.size()) return true;
+    const size_t length = (size_t(b[pos]) << 8) | b[pos + 1];
+    if (length < 2 || pos + length > b.size()) return true;
+    pos += length;
+    if (marker == 0xDA) break;  // start of scan: entropy-coded data follows
+  }
+  // In entropy-coded data 0xFF is stuffed as FF 00, so FF D9 is the end-of-image marker (between
+  // a progressive JPEG's scans only other markers appear).
+  for (size_t i = pos; i + 1 < b.size(); ++i)
+    if (b[i] == 0xFF && b[i + 1] == 0xD9) return false;
+  return true;
+}
+
+GreyImage decodeImageWarning(const std::vector<uint8_t>& bytes, const std::string& origin,
+                             bool keepColour, std::string& warning) {
+  warning.clear();
   if (bytes.empty()) throw Error(origin + ": empty image file");
   if (isPnm(bytes)) return decodePnm(bytes, origin, keepColour);
 #ifdef FOVEAL_WITH_OPENCV
   if (!hasCodecSignature(bytes))
     throw Error(origin + ": unsupported image format (not PNG, JPEG, BMP, TIFF or PNM)");
-  return imaging::decodeWithOpenCv(bytes, origin, keepColour);
+  // Refused before it is decoded: its pixels, grey and colour, would be held whole (5.3 GB for a
+  // 20000 x 20000 PNG).
+  const auto [w, h] = statedImageSize(bytes);
+  if (w > 0 && h > 0 && w * h > maxImagePixels())
+    throw Error(origin + ": the image is " + std::to_string(w) + " x " + std::to_string(h) + " = " +
+                std::to_string(w * h / 1000000) + " megapixels, more than the limit of " +
+                std::to_string(maxImagePixels() / 1000000) +
+                " megapixels (the models read text lines 32 px high: scale it down, or raise the "
+                "limit with "
+                "FOVEAL_MAX_IMAGE_PIXELS=N)");
+  GreyImage image = imaging::decodeWithOpenCv(bytes, origin, keepColour);
+  if (isTruncatedJpeg(bytes))
+    warning = origin + ": truncated JPEG (the file ends before its end-of-image marker; " +
+              "the rows after the cut are filled in grey)";
+  return image;
 #else
   throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");
 #endif
 }
 
-GreyImage readImage(const std::string& path, bool keepColour) {
+GreyImage decodeImage(const std::vector<uint8_t>& bytes, const std::string& origin,
+                      bool keepColour) {
+  std::string warning;
+  GreyImage image = decodeImageWarning(bytes, origin, keepColour, warning);
+  // Data commands (and everything but a viewer) refuse what decoded only in part: a truncated
+  // JPEG was read silently (grey rows, exit 0) while a truncated PNG was refused.
+  if (!warning.empty()) throw Error(warning);
+  return image;
+}
+
+GreyImage readImageWarning(const std::string& path, bool keepColour, std::string& warning) {
   const std::string bytes = readRegularFile(path, "image", kMaxImageFileBytes);
-  return decodeImage(std::vector<uint8_t>(bytes.begin(), bytes.end()), path, keepColour);
+  return decodeImageWarning(std::vector<uint8_t>(bytes.begin(), bytes.end()), path, keepColour,
+                            warning);
+}
+
+GreyImage readImage(const std::string& path, bool keepColour) {
+  std::string warning;
+  GreyImage image = readImageWarning(path, keepColour, warning);
+  if (!warning.empty()) throw Error(warning);
+  return image;
 }
 
 namespace {
@@ -190,12 +302,12 @@ std::vector<uint8_t> encodePng(const GreyImage& image) {
 }
 
 namespace {
+// Through the atomic writer: a full disk is reported (the stream is checked after it is
+// flushed) and never leaves a truncated PNG under the name.
 void writeBytes(const std::vector<uint8_t>& bytes, const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path + ": cannot write PNG (folder missing or not writable)");
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  if (!out) throw Error(path + ": write failed (disk full?)");
+  writeFileAtomically(path,
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                      "PNG image");
 }
 }  // namespace
 

@@ -1,17 +1,45 @@
 // OpenCV-backed decoding: every format imgcodecs reads, converted to grey.
+#include <cstdlib>
 #include <opencv2/core/utils/logger.hpp>
 #include <opencv2/imgcodecs.hpp>
+#include <string>
 
 #include "base/error.h"
 #include "image/grey_image.h"
+#include "image/image_checks.h"
 
 namespace foveal::core::imaging {
+
+namespace {
+// False when the header says the image is grey (a PNG of colour type 0 or 4, a JPEG of one
+// component): its colour decode would be the grey in three bands, three times its memory (a
+// 20000 x 20000 grey PNG decoded 1.2 GB of colour for nothing).
+bool mayHaveColour(const std::vector<uint8_t>& b) {
+  if (b.size() >= 26 && b[0] == 0x89 && b[1] == 'P' && b[12] == 'I' && b[13] == 'H')
+    return b[25] != 0 && b[25] != 4;
+  if (b.size() >= 4 && b[0] == 0xFF && b[1] == 0xD8) {
+    size_t pos = 2;
+    while (pos + 4 <= b.size() && b[pos] == 0xFF) {
+      const uint8_t m = b[pos + 1];
+      const size_t length = (size_t(b[pos + 2]) << 8) | b[pos + 3];
+      if (m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC)
+        return pos + 9 < b.size() ? b[pos + 9] != 1 : true;
+      if (m == 0xDA || length < 2) break;
+      pos += 2 + length;
+    }
+  }
+  return true;
+}
+}  // namespace
 
 GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string& origin,
                            bool keepColour) {
   // OpenCV logs every failed decode to stderr; Foveal reports the failure itself, naming the file.
   static const bool quiet = [] {
     cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
+    // OpenCV's own bound for the formats whose header Foveal does not read (TIFF), read by
+    // OpenCV once, at its first decode.
+    ::setenv("OPENCV_IO_MAX_IMAGE_PIXELS", std::to_string(maxImagePixels()).c_str(), 0);
     return true;
   }();
   (void)quiet;
@@ -29,7 +57,7 @@ GreyImage decodeWithOpenCv(const std::vector<uint8_t>& bytes, const std::string&
     const auto* row = mat.ptr<uint8_t>(y);
     std::copy(row, row + mat.cols, img.pixels.begin() + static_cast<long>(y) * mat.cols);
   }
-  if (keepColour) {
+  if (keepColour && mayHaveColour(bytes)) {
     // The colours as 8-bit RGB (palette and grey files expanded, alpha dropped: what PIL's
     // convert('RGB') gives), decoded a second time so that `pixels` stays the decoder's grey.
     cv::Mat colour;

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/atomic_file.h"
 #include "base/compute_device.h"
 #include "base/error.h"
 #include "base/text_metrics.h"
@@ -442,10 +443,7 @@ std::vector<std::string> writeErrorReport(const ErrorAnalysis& analysis, const s
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& text) {
     const std::string path = (fs::path(dir) / name).string();
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out) throw Error(path + ": cannot write the file");
+    writeFileAtomically(path, text, "error report file");
     written.push_back(path);
   };
   write("table.csv", analysis.tableCsv());

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "base/error.h"
 #include "model/model_variants.h"
@@ -73,45 +74,133 @@ std::string TrainConfig::toJson() const {
   return j.dump(2);
 }
 
+namespace {
+
+// The keys `obj` may hold: an edit of config.json before --resume that adds a key (a typo of a
+// real one, or one this version does not know) was ignored without a word.
+void checkKeys(const json& obj, const std::set<std::string>& known, const std::string& where) {
+  for (const auto& item : obj.items()) {
+    if (known.count(item.key())) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw Error("unknown key '" + where + item.key() + "' (the keys are " + list + ")");
+  }
+}
+
+// The model's keys: every one ModelConfig::toJson writes, the optional ones included.
+std::set<std::string> modelKeys() {
+  ModelConfig m;
+  m.transformation = "tps";
+  m.positions = "sine2d";
+  m.featureChannels = 1;
+  m.hiddenSize = 1;
+  std::set<std::string> keys;
+  const json written = json::parse(m.toJson());  // kept: items() refers into it
+  for (const auto& item : written.items()) keys.insert(item.key());
+  return keys;
+}
+
+}  // namespace
+
 TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& origin) {
   TrainConfig c;
+  std::string key;  // the key being read, named when its value is of the wrong type
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("not a JSON object");
-    c.preset = j.value("preset", std::string());
+    checkKeys(j,
+              {"preset",
+               "model",
+               "train_data",
+               "eval_data",
+               "init_from",
+               "iterations",
+               "batch_size",
+               "micro_batches",
+               "seed",
+               "lambda_r",
+               "reference_weight",
+               "log_interval",
+               "eval_interval",
+               "eval_limit",
+               "checkpoint_interval",
+               "history_interval",
+               "history_keep",
+               "max_non_finite",
+               "optimizer",
+               "device",
+               "threads",
+               "loader_threads",
+               "bf16"},
+              "");
+    if (j.contains("model") && j.at("model").is_object())
+      checkKeys(j.at("model"), modelKeys(), "model.");
+    auto get = [&](const char* name, auto fallback) {
+      key = name;
+      using T = decltype(fallback);
+      T v = j.contains(name) ? j.at(name).get<T>() : fallback;
+      key.clear();
+      return v;
+    };
+    auto need = [&](const char* name, auto type) {
+      key = name;
+      if (!j.contains(name)) throw Error("key '" + key + "' is missing");
+      auto v = j.at(name).get<decltype(type)>();
+      key.clear();
+      return v;
+    };
+    c.preset = get("preset", std::string());
+    if (!c.preset.empty()) {
+      std::string names;
+      bool found = false;
+      for (const auto& p : presets()) {
+        found = found || p.name == c.preset;
+        names += (names.empty() ? "" : ", ") + p.name;
+      }
+      if (!found)
+        throw Error("'preset' is \"" + c.preset + "\", not one of the presets (" + names + ")");
+    }
+    key = "model";
+    if (!j.contains("model")) throw Error("key 'model' is missing");
     c.model = ModelConfig::fromJson(j.at("model").dump(), origin);
-    c.trainData = j.at("train_data").get<std::vector<std::string>>();
-    c.evalData = j.value("eval_data", std::vector<std::string>());
-    c.initFrom = j.value("init_from", std::string());
-    c.iterations = j.at("iterations").get<int64_t>();
-    c.batchSize = j.at("batch_size").get<int>();
-    c.microBatches = j.value("micro_batches", 1);
-    c.seed = j.value("seed", uint64_t(1));
-    c.lambdaR = j.value("lambda_r", 1.0);
-    c.referenceWeight = j.value("reference_weight", 1.0);
-    c.logInterval = j.value("log_interval", int64_t(10));
-    c.evalInterval = j.value("eval_interval", int64_t(1000));
-    c.evalLimit = j.value("eval_limit", int64_t(1000));
-    c.checkpointInterval = j.value("checkpoint_interval", int64_t(1000));
+    key.clear();
+    c.trainData = need("train_data", std::vector<std::string>());
+    c.evalData = get("eval_data", std::vector<std::string>());
+    c.initFrom = get("init_from", std::string());
+    c.iterations = need("iterations", int64_t(0));
+    c.batchSize = need("batch_size", int(0));
+    c.microBatches = get("micro_batches", 1);
+    c.seed = get("seed", uint64_t(1));
+    c.lambdaR = get("lambda_r", 1.0);
+    c.referenceWeight = get("reference_weight", 1.0);
+    c.logInterval = get("log_interval", int64_t(10));
+    c.evalInterval = get("eval_interval", int64_t(1000));
+    c.evalLimit = get("eval_limit", int64_t(1000));
+    c.checkpointInterval = get("checkpoint_interval", int64_t(1000));
     // Runs from before the history: none (their config says nothing about one).
-    c.historyInterval = j.value("history_interval", int64_t(0));
-    c.historyKeep = j.value("history_keep", 24);
-    c.maxNonFinite = j.value("max_non_finite", 20);
+    c.historyInterval = get("history_interval", int64_t(0));
+    c.historyKeep = get("history_keep", 24);
+    c.maxNonFinite = get("max_non_finite", 20);
     if (j.contains("optimizer")) {
+      key = "optimizer";
       const auto& o = j.at("optimizer");
+      if (!o.is_object()) throw Error("'optimizer' must be an object");
+      checkKeys(o, {"name", "lr", "rho", "eps", "weight_decay"}, "optimizer.");
       if (o.value("name", std::string("adadelta")) != "adadelta")
         throw Error("optimizer must be adadelta");
       c.lr = o.value("lr", 1.0);
       c.rho = o.value("rho", 0.95);
       c.eps = o.value("eps", 1e-6);
       c.weightDecay = o.value("weight_decay", 4e-5);
+      key.clear();
     }
-    c.device = j.value("device", std::string("cpu"));
-    c.threads = j.value("threads", 0);
-    c.loaderThreads = j.value("loader_threads", 2);
-    c.bf16 = j.value("bf16", true);
+    c.device = get("device", std::string("cpu"));
+    c.threads = get("threads", 0);
+    c.loaderThreads = get("loader_threads", 2);
+    c.bf16 = get("bf16", true);
   } catch (const json::exception& e) {
-    throw Error(origin + ": bad train config JSON: " + e.what());
+    throw Error(origin + ": bad train config JSON" + (key.empty() ? "" : " at key '" + key + "'") +
+                ": " + e.what());
   } catch (const Error& e) {
     const std::string what = e.what();
     throw Error(what.rfind(origin, 0) == 0 ? what : origin + ": " + what);

@@ -137,7 +137,9 @@ QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, 
       const Lerp& a = across[static_cast<size_t>(px)];
       const double upper = at(d.i0, a.i0) * (1 - a.f) + at(d.i0, a.i1) * a.f;
       const double lower = at(d.i1, a.i0) * (1 - a.f) + at(d.i1, a.i1) * a.f;
-      const double v = std::clamp(upper * (1 - d.f) + lower * d.f, 0.0, 1.0);
+      double v = upper * (1 - d.f) + lower * d.f;
+      if (std::isnan(v)) v = 0.0;  // NaN weights: no attention (lround(NaN) indexed far outside)
+      v = std::clamp(v, 0.0, 1.0);
       line[px] = ramp[static_cast<int>(std::lround(v * 255))];
     }
   }

@@ -4,6 +4,7 @@
 #include <QRegularExpression>
 #include <exception>
 
+#include "image/image_checks.h"
 #include "qt_convert.h"
 
 namespace foveal::ui {
@@ -12,7 +13,9 @@ ImageFile readImageFile(const QString& path) {
   ImageFile r;
   QImage colour;
   try {
-    r.grey = core::readImage(path.toStdString(), /*keepColour=*/true);  // DTRB's own luma
+    std::string warning;  // a truncated JPEG is shown, and said
+    r.grey = core::readImageWarning(path.toStdString(), /*keepColour=*/true, warning);  // DTRB luma
+    r.warning = QString::fromStdString(warning);
     colour = QImage(path);  // shown in colour when the file has colour
   } catch (const std::exception& e) {
     r.error = QString::fromStdString(e.what());

@@ -14,6 +14,7 @@ struct ImageFile {
   core::GreyImage grey;  ///< what the models read
   QImage display;        ///< what the pages show: the colour image, or the grey one
   QString error;         ///< non-empty when the file cannot be read (names the file)
+  QString warning;       ///< read, but damaged (a truncated JPEG): names the file and the damage
 };
 
 /// Reads and decodes `path`. The display image is the file's colours only when they have the

@@ -107,6 +107,7 @@ void ReadingDocument::onImageRead(const QString& path, ImageFile read) {
   if (!m_truthGiven) setTruth(truthFromFileName(path));  // never the previous image's
   setImage(std::move(read.grey), std::move(read.display), path);
   Q_EMIT imageOpened(path);
+  if (!read.warning.isEmpty()) Q_EMIT imageWarning(read.warning);
 }
 
 void ReadingDocument::setImage(core::GreyImage grey, QImage display, const QString& source,

@@ -116,6 +116,8 @@ class ReadingDocument : public QObject {
   void imageOpened(const QString& path);
   /// The file given to openImage() cannot be used; `message` names it. The image stays.
   void imageOpenFailed(const QString& message);
+  /// The image opened but is damaged (a truncated JPEG): after imageOpened, naming the file.
+  void imageWarning(const QString& message);
   /// The models listed, their names or state, the ticked ones or the inspected one changed.
   void modelsChanged();
   /// A model finished loading; `requested`: one the user opened (openModel()).

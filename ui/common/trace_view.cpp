@@ -19,6 +19,9 @@
 namespace foveal::ui {
 
 QColor heatColour(double v) {
+  // NaN (a model whose weights hold NaN, a 0/0 normalisation) passes std::clamp unchanged and
+  // made the stop index below INT_MIN: it draws as no attention. Infinities clamp to the ends.
+  if (std::isnan(v)) v = 0.0;
   v = std::clamp(v, 0.0, 1.0);
   // A compact viridis-like ramp through five stops.
   static const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140),

@@ -208,6 +208,15 @@ void ComparePage::showStep(int step) {
       c.info->setText(tr("<span style='color:#c62828'>%1</span>").arg(r.error.toHtmlEscaped()));
       continue;
     }
+    if (r.trace->steps.empty()) {
+      // A reading of no step (a CTC model that emitted nothing on a blank or broken image):
+      // std::clamp(step, 0, -1) gave -1 and the step list was indexed before its start.
+      c.view->setStep(0);
+      c.strip->setStep(0);
+      c.info->setText(tr("read <b>%1</b> &middot; no step (nothing was emitted)")
+                          .arg(qstr(r.trace->prediction).toHtmlEscaped()));
+      continue;
+    }
     const int s = std::clamp(step, 0, static_cast<int>(r.trace->steps.size()) - 1);
     c.view->setStep(s);
     explainColumn(i, s);

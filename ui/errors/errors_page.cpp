@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 #include <climits>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 #include "confusion_view.h"
 #include "data/dataset_factory.h"
@@ -603,14 +604,23 @@ void ErrorsPage::chooseRow(int row) {
   Q_EMIT failed(tr("%1 #%2: %3").arg(qstr(a->dataset)).arg(index).arg(err));
 }
 
+namespace {
+// Through the atomic writer: checked after the flush and the close (a full disk is an error, not
+// an empty file), a device or FIFO under the name is refused.
+QString writeExport(const QString& path, const std::string& text) {
+  try {
+    core::writeFileAtomically(path.toStdString(), text, "export");
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+}  // namespace
+
 QString ErrorsPage::exportTable(const QString& path) const {
   const auto* a = m_table->analysis();
   if (!a) return tr("Nothing to export: run an analysis first.");
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-    return tr("%1: cannot write (%2)").arg(path, f.errorString());
-  f.write(QByteArray::fromStdString(a->tableCsv(m_filter->shownEntries())));
-  return f.error() == QFile::NoError ? QString() : tr("%1: %2").arg(path, f.errorString());
+  return writeExport(path, a->tableCsv(m_filter->shownEntries()));
 }
 
 QString ErrorsPage::exportConfusion(const QString& path, double scale) const {
@@ -619,17 +629,13 @@ QString ErrorsPage::exportConfusion(const QString& path, double scale) const {
   const auto& c = a->models[size_t(m_filter->focusModel())].confusion;
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == QLatin1String("csv") || suffix == QLatin1String("svg")) {
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate))
-      return tr("%1: cannot write (%2)").arg(path, f.errorString());
     // The SVG is the one `foveal-cli eval --errors` writes: the same figure with or without a
     // display.
     const auto& m = a->models[size_t(m_filter->focusModel())];
-    f.write(QByteArray::fromStdString(
-        suffix == QLatin1String("csv") ? c.csv()
-                                       : c.svg(modelName(m.model).toStdString() + " on " +
-                                               a->dataset + ": truth (rows) x reading (columns)")));
-    return f.error() == QFile::NoError ? QString() : tr("%1: %2").arg(path, f.errorString());
+    return writeExport(path, suffix == QLatin1String("csv")
+                                 ? c.csv()
+                                 : c.svg(modelName(m.model).toStdString() + " on " + a->dataset +
+                                         ": truth (rows) x reading (columns)"));
   }
   if (suffix != QLatin1String("png")) return tr("%1: export as .png, .svg or .csv").arg(path);
   // The matrix alone, at a size where every count fits.
