@@ -11,10 +11,12 @@
 #include "cli_args.h"
 #include "cli_model.h"
 #include "data/output_guard.h"
+#include "engines/tesseract_engine.h"
 #include "trace/model_session.h"
 #include "train/error_analysis.h"
 #include "train/evaluation.h"
 #include "train/faithfulness_eval.h"
+#include "train/reader_evaluation.h"
 #include "train/train_config.h"
 
 namespace foveal::app {
@@ -47,11 +49,31 @@ const char* kEvalUsage =
               step: deletion and insertion AUC (RISE; --points fractions, default 11), pointing
               and weighting games against the true boxes, rank correlation with attention
               (a DTRB .pth as --model: see import)
+              --model tesseract:LANG[,psm=N][,chars=SET] evaluates Tesseract (libtesseract,
+              LSTM engine; psm 7, one text line, by default) on the same data: its reading,
+              its symbols' boxes as the steps' boxes (pointing, IoU); text scoring
+              CER: dinglehopper's, edits over truth characters (Levenshtein over NFC grapheme
+              clusters of the raw reading and truth), pooled over the images
 )";
 
 namespace {
 
 namespace tr = foveal::core::train;
+
+// A model file, or Tesseract named by a tesseract:LANG[,psm=N] spec, on the datasets.
+tr::EvalReport evaluateModelOrEngine(const std::string& model, const std::vector<std::string>& sets,
+                                     const tr::EvalOptions& o) {
+  if (!core::isTesseractSpec(model)) return tr::evaluateModelFile(model, sets, o);
+  if (o.beamWidth > 1) throw std::invalid_argument("--beam is for Foveal models, not " + model);
+  auto engine = core::TesseractEngine::open(core::parseTesseractSpec(model));
+  auto report = tr::evaluateReader(
+      model,
+      [engine](const core::GreyImage& image, const std::string& source) {
+        return engine->read(image, source);
+      },
+      sets, o);
+  return report;
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -66,6 +88,20 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
+// --model's list: FILE[,FILE...], where a tesseract:LANG,psm=N,chars=SET spec keeps its own
+// options (a part "psm=..." or "chars=..." belongs to the Tesseract spec before it).
+std::vector<std::string> splitModels(const std::string& s) {
+  std::vector<std::string> out;
+  for (const auto& part : split(s, ',')) {
+    const bool option = part.rfind("psm=", 0) == 0 || part.rfind("chars=", 0) == 0;
+    if (option && !out.empty() && core::isTesseractSpec(out.back()))
+      out.back() += "," + part;
+    else
+      out.push_back(part);
+  }
+  return out;
+}
+
 int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   if (a.has("digit-protocol") || a.has("failures"))
     throw std::invalid_argument("--errors goes with --data, not --digit-protocol or --failures");
@@ -73,7 +109,7 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   for (const auto& p : a.positionals()) sets.push_back(p);
   if (sets.size() != 1)
     throw std::invalid_argument("--errors analyses one dataset: give exactly one --data SPEC");
-  const std::vector<std::string> models = split(a.required("model"), ',');
+  const std::vector<std::string> models = splitModels(a.required("model"));
   const std::string dir = a.value("errors");
   std::vector<std::string> inputs = models;
   inputs.push_back(sets.front());
@@ -156,7 +192,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
 
   if (a.has("failures")) {  // before the evaluation: refuse at once, not after an hour
-    std::vector<std::string> inputs = split(a.value("model"), ',');
+    std::vector<std::string> inputs = splitModels(a.value("model"));
     for (const auto& s : split(a.value("data"), ';')) inputs.push_back(s);
     for (const auto& p : a.positionals()) inputs.push_back(p);
     core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
@@ -170,9 +206,11 @@ int runEvalCommand(const std::vector<std::string>& args) {
       throw std::invalid_argument("--digit-protocol chooses the datasets itself; drop --data");
     o.keepFailures = a.has("failures");
     std::vector<std::pair<std::string, tr::EvalReport>> rows;
-    for (const auto& model : split(a.required("model"), ',')) {
-      rows.emplace_back(model, tr::evaluateModelFile(model, tr::digitProtocolSets(), o));
-      // Sequences of the training pool's digits: memorising made visible.
+    for (const auto& model : splitModels(a.required("model"))) {
+      rows.emplace_back(model, evaluateModelOrEngine(model, tr::digitProtocolSets(), o));
+      // Sequences of the training pool's digits: memorising made visible. (An engine that did
+      // not train on them has no training pool.)
+      if (core::isTesseractSpec(model)) continue;
       tr::EvalOptions po = o;
       po.keepFailures = false;
       po.localisation = false;
@@ -218,7 +256,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   for (const auto& p : a.positionals()) sets.push_back(p);
   if (sets.empty()) throw std::invalid_argument("eval needs --data SPEC (or --digit-protocol)");
   o.keepFailures = a.has("failures");
-  const auto report = tr::evaluateModelFile(a.required("model"), sets, o);
+  const auto report = evaluateModelOrEngine(a.required("model"), sets, o);
   std::cout << (a.has("json") ? report.toJson() + "\n" : report.toTable());
   if (a.has("failures")) {
     core::writeFileAtomically(a.value("failures"), report.failuresTsv(), "failures file");

@@ -4,7 +4,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -21,7 +23,9 @@
 #include "data/char_boxes.h"
 #include "data/dataset_factory.h"
 #include "data/output_guard.h"
+#include "engines/tesseract_engine.h"
 #include "formats/checkpoint.h"
+#include "formats/ocr_formats.h"
 #include "image/grey_image.h"
 #include "image/image_checks.h"
 #include "model/benchmark.h"
@@ -43,19 +47,26 @@ const std::string kUsage =
 usage: foveal-cli <command> [options]
 
 commands:
-  trace       --model FILE IMAGE [--json | --csv | --hocr] [--out DIR [--force]] [--sample] [--seed N]
-              [--all-steps] [--beam N [--hypothesis I]]
+  trace       --model FILE IMAGE [--json | --csv | --hocr | --alto | --page] [--out DIR [--force]]
+              [--sample] [--seed N] [--all-steps] [--beam N [--hypothesis I]]
               decode IMAGE step by step: token, top-5, attention, entropy, region, STN quads,
               each step's focus point and character box (source pixels);
               --json prints the trace as JSON, --csv one row per step, --hocr an hOCR (XHTML)
-              page with one ocrx_cinfo box per character; --out writes step patches as PNG,
-              trace.json and trace.hocr; --beam N decodes by beam search with N hypotheses
-              and lists the N best readings with their log p; the steps show the best one,
-              or the I-th best with --hypothesis I (1 = the best)
-              --model FILE --dataset SPEC --out DIR [--limit N] [--json] [--hocr]
-              trace every entry of a dataset: DIR/NNNNNNNNN.hocr (--hocr, the default) and
-              .json (--json, with the entry's true character boxes where the data knows them);
-              a --out DIR that already holds files is refused unless --force
+              page with one ocrx_cinfo box per character and its top-k as Tesseract's
+              x_confs choices, --alto an ALTO v4 document (String, Glyph, Variant), --page a
+              PAGE-XML 2019 document (Word, Glyph, TextEquiv); --out writes step patches as
+              PNG, trace.json, trace.hocr, trace.alto.xml and trace.page.xml; --beam N decodes
+              by beam search with N hypotheses and lists the N best readings with their log p
+              (ALTO ALTERNATIVEs, PAGE TextEquivs); the steps show the best one, or the I-th
+              best with --hypothesis I (1 = the best)
+              --model FILE --dataset SPEC --out DIR [--limit N] [--json]
+              [--format hocr|alto|page[,...]]
+              trace every entry of a dataset: DIR/NNNNNNNNN.hocr (the default), .alto.xml,
+              .page.xml and .json (--json, with the entry's true character boxes where the
+              data knows them); --hocr is --format hocr
+              --model tesseract:LANG[,psm=N][,chars=SET] reads with Tesseract instead
+              (libtesseract's LSTM engine): its symbols as steps, with boxes, confidences
+              and the LSTM's per-symbol choices as the top-k
   init-model  [--model NAME] [--transformation none|tps] [--features vgg|vgg2d|resnet]
               [--sequence none|bilstm] [--projection] [--prediction ctc|attention]
               [--cell paper|dtrb] [--fiducials F] [--attention soft|hard|sharp]
@@ -128,9 +139,41 @@ void writeText(const fs::path& path, const std::string& text) {
   core::writeFileAtomically(path.string(), text, "trace file");
 }
 
-// `trace --dataset SPEC --out DIR`: every entry's hOCR (and JSON) in DIR, named by entry index.
-int traceDataset(const CliArgs& a, const core::ModelSession& session,
-                 const core::TraceOptions& opt) {
+std::string formatLabel(core::OcrFormat f) {
+  switch (f) {
+    case core::OcrFormat::Alto:
+      return "ALTO";
+    case core::OcrFormat::Page:
+      return "PAGE-XML";
+    case core::OcrFormat::Hocr:
+      break;
+  }
+  return "hOCR";
+}
+
+// `trace --dataset SPEC --out DIR`: every entry's hOCR, ALTO or PAGE-XML (and JSON) in DIR, named
+// by entry index.
+using ImageReader = std::function<core::Trace(const core::GreyImage&, const std::string&)>;
+
+// --model: a model file (or DTRB checkpoint) read with `opt`, or Tesseract by its spec.
+ImageReader openReader(const CliArgs& a, const core::TraceOptions& opt) {
+  const std::string model = a.required("model");
+  if (core::isTesseractSpec(model)) {
+    if (opt.beamWidth > 1 || opt.sample)
+      throw UsageError("--beam and --sample are for Foveal models, not " + model);
+    auto engine = core::TesseractEngine::open(core::parseTesseractSpec(model));
+    return [engine](const core::GreyImage& image, const std::string& source) {
+      return engine->read(image, source);
+    };
+  }
+  std::shared_ptr<const core::ModelSession> session =
+      core::ModelSession::open(model, app::dtrbOptions(a));
+  return [session, opt](const core::GreyImage& image, const std::string& source) {
+    return session->trace(image, source, opt);
+  };
+}
+
+int traceDataset(const CliArgs& a, const ImageReader& read) {
   if (!a.has("out")) throw UsageError("trace --dataset needs --out DIR");
   if (!a.positionals().empty()) throw UsageError("trace --dataset takes no IMAGE");
   auto dataset = core::data::openDataset(a.value("dataset"));
@@ -140,14 +183,19 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
     throw UsageError(dataset->describe() + ": an endless stream needs --limit N");
   const size_t n =
       limit > 0 ? std::min<size_t>(static_cast<size_t>(limit), dataset->size()) : dataset->size();
-  const bool json = a.has("json"), hocr = a.has("hocr") || !json;
+  const bool json = a.has("json");
+  std::vector<core::OcrFormat> formats;
+  std::stringstream names(a.value("format", a.has("hocr") || !json ? "hocr" : ""));
+  for (std::string name; std::getline(names, name, ',');)
+    if (!name.empty()) formats.push_back(core::ocrFormatFromString(name));
+  if (a.has("hocr") && a.has("format")) throw UsageError("--hocr is --format hocr: give one");
   const fs::path dir = a.value("out");
   core::data::checkOutputFolder(dir.string(), "traces", a.has("force"));
   createFolder(dir);
   size_t withBoxes = 0;
   for (size_t i = 0; i < n; ++i) {
     const auto sample = dataset->get(i);
-    auto trace = session.trace(sample.image, dataset->entryName(i), opt);
+    auto trace = read(sample.image, dataset->entryName(i));
     trace.truthBoxes = dataset->charBoxes(i);
     try {
       core::data::checkCharBoxesInImage(trace.truthBoxes, sample.image.width, sample.image.height);
@@ -157,35 +205,46 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
     if (!trace.truthBoxes.empty()) ++withBoxes;
     char stem[32];
     std::snprintf(stem, sizeof stem, "%09zu", i);
-    if (hocr) writeText(dir / (std::string(stem) + ".hocr"), trace.toHocr());
+    for (const auto f : formats)
+      writeText(dir / (std::string(stem) + core::ocrFileSuffix(f)), core::toOcrDocument(trace, f));
     if (json) writeText(dir / (std::string(stem) + ".json"), trace.toJson() + "\n");
   }
+  std::vector<std::string> kinds;
+  for (const auto f : formats) kinds.push_back(formatLabel(f));
+  if (json) kinds.push_back("JSON");
+  std::string written;
+  for (size_t k = 0; k < kinds.size(); ++k)
+    written += (k == 0 ? "" : k + 1 == kinds.size() ? " and " : ", ") + kinds[k];
   std::cout << "traced " << n << " entries of " << dataset->describe() << " into " << dir.string()
-            << " (" << (hocr ? "hOCR" : "") << (hocr && json ? " and " : "") << (json ? "JSON" : "")
-            << "; " << withBoxes << " with true character boxes)\n";
+            << " (" << written << "; " << withBoxes << " with true character boxes)\n";
   return 0;
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
-                                        "dataset", "limit"}),
-                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps", "force"}));
+  const CliArgs a(
+      args,
+      app::withDtrbOptions(
+          {"model", "out", "seed", "threads", "beam", "hypothesis", "dataset", "limit", "format"}),
+      app::withDtrbFlags({"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
-  if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))
-    throw UsageError("--json, --csv and --hocr choose one output; give one");
-  if (a.has("dataset"))
-    return traceDataset(a, *core::ModelSession::open(a.required("model"), app::dtrbOptions(a)),
-                        opt);
+  const int outputs = int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) +
+                      int(a.has("alto")) + int(a.has("page"));
+  if (outputs > 1 && !a.has("dataset"))
+    throw UsageError("--json, --csv, --hocr, --alto and --page choose one output; give one");
+  if (a.has("dataset") && (a.has("csv") || a.has("alto") || a.has("page")))
+    throw UsageError("trace --dataset writes --format hocr|alto|page and --json");
+  if (a.has("format") && !a.has("dataset"))
+    throw UsageError("--format goes with --dataset; for one image give --hocr, --alto or --page");
+  if (a.has("dataset")) return traceDataset(a, openReader(a, opt));
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   const std::string imagePath = a.positionals()[0];
   if (a.has("out")) core::data::checkOutputFolder(a.value("out"), "step patches", a.has("force"));
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  const auto read = openReader(a, opt);
   std::string warning;  // a truncated JPEG is traced, and said
   const auto image = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
-  const auto trace = session->trace(image, imagePath, opt);
+  const auto trace = read(image, imagePath);
 
   if (a.has("json")) {
     std::cout << trace.toJson() << "\n";
@@ -193,6 +252,10 @@ int cmdTrace(const std::vector<std::string>& args) {
     std::cout << trace.toCsv();
   } else if (a.has("hocr")) {
     std::cout << trace.toHocr();
+  } else if (a.has("alto")) {
+    std::cout << core::toAlto(trace);
+  } else if (a.has("page")) {
+    std::cout << core::toPageXml(trace);
   } else {
     std::cout << trace.toTable();
   }
@@ -203,6 +266,7 @@ int cmdTrace(const std::vector<std::string>& args) {
       const auto& s = trace.steps[t];
       char stem[64];
       std::snprintf(stem, sizeof stem, "step%02zu", t);
+      if (s.patch.width == 0) continue;  // Tesseract's steps have no patch
       core::writePng(s.patch,
                      (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
       for (size_t k = 0; k < s.stn.size(); ++k)
@@ -211,8 +275,9 @@ int cmdTrace(const std::vector<std::string>& args) {
             (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
     }
     writeText(dir / "trace.json", trace.toJson() + "\n");
-    writeText(dir / "trace.hocr", trace.toHocr());
-    if (!a.has("json") && !a.has("csv") && !a.has("hocr"))
+    for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page})
+      writeText(dir / ("trace" + core::ocrFileSuffix(f)), core::toOcrDocument(trace, f));
+    if (outputs == 0)
       std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
   }
   return 0;

@@ -27,6 +27,7 @@
 #include "compare_page.h"
 #include "dataset_browser.h"
 #include "dtrb_options_dialog.h"
+#include "engines/tesseract_spec.h"
 #include "errors_page.h"
 #include "exporter.h"
 #include "help_menu.h"
@@ -106,6 +107,8 @@ void MainWindow::buildDocks() {
   auto* models = new ModelsDock(m_document, this);
   addDockWidget(Qt::LeftDockWidgetArea, models);
   connect(models, &ModelsDock::addRequested, this, &MainWindow::openModelDialog);
+  connect(models, &ModelsDock::engineRequested, this,
+          [this](const QString& spec) { openModel(spec); });
   connect(models, &ModelsDock::inspected, this, [this] { m_tabs->setCurrentWidget(m_inspector); });
   connect(models, &ModelsDock::failed, this,
           [this](const QString& message) { showError(message, ErrorTopic::Model); });
@@ -310,7 +313,7 @@ bool MainWindow::openModel(const QString& path) {
     showError(error, ErrorTopic::Model);
     return false;
   }
-  kLastFolder.set(QFileInfo(path).absolutePath());
+  if (!core::isTesseractSpec(path.toStdString())) kLastFolder.set(QFileInfo(path).absolutePath());
   return true;
 }
 

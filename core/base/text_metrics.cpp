@@ -1,8 +1,16 @@
 #include "base/text_metrics.h"
 
 #include <algorithm>
+#include <limits>
+#include <memory>
 
 #include "model/charset.h"
+
+#ifdef FOVEAL_HAVE_ICU
+#include <unicode/brkiter.h>
+#include <unicode/normalizer2.h>
+#include <unicode/unistr.h>
+#endif
 
 namespace foveal::core {
 
@@ -60,6 +68,50 @@ std::vector<bool> correctPredictedCharacters(const std::string& prediction,
   for (const auto& op : alignCharacters(prediction, truth))
     if (op.kind != CharOp::Kind::Delete) out.push_back(op.kind == CharOp::Kind::Match);
   return out;
+}
+
+bool hasGraphemeClusters() {
+#ifdef FOVEAL_HAVE_ICU
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::vector<std::string> graphemeClusters(const std::string& text) {
+#ifdef FOVEAL_HAVE_ICU
+  UErrorCode err = U_ZERO_ERROR;
+  const icu::Normalizer2* nfc = icu::Normalizer2::getNFCInstance(err);
+  if (U_FAILURE(err)) return splitUtf8(text);
+  const icu::UnicodeString normal = nfc->normalize(icu::UnicodeString::fromUTF8(text), err);
+  if (U_FAILURE(err)) return splitUtf8(text);
+  std::unique_ptr<icu::BreakIterator> it(
+      icu::BreakIterator::createCharacterInstance(icu::Locale::getRoot(), err));
+  if (U_FAILURE(err) || !it) return splitUtf8(text);
+  it->setText(normal);
+  std::vector<std::string> out;
+  for (int32_t start = it->first(), end = it->next(); end != icu::BreakIterator::DONE;
+       start = end, end = it->next()) {
+    std::string cluster;
+    normal.tempSubStringBetween(start, end).toUTF8String(cluster);
+    out.push_back(std::move(cluster));
+  }
+  return out;
+#else
+  return splitUtf8(text);
+#endif
+}
+
+CharacterErrors characterErrors(const std::string& prediction, const std::string& truth) {
+  const auto p = graphemeClusters(prediction), t = graphemeClusters(truth);
+  return {table(p, t)[p.size()][t.size()], static_cast<int>(t.size())};
+}
+
+double characterErrorRate(const std::string& prediction, const std::string& truth) {
+  const auto e = characterErrors(prediction, truth);
+  if (e.distance == 0) return 0.0;
+  if (e.truthLength == 0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(e.distance) / e.truthLength;
 }
 
 }  // namespace foveal::core

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "engines/tesseract_engine.h"
 #include "formats/checkpoint.h"
 #include "image/preprocess.h"
 #include "trace/attribution_engine.h"
@@ -27,12 +28,21 @@ struct ModelSession::Impl {
   ModelConfig config;
   Recognizer model{nullptr};
   std::string path;
+  /// Set instead of `model` for an engine named by its spec (tesseract:LANG).
+  std::shared_ptr<const TesseractEngine> engine;
 };
 
 ModelSession::ModelSession(std::unique_ptr<Impl> impl) : d(std::move(impl)) {}
 ModelSession::~ModelSession() = default;
 
 std::shared_ptr<ModelSession> ModelSession::open(const std::string& path, const DtrbOptions& dtrb) {
+  if (isTesseractSpec(path)) {
+    auto impl = std::make_unique<Impl>();
+    impl->engine = TesseractEngine::open(parseTesseractSpec(path));
+    impl->config.charset.clear();  // Tesseract's own: no charset to check a truth against
+    impl->path = path;
+    return std::shared_ptr<ModelSession>(new ModelSession(std::move(impl)));
+  }
   auto loaded = loadModelFile(path, dtrb);
   auto impl = std::make_unique<Impl>();
   impl->config = loaded.config;
@@ -53,12 +63,20 @@ std::shared_ptr<ModelSession> ModelSession::create(const ModelConfig& config, ui
 
 const ModelConfig& ModelSession::config() const { return d->config; }
 const std::string& ModelSession::path() const { return d->path; }
+bool ModelSession::isEngine() const { return d->engine != nullptr; }
+std::string ModelSession::describe() const {
+  return d->engine ? d->engine->describe() : d->config.describe();
+}
 
-std::vector<Box> ModelSession::inputRegions() const { return d->model->geometry().regionBoxes(); }
+std::vector<Box> ModelSession::inputRegions() const {
+  if (d->engine) return {};
+  return d->model->geometry().regionBoxes();
+}
 
 Trace ModelSession::trace(const GreyImage& image, const std::string& source,
                           const TraceOptions& options) const {
   if (image.empty()) throw Error(source + ": empty image");
+  if (d->engine) return d->engine->read(image, source);  // its own decoding: no beam, no sampling
   c10::InferenceMode guard;
   const bool sharp = d->config.needsUpsampled();
   auto input = preprocess({image}, d->config.preprocessing, sharp);
@@ -94,6 +112,7 @@ std::vector<FaithfulnessCurves> ModelSession::curves(const GreyImage& image, con
 }
 
 void ModelSession::save(const std::string& path) const {
+  if (d->engine) throw Error(path + ": " + d->path + " is an engine, not a model to save");
   saveCheckpoint(path, d->model);
   d->path = path;
 }

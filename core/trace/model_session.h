@@ -39,7 +39,9 @@ int computeThreads();
 class ModelSession {
  public:
   /// Loads a model file, or imports a DTRB checkpoint with `dtrb` (throws Error naming the file
-  /// and the problem).
+  /// and the problem). A `tesseract:LANG[,psm=N]` spec opens Tesseract instead
+  /// (engines/tesseract_engine.h): its traces have steps with boxes and top-k but no regions or
+  /// attention; its config() is a default one with an empty charset.
   static std::shared_ptr<ModelSession> open(const std::string& path, const DtrbOptions& dtrb = {});
   /// A model with random weights drawn from `seed`.
   static std::shared_ptr<ModelSession> create(const ModelConfig& config, uint64_t seed);
@@ -47,6 +49,10 @@ class ModelSession {
 
   const ModelConfig& config() const;
   const std::string& path() const;
+  /// An engine named by its spec (Tesseract), not a Foveal model.
+  bool isEngine() const;
+  /// The model's config described, or the engine's name and settings.
+  std::string describe() const;
   /// Region boxes of the backbone in model-input pixels (unclipped x, clipped rows).
   std::vector<Box> inputRegions() const;
 

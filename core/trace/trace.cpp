@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "formats/ocr_formats.h"
 #include "model/charset.h"
 
 namespace foveal::core {
@@ -240,91 +241,7 @@ std::array<long, 4> hocrBox(const Box& b) {
   return {std::lround(b.x), std::lround(b.y), std::lround(b.x + b.w), std::lround(b.y + b.h)};
 }
 
-namespace {
-
-std::string xmlEscape(const std::string& in) {
-  std::string out;
-  for (char c : in) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0; a label never needs them.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
-    }
-  }
-  return out;
-}
-
-std::string bboxString(const std::array<long, 4>& b) {
-  return std::to_string(b[0]) + " " + std::to_string(b[1]) + " " + std::to_string(b[2]) + " " +
-         std::to_string(b[3]);
-}
-
-}  // namespace
-
-std::string Trace::toHocr() const {
-  // The characters: every step before the end token (CTC: every emitted token).
-  std::vector<const TraceStep*> chars;
-  for (const auto& s : steps) {
-    if (s.token == Charset::kEndName) break;
-    chars.push_back(&s);
-  }
-  std::array<long, 4> word = {0, 0, 0, 0};
-  for (size_t k = 0; k < chars.size(); ++k) {
-    const auto b = hocrBox(chars[k]->box);
-    if (k == 0) {
-      word = b;
-    } else {
-      word[0] = std::min(word[0], b[0]);
-      word[1] = std::min(word[1], b[1]);
-      word[2] = std::max(word[2], b[2]);
-      word[3] = std::max(word[3], b[3]);
-    }
-  }
-  const std::array<long, 4> page = {0, 0, imageW, imageH};
-  std::ostringstream o;
-  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-       "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\"\n"
-       "    \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n"
-       "<html xmlns=\"http://www.w3.org/1999/xhtml\" xml:lang=\"en\" lang=\"en\">\n"
-       " <head>\n"
-       "  <title>"
-    << xmlEscape(source)
-    << "</title>\n"
-       "  <meta http-equiv=\"Content-Type\" content=\"text/html;charset=utf-8\"/>\n"
-       "  <meta name=\"ocr-system\" content=\"foveal\"/>\n"
-       "  <meta name=\"ocr-capabilities\" content=\"ocr_page ocr_line ocrx_word ocrx_cinfo\"/>\n"
-       "  <meta name=\"foveal-model\" content=\""
-    << xmlEscape(modelDescription) << "\"/>\n  <meta name=\"foveal-focus-rule\" content=\""
-    << xmlEscape(focusRule)
-    << "\"/>\n"
-       " </head>\n"
-       " <body>\n"
-       "  <div class=\"ocr_page\" id=\"page_1\" title=\"image &quot;"
-    << xmlEscape(source) << "&quot;; bbox " << bboxString(page) << "\">\n"
-    << "   <span class=\"ocr_line\" id=\"line_1_1\" title=\"bbox " << bboxString(word) << "\">\n"
-    << "    <span class=\"ocrx_word\" id=\"word_1_1\" title=\"bbox " << bboxString(word)
-    << "; x_wconf " << std::lround(100.0 * confidence) << "\">";
-  for (const auto* s : chars)
-    o << "<span class=\"ocrx_cinfo\" title=\"x_bboxes " << bboxString(hocrBox(s->box))
-      << "; x_conf " << std::lround(100.0 * s->prob) << "\">" << xmlEscape(s->token) << "</span>";
-  o << "</span>\n   </span>\n  </div>\n </body>\n</html>\n";
-  return o.str();
-}
+std::string Trace::toHocr() const { return core::toHocr(*this); }
 
 std::string Trace::toCsv() const {
   auto quote = [](const std::string& in) {

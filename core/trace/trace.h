@@ -161,8 +161,9 @@ struct Trace {
   /// topk, alpha_i per region, stnK_xC/stnK_yC per STN corner, focus_x, focus_y, box_x, box_y,
   /// box_w, box_h.
   std::string toCsv() const;
-  /// The reading as an hOCR document (XHTML): one ocrx_word whose characters are ocrx_cinfo
-  /// spans with `x_bboxes x0 y0 x1 y1`, the steps' boxes rounded to whole pixels (hocrBox).
+  /// The reading as an hOCR document (XHTML): ocrx_words whose characters are ocrx_cinfo
+  /// spans with `x_bboxes x0 y0 x1 y1`, the steps' boxes rounded to whole pixels (hocrBox), each
+  /// followed by its top-k as Tesseract's LSTM choices (formats/ocr_formats.h, toHocr).
   std::string toHocr() const;
 };
 

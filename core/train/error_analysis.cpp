@@ -13,9 +13,11 @@
 #include "base/error.h"
 #include "base/text_metrics.h"
 #include "data/dataset_factory.h"
+#include "engines/tesseract_spec.h"
 #include "formats/checkpoint.h"
 #include "model/charset.h"
 #include "train/evaluate_model.h"
+#include "train/reader_evaluation.h"
 
 namespace foveal::core::train {
 
@@ -407,8 +409,12 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
   const int64_t total = perModel * static_cast<int64_t>(models.size());
   const torch::Device device = resolveDevice(options.device);
   for (size_t k = 0; k < models.size(); ++k) {
-    auto loaded = loadModelFile(models[k], options.dtrb);
-    loaded.model->to(device);
+    const bool engine = isTesseractSpec(models[k]);  // Tesseract, read image by image
+    LoadedModel loaded;
+    if (!engine) {
+      loaded = loadModelFile(models[k], options.dtrb);
+      loaded.model->to(device);
+    }
     EvalOptions o;
     o.limit = options.limit;
     o.batchSize = options.batchSize;
@@ -421,12 +427,15 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
     const int64_t before = perModel * static_cast<int64_t>(k);
     if (progress)
       o.progress = [&](int64_t done, int64_t) { return progress(before + done, total); };
-    DatasetEval d = evaluateDataset(loaded.model, ds, dataset, o, device);
+    DatasetEval d = engine ? evaluateReaderOn(tesseractReader(models[k]), *ds, dataset, o)
+                           : evaluateDataset(loaded.model, ds, dataset, o, device);
     if (d.overall.count == 0 && d.skipped > 0)
       throw Error(models[k] + " can read no entry of " + d.description + ": " + d.skippedSummary);
     a.description = d.description;
-    ModelErrors m = analyseReadings(models[k], std::move(d.images),
-                                    wantsTextScoring(loaded.config.charset, options.scoring));
+    ModelErrors m =
+        analyseReadings(models[k], std::move(d.images),
+                        engine ? options.scoring != "exact"
+                               : wantsTextScoring(loaded.config.charset, options.scoring));
     m.skipped = d.skipped;
     m.skippedByReason = d.skippedByReason;
     m.skippedSummary = d.skippedSummary;

@@ -32,6 +32,8 @@ void EvalStats::add(const EvalStats& o) {
   entropySum += o.entropySum;
   charCorrect += o.charCorrect;
   charTotal += o.charTotal;
+  cerDistance += o.cerDistance;
+  cerLength += o.cerLength;
   localisation.add(o.localisation);
 }
 
@@ -50,6 +52,9 @@ Score scorePrediction(const std::string& prediction, const std::string& truth, b
     score.charTotal += op.kind != CharOp::Kind::Insert;
     score.charCorrect += op.kind == CharOp::Kind::Match;
   }
+  const CharacterErrors cer = characterErrors(prediction, truth);  // raw, as dinglehopper
+  score.cerDistance = cer.distance;
+  score.cerLength = cer.truthLength;
   return score;
 }
 
@@ -211,6 +216,8 @@ EvalStats BatchScorer::scoreImage(const data::Batch& batch, const RecognizerOutp
   one.entropySum = entropy;
   one.charCorrect = s.charCorrect;
   one.charTotal = s.charTotal;
+  one.cerDistance = s.cerDistance;
+  one.cerLength = s.cerLength;
   // Boxes that do not match the label character for character say nothing about it.
   if (k < batch.boxes.size() && !batch.boxes[k].empty() &&
       batch.boxes[k].size() == splitUtf8(truth).size()) {
@@ -308,6 +315,9 @@ json statsJson(const EvalStats& s) {
             {"accuracy", s.accuracy()},
             {"ned", s.ned()},
             {"char_accuracy", s.charAccuracy()},
+            {"cer", s.cer()},
+            {"cer_edits", s.cerDistance},
+            {"cer_chars", s.cerLength},
             {"entropy", s.entropy()}};
   const auto& l = s.localisation;
   if (!l.empty()) {  // absent: the data has no character boxes
@@ -334,8 +344,9 @@ json lengthsJson(const std::map<int, EvalStats>& m) {
 
 std::string row(const std::string& name, const EvalStats& s) {
   char buf[320];
-  std::snprintf(buf, sizeof buf, "%-44s %8lld %9.2f%% %9.4f %9.4f", name.c_str(),
-                static_cast<long long>(s.count), 100.0 * s.accuracy(), s.ned(), s.entropy());
+  std::snprintf(buf, sizeof buf, "%-44s %8lld %9.2f%% %9.4f %8.2f%% %9.4f", name.c_str(),
+                static_cast<long long>(s.count), 100.0 * s.accuracy(), s.ned(), 100.0 * s.cer(),
+                s.entropy());
   std::string out = buf;
   const auto& l = s.localisation;
   if (l.empty()) {
@@ -352,7 +363,7 @@ std::string row(const std::string& name, const EvalStats& s) {
   return out + buf;
 }
 
-const char* kHeadFormat = "%-44s %8s %10s %9s %9s %9s %9s %9s %9s\n";
+const char* kHeadFormat = "%-44s %8s %10s %9s %9s %9s %9s %9s %9s %9s\n";
 
 }  // namespace
 
@@ -387,7 +398,7 @@ std::string EvalReport::toJson() const {
 std::string EvalReport::toTable() const {
   std::ostringstream o;
   char head[320];
-  std::snprintf(head, sizeof head, kHeadFormat, "dataset", "images", "accuracy", "norm ED",
+  std::snprintf(head, sizeof head, kHeadFormat, "dataset", "images", "accuracy", "norm ED", "CER",
                 "entropy", "pointing", "IoU", "point(ok)", "IoU(ok)");
   o << "model " << model;
   if (beamWidth > 1) o << "  (beam search, width " << beamWidth << ")";
@@ -409,9 +420,13 @@ std::string EvalReport::toTable() const {
   if (datasets.size() > 1) o << row("all", overall());
   o << "\n";
   std::snprintf(head, sizeof head, kHeadFormat, "label length", "images", "accuracy", "norm ED",
-                "entropy", "pointing", "IoU", "point(ok)", "IoU(ok)");
+                "CER", "entropy", "pointing", "IoU", "point(ok)", "IoU(ok)");
   o << head;
   for (const auto& [len, s] : byLength()) o << row(std::to_string(len), s);
+  o << "\nCER: dinglehopper's character error rate, edits over truth characters (Levenshtein over "
+       "NFC grapheme clusters\nof the raw reading and truth"
+    << (hasGraphemeClusters() ? "" : "; this build has no ICU: code points, unnormalised")
+    << "), pooled over the images\n";
   if (!overall().localisation.empty())
     o << "\npointing: share of the steps t < len(truth) whose focus lies in the true box of "
          "character t;\nIoU: mean IoU of step box and true box; (ok): over the correctly read "

@@ -63,12 +63,22 @@ struct EvalStats {
   /// sequences, the per-digit accuracy: 0.972^5 = 87 % word accuracy at five digits.
   int64_t charCorrect = 0;
   int64_t charTotal = 0;
+  /// dinglehopper's character error rate (base/text_metrics.h): Levenshtein distance over the
+  /// NFC grapheme clusters of the raw reading and truth (no case folding, nothing dropped), summed
+  /// over the images, and the truths' lengths in clusters. cer() = distance / length.
+  int64_t cerDistance = 0;
+  int64_t cerLength = 0;
   LocalisationStats localisation;  ///< empty when the data has no character boxes
   double accuracy() const { return count ? static_cast<double>(correct) / count : 0.0; }
   double charAccuracy() const {
     return charTotal ? static_cast<double>(charCorrect) / charTotal : 0.0;
   }
   double ned() const { return count ? nedSum / count : 0.0; }
+  /// Pooled over the images: edits over truth characters (dinglehopper's per-text CER, with the
+  /// texts' edits and lengths summed); 0 with no truth characters.
+  double cer() const {
+    return cerLength ? static_cast<double>(cerDistance) / static_cast<double>(cerLength) : 0.0;
+  }
   double entropy() const { return count ? entropySum / count : 0.0; }
   void add(const EvalStats& o);
 };
@@ -136,6 +146,8 @@ struct Score {
   double ned = 0;
   int charCorrect = 0;  ///< truth characters aligned to an equal read character
   int charTotal = 0;    ///< truth characters
+  int cerDistance = 0;  ///< dinglehopper's: edits between the raw strings' grapheme clusters
+  int cerLength = 0;    ///< the raw truth's grapheme clusters
 };
 Score scorePrediction(const std::string& prediction, const std::string& truth, bool textScoring);
 

@@ -4,8 +4,10 @@
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
+#include "base/text_metrics.h"
 #include "data/dataset.h"
 #include "model/recognizer.h"
 #include "train/evaluate_model.h"
@@ -128,6 +130,11 @@ class TestTrainEval : public QObject {
     QCOMPARE(r.byLength.at(2).correct, int64_t(2));
     QCOMPARE(r.byLength.at(1).accuracy(), 0.0);
     QCOMPARE(r.byLength.at(4).ned(), 0.0);
+    // dinglehopper's CER, pooled: edits 0+1+1+1+0+4 over truth characters 2+2+3+1+2+4.
+    QCOMPARE(r.overall.cerDistance, int64_t(7));
+    QCOMPARE(r.overall.cerLength, int64_t(14));
+    QCOMPARE(r.overall.cer(), 0.5);
+    QCOMPARE(r.byLength.at(3).cer(), 1.0 / 3.0);
     QCOMPARE(int(r.failures.size()), 4);
     QCOMPARE(r.failures[0].truth, std::string("13"));
     QCOMPARE(r.failures[0].prediction, std::string("12"));
@@ -148,10 +155,66 @@ class TestTrainEval : public QObject {
     QCOMPARE(j["datasets"][0]["by_length"][1]["correct"].get<int>(), 2);
     const auto table = QString::fromStdString(rep.toTable());
     QVERIFY2(table.contains("33.33%"), qPrintable(table));
+    QCOMPARE(j["overall"]["cer"].get<double>(), 0.5);
+    QCOMPARE(j["overall"]["cer_chars"].get<int>(), 28);
+    QVERIFY2(table.contains(" CER ") && table.contains("50.00%"), qPrintable(table));
     const auto tsv = QString::fromStdString(rep.failuresTsv());
     QVERIFY2(tsv.startsWith("dataset\tindex\tentry\ttruth\tprediction\n"), qPrintable(tsv));
     QVERIFY(tsv.contains("hand\t1\thand entry 1\t13\t12\n"));
     QCOMPARE(tsv.count('\n'), 1 + 8);
+  }
+
+  // dinglehopper's CER (its character_error_rate): Levenshtein distance over the NFC grapheme
+  // clusters, divided by the truth's cluster count; computed by hand for each case.
+  void dinglehopperCer_data() {
+    QTest::addColumn<QString>("truth");
+    QTest::addColumn<QString>("reading");
+    QTest::addColumn<int>("clusters");  // of the truth
+    QTest::addColumn<int>("distance");
+    QTest::addColumn<double>("cer");
+    QTest::newRow("equal") << "abc"
+                           << "abc" << 3 << 0 << 0.0;
+    QTest::newRow("one insertion") << "Foo"
+                                   << "Food" << 3 << 1 << 1.0 / 3;
+    QTest::newRow("case counts") << "Hello"
+                                 << "hello" << 5 << 1 << 0.2;
+    // n + U+0303 COMBINING TILDE is U+00F1 after NFC: no error (code points count one).
+    QTest::newRow("decomposed equals precomposed")
+        << QString::fromUtf8("Schly\u00f1") << QString::fromUtf8("Schlyn\u0303") << 6 << 0 << 0.0;
+    // a + U+0308 + U+0332: NFC gives U+00E4 U+0332, one cluster; reading "a" substitutes it.
+    QTest::newRow("combining marks are one character")
+        << QString::fromUtf8("a\u0308\u0332") << "a" << 1 << 1 << 1.0;
+    // Truth e + U+0301 (one cluster), reading e + U+0301 + U+0301 (another cluster): 1 edit.
+    QTest::newRow("an extra mark substitutes the cluster")
+        << QString::fromUtf8("xe\u0301") << QString::fromUtf8("xe\u0301\u0301") << 2 << 1 << 0.5;
+    // Conjoining jamo U+1100 U+1161 compose to U+AC00: one character.
+    QTest::newRow("hangul jamo") << QString::fromUtf8("\u1100\u1161b")
+                                 << QString::fromUtf8("\uac00") << 2 << 1 << 0.5;
+    // A ZWJ family emoji is one cluster of five code points.
+    QTest::newRow("emoji ZWJ sequence")
+        << QString::fromUtf8("a\U0001F468\u200D\U0001F469\u200D\U0001F467b") << "ab" << 3 << 1
+        << 1.0 / 3;
+    QTest::newRow("empty both") << ""
+                                << "" << 0 << 0 << 0.0;
+    QTest::newRow("empty truth") << ""
+                                 << "ab" << 0 << 2 << std::numeric_limits<double>::infinity();
+  }
+  void dinglehopperCer() {
+    if (!hasGraphemeClusters()) QSKIP("built without ICU: CER counts code points");
+    QFETCH(QString, truth);
+    QFETCH(QString, reading);
+    QFETCH(int, clusters);
+    QFETCH(int, distance);
+    QFETCH(double, cer);
+    const auto t = truth.toStdString(), r = reading.toStdString();
+    QCOMPARE(int(graphemeClusters(t).size()), clusters);
+    const auto e = characterErrors(r, t);
+    QCOMPARE(e.distance, distance);
+    QCOMPARE(e.truthLength, clusters);
+    QCOMPARE(characterErrorRate(r, t), cer);
+    const auto score = scorePrediction(r, t, /*textScoring=*/true);  // CER ignores text scoring
+    QCOMPARE(score.cerDistance, distance);
+    QCOMPARE(score.cerLength, clusters);
   }
 
   void textScoring() {

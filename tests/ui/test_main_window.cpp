@@ -1030,6 +1030,21 @@ class TestMainWindow : public QObject {
     const QString json = m_dir.filePath("trace.json");
     QCOMPARE(ui::exportTrace(*w.trace(), json), QString());
     QVERIFY(ui::exportTrace(*w.trace(), m_dir.filePath("trace.txt")).contains("unknown format"));
+    // The OCR formats by their endings: each file is the core writer's document for the trace.
+    for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page}) {
+      const QString path = m_dir.filePath("trace" + QString::fromStdString(core::ocrFileSuffix(f)));
+      QCOMPARE(ui::exportTrace(*w.trace(), path), QString());
+      QFile doc(path);
+      QVERIFY(doc.open(QIODevice::ReadOnly));
+      const QByteArray bytes = doc.readAll();
+      QVERIFY2(bytes.contains(f == core::OcrFormat::Alto   ? "<alto xmlns="
+                              : f == core::OcrFormat::Page ? "<PcGts xmlns="
+                                                           : "class=\"ocrx_cinfo\""),
+               bytes.left(300).constData());
+      if (f == core::OcrFormat::Hocr)
+        QCOMPARE(bytes, QByteArray::fromStdString(core::toHocr(*w.trace())));
+    }
+    QVERIFY(ui::exportTrace(*w.trace(), m_dir.filePath("trace.xml")).contains(".alto.xml"));
     QVERIFY(ui::exportWidget(w.inspector(), "/nonexistent-dir/x.png").contains("cannot write"));
   }
 

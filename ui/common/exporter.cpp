@@ -99,7 +99,12 @@ QString exportTrace(const core::Trace& trace, const QString& path) {
   if (ext == QLatin1String("json"))
     return writeText(path, QByteArray::fromStdString(trace.toJson()));
   if (ext == QLatin1String("csv")) return writeText(path, traceToCsv(trace).toUtf8());
-  return QObject::tr("%1: unknown format '.%2' (use .json or .csv)").arg(path, ext);
+  // The OCR formats (core/formats/ocr_formats.h), by their file endings.
+  for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page})
+    if (path.endsWith(QString::fromStdString(core::ocrFileSuffix(f)), Qt::CaseInsensitive))
+      return writeText(path, QByteArray::fromStdString(core::toOcrDocument(trace, f)));
+  return QObject::tr("%1: unknown format '.%2' (use .json, .csv, .hocr, .alto.xml or .page.xml)")
+      .arg(path, ext);
 }
 
 }  // namespace foveal::ui

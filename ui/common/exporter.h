@@ -1,10 +1,11 @@
 #pragma once
 // Export of what the user sees: a widget as PNG, SVG or PDF (chosen by the file extension), an
-// image as PNG, and a trace as JSON or CSV.
+// image as PNG, and a trace as JSON, CSV, hOCR, ALTO or PAGE-XML.
 #include <QImage>
 #include <QRect>
 #include <QString>
 
+#include "formats/ocr_formats.h"
 #include "trace/trace.h"
 
 class QWidget;
@@ -22,7 +23,8 @@ QString exportFigure(QWidget* widget, const QString& path, double scale = 1.0,
 QString exportImage(const QImage& image, const QString& path);
 /// One row per step: step, token, prob, entropy, region, top-k, alpha..., STN quads.
 QString traceToCsv(const core::Trace& trace);
-/// .json or .csv by extension. Returns an error message or empty.
+/// .json, .csv, .hocr, .alto.xml (ALTO v4) or .page.xml (PAGE-XML 2019) by the file's ending.
+/// Returns an error message or empty.
 QString exportTrace(const core::Trace& trace, const QString& path);
 
 }  // namespace foveal::ui

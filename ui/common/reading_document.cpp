@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "dtrb_options_dialog.h"
+#include "engines/tesseract_spec.h"
 #include "formats/dtrb_import.h"
 #include "image_file.h"
 #include "model/charset.h"
@@ -145,7 +146,8 @@ bool ReadingDocument::isLoaded(ModelId id) const {
 
 bool ReadingDocument::openModel(const QString& path, QString* error) {
   const QFileInfo info(path);
-  if (!info.isFile()) {
+  const bool engine = core::isTesseractSpec(path.toStdString());  // tesseract:LANG, no file
+  if (!engine && !info.isFile()) {
     if (error) *error = notThere(tr("model file"), info);
     return false;
   }
@@ -153,8 +155,8 @@ bool ReadingDocument::openModel(const QString& path, QString* error) {
   // answer given once for this file is remembered; otherwise the worker reads it with DTRB's
   // standard sets where the class count fits, and asks (charsetNeeded) only when none does.
   // Nothing is parsed here: a 200 MB file is read once, off the GUI thread.
-  const QString absolute = info.absoluteFilePath();
-  if (core::isTorchFile(path.toStdString()))
+  const QString absolute = engine ? path : info.absoluteFilePath();
+  if (!engine && core::isTorchFile(path.toStdString()))
     if (const auto remembered = rememberedDtrbOptions(absolute))
       m_models->setDtrbOptions(absolute, *remembered);
   const ModelId id = m_models->loadModel(path);
@@ -264,7 +266,7 @@ void ReadingDocument::updateTruthWarning() {
   QString warning;
   const int row = m_models->rowOf(m_inspected);
   const auto session = m_models->session(row);
-  if (session && !m_truth.isEmpty()) {
+  if (session && !session->isEngine() && !m_truth.isEmpty()) {
     const QString outside = charactersOutside(session->config().charset, m_truth);
     if (!outside.isEmpty())
       warning = tr("the truth uses %1, outside the charset of %2: it cannot be read right")

@@ -36,7 +36,7 @@ InspectorExports::InspectorExports(InspectorPage* inspector, ReadingDocument* do
   auto* strip = new QAction(tr("Patch &Strip..."), this);
   connect(strip, &QAction::triggered, this, &InspectorExports::exportStrip);
   m_figures = {image, alignment, strip};
-  m_trace = new QAction(tr("Export &Trace (JSON/CSV)..."), this);
+  m_trace = new QAction(tr("Export &Trace (JSON, CSV, hOCR, ALTO, PAGE)..."), this);
   m_trace->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
   connect(m_trace, &QAction::triggered, this, &InspectorExports::exportTrace);
 }
@@ -129,11 +129,18 @@ void InspectorExports::exportTrace() {
     Q_EMIT failed(nothingToExport());
     return;
   }
-  const QString path =
-      QFileDialog::getSaveFileName(m_inspector, tr("Export trace"),
-                                   defaultFileName(QStringLiteral("trace"), QStringLiteral("json")),
-                                   tr("JSON (*.json);;CSV (*.csv)"));
+  QString filter;
+  QString path = QFileDialog::getSaveFileName(
+      m_inspector, tr("Export trace"),
+      defaultFileName(QStringLiteral("trace"), QStringLiteral("json")),
+      tr("JSON (*.json);;CSV (*.csv);;hOCR (*.hocr);;ALTO v4 (*.alto.xml);;PAGE-XML 2019 "
+         "(*.page.xml)"),
+      &filter);
   if (path.isEmpty()) return;
+  if (QFileInfo(path).suffix().isEmpty()) {  // the chosen filter's ending
+    const int star = filter.indexOf(QLatin1String("(*"));
+    if (star >= 0) path += filter.mid(star + 2, filter.indexOf(')', star) - star - 2);
+  }
   core::Trace withTruth = *m_inspector->trace();  // the true character boxes, when known
   withTruth.truthBoxes = m_document->truthBoxes();
   report(ui::exportTrace(withTruth, path), path);

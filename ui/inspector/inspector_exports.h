@@ -1,7 +1,7 @@
 #pragma once
 // The inspector's exports, as the File menu offers them: the image with its overlays and the
 // alignment matrix alone as figures (PNG at a chosen scale, SVG, PDF), the patch strip, and the
-// trace as JSON or CSV with the image's true character boxes.
+// trace as JSON, CSV (with the image's true character boxes), hOCR, ALTO or PAGE-XML.
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -21,7 +21,7 @@ class InspectorExports : public QObject {
 
   /// Export Figure's entries: the image, the alignment matrix, the patch strip.
   QList<QAction*> figureActions() const { return m_figures; }
-  /// Export Trace (JSON/CSV), Ctrl+Shift+E.
+  /// Export Trace (JSON, CSV, hOCR, ALTO, PAGE), Ctrl+Shift+E.
   QAction* traceAction() const { return m_trace; }
 
   /// Writes the image with its overlays, or the alignment matrix, alone as a figure (.png at

@@ -7,11 +7,19 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "base/error.h"
+#include "engines/tesseract_spec.h"
 #include "formats/dtrb_charset_needed.h"
 #include "qt_convert.h"
 #include "trace/model_session.h"
 
 namespace foveal::ui {
+
+namespace {
+// A model file by its absolute path; an engine spec (tesseract:eng) as it is.
+QString canonicalModelPath(const QString& path) {
+  return core::isTesseractSpec(path.toStdString()) ? path : QFileInfo(path).absoluteFilePath();
+}
+}  // namespace
 
 ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {
   // Loading is disk- and memory-bound: two at a time keep a folder of samples quick without
@@ -22,7 +30,7 @@ ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {
 ModelListModel::~ModelListModel() { m_pool.waitForDone(); }
 
 void ModelListModel::setDtrbOptions(const QString& path, const core::DtrbOptions& options) {
-  m_dtrb[QFileInfo(path).absoluteFilePath()] = options;
+  m_dtrb[canonicalModelPath(path)] = options;
 }
 
 ModelListModel::LoadResult ModelListModel::load(const QString& path,
@@ -30,7 +38,7 @@ ModelListModel::LoadResult ModelListModel::load(const QString& path,
   LoadResult r;
   try {
     r.session = core::ModelSession::open(path.toStdString(), dtrb);
-    r.description = qstr(r.session->config().describe());
+    r.description = qstr(r.session->describe());
   } catch (const core::DtrbCharsetNeeded& ex) {
     r.session.reset();
     r.error = QString::fromStdString(ex.what());
@@ -52,7 +60,7 @@ int ModelListModel::checkedCount() const {
 }
 
 ModelId ModelListModel::addModel(const QString& path, QString* error) {
-  const QString canonical = QFileInfo(path).absoluteFilePath();
+  const QString canonical = canonicalModelPath(path);
   for (size_t i = 0; i < m_entries.size(); ++i)
     if (m_entries[i].path == canonical && m_entries[i].session) return m_entries[i].id;
   Entry e;
@@ -91,7 +99,7 @@ void ModelListModel::startLoad(Entry& e) {
 }
 
 ModelId ModelListModel::loadModel(const QString& path) {
-  const QString canonical = QFileInfo(path).absoluteFilePath();
+  const QString canonical = canonicalModelPath(path);
   for (size_t i = 0; i < m_entries.size(); ++i) {
     Entry& e = m_entries[i];
     if (e.path != canonical) continue;
@@ -169,7 +177,7 @@ int ModelListModel::rowOf(ModelId id) const {
 
 ModelId ModelListModel::idOf(const QString& path) const {
   if (path.isEmpty()) return 0;
-  const QString canonical = QFileInfo(path).absoluteFilePath();
+  const QString canonical = canonicalModelPath(path);
   for (const auto& e : m_entries)
     if (e.path == canonical) return e.id;
   return 0;
@@ -195,7 +203,7 @@ QString ModelListModel::displayName(int row) const {
 
 void ModelListModel::setCompared(const QStringList& paths) {
   QStringList wanted;
-  for (const QString& p : paths) wanted << QFileInfo(p).absoluteFilePath();
+  for (const QString& p : paths) wanted << canonicalModelPath(p);
   int n = 0;
   bool changed = false;
   for (auto& e : m_entries) {

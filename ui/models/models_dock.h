@@ -1,9 +1,11 @@
 #pragma once
 // The Models dock: the document's model files, ticked ones compared and a double-click
-// inspecting one, with Add and Remove.
+// inspecting one, with Add, Tesseract (a reference engine named by its tesseract:LANG spec) and
+// Remove.
 #include <QDockWidget>
 
 class QListView;
+class QPushButton;
 
 namespace foveal::ui {
 
@@ -15,10 +17,14 @@ class ModelsDock : public QDockWidget {
   ModelsDock(ReadingDocument* document, QWidget* parent = nullptr);
 
   QListView* view() const { return m_view; }
+  /// The Tesseract... button (disabled, saying why, in a build without Tesseract).
+  QPushButton* tesseractButton() const { return m_tesseract; }
 
  Q_SIGNALS:
   /// Add... was clicked: the window asks for the file as File > Open Model does.
   void addRequested();
+  /// Tesseract... was answered with a spec (tesseract:eng[,psm=N]): open it as a model.
+  void engineRequested(const QString& spec);
   /// A model was double-clicked and is now the document's inspected one.
   void inspected();
   /// A double-clicked model cannot be used: the reason, naming the file.
@@ -28,6 +34,7 @@ class ModelsDock : public QDockWidget {
  private:
   ReadingDocument* m_document;
   QListView* m_view;
+  QPushButton* m_tesseract;
 };
 
 }  // namespace foveal::ui

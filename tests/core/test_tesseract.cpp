@@ -1,0 +1,233 @@
+// Tesseract as a reference engine (core/engines/): the tesseract:LANG[,psm=N] spec; the reading,
+// boxes and confidences the engine gives for the sample image, held against what the
+// `tesseract` program writes for the same image (the same library: the same text and the same
+// character boxes); its traces in the OCR formats; evaluation with pointing and IoU on its boxes.
+// A build without libtesseract checks that the seam says Tesseract is absent.
+#include <QProcess>
+#include <QStandardPaths>
+#include <QXmlStreamReader>
+#include <QtTest/QtTest>
+
+#include "base/error.h"
+#include "base/text_metrics.h"
+#include "data/dataset_factory.h"
+#include "engines/tesseract_engine.h"
+#include "formats/ocr_formats.h"
+#include "trace/localisation.h"
+#include "train/reader_evaluation.h"
+
+using namespace foveal::core;
+
+namespace {
+
+QString samplePath() {
+  return hasImageCodecs() ? FOVEAL_SAMPLES_DIR "/images/digits-46214.png"
+                          : FOVEAL_SAMPLES_DIR "/images/digits-46214.pgm";
+}
+
+QByteArray runTesseract(const QStringList& args) {
+  QProcess p;
+  p.start("tesseract", args);
+  if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
+  return p.readAllStandardOutput();
+}
+
+// The character boxes of an hOCR page (ocrx_cinfo spans with x_bboxes), in reading order.
+std::vector<std::array<long, 4>> hocrCharBoxes(const QByteArray& hocr, QString* text) {
+  std::vector<std::array<long, 4>> out;
+  QXmlStreamReader xml(hocr);
+  while (!xml.atEnd()) {
+    if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+    const auto title = xml.attributes().value("title").toString();
+    if (xml.attributes().value("class") == QLatin1String("ocrx_cinfo") &&
+        title.startsWith("x_bboxes")) {
+      const auto p = title.split(';').first().split(' ', Qt::SkipEmptyParts);
+      out.push_back({p[1].toLong(), p[2].toLong(), p[3].toLong(), p[4].toLong()});
+      *text += xml.readElementText();
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+class TestTesseract : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+
+ private Q_SLOTS:
+  void specs_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("language");
+    QTest::addColumn<int>("psm");
+    QTest::addColumn<QString>("characters");
+    QTest::newRow("language only") << "tesseract:eng"
+                                   << "eng" << 7 << "";
+    QTest::newRow("psm") << "tesseract:eng,psm=13"
+                         << "eng" << 13 << "";
+    QTest::newRow("two languages, characters with a comma") << "tesseract:deu+eng,psm=6,chars=0-9,."
+                                                            << "deu+eng" << 6 << "0-9,.";
+  }
+  void specs() {
+    QFETCH(QString, spec);
+    QFETCH(QString, language);
+    QFETCH(int, psm);
+    QFETCH(QString, characters);
+    QVERIFY(isTesseractSpec(spec.toStdString()));
+    const auto s = parseTesseractSpec(spec.toStdString());
+    QCOMPARE(QString::fromStdString(s.language), language);
+    QCOMPARE(s.psm, psm);
+    QCOMPARE(QString::fromStdString(s.characters), characters);
+    QCOMPARE(parseTesseractSpec(s.toString()).toString(), s.toString());
+  }
+
+  void badSpecsSayWhy_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no language") << "tesseract:"
+                                 << "Tesseract spec 'tesseract:': no language";
+    QTest::newRow("psm too large") << "tesseract:eng,psm=14"
+                                   << "psm must be a page segmentation mode 0-13, not '14'";
+    QTest::newRow("psm not a number") << "tesseract:eng,psm=7x"
+                                      << "psm must be a page segmentation mode 0-13, not '7x'";
+    QTest::newRow("unknown option") << "tesseract:eng,oem=1"
+                                    << "unknown option 'oem'";
+    QTest::newRow("path in language")
+        << "tesseract:../eng"
+        << "language '../eng' has a character a traineddata name does not";
+    QTest::newRow("not a spec") << "model.fvm"
+                                << "'model.fvm' is not a Tesseract spec";
+  }
+  void badSpecsSayWhy() {
+    QFETCH(QString, spec);
+    QFETCH(QString, message);
+    try {
+      parseTesseractSpec(spec.toStdString());
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+
+  // Without libtesseract the seam says so; with it, a language without data is named.
+  void absentOrMissingLanguageIsAnError() {
+    TesseractSpec spec;
+    spec.language = tesseractAvailable() ? "xyzzy" : "eng";
+    try {
+      TesseractEngine::open(spec);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      const QString expected = tesseractAvailable()
+                                   ? "cannot load the language 'xyzzy'"
+                                   : "this build has no Tesseract: libtesseract was not found";
+      QVERIFY2(QString(e.what()).contains(expected), e.what());
+      if (tesseractAvailable())
+        QVERIFY2(QString(e.what()).contains("tesseract-ocr-xyzzy"), e.what());
+    }
+  }
+
+  // The engine reads the sample as the tesseract program does with the same settings: the same
+  // text, the same character boxes (hOCR x_bboxes), confidences in [0, 1], the LSTM's choices as
+  // each step's top-k, best first, focus at each box's centre.
+  void readsLikeTheTesseractProgram() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    if (QStandardPaths::findExecutable("tesseract").isEmpty())
+      QSKIP("the tesseract program is not installed (Debian: tesseract-ocr)");
+    const QString image = samplePath();
+    auto engine = TesseractEngine::open(parseTesseractSpec("tesseract:eng,psm=7"));
+    QVERIFY(QString::fromStdString(engine->describe()).startsWith("Tesseract 5"));
+    const auto trace = engine->read(readImage(image.toStdString()), image.toStdString());
+
+    const QString programText =
+        QString::fromUtf8(runTesseract({image, "stdout", "--psm", "7", "--dpi", "70"})).trimmed();
+    QVERIFY(!programText.isEmpty());
+    QCOMPARE(QString::fromStdString(trace.prediction), programText);
+    QString hocrText;
+    const auto boxes = hocrCharBoxes(runTesseract({image, "stdout", "--psm", "7", "--dpi", "70",
+                                                   "-c", "hocr_char_boxes=1", "hocr"}),
+                                     &hocrText);
+    std::vector<const TraceStep*> symbols;
+    for (const auto& s : trace.steps)
+      if (s.token != " ") symbols.push_back(&s);
+    QCOMPARE(symbols.size(), boxes.size());
+    QString symbolText;
+    for (size_t k = 0; k < symbols.size(); ++k) {
+      const auto& s = *symbols[k];
+      symbolText += QString::fromStdString(s.token);
+      QCOMPARE(hocrBox(s.box), boxes[k]);
+      QVERIFY(s.prob >= 0 && s.prob <= 1);
+      QCOMPARE(s.focus.x, s.box.x + s.box.w / 2);
+      QVERIFY(!s.topk.empty());
+      for (size_t j = 1; j < s.topk.size(); ++j) QVERIFY(s.topk[j - 1].prob >= s.topk[j].prob);
+    }
+    QCOMPARE(symbolText, hocrText);
+    QCOMPARE(trace.imageW, 160);
+    QCOMPARE(trace.focusRule, std::string(kTesseractFocusRule));
+    QVERIFY(trace.confidence > 0 && trace.confidence <= 1);
+    // chars= is Tesseract's whitelist: the same reading as the program's with it.
+    auto digits = TesseractEngine::open(parseTesseractSpec("tesseract:eng,psm=7,chars=0123456789"));
+    const QString digitsText =
+        QString::fromUtf8(runTesseract({image, "stdout", "--psm", "7", "--dpi", "70", "-c",
+                                        "tessedit_char_whitelist=0123456789"}))
+            .trimmed();
+    QVERIFY(!digitsText.isEmpty());
+    QCOMPARE(QString::fromStdString(digits->read(readImage(image.toStdString()), "d").prediction),
+             digitsText);
+  }
+
+  // Its trace writes valid OCR documents whose boxes are Tesseract's.
+  void itsTraceInTheOcrFormats() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    auto engine = TesseractEngine::open(parseTesseractSpec("tesseract:eng"));
+    const auto trace = engine->read(readImage(samplePath().toStdString()), "sample");
+    for (auto f : {OcrFormat::Hocr, OcrFormat::Alto, OcrFormat::Page}) {
+      QXmlStreamReader xml(QByteArray::fromStdString(toOcrDocument(trace, f)));
+      while (!xml.atEnd()) xml.readNext();
+      QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
+    }
+    QString text;
+    const auto boxes = hocrCharBoxes(QByteArray::fromStdString(toHocr(trace)), &text);
+    QVERIFY(!boxes.empty());
+    QCOMPARE(boxes.front(), hocrBox(trace.steps.front().box));
+  }
+
+  // Evaluation of the engine on digit sequences: the counts and the pointing accuracy are those
+  // computed here from its own traces and the data's true boxes.
+  void evaluationScoresItsBoxes() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    auto engine = TesseractEngine::open(parseTesseractSpec("tesseract:eng,psm=7,chars=0123456789"));
+    const std::string set = "digits:len=5,split=test,seed=3";
+    train::EvalOptions o;
+    o.limit = 6;
+    const auto report = train::evaluateReader(
+        "tesseract",
+        [&](const GreyImage& im, const std::string& src) { return engine->read(im, src); }, {set},
+        o);
+    const auto& all = report.datasets.at(0).overall;
+    QCOMPARE(all.count, int64_t(6));
+    QCOMPARE(all.localisation.images, int64_t(6));
+    QCOMPARE(all.localisation.steps, int64_t(30));
+    const auto ds = data::openDataset(set);
+    int64_t hits = 0, correct = 0, cerDistance = 0;
+    for (size_t i = 0; i < 6; ++i) {
+      const auto sample = ds->get(i);
+      const auto trace = engine->read(sample.image, ds->entryName(i));
+      correct += trace.prediction == sample.label;
+      cerDistance += characterErrors(trace.prediction, sample.label).distance;
+      const auto truth = ds->charBoxes(i);
+      std::vector<const TraceStep*> symbols;
+      for (const auto& s : trace.steps)
+        if (s.token != " ") symbols.push_back(&s);
+      for (size_t t = 0; t < truth.size() && t < symbols.size(); ++t)
+        hits += contains(truth[t], symbols[t]->focus);
+    }
+    QCOMPARE(all.correct, correct);
+    QCOMPARE(all.localisation.hits, hits);
+    QCOMPARE(all.cerDistance, cerDistance);
+    QVERIFY2(all.localisation.pointing() > 0.5,
+             qPrintable(QString("pointing %1").arg(all.localisation.pointing())));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestTesseract)
+#include "test_tesseract.moc"

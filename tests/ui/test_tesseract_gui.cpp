@@ -1,0 +1,125 @@
+// Tesseract beside Foveal's models in the GUI (issue 36): added by its spec in the Models dock,
+// read on the same image in Compare and the Inspector (its characters as steps, with boxes), and
+// analysed on the Errors page. A build without Tesseract shows the dock's button disabled, saying
+// why. With FOVEAL_SCREENSHOT_DIR set the screenshots go there (tesseract-compare.png,
+// tesseract-inspector.png, tesseract-errors.png).
+#include <QPushButton>
+#include <QtTest/QtTest>
+
+#include "compare_page.h"
+#include "dataset_browser.h"
+#include "engines/tesseract_engine.h"
+#include "error_table_model.h"
+#include "errors_page.h"
+#include "inspector_page.h"
+#include "main_window.h"
+#include "model_list_model.h"
+#include "models_dock.h"
+#include "reading_document.h"
+#include "trace_runner.h"
+
+using namespace foveal;
+
+class TestTesseractGui : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_dir;
+
+  QString shotPath(const QString& name) const {
+    const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR", m_dir.path());
+    return dir + "/" + name;
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_dir.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("FovealTestTesseract"));
+    QSettings().clear();
+  }
+
+  void tesseractBesideTheModels() {
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    auto* dock = w.findChild<ui::ModelsDock*>();
+    QVERIFY(dock);
+    if (!core::tesseractAvailable()) {
+      QVERIFY(!dock->tesseractButton()->isEnabled());
+      QVERIFY(dock->tesseractButton()->toolTip().contains("no Tesseract"));
+      QVERIFY(w.openModel("tesseract:eng"));  // opened anyway: the load fails, saying why
+      QTRY_VERIFY_WITH_TIMEOUT(w.errorText().contains("this build has no Tesseract"), 30000);
+      return;
+    }
+    QVERIFY(dock->tesseractButton()->isEnabled());
+    const QString models = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/models/";
+    const QString spec = QStringLiteral("tesseract:eng,psm=7,chars=0123456789");
+    QVERIFY(w.openModel(models + "soft.fvm"));
+    QVERIFY(w.openModel(models + "sharp-chain.fvm"));
+    QVERIFY(w.openModel(spec));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->rowCount() == 3 && w.models()->loadingCount() == 0, 30000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    const int row = 2;
+    QCOMPARE(w.models()->path(row), spec);
+    QCOMPARE(w.models()->displayName(row), spec);
+    QVERIFY(w.models()
+                ->data(w.models()->index(row), Qt::ToolTipRole)
+                .toString()
+                .startsWith("Tesseract 5"));
+
+    // Compare: three columns on a rotated digit sequence, Tesseract's reading among them.
+    QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,split=test,seed=1")));
+    w.datasetBrowser()->chooseEntry(3);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 60000);
+    const auto* outcome = w.document()->outcome(w.models()->idAt(row));
+    QVERIFY(outcome && outcome->trace);
+    QVERIFY2(outcome->error.isEmpty(), qPrintable(outcome->error));
+    const core::Trace& t = *outcome->trace;
+    QCOMPARE(t.decoder, std::string("tesseract"));
+    QVERIFY(!t.steps.empty());
+    QVERIFY(t.steps.front().box.w > 0);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    w.setStep(1);
+    QTest::qWait(400);
+    QVERIFY(w.grab().save(shotPath("tesseract-compare.png")));
+
+    // The Inspector on Tesseract: its steps, every one drawn.
+    w.document()->inspect(w.models()->idAt(row));
+    w.tabs()->setCurrentWidget(w.inspector());
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->decoder == "tesseract" && !w.isTracing(),
+                             30000);
+    QCOMPARE(w.stepCount(), int(w.trace()->steps.size()));
+    for (int s = 0; s < w.stepCount(); ++s) {
+      w.setStep(s);
+      QTest::qWait(20);
+    }
+    w.setStep(1);
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(shotPath("tesseract-inspector.png")));
+
+    // The Errors page reads the same set with the three, Tesseract image by image.
+    w.tabs()->setCurrentWidget(w.errorsPage());
+    auto* page = w.errorsPage();
+    QTRY_VERIFY_WITH_TIMEOUT(page->models().size() == 3, 10000);
+    QVERIFY(page->models().contains(spec));
+    QSignalSpy analysed(page, &ui::ErrorsPage::analysed);
+    page->setDataset(QStringLiteral("digits:len=7,split=test,seed=1"));
+    page->setLimit(40);
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 120000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    const auto* analysis = page->table()->analysis();
+    QVERIFY(analysis);
+    QCOMPARE(int(analysis->models.size()), 3);
+    int tesseract = -1;
+    for (int m = 0; m < 3; ++m)
+      if (analysis->models[m].model == spec.toStdString()) tesseract = m;
+    QVERIFY(tesseract >= 0);
+    QCOMPARE(analysis->models[tesseract].overall.images, int64_t(40));
+    page->setFocusModel(tesseract);
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(shotPath("tesseract-errors.png")));
+  }
+};
+
+QTEST_MAIN(TestTesseractGui)
+#include "test_tesseract_gui.moc"
