@@ -75,7 +75,7 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   o.scoring = eval.scoring;
   o.device = eval.device;
   o.beamWidth = eval.beamWidth;
-  o.dtrb = eval.dtrb;
+  o.importOptions = eval.importOptions;
   const auto start = std::chrono::steady_clock::now();
   const auto analysis = tr::runErrorAnalysis(models, sets.front(), o);
   const double seconds =
@@ -95,9 +95,9 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
 
 int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  withDtrbOptions({"model", "data", "failures", "errors", "limit", "batch",
-                                   "scoring", "device", "threads", "beam"}),
-                  withDtrbFlags({"json", "digit-protocol", "force", "skip-bad"}));
+                  withImportOptions({"model", "data", "failures", "errors", "limit", "batch",
+                                     "scoring", "device", "threads", "beam"}),
+                  withImportFlags({"json", "digit-protocol", "force", "skip-bad"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -109,7 +109,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   o.scoring = a.value("scoring", "auto");
   o.skipBad = a.has("skip-bad");
   o.device = a.value("device", "cpu");
-  o.dtrb = dtrbOptions(a);
+  o.importOptions = importOptions(a);
   if (o.limit < 0 || o.batchSize < 1)
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
 

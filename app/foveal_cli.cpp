@@ -19,8 +19,10 @@
 #include "data/dataset_factory.h"
 #include "data/output_guard.h"
 #include "formats/checkpoint.h"
+#include "formats/easyocr_import.h"
 #include "image/grey_image.h"
 #include "model/benchmark.h"
+#include "model/charset.h"
 #include "model/model_config.h"
 #include "model/model_variants.h"
 #include "trace/model_session.h"
@@ -60,16 +62,18 @@ commands:
               write a model with random weights: any combination of the stages; --model
               starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba); refuses to
               replace a model file or a dataset unless --force
-  info        --model FILE     print a model file's configuration
-  import      FILE.pth --out MODEL.fvm [--character C | --sensitive] [--imgH H --imgW W]
-              [--PAD] [--batch_max_length N] [--force]
-              convert a deep-text-recognition-benchmark checkpoint (zip or legacy torch.save,
-              with or without DataParallel's 'module.' prefix): its stages and sizes are read
-              from the file; the charset is --character, --sensitive, or DTRB's default set when
-              the class count fits. Every command that takes --model also opens the .pth
-              directly, with the same options.
-  bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [DTRB options]
-              greedy inference of one model file (.fvm or a DTRB .pth) at batch 1 and batch N
+  info        --model FILE [format options]
+              which format the file is (recognised by its content, and why), what it holds,
+              what an import assumes, and the model's configuration
+  import      FILE --out MODEL.fvm [--format NAME] [format options] [--force]
+              convert a model file of another format (a deep-text-recognition-benchmark
+              checkpoint, an EasyOCR recogniser, ...) into Foveal's own; every command that
+              takes --model opens such files directly, with the same options. The formats and
+              their options: 'foveal-cli formats'
+  formats     list the model file formats Foveal opens, their options, and EasyOCR's
+              released recognisers (--easyocr NAME)
+  bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [format options]
+              greedy inference of one model file (any format) at batch 1 and batch N
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
@@ -157,19 +161,19 @@ int traceDataset(const CliArgs& a, const core::ModelSession& session,
 
 int cmdTrace(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  app::withDtrbOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
-                                        "dataset", "limit"}),
-                  app::withDtrbFlags({"json", "csv", "hocr", "sample", "all-steps"}));
+                  app::withImportOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
+                                          "dataset", "limit"}),
+                  app::withImportFlags({"json", "csv", "hocr", "sample", "all-steps"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   if (int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) > 1 && !a.has("dataset"))
     throw UsageError("--json, --csv and --hocr choose one output; give one");
   if (a.has("dataset"))
-    return traceDataset(a, *core::ModelSession::open(a.required("model"), app::dtrbOptions(a)),
+    return traceDataset(a, *core::ModelSession::open(a.required("model"), app::importOptions(a)),
                         opt);
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   const std::string imagePath = a.positionals()[0];
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  auto session = core::ModelSession::open(a.required("model"), app::importOptions(a));
   const auto image = core::readImage(imagePath, /*keepColour=*/true);
   const auto trace = session->trace(image, imagePath, opt);
 
@@ -246,48 +250,68 @@ int cmdInitModel(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdFormats(const std::vector<std::string>& args) {
+  const CliArgs a(args, {}, {});
+  std::cout << app::importUsage() << "EasyOCR's released recognisers (--easyocr NAME):\n";
+  for (const auto& m : core::easyOcrReleasedModels())
+    std::cout << "  " << m.name << " (" << m.filename << ", generation " << m.generation << ", "
+              << core::splitUtf8(m.characters).size() << " characters)\n";
+  return 0;
+}
+
+void printImportReport(const core::ImportReport& r) {
+  std::cout << "format: " << r.format << " (" << r.why << ")\n";
+  if (!r.description.empty()) std::cout << r.description << "\n";
+  for (const auto& note : r.assumed) std::cout << "  assumed: " << note << "\n";
+}
+
 int cmdImport(const std::vector<std::string>& args) {
-  const CliArgs a(args, app::withDtrbOptions({"out"}), app::withDtrbFlags({"force"}));
-  if (a.positionals().size() != 1) throw UsageError("import needs exactly one FILE.pth");
+  const CliArgs a(args, app::withImportOptions({"out"}), app::withImportFlags({"force"}));
+  if (a.positionals().size() != 1) throw UsageError("import needs exactly one model FILE");
   const std::string in = a.positionals()[0];
   const std::string out = a.required("out");
   core::data::checkOutputPath(out, "imported model", {in}, a.has("force"));
-  core::DtrbImport info;
-  auto loaded = core::importDtrb(in, app::dtrbOptions(a), &info);
-  std::cout << "read " << in << " (" << info.architecture.format << " format"
-            << (info.architecture.modulePrefix ? ", DataParallel 'module.' prefix" : "")
-            << "): " << info.architecture.describe() << "\n";
-  for (const auto& note : info.notes) std::cout << "  " << note << "\n";
-  core::saveCheckpoint(out, loaded.model, "{\"imported_from\": " + info.provenanceJson + "}");
+  core::ImportReport report;
+  auto loaded = core::loadModelFile(in, app::importOptions(a), &report);
+  std::cout << "read " << in << "\n";
+  printImportReport(report);
+  const std::string provenance = report.provenanceJson.empty() ? "{}" : report.provenanceJson;
+  core::saveCheckpoint(out, loaded.model, "{\"imported_from\": " + provenance + "}");
   std::cout << "wrote " << out << ": " << loaded.config.describe() << "\n";
   return 0;
 }
 
 int cmdInfo(const std::vector<std::string>& args) {
-  const CliArgs a(args, app::withDtrbOptions({"model"}), app::withDtrbFlags({}));
-  if (core::isTorchFile(a.required("model"))) {
-    const auto arch = core::inspectDtrb(a.required("model"));
-    std::cout << "deep-text-recognition-benchmark checkpoint (" << arch.format << " format"
-              << (arch.modulePrefix ? ", DataParallel 'module.' prefix" : "")
-              << "): " << arch.describe() << "\n";
-    if (!arch.assumption.empty())
-      std::cout << "charset if none is given: " << arch.assumption << "\n";
+  const CliArgs a(args, app::withImportOptions({"model"}), app::withImportFlags({}));
+  const std::string path = a.required("model");
+  {  // which format, and why, before the import (which may refuse the file)
+    core::FileProbe probe(path);
+    const auto r = core::recogniseModelFile(probe, app::importOptions(a));
+    std::cout << "format: " << r.format->name << " (" << r.why << ")\n";
+    if (r.format->name == "dtrb") {  // what the file says before a charset is chosen
+      const auto arch = core::inspectDtrb(path);
+      if (!arch.assumption.empty())
+        std::cout << "charset if none is given: " << arch.assumption << "\n";
+    }
   }
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  core::ImportReport report;
+  auto session = core::ModelSession::open(path, app::importOptions(a), &report);
+  if (!report.description.empty()) std::cout << report.description << "\n";
+  for (const auto& note : report.assumed) std::cout << "  assumed: " << note << "\n";
   std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
   return 0;
 }
 
 int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  app::withDtrbOptions(
+                  app::withImportOptions(
                       {"width", "batch", "repeats", "only", "threads", "device", "beam", "model"}),
-                  app::withDtrbFlags({"no-train", "json", "no-bf16"}));
+                  app::withImportFlags({"no-train", "json", "no-bf16"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
-    const auto r = core::benchModelFile(a.value("model"), app::dtrbOptions(a), batch, repeats);
+    const auto r = core::benchModelFile(a.value("model"), app::importOptions(a), batch, repeats);
     if (a.has("json")) {
       std::printf(
           "{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
@@ -375,6 +399,7 @@ int main(int argc, char** argv) {
     if (cmd == "init-model") return cmdInitModel(args);
     if (cmd == "info") return cmdInfo(args);
     if (cmd == "import") return cmdImport(args);
+    if (cmd == "formats") return cmdFormats(args);
     if (cmd == "bench") return cmdBench(args);
     if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "train") return app::runTrainCommand(args);

@@ -32,7 +32,13 @@ ModelSession::ModelSession(std::unique_ptr<Impl> impl) : d(std::move(impl)) {}
 ModelSession::~ModelSession() = default;
 
 std::shared_ptr<ModelSession> ModelSession::open(const std::string& path, const DtrbOptions& dtrb) {
-  auto loaded = loadModelFile(path, dtrb);
+  return open(path, importOptionsOf(dtrb));
+}
+
+std::shared_ptr<ModelSession> ModelSession::open(const std::string& path,
+                                                 const ImportOptions& options,
+                                                 ImportReport* report) {
+  auto loaded = loadModelFile(path, options, report);
   auto impl = std::make_unique<Impl>();
   impl->config = loaded.config;
   impl->model = loaded.model;

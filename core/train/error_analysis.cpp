@@ -406,7 +406,7 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
   const int64_t total = perModel * static_cast<int64_t>(models.size());
   const torch::Device device = resolveDevice(options.device);
   for (size_t k = 0; k < models.size(); ++k) {
-    auto loaded = loadModelFile(models[k], options.dtrb);
+    auto loaded = loadModelFile(models[k], options.importOptions);
     loaded.model->to(device);
     EvalOptions o;
     o.limit = options.limit;
