@@ -233,10 +233,10 @@ int info(const std::vector<std::string>& args) {
 
 int check(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  with(withDtrbOptions({"model", "preset", "width", "max-length", "limit",
-                                        "examples", "threads"}),
+                  with(withImportOptions({"model", "preset", "width", "max-length", "limit",
+                                          "examples", "threads"}),
                        kStageOptions),
-                  withDtrbFlags(kStageFlags));
+                  withImportFlags(kStageFlags));
   const std::string input = onePositional(a, "check");
   if (a.has("model") == a.has("preset"))
     throw std::invalid_argument("data check needs either --model FILE or --preset NAME");
@@ -246,7 +246,7 @@ int check(const std::vector<std::string>& args) {
     if (a.has("width"))
       throw std::invalid_argument("--width is for --preset (a model file has its own)");
     name = a.value("model");
-    config = ModelSession::open(name, dtrbOptions(a))->config();
+    config = ModelSession::open(name, importOptions(a))->config();
   } else {
     name = "preset " + a.value("preset");
     config = train::presetConfig(a.value("preset"), a.doubleInRange("width", 1.0, 0.01, 4.0)).model;

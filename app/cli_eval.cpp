@@ -121,7 +121,7 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   o.scoring = eval.scoring;
   o.device = eval.device;
   o.beamWidth = eval.beamWidth;
-  o.dtrb = eval.dtrb;
+  o.importOptions = eval.importOptions;
   const auto start = std::chrono::steady_clock::now();
   const auto analysis = tr::runErrorAnalysis(models, sets.front(), o);
   const double seconds =
@@ -150,7 +150,7 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
   o.limit = eval.limit;
   o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
   o.curves.points = a.intInRange("points", 11, 2, 1001);
-  o.dtrb = eval.dtrb;
+  o.importOptions = eval.importOptions;
   std::vector<std::string> json;
   for (const auto& model : split(a.required("model"), ','))
     for (const auto& set : sets) {
@@ -173,9 +173,9 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
 int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(
       args,
-      withDtrbOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring", "device",
-                       "threads", "beam", "methods", "ig-steps", "points"}),
-      withDtrbFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness"}));
+      withImportOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring",
+                         "device", "threads", "beam", "methods", "ig-steps", "points"}),
+      withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -187,7 +187,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   o.scoring = a.value("scoring", "auto");
   o.skipBad = a.has("skip-bad");
   o.device = a.value("device", "cpu");
-  o.dtrb = dtrbOptions(a);
+  o.importOptions = importOptions(a);
   if (o.limit < 0 || o.batchSize < 1)
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
 

@@ -80,9 +80,9 @@ core::Explanation attentionExplanation(const core::Trace& trace, const std::vect
 int runExplainCommand(const std::vector<std::string>& args) {
   const CliArgs a(
       args,
-      withDtrbOptions({"model", "method", "ig-steps", "patch", "stride", "target", "contrast",
-                       "step", "out", "threads", "beam", "hypothesis", "batch"}),
-      withDtrbFlags({"json", "tokens"}));
+      withImportOptions({"model", "method", "ig-steps", "patch", "stride", "target", "contrast",
+                         "step", "out", "threads", "beam", "hypothesis", "batch"}),
+      withImportFlags({"json", "tokens"}));
   core::setComputeThreads(a.intValue("threads", 0));
   if (a.positionals().size() != 1) throw std::invalid_argument("explain needs exactly one IMAGE");
   if (a.has("json") && a.has("out"))
@@ -109,7 +109,7 @@ int runExplainCommand(const std::vector<std::string>& args) {
   to.beamWidth = a.intInRange("beam", 1, 1, core::kMaxBeamWidth);
   to.beamHypothesis = a.intInRange("hypothesis", 1, 1, to.beamWidth) - 1;
   const std::string imagePath = a.positionals()[0];
-  auto session = core::ModelSession::open(a.required("model"), dtrbOptions(a));
+  auto session = core::ModelSession::open(a.required("model"), importOptions(a));
   const auto image = core::readImage(imagePath, /*keepColour=*/true);
   auto trace = session->trace(image, imagePath, to);
   if (trace.steps.empty())

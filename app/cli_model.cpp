@@ -35,38 +35,45 @@ void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   if (a.has("keep-ratio-pad")) c.preprocessing.keepRatioPad = true;
 }
 
-const std::set<std::string> kDtrbOptions = {"character", "imgH", "imgW", "batch_max_length"};
-const std::set<std::string> kDtrbFlags = {"sensitive", "PAD"};
-const char* kDtrbUsage =
-    "a deep-text-recognition-benchmark .pth is opened as DTRB's demo.py would: --character C "
-    "or --sensitive (default: inferred from the class count), --imgH H --imgW W (32, 100), "
-    "--PAD, --batch_max_length N (25)";
-
-core::DtrbOptions dtrbOptions(const CliArgs& a) {
-  core::DtrbOptions o;
-  o.character = a.value("character", "");
+core::ImportOptions importOptions(const CliArgs& a) {
+  core::ImportOptions o;
   // An empty --character fell back to the default charset without a word.
-  if (a.has("character") && o.character.empty())
+  if (a.has("character") && a.value("character").empty())
     throw std::invalid_argument(
         "--character is empty: give the characters the model was trained with, or leave it out "
         "to infer them from the class count");
-  o.sensitive = a.has("sensitive");
-  if (!o.character.empty() && o.sensitive)
-    throw std::invalid_argument("--character and --sensitive exclude each other");
-  o.imgH = a.intValue("imgH", 32);
-  o.imgW = a.intValue("imgW", 100);
-  o.pad = a.has("PAD");
-  o.batchMaxLength = a.intValue("batch_max_length", 25);
+  if (a.has(core::kFormatOption)) o[core::kFormatOption] = a.value(core::kFormatOption);
+  for (const auto& opt : core::allImportOptions()) {
+    if (!a.has(opt.key)) continue;
+    o[opt.key] = opt.flag ? "1" : a.value(opt.key);
+  }
   return o;
 }
 
-std::set<std::string> withDtrbOptions(std::set<std::string> base) {
-  base.insert(kDtrbOptions.begin(), kDtrbOptions.end());
+std::set<std::string> withImportOptions(std::set<std::string> base) {
+  base.insert(core::kFormatOption);
+  for (const auto& opt : core::allImportOptions())
+    if (!opt.flag) base.insert(opt.key);
   return base;
 }
-std::set<std::string> withDtrbFlags(std::set<std::string> base) {
-  base.insert(kDtrbFlags.begin(), kDtrbFlags.end());
+
+std::set<std::string> withImportFlags(std::set<std::string> base) {
+  for (const auto& opt : core::allImportOptions())
+    if (opt.flag) base.insert(opt.key);
   return base;
+}
+
+std::string importUsage() {
+  std::string out =
+      "Model files are opened through their format, recognised by content (--format NAME "
+      "chooses one):\n";
+  for (const auto& f : core::modelFormats()) {
+    out += "  " + f.name + ": " + f.summary + "\n";
+    for (const auto& o : f.options)
+      out += "    --" + o.key + (o.flag ? "" : " VALUE") + "  " + o.help +
+             (o.defaultValue.empty() ? "" : " (default " + o.defaultValue + ")") + "\n";
+  }
+  return out;
 }
 
 }  // namespace foveal::app

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "cli_args.h"
-#include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "model/model_config.h"
 
 namespace foveal::app {
@@ -18,14 +18,14 @@ extern const std::set<std::string> kStageFlags;
 /// Overrides the stages named on the command line; the result is validated by its user.
 void applyStageOptions(const CliArgs& args, core::ModelConfig& config);
 
-/// DTRB's demo options for opening a .pth (--character, --sensitive, --imgH, --imgW, --PAD,
-/// --batch_max_length), accepted by every command that opens a model.
-extern const std::set<std::string> kDtrbOptions;
-extern const std::set<std::string> kDtrbFlags;
-extern const char* kDtrbUsage;
-core::DtrbOptions dtrbOptions(const CliArgs& args);
-/// `base` plus the DTRB options.
-std::set<std::string> withDtrbOptions(std::set<std::string> base);
-std::set<std::string> withDtrbFlags(std::set<std::string> base);
+/// The options of every model file format (formats/model_format.h: DTRB's --character,
+/// --imgH, ..., EasyOCR's --easyocr, ...) and --format, accepted by every command that opens a
+/// model; what was given, as the import's key/value pairs.
+core::ImportOptions importOptions(const CliArgs& args);
+/// `base` plus the formats' valued options (and --format), or their flags.
+std::set<std::string> withImportOptions(std::set<std::string> base);
+std::set<std::string> withImportFlags(std::set<std::string> base);
+/// The formats and their options, for the help.
+std::string importUsage();
 
 }  // namespace foveal::app

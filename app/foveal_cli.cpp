@@ -25,10 +25,12 @@
 #include "data/output_guard.h"
 #include "engines/tesseract_engine.h"
 #include "formats/checkpoint.h"
+#include "formats/easyocr_import.h"
 #include "formats/ocr_formats.h"
 #include "image/grey_image.h"
 #include "image/image_checks.h"
 #include "model/benchmark.h"
+#include "model/charset.h"
 #include "model/model_config.h"
 #include "model/model_variants.h"
 #include "trace/model_session.h"
@@ -76,16 +78,18 @@ commands:
               write a model with random weights: any combination of the stages; --model
               starts from a named one (soft, hard, sharp-chain, ..., crnn, rare, trba); refuses to
               replace a model file or a dataset unless --force
-  info        --model FILE     print a model file's configuration
-  import      FILE.pth --out MODEL.fvm [--character C | --sensitive] [--imgH H --imgW W]
-              [--PAD] [--batch_max_length N] [--force]
-              convert a deep-text-recognition-benchmark checkpoint (zip or legacy torch.save,
-              with or without DataParallel's 'module.' prefix): its stages and sizes are read
-              from the file; the charset is --character, --sensitive, or DTRB's default set when
-              the class count fits. Every command that takes --model also opens the .pth
-              directly, with the same options.
-  bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [DTRB options]
-              greedy inference of one model file (.fvm or a DTRB .pth) at batch 1 and batch N
+  info        --model FILE [format options]
+              which format the file is (recognised by its content, and why), what it holds,
+              what an import assumes, and the model's configuration
+  import      FILE --out MODEL.fvm [--format NAME] [format options] [--force]
+              convert a model file of another format (a deep-text-recognition-benchmark
+              checkpoint, an EasyOCR recogniser, ...) into Foveal's own; every command that
+              takes --model opens such files directly, with the same options. The formats and
+              their options: 'foveal-cli formats'
+  formats     list the model file formats Foveal opens, their options, and EasyOCR's
+              released recognisers (--easyocr NAME)
+  bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [format options]
+              greedy inference of one model file (any format) at batch 1 and batch N
   bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--json]
               integrated gradients (default 32 steps) for one decoding step and for all
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
@@ -167,7 +171,7 @@ ImageReader openReader(const CliArgs& a, const core::TraceOptions& opt) {
     };
   }
   std::shared_ptr<const core::ModelSession> session =
-      core::ModelSession::open(model, app::dtrbOptions(a));
+      core::ModelSession::open(model, app::importOptions(a));
   return [session, opt](const core::GreyImage& image, const std::string& source) {
     return session->trace(image, source, opt);
   };
@@ -221,11 +225,11 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args,
-      app::withDtrbOptions(
-          {"model", "out", "seed", "threads", "beam", "hypothesis", "dataset", "limit", "format"}),
-      app::withDtrbFlags({"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"}));
+  const CliArgs a(args,
+                  app::withImportOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
+                                          "dataset", "limit", "format"}),
+                  app::withImportFlags(
+                      {"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"}));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   const int outputs = int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) +
@@ -325,34 +329,54 @@ int cmdInitModel(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdFormats(const std::vector<std::string>& args) {
+  const CliArgs a(args, {}, {});
+  std::cout << app::importUsage() << "EasyOCR's released recognisers (--easyocr NAME):\n";
+  for (const auto& m : core::easyOcrReleasedModels())
+    std::cout << "  " << m.name << " (" << m.filename << ", generation " << m.generation << ", "
+              << core::splitUtf8(m.characters).size() << " characters)\n";
+  return 0;
+}
+
+void printImportReport(const core::ImportReport& r) {
+  std::cout << "format: " << r.format << " (" << r.why << ")\n";
+  if (!r.description.empty()) std::cout << r.description << "\n";
+  for (const auto& note : r.assumed) std::cout << "  assumed: " << note << "\n";
+}
+
 int cmdImport(const std::vector<std::string>& args) {
-  const CliArgs a(args, app::withDtrbOptions({"out"}), app::withDtrbFlags({"force"}));
-  if (a.positionals().size() != 1) throw UsageError("import needs exactly one FILE.pth");
+  const CliArgs a(args, app::withImportOptions({"out"}), app::withImportFlags({"force"}));
+  if (a.positionals().size() != 1) throw UsageError("import needs exactly one model FILE");
   const std::string in = a.positionals()[0];
   const std::string out = a.required("out");
   core::data::checkOutputPath(out, "imported model", {in}, a.has("force"));
-  core::DtrbImport info;
-  auto loaded = core::importDtrb(in, app::dtrbOptions(a), &info);
-  std::cout << "read " << in << " (" << info.architecture.format << " format"
-            << (info.architecture.modulePrefix ? ", DataParallel 'module.' prefix" : "")
-            << "): " << info.architecture.describe() << "\n";
-  for (const auto& note : info.notes) std::cout << "  " << note << "\n";
-  core::saveCheckpoint(out, loaded.model, "{\"imported_from\": " + info.provenanceJson + "}");
+  core::ImportReport report;
+  auto loaded = core::loadModelFile(in, app::importOptions(a), &report);
+  std::cout << "read " << in << "\n";
+  printImportReport(report);
+  const std::string provenance = report.provenanceJson.empty() ? "{}" : report.provenanceJson;
+  core::saveCheckpoint(out, loaded.model, "{\"imported_from\": " + provenance + "}");
   std::cout << "wrote " << out << ": " << loaded.config.describe() << "\n";
   return 0;
 }
 
 int cmdInfo(const std::vector<std::string>& args) {
-  const CliArgs a(args, app::withDtrbOptions({"model"}), app::withDtrbFlags({}));
-  if (core::isTorchFile(a.required("model"))) {
-    const auto arch = core::inspectDtrb(a.required("model"));
-    std::cout << "deep-text-recognition-benchmark checkpoint (" << arch.format << " format"
-              << (arch.modulePrefix ? ", DataParallel 'module.' prefix" : "")
-              << "): " << arch.describe() << "\n";
-    if (!arch.assumption.empty())
-      std::cout << "charset if none is given: " << arch.assumption << "\n";
+  const CliArgs a(args, app::withImportOptions({"model"}), app::withImportFlags({}));
+  const std::string path = a.required("model");
+  {  // which format, and why, before the import (which may refuse the file)
+    core::FileProbe probe(path);
+    const auto r = core::recogniseModelFile(probe, app::importOptions(a));
+    std::cout << "format: " << r.format->name << " (" << r.why << ")\n";
+    if (r.format->name == "dtrb") {  // what the file says before a charset is chosen
+      const auto arch = core::inspectDtrb(path);
+      if (!arch.assumption.empty())
+        std::cout << "charset if none is given: " << arch.assumption << "\n";
+    }
   }
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  core::ImportReport report;
+  auto session = core::ModelSession::open(path, app::importOptions(a), &report);
+  if (!report.description.empty()) std::cout << report.description << "\n";
+  for (const auto& note : report.assumed) std::cout << "  assumed: " << note << "\n";
   std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
   return 0;
 }
@@ -366,7 +390,7 @@ int benchExplain(const CliArgs& a) {
   o.method = core::AttributionMethod::IntegratedGradients;
   o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
   o.batch = a.intInRange("batch", 32, 1, 4096);
-  auto session = core::ModelSession::open(a.required("model"), app::dtrbOptions(a));
+  auto session = core::ModelSession::open(a.required("model"), app::importOptions(a));
   const auto image = core::readImage(a.positionals()[0], /*keepColour=*/true);
   const auto trace = session->trace(image, a.positionals()[0]);
   if (trace.steps.empty()) throw core::Error(a.positionals()[0] + ": the model read nothing");
@@ -398,15 +422,15 @@ int benchExplain(const CliArgs& a) {
 
 int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(args,
-                  app::withDtrbOptions({"width", "batch", "repeats", "only", "threads", "device",
-                                        "beam", "model", "ig-steps"}),
-                  app::withDtrbFlags({"no-train", "json", "no-bf16", "explain"}));
+                  app::withImportOptions({"width", "batch", "repeats", "only", "threads", "device",
+                                          "beam", "model", "ig-steps"}),
+                  app::withImportFlags({"no-train", "json", "no-bf16", "explain"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("explain")) return benchExplain(a);
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
-    const auto r = core::benchModelFile(a.value("model"), app::dtrbOptions(a), batch, repeats);
+    const auto r = core::benchModelFile(a.value("model"), app::importOptions(a), batch, repeats);
     if (a.has("json")) {
       std::printf(
           "{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
@@ -494,6 +518,7 @@ int main(int argc, char** argv) {
     if (cmd == "init-model") return cmdInitModel(args);
     if (cmd == "info") return cmdInfo(args);
     if (cmd == "import") return cmdImport(args);
+    if (cmd == "formats") return cmdFormats(args);
     if (cmd == "bench") return cmdBench(args);
     if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "train") return app::runTrainCommand(args);

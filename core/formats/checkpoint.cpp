@@ -282,4 +282,32 @@ bool looksLikeCheckpoint(const std::string& path) {
   return in.read(magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0;
 }
 
+// The registry's entry for Foveal's own files (model_format.cpp): recognised by the signature;
+// a file that is neither this nor a torch.save file comes here too, so that loadCheckpoint says
+// what is wrong with it (truncated, foreign, not a model file).
+ModelFormat fovealModelFormat() {
+  ModelFormat f;
+  f.name = "foveal";
+  f.summary = "Foveal's own model file (.fvm)";
+  f.sniff = [](const FileProbe& file, const ImportOptions&) {
+    if (file.container() == "foveal")
+      return Sniff{100, "starts with Foveal's model file signature (FOVEALCK)"};
+    if (file.container() == "unknown")
+      return Sniff{1, "not a torch.save file, so read as Foveal's own (its signature is checked)"};
+    return Sniff{0, "not Foveal's signature"};
+  };
+  f.load = [](const FileProbe& file, const ImportOptions&, ImportReport& report) {
+    LoadedModel loaded = loadCheckpoint(file.path());
+    report.description = "Foveal model file: " + loaded.config.describe();
+    try {
+      const auto meta = nlohmann::json::parse(loaded.metadataJson);
+      if (meta.contains("extra") && meta["extra"].contains("imported_from"))
+        report.provenanceJson = meta["extra"]["imported_from"].dump();
+    } catch (const nlohmann::json::exception&) {
+    }
+    return loaded;
+  };
+  return f;
+}
+
 }  // namespace foveal::core

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "model/model_config.h"
 #include "model/recognizer.h"
 
@@ -36,9 +37,12 @@ LoadedModel loadCheckpoint(const std::string& path);
 LoadedModel importDtrb(const std::string& path, const DtrbOptions& options,
                        DtrbImport* info = nullptr);
 
-/// A Foveal model file or, when the file is a torch.save file, a DTRB checkpoint imported with
-/// `dtrb`: what every command and the GUI open.
-LoadedModel loadModelFile(const std::string& path, const DtrbOptions& dtrb = {});
+/// Any model file Foveal opens, through the registry of formats (model_format.h): the format
+/// `options` names ("format") or the one whose sniffer recognises the file, imported with
+/// `options`; `report` says which format, why, and what the import assumed. What every command
+/// and the GUI open.
+LoadedModel loadModelFile(const std::string& path, const ImportOptions& options = {},
+                          ImportReport* report = nullptr);
 
 /// True when `path` is a regular file that starts with the model file signature (whatever its
 /// state): what commands check before they overwrite a file.

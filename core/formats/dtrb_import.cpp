@@ -11,6 +11,8 @@
 #include "base/error.h"
 #include "base/safe_read.h"
 #include "formats/checkpoint.h"
+#include "formats/dtrb_weights.h"
+#include "formats/model_format.h"
 #include "formats/torch_file.h"
 #include "model/charset.h"
 
@@ -459,22 +461,18 @@ DtrbArchitecture inspectDtrb(const std::string& path) {
   return architecture(readTorchFile(path), path);
 }
 
-LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport* info) {
-  const StoredStateDict sd = readTorchFile(path);
+namespace {
+
+LoadedModel importDtrbState(const StoredStateDict& sd, const std::string& path,
+                            const DtrbOptions& o, DtrbImport* info) {
   DtrbImport imp;
   imp.architecture = architecture(sd, path);
   const auto& a = imp.architecture;
   imp.config = configFor(a, o, path, imp.notes);
-  const ModelConfig& c = imp.config;
-
-  LoadedModel loaded;
-  loaded.config = c;
-  loaded.model = Recognizer(c);
-  copyWeights(sd, a, o, path, loaded.model, imp.notes);
-  loaded.model->eval();
+  LoadedModel loaded = importDtrbWeights(sd, a, imp.config, path, o, &imp.notes);
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";
-  meta["model"] = nlohmann::json::parse(c.toJson());
+  meta["model"] = nlohmann::json::parse(imp.config.toJson());
   meta["imported_from"] = {{"kind", "deep-text-recognition-benchmark"},
                            {"file", path},
                            {"save_format", a.format},
@@ -487,9 +485,120 @@ LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport
   return loaded;
 }
 
-LoadedModel loadModelFile(const std::string& path, const DtrbOptions& dtrb) {
-  if (isTorchFile(path)) return importDtrb(path, dtrb, nullptr);
-  return loadCheckpoint(path);
+bool isStageKey(const std::string& name) {
+  return startsWith(name, "Transformation.") || startsWith(name, "FeatureExtraction.") ||
+         startsWith(name, "SequenceModeling.") || startsWith(name, "Prediction.");
+}
+
+}  // namespace
+
+DtrbArchitecture dtrbArchitecture(const StoredStateDict& sd, const std::string& origin) {
+  return architecture(sd, origin);
+}
+
+LoadedModel importDtrbWeights(const StoredStateDict& sd, const DtrbArchitecture& a,
+                              const ModelConfig& config, const std::string& path,
+                              const DtrbOptions& o, std::vector<std::string>* notes) {
+  LoadedModel loaded;
+  loaded.config = config;
+  loaded.model = Recognizer(config);
+  std::vector<std::string> unused;
+  copyWeights(sd, a, o, path, loaded.model, notes ? *notes : unused);
+  loaded.model->eval();
+  return loaded;
+}
+
+LoadedModel importDtrb(const std::string& path, const DtrbOptions& o, DtrbImport* info) {
+  return importDtrbState(readTorchFile(path), path, o, info);
+}
+
+DtrbOptions dtrbOptionsFrom(const ImportOptions& o, const std::string& path) {
+  DtrbOptions d;
+  d.character = stringOption(o, "character");
+  d.sensitive = flagOption(o, "sensitive");
+  if (!d.character.empty() && d.sensitive)
+    throw Error(path + ": --character and --sensitive exclude each other");
+  d.imgH = intOption(o, "imgH", 32, path, 8, 4096);
+  d.imgW = intOption(o, "imgW", 100, path, 8, 4096);
+  d.pad = flagOption(o, "PAD");
+  d.batchMaxLength = intOption(o, "batch_max_length", 25, path, 1, 1000);
+  return d;
+}
+
+ImportOptions importOptionsOf(const DtrbOptions& d) {
+  ImportOptions o;
+  if (!d.character.empty()) o["character"] = d.character;
+  if (d.sensitive) o["sensitive"] = "1";
+  const DtrbOptions defaults;
+  if (d.imgH != defaults.imgH) o["imgH"] = std::to_string(d.imgH);
+  if (d.imgW != defaults.imgW) o["imgW"] = std::to_string(d.imgW);
+  if (d.pad) o["PAD"] = "1";
+  if (d.batchMaxLength != defaults.batchMaxLength)
+    o["batch_max_length"] = std::to_string(d.batchMaxLength);
+  return o;
+}
+
+// The registry's entry (model_format.cpp): a torch.save state dict whose keys lie under DTRB's
+// four stages.
+ModelFormat dtrbModelFormat() {
+  ModelFormat f;
+  f.name = "dtrb";
+  f.summary = "a deep-text-recognition-benchmark checkpoint (torch.save of its Model's state dict)";
+  f.options = {
+      {"character",
+       "the characters of the classes in order, as DTRB's --character (default: "
+       "DTRB's 0-9a-z or --sensitive set when the class count fits one)"},
+      {"sensitive", "DTRB's --sensitive: Python's string.printable[:-6] (94 characters)", true},
+      {"imgH", "the input height the model was trained with (DTRB's --imgH)", false, "32"},
+      {"imgW", "the input width (DTRB's --imgW)", false, "100"},
+      {"PAD", "DTRB's --PAD: keep the ratio, pad on the right with the last column", true},
+      {"batch_max_length", "the longest reading, in characters (DTRB's --batch_max_length)", false,
+       "25"},
+  };
+  f.sniff = [](const FileProbe& file, const ImportOptions&) {
+    const StoredStateDict* sd = file.stateDict();
+    if (!sd) return Sniff{0, {}};
+    size_t prefixed = 0, staged = 0, features = 0;
+    bool transformation = false, sequence = false, ctc = false;
+    for (const auto& t : sd->tensors) {
+      const bool pre = startsWith(t.key, "module.");
+      prefixed += pre;
+      const std::string name = pre ? t.key.substr(7) : t.key;
+      staged += isStageKey(name);
+      features += startsWith(name, "FeatureExtraction.");
+      transformation |= startsWith(name, "Transformation.");
+      sequence |= startsWith(name, "SequenceModeling.");
+      ctc |= name == "Prediction.weight";
+    }
+    if (features == 0) return Sniff{0, "no key under FeatureExtraction. (DTRB's feature stage)"};
+    std::string why = "a torch.save " + sd->format + " file of " +
+                      std::to_string(sd->tensors.size()) + " tensors";
+    if (!sd->nestedIn.empty()) why += " (under '" + sd->nestedIn + "')";
+    if (prefixed) why += ", DataParallel's 'module.' prefix";
+    const size_t outside = sd->tensors.size() - staged;
+    why += outside == 0 ? ", every key under DTRB's stages (Transformation, FeatureExtraction, "
+                          "SequenceModeling, Prediction)"
+                        : ", keys under DTRB's FeatureExtraction stage (and " +
+                              std::to_string(outside) + " outside DTRB's stages)";
+    if (!transformation && sequence && ctc)
+      why +=
+          "; EasyOCR's recognisers have these keys too: --format easyocr or --easyocr MODEL "
+          "opens it as EasyOCR does";
+    return Sniff{outside == 0 ? 50 : 20, why};
+  };
+  f.load = [](const FileProbe& file, const ImportOptions& options, ImportReport& report) {
+    DtrbImport info;
+    LoadedModel loaded = importDtrbState(*file.stateDict(), file.path(),
+                                         dtrbOptionsFrom(options, file.path()), &info);
+    report.description = "deep-text-recognition-benchmark checkpoint (" + info.architecture.format +
+                         " format" +
+                         (info.architecture.modulePrefix ? ", DataParallel 'module.' prefix" : "") +
+                         "): " + info.architecture.describe();
+    report.assumed = info.notes;
+    report.provenanceJson = info.provenanceJson;
+    return loaded;
+  };
+  return f;
 }
 
 }  // namespace foveal::core

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/model_format.h"
 #include "model/model_config.h"
 
 namespace foveal::core {
@@ -49,7 +50,12 @@ struct DtrbImport {
   std::string provenanceJson;
 };
 
-/// True when the file starts like a torch.save file (the model loaders dispatch on it).
+/// True when the file starts like a torch.save file.
 bool isTorchFile(const std::string& path);
+
+/// The DTRB format's options (model_format.h) as DTRB's demo flags, checked (`path` names the
+/// file in errors), and back.
+DtrbOptions dtrbOptionsFrom(const ImportOptions& options, const std::string& path);
+ImportOptions importOptionsOf(const DtrbOptions& options);
 
 }  // namespace foveal::core

@@ -2,6 +2,9 @@
 
 #include <torch/nn/functional/upsampling.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "base/error.h"
 #include "image/pil_resize.h"
 
@@ -62,20 +65,38 @@ bool ownPreprocessing(const Preprocessing& pp) {
 
 }  // namespace
 
+int variableInputWidth(const std::vector<GreyImage>& images, const Preprocessing& pp) {
+  // EasyOCR's get_image_list: max_ratio starts at 1 and takes each crop's calculate_ratio
+  // (w / h, or h / w for a tall crop); max_width = ceil(max_ratio) * imgH.
+  double maxRatio = 1.0;
+  for (const auto& g : images) {
+    if (g.empty()) continue;
+    double r = static_cast<double>(g.width) / static_cast<double>(g.height);
+    if (r < 1.0) r = 1.0 / r;
+    maxRatio = std::max(maxRatio, r);
+  }
+  const double w = std::ceil(maxRatio) * pp.inputH;
+  if (w > 16384)
+    throw Error("an image of ratio " + std::to_string(maxRatio) + " would make an input " +
+                std::to_string(static_cast<long>(w)) + " pixels wide (at most 16384)");
+  return static_cast<int>(w);
+}
+
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,
                       bool withUpsampled) {
   std::vector<torch::Tensor> small, big;
   ModelInput in;
+  const int batchW = pp.variableWidth ? variableInputWidth(images, pp) : pp.inputW;
   for (const auto& g : images) {
     if (g.empty()) throw Error("cannot preprocess an empty image");
     if (!ownPreprocessing(pp)) {
-      int w = pp.inputW;
+      int w = batchW;
       if (pp.keepRatioPad) {  // DTRB: ceil(imgH * (w / h)), at most imgW
         const double ratio = static_cast<double>(g.width) / static_cast<double>(g.height);
-        w = static_cast<int>(std::min<double>(pp.inputW, std::ceil(pp.inputH * ratio)));
+        w = static_cast<int>(std::min<double>(batchW, std::ceil(pp.inputH * ratio)));
         w = std::max(w, 1);
       }
-      small.push_back(pilInput(g, pp, w, pp.inputH, pp.inputW));
+      small.push_back(pilInput(g, pp, w, pp.inputH, batchW));
       if (withUpsampled)
         big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
       in.contentW.push_back(w);

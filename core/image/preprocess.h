@@ -18,6 +18,9 @@ struct ModelInput {
   std::vector<int> contentW;
 };
 
+/// The input width of a batch with Preprocessing::variableWidth (EasyOCR's max_width).
+int variableInputWidth(const std::vector<GreyImage>& images, const Preprocessing& pp);
+
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,
                       bool withUpsampled);
 

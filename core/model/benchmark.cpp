@@ -191,9 +191,9 @@ std::vector<BenchResult> runBenchmarks(const BenchOptions& opt) {
   return results;
 }
 
-ModelBenchResult benchModelFile(const std::string& path, const DtrbOptions& dtrb, int batch,
+ModelBenchResult benchModelFile(const std::string& path, const ImportOptions& options, int batch,
                                 int repeats) {
-  auto loaded = loadModelFile(path, dtrb);
+  auto loaded = loadModelFile(path, options);
   const auto& cfg = loaded.config;
   const auto& pp = cfg.preprocessing;
   ModelBenchResult r;

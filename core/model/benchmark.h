@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "model/model_config.h"
 
 namespace foveal::core {
@@ -62,7 +62,7 @@ struct ModelBenchResult {
   int batch = 0;
   int threads = 0;
 };
-ModelBenchResult benchModelFile(const std::string& path, const DtrbOptions& dtrb, int batch,
+ModelBenchResult benchModelFile(const std::string& path, const ImportOptions& options, int batch,
                                 int repeats);
 
 }  // namespace foveal::core

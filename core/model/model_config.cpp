@@ -106,6 +106,12 @@ void ModelConfig::validate() const {
   if (preprocessing.resize != "bilinear_antialias" && preprocessing.resize != "pil_bicubic")
     fail("unknown resize '" + preprocessing.resize +
          "' (expected bilinear_antialias or pil_bicubic)");
+  if (preprocessing.variableWidth && !preprocessing.keepRatioPad)
+    fail("variable_width needs keep_ratio_pad");
+  if (preprocessing.variableWidth && (transformation != "none" || needsUpsampled()))
+    fail("variable_width needs a model without a transformation and without the sharpener");
+  if (ctcConfidence != "product" && ctcConfidence != "easyocr")
+    fail("unknown ctc_confidence '" + ctcConfidence + "' (expected product or easyocr)");
   if (featureChannels < 0 || featureChannels > 8192 || hiddenSize < 0 || hiddenSize > 8192)
     fail("feature_channels and hidden_size must be in [0, 8192]");
   if (featureChannels > 0 && featureChannels < 16)
@@ -171,6 +177,9 @@ std::string ModelConfig::toJson() const {
                         {"colour", preprocessing.colour},
                         {"resize", preprocessing.resize},
                         {"keep_ratio_pad", preprocessing.keepRatioPad}};
+  // Written only when set, so that the files of every other model stay as they were.
+  if (preprocessing.variableWidth) j["preprocessing"]["variable_width"] = true;
+  if (ctcConfidence != "product") j["ctc_confidence"] = ctcConfidence;
   return j.dump(2);
 }
 
@@ -223,6 +232,7 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     c.maxLength = intField(j, "max_length", 0);
     c.charset = j.at("charset").get<std::string>();
     c.caseInsensitive = j.value("case_insensitive", false);
+    c.ctcConfidence = j.value("ctc_confidence", std::string("product"));
     if (j.contains("preprocessing")) {
       const auto& p = j.at("preprocessing");
       c.preprocessing.inputW = intField(p, "input_w", 100);
@@ -232,6 +242,7 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
       c.preprocessing.colour = p.value("colour", std::string("grey"));
       c.preprocessing.resize = p.value("resize", std::string("bilinear_antialias"));
       c.preprocessing.keepRatioPad = p.value("keep_ratio_pad", false);
+      c.preprocessing.variableWidth = p.value("variable_width", false);
     }
   } catch (const json::exception& e) {
     throw Error(origin + ": bad model config JSON: " + e.what());

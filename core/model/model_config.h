@@ -32,6 +32,11 @@ struct Preprocessing {
   /// DTRB's --PAD: resize to inputH keeping the ratio (width ceil(inputH * w / h), at most
   /// inputW), then pad on the right by repeating the last column.
   bool keepRatioPad = false;
+  /// EasyOCR's variable width (with keepRatioPad): a batch is ceil(max(1, w / h, h / w)) *
+  /// inputH wide for its widest image (EasyOCR's max_width), each image resized to inputH
+  /// keeping its ratio and padded to that width; inputW is then only the nominal width (the
+  /// geometry shown before an image is read, benchmarks).
+  bool variableWidth = false;
   int channels() const { return colour == "rgb" ? 3 : 1; }
   int upsampledW() const;
 };
@@ -69,6 +74,10 @@ struct ModelConfig {
   int maxLength = 13;  ///< decoder runs maxLength + 1 steps (end token)
   std::string charset = "0123456789";
   bool caseInsensitive = false;
+  /// A CTC reading's confidence: "product" (DTRB's demo: the product of every column's maximum)
+  /// or "easyocr" (EasyOCR's custom_mean: the maxima of the columns whose argmax is not the
+  /// blank, their product to the power 2 / sqrt(n); 0 when every column is blank).
+  std::string ctcConfidence = "product";
   Preprocessing preprocessing;
 
   // Derived sizes.

@@ -63,6 +63,10 @@ ReceptiveField RecognizerImpl::geometry() const {
   return m_features->geometry(config.preprocessing.inputW, config.preprocessing.inputH);
 }
 
+ReceptiveField RecognizerImpl::geometry(int inputW) const {
+  return m_features->geometry(inputW, config.preprocessing.inputH);
+}
+
 Sharpener RecognizerImpl::sharpener() const {
   auto* attention = m_prediction.module->as<AttentionPredictionImpl>();
   if (!attention) return Sharpener(nullptr);

@@ -35,6 +35,8 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
 
   /// Receptive-field geometry of the feature stage for the configured input size.
   ReceptiveField geometry() const;
+  /// The same for an input `inputW` wide (a variable-width model's batch).
+  ReceptiveField geometry(int inputW) const;
   int numClasses() const { return m_numClasses; }
   /// The sharp glimpse's sharpener (null for other glimpses and CTC).
   Sharpener sharpener() const;

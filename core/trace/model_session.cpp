@@ -36,6 +36,12 @@ ModelSession::ModelSession(std::unique_ptr<Impl> impl) : d(std::move(impl)) {}
 ModelSession::~ModelSession() = default;
 
 std::shared_ptr<ModelSession> ModelSession::open(const std::string& path, const DtrbOptions& dtrb) {
+  return open(path, importOptionsOf(dtrb));
+}
+
+std::shared_ptr<ModelSession> ModelSession::open(const std::string& path,
+                                                 const ImportOptions& options,
+                                                 ImportReport* report) {
   if (isTesseractSpec(path)) {
     auto impl = std::make_unique<Impl>();
     impl->engine = TesseractEngine::open(parseTesseractSpec(path));
@@ -43,7 +49,7 @@ std::shared_ptr<ModelSession> ModelSession::open(const std::string& path, const 
     impl->path = path;
     return std::shared_ptr<ModelSession>(new ModelSession(std::move(impl)));
   }
-  auto loaded = loadModelFile(path, dtrb);
+  auto loaded = loadModelFile(path, options, report);
   auto impl = std::make_unique<Impl>();
   impl->config = loaded.config;
   impl->model = loaded.model;

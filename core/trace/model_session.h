@@ -6,6 +6,7 @@
 #include <string>
 
 #include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "model/model_config.h"
 #include "trace/attribution.h"
 #include "trace/faithfulness.h"
@@ -38,11 +39,16 @@ int computeThreads();
 
 class ModelSession {
  public:
-  /// Loads a model file, or imports a DTRB checkpoint with `dtrb` (throws Error naming the file
-  /// and the problem). A `tesseract:LANG[,psm=N]` spec opens Tesseract instead
+  /// Opens any model file through the registry of formats (formats/model_format.h) with
+  /// `options`; `report` says which format, why and what was assumed (throws Error naming the
+  /// file and the problem). A `tesseract:LANG[,psm=N]` spec opens Tesseract instead
   /// (engines/tesseract_engine.h): its traces have steps with boxes and top-k but no regions or
   /// attention; its config() is a default one with an empty charset.
-  static std::shared_ptr<ModelSession> open(const std::string& path, const DtrbOptions& dtrb = {});
+  static std::shared_ptr<ModelSession> open(const std::string& path,
+                                            const ImportOptions& options = {},
+                                            ImportReport* report = nullptr);
+  /// The same with DTRB's demo options (formats/dtrb_import.h).
+  static std::shared_ptr<ModelSession> open(const std::string& path, const DtrbOptions& dtrb);
   /// A model with random weights drawn from `seed`.
   static std::shared_ptr<ModelSession> create(const ModelConfig& config, uint64_t seed);
   ~ModelSession();

@@ -293,4 +293,22 @@ double attentionConfidence(const Charset& charset, const std::vector<int>& token
   return c;
 }
 
+double ctcConfidence(const std::string& rule, const std::vector<int>& argmax,
+                     const std::vector<double>& maxima, int blank) {
+  if (rule == "easyocr") {
+    double product = 1.0;
+    size_t n = 0;
+    for (size_t i = 0; i < argmax.size() && i < maxima.size(); ++i)
+      if (argmax[i] != blank) {
+        product *= maxima[i];
+        ++n;
+      }
+    if (n == 0) return 0.0;  // EasyOCR: np.array([0]), whose custom_mean is 0
+    return std::pow(product, 2.0 / std::sqrt(static_cast<double>(n)));
+  }
+  double product = 1.0;
+  for (double m : maxima) product *= m;
+  return product;
+}
+
 }  // namespace foveal::core

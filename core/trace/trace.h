@@ -182,4 +182,11 @@ class Charset;
 double attentionConfidence(const Charset& charset, const std::vector<int>& tokens,
                            const std::vector<double>& probs);
 
+/// A CTC reading's confidence from each column's argmax class and its probability, by the
+/// model's rule (ModelConfig::ctcConfidence): "product" (DTRB's demo: every column's maximum
+/// multiplied) or "easyocr" (EasyOCR's custom_mean over the columns whose argmax is not `blank`:
+/// product ^ (2 / sqrt(n)); 0 when every column is blank). The one rule for traces and evaluation.
+double ctcConfidence(const std::string& rule, const std::vector<int>& argmax,
+                     const std::vector<double>& maxima, int blank);
+
 }  // namespace foveal::core

@@ -38,8 +38,8 @@ torch::Tensor regionCrops(const ReceptiveField& rf, const Preprocessing& pp,
                           const torch::Tensor& image) {
   std::vector<float> th;
   for (const auto& box : rf.regionBoxes())
-    th.insert(th.end(), {static_cast<float>(box.w / pp.inputW), 0.f,
-                         static_cast<float>((2 * box.x + box.w) / pp.inputW - 1), 0.f,
+    th.insert(th.end(), {static_cast<float>(box.w / rf.inputW), 0.f,
+                         static_cast<float>((2 * box.x + box.w) / rf.inputW - 1), 0.f,
                          static_cast<float>(box.h / pp.inputH),
                          static_cast<float>((2 * box.y + box.h) / pp.inputH - 1)});
   const int64_t n = rf.regionCount();
@@ -63,7 +63,7 @@ std::vector<TokenProb> topTokens(const torch::Tensor& p, int k, const Charset& c
 
 // CTC: the steps are the emitted tokens of the greedy path.
 void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, const Charset& charset,
-                   const torch::Tensor& crops) {
+                   const torch::Tensor& crops, const std::string& confidenceRule) {
   auto probs = out.logProbs.select(0, b).detach().exp().to(torch::kCPU, torch::kDouble);  // [M, K]
   const int64_t m = probs.size(0);
   const int k = std::min<int>(topk, static_cast<int>(probs.size(1)));
@@ -72,13 +72,14 @@ void buildCtcSteps(Trace& tr, const RecognizerOutput& out, int b, int topk, cons
   // every column's maximum, which greedy decoding's path is).
   const auto shown = out.tokens.select(0, b).to(torch::kCPU, torch::kLong).contiguous();
   std::vector<int> path;
-  double confidence = 1.0;
+  std::vector<double> maxima;
   for (int64_t i = 0; i < m; ++i) {
     auto p = probs.select(0, i);
     tr.columnTopk.push_back(topTokens(p, k, charset));
     path.push_back(static_cast<int>(shown[i].item<int64_t>()));
-    confidence *= p[path.back()].item<double>();
+    maxima.push_back(p[path.back()].item<double>());  // the path's own (greedy: the maximum)
   }
+  const double confidence = ctcConfidence(confidenceRule, path, maxima, charset.blankIndex());
   const CtcPath collapsed = collapseCtcPath(path, charset.blankIndex());
   tr.patch = StepPatch::Region;
   StepMap& posterior = tr.addMap(kAttentionMap, "posterior over columns");
@@ -341,7 +342,8 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
                  int srcW, int srcH, int topk, bool stopAtEnd) {
   const auto& cfg = model->config;
   const Charset charset = cfg.makeCharset();
-  const auto rf = model->geometry();
+  // The geometry of the input as read: a variable-width model's input is as wide as its batch.
+  const auto rf = model->geometry(static_cast<int>(input.image.size(3)));
   const auto& pp = cfg.preprocessing;
   // With keep-ratio padding the image fills only the first contentW input columns.
   const int contentW =
@@ -357,7 +359,7 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   torch::Tensor crops;
   if (out.patches.empty()) crops = regionCrops(rf, pp, seen.detach());
   if (cfg.isCtc()) {
-    buildCtcSteps(tr, out, b, topk, charset, crops);
+    buildCtcSteps(tr, out, b, topk, charset, crops, cfg.ctcConfidence);
     locateSteps(tr, FocusRule::Columns);
     if (rf.sizeX >= pp.inputW) useFocusBoxes(tr, seen.detach(), sx, pp.inputW, pp.inputH);
     if (out.beam.allTokens.defined()) tr.hypotheses = ctcBeamHypotheses(charset, out.beam, b);

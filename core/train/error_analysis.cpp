@@ -412,7 +412,7 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
     const bool engine = isTesseractSpec(models[k]);  // Tesseract, read image by image
     LoadedModel loaded;
     if (!engine) {
-      loaded = loadModelFile(models[k], options.dtrb);
+      loaded = loadModelFile(models[k], options.importOptions);
       loaded.model->to(device);
     }
     EvalOptions o;

@@ -125,7 +125,7 @@ struct ErrorRunOptions {
   std::string scoring = "auto";
   std::string device = "cpu";
   int beamWidth = 1;
-  DtrbOptions dtrb;  ///< for a deep-text-recognition-benchmark .pth among the models
+  ImportOptions importOptions;  ///< for imported model files among the models (model_format.h)
 };
 
 /// Progress over every model: images read so far and the total (models x entries). Returning

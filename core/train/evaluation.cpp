@@ -72,7 +72,7 @@ namespace {
 
 /// Per image, as buildTrace computes it (so the inspector and the Errors page agree).
 std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset& charset,
-                                      int64_t batch) {
+                                      int64_t batch, const std::string& ctcRule) {
   std::vector<double> conf(static_cast<size_t>(batch), 1.0);
   // The chosen token's log p per step [B, T]: the argmax, or a beam search's token.
   auto best = out.logProbs.detach()
@@ -80,11 +80,17 @@ std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset
                   .squeeze(2)
                   .to(torch::kCPU, torch::kDouble);
   auto lp = best.accessor<double, 2>();
-  if (!out.alpha.defined()) {  // CTC: every column's maximum (its tokens are the argmax path)
+  if (!out.alpha.defined()) {  // CTC: the columns' maxima (its tokens are the argmax path)
+    auto tokens = out.tokens.to(torch::kCPU, torch::kLong);
+    auto tok = tokens.accessor<int64_t, 2>();
     for (int64_t b = 0; b < batch; ++b) {
-      double sum = 0;
-      for (int64_t t = 0; t < best.size(1); ++t) sum += lp[b][t];
-      conf[static_cast<size_t>(b)] = std::exp(sum);
+      std::vector<int> argmax;
+      std::vector<double> maxima;
+      for (int64_t t = 0; t < best.size(1); ++t) {
+        argmax.push_back(static_cast<int>(tok[b][t]));
+        maxima.push_back(std::exp(lp[b][t]));
+      }
+      conf[static_cast<size_t>(b)] = ctcConfidence(ctcRule, argmax, maxima, charset.blankIndex());
     }
     return conf;
   }
@@ -180,7 +186,8 @@ void BatchScorer::score(const data::Batch& batch, const RecognizerOutput& out) {
   const int64_t B = static_cast<int64_t>(read.size());
   const std::vector<double> entropy = meanEntropy(out, charset, read.size());
   const std::vector<double> confidence =
-      options.keepImages ? readingConfidence(out, charset, B) : std::vector<double>();
+      options.keepImages ? readingConfidence(out, charset, B, model->config.ctcConfidence)
+                         : std::vector<double>();
   for (size_t k = 0; k < read.size(); ++k) {
     const std::string prediction = charset.decode(read[k]);
     const std::string& truth = batch.labels[k];
@@ -278,7 +285,7 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
 EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std::string>& datasets,
                              const EvalOptions& options) {
   if (datasets.empty()) throw Error("evaluation: no dataset given");
-  auto loaded = loadModelFile(modelPath, options.dtrb);
+  auto loaded = loadModelFile(modelPath, options.importOptions);
   const torch::Device device = resolveDevice(options.device);
   loaded.model->to(device);
   EvalReport report;

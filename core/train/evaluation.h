@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "trace/localisation.h"
 
 namespace foveal::core::train {
@@ -43,8 +43,8 @@ struct EvalOptions {
   /// at the first one with an Error naming it and why (what `foveal-cli eval` does unless
   /// --skip-bad). Either way a dataset with no readable entry at all is an Error.
   bool skipBad = true;
-  /// For a deep-text-recognition-benchmark checkpoint: the options its file does not hold.
-  DtrbOptions dtrb;
+  /// For an imported model file (formats/model_format.h): the options its file does not hold.
+  ImportOptions importOptions;
   /// Keep every image's reading (DatasetEval::images), for error analysis.
   bool keepImages = false;
   EvalProgress progress;

@@ -24,7 +24,7 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   for (const auto& m : o.methods)
     if (m != "attention" && m != "random") attributionMethodFromString(m);  // throws naming it
   if (o.methods.empty()) throw Error("--methods names no map");
-  auto session = ModelSession::open(modelPath, o.dtrb);
+  auto session = ModelSession::open(modelPath, o.importOptions);
   auto data = data::openDataset(dataset);
   if (data->endless() && o.limit <= 0) throw Error(dataset + ": an endless stream needs --limit");
   const int64_t n = o.limit > 0 ? std::min<int64_t>(o.limit, static_cast<int64_t>(data->size()))

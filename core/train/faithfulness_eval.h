@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/dtrb_import.h"
+#include "formats/model_format.h"
 #include "trace/attribution.h"
 #include "trace/faithfulness.h"
 
@@ -18,8 +18,8 @@ struct FaithfulnessOptions {
   int64_t limit = 0;  ///< the first N images (0: all; an endless stream needs one)
   CurveOptions curves;
   int igSteps = 32;
-  int patch = 8, stride = 4;  ///< occlusion
-  DtrbOptions dtrb;
+  int patch = 8, stride = 4;    ///< occlusion
+  ImportOptions importOptions;  ///< for imported model files (formats/model_format.h)
   /// Called after each image with (done, total); false stops early.
   std::function<bool(int64_t, int64_t)> progress;
 };

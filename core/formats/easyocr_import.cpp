@@ -1,0 +1,473 @@
+#include "formats/easyocr_import.h"
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "base/error.h"
+#include "base/safe_read.h"
+#include "formats/dtrb_charset_needed.h"
+#include "formats/dtrb_weights.h"
+#include "formats/model_format.h"
+#include "model/charset.h"
+
+namespace foveal::core {
+
+namespace {
+
+constexpr int kEasyOcrImgH = 64;  // EasyOCR's config.py: imgH = 64
+
+bool startsWith(const std::string& s, const std::string& p) {
+  return s.compare(0, p.size(), p) == 0;
+}
+
+std::string trimRight(std::string s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
+  return s;
+}
+
+void appendUtf8(std::string& out, uint32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+// A YAML scalar as the rest of a `key: ...` line: plain (up to a " #" comment), 'single' ('' is
+// a quote) or "double" (backslash escapes).
+std::string scalar(const std::string& raw, const std::string& where) {
+  if (raw.empty()) return {};
+  auto afterClosing = [&](size_t pos) {
+    const std::string rest = trimRight(raw.substr(pos));
+    if (!rest.empty() && rest[0] != '#')
+      throw Error(where + ": text after the closing quote ('" + rest + "')");
+  };
+  if (raw[0] == '\'') {
+    std::string out;
+    for (size_t i = 1; i < raw.size(); ++i) {
+      if (raw[i] != '\'') {
+        out += raw[i];
+        continue;
+      }
+      if (i + 1 < raw.size() && raw[i + 1] == '\'') {
+        out += '\'';
+        ++i;
+        continue;
+      }
+      afterClosing(i + 1);
+      return out;
+    }
+    throw Error(where +
+                ": a single-quoted value without its closing quote (multi-line values "
+                "are not read)");
+  }
+  if (raw[0] == '"') {
+    std::string out;
+    for (size_t i = 1; i < raw.size(); ++i) {
+      const char c = raw[i];
+      if (c == '"') {
+        afterClosing(i + 1);
+        return out;
+      }
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (++i >= raw.size()) break;
+      const char e = raw[i];
+      int hex = 0;
+      switch (e) {
+        case '\\':
+          out += '\\';
+          break;
+        case '"':
+          out += '"';
+          break;
+        case '/':
+          out += '/';
+          break;
+        case ' ':
+          out += ' ';
+          break;
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case '0':
+          out += '\0';
+          break;
+        case 'x':
+          hex = 2;
+          break;
+        case 'u':
+          hex = 4;
+          break;
+        case 'U':
+          hex = 8;
+          break;
+        default:
+          throw Error(where + ": unknown escape '\\" + std::string(1, e) + "'");
+      }
+      if (hex) {
+        if (i + static_cast<size_t>(hex) >= raw.size())
+          throw Error(where + ": a cut-off \\" + std::string(1, e) + " escape");
+        const std::string digits = raw.substr(i + 1, static_cast<size_t>(hex));
+        if (digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+          throw Error(where + ": bad hex digits '" + digits + "'");
+        appendUtf8(out, static_cast<uint32_t>(std::stoul(digits, nullptr, 16)));
+        i += static_cast<size_t>(hex);
+      }
+    }
+    throw Error(where +
+                ": a double-quoted value without its closing quote (multi-line values "
+                "are not read)");
+  }
+  if (raw[0] == '|' || raw[0] == '>' || raw[0] == '[' || raw[0] == '{' || raw[0] == '&' ||
+      raw[0] == '*' || raw[0] == '!')
+    throw Error(where + ": this YAML form ('" + raw.substr(0, 1) +
+                "') is not read here; write the value on one line, plain or quoted");
+  const size_t comment = raw.find(" #");
+  return trimRight(comment == std::string::npos ? raw : raw.substr(0, comment));
+}
+
+int intScalar(const std::string& raw, const std::string& where) {
+  const std::string v = scalar(raw, where);
+  size_t used = 0;
+  int x = 0;
+  try {
+    x = std::stoi(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != v.size() || x < 1 || x > 8192)
+    throw Error(where + ": expected a whole number in [1, 8192], got '" + v + "'");
+  return x;
+}
+
+// EasyOCR's recogniser keys: DTRB's without a transformation, with the BiLSTM and a CTC Linear.
+struct KeyShape {
+  bool easyocrShaped = false;
+  bool prefix = false;
+  std::string why;
+};
+
+KeyShape keyShape(const StoredStateDict& sd) {
+  KeyShape k;
+  bool features = false, sequence = false, ctc = false, other = false;
+  size_t prefixed = 0;
+  for (const auto& t : sd.tensors) {
+    const bool pre = startsWith(t.key, "module.");
+    prefixed += pre;
+    const std::string name = pre ? t.key.substr(7) : t.key;
+    if (startsWith(name, "FeatureExtraction."))
+      features = true;
+    else if (startsWith(name, "SequenceModeling."))
+      sequence = true;
+    else if (name == "Prediction.weight" || name == "Prediction.bias")
+      ctc = true;
+    else
+      other = true;
+  }
+  k.prefix = prefixed != 0;
+  k.easyocrShaped = features && sequence && ctc && !other;
+  if (!k.easyocrShaped)
+    k.why =
+        "not the keys of EasyOCR's recognisers (FeatureExtraction, SequenceModeling, a CTC "
+        "Prediction Linear, nothing else)";
+  else
+    k.why = "a torch.save " + sd.format + " file of " + std::to_string(sd.tensors.size()) +
+            " tensors" + (k.prefix ? " under DataParallel's 'module.'" : "") +
+            " with EasyOCR's recogniser keys (FeatureExtraction, SequenceModeling, CTC Prediction)";
+  return k;
+}
+
+// The yaml the options name, or NAME.yaml beside NAME.pth (EasyOCR's user_network layout).
+std::string yamlOf(const FileProbe& file, const ImportOptions& o) {
+  const std::string given = stringOption(o, "yaml");
+  return given.empty() ? file.sibling(".yaml") : given;
+}
+
+struct ChosenCharset {
+  std::string characters, source;
+};
+
+ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
+                         const EasyOcrUserNetwork* yaml, const DtrbArchitecture& a,
+                         ImportReport& report) {
+  const int n = a.numClasses - 1;  // class 0 is the blank
+  ChosenCharset c;
+  const std::string named = stringOption(o, "easyocr");
+  const EasyOcrReleasedModel* released = nullptr;
+  if (!named.empty()) {
+    released = findEasyOcrModel(named);
+    if (!released) {
+      std::string names;
+      for (const auto& m : easyOcrReleasedModels())
+        names += (names.empty() ? "" : ", ") + std::string(m.name);
+      throw Error(file.path() + ": --easyocr " + named + " is not one of EasyOCR's released " +
+                  "recognisers (" + names + ")");
+    }
+  }
+  if (!stringOption(o, "character").empty()) {
+    c = {stringOption(o, "character"), "--character"};
+  } else if (yaml) {
+    c = {yaml->characters, "character_list of " + yaml->path};
+  } else if (released) {
+    c = {released->characters, "--easyocr " + named +
+                                   ": the character list EasyOCR's config.py "
+                                   "gives " +
+                                   released->name};
+  } else if ((released = findEasyOcrModel(file.stem()))) {
+    c = {released->characters, "the file is named as EasyOCR's released " +
+                                   std::string(released->filename) +
+                                   ": its character list from "
+                                   "EasyOCR's config.py (" +
+                                   released->name + ")"};
+    report.assumed.push_back("charset: " + c.source);
+  } else {
+    throw DtrbCharsetNeeded(
+        file.path() + ": the file has " + std::to_string(a.numClasses) + " classes (" +
+            std::to_string(n) +
+            " characters besides the blank) and nothing says which: give "
+            "--easyocr NAME (a released model; 'foveal-cli formats' lists them), NAME.yaml "
+            "beside the file (--yaml), or --character",
+        a.describe(), a.numClasses);
+  }
+  if (released && released->generation == 1 && a.features != "ResNet")
+    report.assumed.push_back(std::string(released->name) +
+                             " is a generation-1 (ResNet) model; this file has " + a.features +
+                             " features: its character list is used as given");
+  if (released && released->generation == 2 && a.features != "VGG")
+    report.assumed.push_back(std::string(released->name) +
+                             " is a generation-2 (VGG) model; this file has " + a.features +
+                             " features: its character list is used as given");
+  const int count = static_cast<int>(splitUtf8(c.characters).size());
+  if (count != n)
+    throw Error(file.path() + ": " + c.source + " has " + std::to_string(count) +
+                " characters, giving " + std::to_string(count + 1) +
+                " classes with the blank; the file's Prediction has " +
+                std::to_string(a.numClasses) + " (" + std::to_string(n) + " characters)");
+  return c;
+}
+
+void checkNetworkParams(const EasyOcrUserNetwork& y, const DtrbArchitecture& a,
+                        const std::string& path) {
+  auto check = [&](const char* key, int said, int file, const char* where) {
+    if (said != 0 && said != file)
+      throw Error(path + ": " + y.path + " says network_params." + key + " " +
+                  std::to_string(said) + ", but the file's " + where + " gives " +
+                  std::to_string(file));
+  };
+  check("input_channel", y.inputChannel, a.inputChannels, "first convolution");
+  check("output_channel", y.outputChannel, a.outputChannels, "FeatureExtraction");
+  check("hidden_size", y.hiddenSize, a.hiddenSize, "SequenceModeling");
+}
+
+LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
+  const std::string& path = file.path();
+  const StoredStateDict* sd = file.stateDict();
+  if (!sd) throw Error(path + ": not a torch.save file (EasyOCR's recognisers are .pth files)");
+  const DtrbArchitecture a = dtrbArchitecture(*sd, path);
+  if (a.transformation != "None" || a.sequence != "BiLSTM" || a.prediction != "CTC")
+    throw Error(path +
+                ": EasyOCR's recognisers are None-VGG-BiLSTM-CTC or None-ResNet-BiLSTM-CTC;"
+                " this file is " +
+                a.describe());
+  if (a.inputChannels != 1)
+    throw Error(path + ": the first convolution takes " + std::to_string(a.inputChannels) +
+                " channels; EasyOCR feeds its recognisers grey images (1)");
+  std::unique_ptr<EasyOcrUserNetwork> yaml;
+  const std::string yamlPath = yamlOf(file, o);
+  if (!yamlPath.empty()) {
+    yaml = std::make_unique<EasyOcrUserNetwork>(readEasyOcrYaml(yamlPath));
+    checkNetworkParams(*yaml, a, path);
+  }
+  const ChosenCharset cs = charsetFor(file, o, yaml.get(), a, report);
+  int imgH = yaml && yaml->imgH ? yaml->imgH : kEasyOcrImgH;
+  imgH = intOption(o, "imgH", imgH, path, 8, 4096);
+  if (!yaml && !o.count("imgH")) report.assumed.push_back("input height 64 (EasyOCR's imgH)");
+
+  ModelConfig c;
+  c.transformation = "none";
+  c.features = a.features == "VGG" ? "vgg" : "resnet";
+  c.sequence = "bilstm";
+  c.sequenceProjection = true;
+  c.prediction = "ctc";
+  c.cell = "dtrb";
+  c.attention = "soft";
+  c.featureChannels = a.outputChannels;
+  c.hiddenSize = a.hiddenSize;
+  c.attentionDepth = a.hiddenSize;
+  c.maxLength = 25;  // not used by CTC, which reads as many columns as the width gives
+  c.charset = cs.characters;
+  c.ctcConfidence = "easyocr";
+  c.preprocessing.inputH = imgH;
+  c.preprocessing.inputW = 4 * imgH;  // nominal: a word of ratio 4; each batch sets its own
+  c.preprocessing.colour = "pil_luma";
+  c.preprocessing.resize = "pil_bicubic";
+  c.preprocessing.keepRatioPad = true;
+  c.preprocessing.variableWidth = true;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  DtrbOptions sizes;  // only the TPS checks read it, and EasyOCR has no TPS
+  sizes.imgH = imgH;
+  sizes.imgW = c.preprocessing.inputW;
+  LoadedModel loaded = importDtrbWeights(*sd, a, c, path, sizes, &report.assumed);
+  const std::string generation =
+      a.features == "VGG" ? "generation 2 (VGG)" : "generation 1 (ResNet)";
+  report.description = "EasyOCR recogniser, " + generation + " (" + sd->format + " format" +
+                       (a.modulePrefix ? ", DataParallel 'module.' prefix" : "") +
+                       "): " + a.describe() + "; charset: " + cs.source;
+  nlohmann::json meta;
+  meta["format"] = "foveal-checkpoint";
+  meta["model"] = nlohmann::json::parse(c.toJson());
+  meta["imported_from"] = {{"kind", "easyocr"},
+                           {"file", path},
+                           {"save_format", sd->format},
+                           {"module_prefix", a.modulePrefix},
+                           {"architecture", a.describe()},
+                           {"charset", cs.source},
+                           {"notes", report.assumed}};
+  loaded.metadataJson = meta.dump(2);
+  report.provenanceJson = meta["imported_from"].dump();
+  return loaded;
+}
+
+Sniff sniffEasyOcr(const FileProbe& file, const ImportOptions& o) {
+  const StoredStateDict* sd = file.stateDict();
+  if (!sd) return {};
+  const KeyShape k = keyShape(*sd);
+  if (!k.easyocrShaped) return {0, k.why};
+  if (!stringOption(o, "easyocr").empty())
+    return {95, k.why + ", and --easyocr " + stringOption(o, "easyocr") + " given"};
+  if (!stringOption(o, "yaml").empty())
+    return {95, k.why + ", and --yaml " + stringOption(o, "yaml") + " given"};
+  const std::string yaml = file.sibling(".yaml");
+  if (!yaml.empty())
+    return {90, k.why + ", and " + yaml + " beside it (EasyOCR's user_network layout)"};
+  if (const auto* m = findEasyOcrModel(file.stem()))
+    return {80, k.why + ", named as EasyOCR's released " + std::string(m->filename)};
+  return {0, k.why +
+                 ", but nothing says it is EasyOCR's (no --easyocr NAME, no NAME.yaml beside it, "
+                 "not a released model's file name)"};
+}
+
+}  // namespace
+
+const EasyOcrReleasedModel* findEasyOcrModel(const std::string& name) {
+  for (const auto& m : easyOcrReleasedModels()) {
+    const std::string file = m.filename;
+    if (name == m.name || name == file || name + ".pth" == file) return &m;
+  }
+  return nullptr;
+}
+
+EasyOcrUserNetwork parseEasyOcrYaml(const std::string& text, const std::string& origin) {
+  EasyOcrUserNetwork n;
+  n.path = origin;
+  bool haveCharacters = false;
+  std::string section;  // the top-level key whose nested lines follow
+  size_t start = 0;
+  for (int line = 1; start <= text.size(); ++line) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string s = text.substr(start, end - start);
+    start = end + 1;
+    if (!s.empty() && s.back() == '\r') s.pop_back();
+    const std::string where = origin + ":" + std::to_string(line);
+    const size_t indent = s.find_first_not_of(' ');
+    if (indent == std::string::npos || s[indent] == '#') continue;
+    if (s[indent] == '\t') throw Error(where + ": a tab in the indentation (YAML allows spaces)");
+    const std::string content = s.substr(indent);
+    if (content == "---" || content == "...") continue;
+    if (content[0] == '-' && (content.size() == 1 || content[1] == ' ')) {
+      if (section.empty()) throw Error(where + ": a list item outside any key");
+      continue;  // lang_list's items: EasyOCR's detector, not the recogniser
+    }
+    size_t colon = std::string::npos;
+    if (content[0] != '"' && content[0] != '\'')
+      for (size_t i = 0; i < content.size(); ++i)
+        if (content[i] == ':' && (i + 1 == content.size() || content[i + 1] == ' ')) {
+          colon = i;
+          break;
+        }
+    if (colon == std::string::npos) throw Error(where + ": expected 'key: value'");
+    const std::string key = trimRight(content.substr(0, colon));
+    std::string rest = content.substr(colon + 1);
+    rest.erase(0, std::min(rest.size(), rest.find_first_not_of(' ')));
+    if (indent == 0) {
+      section.clear();
+      if (rest.empty() || rest[0] == '#') {
+        section = key;
+        continue;
+      }
+      if (key == "character_list") {
+        n.characters = scalar(rest, where);
+        haveCharacters = true;
+      } else if (key == "imgH") {
+        n.imgH = intScalar(rest, where);
+      }
+      continue;
+    }
+    if (section.empty()) throw Error(where + ": an indented line outside any key");
+    if (section != "network_params") continue;
+    if (key == "input_channel")
+      n.inputChannel = intScalar(rest, where);
+    else if (key == "output_channel")
+      n.outputChannel = intScalar(rest, where);
+    else if (key == "hidden_size")
+      n.hiddenSize = intScalar(rest, where);
+  }
+  if (!haveCharacters || n.characters.empty())
+    throw Error(origin +
+                ": no character_list (EasyOCR's user_network yaml names the model's characters "
+                "there)");
+  return n;
+}
+
+EasyOcrUserNetwork readEasyOcrYaml(const std::string& path) {
+  return parseEasyOcrYaml(readRegularFile(path, "EasyOCR network yaml", 1 << 20), path);
+}
+
+// The registry's entry (model_format.cpp).
+ModelFormat easyocrModelFormat() {
+  ModelFormat f;
+  f.name = "easyocr";
+  f.summary = "an EasyOCR recogniser (released generation 1 or 2, or a user_network .pth)";
+  f.options = {
+      {"easyocr",
+       "the released model whose characters the classes are (english_g2, latin_g1, "
+       "...: 'foveal-cli formats' lists them); default: from the file's name"},
+      {"yaml",
+       "EasyOCR's user_network NAME.yaml (character_list, imgH, network_params); "
+       "default: the .yaml beside the file"},
+      {"character",
+       "the characters of the classes in order (instead of the released list or "
+       "the yaml's)"},
+      {"imgH", "the input height", false, "64, or the yaml's imgH"},
+  };
+  f.sniff = sniffEasyOcr;
+  f.load = loadEasyOcr;
+  return f;
+}
+
+}  // namespace foveal::core
