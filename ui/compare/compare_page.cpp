@@ -213,8 +213,10 @@ void ComparePage::showStep(int step) {
       // std::clamp(step, 0, -1) gave -1 and the step list was indexed before its start.
       c.view->setStep(0);
       c.strip->setStep(0);
-      c.info->setText(tr("read <b>%1</b> &middot; no step (nothing was emitted)")
-                          .arg(qstr(r.trace->prediction).toHtmlEscaped()));
+      c.info->setText(r.trace->prediction.empty()
+                          ? tr("read nothing: no step was emitted")
+                          : tr("read <b>%1</b> &middot; no step")
+                                .arg(qstr(r.trace->prediction).toHtmlEscaped()));
       continue;
     }
     const int s = std::clamp(step, 0, static_cast<int>(r.trace->steps.size()) - 1);
