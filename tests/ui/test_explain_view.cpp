@@ -9,6 +9,7 @@
 #include <QtTest/QtTest>
 
 #include "attention_grid.h"
+#include "compare_page.h"
 #include "explain_runner.h"
 #include "inspector_page.h"
 #include "main_window.h"
@@ -59,7 +60,7 @@ class TestExplainView : public QObject {
     QVERIFY(trace->hasMap("ig"));
     QCOMPARE(view->pixelHeat().size(), size_t(trace->imageW) * size_t(trace->imageH));
     QCOMPARE(view->heatMap(), ui::pixelHeatImage(view->pixelHeat(), trace->imageW, trace->imageH));
-    auto* info = page->findChildren<QLabel*>();
+    const auto info = page->findChildren<QLabel*>();
     bool said = false;
     for (auto* l : info) said = said || l->text().contains("from the image");
     QVERIFY2(said, "the step panel does not say how much came from the image");
@@ -85,6 +86,13 @@ class TestExplainView : public QObject {
     QVERIFY(said);
     choose(source, QString::fromLatin1(core::kAttentionMap));
     QVERIFY(view->pixelHeat().empty());
+    // The compare page has its own selector: every column computes the chosen map.
+    w.tabs()->setCurrentWidget(w.comparePage());
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 1, 30000);
+    choose(w.comparePage()->heatSourceBox(), QStringLiteral("grad-input"));
+    QTRY_VERIFY_WITH_TIMEOUT(!w.comparePage()->traceView(0)->pixelHeat().empty(), 60000);
+    QVERIFY(w.comparePage()->traceView(0)->trace()->hasMap("grad-input"));
+    w.tabs()->setCurrentWidget(w.inspector());
     QCOMPARE(view->heatMap(), ui::heatMapImage(*view->trace(), view->trace()->attention(1),
                                                ui::heatMapSize(*view->trace())));
   }

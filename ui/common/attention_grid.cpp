@@ -150,7 +150,17 @@ QImage pixelHeatImage(const std::vector<double>& values, int width, int height) 
   if (width <= 0 || height <= 0 ||
       values.size() != static_cast<size_t>(width) * static_cast<size_t>(height))
     return {};
-  const double top = std::max(*std::max_element(values.begin(), values.end()), 1e-30);
+  // Attribution maps are spiky (a few pixels carry much of the mass): scaled by the 99th
+  // percentile of the positive values, so that more than a handful of pixels show.
+  std::vector<double> positive;
+  for (double v : values)
+    if (v > 0) positive.push_back(v);
+  double top = 1e-30;
+  if (!positive.empty()) {
+    const size_t k = positive.size() * 99 / 100;
+    std::nth_element(positive.begin(), positive.begin() + static_cast<long>(k), positive.end());
+    top = std::max(positive[k], 1e-30);
+  }
   QRgb ramp[256];
   for (int k = 0; k < 256; ++k) {
     const double v = k / 255.0;

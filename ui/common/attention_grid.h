@@ -58,8 +58,8 @@ std::vector<double> columnMarginal(const core::Trace& trace, const std::vector<d
 /// drawn over the image). Null when the trace has no regions or alpha does not cover them.
 QImage heatMapImage(const core::Trace& trace, const std::vector<double>& alpha, QSize size);
 /// A pixel map (an explanation: width x height values over the source image) as a heat map: its
-/// positive part relative to its largest value, coloured and translucent as heatMapImage. Null
-/// when the values do not fill the size.
+/// positive part relative to the 99th percentile of its positive values (clamped), coloured and
+/// translucent as heatMapImage. Null when the values do not fill the size.
 QImage pixelHeatImage(const std::vector<double>& values, int width, int height);
 /// Per source-pixel column, the positive mass of a pixel map (the heat strip of an explanation).
 std::vector<double> pixelColumnProfile(const std::vector<double>& values, int width, int height);

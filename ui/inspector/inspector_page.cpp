@@ -80,53 +80,6 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
     });
     bar->addWidget(box);
   }
-  // The heat's map: attention, or an attribution computed for the shown step on demand.
-  bar->addSpacing(8);
-  bar->addWidget(new QLabel(tr("Map:"), this));
-  m_heatSource = new QComboBox(this);
-  m_heatSource->setObjectName(QStringLiteral("heat-source"));
-  m_heatSource->setFocusPolicy(Qt::NoFocus);
-  m_heatSource->setToolTip(
-      tr("What the heat overlay and strip show: the attention, or why the step read its token "
-         "(attribution over the image's pixels, computed for the shown step)"));
-  m_heatSource->addItem(tr("Attention"), QString::fromLatin1(core::kAttentionMap));
-  for (auto method : core::attributionMethods())
-    m_heatSource->addItem(qstr(core::attributionLabel(method)), qstr(core::toString(method)));
-  bar->addWidget(m_heatSource);
-  m_explainBusy = new QWidget(this);
-  auto* busy = new QHBoxLayout(m_explainBusy);
-  busy->setContentsMargins(0, 0, 0, 0);
-  m_explainProgress = new QProgressBar(m_explainBusy);
-  m_explainProgress->setObjectName(QStringLiteral("explain-progress"));
-  m_explainProgress->setRange(0, 100);
-  m_explainProgress->setMaximumWidth(90);
-  busy->addWidget(m_explainProgress);
-  auto* cancel = new QToolButton(m_explainBusy);
-  cancel->setObjectName(QStringLiteral("explain-cancel"));
-  cancel->setText(tr("Cancel"));
-  busy->addWidget(cancel);
-  m_explainBusy->hide();
-  bar->addWidget(m_explainBusy);
-  m_explainer = new ExplainRunner(this);
-  connect(cancel, &QToolButton::clicked, m_explainer, &ExplainRunner::cancel);
-  connect(m_explainer, &ExplainRunner::progress, this,
-          [this](double f) { m_explainProgress->setValue(static_cast<int>(f * 100)); });
-  connect(m_explainer, &ExplainRunner::finished, this, &InspectorPage::explanationReady);
-  connect(m_explainer, &ExplainRunner::cancelled, this, [this] {
-    m_explainBusy->hide();
-    m_explainError = tr("cancelled");
-    showStep(m_cursor->step());
-  });
-  connect(m_explainer, &ExplainRunner::failed, this, [this](const QString& message) {
-    m_explainBusy->hide();
-    m_explainError = message;
-    showStep(m_cursor->step());
-  });
-  connect(m_heatSource, &QComboBox::currentIndexChanged, this, [this] {
-    m_view->setHeatSource(m_heatSource->currentData().toString());
-    m_explainError.clear();
-    showStep(m_cursor->step());
-  });
   bar->addStretch(1);
   auto* fit = new QToolButton(this);
   fit->setText(tr("Fit"));
@@ -155,6 +108,56 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
   sideLayout->addWidget(m_beams);
   connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
+  // The heat's map: attention, or an attribution computed for the shown step on demand (in the
+  // side panel, not the overlay bar: the window must fit a 1280-px laptop screen).
+  auto* mapRow = new QHBoxLayout;
+  mapRow->addWidget(new QLabel(tr("Map:"), side));
+  m_heatSource = new QComboBox(side);
+  m_heatSource->setObjectName(QStringLiteral("heat-source"));
+  m_heatSource->setFocusPolicy(Qt::NoFocus);
+  m_heatSource->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  m_heatSource->setMinimumContentsLength(12);
+  m_heatSource->setToolTip(
+      tr("What the heat overlay and strip show: the attention, or why the step read its token "
+         "(attribution over the image's pixels, computed for the shown step)"));
+  m_heatSource->addItem(tr("Attention"), QString::fromLatin1(core::kAttentionMap));
+  for (auto method : core::attributionMethods())
+    m_heatSource->addItem(qstr(core::attributionLabel(method)), qstr(core::toString(method)));
+  mapRow->addWidget(m_heatSource, 1);
+  sideLayout->addLayout(mapRow);
+  m_explainBusy = new QWidget(side);
+  auto* busy = new QHBoxLayout(m_explainBusy);
+  busy->setContentsMargins(0, 0, 0, 0);
+  m_explainProgress = new QProgressBar(m_explainBusy);
+  m_explainProgress->setObjectName(QStringLiteral("explain-progress"));
+  m_explainProgress->setRange(0, 100);
+  busy->addWidget(m_explainProgress, 1);
+  auto* cancel = new QToolButton(m_explainBusy);
+  cancel->setObjectName(QStringLiteral("explain-cancel"));
+  cancel->setText(tr("Cancel"));
+  busy->addWidget(cancel);
+  m_explainBusy->hide();
+  sideLayout->addWidget(m_explainBusy);
+  m_explainer = new ExplainRunner(this);
+  connect(cancel, &QToolButton::clicked, m_explainer, &ExplainRunner::cancel);
+  connect(m_explainer, &ExplainRunner::progress, this,
+          [this](double f) { m_explainProgress->setValue(static_cast<int>(f * 100)); });
+  connect(m_explainer, &ExplainRunner::finished, this, &InspectorPage::explanationReady);
+  connect(m_explainer, &ExplainRunner::cancelled, this, [this] {
+    m_explainBusy->hide();
+    m_explainError = tr("cancelled");
+    showStep(m_cursor->step());
+  });
+  connect(m_explainer, &ExplainRunner::failed, this, [this](const QString& message) {
+    m_explainBusy->hide();
+    m_explainError = message;
+    showStep(m_cursor->step());
+  });
+  connect(m_heatSource, &QComboBox::currentIndexChanged, this, [this] {
+    m_view->setHeatSource(m_heatSource->currentData().toString());
+    m_explainError.clear();
+    showStep(m_cursor->step());
+  });
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
   m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
