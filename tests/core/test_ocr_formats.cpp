@@ -514,10 +514,12 @@ class TestOcrFormats : public QObject {
     auto paths = [](const Node& root) {
       std::map<QString, std::set<QString>> out;
       std::function<void(const Node&, QString)> walk = [&](const Node& n, QString path) {
-        if (n.name != "ComposedBlock") path += "/" + n.name;
-        auto& a = out[path];
-        for (const auto& [k, v] : n.attrs)
-          if (!k.startsWith("xmlns") && !k.startsWith("xsi:")) a.insert(k);
+        if (n.name != "ComposedBlock") {  // its attributes are its own, not its parent's
+          path += "/" + n.name;
+          auto& a = out[path];
+          for (const auto& [k, v] : n.attrs)
+            if (!k.startsWith("xmlns") && !k.startsWith("xsi:")) a.insert(k);
+        }
         for (const auto& c : n.children) walk(c, path);
       };
       walk(root, "");
