@@ -35,14 +35,18 @@ void applyStageOptions(const CliArgs& a, core::ModelConfig& c) {
   if (a.has("keep-ratio-pad")) c.preprocessing.keepRatioPad = true;
 }
 
-core::ImportOptions importOptions(const CliArgs& a) {
+core::ImportOptions importOptions(const CliArgs& a, bool formatIsOutput) {
   core::ImportOptions o;
   // An empty --character fell back to the default charset without a word.
   if (a.has("character") && a.value("character").empty())
     throw std::invalid_argument(
         "--character is empty: give the characters the model was trained with, or leave it out "
         "to infer them from the class count");
-  if (a.has(core::kFormatOption)) o[core::kFormatOption] = a.value(core::kFormatOption);
+  // `trace` and the data commands use --format for what they write: there the model file's
+  // format is --model-format (accepted everywhere).
+  if (!formatIsOutput && a.has(core::kFormatOption))
+    o[core::kFormatOption] = a.value(core::kFormatOption);
+  if (a.has(kModelFormatOption)) o[core::kFormatOption] = a.value(kModelFormatOption);
   for (const auto& opt : core::allImportOptions()) {
     if (!a.has(opt.key)) continue;
     o[opt.key] = opt.flag ? "1" : a.value(opt.key);
@@ -52,6 +56,7 @@ core::ImportOptions importOptions(const CliArgs& a) {
 
 std::set<std::string> withImportOptions(std::set<std::string> base) {
   base.insert(core::kFormatOption);
+  base.insert(kModelFormatOption);
   for (const auto& opt : core::allImportOptions())
     if (!opt.flag) base.insert(opt.key);
   return base;
@@ -66,7 +71,7 @@ std::set<std::string> withImportFlags(std::set<std::string> base) {
 std::string importUsage() {
   std::string out =
       "Model files are opened through their format, recognised by content (--format NAME "
-      "chooses one):\n";
+      "chooses one; --model-format NAME where --format names an output):\n";
   for (const auto& f : core::modelFormats()) {
     out += "  " + f.name + ": " + f.summary + "\n";
     for (const auto& o : f.options)

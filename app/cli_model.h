@@ -21,7 +21,11 @@ void applyStageOptions(const CliArgs& args, core::ModelConfig& config);
 /// The options of every model file format (formats/model_format.h: DTRB's --character,
 /// --imgH, ..., EasyOCR's --easyocr, ...) and --format, accepted by every command that opens a
 /// model; what was given, as the import's key/value pairs.
-core::ImportOptions importOptions(const CliArgs& args);
+/// The option that names a model file's format where --format names what a command writes
+/// (trace --dataset --format hocr,alto,page).
+inline constexpr const char* kModelFormatOption = "model-format";
+/// The format options a command was given; `formatIsOutput`: its --format is not the model's.
+core::ImportOptions importOptions(const CliArgs& args, bool formatIsOutput = false);
 /// `base` plus the formats' valued options (and --format), or their flags.
 std::set<std::string> withImportOptions(std::set<std::string> base);
 std::set<std::string> withImportFlags(std::set<std::string> base);

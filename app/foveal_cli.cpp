@@ -172,7 +172,7 @@ ImageReader openReader(const CliArgs& a, const core::TraceOptions& opt) {
     };
   }
   std::shared_ptr<const core::ModelSession> session =
-      core::ModelSession::open(model, app::importOptions(a));
+      core::ModelSession::open(model, app::importOptions(a, /*formatIsOutput=*/true));
   return [session, opt](const core::GreyImage& image, const std::string& source) {
     return session->trace(image, source, opt);
   };
