@@ -95,12 +95,13 @@ std::string FaithfulnessReport::toTable() const {
   char head[256];
   std::snprintf(head, sizeof head, "faithfulness of each map: %s on %s, %lld images, %.1f s\n",
                 model.c_str(), dataset.c_str(), static_cast<long long>(table.images), seconds);
-  return head + std::string(
-                    "deletion: AUC of p(token) as the map's pixels turn mid-grey, largest first "
-                    "(lower is better); insertion: as they\nreturn into a blurred image (higher "
-                    "is better); pointing: the map's maximum inside the character's true box;\n"
-                    "weighting: the share of its positive mass inside; rank corr: Spearman with "
-                    "the attention map, per step;\nmap s: time making the maps\n\n") +
+  return head +
+         std::string(
+             "deletion: AUC of p(token) as the map's pixels turn mid-grey, largest first "
+             "(lower is better); insertion: as they\nreturn into a blurred image (higher "
+             "is better); pointing: the map's maximum inside the character's true box;\n"
+             "weighting: the share of its positive mass inside; rank corr: Spearman with "
+             "the attention map, per step;\nmap s: time making the maps\n\n") +
          table.toTable();
 }
 
