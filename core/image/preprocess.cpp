@@ -22,26 +22,27 @@ static torch::Tensor resize(const torch::Tensor& img, int64_t w, int64_t h) {
 
 namespace {
 
+// The image's interleaved 8-bit planes as the model reads them: RGB (a grey image's grey in every
+// band, as PIL's convert('RGB')), PIL's luma of a colour image, or the grey pixels.
+static std::vector<uint8_t> inputPlanes(const GreyImage& g, const Preprocessing& pp, int c) {
+  const size_t n = static_cast<size_t>(g.width) * g.height;
+  if (c == 3) {
+    if (!g.rgb.empty()) return g.rgb;
+    std::vector<uint8_t> planes(n * 3);
+    for (size_t i = 0; i < n; ++i)
+      planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
+    return planes;
+  }
+  if (pp.colour == "pil_luma" && !g.rgb.empty()) return pilLuma(g.rgb.data(), n);
+  return g.pixels;
+}
+
 // DTRB's input: the image's planes (PIL luma or RGB), PIL-bicubic resized to `w` x `h` (or
 // Foveal's bilinear), / 255, then (x - 0.5) / 0.5 as torchvision's ToTensor and DTRB do, and
 // padded to `padW` by repeating the last column. [1, C, h, padW].
 torch::Tensor pilInput(const GreyImage& g, const Preprocessing& pp, int w, int h, int padW) {
   const int c = pp.channels();
-  std::vector<uint8_t> planes;
-  const size_t n = static_cast<size_t>(g.width) * g.height;
-  if (c == 3) {
-    if (!g.rgb.empty()) {
-      planes = g.rgb;
-    } else {  // convert('RGB') of a grey image: the grey in every band
-      planes.resize(n * 3);
-      for (size_t i = 0; i < n; ++i)
-        planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
-    }
-  } else if (pp.colour == "pil_luma" && !g.rgb.empty()) {
-    planes = pilLuma(g.rgb.data(), n);
-  } else {
-    planes = g.pixels;
-  }
+  std::vector<uint8_t> planes = inputPlanes(g, pp, c);
   torch::Tensor t;
   if (pp.resize == "pil_bicubic") {
     auto r = pilResizeBicubic(planes.data(), g.width, g.height, c, w, h);
@@ -119,21 +120,7 @@ ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing&
 torch::Tensor sourceTensor(const GreyImage& g, const Preprocessing& pp) {
   if (g.empty()) throw Error("cannot preprocess an empty image");
   const int c = pp.channels();
-  const size_t n = static_cast<size_t>(g.width) * g.height;
-  std::vector<uint8_t> planes;
-  if (c == 3) {
-    if (!g.rgb.empty()) {
-      planes = g.rgb;
-    } else {
-      planes.resize(n * 3);
-      for (size_t i = 0; i < n; ++i)
-        planes[3 * i] = planes[3 * i + 1] = planes[3 * i + 2] = g.pixels[i];
-    }
-  } else if (pp.colour == "pil_luma" && !g.rgb.empty()) {
-    planes = pilLuma(g.rgb.data(), n);
-  } else {
-    planes = g.pixels;
-  }
+  std::vector<uint8_t> planes = inputPlanes(g, pp, c);
   return torch::from_blob(planes.data(), {g.height, g.width, c}, torch::kUInt8)
       .permute({2, 0, 1})
       .to(torch::kFloat)
