@@ -1,9 +1,30 @@
 #include "train/adadelta.h"
 
+#include <sstream>
+#include <string>
+#include <type_traits>
+
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
 namespace foveal::core::train {
+
+namespace {
+
+// The key of a parameter's state in torch::optim::Optimizer::state(): LibTorch 1.x keys it by the
+// TensorImpl's address printed as a string (c10::guts::to_string), 2.x by the address itself.
+template <class Key>
+Key paramStateKey(c10::TensorImpl* impl) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream s;
+    s << impl;
+    return s.str();
+  } else {
+    return impl;
+  }
+}
+
+}  // namespace
 
 void AdadeltaOptions::serialize(torch::serialize::OutputArchive& archive) const {
   _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);
@@ -53,7 +74,8 @@ torch::Tensor Adadelta::step(LossClosure closure) {
       if (!p.grad().defined()) continue;
       auto grad = p.grad();
       TORCH_CHECK(!grad.is_sparse(), "Adadelta does not support sparse gradients");
-      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      using Key = std::decay_t<decltype(state_)>::key_type;
+      const Key key = paramStateKey<Key>(p.unsafeGetTensorImpl());
       auto it = state_.find(key);
       if (it == state_.end()) {
         auto s = std::make_unique<AdadeltaParamState>();
