@@ -1,8 +1,10 @@
 #include "cli_train.h"
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -31,8 +33,10 @@ namespace {
 class TrainLog {
  public:
   void open(const std::string& path) {
+    m_path = path;
+    errno = 0;
     m_file.open(path, std::ios::app);
-    if (!m_file) std::cerr << "warning: cannot write " << path << "; training goes on\n";
+    if (!m_file) warn();
   }
   void line(const std::string& text, bool toStdout = true) {
     if (toStdout) std::cout << text << std::endl;
@@ -42,10 +46,20 @@ class TrainLog {
     std::tm local{};
     localtime_r(&now, &local);
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+    errno = 0;
     m_file << stamp << "  " << text << std::endl;
+    if (!m_file)
+      warn();  // a full disk: said once, and the log stops; metrics.jsonl (which
+               // stops the run when it cannot be appended to) stays the record
   }
 
  private:
+  void warn() {
+    std::cerr << "warning: cannot append to " << m_path << " ("
+              << (errno ? std::strerror(errno) : "write failed")
+              << "); training goes on without its text log\n";
+  }
+  std::string m_path;
   std::ofstream m_file;
 };
 

@@ -1045,7 +1045,17 @@ class TestMainWindow : public QObject {
         QCOMPARE(bytes, QByteArray::fromStdString(core::toHocr(*w.trace())));
     }
     QVERIFY(ui::exportTrace(*w.trace(), m_dir.filePath("trace.xml")).contains(".alto.xml"));
-    QVERIFY(ui::exportWidget(w.inspector(), "/nonexistent-dir/x.png").contains("cannot write"));
+    // Every format goes through QSaveFile; a failure names the file and says why.
+    for (const char* ext : {"png", "svg", "pdf"}) {
+      const QString bad = QString("/nonexistent-dir/x.%1").arg(ext);
+      const QString said = ui::exportWidget(w.inspector(), bad);
+      QVERIFY2(said.contains("cannot write") && said.startsWith(bad), qPrintable(said));
+      QVERIFY(!QFileInfo::exists(bad));
+    }
+    // Replacing an earlier export leaves no temporary file beside it.
+    const QString again = m_dir.filePath("view.svg");
+    QCOMPARE(ui::exportWidget(w.inspector(), again), QString());
+    QCOMPARE(QDir(m_dir.path()).entryList({"view.svg*"}, QDir::Files), QStringList{"view.svg"});
   }
 
   void zoomKeepsTheAnchorPoint() {

@@ -23,41 +23,67 @@ QString writeText(const QString& path, const QByteArray& bytes) {
   return {};
 }
 
+// Every export goes through QSaveFile: written beside the target and renamed over it on commit,
+// so a full disk or a crash never leaves a half-written figure under the user's file name, and a
+// failure names the file and the system's reason.
+QString commitOrSay(QSaveFile& f, const QString& path, const QString& what) {
+  if (!f.commit()) return QObject::tr("%1: cannot write %2 (%3)").arg(path, what, f.errorString());
+  return {};
+}
+
+QString savePng(const QImage& image, const QString& path) {
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly))
+    return QObject::tr("%1: cannot write PNG (%2)").arg(path, f.errorString());
+  if (!image.save(&f, "PNG")) {
+    f.cancelWriting();
+    return QObject::tr("%1: cannot write PNG (encoding failed)").arg(path);
+  }
+  return commitOrSay(f, path, QStringLiteral("PNG"));
+}
+
 template <typename Paint>
 QString paintVector(const QString& path, const QSize& size, Paint paint) {
   const QString ext = suffix(path);
+  if (ext != QLatin1String("svg") && ext != QLatin1String("pdf"))
+    return QObject::tr("%1: unknown format '.%2' (use .png, .svg or .pdf)").arg(path, ext);
+  const QString what = ext.toUpper();
+  QSaveFile f(path);
+  if (!f.open(QIODevice::WriteOnly))
+    return QObject::tr("%1: cannot write %2 (%3)").arg(path, what, f.errorString());
+  bool painted = false;
   if (ext == QLatin1String("svg")) {
     QSvgGenerator svg;
-    svg.setFileName(path);
+    svg.setOutputDevice(&f);
     svg.setSize(size);
     svg.setViewBox(QRect(QPoint(0, 0), size));
     svg.setTitle(QStringLiteral("Foveal"));
     QPainter p;
-    if (!p.begin(&svg)) return QObject::tr("%1: cannot write SVG").arg(path);
-    paint(p);
-    p.end();
-    return QFile::exists(path) ? QString() : QObject::tr("%1: cannot write SVG").arg(path);
-  }
-  if (ext == QLatin1String("pdf")) {
-    QPdfWriter pdf(path);
+    if ((painted = p.begin(&svg))) {
+      paint(p);
+      painted = p.end();
+    }
+  } else {
+    QPdfWriter pdf(&f);
     pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
     pdf.setPageMargins({});
     pdf.setResolution(72);
     QPainter p;
-    if (!p.begin(&pdf)) return QObject::tr("%1: cannot write PDF").arg(path);
-    paint(p);
-    p.end();
-    return {};
+    if ((painted = p.begin(&pdf))) {
+      paint(p);
+      painted = p.end();
+    }
   }
-  return QObject::tr("%1: unknown format '.%2' (use .png, .svg or .pdf)").arg(path, ext);
+  if (!painted) {
+    f.cancelWriting();
+    return QObject::tr("%1: cannot render the %2").arg(path, what);
+  }
+  return commitOrSay(f, path, what);
 }
 }  // namespace
 
 QString exportWidget(QWidget* widget, const QString& path) {
-  if (suffix(path) == QLatin1String("png")) {
-    if (!widget->grab().save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
-    return {};
-  }
+  if (suffix(path) == QLatin1String("png")) return savePng(widget->grab().toImage(), path);
   return paintVector(path, widget->size(), [widget](QPainter& p) { widget->render(&p); });
 }
 
@@ -77,15 +103,11 @@ QString exportFigure(QWidget* widget, const QString& path, double scale, const Q
     p.scale(scale, scale);
     widget->render(&p, {}, QRegion(area), QWidget::DrawChildren);
   }
-  if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
-  return {};
+  return savePng(image, path);
 }
 
 QString exportImage(const QImage& image, const QString& path) {
-  if (suffix(path) == QLatin1String("png")) {
-    if (!image.save(path, "PNG")) return QObject::tr("%1: cannot write PNG").arg(path);
-    return {};
-  }
+  if (suffix(path) == QLatin1String("png")) return savePng(image, path);
   return paintVector(path, image.size(), [&image](QPainter& p) { p.drawImage(0, 0, image); });
 }
 

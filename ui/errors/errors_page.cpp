@@ -17,7 +17,6 @@
 #include <QSpinBox>
 #include <QSplitter>
 #include <QStandardItemModel>
-#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
@@ -32,6 +31,7 @@
 #include "error_analysis_runner.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"
+#include "exporter.h"
 #include "model_list_model.h"
 #include "qt_convert.h"
 #include "reading_controls.h"
@@ -646,7 +646,7 @@ QString ErrorsPage::exportConfusion(const QString& path, double scale) const {
   image.setDevicePixelRatio(scale);
   image.fill(Qt::white);
   view.render(&image);
-  return image.save(path) ? QString() : tr("%1: cannot write the image").arg(path);
+  return exportImage(image, path);  // through QSaveFile, as every export
 }
 
 void ErrorsPage::exportMenu() {
