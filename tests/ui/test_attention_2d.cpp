@@ -339,6 +339,71 @@ class TestAttention2d : public QObject {
     QCOMPARE(grid.cellColour(kHot), ui::heatColour(0.0));
   }
 
+  // Multi-head attention (PARSeq): the map menu offers each head and the first pass beside the
+  // mean; choosing one moves the grid's hot cell, the bars, the alignment and the heat map to
+  // that head's; a trace with one attention takes the entries away again.
+  void headSelectorShowsEachHead() {
+    auto t = gridTrace();           // the mean looks at kHot at step 0
+    constexpr int kHeadTwoHot = 3;  // head 2 looks at cell (0, 3) at every step
+    auto& h1 = t->addMap(std::string(core::kAttentionHeadPrefix) + "1", "α head 1");
+    auto& h2 = t->addMap(std::string(core::kAttentionHeadPrefix) + "2", "α head 2");
+    auto& first = t->addMap(core::kFirstPassAttentionMap, "α first pass");
+    for (size_t s = 0; s < t->steps.size(); ++s) {
+      h1.steps.push_back(t->attention(s));
+      h2.steps.emplace_back(kRows * kColumns, 0.0)[kHeadTwoHot] = 1.0;
+      // The first pass ran step 0 only: later steps fall back to the mean.
+      first.steps.emplace_back(s == 0 ? std::vector<double>(kRows * kColumns, 0.0)
+                                      : std::vector<double>{});
+      if (s == 0) first.steps.back()[0] = 1.0;
+    }
+    QCOMPARE(t->attentionHeads(), 2);
+    ui::StepCursor cursor;
+    ui::InspectorPage page(&cursor);
+    page.resize(1200, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.setImage(greyImage());
+    page.setTrace(t);
+    cursor.setCount(3);
+    cursor.setStep(0);
+    auto* menu = page.findChild<QComboBox*>(QStringLiteral("heat-source"));
+    QVERIFY(menu);
+    QCOMPARE(menu->itemData(0).toString(), QString(core::kAttentionMap));
+    QVERIFY(menu->itemText(0).contains("mean"));
+    QCOMPARE(menu->itemData(1).toString(), QString("attention-head-1"));
+    QCOMPARE(menu->itemData(2).toString(), QString("attention-head-2"));
+    QCOMPARE(menu->itemData(3).toString(), QString(core::kFirstPassAttentionMap));
+    QVERIFY(menu->itemText(2).contains("head 2 of 2"));
+    QVERIFY(menu->findData(QString("saliency")) > 3);  // the explanations stay after them
+    QCOMPARE(page.attentionGrid()->cellColour(kHot), ui::heatColour(1.0));
+    // Head 2: every view follows.
+    menu->setCurrentIndex(2);
+    QCOMPARE(page.attentionGrid()->cellColour(kHeadTwoHot), ui::heatColour(1.0));
+    QCOMPARE(page.attentionGrid()->cellColour(kHot), ui::heatColour(0.0));
+    QCOMPARE(page.attentionPlot()->values().at(kHeadTwoHot), 1.0);
+    QCOMPARE(page.traceView()->heatSource(), QString("attention-head-2"));
+    QVERIFY(page.traceView()->pixelHeat().empty());  // an attention, not a pixel map
+    const QImage headMap = page.traceView()->heatMap();
+    const QImage meanMap = ui::heatMapImage(*t, t->attention(0), headMap.size());
+    const QImage twoMap = ui::heatMapImage(*t, h2.steps[0], headMap.size());
+    QCOMPARE(headMap, twoMap);
+    QVERIFY(headMap != meanMap);
+    // The first pass: its own map where it ran, the mean where it did not.
+    menu->setCurrentIndex(3);
+    QCOMPARE(page.attentionGrid()->cellColour(0), ui::heatColour(1.0));
+    cursor.setStep(1);
+    QCOMPARE(page.attentionGrid()->cellColour(1), ui::heatColour(1.0));  // the mean's step 1
+    // Another reading with one attention: the head entries go, the menu falls back to the mean.
+    menu->setCurrentIndex(2);
+    page.setTrace(gridTrace());
+    QCOMPARE(menu->currentData().toString(), QString(core::kAttentionMap));
+    QCOMPARE(menu->itemText(0), QString("Attention"));
+    QCOMPARE(menu->findData(QString("attention-head-1")), -1);
+    QCOMPARE(page.traceView()->heatSource(), QString(core::kAttentionMap));
+    cursor.setStep(0);
+    QCOMPARE(page.attentionGrid()->cellColour(kHot), ui::heatColour(1.0));
+  }
+
   // R*M columns, flattened row by row, with each grid row's start marked.
   void alignmentMatrixHasEveryCell() {
     ui::AlignmentView view;

@@ -1,5 +1,8 @@
 #include "attention_grid.h"
 
+#include <QComboBox>
+#include <QSignalBlocker>
+
 #include <QHelpEvent>
 #include <QPainter>
 #include <QToolTip>
@@ -253,7 +256,62 @@ int AttentionGridView::regionAt(const QPointF& p) const {
 
 const std::vector<double>& AttentionGridView::currentAttention() const {
   static const std::vector<double> none;
-  return currentStep() ? m_trace->attention(static_cast<size_t>(m_step)) : none;
+  return currentStep() ? shownAttention(*m_trace, m_source, static_cast<size_t>(m_step)) : none;
+}
+
+void AttentionGridView::setAttentionSource(const QString& source) {
+  if (source == m_source) return;
+  m_source = source;
+  update();
+}
+
+bool isAttentionSource(const QString& source) {
+  return source == QLatin1String(core::kAttentionMap) ||
+         source == QLatin1String(core::kFirstPassAttentionMap) ||
+         source.startsWith(QLatin1String(core::kAttentionHeadPrefix));
+}
+
+const std::vector<double>& shownAttention(const core::Trace& trace, const QString& source,
+                                          size_t step) {
+  if (source != QLatin1String(core::kAttentionMap) && isAttentionSource(source)) {
+    const core::StepMap* map = trace.map(source.toStdString());
+    if (map && map->layout == core::MapLayout::Regions && step < map->steps.size() &&
+        !map->steps[step].empty())
+      return map->steps[step];
+  }
+  return trace.attention(step);
+}
+
+std::vector<std::pair<QString, QString>> extraAttentionSources(const core::Trace& trace) {
+  std::vector<std::pair<QString, QString>> out;
+  const int heads = trace.attentionHeads();
+  for (int h = 1; h <= heads; ++h)
+    out.emplace_back(QString::fromLatin1(core::kAttentionHeadPrefix) + QString::number(h),
+                     QObject::tr("Attention, head %1 of %2").arg(h).arg(heads));
+  if (trace.hasMap(core::kFirstPassAttentionMap))
+    out.emplace_back(QString::fromLatin1(core::kFirstPassAttentionMap),
+                     QObject::tr("Attention, first pass"));
+  return out;
+}
+
+void offerAttentionSources(QComboBox* menu, const core::Trace* trace) {
+  const QString chosen = menu->currentData().toString();
+  {
+    const QSignalBlocker quiet(menu);  // rebuilding moves the index: one signal after, if any
+    for (int i = menu->count() - 1; i >= 1; --i)
+      if (isAttentionSource(menu->itemData(i).toString())) menu->removeItem(i);
+    const auto extra =
+        trace ? extraAttentionSources(*trace) : std::vector<std::pair<QString, QString>>{};
+    int at = 1;
+    for (const auto& [name, label] : extra) menu->insertItem(at++, label, name);
+    menu->setItemText(
+        0, extra.empty() ? QObject::tr("Attention") : QObject::tr("Attention, mean of the heads"));
+    const int keep = menu->findData(chosen);
+    menu->setCurrentIndex(keep >= 0 ? keep : 0);
+  }
+  // The chosen map is gone (a model with other heads): whoever listens follows the mean.
+  if (menu->currentData().toString() != chosen)
+    Q_EMIT menu->currentIndexChanged(menu->currentIndex());
 }
 
 QColor AttentionGridView::cellColour(int region) const {

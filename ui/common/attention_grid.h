@@ -3,6 +3,7 @@
 // over one row of columns (every 1-D model, the grid's case of one row), for the views that draw
 // it: the layout of a trace's regions, where each cell's centre lies in the source image, the heat
 // map over the image, and the per-step grid widget shown beside the bar chart.
+#include <QComboBox>
 #include <QImage>
 #include <QPointF>
 #include <QRectF>
@@ -67,6 +68,22 @@ std::vector<double> pixelColumnProfile(const std::vector<double>& values, int wi
 /// (drawn scaled smoothly).
 QSize heatMapSize(const core::Trace& trace, int longSide = 640);
 
+/// Which attention a view shows, for models with several (PARSeq's cross-attention per head and
+/// of its first pass; core/trace/trace.h kAttentionHeadPrefix): a "heat source" that names an
+/// attention map over the regions, not a pixel map (an explanation).
+bool isAttentionSource(const QString& source);
+/// The attention values `source` names at `step`: that map's where the trace has it with values at
+/// the step (a first pass may not have run every step), else the trace's (mean) attention.
+const std::vector<double>& shownAttention(const core::Trace& trace, const QString& source,
+                                          size_t step);
+/// The attention maps a trace offers beyond the mean, as (map name, menu label): each head, then
+/// the first pass. Empty for a model with one attention.
+std::vector<std::pair<QString, QString>> extraAttentionSources(const core::Trace& trace);
+/// Puts `trace`'s extra attention sources into a map menu right after its first entry (the
+/// mean attention), replacing those of the last trace, and keeps the chosen entry where it still
+/// exists (else the mean). Each item's data is the map's name.
+void offerAttentionSources(QComboBox* menu, const core::Trace* trace);
+
 /// The current step's alpha as a rows x columns grid of square cells (a 2-D model; a 1-D model
 /// shows one row), coloured like the heat map; the selected cell outlined. Hovering a cell names
 /// its row, column and alpha.
@@ -77,6 +94,8 @@ class AttentionGridView : public QWidget {
 
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
+  /// Which attention the cells show (isAttentionSource; default the mean, core::kAttentionMap).
+  void setAttentionSource(const QString& source);
   GridShape shape() const;
   /// Cell (row, column)'s square in widget coordinates (empty without a trace).
   QRectF cellRect(int row, int column) const;
@@ -101,6 +120,7 @@ class AttentionGridView : public QWidget {
 
   std::shared_ptr<const core::Trace> m_trace;
   int m_step = 0;
+  QString m_source = QString::fromLatin1(core::kAttentionMap);
 };
 
 }  // namespace foveal::ui

@@ -39,7 +39,7 @@ class HeatStripPainter : public OverlayPainter {
   bool defaultOn() const override { return true; }
   void paint(QPainter& p, const TraceViewContext& c) const override {
     const double stripTop = c.imageRect.bottom() + 4;
-    if (c.view.heatSource() != QLatin1String(core::kAttentionMap)) {
+    if (!isAttentionSource(c.view.heatSource())) {
       // An explanation: its positive mass per source-pixel column (nothing until computed).
       const auto profile = pixelColumnProfile(c.view.pixelHeat(), c.trace.imageW, c.trace.imageH);
       if (profile.empty()) return;
@@ -53,7 +53,8 @@ class HeatStripPainter : public OverlayPainter {
       return;
     }
     const std::vector<double> xs = columnCentres(c.trace);
-    const std::vector<double> marginal = columnMarginal(c.trace, c.trace.attention(c.stepIndex));
+    const std::vector<double> marginal =
+        columnMarginal(c.trace, shownAttention(c.trace, c.view.heatSource(), c.stepIndex));
     const double top = marginal.empty() ? 0.0 : *std::max_element(marginal.begin(), marginal.end());
     for (size_t i = 0; i < xs.size() && i < marginal.size(); ++i) {
       const double stride = xs.size() > 1 ? xs[1] - xs[0] : c.trace.regions[i].w;

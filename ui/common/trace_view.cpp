@@ -189,7 +189,7 @@ QString TraceView::hoverText(const QPointF& pos) const {
   const auto current =
       static_cast<size_t>(std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1));
   const auto& step = m_trace->steps[current];
-  const std::vector<double>& alpha = m_trace->attention(current);
+  const std::vector<double>& alpha = shownAttention(*m_trace, m_heatSource, current);
   const GridShape g = gridShape(*m_trace);
   // The heat strip: the column, a grid's column marginal, a CTC model's top-k posteriors.
   if (const int c = stripColumnAt(pos); c >= 0) {
@@ -219,9 +219,10 @@ QImage TraceView::heatMap() const {
   if (!m_trace || m_trace->steps.empty()) return {};
   const int s = std::clamp<int>(m_step, 0, int(m_trace->steps.size()) - 1);
   if (m_heatStep != s || m_heatMap.isNull()) {
-    if (m_heatSource == QLatin1String(core::kAttentionMap))
+    if (isAttentionSource(m_heatSource))
       m_heatMap =
-          heatMapImage(*m_trace, m_trace->attention(static_cast<size_t>(s)), heatMapSize(*m_trace));
+          heatMapImage(*m_trace, shownAttention(*m_trace, m_heatSource, static_cast<size_t>(s)),
+                       heatMapSize(*m_trace));
     else
       m_heatMap = pixelHeatImage(pixelHeat(), m_trace->imageW, m_trace->imageH);
     m_heatStep = s;
@@ -238,7 +239,7 @@ void TraceView::setHeatSource(const QString& name) {
 
 const std::vector<double>& TraceView::pixelHeat() const {
   static const std::vector<double> none;
-  if (!m_trace || m_heatSource == QLatin1String(core::kAttentionMap)) return none;
+  if (!m_trace || isAttentionSource(m_heatSource)) return none;
   const core::StepMap* map = m_trace->map(m_heatSource.toStdString());
   if (!map || map->layout != core::MapLayout::Pixels || m_step < 0 ||
       static_cast<size_t>(m_step) >= map->steps.size())

@@ -197,6 +197,14 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
   m_split->setSizes({std::max(200, m_split->height() - tableH), tableH});
   m_empty->setVisible(m_columns.empty());
   m_split->setVisible(!m_columns.empty());
+  // The heads on offer are those of the model with the most (PARSeq beside one-attention models:
+  // a column without the chosen head shows its own attention).
+  const core::Trace* most = nullptr;
+  for (const auto& r : m_rows)
+    if (r.trace &&
+        (!most || extraAttentionSources(*r.trace).size() > extraAttentionSources(*most).size()))
+      most = r.trace.get();
+  offerAttentionSources(m_heatSource, most);
   showStep(m_cursor->step());
 }
 
@@ -241,8 +249,8 @@ void ComparePage::showStep(int step) {
 void ComparePage::explainColumn(size_t i, int step) {
   const QString method = m_heatSource->currentData().toString();
   auto& c = m_columns[i];
-  if (method == QLatin1String(core::kAttentionMap) || !c.explained || !m_document ||
-      i >= m_sessions.size() || !m_sessions[i])
+  if (isAttentionSource(method) || !c.explained || !m_document || i >= m_sessions.size() ||
+      !m_sessions[i])
     return;
   const core::StepMap* map = c.explained->map(method.toStdString());
   if (map && static_cast<size_t>(step) < map->steps.size() &&

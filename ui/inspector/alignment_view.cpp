@@ -70,12 +70,18 @@ int AlignmentView::regionAt(const QPoint& p) const {
                   columnCount() - 1);
 }
 
+void AlignmentView::setAttentionSource(const QString& source) {
+  if (source == m_source) return;
+  m_source = source;
+  update();
+}
+
 QString AlignmentView::hoverText(const QPoint& p) const {
   const int t = stepAt(p), i = regionAt(p);
   if (t < 0 || i < 0) return {};
   const auto& s = m_trace->steps[static_cast<size_t>(t)];
   QString text = tr("step %1 (%2), %3").arg(t + 1).arg(displayToken(s), regionName(*m_trace, i));
-  const auto& alpha = m_trace->attention(static_cast<size_t>(t));
+  const auto& alpha = shownAttention(*m_trace, m_source, static_cast<size_t>(t));
   if (i < static_cast<int>(alpha.size()))
     text += tr(": α = %1").arg(alpha[static_cast<size_t>(i)], 0, 'f', 4);
   return text;
@@ -136,7 +142,7 @@ void AlignmentView::paintEvent(QPaintEvent*) {
   const double rowH = r.height() / static_cast<double>(rows);
   const double colW = r.width() / static_cast<double>(std::max<size_t>(1, cols));
   for (size_t t = 0; t < rows; ++t) {
-    const auto& alpha = m_trace->attention(t);
+    const auto& alpha = shownAttention(*m_trace, m_source, t);
     const double top = alpha.empty() ? 1.0 : *std::max_element(alpha.begin(), alpha.end());
     for (size_t i = 0; i < cols && i < alpha.size(); ++i)
       p.fillRect(QRectF(r.left() + i * colW, r.top() + t * rowH, colW + 0.5, rowH + 0.5),

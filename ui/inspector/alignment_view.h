@@ -19,6 +19,8 @@ class AlignmentView : public QWidget {
 
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
+  /// Which attention the matrix shows (attention_grid.h isAttentionSource; default the mean).
+  void setAttentionSource(const QString& source);
   /// The step whose row contains widget point `p` (-1 outside the matrix).
   int stepAt(const QPoint& p) const;
   /// The steps whose token is written left of their row: every one when the rows are tall
@@ -50,6 +52,7 @@ class AlignmentView : public QWidget {
 
   std::shared_ptr<const core::Trace> m_trace;
   int m_step = 0;
+  QString m_source = QString::fromLatin1(core::kAttentionMap);
 };
 
 }  // namespace foveal::ui

@@ -3,6 +3,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "attention_grid.h"
 #include "qcustomplot_include.h"
 
 namespace foveal::ui {
@@ -48,11 +49,17 @@ std::vector<double> AttentionPlot::values() const {
   return v;
 }
 
+void AttentionPlot::setAttentionSource(const QString& source) {
+  if (source == m_source) return;
+  m_source = source;
+  refresh();
+}
+
 void AttentionPlot::refresh() {
   QVector<double> keys, values, skeys, svalues;
   if (m_trace && m_step >= 0 && m_step < static_cast<int>(m_trace->steps.size())) {
     const auto& s = m_trace->steps[static_cast<size_t>(m_step)];
-    const auto& alpha = m_trace->attention(static_cast<size_t>(m_step));
+    const auto& alpha = shownAttention(*m_trace, m_source, static_cast<size_t>(m_step));
     for (size_t i = 0; i < alpha.size(); ++i) {
       if (static_cast<int>(i) == s.region) {
         skeys << double(i);

@@ -18,6 +18,8 @@ class AttentionPlot : public QWidget {
 
   void setTrace(std::shared_ptr<const core::Trace> trace);
   void setStep(int step);
+  /// Which attention the bars show (attention_grid.h isAttentionSource; default the mean).
+  void setAttentionSource(const QString& source);
   QCustomPlot* plot() const { return m_plot; }
   /// Values currently drawn (for tests).
   std::vector<double> values() const;
@@ -30,6 +32,7 @@ class AttentionPlot : public QWidget {
   QCPBars* m_selected;
   std::shared_ptr<const core::Trace> m_trace;
   int m_step = 0;
+  QString m_source = QString::fromLatin1(core::kAttentionMap);
 };
 
 }  // namespace foveal::ui

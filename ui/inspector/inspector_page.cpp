@@ -154,7 +154,15 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
     showStep(m_cursor->step());
   });
   connect(m_heatSource, &QComboBox::currentIndexChanged, this, [this] {
-    m_view->setHeatSource(m_heatSource->currentData().toString());
+    // An attention source (a head, the first pass) goes to every attention view; an
+    // explanation to the heat overlays only, the bars and grid keep the (mean) attention.
+    const QString source = m_heatSource->currentData().toString();
+    const QString attention =
+        isAttentionSource(source) ? source : QString::fromLatin1(core::kAttentionMap);
+    m_plot->setAttentionSource(attention);
+    m_grid->setAttentionSource(attention);
+    m_alignment->setAttentionSource(attention);
+    m_view->setHeatSource(source);
     m_explainError.clear();
     showStep(m_cursor->step());
   });
@@ -339,6 +347,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
                                                              : static_cast<QWidget*>(m_plot));
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
+  offerAttentionSources(m_heatSource, m_trace.get());  // PARSeq's heads, its first pass
   m_strip->setTruth(m_truth);
   if (m_trace && m_trace->hasTps() && !m_trace->rectified.empty()) {
     const QImage img = toQImage(m_trace->rectified);
@@ -501,7 +510,7 @@ namespace foveal::ui {
 
 QString InspectorPage::explainStepText(int step) const {
   const QString method = m_heatSource->currentData().toString();
-  if (method == QLatin1String(core::kAttentionMap)) {
+  if (isAttentionSource(method)) {
     // What integrated gradients said of this step, if it was computed.
     const auto it = m_explainFigures.find({"ig", step});
     if (it == m_explainFigures.end() || std::isnan(it->second.imageShare)) return {};
@@ -533,8 +542,7 @@ QString InspectorPage::readShareText(const core::StepAttribution& f) const {
 
 void InspectorPage::explainStep(int step) {
   const QString method = m_heatSource->currentData().toString();
-  if (method == QLatin1String(core::kAttentionMap) || !m_trace || !m_document || !m_explained)
-    return;
+  if (isAttentionSource(method) || !m_trace || !m_document || !m_explained) return;
   if (m_explainFigures.count({method.toStdString(), step})) {  // cached
     m_explainBusy->hide();
     return;
