@@ -37,6 +37,14 @@ std::string toString(MapLayout layout);
 /// The name of the map every decoder's trace has: attention's alpha over the regions (CTC: the
 /// token's posterior over the columns, normalised, which plays attention's part in every view).
 inline constexpr const char* kAttentionMap = "attention";
+/// Multi-head attention (PARSeq's cross-attention, ViTSTR's encoder attention): "attention" is
+/// the mean over the heads, and head h (from 1) is the map "attention-head-h" (label "α head h"),
+/// one per head, same layout; a view offers a head selector when a trace has them
+/// (Trace::attentionHeads).
+inline constexpr const char* kAttentionHeadPrefix = "attention-head-";
+/// PARSeq with refinement: the first (autoregressive) pass's cross-attention, mean over heads;
+/// "attention" is the final pass's. Empty values for steps the first pass did not run.
+inline constexpr const char* kFirstPassAttentionMap = "attention-first-pass";
 
 /// One named per-step map of a trace: what each step weighted (attention) or, for the coming
 /// attribution methods, what explains its token. A map is data, not a field per mechanism, so a
@@ -138,6 +146,12 @@ struct Trace {
   const std::vector<double>& stepMap(const std::string& name, size_t step) const;
   /// The attention map's values at `step` (kAttentionMap).
   const std::vector<double>& attention(size_t step) const { return stepMap(kAttentionMap, step); }
+  /// The number of per-head attention maps (kAttentionHeadPrefix + "1" ...); 0 when none.
+  int attentionHeads() const {
+    int h = 0;
+    while (hasMap(kAttentionHeadPrefix + std::to_string(h + 1))) ++h;
+    return h;
+  }
   /// Adds an empty map (its values are then appended per step) and returns it; the reference
   /// holds until the next addMap.
   StepMap& addMap(std::string name, std::string label, MapLayout layout = MapLayout::Regions);
