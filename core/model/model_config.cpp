@@ -348,12 +348,14 @@ std::string ModelConfig::describe() const {
   if (isTransformer()) {
     const auto& t = transformer;
     s << (prediction == "parseq" ? "PARSeq" : "ViTSTR") << ": ViT " << cnnChannels() << " wide, "
-      << t.encoderDepth << " layers x " << t.encoderHeads << " heads, " << t.patchH << "x"
-      << t.patchW << " patches";
+      << t.encoderDepth << " layer" << (t.encoderDepth > 1 ? "s" : "") << " x " << t.encoderHeads
+      << " head" << (t.encoderHeads > 1 ? "s" : "") << ", " << t.patchH << "x" << t.patchW
+      << " patches";
     if (prediction == "parseq")
       s << "; decoder " << t.decoderDepth << " layer" << (t.decoderDepth > 1 ? "s" : "") << " x "
-        << t.decoderHeads << " heads, " << (t.decodeAr ? "autoregressive" : "parallel") << ", "
-        << t.refineIters << " refinement" << (t.refineIters == 1 ? "" : "s");
+        << t.decoderHeads << " head" << (t.decoderHeads > 1 ? "s" : "") << ", "
+        << (t.decodeAr ? "autoregressive" : "parallel") << ", " << t.refineIters << " refinement"
+        << (t.refineIters == 1 ? "" : "s");
     s << ", charset \"" << charset << "\", max length " << maxLength;
     return s.str();
   }
