@@ -73,38 +73,60 @@ class TestStrhubImport : public QObject {
   // Every fixture, as .pt and as .ckpt, on every image: strhub's reading; confidence, every
   // step's distribution and the attention maps (mean and per head; PARSeq's first pass too)
   // within 1e-4.
+  // Variant v > 0: the model's variants[v - 1], its decoding options (decode_ar false, two
+  // refinements) given on the .ckpt.
   void matchesStrhub_data() {
     QTest::addColumn<int>("model");
     QTest::addColumn<bool>("ckpt");
+    QTest::addColumn<int>("variant");
     const json e = expected();
     for (size_t m = 0; m < e["models"].size(); ++m) {
       const json& model = e["models"][m];
       const std::string name = model["name"].get<std::string>();
       if (!model["pt"].is_null())
-        QTest::newRow((name + " .pt").c_str()) << static_cast<int>(m) << false;
-      QTest::newRow((name + " .ckpt").c_str()) << static_cast<int>(m) << true;
+        QTest::newRow((name + " .pt").c_str()) << static_cast<int>(m) << false << 0;
+      QTest::newRow((name + " .ckpt").c_str()) << static_cast<int>(m) << true << 0;
+      for (size_t v = 0; v < model["variants"].size(); ++v) {
+        std::string opts;
+        for (const auto& [k, val] : model["variants"][v]["options"].items())
+          opts += " --" + k + " " + val.get<std::string>();
+        QTest::newRow((name + " .ckpt" + opts).c_str())
+            << static_cast<int>(m) << true << static_cast<int>(v + 1);
+      }
     }
   }
   void matchesStrhub() {
     if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
     QFETCH(int, model);
     QFETCH(bool, ckpt);
+    QFETCH(int, variant);
     const json e = expected();
     const json& m = e["models"][static_cast<size_t>(model)];
     const json& hp = m["hyper_parameters"];
     const bool parseq = m["kind"] == "parseq";
+    ImportOptions options = ckpt ? ImportOptions{} : ptOptions(m);
+    const json& results =
+        variant ? m["variants"][static_cast<size_t>(variant - 1)]["results"] : m["results"];
+    if (variant)
+      for (const auto& [k, val] :
+           m["variants"][static_cast<size_t>(variant - 1)]["options"].items())
+        options[k] = val.get<std::string>();
     ImportReport report;
-    auto session = ModelSession::open(kDir + m[ckpt ? "ckpt" : "pt"].get<std::string>(),
-                                      ckpt ? ImportOptions{} : ptOptions(m), &report);
+    auto session =
+        ModelSession::open(kDir + m[ckpt ? "ckpt" : "pt"].get<std::string>(), options, &report);
     QCOMPARE(report.format, std::string("strhub"));
     const auto& cfg = session->config();
     QCOMPARE(cfg.prediction, std::string(parseq ? "parseq" : "vitstr"));
     QCOMPARE(cfg.preprocessing.inputH, hp["img_size"][0].get<int>());
     QCOMPARE(cfg.preprocessing.inputW, hp["img_size"][1].get<int>());
     QCOMPARE(cfg.maxLength, hp["max_label_length"].get<int>());
-    if (parseq) {
+    if (parseq && !variant) {
       QCOMPARE(cfg.transformer.refineIters, hp["refine_iters"].get<int>());
       QCOMPARE(cfg.transformer.decoderDepth, hp["dec_depth"].get<int>());
+    }
+    if (variant) {
+      QVERIFY(!cfg.transformer.decodeAr);
+      QCOMPARE(cfg.transformer.refineIters, 2);
     }
     const int heads = hp[parseq ? "dec_num_heads" : "num_heads"].get<int>();
     TraceOptions opt;
@@ -114,7 +136,7 @@ class TestStrhubImport : public QObject {
       const std::string name = imageName.get<std::string>();
       const auto image = readImage(kDir + name, /*keepColour=*/true);
       const auto tr = session->trace(image, name, opt);
-      const json& r = m["results"][name];
+      const json& r = results[name];
       QVERIFY2(tr.prediction == r["reading"].get<std::string>(),
                (name + ": read '" + tr.prediction + "', strhub '" +
                 r["reading"].get<std::string>() + "'")
@@ -145,10 +167,11 @@ class TestStrhubImport : public QObject {
       }
     }
     qInfo(
-        "%s %s: largest |p - p_strhub| %.2e, |confidence| %.2e, |alpha| %.2e, per head %.2e, "
+        "%s %s%s: largest |p - p_strhub| %.2e, |confidence| %.2e, |alpha| %.2e, per head %.2e, "
         "first pass %.2e",
-        m["name"].get<std::string>().c_str(), ckpt ? ".ckpt" : ".pt", worstP, worstConf, worstA,
-        worstHead, worstFirst);
+        m["name"].get<std::string>().c_str(), ckpt ? ".ckpt" : ".pt",
+        variant ? " (decode_ar false, 2 refinements)" : "", worstP, worstConf, worstA, worstHead,
+        worstFirst);
     QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
     QVERIFY2(worstConf < 1e-4, std::to_string(worstConf).c_str());
     QVERIFY2(worstA < 1e-4, std::to_string(worstA).c_str());
