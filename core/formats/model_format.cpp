@@ -15,6 +15,7 @@ namespace foveal::core {
 ModelFormat fovealModelFormat();   // checkpoint.cpp
 ModelFormat dtrbModelFormat();     // dtrb_import.cpp
 ModelFormat easyocrModelFormat();  // easyocr_import.cpp
+ModelFormat strhubModelFormat();   // strhub_import.cpp
 
 const std::vector<ModelFormat>& modelFormats() {
   // The registry: one line per format. Sniffers are asked in this order; the highest score wins
@@ -22,6 +23,7 @@ const std::vector<ModelFormat>& modelFormats() {
   static const std::vector<ModelFormat> formats = {
       fovealModelFormat(),
       easyocrModelFormat(),
+      strhubModelFormat(),
       dtrbModelFormat(),
   };
   return formats;

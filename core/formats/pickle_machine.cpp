@@ -59,8 +59,18 @@ int64_t longFromBytes(const std::string& b) {
 
 // The globals a state dict may name (as torch.load(weights_only=True) allows); the rest are
 // refused with their name.
+// Lightning's AttributeDict (a dict subclass: a checkpoint's hyper_parameters), by the modules
+// Lightning has defined it in (pytorch_lightning 1.x; lightning_fabric and the unified lightning
+// package since 1.9/2.0). Built as a plain dictionary; nothing of the class runs.
+bool attributeDict(const std::string& g) {
+  return g == "lightning_fabric.utilities.data.AttributeDict" ||
+         g == "lightning.fabric.utilities.data.AttributeDict" ||
+         g == "pytorch_lightning.utilities.parsing.AttributeDict";
+}
+
 bool allowedGlobal(const std::string& g) {
   StoredType t;
+  if (attributeDict(g)) return true;
   return g == "collections.OrderedDict" || g == "torch._utils._rebuild_tensor_v2" ||
          g == "torch._utils._rebuild_tensor" || g == "torch._utils._rebuild_parameter" ||
          g == "torch._utils._rebuild_parameter_with_state" || g == "torch.Size" ||
@@ -587,6 +597,10 @@ int Unpickler::reduce(int callable, int args) {
   const std::vector<int> items = a.items;
   const std::string g = c.s;
   if (g == "collections.OrderedDict") return orderedDict(items);
+  if (attributeDict(g)) {  // NEWOBJ AttributeDict(): an empty dict that SETITEMS fills
+    if (!items.empty()) fail("AttributeDict with constructor arguments");
+    return makeKind(PickleValue::Dict);
+  }
   if (g == "torch._utils._rebuild_tensor_v2" || g == "torch._utils._rebuild_tensor")
     return rebuildTensor(items);
   if (g == "torch._utils._rebuild_parameter" || g == "torch._utils._rebuild_parameter_with_state") {

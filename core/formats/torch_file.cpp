@@ -1,5 +1,7 @@
 #include "formats/torch_file.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -231,11 +233,65 @@ const PickleValue& findStateDict(const Unpickler& u, const PickleValue& top,
   return top;
 }
 
+// A plain value as JSON (tensors and storages as their kind's name; nesting kept to a few
+// levels: the arena may refer to itself).
+nlohmann::json plainJson(const Unpickler& u, const PickleValue& v, int depth) {
+  switch (v.kind) {
+    case PickleValue::None:
+      return nullptr;
+    case PickleValue::Bool:
+      return v.i != 0;
+    case PickleValue::Int:
+      return v.i;
+    case PickleValue::Float:
+      return v.f;
+    case PickleValue::String:
+      return v.s;
+    case PickleValue::Tuple:
+    case PickleValue::List: {
+      auto a = nlohmann::json::array();
+      if (depth < 6)
+        for (int i : v.items) a.push_back(plainJson(u, u.at(i), depth + 1));
+      return a;
+    }
+    case PickleValue::Dict: {
+      auto o = nlohmann::json::object();
+      if (depth < 6)
+        for (size_t k = 0; k + 1 < v.items.size(); k += 2) {
+          const PickleValue& key = u.at(v.items[k]);
+          if (key.kind == PickleValue::String)
+            o[key.s] = plainJson(u, u.at(v.items[k + 1]), depth + 1);
+        }
+      return o;
+    }
+    default:
+      return std::string("<") + kindName(v.kind) + ">";
+  }
+}
+
+// Lightning's "hyper_parameters" (an AttributeDict, read as a dict) beside the state dict.
+void collectHyperParameters(const Unpickler& u, const PickleValue& top, StoredStateDict& out) {
+  for (size_t k = 0; k + 1 < top.items.size(); k += 2) {
+    const PickleValue& key = u.at(top.items[k]);
+    const PickleValue& value = u.at(top.items[k + 1]);
+    if (key.kind != PickleValue::String || key.s != "hyper_parameters" ||
+        value.kind != PickleValue::Dict)
+      continue;
+    out.hasHyperParameters = true;
+    for (size_t h = 0; h + 1 < value.items.size(); h += 2) {
+      const PickleValue& name = u.at(value.items[h]);
+      if (name.kind == PickleValue::String)
+        out.hyperParameters[name.s] = plainJson(u, u.at(value.items[h + 1]), 0).dump();
+    }
+  }
+}
+
 void collect(const Unpickler& u, int root, const std::string& origin, StoredStateDict& out) {
   const PickleValue& top = u.at(root);
   if (top.kind != PickleValue::Dict)
     throw Error(origin + ": holds a pickled " + kindName(top.kind) + ", not a state dict");
   const PickleValue& dict = findStateDict(u, top, out.nestedIn);
+  if (&dict != &top) collectHyperParameters(u, top, out);
   if (tensorCount(u, dict) == 0)
     throw Error(origin + ": holds a dictionary without tensors, not a state dict");
   for (size_t k = 0; k + 1 < dict.items.size(); k += 2) {

@@ -9,6 +9,7 @@
 // Torch-free: the importer (dtrb_import.h) turns the result into tensors.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ struct StoredStateDict {
   /// Where the tensors were found: "" for the top-level dict, else the key of the nested dict
   /// ("state_dict", "model", ...).
   std::string nestedIn;
+  /// A Lightning checkpoint's "hyper_parameters" beside its "state_dict": each value as JSON text
+  /// ("[32, 128]", "\"0123...\"", "true"); empty when the file has none.
+  std::map<std::string, std::string> hyperParameters;
+  bool hasHyperParameters = false;
 
   const StoredTensor* find(const std::string& key) const;
   /// Copies tensor `t` out of its storage as contiguous float32 values (row-major).

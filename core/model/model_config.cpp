@@ -60,14 +60,26 @@ bool ModelConfig::selectsRegions() const {
   return !isCtc() && stageOption(StageKind::Glimpse, attention).selectsRegions;
 }
 
+std::vector<LayerSpec> ModelConfig::featureLayers() const {
+  if (features == "vit") {
+    LayerSpec patch;
+    patch.kh = patch.sh = transformer.patchH;
+    patch.kw = patch.sw = transformer.patchW;
+    patch.outChannels = cnnChannels();
+    return {patch};
+  }
+  return stageOption(StageKind::Features, features).layers(width);
+}
+
 ClassLayout ModelConfig::classLayout() const {
   if (isCtc()) return ClassLayout::BlankFirst;
+  if (isTransformer()) return ClassLayout::EndFirst;  // strhub's head: [E], the characters
   return cell == "dtrb" ? ClassLayout::GoEnd : ClassLayout::EndFirst;
 }
 
 std::string ModelConfig::stageString() const {
   std::string s = transformation + "-" + features + "-" + sequence + "-" + prediction;
-  if (!isCtc()) s += "(" + attention + ")";
+  if (!isCtc() && !isTransformer()) s += "(" + attention + ")";
   return s;
 }
 
@@ -129,7 +141,43 @@ void ModelConfig::validate() const {
          std::to_string(featureDim()) + ")");
   makeCharset();  // throws on empty / duplicates
   const auto& feat = stageOption(StageKind::Features, features);
-  const auto rf = receptiveField(feat.layers(width), preprocessing.inputW, preprocessing.inputH);
+  const bool vit = features == "vit";
+  if (vit != isTransformer() || (vit && (sequence != "none" || transformation != "none")))
+    fail("the vit features go with the parseq or vitstr prediction and nothing between (" +
+         stageString() + " given)");
+  if (vit) {
+    const auto& t = transformer;
+    const int d = cnnChannels();
+    if (t.patchH < 1 || t.patchW < 1 || t.patchH > preprocessing.inputH ||
+        t.patchW > preprocessing.inputW)
+      fail("the patch size must be in [1, the input size]");
+    if (preprocessing.inputH % t.patchH != 0 || preprocessing.inputW % t.patchW != 0)
+      fail("the input size must be a multiple of the patch size");
+    auto heads = [&](int h, const char* what) {
+      if (h < 1 || d % h != 0)
+        fail(std::string(what) + " heads must divide the embedding width " + std::to_string(d));
+    };
+    heads(t.encoderHeads, "encoder");
+    if (t.encoderDepth < 1 || t.encoderDepth > 64 || t.encoderMlpHidden < 1 ||
+        t.encoderMlpHidden > 65536)
+      fail("encoder depth must be in [1, 64] and its MLP width in [1, 65536]");
+    if (prediction == "parseq") {
+      heads(t.decoderHeads, "decoder");
+      if (t.decoderDepth < 1 || t.decoderDepth > 64 || t.decoderMlpHidden < 1 ||
+          t.decoderMlpHidden > 65536 || t.refineIters < 0 || t.refineIters > 16)
+        fail(
+            "decoder depth must be in [1, 64], its MLP width in [1, 65536], refine_iters in "
+            "[0, 16]");
+      if (t.classToken) fail("PARSeq's encoder has no class token");
+    } else {
+      if (!t.classToken) fail("ViTSTR's encoder has a class token");
+      const int patches = (preprocessing.inputH / t.patchH) * (preprocessing.inputW / t.patchW);
+      if (patches < steps())
+        fail("ViTSTR reads max_length + 1 = " + std::to_string(steps()) +
+             " tokens from its patches, and the input has " + std::to_string(patches));
+    }
+  }
+  const auto rf = receptiveField(featureLayers(), preprocessing.inputW, preprocessing.inputH);
   if (rf.rows < 1)
     fail(features + " gives no output row for input height " +
          std::to_string(preprocessing.inputH));
@@ -180,6 +228,20 @@ std::string ModelConfig::toJson() const {
   // Written only when set, so that the files of every other model stay as they were.
   if (preprocessing.variableWidth) j["preprocessing"]["variable_width"] = true;
   if (ctcConfidence != "product") j["ctc_confidence"] = ctcConfidence;
+  if (features == "vit") {
+    const auto& t = transformer;
+    j["transformer"] = {{"patch_h", t.patchH},
+                        {"patch_w", t.patchW},
+                        {"encoder_depth", t.encoderDepth},
+                        {"encoder_heads", t.encoderHeads},
+                        {"encoder_mlp_hidden", t.encoderMlpHidden},
+                        {"class_token", t.classToken},
+                        {"decoder_depth", t.decoderDepth},
+                        {"decoder_heads", t.decoderHeads},
+                        {"decoder_mlp_hidden", t.decoderMlpHidden},
+                        {"decode_ar", t.decodeAr},
+                        {"refine_iters", t.refineIters}};
+  }
   return j.dump(2);
 }
 
@@ -244,6 +306,21 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
       c.preprocessing.keepRatioPad = p.value("keep_ratio_pad", false);
       c.preprocessing.variableWidth = p.value("variable_width", false);
     }
+    if (j.contains("transformer")) {
+      const auto& p = j.at("transformer");
+      auto& t = c.transformer;
+      t.patchH = intField(p, "patch_h", t.patchH);
+      t.patchW = intField(p, "patch_w", t.patchW);
+      t.encoderDepth = intField(p, "encoder_depth", t.encoderDepth);
+      t.encoderHeads = intField(p, "encoder_heads", t.encoderHeads);
+      t.encoderMlpHidden = intField(p, "encoder_mlp_hidden", t.encoderMlpHidden);
+      t.classToken = p.value("class_token", t.classToken);
+      t.decoderDepth = intField(p, "decoder_depth", t.decoderDepth);
+      t.decoderHeads = intField(p, "decoder_heads", t.decoderHeads);
+      t.decoderMlpHidden = intField(p, "decoder_mlp_hidden", t.decoderMlpHidden);
+      t.decodeAr = p.value("decode_ar", t.decodeAr);
+      t.refineIters = intField(p, "refine_iters", t.refineIters);
+    }
   } catch (const json::exception& e) {
     throw Error(origin + ": bad model config JSON: " + e.what());
   } catch (const Error& e) {
@@ -266,6 +343,20 @@ std::string ModelConfig::describe() const {
     else
       s << ", width " << width;
     s << ", charset \"" << charset << "\"";
+    return s.str();
+  }
+  if (isTransformer()) {
+    const auto& t = transformer;
+    s << (prediction == "parseq" ? "PARSeq" : "ViTSTR") << ": ViT " << cnnChannels() << " wide, "
+      << t.encoderDepth << " layer" << (t.encoderDepth > 1 ? "s" : "") << " x " << t.encoderHeads
+      << " head" << (t.encoderHeads > 1 ? "s" : "") << ", " << t.patchH << "x" << t.patchW
+      << " patches";
+    if (prediction == "parseq")
+      s << "; decoder " << t.decoderDepth << " layer" << (t.decoderDepth > 1 ? "s" : "") << " x "
+        << t.decoderHeads << " head" << (t.decoderHeads > 1 ? "s" : "") << ", "
+        << (t.decodeAr ? "autoregressive" : "parallel") << ", " << t.refineIters << " refinement"
+        << (t.refineIters == 1 ? "" : "s");
+    s << ", charset \"" << charset << "\", max length " << maxLength;
     return s.str();
   }
   if (transformation != "none" || features != "vgg" || sequence != "bilstm" || cell != "paper")

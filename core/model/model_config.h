@@ -7,6 +7,9 @@
 #include <string>
 
 #include "model/charset.h"
+#include "model/geometry.h"
+
+#include <vector>
 
 namespace foveal::core {
 
@@ -39,6 +42,20 @@ struct Preprocessing {
   bool variableWidth = false;
   int channels() const { return colour == "rgb" ? 3 : 1; }
   int upsampledW() const;
+};
+
+/// The transformer stages of PARSeq's model hub (features "vit", prediction "parseq" or
+/// "vitstr"; imported, not trained): the sizes strhub's hyper-parameters give. The embedding
+/// width is ModelConfig::featureChannels.
+struct TransformerConfig {
+  int patchH = 4, patchW = 8;  ///< the patch embedding's kernel and stride
+  int encoderDepth = 12, encoderHeads = 6;
+  int encoderMlpHidden = 1536;  ///< timm's int(embed_dim * mlp_ratio)
+  bool classToken = false;      ///< ViTSTR keeps timm's class token; PARSeq has none
+  int decoderDepth = 1, decoderHeads = 12;
+  int decoderMlpHidden = 1536;  ///< embed_dim * dec_mlp_ratio
+  bool decodeAr = true;         ///< PARSeq: autoregressive first pass (else all queries at once)
+  int refineIters = 1;          ///< PARSeq: cloze refinement passes after the first
 };
 
 struct ModelConfig {
@@ -79,6 +96,7 @@ struct ModelConfig {
   /// blank, their product to the power 2 / sqrt(n); 0 when every column is blank).
   std::string ctcConfidence = "product";
   Preprocessing preprocessing;
+  TransformerConfig transformer;  ///< features "vit" and its predictions only
 
   // Derived sizes.
   int cnnChannels() const;  ///< feature-stage output channels (512 at width 1)
@@ -87,6 +105,11 @@ struct ModelConfig {
   int steps() const { return maxLength + 1; }
   int depth() const;  ///< attention depth scaled by width
   bool isCtc() const { return prediction == "ctc"; }
+  /// The prediction stage is a transformer's (parseq, vitstr): no glimpse, no cell.
+  bool isTransformer() const { return prediction == "parseq" || prediction == "vitstr"; }
+  /// The feature stage's layer table for this configuration (the ViT's patch embedding is sized
+  /// by `transformer`; the others by the registry's table at `width`).
+  std::vector<LayerSpec> featureLayers() const;
   /// The feature stage keeps a grid of cells (2-D attention) instead of columns.
   bool isGrid() const;
   /// The glimpse's declared needs (from the registry): the upsampled image, sampled regions.

@@ -74,13 +74,15 @@ Sharpener RecognizerImpl::sharpener() const {
   return sharp ? sharp->sharpener() : Sharpener(nullptr);
 }
 
-torch::Tensor RecognizerImpl::encode(const torch::Tensor& image, TransformOutput* rectified) {
+torch::Tensor RecognizerImpl::encode(const torch::Tensor& image, TransformOutput* rectified,
+                                     torch::Tensor* encoderAttention) {
   auto input = image;
   if (m_transformation) {
     *rectified = m_transformation->transform(image);
     input = rectified->image;
   }
-  auto g = m_features->grid(input);  // [B, R, M, C]
+  auto g = encoderAttention ? m_features->gridWithAttention(input, encoderAttention)
+                            : m_features->grid(input);  // [B, R, M, C]
   const int64_t b = g.size(0), rows = g.size(1), m = g.size(2);
   torch::Tensor x;
   if (m_sequence) {
@@ -107,7 +109,8 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   if (config.needsUpsampled() && !upsampled.defined())
     throw Error("the " + config.attention + " glimpse needs the upsampled image");
   TransformOutput t;
-  auto x = encode(image, &t);
+  torch::Tensor encoderAttention;
+  auto x = encode(image, &t, config.prediction == "vitstr" ? &encoderAttention : nullptr);
   auto up = rectifyUpsampled(upsampled, t);
   RecognizerOutput out;
   if (options.beamWidth <= 1) {
@@ -137,6 +140,15 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
     out = m_prediction->predict(x, up, replay);
     out.tokens = replay.targets;
     out.beam = beam;
+  }
+  if (encoderAttention.defined() && !out.alpha.defined()) {
+    // A prediction without attention of its own (ViTSTR's Linear over the first tokens): what
+    // each output token attended to in the encoder's last layer, per head and their mean.
+    const int64_t steps = out.logProbs.size(1);
+    out.headAlpha = encoderAttention.slice(2, 0, steps).permute({0, 2, 1, 3});  // [B, T, H, M]
+    out.alpha = out.headAlpha.mean(2);
+    out.selected = out.alpha.argmax(-1);
+    out.logPSelect = torch::zeros_like(out.alpha.select(2, 0));
   }
   out.rectified = t.image;
   out.fiducials = t.fiducials;

@@ -50,7 +50,8 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   void initialiseWeights();
   /// X [B, R * M, D], the regions row by row; with a transformation, `rectified` receives its
   /// output.
-  torch::Tensor encode(const torch::Tensor& image, TransformOutput* rectified);
+  torch::Tensor encode(const torch::Tensor& image, TransformOutput* rectified,
+                       torch::Tensor* encoderAttention = nullptr);
   torch::Tensor rectifyUpsampled(const torch::Tensor& upsampled, const TransformOutput& t);
 
   int m_numClasses = 0;

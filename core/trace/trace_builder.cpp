@@ -178,6 +178,26 @@ void buildAttentionSteps(Trace& tr, const ModelConfig& cfg, const RecognizerOutp
     tr.steps.push_back(std::move(st));
     if (isEnd && stopAtEnd) break;
   }
+  // Multi-head models: every head's map and the first pass's, for the steps traced.
+  const auto traced = static_cast<int64_t>(tr.steps.size());
+  if (out.headAlpha.defined()) {
+    auto heads = out.headAlpha.select(0, b).detach().to(torch::kCPU, torch::kDouble);  // [T,H,M]
+    for (int64_t h = 0; h < heads.size(1); ++h) {
+      StepMap& m = tr.addMap(kAttentionHeadPrefix + std::to_string(h + 1),
+                             "α head " + std::to_string(h + 1));
+      for (int64_t t = 0; t < traced; ++t) m.steps.push_back(toVector(heads.index({t, h})));
+    }
+  }
+  if (out.firstAlpha.defined()) {
+    auto first = out.firstAlpha.select(0, b).detach();
+    StepMap& m = tr.addMap(kFirstPassAttentionMap, "α, first pass");
+    for (int64_t t = 0; t < traced; ++t) {
+      auto v = toVector(first.select(0, t));
+      double sum = 0;
+      for (double x : v) sum += x;
+      m.steps.push_back(sum > 0 ? v : std::vector<double>{});
+    }
+  }
   tr.prediction = charset.decode(tokens);
   std::vector<double> chosen;
   for (const auto& st : tr.steps) chosen.push_back(st.prob);

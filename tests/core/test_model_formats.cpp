@@ -75,7 +75,7 @@ class TestModelFormats : public QObject {
       for (const auto& o : f.options) QVERIFY2(!o.help.empty(), (f.name + " --" + o.key).c_str());
       QCOMPARE(findModelFormat(f.name), &f);
     }
-    QCOMPARE(names, (std::set<std::string>{"foveal", "dtrb", "easyocr"}));
+    QCOMPARE(names, (std::set<std::string>{"foveal", "dtrb", "easyocr", "strhub"}));
     std::set<std::string> keys;
     for (const auto& o : allImportOptions()) QVERIFY2(keys.insert(o.key).second, o.key.c_str());
     QVERIFY(keys.count("character") && keys.count("imgW") && keys.count("easyocr"));
@@ -141,8 +141,9 @@ class TestModelFormats : public QObject {
     QVERIFY2(got.contains("--imgW is not an option of easyocr files") && got.contains("--easyocr"),
              qPrintable(got));
     got = refusal(kDtrb + "none-vgg-bilstm-attn.zip.pth", {{"format", "parseq"}});
-    QVERIFY2(got.contains("--format parseq is not a model file format (foveal, easyocr, dtrb)"),
-             qPrintable(got));
+    QVERIFY2(
+        got.contains("--format parseq is not a model file format (foveal, easyocr, strhub, dtrb)"),
+        qPrintable(got));
     got = refusal(kDtrb + "none-vgg-bilstm-attn.zip.pth", {{"imgH", "tall"}});
     QVERIFY2(got.contains("--imgH must be a whole number in [8, 4096] (got 'tall')"),
              qPrintable(got));

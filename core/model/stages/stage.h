@@ -48,6 +48,13 @@ class FeatureExtractor {
   /// and the attention decoder reads the R * M cells row by row. A 1-D model is the R = 1 case of
   /// the same code (docs/ARCHITECTURE.md "Two-dimensional attention").
   virtual torch::Tensor grid(const torch::Tensor& image) = 0;
+  /// The same, and for a stage that has one (the ViT encoder) the attention of its last layer
+  /// among the regions, [B, heads, R * M, R * M] (query rows, key columns), into `lastAttention`
+  /// (left undefined by the others).
+  virtual torch::Tensor gridWithAttention(const torch::Tensor& image,
+                                          torch::Tensor* lastAttention) {
+    return grid(image);
+  }
   /// Receptive fields of the regions (columns or cells), from the layer table the modules are
   /// built from.
   virtual ReceptiveField geometry(int inputW, int inputH) const = 0;
@@ -107,7 +114,13 @@ struct BeamResult {
 struct RecognizerOutput {
   /// Attention: log p(y_t) [B, T, K] per decoding step. CTC: per column [B, M, K].
   torch::Tensor logProbs;
-  torch::Tensor alpha;       ///< attention over regions [B, T, M] (M = R * columns; not CTC)
+  torch::Tensor alpha;  ///< attention over regions [B, T, M] (M = R * columns; not CTC)
+  /// Multi-head attention (PARSeq's cross-attention, ViTSTR's encoder attention): every head's
+  /// map [B, T, H, M]; alpha is their mean. Undefined for single-head decoders.
+  torch::Tensor headAlpha;
+  /// PARSeq with refinement: the first (autoregressive) pass's cross-attention, mean over heads
+  /// [B, T, M] (zeros for the steps it did not run); alpha is the final pass's.
+  torch::Tensor firstAlpha;
   torch::Tensor selected;    ///< region used at each step [B, T] int64 (soft: argmax of alpha)
   torch::Tensor logPSelect;  ///< log p(a_t) = log alpha_t[selected] [B, T]
   /// Attention: argmax of logProbs [B, T]. CTC: the argmax path per column [B, M] (readings()

@@ -1,5 +1,6 @@
 #include "model/stages/stage_registry.h"
 
+#include <cmath>
 #include <map>
 
 #include "base/error.h"
@@ -18,6 +19,9 @@ std::shared_ptr<torch::nn::Module> makeAttention(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeSoftGlimpse(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeHardGlimpse(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeSharpGlimpse(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeVit(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeParseq(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeVitstr(const StageContext&);
 
 namespace {
 
@@ -33,6 +37,21 @@ StageOption features(std::string name, std::string summary,
   o.layers = layers;
   o.channels = channels;
   o.grid = grid;
+  return o;
+}
+
+// strhub's ViT: nominally PARSeq's 4x8 patches (a model's own size: ModelConfig::featureLayers).
+std::vector<LayerSpec> vitPatchLayers(double) {
+  LayerSpec patch;
+  patch.kh = patch.sh = 4;
+  patch.kw = patch.sw = 8;
+  patch.outChannels = 384;
+  return {patch};
+}
+int vitChannels(double width) { return static_cast<int>(std::lround(384 * width)); }
+
+StageOption importOnly(StageOption o) {
+  o.importOnly = true;
   return o;
 }
 
@@ -64,6 +83,12 @@ const std::map<StageKind, std::vector<Entry>>& registry() {
            {features("resnet", "DTRB's ResNet (FAN, BasicBlock 1-2-5-3): 26 columns at 100x32",
                      resnetLayers, resnetOutChannels),
             makeResNet},
+           {importOnly(features("vit",
+                                "timm's VisionTransformer as strhub uses it (PARSeq, ViTSTR): "
+                                "patch embedding, position embedding, pre-norm blocks; a grid "
+                                "of 8 x 16 patches at 128x32 with 4x8 patches",
+                                vitPatchLayers, vitChannels, true)),
+            makeVit},
        }},
       {StageKind::Sequence,
        {
@@ -75,6 +100,12 @@ const std::map<StageKind, std::vector<Entry>>& registry() {
        {
            {{"ctc", "CTC: a Linear per column, greedy collapse of repeats and blanks"}, makeCtc},
            {{"attention", "an LSTM decoder with a glimpse, one token per step"}, makeAttention},
+           {importOnly({"parseq",
+                        "PARSeq's decoder: position queries over the token context and the "
+                        "patches, autoregressive, then cloze refinement"}),
+            makeParseq},
+           {importOnly({"vitstr", "ViTSTR: a Linear over the first max_length + 1 patch tokens"}),
+            makeVitstr},
        }},
       {StageKind::Glimpse,
        {
@@ -99,7 +130,8 @@ const Entry& entry(StageKind kind, const std::string& name) {
   for (const auto& e : registry().at(kind))
     if (e.option.name == name) return e;
   std::string known;
-  for (const auto& e : registry().at(kind)) known += (known.empty() ? "" : ", ") + e.option.name;
+  for (const auto& e : registry().at(kind))
+    if (!e.option.importOnly) known += (known.empty() ? "" : ", ") + e.option.name;
   throw Error("unknown " + stageKindName(kind) + " '" + name + "' (known: " + known + ")");
 }
 
@@ -138,7 +170,8 @@ const std::vector<StageOption>& stageOptions(StageKind kind) {
   static const std::map<StageKind, std::vector<StageOption>> options = [] {
     std::map<StageKind, std::vector<StageOption>> m;
     for (const auto& [k, entries] : registry())
-      for (const auto& e : entries) m[k].push_back(e.option);
+      for (const auto& e : entries)
+        if (!e.option.importOnly) m[k].push_back(e.option);
     return m;
   }();
   return options.at(kind);

@@ -24,10 +24,14 @@ struct StageOption {
   int (*channels)(double width) = nullptr;
   /// Features: keeps its rows as a grid of cells (2-D attention) instead of averaging them.
   bool grid = false;
+  /// Imported only (strhub's transformer stages): built when a model file names it, but not
+  /// offered for a new model (stageOptions and stageNames leave it out; stageOption finds it).
+  bool importOnly = false;
 };
 
 /// "transformation", "features", "sequence", "prediction", "glimpse", "cell".
 std::string stageKindName(StageKind kind);
+/// The options a new model can be built and trained with (not the import-only ones).
 const std::vector<StageOption>& stageOptions(StageKind kind);
 std::vector<std::string> stageNames(StageKind kind);
 /// Throws Error naming the kind, the unknown name and the known ones.

@@ -1,0 +1,423 @@
+// Opening the models of PARSeq's model hub (strhub, github.com/baudm/parseq): PARSeq and ViTSTR,
+// as released .pt state dicts (PARSeq's without a prefix, as create_model loads them into the
+// system's `model`; ViTSTR's under the system's "model.") and as Lightning .ckpt training
+// checkpoints ("state_dict" under "model.", "hyper_parameters" as Lightning's AttributeDict, read
+// as a dictionary by the restricted pickle reader). What the tensor shapes determine is read from
+// them (embedding width, patch size, input channels, depths, MLP widths, max_label_length, the
+// class count); the rest (charset, input size, heads, decode_ar, refine_iters) comes from the
+// checkpoint's hyper-parameters, else from the options, else from the hub's defaults, each
+// default said in the report's "assumed" list. strhub's preprocessing: RGB, PIL's bicubic
+// resize to img_size (ratio not kept), [-1, 1]. The stages are core/model/stages/
+// transformer_stages.cpp; every key maps to one parameter by a rename ("encoder." ->
+// "features.", the decoder's -> "prediction.").
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "formats/model_format.h"
+#include "formats/torch_file.h"
+#include "model/recognizer.h"
+
+namespace foveal::core {
+
+namespace {
+
+// strhub's charset_train of every released model (configs/charset/94_full.yaml).
+constexpr const char* k94Full =
+    "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!\"#$%&'()*+,-./:;<=>?@[\\]^_`"
+    "{|}~";
+
+enum class Kind { None, Parseq, Vitstr };
+
+struct Keys {
+  Kind kind = Kind::None;
+  std::string prefix;  ///< "model." or ""
+  std::string why;
+};
+
+bool has(const StoredStateDict& sd, const std::string& key) { return sd.find(key) != nullptr; }
+
+Keys keysOf(const StoredStateDict& sd) {
+  Keys k;
+  bool allModel = !sd.tensors.empty();
+  for (const auto& t : sd.tensors) allModel = allModel && t.key.rfind("model.", 0) == 0;
+  k.prefix = allModel ? "model." : "";
+  const std::string& p = k.prefix;
+  if (has(sd, p + "encoder.patch_embed.proj.weight") && has(sd, p + "pos_queries") &&
+      has(sd, p + "text_embed.embedding.weight") && has(sd, p + "head.weight")) {
+    k.kind = Kind::Parseq;
+    k.why = "PARSeq's keys (" + p + "encoder.patch_embed, " + p + "decoder.layers, " + p +
+            "pos_queries, " + p + "text_embed)";
+  } else if (has(sd, p + "patch_embed.proj.weight") && has(sd, p + "cls_token") &&
+             has(sd, p + "pos_embed") && has(sd, p + "head.weight")) {
+    k.kind = Kind::Vitstr;
+    k.why =
+        "ViTSTR's keys (" + p + "patch_embed, " + p + "cls_token, " + p + "blocks, " + p + "head)";
+  }
+  return k;
+}
+
+Sniff sniffStrhub(const FileProbe& file, const ImportOptions&) {
+  const StoredStateDict* sd = file.stateDict();
+  if (!sd) return {};
+  const Keys k = keysOf(*sd);
+  if (k.kind == Kind::None) return {};
+  return {95, k.why + (sd->hasHyperParameters ? ", with a Lightning checkpoint's hyper_parameters"
+                                              : ", a state dict without hyper-parameters")};
+}
+
+const StoredTensor& need(const StoredStateDict& sd, const std::string& key, const std::string& path,
+                         size_t dims) {
+  const StoredTensor* t = sd.find(key);
+  if (!t) throw Error(path + ": no tensor '" + key + "' (strhub's model has one)");
+  if (t->shape.size() != dims)
+    throw Error(path + ": '" + key + "' has " + std::to_string(t->shape.size()) +
+                " dimensions, expected " + std::to_string(dims));
+  return *t;
+}
+
+int countIndexed(const StoredStateDict& sd, const std::string& prefix) {
+  int n = 0;
+  while (has(sd, prefix + std::to_string(n) + ".norm1.weight")) ++n;
+  return n;
+}
+
+// The hyper-parameters, the options and the defaults, and what was assumed.
+class Settings {
+ public:
+  Settings(const StoredStateDict& sd, const ImportOptions& o, std::string path,
+           ImportReport& report)
+      : m_sd(sd), m_o(o), m_path(std::move(path)), m_report(report) {}
+
+  const nlohmann::json* hp(const std::string& key) const {
+    auto it = m_sd.hyperParameters.find(key);
+    if (it == m_sd.hyperParameters.end()) return nullptr;
+    m_parsed[key] = nlohmann::json::parse(it->second, nullptr, false);
+    return &m_parsed[key];
+  }
+
+  int integer(const std::string& option, const std::string& hpKey, int fallback,
+              const std::string& assumption, int lo, int hi) {
+    if (m_o.count(option)) return intOption(m_o, option, fallback, m_path, lo, hi);
+    if (const auto* v = hp(hpKey)) {
+      if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
+        throw Error(m_path + ": hyper_parameters '" + hpKey + "' is " + v->dump() +
+                    ", expected a whole number in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "]");
+      return v->get<int>();
+    }
+    m_report.assumed.push_back(assumption);
+    return fallback;
+  }
+
+  bool boolean(const std::string& option, const std::string& hpKey, bool fallback,
+               const std::string& assumption) {
+    if (m_o.count(option)) {
+      const std::string v = m_o.at(option);
+      if (v == "1" || v == "true") return true;
+      if (v == "0" || v == "false") return false;
+      throw Error(m_path + ": --" + option + " must be true or false (got '" + v + "')");
+    }
+    if (const auto* v = hp(hpKey)) {
+      if (!v->is_boolean())
+        throw Error(m_path + ": hyper_parameters '" + hpKey + "' is " + v->dump() +
+                    ", expected true or false");
+      return v->get<bool>();
+    }
+    m_report.assumed.push_back(assumption);
+    return fallback;
+  }
+
+  /// [h, w] from the option "HxW" or the hyper-parameter [h, w]; empty when neither.
+  std::vector<int> size(const std::string& option, const std::string& hpKey) {
+    if (m_o.count(option)) {
+      const std::string v = m_o.at(option);
+      int h = 0, w = 0;
+      char x = 0, rest = 0;
+      if (std::sscanf(v.c_str(), "%d%c%d%c", &h, &x, &w, &rest) != 3 || (x != 'x' && x != 'X') ||
+          h < 1 || w < 1 || h > 4096 || w > 4096)
+        throw Error(m_path + ": --" + option + " must be HEIGHTxWIDTH, e.g. 32x128 (got '" + v +
+                    "')");
+      return {h, w};
+    }
+    if (const auto* v = hp(hpKey)) {
+      if (!v->is_array() || v->size() != 2 || !(*v)[0].is_number_integer() ||
+          !(*v)[1].is_number_integer())
+        throw Error(m_path + ": hyper_parameters '" + hpKey + "' is " + v->dump() +
+                    ", expected [height, width]");
+      return {(*v)[0].get<int>(), (*v)[1].get<int>()};
+    }
+    return {};
+  }
+
+  const StoredStateDict& m_sd;
+  const ImportOptions& m_o;
+  std::string m_path;
+  ImportReport& m_report;
+
+ private:
+  mutable std::map<std::string, nlohmann::json> m_parsed;
+};
+
+// The charset whose classes the head's `classes` outputs are ([E] first): --character, else the
+// checkpoint's charset_train, else the hub's 94 characters when the count fits. Refused when it
+// does not fit the head.
+std::string charsetFor(Settings& s, int64_t classes, const std::string& path) {
+  std::string chars, source;
+  if (s.m_o.count("character")) {
+    chars = s.m_o.at("character");
+    source = "--character";
+  } else if (const auto* v = s.hp("charset_train")) {
+    if (!v->is_string())
+      throw Error(path + ": hyper_parameters 'charset_train' is " + v->dump() +
+                  ", expected a string");
+    chars = v->get<std::string>();
+    source = "the checkpoint's charset_train";
+  } else if (s.m_sd.hasHyperParameters) {
+    throw Error(path +
+                ": the checkpoint's hyper_parameters have no charset_train (the characters of "
+                "the head's classes); give them with --character");
+  } else if (classes - 1 == 94) {
+    chars = k94Full;
+    source = "the hub's 94_full charset";
+    s.m_report.assumed.push_back(
+        "charset: strhub's 94_full (the released models'; the file has no hyper-parameters and "
+        "its head has 95 classes)");
+  } else {
+    throw Error(path +
+                ": the file has no hyper-parameters (a state dict, not a Lightning .ckpt) "
+                "and its head has " +
+                std::to_string(classes) + " classes ([E] + " + std::to_string(classes - 1) +
+                " characters), not the hub's 94: give the characters in order with --character");
+  }
+  const int64_t n = static_cast<int64_t>(splitUtf8(chars).size());
+  if (n + 1 != classes)
+    throw Error(path + ": the charset from " + source + " has " + std::to_string(n) +
+                " characters, but the head has " + std::to_string(classes) +
+                " classes ([E] + the characters): it does not fit the model");
+  return chars;
+}
+
+// Copies every tensor of the file into the parameter `rename` names; every parameter must be
+// filled, shapes equal, values finite. Keys that name no parameter are refused together.
+void copyWeights(Recognizer& model, const StoredStateDict& sd, const std::string& prefix,
+                 std::string (*rename)(const std::string&), const std::string& path) {
+  auto params = model->named_parameters(true);
+  std::set<std::string> filled;
+  std::vector<std::string> unknown;
+  torch::NoGradGuard guard;
+  for (const auto& t : sd.tensors) {
+    const std::string key = t.key.substr(prefix.size());
+    const std::string name = rename(key);
+    torch::Tensor* p = params.find(name);
+    if (!p) {
+      unknown.push_back(t.key);
+      continue;
+    }
+    if (t.type != StoredType::Float32 && t.type != StoredType::Float64 &&
+        t.type != StoredType::Float16 && t.type != StoredType::BFloat16)
+      throw Error(path + ": '" + t.key + "' holds " + toString(t.type) + " values, not weights");
+    const std::vector<int64_t> want = p->sizes().vec();
+    if (t.shape != want) {
+      auto str = [](const std::vector<int64_t>& s) {
+        std::string o = "[";
+        for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+        return o + "]";
+      };
+      throw Error(path + ": '" + t.key + "' has shape " + str(t.shape) + ", the model built from " +
+                  "the file's hyper-parameters needs " + str(want));
+    }
+    std::vector<float> v = sd.floats(t);
+    for (float x : v)
+      if (!std::isfinite(x)) throw Error(path + ": '" + t.key + "' holds non-finite values");
+    p->copy_(
+        torch::from_blob(v.data(), {static_cast<int64_t>(v.size())}, torch::kFloat).view(want));
+    filled.insert(name);
+  }
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 6; ++i) list += (i ? ", " : "") + unknown[i];
+    if (unknown.size() > 6) list += ", ... (" + std::to_string(unknown.size()) + " in all)";
+    throw Error(path + ": unknown architecture keys for strhub's model: " + list);
+  }
+  for (const auto& p : params)
+    if (!filled.count(p.key()))
+      throw Error(path + ": the file has no tensor for the model's '" + p.key() + "'");
+}
+
+std::string renameParseq(const std::string& key) {
+  if (key.rfind("encoder.", 0) == 0) return "features." + key.substr(8);
+  return "prediction." + key;
+}
+
+std::string renameVitstr(const std::string& key) {
+  if (key.rfind("head.", 0) == 0) return "prediction." + key;
+  return "features." + key;
+}
+
+LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
+  const std::string& path = file.path();
+  const StoredStateDict* sdp = file.stateDict();
+  if (!sdp) throw Error(path + ": not a torch.save file (strhub's models are .pt or .ckpt files)");
+  const StoredStateDict& sd = *sdp;
+  const Keys k = keysOf(sd);
+  if (k.kind == Kind::None)
+    throw Error(path +
+                ": neither PARSeq's keys (encoder.patch_embed, pos_queries, text_embed, "
+                "head) nor ViTSTR's (patch_embed, cls_token, pos_embed, head)");
+  const bool parseq = k.kind == Kind::Parseq;
+  const std::string& p = k.prefix;
+  const std::string enc = parseq ? p + "encoder." : p;
+  Settings s(sd, o, path, report);
+
+  ModelConfig c;
+  c.transformation = "none";
+  c.features = "vit";
+  c.sequence = "none";
+  c.prediction = parseq ? "parseq" : "vitstr";
+  auto& t = c.transformer;
+  const auto& patch = need(sd, enc + "patch_embed.proj.weight", path, 4);
+  const int d = static_cast<int>(patch.shape[0]);
+  const int channels = static_cast<int>(patch.shape[1]);
+  t.patchH = static_cast<int>(patch.shape[2]);
+  t.patchW = static_cast<int>(patch.shape[3]);
+  if (channels != 3)
+    throw Error(path + ": the patch embedding takes " + std::to_string(channels) +
+                " channels; strhub's models read RGB images (3)");
+  c.featureChannels = d;
+  t.classToken = !parseq;
+  t.encoderDepth = countIndexed(sd, enc + "blocks.");
+  if (t.encoderDepth == 0) throw Error(path + ": no encoder blocks (" + enc + "blocks.0...)");
+  t.encoderMlpHidden =
+      static_cast<int>(need(sd, enc + "blocks.0.mlp.fc1.weight", path, 2).shape[0]);
+  // Heads are not in the shapes: the hyper-parameters, else the hub's 64 dimensions per head.
+  const int headDim = d % 64 == 0 ? 64 : d;
+  t.encoderHeads = s.integer(
+      "enc_num_heads", parseq ? "enc_num_heads" : "num_heads", d / headDim,
+      "encoder heads " + std::to_string(d / headDim) + " (the hub's 64 dimensions per head)", 1, d);
+  const auto& head = need(sd, p + "head.weight", path, 2);
+  const int64_t classes = head.shape[0];
+  const auto& pos = need(sd, enc + "pos_embed", path, 3);
+  const int64_t patches = pos.shape[1] - (parseq ? 0 : 1);
+  if (parseq) {
+    const auto& queries = need(sd, p + "pos_queries", path, 3);
+    c.maxLength = static_cast<int>(queries.shape[1]) - 1;
+    const auto& embed = need(sd, p + "text_embed.embedding.weight", path, 2);
+    if (embed.shape[0] != classes + 2)
+      throw Error(path + ": text_embed has " + std::to_string(embed.shape[0]) +
+                  " tokens but the head " + std::to_string(classes) +
+                  " classes (strhub's tokenizer: the head's classes + [B] and [P])");
+    t.decoderDepth = 0;
+    while (has(sd, p + "decoder.layers." + std::to_string(t.decoderDepth) + ".norm_q.weight"))
+      ++t.decoderDepth;
+    if (t.decoderDepth == 0) throw Error(path + ": no decoder layers (" + p + "decoder.layers.0)");
+    t.decoderMlpHidden =
+        static_cast<int>(need(sd, p + "decoder.layers.0.linear1.weight", path, 2).shape[0]);
+    const int decHeadDim = d % 32 == 0 ? 32 : d;
+    t.decoderHeads = s.integer(
+        "dec_num_heads", "dec_num_heads", d / decHeadDim,
+        "decoder heads " + std::to_string(d / decHeadDim) + " (the hub's 32 dimensions per head)",
+        1, d);
+    t.decodeAr = s.boolean("decode_ar", "decode_ar", true,
+                           "decode_ar true (the hub's default: autoregressive first pass)");
+    t.refineIters =
+        s.integer("refine_iters", "refine_iters", 1, "refine_iters 1 (the hub's default)", 0, 16);
+  } else {
+    c.maxLength = s.integer("max_label_length", "max_label_length", 25,
+                            "max_label_length 25 (the hub's default)", 1, 1000);
+  }
+  c.charset = charsetFor(s, classes, path);
+  std::vector<int> img = s.size("img_size", "img_size");
+  if (img.empty()) {
+    // The hub's 32x128 when the position embedding fits it.
+    const int64_t fits = (32 / t.patchH) * (128 / t.patchW);
+    if (32 % t.patchH != 0 || 128 % t.patchW != 0 || fits != patches)
+      throw Error(path + ": the position embedding has " + std::to_string(patches) +
+                  " patches, which is not the hub's 32x128 input with " + std::to_string(t.patchH) +
+                  "x" + std::to_string(t.patchW) +
+                  " patches: give the input size with --img_size HEIGHTxWIDTH");
+    img = {32, 128};
+    report.assumed.push_back("input 32x128 (the hub's img_size; it fits the position embedding)");
+  }
+  if (img[0] % t.patchH != 0 || img[1] % t.patchW != 0 ||
+      (img[0] / t.patchH) * (img[1] / t.patchW) != patches)
+    throw Error(
+        path + ": an input of " + std::to_string(img[0]) + "x" + std::to_string(img[1]) +
+        " gives " +
+        std::to_string((img[0] / std::max(1, t.patchH)) * (img[1] / std::max(1, t.patchW))) +
+        " patches of " + std::to_string(t.patchH) + "x" + std::to_string(t.patchW) +
+        ", the position embedding has " + std::to_string(patches));
+  c.preprocessing.inputH = img[0];
+  c.preprocessing.inputW = img[1];
+  c.preprocessing.colour = "rgb";
+  c.preprocessing.resize = "pil_bicubic";
+  c.preprocessing.keepRatioPad = false;
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  LoadedModel loaded;
+  loaded.config = c;
+  loaded.model = Recognizer(c);
+  copyWeights(loaded.model, sd, p, parseq ? renameParseq : renameVitstr, path);
+  loaded.model->eval();
+
+  const std::string what = parseq ? "PARSeq" : "ViTSTR";
+  const std::string container =
+      sd.hasHyperParameters ? "a Lightning checkpoint (state_dict and hyper_parameters)"
+                            : "a state dict" + std::string(p.empty() ? "" : " under 'model.'");
+  report.description = what + " from strhub, " + container + " (" + sd.format +
+                       " format): " + c.describe() + "; input " + std::to_string(img[0]) + "x" +
+                       std::to_string(img[1]) + " RGB, bicubic, [-1, 1]";
+  if (!parseq)
+    report.description +=
+        "; its attention (α) is the last encoder layer's attention of each output token over "
+        "the patches (the class token's share left out, renormalised), mean over heads";
+  nlohmann::json meta;
+  meta["format"] = "foveal-checkpoint";
+  meta["model"] = nlohmann::json::parse(c.toJson());
+  meta["imported_from"] = {{"kind", parseq ? "strhub-parseq" : "strhub-vitstr"},
+                           {"file", path},
+                           {"save_format", sd.format},
+                           {"lightning_checkpoint", sd.hasHyperParameters},
+                           {"notes", report.assumed}};
+  loaded.metadataJson = meta.dump(2);
+  report.provenanceJson = meta["imported_from"].dump();
+  return loaded;
+}
+
+}  // namespace
+
+// The registry's entry (model_format.cpp).
+ModelFormat strhubModelFormat() {
+  ModelFormat f;
+  f.name = "strhub";
+  f.summary =
+      "PARSeq's model hub (baudm/parseq): PARSeq and ViTSTR, released .pt or Lightning .ckpt";
+  f.options = {
+      {"character",
+       "the characters of the classes in order (instead of the checkpoint's charset_train)", false,
+       "the .ckpt's charset_train, or the hub's 94 for a .pt with 95 classes"},
+      {"img_size", "the input size HEIGHTxWIDTH", false,
+       "the .ckpt's img_size, else 32x128 when it fits"},
+      {"enc_num_heads", "encoder attention heads (not in the shapes)", false,
+       "the .ckpt's, else width / 64"},
+      {"dec_num_heads", "PARSeq's decoder attention heads", false, "the .ckpt's, else width / 32"},
+      {"decode_ar", "PARSeq: true (autoregressive first pass) or false (parallel)", false,
+       "the .ckpt's, else true"},
+      {"refine_iters", "PARSeq: cloze refinement passes", false, "the .ckpt's, else 1"},
+      {"max_label_length", "ViTSTR: characters read (the output tokens minus one)", false,
+       "the .ckpt's, else 25"},
+  };
+  f.sniff = sniffStrhub;
+  f.load = loadStrhub;
+  return f;
+}
+
+}  // namespace foveal::core

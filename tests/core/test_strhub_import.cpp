@@ -1,0 +1,282 @@
+// PARSeq's model hub (strhub) through the import seam (issue 31): PARSeq and ViTSTR, as released
+// .pt state dicts and as Lightning .ckpt checkpoints (hyper_parameters pickled as Lightning's
+// AttributeDict), read exactly as strhub reads them. The fixtures in tests/data/parseq are made by
+// scripts/make-parseq-fixtures with strhub's own model classes over timm 0.9.16: small models
+// (48-64 wide, 1-2 encoder layers) fitted to the fixture images so that they read them, and what
+// strhub computes for every image (reading, confidence, every step's distribution, the decoder's
+// cross-attention per head for the final and the first pass; ViTSTR's last encoder layer's
+// attention of each output token). The images are of several sizes, grey and colour.
+#include <torch/torch.h>
+#include <QtTest/QtTest>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "base/error.h"
+#include "formats/checkpoint.h"
+#include "formats/model_format.h"
+#include "image/grey_image.h"
+#include "trace/model_session.h"
+#include "trace/trace.h"
+
+using namespace foveal::core;
+using nlohmann::json;
+
+namespace {
+
+const std::string kDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/parseq/";
+
+json expected() {
+  std::ifstream in(kDir + "expected.json");
+  return json::parse(in);
+}
+
+QString refusal(const std::string& path, const ImportOptions& o = {}) {
+  try {
+    ModelSession::open(path, o);
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+// A bare .pt has no hyper-parameters: what its shapes do not say is given as options (the
+// fixtures' charset is not the hub's 94 and their heads are not 64 dimensions wide).
+ImportOptions ptOptions(const json& m) {
+  const json& hp = m["hyper_parameters"];
+  ImportOptions o{{"character", m["charset"].get<std::string>()}};
+  if (m["kind"] == "parseq") {
+    o["enc_num_heads"] = std::to_string(hp["enc_num_heads"].get<int>());
+    o["dec_num_heads"] = std::to_string(hp["dec_num_heads"].get<int>());
+  } else {
+    o["enc_num_heads"] = std::to_string(hp["num_heads"].get<int>());
+    o["max_label_length"] = std::to_string(hp["max_label_length"].get<int>());
+  }
+  return o;
+}
+
+double worstDiff(const std::vector<double>& got, const json& want) {
+  if (got.size() != want.size()) return 1e9;
+  double w = 0;
+  for (size_t i = 0; i < got.size(); ++i) w = std::max(w, std::abs(got[i] - want[i].get<double>()));
+  return w;
+}
+
+}  // namespace
+
+class TestStrhubImport : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { torch::set_num_threads(2); }
+
+  // Every fixture, as .pt and as .ckpt, on every image: strhub's reading; confidence, every
+  // step's distribution and the attention maps (mean and per head; PARSeq's first pass too)
+  // within 1e-4.
+  // Variant v > 0: the model's variants[v - 1], its decoding options (decode_ar false, two
+  // refinements) given on the .ckpt.
+  void matchesStrhub_data() {
+    QTest::addColumn<int>("model");
+    QTest::addColumn<bool>("ckpt");
+    QTest::addColumn<int>("variant");
+    const json e = expected();
+    for (size_t m = 0; m < e["models"].size(); ++m) {
+      const json& model = e["models"][m];
+      const std::string name = model["name"].get<std::string>();
+      if (!model["pt"].is_null())
+        QTest::newRow((name + " .pt").c_str()) << static_cast<int>(m) << false << 0;
+      QTest::newRow((name + " .ckpt").c_str()) << static_cast<int>(m) << true << 0;
+      for (size_t v = 0; v < model["variants"].size(); ++v) {
+        std::string opts;
+        for (const auto& [k, val] : model["variants"][v]["options"].items())
+          opts += " --" + k + " " + val.get<std::string>();
+        QTest::newRow((name + " .ckpt" + opts).c_str())
+            << static_cast<int>(m) << true << static_cast<int>(v + 1);
+      }
+    }
+  }
+  void matchesStrhub() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    QFETCH(int, model);
+    QFETCH(bool, ckpt);
+    QFETCH(int, variant);
+    const json e = expected();
+    const json& m = e["models"][static_cast<size_t>(model)];
+    const json& hp = m["hyper_parameters"];
+    const bool parseq = m["kind"] == "parseq";
+    ImportOptions options = ckpt ? ImportOptions{} : ptOptions(m);
+    const json& results =
+        variant ? m["variants"][static_cast<size_t>(variant - 1)]["results"] : m["results"];
+    if (variant)
+      for (const auto& [k, val] :
+           m["variants"][static_cast<size_t>(variant - 1)]["options"].items())
+        options[k] = val.get<std::string>();
+    ImportReport report;
+    auto session =
+        ModelSession::open(kDir + m[ckpt ? "ckpt" : "pt"].get<std::string>(), options, &report);
+    QCOMPARE(report.format, std::string("strhub"));
+    const auto& cfg = session->config();
+    QCOMPARE(cfg.prediction, std::string(parseq ? "parseq" : "vitstr"));
+    QCOMPARE(cfg.preprocessing.inputH, hp["img_size"][0].get<int>());
+    QCOMPARE(cfg.preprocessing.inputW, hp["img_size"][1].get<int>());
+    QCOMPARE(cfg.maxLength, hp["max_label_length"].get<int>());
+    if (parseq && !variant) {
+      QCOMPARE(cfg.transformer.refineIters, hp["refine_iters"].get<int>());
+      QCOMPARE(cfg.transformer.decoderDepth, hp["dec_depth"].get<int>());
+    }
+    if (variant) {
+      QVERIFY(!cfg.transformer.decodeAr);
+      QCOMPARE(cfg.transformer.refineIters, 2);
+    }
+    const int heads = hp[parseq ? "dec_num_heads" : "num_heads"].get<int>();
+    TraceOptions opt;
+    opt.topk = 1000;
+    double worstP = 0, worstConf = 0, worstA = 0, worstHead = 0, worstFirst = 0;
+    for (const auto& imageName : e["images"]) {
+      const std::string name = imageName.get<std::string>();
+      const auto image = readImage(kDir + name, /*keepColour=*/true);
+      const auto tr = session->trace(image, name, opt);
+      const json& r = results[name];
+      QVERIFY2(tr.prediction == r["reading"].get<std::string>(),
+               (name + ": read '" + tr.prediction + "', strhub '" +
+                r["reading"].get<std::string>() + "'")
+                   .c_str());
+      worstConf = std::max(worstConf, std::abs(tr.confidence - r["confidence"].get<double>()));
+      const json& steps = r["step_probs"];
+      QCOMPARE(tr.steps.size(), steps.size());
+      QCOMPARE(tr.gridRows * tr.gridColumns,
+               (hp["img_size"][0].get<int>() / hp["patch_size"][0].get<int>()) *
+                   (hp["img_size"][1].get<int>() / hp["patch_size"][1].get<int>()));
+      QCOMPARE(tr.attentionHeads(), heads);
+      for (size_t t = 0; t < steps.size(); ++t) {
+        const auto& st = tr.steps[t];
+        QCOMPARE(st.topk.size(), steps[t].size());
+        for (const auto& tp : st.topk)
+          worstP = std::max(
+              worstP, std::abs(tp.prob - steps[t][static_cast<size_t>(tp.index)].get<double>()));
+        worstP = std::max(worstP, std::abs(st.prob - r["probs"][t].get<double>()));
+        worstA = std::max(worstA, worstDiff(tr.attention(t), r["attention"][t]));
+        for (int h = 0; h < heads; ++h)
+          worstHead = std::max(
+              worstHead, worstDiff(tr.stepMap(kAttentionHeadPrefix + std::to_string(h + 1), t),
+                                   r["attention_heads"][t][static_cast<size_t>(h)]));
+        if (r.contains("first_pass_attention") && cfg.transformer.refineIters > 0 &&
+            t < r["first_pass_attention"].size())
+          worstFirst = std::max(worstFirst, worstDiff(tr.stepMap(kFirstPassAttentionMap, t),
+                                                      r["first_pass_attention"][t]));
+      }
+    }
+    qInfo(
+        "%s %s%s: largest |p - p_strhub| %.2e, |confidence| %.2e, |alpha| %.2e, per head %.2e, "
+        "first pass %.2e",
+        m["name"].get<std::string>().c_str(), ckpt ? ".ckpt" : ".pt",
+        variant ? " (decode_ar false, 2 refinements)" : "", worstP, worstConf, worstA, worstHead,
+        worstFirst);
+    QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
+    QVERIFY2(worstConf < 1e-4, std::to_string(worstConf).c_str());
+    QVERIFY2(worstA < 1e-4, std::to_string(worstA).c_str());
+    QVERIFY2(worstHead < 1e-4, std::to_string(worstHead).c_str());
+    QVERIFY2(worstFirst < 1e-4, std::to_string(worstFirst).c_str());
+  }
+
+  // The fixtures can fail matchesStrhub: every model reads its images (different readings), and
+  // the attention moves from step to step and between images by far more than the tolerance.
+  void fixturesSeeTheImage() {
+    const json e = expected();
+    for (const auto& m : e["models"]) {
+      std::set<std::string> readings;
+      double spread = 0;
+      for (const auto& imageName : e["images"]) {
+        const json& r = m["results"][imageName.get<std::string>()];
+        readings.insert(r["reading"].get<std::string>());
+        const json& a = r["attention"];
+        for (size_t t = 1; t < a.size(); ++t)
+          for (size_t i = 0; i < a[t].size(); ++i)
+            spread = std::max(spread, std::abs(a[t][i].get<double>() - a[0][i].get<double>()));
+      }
+      const auto name = m["name"].get<std::string>();
+      QVERIFY2(readings.size() >= 8, (name + ": too few distinct readings").c_str());
+      QVERIFY2(m["right"].get<int>() >= 8, (name + ": reads too few of its images").c_str());
+      QVERIFY2(spread > 0.05, (name + ": " + std::to_string(spread)).c_str());
+    }
+  }
+
+  // The sniffer's choice and reason, what a .ckpt and a .pt import report, and what a .pt import
+  // assumed; an imported model kept as .fvm reads the same.
+  void reportsAndRoundTrips() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    const json e = expected();
+    const json& m = e["models"][0];
+    FileProbe probe(kDir + "parseq_small.ckpt");
+    const auto r = recogniseModelFile(probe, {});
+    QCOMPARE(r.format->name, std::string("strhub"));
+    QVERIFY2(QString::fromStdString(r.why).contains("PARSeq's keys") &&
+                 QString::fromStdString(r.why).contains("hyper_parameters"),
+             r.why.c_str());
+    ImportReport ck;
+    loadModelFile(kDir + "parseq_small.ckpt", {}, &ck);
+    QVERIFY2(ck.assumed.empty(), ck.assumed.empty() ? "" : ck.assumed.front().c_str());
+    QVERIFY2(QString::fromStdString(ck.description).contains("Lightning checkpoint"),
+             ck.description.c_str());
+    ImportReport pt;
+    auto loaded = loadModelFile(kDir + "parseq_small.pt", ptOptions(m), &pt);
+    std::string all;
+    for (const auto& a : pt.assumed) all += a + "; ";
+    for (const char* want : {"input 32x128", "decode_ar true", "refine_iters 1"})
+      QVERIFY2(all.find(want) != std::string::npos, all.c_str());
+    QTemporaryDir dir;
+    const std::string out = dir.filePath("parseq.fvm").toStdString();
+    saveCheckpoint(out, loaded.model, "{\"imported_from\": " + pt.provenanceJson + "}");
+    auto a = ModelSession::open(kDir + "parseq_small.pt", ptOptions(m));
+    auto b = ModelSession::open(out);
+    QCOMPARE(b->config().transformer.decoderHeads, 4);
+    const std::string name = e["images"][2].get<std::string>();
+    const auto image = readImage(kDir + name, true);
+    const auto ta = a->trace(image, name, {}), tb = b->trace(image, name, {});
+    QCOMPARE(tb.prediction, ta.prediction);
+    QCOMPARE(tb.confidence, ta.confidence);
+    QCOMPARE(tb.attentionHeads(), 4);
+    // Localisation: the focus (attention-weighted patch centre) walks along the word.
+    QVERIFY(ta.steps.size() >= 4);
+    QVERIFY2(ta.steps[0].focus.x < ta.steps[ta.steps.size() - 2].focus.x,
+             (std::to_string(ta.steps[0].focus.x) + " vs " +
+              std::to_string(ta.steps[ta.steps.size() - 2].focus.x))
+                 .c_str());
+  }
+
+  // Every refusal names the file and the problem.
+  void refusals() {
+    const json e = expected();
+    QCOMPARE(e["models"][1]["name"].get<std::string>(), std::string("parseq_dec2"));
+    // A .pt without hyper-parameters whose head is not the hub's 94 characters.
+    QString got = refusal(kDir + "parseq_small.pt");
+    QVERIFY2(got.contains("parseq_small.pt") && got.contains("no hyper-parameters") &&
+                 got.contains("--character"),
+             qPrintable(got));
+    // A charset that does not fit the head.
+    got = refusal(kDir + "parseq_small.ckpt", {{"character", "abc"}});
+    QVERIFY2(got.contains("3 characters") && got.contains("does not fit"), qPrintable(got));
+    // Keys no strhub model has (parseq_dec2's state dict and one more key).
+    ImportOptions dec2 = ptOptions(e["models"][1]);
+    dec2["img_size"] = "32x96";
+    got = refusal(kDir + "refuse_unknown_key.pt", dec2);
+    QVERIFY2(
+        got.contains("unknown architecture keys") && got.contains("decoder.layers.0.extra.weight"),
+        qPrintable(got));
+    // Hyper-parameters without the charset.
+    got = refusal(kDir + "refuse_no_charset.ckpt");
+    QVERIFY2(got.contains("refuse_no_charset.ckpt") && got.contains("no charset_train"),
+             qPrintable(got));
+    // Any other pickled class is still refused by name.
+    got = refusal(kDir + "refuse_global.ckpt");
+    QVERIFY2(got.contains("refusing") && got.contains("PurePosixPath"), qPrintable(got));
+    // An input size the position embedding does not fit; an option of another format.
+    got = refusal(kDir + "parseq_small.ckpt", {{"img_size", "32x96"}});
+    QVERIFY2(got.contains("32x96") && got.contains("position embedding has 128"), qPrintable(got));
+    got = refusal(kDir + "parseq_small.ckpt", {{"imgW", "100"}});
+    QVERIFY2(got.contains("--imgW is not an option of strhub files"), qPrintable(got));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestStrhubImport)
+#include "test_strhub_import.moc"
