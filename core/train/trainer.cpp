@@ -184,6 +184,7 @@ struct Trainer::Impl {
   int64_t historyStride = 0;  ///< the history's spacing now (a multiple of historyInterval)
   int consecutiveNonFinite = 0;
   int64_t skippedSteps = 0;
+  bool crossDeviceResume = false;  ///< the state's generator was another device kind's
 
   Clock::time_point sessionStart = Clock::now();
 
@@ -447,7 +448,18 @@ void Trainer::Impl::loadState(const fs::path& path) {
     } else {
       gen = at::globalContext().defaultGenerator(device);
     }
-    gen.set_state(g);
+    try {
+      gen.set_state(g);
+    } catch (const c10::Error&) {
+      // A run trained on another kind of device (a GPU run resumed on a CPU, or back): its
+      // generator's state has another layout. Everything else carries over; the sampling
+      // (hard and sharp attention's REINFORCE draws) goes on from a generator seeded by the run's
+      // seed and iteration, so the run continues, no longer bit-identical to an uninterrupted one.
+      const auto it = meta.at("iteration").get<int64_t>();
+      gen.set_current_seed(static_cast<uint64_t>(cfg.seed) * 1000003ull +
+                           static_cast<uint64_t>(it));
+      crossDeviceResume = true;
+    }
   } catch (const c10::Error& e) {
     throw Error(path.string() + ": training state does not match the model (" +
                 e.what_without_backtrace() + ")");
@@ -479,8 +491,15 @@ void Trainer::Impl::resumeMetrics() {
       kept += line + "\n";
     }
     writeTextAtomically(mp, kept);
-    appendMetrics({{"kind", "resume"}, {"iteration", iteration}, {"elapsed_s", elapsedBefore}});
+    json record = {{"kind", "resume"}, {"iteration", iteration}, {"elapsed_s", elapsedBefore}};
+    if (crossDeviceResume) record["generator"] = "reseeded";
+    appendMetrics(record);
   }
+  if (crossDeviceResume)
+    log("the training state was written on another kind of device: its random generator cannot "
+        "be restored here, so sampling continues from one seeded by the run's seed and iteration "
+        "(the weights, optimiser and data position carry over; the run is no longer bit-identical "
+        "to an uninterrupted one)");
 }
 
 void Trainer::Impl::writeHistory() {
