@@ -2,7 +2,9 @@
 
 #include <torch/autograd.h>
 #include <torch/nn/functional/padding.h>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "image/preprocess.h"
 #include "model/charset.h"
@@ -35,7 +37,8 @@ ForcedReading forcedReading(const Recognizer& model, const Trace& trace) {
 }
 
 torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
-                             const torch::Tensor& source, const torch::Tensor& tokenScale) {
+                             const torch::Tensor& source, const torch::Tensor& tokenScale,
+                             int64_t lastStep) {
   const auto& cfg = model->config;
   auto in = inputFromSource(source, cfg.preprocessing, cfg.needsUpsampled());
   DecodeOptions dec;
@@ -44,6 +47,7 @@ torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
     dec.targets = reading.targets.expand({b, -1});
     dec.forcedSelection = reading.regions.expand({b, -1});
     dec.tokenScale = tokenScale;
+    dec.lastStep = lastStep;
   }
   return model->forward(in.image, in.upsampled, dec).logProbs;
 }
@@ -68,6 +72,16 @@ torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading&
     columns.push_back(f);
   }
   return torch::stack(columns, 1);  // [B, S]
+}
+
+PathRule integrationPath(int n) {
+  if (n < 1) throw Error("integrated gradients need at least 1 point");
+  PathRule r;
+  for (int i = 0; i < n; ++i) {
+    r.alphas.push_back((i + 0.5) / n);
+    r.weights.push_back(1.0 / n);
+  }
+  return r;
 }
 
 std::vector<StepTarget> explainedTargets(const Recognizer& model, const Trace& trace,
@@ -145,10 +159,29 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
     if (o.progress && !o.progress(f)) throw AttributionCancelled();
   };
 
-  torch::Tensor value;  // [S] F at the image
+  // Only the explained steps' log p matter: an attention decoder stops after the last of them.
+  int64_t lastStep = -1;
+  if (!reading.ctc)
+    for (const auto& t : targets) lastStep = std::max<int64_t>(lastStep, t.step);
+  const bool ig = o.method == AttributionMethod::IntegratedGradients;
+  const bool tokens = ig && o.tokens && !reading.ctc;
+  const int64_t T = tokens ? reading.targets.size(1) : 0;
+  torch::Tensor value, base;  // [S] F at the image and (integrated gradients) at the baseline
   {
     torch::NoGradGuard ng;
-    value = stepObjectives(forcedLogProbs(model, reading, src), reading, targets).select(0, 0);
+    if (ig) {  // the image and the baseline (mid-grey, no tokens) in one pass
+      torch::Tensor scale;
+      if (tokens) scale = torch::cat({torch::ones({1, T}), torch::zeros({1, T})});
+      auto f =
+          stepObjectives(forcedLogProbs(model, reading, torch::cat({src, torch::zeros_like(src)}),
+                                        scale, lastStep),
+                         reading, targets);
+      value = f.select(0, 0);
+      base = f.select(0, 1);
+    } else {
+      value = stepObjectives(forcedLogProbs(model, reading, src, {}, lastStep), reading, targets)
+                  .select(0, 0);
+    }
   }
   std::vector<StepAttribution> steps(static_cast<size_t>(S));
   const auto v = toVector(value);
@@ -165,7 +198,8 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
     case AttributionMethod::Saliency:
     case AttributionMethod::GradientInput: {
       auto x = src.clone().requires_grad_(true);
-      auto f = stepObjectives(forcedLogProbs(model, reading, x), reading, targets);  // [1, S]
+      auto f = stepObjectives(forcedLogProbs(model, reading, x, {}, lastStep), reading,
+                              targets);  // [1, S]
       for (int64_t s = 0; s < S; ++s) {
         auto g = torch::autograd::grad({f.select(1, s).sum()}, {x}, {},
                                        /*retain_graph=*/s + 1 < S)[0]
@@ -179,40 +213,34 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
     }
     case AttributionMethod::IntegratedGradients: {
       if (o.igSteps < 1) throw Error("integrated gradients need at least 1 step");
+      const PathRule path = integrationPath(o.igSteps);
       const int64_t n = o.igSteps;
-      const bool tokens = o.tokens && !reading.ctc;
-      const int64_t T = tokens ? reading.targets.size(1) : 0;
       auto gradImage = torch::zeros({S, src.size(1), H, W});
       auto gradTokens = torch::zeros({S, std::max<int64_t>(T, 1)});
       for (int64_t start = 0; start < n; start += o.batch) {
         const int64_t m = std::min<int64_t>(o.batch, n - start);
-        // Midpoints of n equal pieces of (0, 1]: the path from the mid-grey baseline (0).
-        auto alphas =
-            (torch::arange(start, start + m, torch::kFloat) + 0.5) / static_cast<double>(n);
+        // The path from the mid-grey baseline (alpha 0) to the image (alpha 1).
+        auto alphas = torch::tensor(std::vector<double>(path.alphas.begin() + start,
+                                                        path.alphas.begin() + start + m))
+                          .to(torch::kFloat);
+        auto weights = torch::tensor(std::vector<double>(path.weights.begin() + start,
+                                                         path.weights.begin() + start + m))
+                           .to(torch::kFloat);
         auto x = (alphas.view({m, 1, 1, 1}) * src).detach().requires_grad_(true);
         torch::Tensor scale;
         if (tokens) scale = alphas.view({m, 1}).expand({m, T}).clone().requires_grad_(true);
-        auto f = stepObjectives(forcedLogProbs(model, reading, x, scale), reading, targets);
+        auto f =
+            stepObjectives(forcedLogProbs(model, reading, x, scale, lastStep), reading, targets);
         for (int64_t s = 0; s < S; ++s) {
           std::vector<torch::Tensor> inputs{x};
           if (tokens) inputs.push_back(scale);
-          auto g = torch::autograd::grad({f.select(1, s).sum()}, inputs, {},
+          // The weighted sum of the points' gradients: the rule's weights as the output's.
+          auto g = torch::autograd::grad({f.select(1, s)}, inputs, {weights},
                                          /*retain_graph=*/s + 1 < S);
           gradImage[s] += g[0].sum(0);
           if (tokens) gradTokens[s] += g[1].sum(0);
         }
         report(static_cast<double>(start + m) / static_cast<double>(n));
-      }
-      gradImage /= static_cast<double>(n);
-      gradTokens /= static_cast<double>(n);
-      torch::Tensor base;
-      {
-        torch::NoGradGuard ng;
-        auto zero = torch::zeros_like(src);
-        torch::Tensor zeroScale;
-        if (tokens) zeroScale = torch::zeros({1, T});
-        base = stepObjectives(forcedLogProbs(model, reading, zero, zeroScale), reading, targets)
-                   .select(0, 0);
       }
       const auto b = toVector(base);
       for (int64_t s = 0; s < S; ++s) {
@@ -251,7 +279,8 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
           batch[i].narrow(1, p[1], p[3]).narrow(2, p[0], p[2]).zero_();
         }
         auto drop = reference.unsqueeze(0) -
-                    score(stepObjectives(forcedLogProbs(model, reading, batch), reading, targets));
+                    score(stepObjectives(forcedLogProbs(model, reading, batch, {}, lastStep),
+                                         reading, targets));
         for (int64_t i = 0; i < m; ++i) {
           const auto& p = patches[static_cast<size_t>(start + i)];
           sums.narrow(1, p[1], p[3]).narrow(2, p[0], p[2]) += drop[i].view({S, 1, 1});
@@ -330,63 +359,113 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
   const double sigma = o.blurSigma > 0 ? o.blurSigma : static_cast<double>(H) / 4.0;
   const auto blurred = gaussianBlur(src, sigma);
   const int64_t P = o.points;
-  // Per request: P deletion images, then P insertion images.
-  std::vector<torch::Tensor> images;
-  std::vector<StepTarget> targets;
-  for (const auto& r : requests) {
+  // The curves' images: the ends of every curve are the same three images whatever the map (the
+  // image itself: deletion's first point and insertion's last; mid-grey; the blurred image), so
+  // they are read once; each request adds its 2 (P - 2) inner points. Each image is read at the
+  // steps asked for, and an attention decoder stops after the last step its batch needs: the
+  // images are sorted by step.
+  struct Entry {
+    int64_t request;  ///< -1: one of the three shared images
+    int64_t slot;  ///< shared: 0 image, 1 mid-grey, 2 blurred; else the curve point, insertion + P
+    int step;      ///< the latest step read (shared: the latest asked for)
+  };
+  std::vector<torch::Tensor> images{src, torch::zeros_like(src), blurred};
+  std::vector<Entry> entries;
+  std::vector<StepTarget> distinct;  // the distinct steps asked for, and each request's column
+  std::vector<int64_t> column(requests.size());
+  int latest = 0;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const auto& r = requests[i];
     if (r.map.size() != static_cast<size_t>(N))
       throw Error("a map for the curves has " + std::to_string(r.map.size()) + " values for a " +
                   std::to_string(W) + "x" + std::to_string(H) + " image");
     if (r.step < 0 || r.step >= static_cast<int>(trace.steps.size()))
       throw Error("step " + std::to_string(r.step) + " does not exist");
+    const StepTarget target{r.step, trace.steps[static_cast<size_t>(r.step)].tokenIndex, -1};
+    size_t j = 0;
+    while (j < distinct.size() &&
+           (distinct[j].step != target.step || distinct[j].target != target.target))
+      ++j;
+    if (j == distinct.size()) distinct.push_back(target);
+    column[i] = static_cast<int64_t>(j);
+    latest = std::max(latest, r.step);
+    if (P <= 2) continue;
     const auto order = mapOrder(r.map);
     std::vector<int64_t> rank(static_cast<size_t>(N));
-    for (size_t i = 0; i < order.size(); ++i) rank[order[i]] = static_cast<int64_t>(i);
+    for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = static_cast<int64_t>(k);
     auto rankT = torch::tensor(rank, torch::kLong).view({1, 1, H, W});
     std::vector<int64_t> counts;
-    for (int64_t k = 0; k < P; ++k)
+    for (int64_t k = 1; k + 1 < P; ++k)
       counts.push_back(static_cast<int64_t>(std::llround(
           static_cast<double>(k) / static_cast<double>(P - 1) * static_cast<double>(N))));
-    auto mask = (rankT < torch::tensor(counts, torch::kLong).view({P, 1, 1, 1})).to(torch::kFloat);
-    images.push_back(src * (1 - mask));                   // [P, C, H, W] deletion
-    images.push_back(blurred * (1 - mask) + src * mask);  // insertion
-    targets.push_back({r.step, trace.steps[static_cast<size_t>(r.step)].tokenIndex, -1});
+    auto mask =
+        (rankT < torch::tensor(counts, torch::kLong).view({P - 2, 1, 1, 1})).to(torch::kFloat);
+    for (int64_t k = 0; k < P - 2; ++k) {
+      images.push_back(src * (1 - mask[k]));                      // deletion
+      images.push_back(blurred * (1 - mask[k]) + src * mask[k]);  // insertion
+      entries.push_back({static_cast<int64_t>(i), k + 1, r.step});
+      entries.push_back({static_cast<int64_t>(i), P + k + 1, r.step});
+    }
   }
   std::vector<FaithfulnessCurves> out(requests.size());
   if (requests.empty()) return out;
-  auto all = torch::cat(images, 0);  // [R * 2P, C, H, W]
-  const int64_t total = all.size(0);
-  std::vector<double> probs(static_cast<size_t>(total));
-  // The distinct steps asked for, and each image's column among them.
-  std::vector<StepTarget> distinct;
-  std::vector<int64_t> column(requests.size());
-  for (size_t i = 0; i < targets.size(); ++i) {
-    size_t j = 0;
-    while (j < distinct.size() &&
-           (distinct[j].step != targets[i].step || distinct[j].target != targets[i].target))
-      ++j;
-    if (j == distinct.size()) distinct.push_back(targets[i]);
-    column[i] = static_cast<int64_t>(j);
+  for (int64_t k = 0; k < 3; ++k) entries.insert(entries.begin() + k, {-1, k, latest});
+  std::vector<size_t> order(entries.size());  // by step, stable: the decoder stops early
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return entries[a].step < entries[b].step; });
+  std::vector<double> shared(3 * distinct.size());  // [shared image][distinct step]
+  for (auto& c : out) {
+    c.deletion.assign(static_cast<size_t>(P), 0.0);
+    c.insertion.assign(static_cast<size_t>(P), 0.0);
   }
+  const int64_t total = static_cast<int64_t>(entries.size());
   for (int64_t start = 0; start < total; start += o.batch) {
     const int64_t m = std::min<int64_t>(o.batch, total - start);
-    auto f = stepObjectives(forcedLogProbs(model, reading, all.narrow(0, start, m)), reading,
-                            distinct)
+    std::vector<torch::Tensor> batch;
+    int last = 0;
+    for (int64_t i = 0; i < m; ++i) {
+      const size_t e = order[static_cast<size_t>(start + i)];
+      batch.push_back(images[e]);
+      last = std::max(last, entries[e].step);
+    }
+    // Only the distinct steps up to `last` can be read from this batch (and only those are
+    // used): the later ones read step `last` instead, to keep the columns.
+    auto upToLast = distinct;
+    if (!reading.ctc)
+      for (auto& t : upToLast) t.step = std::min(t.step, last);
+    auto f = stepObjectives(
+                 forcedLogProbs(model, reading, torch::cat(batch), {}, reading.ctc ? -1 : last),
+                 reading, upToLast)
                  .exp()
                  .to(torch::kDouble)
                  .contiguous();  // [m, distinct]
     auto acc = f.accessor<double, 2>();
     for (int64_t i = 0; i < m; ++i) {
-      const int64_t image = start + i;
-      probs[static_cast<size_t>(image)] = acc[i][column[static_cast<size_t>(image / (2 * P))]];
+      const auto& e = entries[order[static_cast<size_t>(start + i)]];
+      if (e.request < 0) {
+        for (size_t j = 0; j < distinct.size(); ++j)
+          shared[static_cast<size_t>(e.slot) * distinct.size() + j] =
+              acc[i][static_cast<int64_t>(j)];
+        continue;
+      }
+      const double p = acc[i][column[static_cast<size_t>(e.request)]];
+      auto& c = out[static_cast<size_t>(e.request)];
+      if (e.slot < P)
+        c.deletion[static_cast<size_t>(e.slot)] = p;
+      else
+        c.insertion[static_cast<size_t>(e.slot - P)] = p;
     }
   }
   for (size_t r = 0; r < requests.size(); ++r) {
-    const auto base = probs.begin() + static_cast<long>(r * 2 * P);
-    out[r].deletion.assign(base, base + P);
-    out[r].insertion.assign(base + P, base + 2 * P);
-    out[r].deletionAuc = curveArea(out[r].deletion);
-    out[r].insertionAuc = curveArea(out[r].insertion);
+    const size_t j = static_cast<size_t>(column[r]);
+    auto& c = out[r];
+    c.deletion.front() = shared[j];                         // the image
+    c.deletion.back() = shared[distinct.size() + j];        // mid-grey
+    c.insertion.front() = shared[2 * distinct.size() + j];  // blurred
+    c.insertion.back() = shared[j];                         // the image
+    c.deletionAuc = curveArea(c.deletion);
+    c.insertionAuc = curveArea(c.insertion);
   }
   return out;
 }

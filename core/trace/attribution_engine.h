@@ -33,9 +33,21 @@ struct StepTarget {
 
 /// The log-probabilities [B, T, K] (CTC: [B, M, K]) of the forced reading for a batch of source
 /// tensors [B, C, H, W] (sourceTensor's values). `tokenScale` [B, T] (attention decoders,
-/// optional) scales each step's input token. Runs with whatever grad mode the caller set.
+/// optional) scales each step's input token. An attention decoder stops after `lastStep` (-1:
+/// decodes every step; the output then has lastStep + 1 steps). Runs with whatever grad mode the
+/// caller set.
 torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
-                             const torch::Tensor& source, const torch::Tensor& tokenScale = {});
+                             const torch::Tensor& source, const torch::Tensor& tokenScale = {},
+                             int64_t lastStep = -1);
+
+/// Integrated gradients' path: the points alpha in (0, 1) on the way from the baseline (0) to the
+/// image (1) and their weights (summing to 1): the midpoints of n equal pieces. On the shipped
+/// (ReLU) models Gauss-Legendre's and the trapezoid rule's points were no closer to completeness
+/// at 8-64 points (docs/DEVELOPING.md), the gradient along the path being piecewise smooth only.
+struct PathRule {
+  std::vector<double> alphas, weights;
+};
+PathRule integrationPath(int n);
 
 /// F of each target for every image of the batch: [B, S], from forcedLogProbs' output.
 /// log p(target) (CTC: summed over the step's columns), minus log p(contrast) when one is given.

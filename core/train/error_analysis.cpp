@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "engines/tesseract_spec.h"
 #include "formats/checkpoint.h"
 #include "model/charset.h"
+#include "trace/model_session.h"
 #include "train/evaluate_model.h"
 #include "train/reader_evaluation.h"
 
@@ -396,6 +398,37 @@ std::string ErrorAnalysis::summary() const {
   return o.str();
 }
 
+namespace {
+
+// Read or guessed, for each wrong reading of `m`: the image read again on its own (a trace), and
+// integrated gradients over the image and the previous tokens at its character steps.
+void measureImageShares(ModelErrors& m, const data::Dataset& ds, const std::string& modelPath,
+                        const ErrorRunOptions& options, const std::function<bool()>& goOn) {
+  std::shared_ptr<ModelSession> session;
+  for (size_t i = 0; i < m.readings.size(); ++i) {
+    if (m.errors[i].correct) continue;
+    if (!session) session = ModelSession::open(modelPath, options.importOptions);
+    const size_t index = m.readings[i].index;
+    const auto image = ds.get(index).image;
+    const Trace trace = session->trace(image, m.readings[i].entry);
+    const int end = session->config().makeCharset().endIndex();
+    AttributionOptions o;
+    o.method = AttributionMethod::IntegratedGradients;
+    o.igSteps = options.igSteps;
+    o.tokens = true;
+    for (size_t t = 0; t < trace.steps.size(); ++t)
+      if (trace.steps[t].tokenIndex != end) o.steps.push_back(static_cast<int>(t));
+    if (o.steps.empty()) continue;  // read nothing: no step to ask
+    double lowest = 1.0;
+    for (const auto& st : session->explain(image, trace, o).steps)
+      if (std::isfinite(st.imageShare)) lowest = std::min(lowest, st.imageShare);
+    m.errors[i].imageShare = lowest;
+    if (!goOn()) throw EvalCancelled();
+  }
+}
+
+}  // namespace
+
 ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std::string& dataset,
                                const ErrorRunOptions& options, const ErrorProgress& progress) {
   if (models.empty()) throw Error("error analysis: no model given");
@@ -439,6 +472,9 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
     m.skipped = d.skipped;
     m.skippedByReason = d.skippedByReason;
     m.skippedSummary = d.skippedSummary;
+    if (options.imageShare && !engine && !loaded.config.isCtc())
+      measureImageShares(m, *ds, models[k], options,
+                         [&] { return !progress || progress(before + perModel, total); });
     a.models.push_back(std::move(m));
   }
   return a;

@@ -5,6 +5,7 @@
 // and accuracy and CER per label length and per character. The readings come from the batched
 // evaluation (evaluation.h); everything else here is plain arithmetic on strings. Torch-free.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ struct ImageErrors {
   int distance = 0;  ///< Levenshtein distance in code points
   int length = 0;    ///< characters in the truth (as evaluation groups by length)
   double cer = 0;    ///< distance / scored truth length (the distance itself for an empty truth)
+  /// Read or guessed (ErrorRunOptions::imageShare): over the reading's character steps, the
+  /// smallest share of a step's integrated-gradient attribution that went to the image rather
+  /// than to the previous tokens (core/trace/attribution.h). NaN where not measured: a right
+  /// reading, a CTC model or an engine, or not asked for.
+  double imageShare = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Counts over a group of images (all, or one label length).
@@ -126,6 +132,11 @@ struct ErrorRunOptions {
   std::string device = "cpu";
   int beamWidth = 1;
   ImportOptions importOptions;  ///< for imported model files among the models (model_format.h)
+  /// Also measure each wrong reading's image share (ImageErrors::imageShare): integrated
+  /// gradients over the image and the previous tokens for every character step of the image,
+  /// read again greedily on its own. Attention models only; about a second an image.
+  bool imageShare = false;
+  int igSteps = 16;  ///< integrated gradients' points for imageShare
 };
 
 /// Progress over every model: images read so far and the total (models x entries). Returning

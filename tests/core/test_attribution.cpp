@@ -224,6 +224,36 @@ class TestAttribution : public QObject {
     }
   }
 
+  // The decoder stopped after step t (attribution only needs the explained step) gives steps 0
+  // to t exactly as the full teacher-forced decode does, for every kind; an explanation of one
+  // step is the same whether the decoder stops or not.
+  void decodingStopsAfterTheExplainedStep_data() { kinds_data(); }
+  void decodingStopsAfterTheExplainedStep() {
+    QFETCH(int, index);
+    const ModelConfig cfg = kinds()[static_cast<size_t>(index)].second;
+    auto m = makeModel(cfg, 41 + index);
+    const GreyImage img = testImage(60, 32, 5);
+    const Trace tr = readingFor(m, img, 4);
+    const auto reading = forcedReading(m, tr);
+    const auto src = sourceTensor(img, cfg.preprocessing).repeat({2, 1, 1, 1});
+    torch::NoGradGuard ng;
+    const auto full = forcedLogProbs(m, reading, src);
+    for (int64_t last : {0, 2}) {
+      const auto part = forcedLogProbs(m, reading, src, {}, last);
+      if (cfg.isCtc()) {  // CTC reads every column at once: nothing to stop
+        QVERIFY(torch::equal(part, full));
+        continue;
+      }
+      QCOMPARE(part.size(1), last + 1);
+      QVERIFY(full.size(1) > last + 1);
+      QVERIFY2(
+          torch::allclose(part, full.narrow(1, 0, last + 1), 1e-5, 1e-6),
+          qPrintable(QString("stopped after %1: off by %2")
+                         .arg(last)
+                         .arg((part - full.narrow(1, 0, last + 1)).abs().max().item<double>())));
+    }
+  }
+
   // Occlusion: each map pixel is the mean, over the patches that cover it, of the drop in
   // p(token) when that patch is mid-grey; here computed by hand for chosen pixels, with the last
   // patch of a row placed against the far edge.

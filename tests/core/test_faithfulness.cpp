@@ -183,6 +183,66 @@ class TestFaithfulness : public QObject {
     }
   }
 
+  // Every point of every curve is the step's probability on the image built by hand (the map's
+  // first pixels mid-grey, or put back into the blurred image), read by a full teacher-forced
+  // decode: for an attention model whose curves' images are read once for their shared ends and
+  // otherwise in batches sorted by step, each batch's decoder stopping at its latest step.
+  void curvePointsMatchAFullDecodeOfEachImage() {
+    torch::manual_seed(23);
+    Recognizer model(tinyConfig("soft"));
+    model->eval();
+    const GreyImage img = strokes(48, 32, 5);
+    Trace tr;
+    tr.imageW = 48;
+    tr.imageH = 32;
+    tr.decoder = "attention";
+    for (int t = 0; t < 4; ++t) {
+      TraceStep st;
+      st.tokenIndex = 3 + t;
+      st.region = t;
+      tr.steps.push_back(st);
+    }
+    const int64_t N = 48 * 32;
+    std::vector<CurveRequest> requests = {{2, randomMap(48, 32, 1)},
+                                          {0, randomMap(48, 32, 2)},
+                                          {3, randomMap(48, 32, 3)},
+                                          {2, randomMap(48, 32, 4)}};
+    CurveOptions o;
+    o.points = 5;
+    o.batch = 4;  // batches that mix steps and shared images
+    const auto curves = deletionInsertionCurves(model, img, tr, requests, o);
+    const auto reading = forcedReading(model, tr);
+    const auto src = sourceTensor(img, model->config.preprocessing);
+    const auto blurred = gaussianBlur(src, 32.0 / 4);
+    torch::NoGradGuard ng;
+    for (size_t r = 0; r < requests.size(); ++r) {
+      const auto order = mapOrder(requests[r].map);
+      for (int k = 0; k < o.points; ++k) {
+        const int64_t count = std::llround(double(k) / (o.points - 1) * double(N));
+        auto mask = torch::zeros({1, 1, 32, 48});
+        auto m = mask.view({-1});
+        for (int64_t i = 0; i < count; ++i) m[static_cast<int64_t>(order[i])] = 1.0;
+        const auto both = torch::cat({src * (1 - mask), blurred * (1 - mask) + src * mask});
+        const auto lp = forcedLogProbs(model, reading, both);  // every step decoded
+        const int step = requests[r].step;
+        const double del = lp[0][step][tr.steps[step].tokenIndex].exp().item<double>();
+        const double ins = lp[1][step][tr.steps[step].tokenIndex].exp().item<double>();
+        QVERIFY2(std::abs(curves[r].deletion[k] - del) < 1e-5,
+                 qPrintable(QString("request %1 point %2: deletion %3, by hand %4")
+                                .arg(r)
+                                .arg(k)
+                                .arg(curves[r].deletion[k])
+                                .arg(del)));
+        QVERIFY2(std::abs(curves[r].insertion[k] - ins) < 1e-5,
+                 qPrintable(QString("request %1 point %2: insertion %3, by hand %4")
+                                .arg(r)
+                                .arg(k)
+                                .arg(curves[r].insertion[k])
+                                .arg(ins)));
+      }
+    }
+  }
+
   // Attention's per-region values over the source pixels: each value at its region's centre,
   // linear between centres, constant beyond the outermost.
   void regionMapsLandOnTheirCentres() {

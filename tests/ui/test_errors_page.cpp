@@ -5,6 +5,7 @@
 // models when FOVEAL_SCREENSHOT_DIR is set.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QProgressBar>
 #include <QSignalSpy>
@@ -12,10 +13,12 @@
 #include <QTableView>
 #include <QTableWidget>
 #include <QtTest/QtTest>
+#include <cmath>
 #include <set>
 
 #include "compare_page.h"
 #include "confusion_view.h"
+#include "data/dataset_factory.h"
 #include "dataset_browser.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"
@@ -25,6 +28,7 @@
 #include "model_list_model.h"
 #include "patch_strip.h"
 #include "test_models.h"
+#include "trace/attribution.h"
 #include "trace/model_session.h"
 #include "train/error_analysis.h"
 
@@ -93,7 +97,7 @@ class TestErrorsPage : public QObject {
     table.setAnalysis(handAnalysis(), nullptr);
     QCOMPARE(table.rowCount(), 6);
     QCOMPARE(table.modelCount(), 2);
-    QCOMPARE(table.columnCount(), 4 + 2 * 5 + 1);
+    QCOMPARE(table.columnCount(), 4 + 2 * 6 + 1);
     QCOMPARE(table.rightColumn(), 6);  // after the two readings
     QCOMPARE(table.column(1, ui::ErrorTableModel::Reading), 5);
     QCOMPARE(table.column(0, ui::ErrorTableModel::Confidence), 7);
@@ -254,6 +258,69 @@ class TestErrorsPage : public QObject {
 
   // Several models; clicking a matrix cell filters the rows; double-click opens compare; the
   // exports are written.
+  // Read or guessed: with "From the image %" ticked, each wrong reading gets the image share of
+  // its least-read character (integrated gradients over the image and the previous tokens, the
+  // image read again on its own), right readings none; the view sorts by it, lowest first.
+  void wrongReadingsSortByTheirImageShare() {
+    ui::ErrorsPage page;
+    page.resize(1200, 700);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    page.setModels({m_models[0]});
+    page.setDataset(QStringLiteral("digits:len=3,split=test,seed=2"));
+    page.setLimit(6);
+    page.setMeasureImageShare(true);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 120000);
+    const auto& m = page.table()->analysis()->models[0];
+    int wrong = 0;
+    for (size_t i = 0; i < m.readings.size(); ++i) {
+      if (m.errors[i].correct) {
+        QVERIFY(std::isnan(m.errors[i].imageShare));
+        continue;
+      }
+      ++wrong;
+      QVERIFY2(m.errors[i].imageShare >= 0 && m.errors[i].imageShare <= 1,
+               qPrintable(QString::number(m.errors[i].imageShare)));
+    }
+    QVERIFY(wrong >= 2);  // random weights: hardly anything is read right
+    // The first wrong reading's share, computed here on its own.
+    size_t first = 0;
+    while (m.errors[first].correct) ++first;
+    auto session = core::ModelSession::open(m_models[0].toStdString());
+    auto ds = core::data::openDataset("digits:len=3,split=test,seed=2");
+    const auto image = ds->get(m.readings[first].index).image;
+    const auto trace = session->trace(image, "x");
+    core::AttributionOptions o;
+    o.igSteps = 16;
+    o.tokens = true;
+    const int end = session->config().makeCharset().endIndex();
+    for (size_t t = 0; t < trace.steps.size(); ++t)
+      if (trace.steps[t].tokenIndex != end) o.steps.push_back(static_cast<int>(t));
+    double lowest = 1;
+    for (const auto& st : session->explain(image, trace, o).steps)
+      lowest = std::min(lowest, st.imageShare);
+    QVERIFY2(std::abs(lowest - m.errors[first].imageShare) < 1e-6,
+             qPrintable(QString("%1 against %2").arg(lowest).arg(m.errors[first].imageShare)));
+    // Sorted by it, ascending: the most guessed first, the unmeasured (right) ones last.
+    const int column = page.table()->column(0, ui::ErrorTableModel::ImageShare);
+    QCOMPARE(page.view()->horizontalHeader()->sortIndicatorSection(), column);
+    QCOMPARE(page.view()->horizontalHeader()->sortIndicatorOrder(), Qt::AscendingOrder);
+    auto* view = page.view()->model();
+    double previous = -1;
+    for (int r = 0; r < view->rowCount(); ++r) {
+      const double v = view->data(view->index(r, column), ui::ErrorTableModel::SortRole).toDouble();
+      QVERIFY(v >= previous);
+      previous = v;
+    }
+    const QString shown = view->data(view->index(0, column)).toString();
+    QVERIFY2(shown.endsWith(" %"), qPrintable(shown));
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR"))
+      QVERIFY(page.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") +
+                               "/errors-image-share.png"));
+  }
+
   void matrixClicksDoubleClicksAndExports() {
     ui::ErrorsPage page;
     page.resize(1200, 700);

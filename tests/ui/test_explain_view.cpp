@@ -5,11 +5,14 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
+#include <QScrollArea>
 #include <QToolButton>
 #include <QtTest/QtTest>
+#include <cmath>
 
 #include "attention_grid.h"
 #include "compare_page.h"
+#include "deletion_plot.h"
 #include "explain_runner.h"
 #include "inspector_page.h"
 #include "main_window.h"
@@ -64,6 +67,22 @@ class TestExplainView : public QObject {
     bool said = false;
     for (auto* l : info) said = said || l->text().contains("from the image");
     QVERIFY2(said, "the step panel does not say how much came from the image");
+    // The step's deletion curve in the map's order, computed with it: p(token) from the image's
+    // own probability (teacher-forced, the reading's) down as its pixels turn grey, and its area.
+    auto* deletion = page->deletionPlot();
+    QVERIFY(deletion);
+    QTRY_COMPARE_WITH_TIMEOUT(deletion->values().size(), size_t(11), 30000);
+    const auto curve = deletion->values();
+    QVERIFY2(std::abs(curve.front() - trace->steps[1].prob) < 2e-3,
+             qPrintable(QString("curve starts at %1, the step's p is %2")
+                            .arg(curve.front())
+                            .arg(trace->steps[1].prob)));
+    double area = 0;
+    for (size_t i = 1; i < curve.size(); ++i) area += (curve[i - 1] + curve[i]) / 2 / 10;
+    QVERIFY2(deletion->caption() == "Deletion in the integrated gradients order: AUC <b>" +
+                                        QString::number(area, 'f', 3) + "</b>",
+             qPrintable(deletion->caption()));
+    for (double p : curve) QVERIFY(p >= 0 && p <= 1);
     // Another step is computed on demand; the first stays cached.
     w.setStep(2);
     QVERIFY(view->pixelHeat().empty());
@@ -86,6 +105,12 @@ class TestExplainView : public QObject {
     QVERIFY(said);
     choose(source, QString::fromLatin1(core::kAttentionMap));
     QVERIFY(view->pixelHeat().empty());
+    // The attention map has its curve too, computed on its own; another order, another curve.
+    QTRY_VERIFY_WITH_TIMEOUT(deletion->caption().startsWith("Deletion in the attention order: AUC"),
+                             30000);
+    QCOMPARE(deletion->values().size(), size_t(11));
+    QVERIFY(std::abs(deletion->values().front() - curve.front()) < 1e-9);  // the same image
+    QVERIFY(deletion->values() != curve);
     // The compare page has its own selector: every column computes the chosen map.
     w.tabs()->setCurrentWidget(w.comparePage());
     QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 1, 30000);
@@ -124,6 +149,8 @@ class TestExplainView : public QObject {
     for (const char* method : {"ig", "saliency", "occlusion"}) {
       choose(w.inspector()->heatSourceBox(), QString::fromLatin1(method));
       QTRY_VERIFY_WITH_TIMEOUT(!w.inspector()->traceView()->pixelHeat().empty(), 120000);
+      QTRY_VERIFY_WITH_TIMEOUT(!w.inspector()->deletionPlot()->values().empty(), 120000);
+      w.inspector()->stepPanel()->ensureWidgetVisible(w.inspector()->deletionPlot());
       QTest::qWait(300);
       QVERIFY(w.grab().save(dir + "/explain-" + method + ".png"));
     }

@@ -4,7 +4,26 @@
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
+#include "trace/pixel_maps.h"
+
 namespace foveal::ui {
+
+namespace {
+
+// The deletion curve of a step's map (empty map: none, `ok` false).
+core::FaithfulnessCurves curvesOf(const core::ModelSession& session, const core::GreyImage& image,
+                                  const core::Trace& trace, int step,
+                                  const std::vector<double>& map, bool* ok) {
+  *ok = false;
+  if (map.empty()) return {};
+  core::CurveOptions o;
+  o.points = ExplainRunner::kCurvePoints;
+  auto curves = session.curves(image, trace, {{step, map}}, o);
+  *ok = curves.size() == 1;
+  return *ok ? curves.front() : core::FaithfulnessCurves{};
+}
+
+}  // namespace
 
 ExplainRunner::ExplainRunner(QObject* parent) : QObject(parent) {}
 
@@ -23,6 +42,45 @@ void ExplainRunner::cancel() {
 void ExplainRunner::start(std::shared_ptr<core::ModelSession> session, const core::GreyImage& image,
                           std::shared_ptr<const core::Trace> trace, core::AttributionMethod method,
                           int step) {
+  run([session = std::move(session), image, trace = std::move(trace), method,
+       step](const std::function<bool(double)>& progress) {
+    core::AttributionOptions o;
+    o.method = method;
+    o.steps = {step};
+    o.tokens = method == core::AttributionMethod::IntegratedGradients && !trace->isCtc();
+    o.progress = progress;
+    const auto e = session->explain(image, *trace, o);
+    ExplainResult r;
+    r.trace = trace;
+    r.method = method;
+    r.mapName = core::toString(method);
+    r.step = step;
+    r.map = e.maps[static_cast<size_t>(step)];
+    r.figures = e.steps.front();
+    if (!progress(1.0)) throw core::AttributionCancelled();
+    r.curves = curvesOf(*session, image, *trace, step, r.map, &r.hasCurves);
+    return r;
+  });
+}
+
+void ExplainRunner::startAttentionCurve(std::shared_ptr<core::ModelSession> session,
+                                        const core::GreyImage& image,
+                                        std::shared_ptr<const core::Trace> trace, int step) {
+  run([session = std::move(session), image, trace = std::move(trace),
+       step](const std::function<bool(double)>&) {
+    ExplainResult r;
+    r.trace = trace;
+    r.mapName = core::kAttentionMap;
+    r.step = step;
+    r.curves = curvesOf(*session, image, *trace, step,
+                        core::stepPixelMap(*trace, core::kAttentionMap, static_cast<size_t>(step)),
+                        &r.hasCurves);
+    return r;
+  });
+}
+
+void ExplainRunner::run(
+    std::function<ExplainResult(const std::function<bool(double)>& progress)> work) {
   const quint64 generation = ++m_latest;
   m_running = true;
   // The previous task sees the generation move on at its next progress report and stops; the
@@ -30,8 +88,7 @@ void ExplainRunner::start(std::shared_ptr<core::ModelSession> session, const cor
   m_tasks.erase(std::remove_if(m_tasks.begin(), m_tasks.end(),
                                [](const QFuture<void>& t) { return t.isFinished(); }),
                 m_tasks.end());
-  m_tasks.push_back(QtConcurrent::run([this, generation, session = std::move(session), image,
-                                       trace = std::move(trace), method, step] {
+  m_tasks.push_back(QtConcurrent::run([this, generation, work = std::move(work)] {
     auto post = [this, generation](auto f) {
       QMetaObject::invokeMethod(
           this,
@@ -42,22 +99,11 @@ void ExplainRunner::start(std::shared_ptr<core::ModelSession> session, const cor
           Qt::QueuedConnection);
     };
     try {
-      core::AttributionOptions o;
-      o.method = method;
-      o.steps = {step};
-      o.tokens = method == core::AttributionMethod::IntegratedGradients && !trace->isCtc();
-      o.progress = [this, generation, post](double f) {
+      const ExplainResult r = work([this, generation, post](double f) {
         if (generation != m_latest.load()) return false;
         post([this, f] { Q_EMIT progress(f); });
         return true;
-      };
-      const auto e = session->explain(image, *trace, o);
-      ExplainResult r;
-      r.trace = trace;
-      r.method = method;
-      r.step = step;
-      r.map = e.maps[static_cast<size_t>(step)];
-      r.figures = e.steps.front();
+      });
       post([this, r] {
         m_running = false;
         Q_EMIT finished(r);

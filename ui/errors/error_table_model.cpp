@@ -5,12 +5,14 @@
 #include <cmath>
 
 #include "qt_convert.h"
+#include "trace/attribution.h"
 
 namespace foveal::ui {
 
 namespace {
 const QColor kWrong(198, 40, 40);
 const QColor kRight(46, 125, 50);
+const QColor kGuessed(178, 106, 0);
 
 QString modelName(const std::string& path) { return QFileInfo(qstr(path)).completeBaseName(); }
 }  // namespace
@@ -211,6 +213,25 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
       if (role == Qt::ToolTipRole && !std::isfinite(r.entropy))
         return tr("CTC has no attention: no entropy");
       return {};
+    case ImageShare:
+      // Lowest first when sorted ascending: the most guessed readings on top, the unmeasured last.
+      if (role == Qt::DisplayRole)
+        return std::isfinite(e.imageShare)
+                   ? QStringLiteral("%1 %").arg(100 * e.imageShare, 0, 'f', 0)
+                   : QStringLiteral("—");
+      if (role == SortRole) return std::isfinite(e.imageShare) ? e.imageShare : 2.0;
+      if (role == Qt::ForegroundRole && std::isfinite(e.imageShare) &&
+          e.imageShare < core::kGuessedShare)
+        return kGuessed;
+      if (role == Qt::ToolTipRole)
+        return std::isfinite(e.imageShare)
+                   ? (e.imageShare < core::kGuessedShare
+                          ? tr("Its least-read character was mostly guessed from the previous "
+                               "tokens")
+                          : tr("Every character was mostly read from the image"))
+                   : tr("Not measured (right readings, CTC; tick \"From the image\" and analyse "
+                        "again)");
+      return {};
     default:
       return {};
   }
@@ -231,11 +252,16 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
   int model = 0;
   ModelColumn field = Reading;
   if (!modelField(section, &model, &field)) return {};
-  static const char* names[] = {"read", "conf.", "edits", "CER", "entropy"};
+  static const char* names[] = {"read", "conf.", "edits", "CER", "entropy", "from image"};
   static const char* tips[] = {
-      "The reading (red: wrong)", "Confidence: the product of the chosen tokens' probabilities",
-      "Edit distance to the truth (characters)", "Character error rate: edits / truth length",
-      "Mean attention entropy over the decoded steps (nats)"};
+      "The reading (red: wrong)",
+      "Confidence: the product of the chosen tokens' probabilities",
+      "Edit distance to the truth (characters)",
+      "Character error rate: edits / truth length",
+      "Mean attention entropy over the decoded steps (nats)",
+      "Wrong readings: how much of its least-read character came from the image rather than "
+      "the previous tokens (integrated gradients; below 50 %: guessed). Sort ascending: the "
+      "most guessed first"};
   const QString name = modelName(m_analysis->models[size_t(model)].model);
   if (role == Qt::ToolTipRole) return QStringLiteral("%1: %2").arg(name, tr(tips[field]));
   return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name) : tr(names[field]);

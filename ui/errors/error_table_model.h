@@ -1,7 +1,8 @@
 #pragma once
 // The Errors page's table: one row per dataset image of an error analysis, with its thumbnail,
 // truth and length, then the models' readings side by side, who read it right (with several
-// models), and each model's confidence, edit distance, CER and mean attention entropy. Qt::UserRole
+// models), and each model's confidence, edit distance, CER, mean attention entropy and (when
+// measured) how much of its least-read step came from the image. Qt::UserRole
 // holds the value to sort by; thumbnails are read from the dataset when a row is first shown.
 #include <QAbstractTableModel>
 #include <QCache>
@@ -19,7 +20,7 @@ class ErrorTableModel : public QAbstractTableModel {
  public:
   enum Role { SortRole = Qt::UserRole, DatasetIndexRole };
   enum FixedColumn { Image, Entry, Truth, Length, FixedColumns };
-  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ModelColumns };
+  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ImageShare, ModelColumns };
   static constexpr QSize kThumbnail{150, 28};
 
   explicit ErrorTableModel(QObject* parent = nullptr);

@@ -1,5 +1,6 @@
 #include "errors_page.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QFileDialog>
@@ -120,6 +121,13 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_limit->setSuffix(tr(" images"));
   m_limit->setToolTip(tr("Read the first N images (0: all)"));
   row1->addWidget(m_limit);
+  m_imageShare = new QCheckBox(tr("From the image %"), this);
+  m_imageShare->setObjectName(QStringLiteral("image-share"));
+  m_imageShare->setToolTip(
+      tr("Also measure, for each wrong reading, how much of its least-read character came from "
+         "the image rather than the previous tokens (integrated gradients; attention models; "
+         "about a second an image), and sort by it, the most guessed first"));
+  row1->addWidget(m_imageShare);
   m_run = new QPushButton(tr("&Analyse"), this);
   m_run->setToolTip(
       tr("Read the dataset with the models ticked in the Models dock (or the "
@@ -389,6 +397,8 @@ void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
 void ErrorsPage::setDataset(const QString& spec) { m_dataset->setText(spec); }
 QString ErrorsPage::dataset() const { return m_dataset->text().trimmed(); }
 void ErrorsPage::setLimit(int images) { m_limit->setValue(images); }
+
+void ErrorsPage::setMeasureImageShare(bool on) { m_imageShare->setChecked(on); }
 bool ErrorsPage::isRunning() const { return m_runner->isRunning(); }
 void ErrorsPage::waitForRunner() { m_runner->wait(); }
 QString ErrorsPage::statusText() const { return m_status->text(); }
@@ -414,6 +424,8 @@ bool ErrorsPage::analyse() {
   core::train::ErrorRunOptions o;
   o.limit = m_limit->value();
   o.beamWidth = m_beamWidth;
+  o.imageShare = m_imageShare->isChecked();
+  m_runningShare = o.imageShare;
   m_runningBeam = m_beamWidth;
   m_runningDataset = dataset();
   // A new analysis replaces the old one at once: never rows of one beside another's models.
@@ -461,6 +473,9 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   }
   m_view->resizeColumnsToContents();
   m_view->setColumnWidth(ErrorTableModel::Image, ErrorTableModel::kThumbnail.width() + 8);
+  // Read or guessed measured: the most guessed readings first.
+  if (m_runningShare)
+    m_view->sortByColumn(m_table->column(0, ErrorTableModel::ImageShare), Qt::AscendingOrder);
   showFocus();
 
   // The status: what was read, and what was left out and why.

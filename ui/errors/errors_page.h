@@ -15,6 +15,7 @@
 #include "page.h"
 #include "train/error_analysis.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -58,6 +59,8 @@ class ErrorsPage : public QWidget, public Page {
   QString dataset() const;
   /// First N entries (0: all).
   void setLimit(int images);
+  /// Whether the next analysis measures each wrong reading's image share (read or guessed).
+  void setMeasureImageShare(bool on);
   /// Decoding of the next analysis: 1 greedy, more a beam search of that width.
   void setBeamWidth(int width) { m_beamWidth = width; }
 
@@ -118,6 +121,8 @@ class ErrorsPage : public QWidget, public Page {
 
   QLineEdit* m_dataset;
   QSpinBox* m_limit;
+  QCheckBox* m_imageShare;  ///< measure the wrong readings' image share
+  bool m_runningShare = false;
   QPushButton* m_run;
   QPushButton* m_cancel;
   QProgressBar* m_progress;

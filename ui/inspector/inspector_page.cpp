@@ -19,6 +19,7 @@
 #include "attention_grid.h"
 #include "attention_plot.h"
 #include "beam_list.h"
+#include "deletion_plot.h"
 #include "explain_runner.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
@@ -181,6 +182,10 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_rectified->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   m_rectified->hide();
   sideLayout->addWidget(m_rectified);
+  // The shown map's deletion curve for the step (computed with the map, off this thread).
+  m_deletion = new DeletionPlot(side);
+  m_deletion->setObjectName(QStringLiteral("deletion-curve"));
+  sideLayout->addWidget(m_deletion);
   m_topk = new TopkModel(this);
   m_topkView = new QTableView(side);
   m_topkView->setModel(m_topk);
@@ -336,6 +341,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_explainBusy->hide();
   m_explainPending = {};
   m_explainFigures.clear();
+  m_curves.clear();
   m_explainError.clear();
   m_explained = m_trace ? std::make_shared<core::Trace>(*m_trace) : nullptr;
   m_view->setTrace(m_explained);
@@ -438,6 +444,7 @@ void InspectorPage::showStep(int step) {
                           .arg(where, focus) +
                       explainStepText(step));
   explainStep(step);
+  showCurve(step);
 
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
@@ -542,8 +549,12 @@ QString InspectorPage::readShareText(const core::StepAttribution& f) const {
 
 void InspectorPage::explainStep(int step) {
   const QString method = m_heatSource->currentData().toString();
-  if (isAttentionSource(method) || !m_trace || !m_document || !m_explained) return;
-  if (m_explainFigures.count({method.toStdString(), step})) {  // cached
+  if (!m_trace || !m_document || !m_explained) return;
+  // A head or PARSeq's first pass: shown as it is, nothing computed for it.
+  if (isAttentionSource(method) && method != QLatin1String(core::kAttentionMap)) return;
+  const bool attention = method == QLatin1String(core::kAttentionMap);
+  if (attention ? m_curves.count({core::kAttentionMap, step}) > 0
+                : m_explainFigures.count({method.toStdString(), step}) > 0) {  // cached
     m_explainBusy->hide();
     return;
   }
@@ -553,7 +564,11 @@ void InspectorPage::explainStep(int step) {
   m_explainPending = request;
   const int row = m_document->models()->rowOf(m_document->inspectedModel());
   auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
-  if (!session) return;
+  if (!session || session->isEngine()) return;
+  if (attention) {  // only the curve: quick, no progress bar
+    m_explainer->startAttentionCurve(session, m_document->image(), m_trace, step);
+    return;
+  }
   m_explainProgress->setValue(0);
   m_explainBusy->show();
   m_explainer->start(session, m_document->image(), m_trace,
@@ -563,6 +578,12 @@ void InspectorPage::explainStep(int step) {
 void InspectorPage::explanationReady(const ExplainResult& r) {
   m_explainBusy->hide();
   if (r.trace != m_trace || !m_explained) return;  // an older reading's
+  if (r.hasCurves) m_curves[{r.mapName, r.step}] = r.curves;
+  if (r.mapName == core::kAttentionMap) {
+    showCurve(m_cursor->step());
+    if (r.step != m_cursor->step()) explainStep(m_cursor->step());  // the step moved on meanwhile
+    return;
+  }
   const std::string name = core::toString(r.method);
   core::StepMap* map = nullptr;
   for (auto& m : m_explained->maps)
@@ -577,6 +598,24 @@ void InspectorPage::explanationReady(const ExplainResult& r) {
   m_explainFigures[{name, r.step}] = r.figures;
   m_view->setTrace(m_explained);  // redraws the heat from the new values
   showStep(m_cursor->step());
+}
+
+void InspectorPage::showCurve(int step) {
+  const QString method = m_heatSource->currentData().toString();
+  const auto it = m_curves.find({method.toStdString(), step});
+  if (it != m_curves.end()) {
+    m_deletion->setCurve(m_heatSource->currentText(), it->second.deletion, it->second.deletionAuc);
+    return;
+  }
+  const bool engine = [&] {
+    if (!m_document) return false;
+    const int row = m_document->models()->rowOf(m_document->inspectedModel());
+    auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
+    return session && session->isEngine();
+  }();
+  m_deletion->clearCurve(!m_trace || engine          ? tr("no deletion curve for this reading")
+                         : !m_explainError.isEmpty() ? tr("deletion curve: %1").arg(m_explainError)
+                                                     : tr("deletion curve: computing..."));
 }
 
 }  // namespace foveal::ui

@@ -10,6 +10,7 @@
 
 #include "page.h"
 #include "trace/attribution.h"
+#include "trace/faithfulness.h"
 #include "trace/trace.h"
 
 class QComboBox;
@@ -30,6 +31,7 @@ class BeamList;
 class ReadingControls;
 class ReadingDocument;
 class AttentionPlot;
+class DeletionPlot;
 class PatchStrip;
 class StepCursor;
 class TopkModel;
@@ -66,6 +68,8 @@ class InspectorPage : public QWidget, public Page {
   PatchStrip* patchStrip() const { return m_strip; }
   AlignmentView* alignmentView() const { return m_alignment; }
   AttentionPlot* attentionPlot() const { return m_plot; }
+  /// The step panel's deletion curve of the shown map.
+  DeletionPlot* deletionPlot() const { return m_deletion; }
   /// The per-step grid: shown instead of the bar chart for a 2-D model.
   AttentionGridView* attentionGrid() const { return m_grid; }
   /// The step panel's text (rich text).
@@ -136,6 +140,10 @@ class InspectorPage : public QWidget, public Page {
   ExplainRunner* m_explainer = nullptr;
   std::shared_ptr<core::Trace> m_explained;
   std::map<std::pair<std::string, int>, core::StepAttribution> m_explainFigures;
+  /// Deletion curves by (map name, step), computed with the maps (attention: on its own).
+  std::map<std::pair<std::string, int>, core::FaithfulnessCurves> m_curves;
+  DeletionPlot* m_deletion = nullptr;
+  void showCurve(int step);
   QString m_explainError;
   std::pair<std::string, int> m_explainPending;  ///< the (method, step) being computed
   void explainStep(int step);

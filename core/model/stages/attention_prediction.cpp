@@ -1,5 +1,6 @@
 #include "model/stages/attention_prediction.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "base/error.h"
@@ -125,7 +126,9 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
                                                   const torch::Tensor& upsampled,
                                                   const DecodeOptions& options) {
   const bool stochastic = config.selectsRegions() && (is_training() || options.sample);
-  const int64_t steps = config.steps();
+  const int64_t steps = options.lastStep >= 0
+                            ? std::min<int64_t>(config.steps(), options.lastStep + 1)
+                            : config.steps();
   const int64_t bsz = x.size(0);
   const bool teacher = options.targets.defined();
   // Small-batch inference (the latency path): at batch 1 the per-step [4H, K + D] products are

@@ -96,6 +96,10 @@ struct DecodeOptions {
   /// (the output then has fewer steps than config.steps()). Readings, confidences and entropies
   /// up to the end token are unchanged; evaluation uses it, traces do not.
   bool stopWhenAllEnded = false;
+  /// Attention decoders: decode steps 0 to lastStep only (-1: every step). The output then has
+  /// lastStep + 1 steps, each the same as in a full decode: a step never depends on later ones.
+  /// Attribution uses it, since only the explained step's log p matters; CTC ignores it.
+  int64_t lastStep = -1;
 };
 
 /// A beam search's result for each image: the best hypothesis, and the N best (N = the width),
