@@ -566,6 +566,7 @@ void InspectorPage::explainStep(int step) {
   auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
   if (!session || session->isEngine()) return;
   if (attention) {  // only the curve: quick, no progress bar
+    m_explainBusy->hide();
     m_explainer->startAttentionCurve(session, m_document->image(), m_trace, step);
     return;
   }
