@@ -86,8 +86,11 @@ class TestMainWindow : public QObject {
     }
   }
 
-  // Each test starts from the default overlays (the inspector remembers its toggles).
-  void init() { QSettings().remove(QStringLiteral("inspector/overlays")); }
+  // Each test starts from no saved state: the inspector remembers its toggles, and a window saves
+  // its session (models, image, beam) on a timer after each change and restores it when made, so
+  // whether the last test's timer fired before its window closed (it depends on the load) must not
+  // decide which models the next test's window opens with.
+  void init() { QSettings().clear(); }
 
   void emptyWindowIsUsable() {
     ui::MainWindow w;
