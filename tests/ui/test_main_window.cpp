@@ -86,10 +86,10 @@ class TestMainWindow : public QObject {
     }
   }
 
-  // Each test starts from no saved state: the inspector remembers its toggles, and a window saves
-  // its session (models, image, beam) on a timer after each change and restores it when made, so
-  // whether the last test's timer fired before its window closed (it depends on the load) must not
-  // decide which models the next test's window opens with.
+  // Each test starts from no saved settings: the inspector remembers its toggles, the pages their
+  // choices, and a window writes its session on a timer after each change, so what the last test's
+  // window left (and whether its timer fired before it closed, which depends on the load) must not
+  // reach the next test's window.
   void init() { QSettings().clear(); }
 
   void emptyWindowIsUsable() {
