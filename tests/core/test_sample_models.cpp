@@ -28,7 +28,8 @@ const fs::path kModels = fs::path(FOVEAL_SAMPLES_DIR) / "models";
 
 const fs::path kGolden = fs::path(FOVEAL_SOURCE_DIR) / "tests" / "data" / "golden-traces";
 // The format-2 files the goldens were written with, kept as fixtures where samples/models now ships
-// retrained ones (issue 34: soft, hard and the sharp models); the others are still the shipped files.
+// retrained ones (issue 34: soft, hard and the sharp models); the others are still the shipped
+// files.
 const fs::path kGoldenModels = kGolden / "models";
 
 fs::path goldenModel(const std::string& name) {

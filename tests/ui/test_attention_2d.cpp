@@ -388,6 +388,8 @@ class TestAttention2d : public QObject {
     const QImage twoMap = ui::heatMapImage(*t, h2.steps[0], headMap.size());
     QCOMPARE(headMap, twoMap);
     QVERIFY(headMap != meanMap);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR"))  // to look at, not committed
+      QVERIFY(page.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/head-two.png"));
     // The first pass: its own map where it ran, the mean where it did not.
     menu->setCurrentIndex(3);
     QCOMPARE(page.attentionGrid()->cellColour(0), ui::heatColour(1.0));

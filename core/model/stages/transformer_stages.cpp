@@ -300,18 +300,41 @@ BatchStats readingStats(const std::vector<std::vector<int>>& read, const torch::
   BatchStats s;
   auto t = targets.to(torch::kCPU, torch::kLong).contiguous();
   auto l = lengths.to(torch::kCPU, torch::kLong).contiguous();
+  auto ta = t.accessor<int64_t, 2>();
+  auto la = l.accessor<int64_t, 1>();
   for (int64_t b = 0; b < t.size(0); ++b) {
     std::vector<int> truth;
-    for (int64_t i = 0; i < l[b].item<int64_t>(); ++i)
-      truth.push_back(static_cast<int>(t[b][i].item<int64_t>()));
+    for (int64_t i = 0; i < la[b]; ++i) truth.push_back(static_cast<int>(ta[b][i]));
     s.correct += read[static_cast<size_t>(b)] == truth;
   }
   return s;
 }
 
-class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public Prediction {
+// What the two read-only predictions (PARSeq, ViTSTR) share: no beam search or loss (they are
+// imported for reading), readings up to the end token, and a batch's count of right readings.
+class ReadOnlyPrediction : public Prediction {
  public:
-  ParseqPredictionImpl(const ModelConfig& c, int64_t inputDim) : config(c), m_d(inputDim) {
+  explicit ReadOnlyPrediction(std::string stage) : m_stage(std::move(stage)) {}
+  BeamResult beamSearch(const torch::Tensor&, const torch::Tensor&, int) override {
+    notTrained(m_stage);
+  }
+  LossTerms loss(const RecognizerOutput&, const LossInputs&) const override { notTrained(m_stage); }
+  BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
+                   const torch::Tensor& lengths) const override {
+    return readingStats(readings(out), targets, lengths);
+  }
+  std::vector<std::vector<int>> readings(const RecognizerOutput& out) const override {
+    return readUntilEnd(out.tokens);
+  }
+
+ private:
+  std::string m_stage;
+};
+
+class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public ReadOnlyPrediction {
+ public:
+  ParseqPredictionImpl(const ModelConfig& c, int64_t inputDim)
+      : ReadOnlyPrediction("parseq"), config(c), m_d(inputDim) {
     reset();
   }
   void reset() override {
@@ -421,20 +444,6 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
     return out;
   }
 
-  BeamResult beamSearch(const torch::Tensor&, const torch::Tensor&, int) override {
-    notTrained("parseq");
-  }
-  LossTerms loss(const RecognizerOutput&, const LossInputs&) const override {
-    notTrained("parseq");
-  }
-  BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
-                   const torch::Tensor& lengths) const override {
-    return readingStats(readings(out), targets, lengths);
-  }
-  std::vector<std::vector<int>> readings(const RecognizerOutput& out) const override {
-    return readUntilEnd(out.tokens);
-  }
-
   ModelConfig config;
   Decoder decoder{nullptr};
   nn::Linear head{nullptr};
@@ -448,9 +457,10 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
 
 // ViTSTR: a Linear over the first max_length + 1 patch tokens (strhub drops the class token's
 // output). Its attention is the encoder's (RecognizerImpl::forward fills alpha from it).
-class VitstrPredictionImpl : public nn::Cloneable<VitstrPredictionImpl>, public Prediction {
+class VitstrPredictionImpl : public nn::Cloneable<VitstrPredictionImpl>, public ReadOnlyPrediction {
  public:
-  VitstrPredictionImpl(const ModelConfig& c, int64_t inputDim) : config(c), m_d(inputDim) {
+  VitstrPredictionImpl(const ModelConfig& c, int64_t inputDim)
+      : ReadOnlyPrediction("vitstr"), config(c), m_d(inputDim) {
     reset();
   }
   void reset() override {
@@ -462,19 +472,6 @@ class VitstrPredictionImpl : public nn::Cloneable<VitstrPredictionImpl>, public 
     out.logProbs = torch::log_softmax(head(x.slice(1, 0, config.steps())), -1);
     out.tokens = out.logProbs.argmax(-1);
     return out;
-  }
-  BeamResult beamSearch(const torch::Tensor&, const torch::Tensor&, int) override {
-    notTrained("vitstr");
-  }
-  LossTerms loss(const RecognizerOutput&, const LossInputs&) const override {
-    notTrained("vitstr");
-  }
-  BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
-                   const torch::Tensor& lengths) const override {
-    return readingStats(readings(out), targets, lengths);
-  }
-  std::vector<std::vector<int>> readings(const RecognizerOutput& out) const override {
-    return readUntilEnd(out.tokens);
   }
   ModelConfig config;
   nn::Linear head{nullptr};
