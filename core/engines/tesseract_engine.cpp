@@ -21,6 +21,146 @@ std::string takeText(char* text) {
   return out;
 }
 
+// One LSTM timestep's choices as libtesseract gives them (character, probability; "" is the
+// null character, CTC's blank).
+using Timestep = std::vector<std::pair<const char*, float>>;
+
+// A symbol of the reading and the timesteps libtesseract segmented to it (its raw LSTM output).
+struct SymbolColumns {
+  size_t step = 0;  // its index in Trace::steps
+  int word = 0;
+  Box box;
+  std::vector<Timestep> timesteps;
+};
+
+std::string choiceToken(const char* text) {
+  return (text && *text) ? std::string(text) : std::string("<blank>");
+}
+
+double probabilityOf(const Timestep& t, const std::string& token) {
+  for (const auto& c : t)
+    if (choiceToken(c.first) == token) return static_cast<double>(c.second);
+  return 0.0;
+}
+
+// The timesteps as columns of the line (what a CTC model's trace has). libtesseract says which
+// timesteps belong to which symbol but not where they lie; the LSTM's timesteps are evenly spaced
+// across its scaled line, and Tesseract's symbol box spans the timesteps that emit the symbol. So,
+// per word, x = x0 + pitch * t is fitted by least squares to (the mean index of each symbol's
+// emitting timesteps, its box's centre); a word of one symbol takes its pitch from the box's
+// width over its emitting timesteps. Each timestep's region is its pitch-wide slice at that x,
+// the word's height tall, clipped to the image.
+void addTimestepColumns(Trace& tr, const std::vector<SymbolColumns>& symbols) {
+  StepMap& posterior = tr.addMap(kAttentionMap, "posterior over timesteps");
+  posterior.steps.assign(tr.steps.size(), {});
+  std::vector<std::pair<size_t, size_t>> stepColumns(tr.steps.size(), {0, 0});  // [first, last)
+  size_t begin = 0;
+  while (begin < symbols.size()) {
+    size_t end = begin;
+    while (end < symbols.size() && symbols[end].word == symbols[begin].word) ++end;
+    // The fit points: (timestep index in the word + 0.5, box centre).
+    std::vector<std::pair<double, double>> points;
+    double top = symbols[begin].box.y, bottom = symbols[begin].box.y + symbols[begin].box.h;
+    double pitchOfOne = 0.0;
+    size_t offset = 0;
+    for (size_t s = begin; s < end; ++s) {
+      const auto& sym = symbols[s];
+      top = std::min(top, sym.box.y);
+      bottom = std::max(bottom, sym.box.y + sym.box.h);
+      const std::string& token = tr.steps[sym.step].token;
+      std::vector<size_t> emitting;
+      for (size_t j = 0; j < sym.timesteps.size(); ++j) {
+        const auto& t = sym.timesteps[j];
+        if (!t.empty() && choiceToken(t.front().first) == token) emitting.push_back(j);
+      }
+      if (emitting.empty()) {  // never the top choice: where it is most probable
+        size_t best = 0;
+        for (size_t j = 1; j < sym.timesteps.size(); ++j)
+          if (probabilityOf(sym.timesteps[j], token) > probabilityOf(sym.timesteps[best], token))
+            best = j;
+        if (!sym.timesteps.empty() && probabilityOf(sym.timesteps[best], token) > 0)
+          emitting.push_back(best);
+      }
+      if (!emitting.empty()) {
+        double mean = 0;
+        for (size_t j : emitting) mean += static_cast<double>(offset + j) + 0.5;
+        mean /= static_cast<double>(emitting.size());
+        points.emplace_back(mean, sym.box.x + sym.box.w / 2);
+        pitchOfOne = sym.box.w / static_cast<double>(emitting.size());
+      }
+      offset += sym.timesteps.size();
+    }
+    double pitch = 0.0, x0 = 0.0;
+    if (points.size() >= 2) {
+      double mt = 0, mx = 0;
+      for (const auto& [t, x] : points) mt += t, mx += x;
+      mt /= static_cast<double>(points.size());
+      mx /= static_cast<double>(points.size());
+      double stt = 0, stx = 0;
+      for (const auto& [t, x] : points) stt += (t - mt) * (t - mt), stx += (t - mt) * (x - mx);
+      if (stt > 0) pitch = stx / stt;
+      x0 = mx - pitch * mt;
+    } else if (points.size() == 1) {
+      pitch = pitchOfOne;
+      x0 = points.front().second - pitch * points.front().first;
+    }
+    if (!(pitch > 0) || offset == 0) {  // nothing to fit: the word's width shared out evenly
+      const double left = symbols[begin].box.x;
+      const double right = symbols[end - 1].box.x + symbols[end - 1].box.w;
+      pitch = std::max(1e-3, (right - left) / static_cast<double>(std::max<size_t>(offset, 1)));
+      x0 = left;
+    }
+    const size_t first = tr.columnTopk.size();
+    for (size_t s = begin; s < end; ++s) {
+      const size_t from = tr.columnTopk.size();
+      for (const auto& t : symbols[s].timesteps) {
+        const double j = static_cast<double>(tr.columnTopk.size() - first);
+        const double a = x0 + pitch * j, b = a + pitch;
+        const double w = static_cast<double>(tr.imageW);
+        const double l = std::clamp(a, 0.0, std::max(0.0, w - 1)), r = std::clamp(b, l + 1, w);
+        tr.regions.push_back({l, top, r - l, bottom - top});
+        tr.regionCentres.push_back({(a + b) / 2, (top + bottom) / 2});
+        std::vector<TokenProb> choices;
+        for (const auto& c : t)
+          if (choices.size() < 5)
+            choices.push_back({choiceToken(c.first), 0, static_cast<double>(c.second)});
+        std::stable_sort(choices.begin(), choices.end(),
+                         [](const TokenProb& x, const TokenProb& y) { return x.prob > y.prob; });
+        tr.columnTopk.push_back(std::move(choices));
+      }
+      stepColumns[symbols[s].step] = {from, tr.columnTopk.size()};
+    }
+    begin = end;
+  }
+  // Each symbol: its timesteps as its columns; its map, the token's probability at every timestep
+  // of the line, normalised (the row of the alignment matrix, as for CTC).
+  double entropySum = 0;
+  int withMap = 0;
+  for (size_t k = 0; k < tr.steps.size(); ++k) {
+    auto& st = tr.steps[k];
+    const auto [from, to] = stepColumns[k];
+    if (from == to) continue;  // its word was segmented otherwise: no timesteps
+    for (size_t c = from; c < to; ++c) st.columns.push_back(static_cast<int>(c));
+    std::vector<double> row(tr.columnTopk.size(), 0.0);
+    double sum = 0;
+    for (size_t c = 0; c < tr.columnTopk.size(); ++c)
+      for (const auto& tp : tr.columnTopk[c])
+        if (tp.token == st.token) sum += (row[c] = tp.prob);
+    int best = st.columns.front();
+    for (int c : st.columns)
+      if (row[static_cast<size_t>(c)] > row[static_cast<size_t>(best)]) best = c;
+    st.region = best;
+    if (sum > 0) {
+      for (double& v : row) v /= sum;
+      st.entropy = entropy(row);
+      entropySum += st.entropy;
+      ++withMap;
+      posterior.steps[k] = std::move(row);
+    }
+  }
+  tr.meanEntropy = withMap ? entropySum / withMap : 0.0;
+}
+
 }  // namespace
 
 struct TesseractEngine::Impl {
@@ -90,6 +230,14 @@ Trace TesseractEngine::read(const GreyImage& image, const std::string& source) c
 
   std::unique_ptr<tesseract::ResultIterator> it(api.GetIterator());
   bool first = true;
+  // Per word: the LSTM's timesteps libtesseract segmented to it (lstm_choice_mode > 0 keeps
+  // them; they stay valid until api.Clear()), the space step before it, its symbols' steps.
+  struct Word {
+    const std::vector<std::vector<Timestep>>* lists = nullptr;
+    int space = -1;
+    std::vector<size_t> steps;
+  };
+  std::vector<Word> words;
   int prevRight = 0, prevTop = 0, prevBottom = 0;
   if (it) {
     do {
@@ -110,6 +258,12 @@ Trace TesseractEngine::read(const GreyImage& image, const std::string& source) c
         tr.steps.push_back(space);
         tr.prediction += " ";
       }
+      if (first || it->IsAtBeginningOf(tesseract::RIL_WORD)) {
+        words.emplace_back();
+        words.back().lists = it->GetRawLSTMTimesteps();
+        if (!first) words.back().space = static_cast<int>(tr.steps.size()) - 1;
+      }
+      words.back().steps.push_back(tr.steps.size());
       TraceStep s;
       s.token = takeText(it->GetUTF8Text(tesseract::RIL_SYMBOL));
       s.prob = std::clamp(it->Confidence(tesseract::RIL_SYMBOL) / 100.0, 0.0, 1.0);
@@ -134,6 +288,28 @@ Trace TesseractEngine::read(const GreyImage& image, const std::string& source) c
       first = false;
     } while (it->Next(tesseract::RIL_SYMBOL));
   }
+  // libtesseract segments a word's timesteps one list per symbol, and a word after the first
+  // begins with one more list: the timesteps of the space before it (their top choice is " ").
+  // A word segmented otherwise (a ligature, a dropped symbol) keeps no columns; the others do.
+  std::vector<SymbolColumns> columns;
+  for (size_t w = 0; w < words.size(); ++w) {
+    const auto& word = words[w];
+    if (!word.lists) continue;
+    const size_t n = word.steps.size();
+    size_t list = 0;
+    if (word.lists->size() == n + 1 && word.space >= 0) {
+      const auto& gap = tr.steps[static_cast<size_t>(word.space)];
+      columns.push_back(
+          {static_cast<size_t>(word.space), static_cast<int>(w), gap.box, (*word.lists)[list++]});
+    } else if (word.lists->size() != n) {
+      continue;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      const auto& st = tr.steps[word.steps[k]];
+      columns.push_back({word.steps[k], static_cast<int>(w), st.box, (*word.lists)[list++]});
+    }
+  }
+  if (!columns.empty()) addTimestepColumns(tr, columns);
   api.Clear();
   return tr;
 }

@@ -4,6 +4,11 @@
 // symbols) the token, its confidence as a probability (Tesseract's 0-100 / 100), its box in
 // source pixels, and its alternatives from the LSTM's choices (lstm_choice_mode=2: for each
 // symbol, the characters its timesteps considered, with their confidences) as the step's top-k.
+// Its per-timestep alternatives (the LSTM's raw choices at every timestep, as `tesseract -c
+// lstm_choice_mode=1` writes them in hOCR) make the trace look like a CTC model's: the timesteps
+// are the columns (Trace::columnTopk, "<blank>" for Tesseract's null character), each symbol's
+// timesteps its columns, its map the token's probability over the line's timesteps, normalised.
+// libtesseract does not say where a timestep lies: x is fitted per word (tesseract_engine.cpp).
 // Focus = the box's centre (focus rule "symbol-box"), so pointing accuracy and IoU apply as to any
 // model. A space between Tesseract's words is a step " " whose box is the gap.
 //

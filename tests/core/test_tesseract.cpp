@@ -7,6 +7,8 @@
 #include <QStandardPaths>
 #include <QXmlStreamReader>
 #include <QtTest/QtTest>
+#include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 #include "base/text_metrics.h"
@@ -44,6 +46,31 @@ std::vector<std::array<long, 4>> hocrCharBoxes(const QByteArray& hocr, QString* 
       const auto p = title.split(';').first().split(' ', Qt::SkipEmptyParts);
       out.push_back({p[1].toLong(), p[2].toLong(), p[3].toLong(), p[4].toLong()});
       *text += xml.readElementText();
+    }
+  }
+  return out;
+}
+
+// The LSTM's timesteps of an hOCR page written with lstm_choice_mode=1: per symbol (ocr_symbol),
+// its timesteps (ocrx_cinfo id timestep...), each a list of (character, x_confs) choices
+// ("<blank>" for the null character, as Foveal writes it).
+using HocrTimestep = std::vector<std::pair<QString, int>>;
+std::vector<std::vector<HocrTimestep>> hocrTimesteps(const QByteArray& hocr) {
+  std::vector<std::vector<HocrTimestep>> out;
+  QXmlStreamReader xml(hocr);
+  while (!xml.atEnd()) {
+    if (xml.readNext() != QXmlStreamReader::StartElement) continue;
+    const auto cls = xml.attributes().value("class");
+    const auto id = xml.attributes().value("id");
+    if (cls == QLatin1String("ocr_symbol")) {
+      out.emplace_back();
+    } else if (cls == QLatin1String("ocrx_cinfo") && id.startsWith(QLatin1String("timestep"))) {
+      if (!out.empty()) out.back().emplace_back();
+    } else if (cls == QLatin1String("ocrx_cinfo") && id.startsWith(QLatin1String("choice_"))) {
+      const int conf = xml.attributes().value("title").split(' ').last().toInt();
+      const QString text = xml.readElementText();
+      if (!out.empty() && !out.back().empty())
+        out.back().back().emplace_back(text.isEmpty() ? QStringLiteral("<blank>") : text, conf);
     }
   }
   return out;
@@ -173,6 +200,71 @@ class TestTesseract : public QObject {
     QVERIFY(!digitsText.isEmpty());
     QCOMPARE(QString::fromStdString(digits->read(readImage(image.toStdString()), "d").prediction),
              digitsText);
+  }
+
+  // The per-timestep alternatives: the LSTM's choices at every timestep are the trace's columns,
+  // as the tesseract program writes them with lstm_choice_mode=1 (its hOCR's timestep spans):
+  // the same timesteps per symbol, the same choices with the same confidences (x_confs is the
+  // probability x 100, truncated). Each symbol's columns are its timesteps, in order; its map is
+  // its token's probability over the line's timesteps, normalised; the fitted x puts its best
+  // timestep inside its box.
+  void perTimestepAlternativesAsTheProgramWritesThem() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    if (QStandardPaths::findExecutable("tesseract").isEmpty())
+      QSKIP("the tesseract program is not installed (Debian: tesseract-ocr)");
+    const QString image = samplePath();
+    auto engine = TesseractEngine::open(parseTesseractSpec("tesseract:eng,psm=7"));
+    const auto trace = engine->read(readImage(image.toStdString()), image.toStdString());
+    const auto program = hocrTimesteps(runTesseract(
+        {image, "stdout", "--psm", "7", "--dpi", "70", "-c", "lstm_choice_mode=1", "hocr"}));
+    QVERIFY(!program.empty());
+    // The sample reads as two words: the space's timesteps are the first symbol span of the word
+    // after it in the program's hOCR, and the space step's columns in the trace.
+    QVERIFY(QString::fromStdString(trace.prediction).contains(' '));
+    QCOMPARE(program.size(), trace.steps.size());
+    QVERIFY(trace.hasMap(kAttentionMap));
+    QCOMPARE(trace.regions.size(), trace.columnTopk.size());
+    size_t next = 0;
+    for (size_t k = 0; k < trace.steps.size(); ++k) {
+      const auto& s = trace.steps[k];
+      QCOMPARE(s.columns.size(), program[k].size());
+      for (size_t j = 0; j < s.columns.size(); ++j) {
+        const auto c = static_cast<size_t>(s.columns[j]);
+        QCOMPARE(c, next++);  // consecutive, in reading order
+        const auto& ours = trace.columnTopk[c];
+        const auto& theirs = program[k][j];
+        QCOMPARE(ours.size(), std::min<size_t>(5, theirs.size()));
+        for (const auto& tp : ours) {
+          const auto hit = std::find_if(theirs.begin(), theirs.end(), [&](const auto& t) {
+            return t.first == QString::fromStdString(tp.token);
+          });
+          QVERIFY2(hit != theirs.end(), tp.token.c_str());
+          QVERIFY2(std::abs(static_cast<int>(tp.prob * 100) - hit->second) <= 1,
+                   qPrintable(QString("step %1 timestep %2 '%3': %4 against x_confs %5")
+                                  .arg(k)
+                                  .arg(j)
+                                  .arg(QString::fromStdString(tp.token))
+                                  .arg(tp.prob)
+                                  .arg(hit->second)));
+        }
+        const auto& r = trace.regions[c];
+        QVERIFY(r.x >= 0 && r.w > 0 && r.x + r.w <= trace.imageW + 1e-9);
+      }
+      const auto& row = trace.attention(k);
+      QCOMPARE(row.size(), trace.columnTopk.size());
+      double sum = 0;
+      for (double v : row) sum += v;
+      QVERIFY(std::abs(sum - 1) < 1e-9);
+      QVERIFY(std::find(s.columns.begin(), s.columns.end(), s.region) != s.columns.end());
+      const double x = trace.regionCentres[static_cast<size_t>(s.region)].x;
+      QVERIFY2(x >= s.box.x - 2 && x <= s.box.x + s.box.w + 2,
+               qPrintable(QString("step %1: best timestep at x %2, box %3..%4")
+                              .arg(k)
+                              .arg(x)
+                              .arg(s.box.x)
+                              .arg(s.box.x + s.box.w)));
+    }
+    QCOMPARE(next, trace.columnTopk.size());
   }
 
   // Its trace writes valid OCR documents whose boxes are Tesseract's.
