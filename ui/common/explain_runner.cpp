@@ -41,9 +41,9 @@ void ExplainRunner::cancel() {
 
 void ExplainRunner::start(std::shared_ptr<core::ModelSession> session, const core::GreyImage& image,
                           std::shared_ptr<const core::Trace> trace, core::AttributionMethod method,
-                          int step) {
-  run([session = std::move(session), image, trace = std::move(trace), method,
-       step](const std::function<bool(double)>& progress) {
+                          int step, bool curves) {
+  run([session = std::move(session), image, trace = std::move(trace), method, step,
+       curves](const std::function<bool(double)>& progress) {
     core::AttributionOptions o;
     o.method = method;
     o.steps = {step};
@@ -58,7 +58,7 @@ void ExplainRunner::start(std::shared_ptr<core::ModelSession> session, const cor
     r.map = e.maps[static_cast<size_t>(step)];
     r.figures = e.steps.front();
     if (!progress(1.0)) throw core::AttributionCancelled();
-    r.curves = curvesOf(*session, image, *trace, step, r.map, &r.hasCurves);
+    if (curves) r.curves = curvesOf(*session, image, *trace, step, r.map, &r.hasCurves);
     return r;
   });
 }

@@ -41,8 +41,11 @@ class ExplainRunner : public QObject {
 
   /// Explains `step` of `trace` (read by `session` from `image`) with `method`. Integrated
   /// gradients on an attention decoder also attribute to the previous tokens (the image share).
+  /// With `curves` (the inspector's step panel shows them) the map's deletion curve too; a view
+  /// that does not show it (Compare) passes false and spares the extra readings.
   void start(std::shared_ptr<core::ModelSession> session, const core::GreyImage& image,
-             std::shared_ptr<const core::Trace> trace, core::AttributionMethod method, int step);
+             std::shared_ptr<const core::Trace> trace, core::AttributionMethod method, int step,
+             bool curves = true);
   /// The deletion curve of the attention map of `step` alone (it needs no attribution): emits
   /// finished() with mapName core::kAttentionMap.
   void startAttentionCurve(std::shared_ptr<core::ModelSession> session,

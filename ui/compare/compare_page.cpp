@@ -260,7 +260,8 @@ void ComparePage::explainColumn(size_t i, int step) {
   if (c.explainer->isRunning() && c.pending == request) return;
   c.pending = request;
   c.explainer->start(m_sessions[i], m_document->image(), m_rows[i].trace,
-                     core::attributionMethodFromString(method.toStdString()), step);
+                     core::attributionMethodFromString(method.toStdString()), step,
+                     /*curves=*/false);  // the cards show maps, not deletion curves
 }
 
 void ComparePage::explanationReady(size_t i, const ExplainResult& r) {
