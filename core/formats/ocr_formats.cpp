@@ -230,6 +230,7 @@ std::string toHocr(const Trace& trace) {
   for (size_t w = 0; w < l.words.size(); ++w) {
     const auto& word = l.words[w];
     const std::string wid = "1_" + std::to_string(w + 1);
+    int timestep = 1;
     o << "\n    <span class=\"ocrx_word\" id=\"word_" << wid << "\" title=\"bbox " << bbox(word.box)
       << "; x_wconf " << std::lround(100.0 * word.confidence) << "\">";
     for (size_t k = 0; k < word.chars.size(); ++k) {
@@ -246,6 +247,24 @@ std::string toHocr(const Trace& trace) {
           << "\" title=\"x_confs " << num(100.0 * c.prob, 2) << "\">" << xmlEscape(c.token)
           << "</span>";
       o << "</span>";
+      // The step's timesteps (a CTC model's columns, Tesseract's LSTM timesteps) as Tesseract
+      // writes them with lstm_choice_mode=1: an ocr_symbol holding a timestep span per column,
+      // each holding that column's choices, the blank as empty text.
+      if (!s.columns.empty()) {
+        o << "\n     <span class=\"ocr_symbol\" id=\"symbol_" << wid << "_" << k + 1 << "\">";
+        for (int c : s.columns) {
+          if (c < 0 || static_cast<size_t>(c) >= trace.columnTopk.size()) continue;
+          o << "\n      <span class=\"ocrx_cinfo\" id=\"timestep" << wid << "_" << timestep++
+            << "\">";
+          for (const auto& tp : trace.columnTopk[static_cast<size_t>(c)])
+            o << "\n       <span class=\"ocrx_cinfo\" id=\"choice_" << wid << "_" << choice++
+              << "\" title=\"x_confs " << num(100.0 * tp.prob, 2) << "\">"
+              << (tp.token == Charset::kBlankName ? std::string() : xmlEscape(tp.token))
+              << "</span>";
+          o << "</span>";
+        }
+        o << "</span>";
+      }
     }
     o << "\n    </span>";
   }

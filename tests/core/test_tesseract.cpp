@@ -54,7 +54,7 @@ std::vector<std::array<long, 4>> hocrCharBoxes(const QByteArray& hocr, QString* 
 // The LSTM's timesteps of an hOCR page written with lstm_choice_mode=1: per symbol (ocr_symbol),
 // its timesteps (ocrx_cinfo id timestep...), each a list of (character, x_confs) choices
 // ("<blank>" for the null character, as Foveal writes it).
-using HocrTimestep = std::vector<std::pair<QString, int>>;
+using HocrTimestep = std::vector<std::pair<QString, double>>;
 std::vector<std::vector<HocrTimestep>> hocrTimesteps(const QByteArray& hocr) {
   std::vector<std::vector<HocrTimestep>> out;
   QXmlStreamReader xml(hocr);
@@ -67,7 +67,7 @@ std::vector<std::vector<HocrTimestep>> hocrTimesteps(const QByteArray& hocr) {
     } else if (cls == QLatin1String("ocrx_cinfo") && id.startsWith(QLatin1String("timestep"))) {
       if (!out.empty()) out.back().emplace_back();
     } else if (cls == QLatin1String("ocrx_cinfo") && id.startsWith(QLatin1String("choice_"))) {
-      const int conf = xml.attributes().value("title").split(' ').last().toInt();
+      const double conf = xml.attributes().value("title").split(' ').last().toDouble();
       const QString text = xml.readElementText();
       if (!out.empty() && !out.back().empty())
         out.back().back().emplace_back(text.isEmpty() ? QStringLiteral("<blank>") : text, conf);
@@ -265,6 +265,21 @@ class TestTesseract : public QObject {
                               .arg(s.box.x + s.box.w)));
     }
     QCOMPARE(next, trace.columnTopk.size());
+    // Foveal's hOCR of the trace writes the same timesteps in the same structure (the space's
+    // timesteps, which the program puts before the next word's symbols, belong to no character).
+    const auto written = hocrTimesteps(QByteArray::fromStdString(toHocr(trace)));
+    std::vector<size_t> characters;
+    for (size_t k = 0; k < trace.steps.size(); ++k)
+      if (trace.steps[k].token != " ") characters.push_back(k);
+    QCOMPARE(written.size(), characters.size());
+    for (size_t i = 0; i < written.size(); ++i) {
+      const auto& theirs = program[characters[i]];
+      QCOMPARE(written[i].size(), theirs.size());
+      for (size_t j = 0; j < theirs.size(); ++j) {
+        QCOMPARE(written[i][j].front().first, theirs[j].front().first);
+        QVERIFY(std::abs(std::floor(written[i][j].front().second) - theirs[j].front().second) <= 1);
+      }
+    }
   }
 
   // Its trace writes valid OCR documents whose boxes are Tesseract's.
