@@ -99,7 +99,16 @@ MainWindow::~MainWindow() {
   // Pages and docks deleted with the window are not switched or closed by the user, and the
   // toolbar gives the current page its controls back before either goes.
   m_tabs->disconnect(this);
-  for (QDockWidget* d : m_docks) d->toggleViewAction()->disconnect(this);
+  // ~QWidget hides the docks after this destructor has run: their visibilityChanged must not
+  // reach the session timer's lambda, whose MainWindow is gone by then (UBSan under the
+  // asan-ubsan preset: test_hostile_gui).
+  for (QDockWidget* d : m_docks) {
+    d->toggleViewAction()->disconnect(this);
+    d->disconnect(this);
+  }
+  m_document->disconnect(this);
+  models()->disconnect(this);
+  m_sessionSave->stop();
   m_pageBar->clear();
 }
 
