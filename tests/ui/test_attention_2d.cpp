@@ -540,13 +540,13 @@ class TestAttention2d : public QObject {
 
   // Issue 31: strhub's PARSeq (2-D attention over 8x16 patches), strhub's TRBA (1-D attention
   // over 33 columns, through DTRB's stages) and a sharp model side by side in Compare on one word
-  // image ("2026", of the strhub fixtures' images). Three cards, each with a reading; the two
-  // strhub models read what strhub's own code read (tests/data/*/expected.json), the sharp
-  // digits model reads digits. With FOVEAL_SCREENSHOT_DIR set the page is saved as
-  // compare-parseq-trba-sharp.png (docs/screenshots).
+  // image ("42", of the strhub fixtures' images: digits, which the sharp model reads). Three cards,
+  // each with a reading; the two strhub models read what strhub's own code read
+  // (tests/data/*/expected.json), the sharp digits model reads digits. With FOVEAL_SCREENSHOT_DIR
+  // set the page is saved as compare-parseq-trba-sharp.png (docs/screenshots).
   void compareParseqTrbaSharp() {
     const QString data = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/");
-    const QString image = data + "parseq/img03_90x30.png";
+    const QString image = data + "parseq/img01_40x30_rgb.png";
     const QString sharp = QStringLiteral(FOVEAL_SAMPLES_DIR "/models/sharp-pooling.fvm");
     ui::MainWindow w;
     w.resize(1366, 768);
@@ -590,7 +590,7 @@ class TestAttention2d : public QObject {
       const auto models = QJsonDocument::fromJson(f.readAll()).object()["models"].toArray();
       return models[0]
           .toObject()["results"]
-          .toObject()["img03_90x30.png"]
+          .toObject()["img01_40x30_rgb.png"]
           .toObject()["reading"]
           .toString();
     };
