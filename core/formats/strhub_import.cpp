@@ -1,24 +1,26 @@
-// Opening the models of PARSeq's model hub (strhub, github.com/baudm/parseq): PARSeq and ViTSTR,
-// as released .pt state dicts (PARSeq's without a prefix, as create_model loads them into the
-// system's `model`; ViTSTR's under the system's "model.") and as Lightning .ckpt training
-// checkpoints ("state_dict" under "model.", "hyper_parameters" as Lightning's AttributeDict, read
-// as a dictionary by the restricted pickle reader). What the tensor shapes determine is read from
-// them (embedding width, patch size, input channels, depths, MLP widths, max_label_length, the
-// class count); the rest (charset, input size, heads, decode_ar, refine_iters) comes from the
-// checkpoint's hyper-parameters, else from the options, else from the hub's defaults, each
-// default said in the report's "assumed" list. strhub's preprocessing: RGB, PIL's bicubic
-// resize to img_size (ratio not kept), [-1, 1]. The stages are core/model/stages/
-// transformer_stages.cpp; every key maps to one parameter by a rename ("encoder." ->
-// "features.", the decoder's -> "prediction.").
+// Opening the models of PARSeq's model hub (strhub, github.com/baudm/parseq): PARSeq, ViTSTR and
+// TRBA (loadTrba below: DTRB's stages, its embedding folded in), as released .pt state dicts
+// (PARSeq's without a prefix, as create_model loads them into the system's `model`; ViTSTR's under
+// the system's "model.") and as Lightning .ckpt training checkpoints ("state_dict" under "model.",
+// "hyper_parameters" as Lightning's AttributeDict, read as a dictionary by the restricted pickle
+// reader). What the tensor shapes determine is read from them (embedding width, patch size, input
+// channels, depths, MLP widths, max_label_length, the class count); the rest (charset, input size,
+// heads, decode_ar, refine_iters) comes from the checkpoint's hyper-parameters, else from the
+// options, else from the hub's defaults, each default said in the report's "assumed" list. strhub's
+// preprocessing: RGB, PIL's bicubic resize to img_size (ratio not kept), [-1, 1]. The stages are
+// core/model/stages/ transformer_stages.cpp; every key maps to one parameter by a rename
+// ("encoder." -> "features.", the decoder's -> "prediction.").
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
+#include "formats/dtrb_weights.h"
 #include "formats/model_format.h"
 #include "formats/torch_file.h"
 #include "model/recognizer.h"
@@ -32,7 +34,7 @@ constexpr const char* k94Full =
     "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!\"#$%&'()*+,-./:;<=>?@[\\]^_`"
     "{|}~";
 
-enum class Kind { None, Parseq, Vitstr };
+enum class Kind { None, Parseq, Vitstr, Trba, Trbc };
 
 struct Keys {
   Kind kind = Kind::None;
@@ -58,6 +60,16 @@ Keys keysOf(const StoredStateDict& sd) {
     k.kind = Kind::Vitstr;
     k.why =
         "ViTSTR's keys (" + p + "patch_embed, " + p + "cls_token, " + p + "blocks, " + p + "head)";
+  } else if (has(sd, p + "FeatureExtraction.ConvNet.conv0_1.weight") &&
+             has(sd, p + "Prediction.char_embeddings.weight") &&
+             has(sd, p + "Prediction.attention_cell.rnn.weight_ih")) {
+    k.kind = Kind::Trba;
+    k.why = "TRBA's keys (" + p + "Transformation, " + p + "FeatureExtraction.ConvNet (ResNet), " +
+            p + "SequenceModeling, " + p + "Prediction.char_embeddings)";
+  } else if (!p.empty() && has(sd, p + "FeatureExtraction.ConvNet.conv0_1.weight") &&
+             has(sd, p + "Prediction.weight")) {
+    k.kind = Kind::Trbc;
+    k.why = "TRBC's keys (" + p + "FeatureExtraction.ConvNet, " + p + "Prediction.weight: CTC)";
   }
   return k;
 }
@@ -164,10 +176,12 @@ class Settings {
   mutable std::map<std::string, nlohmann::json> m_parsed;
 };
 
-// The charset whose classes the head's `classes` outputs are ([E] first): --character, else the
-// checkpoint's charset_train, else the hub's 94 characters when the count fits. Refused when it
-// does not fit the head.
-std::string charsetFor(Settings& s, int64_t classes, const std::string& path) {
+// The charset whose classes the head's `classes` outputs are (`specials` of them not characters,
+// `layout` says which and where): --character, else the checkpoint's charset_train, else the
+// hub's 94 characters when the count fits. Refused when it does not fit the head.
+std::string charsetFor(Settings& s, int64_t classes, int specials, const std::string& layout,
+                       const std::string& path) {
+  const int64_t characters = classes - specials;
   std::string chars, source;
   if (s.m_o.count("character")) {
     chars = s.m_o.at("character");
@@ -182,24 +196,26 @@ std::string charsetFor(Settings& s, int64_t classes, const std::string& path) {
     throw Error(path +
                 ": the checkpoint's hyper_parameters have no charset_train (the characters of "
                 "the head's classes); give them with --character");
-  } else if (classes - 1 == 94) {
+  } else if (characters == 94) {
     chars = k94Full;
     source = "the hub's 94_full charset";
     s.m_report.assumed.push_back(
         "charset: strhub's 94_full (the released models'; the file has no hyper-parameters and "
-        "its head has 95 classes)");
+        "its head has " +
+        std::to_string(classes) + " classes: " + layout + ")");
   } else {
     throw Error(path +
                 ": the file has no hyper-parameters (a state dict, not a Lightning .ckpt) "
                 "and its head has " +
-                std::to_string(classes) + " classes ([E] + " + std::to_string(classes - 1) +
+                std::to_string(classes) + " classes (" + layout + ": " +
+                std::to_string(characters) +
                 " characters), not the hub's 94: give the characters in order with --character");
   }
   const int64_t n = static_cast<int64_t>(splitUtf8(chars).size());
-  if (n + 1 != classes)
+  if (n + specials != classes)
     throw Error(path + ": the charset from " + source + " has " + std::to_string(n) +
-                " characters, but the head has " + std::to_string(classes) +
-                " classes ([E] + the characters): it does not fit the model");
+                " characters, but the head has " + std::to_string(classes) + " classes (" + layout +
+                "): it does not fit the model");
   return chars;
 }
 
@@ -260,6 +276,241 @@ std::string renameVitstr(const std::string& key) {
   return "features." + key;
 }
 
+bool startsWith(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool isWeightType(StoredType t) {
+  return t == StoredType::Float32 || t == StoredType::Float64 || t == StoredType::Float16 ||
+         t == StoredType::BFloat16;
+}
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string o = "[";
+  for (size_t i = 0; i < s.size(); ++i) o += (i ? ", " : "") + std::to_string(s[i]);
+  return o + "]";
+}
+
+// A float32 tensor in a storage of its own, appended to `sd`.
+void addFloats(StoredStateDict& sd, const std::string& key, const std::vector<int64_t>& shape,
+               const std::vector<float>& values) {
+  auto bytes = std::make_shared<std::vector<uint8_t>>(values.size() * sizeof(float));
+  std::memcpy(bytes->data(), values.data(), bytes->size());
+  StoredTensor t;
+  t.key = key;
+  t.type = StoredType::Float32;
+  t.shape = shape;
+  t.stride.assign(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) t.stride[d - 1] = t.stride[d] * shape[d];
+  t.storage = static_cast<int>(sd.storages.size());
+  sd.storages.push_back(std::move(bytes));
+  sd.tensors.push_back(std::move(t));
+}
+
+// The DTRB importer names keys without strhub's "model."; its errors name them as the file does.
+Error withPrefix(const Error& e, const std::string& prefix) {
+  std::string m = e.what();
+  if (prefix.empty()) return Error(m);
+  const std::string needle = "key '";
+  for (size_t at = m.find(needle); at != std::string::npos; at = m.find(needle, at + 1)) {
+    m.insert(at + needle.size(), prefix);
+    at += prefix.size();
+  }
+  return Error(m);
+}
+
+// strhub's TRBA (strhub/models/trba): DTRB's TPS-ResNet-BiLSTM-Attn under the system's "model.",
+// through the DTRB importer's stages and weight copy. Two differences, both undone exactly here:
+// its Attention feeds the previous token through an nn.Embedding (256 wide) where DTRB feeds a
+// one-hot, and a one-hot through the LSTM cell's input weights is the embedding through them, so
+// the embedding is folded into those weights (W_token = W_ih[:, context:] E^T); and its classes
+// are its tokenizer's ([E], the characters, [B], [P]), reordered to [B] = [GO], [E] = [s], [P],
+// the characters (ClassLayout::GoEndPad), generator rows and folded columns alike. Decoding is
+// strhub's: [B] first, greedy over every class, max_label_length + 1 steps, the reading up to the
+// first [E], confidence the product of the step probabilities up to and including [E].
+LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport& report,
+                     const Keys& k) {
+  const std::string& path = file.path();
+  const StoredStateDict& sd = *file.stateDict();
+  const std::string& p = k.prefix;
+  std::vector<std::string> unknown;
+  for (const auto& t : sd.tensors) {
+    const std::string name = t.key.substr(p.size());
+    if (!startsWith(name, "Transformation.") && !startsWith(name, "FeatureExtraction.") &&
+        !startsWith(name, "SequenceModeling.") && !startsWith(name, "Prediction."))
+      unknown.push_back(t.key);
+  }
+  if (!unknown.empty()) {
+    std::string list;
+    for (size_t i = 0; i < unknown.size() && i < 6; ++i) list += (i ? ", " : "") + unknown[i];
+    if (unknown.size() > 6) list += ", ... (" + std::to_string(unknown.size()) + " in all)";
+    throw Error(path + ": unknown architecture keys for strhub's TRBA (its keys lie under " + p +
+                "Transformation, FeatureExtraction, SequenceModeling and Prediction): " + list);
+  }
+  Settings s(sd, o, path, report);
+  const auto& emb = need(sd, p + "Prediction.char_embeddings.weight", path, 2);  // [C, E]
+  const auto& gen = need(sd, p + "Prediction.generator.weight", path, 2);        // [C, H]
+  const auto& genBias = need(sd, p + "Prediction.generator.bias", path, 1);
+  const auto& wih = need(sd, p + "Prediction.attention_cell.rnn.weight_ih", path, 2);
+  for (const StoredTensor* t : {&emb, &gen, &genBias, &wih})
+    if (!isWeightType(t->type))
+      throw Error(path + ": '" + t->key + "' holds " + toString(t->type) + " values, not weights");
+  const int64_t classes = gen.shape[0], hidden = gen.shape[1], width = emb.shape[1];
+  if (classes < 4)
+    throw Error(path + ": '" + gen.key + "' has " + std::to_string(classes) +
+                " classes; strhub's TRBA has [E], [B], [P] and at least one character");
+  if (emb.shape[0] != classes || genBias.shape[0] != classes)
+    throw Error(path + ": '" + emb.key + "' embeds " + std::to_string(emb.shape[0]) +
+                " tokens and '" + genBias.key + "' scores " + std::to_string(genBias.shape[0]) +
+                ", but the generator has " + std::to_string(classes) +
+                " classes (strhub's TRBA embeds and scores every class)");
+  if (wih.shape[0] != 4 * hidden || wih.shape[1] <= width)
+    throw Error(path + ": '" + wih.key + "' has shape " + shapeText(wih.shape) + ", expected [" +
+                std::to_string(4 * hidden) + ", context + " + std::to_string(width) +
+                "] (the LSTM cell reads the attention's context and the token's embedding)");
+  const int64_t context = wih.shape[1] - width, n = classes - 3;
+  const std::string charset = charsetFor(s, classes, 3, "[E], the characters, [B], [P]", path);
+
+  std::vector<int> img = s.size("img_size", "img_size");
+  const StoredTensor* grid = sd.find(p + "Transformation.GridGenerator.P_hat");
+  if (img.empty()) {
+    if (grid && (grid->shape.empty() || grid->shape[0] != 32 * 128))
+      throw Error(path + ": the TPS grid (" + grid->key + ") has " +
+                  (grid->shape.empty() ? std::string("no") : std::to_string(grid->shape[0])) +
+                  " points, not the hub's 32x128 input: give the input size with --img_size "
+                  "HEIGHTxWIDTH");
+    img = {32, 128};
+    report.assumed.push_back(std::string("input 32x128 (the hub's img_size") +
+                             (grid ? "; it fits the TPS grid)" : ")"));
+  } else if (grid && !grid->shape.empty() && grid->shape[0] != int64_t{img[0]} * img[1]) {
+    throw Error(path + ": the TPS grid (" + grid->key + ") has " + std::to_string(grid->shape[0]) +
+                " points, one per pixel of the input it was " + "trained at, but the input is " +
+                std::to_string(img[0]) + "x" + std::to_string(img[1]) + " (" +
+                std::to_string(img[0] * img[1]) + ")");
+  }
+  const int maxLength = s.integer("max_label_length", "max_label_length", 25,
+                                  "max_label_length 25 (the hub's default)", 1, 1000);
+
+  // Foveal's class f is strhub's from[f]: [B], [E], [P], then the characters.
+  std::vector<int64_t> from(static_cast<size_t>(classes));
+  from[0] = n + 1;
+  from[1] = 0;
+  from[2] = n + 2;
+  for (int64_t i = 0; i < n; ++i) from[static_cast<size_t>(3 + i)] = 1 + i;
+
+  // The state dict under DTRB's names, the embedding folded in.
+  StoredStateDict d;
+  d.format = sd.format;
+  d.storages = sd.storages;
+  for (const auto& t : sd.tensors) {
+    const std::string name = t.key.substr(p.size());
+    if (name == "Prediction.char_embeddings.weight" ||
+        name == "Prediction.attention_cell.rnn.weight_ih" ||
+        startsWith(name, "Prediction.generator."))
+      continue;
+    StoredTensor c = t;
+    c.key = name;
+    d.tensors.push_back(std::move(c));
+  }
+  {
+    const std::vector<float> w = sd.floats(wih), e = sd.floats(emb);
+    const int64_t rows = wih.shape[0], in = wih.shape[1], cols = context + classes;
+    std::vector<float> folded(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* wr = w.data() + r * in;
+      float* out = folded.data() + r * cols;
+      std::copy(wr, wr + context, out);
+      for (int64_t f = 0; f < classes; ++f) {
+        const float* ef = e.data() + from[static_cast<size_t>(f)] * width;
+        double acc = 0;
+        for (int64_t j = 0; j < width; ++j) acc += double{wr[context + j]} * ef[j];
+        out[context + f] = static_cast<float>(acc);
+      }
+    }
+    addFloats(d, "Prediction.attention_cell.rnn.weight_ih", {rows, cols}, folded);
+    const std::vector<float> g = sd.floats(gen), b = sd.floats(genBias);
+    std::vector<float> gr(g.size()), br(b.size());
+    for (int64_t f = 0; f < classes; ++f) {
+      const int64_t src = from[static_cast<size_t>(f)];
+      std::copy(g.begin() + src * hidden, g.begin() + (src + 1) * hidden, gr.begin() + f * hidden);
+      br[static_cast<size_t>(f)] = b[static_cast<size_t>(src)];
+    }
+    addFloats(d, "Prediction.generator.weight", {classes, hidden}, gr);
+    addFloats(d, "Prediction.generator.bias", {classes}, br);
+  }
+
+  DtrbArchitecture a;
+  try {
+    a = dtrbArchitecture(d, path);
+  } catch (const Error& e) {
+    throw withPrefix(e, p);
+  }
+  if (a.features != "ResNet" || a.prediction != "Attn")
+    throw Error(path + ": strhub's TRBA has a ResNet and an Attn decoder; the file has " +
+                a.describe());
+  ModelConfig c;
+  c.transformation = a.transformation == "TPS" ? "tps" : "none";
+  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
+  c.features = "resnet";
+  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
+  c.sequenceProjection = a.sequence == "BiLSTM";
+  c.prediction = "attention";
+  c.cell = "strhub";
+  c.attention = "soft";
+  c.width = 1.0;
+  c.featureChannels = a.outputChannels;
+  c.hiddenSize = a.hiddenSize;
+  c.attentionDepth = a.hiddenSize;
+  c.maxLength = maxLength;
+  c.charset = charset;
+  c.preprocessing.inputH = img[0];
+  c.preprocessing.inputW = img[1];
+  // strhub reads RGB (read.py's convert('RGB')); a one-channel variant as PIL's convert('L').
+  c.preprocessing.colour = a.inputChannels == 3 ? "rgb" : "pil_luma";
+  c.preprocessing.resize = "pil_bicubic";
+  c.preprocessing.keepRatioPad = false;
+  if (a.inputChannels != 3)
+    report.assumed.push_back(
+        "grey input as PIL's convert('L') (the first convolution takes one channel; strhub's "
+        "own TRBA takes RGB)");
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+  DtrbOptions sizes;
+  sizes.imgH = img[0];
+  sizes.imgW = img[1];
+  sizes.character = charset;
+  sizes.batchMaxLength = maxLength;
+  LoadedModel loaded;
+  try {
+    loaded = importDtrbWeights(d, a, c, path, sizes, &report.assumed);
+  } catch (const Error& e) {
+    throw withPrefix(e, p);
+  }
+  const std::string container =
+      sd.hasHyperParameters ? "a Lightning checkpoint (state_dict and hyper_parameters)"
+                            : "a state dict" + std::string(p.empty() ? "" : " under '" + p + "'");
+  report.description =
+      "TRBA from strhub, " + container + " (" + sd.format + " format): " + c.describe() +
+      "; input " + std::to_string(img[0]) + "x" + std::to_string(img[1]) +
+      (a.inputChannels == 3 ? " RGB" : " grey") + ", bicubic, [-1, 1]; its token embedding (" +
+      std::to_string(classes) + " x " + std::to_string(width) +
+      ") folded into the decoder's input weights, its classes reordered to [B] = [GO], [E], [P], "
+      "the characters";
+  nlohmann::json meta;
+  meta["format"] = "foveal-checkpoint";
+  meta["model"] = nlohmann::json::parse(c.toJson());
+  meta["imported_from"] = {
+      {"kind", "strhub-trba"},        {"file", path},
+      {"save_format", sd.format},     {"lightning_checkpoint", sd.hasHyperParameters},
+      {"architecture", a.describe()}, {"notes", report.assumed}};
+  loaded.metadataJson = meta.dump(2);
+  report.provenanceJson = meta["imported_from"].dump();
+  return loaded;
+}
+
 LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
   const std::string& path = file.path();
   const StoredStateDict* sdp = file.stateDict();
@@ -269,7 +520,13 @@ LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportRepo
   if (k.kind == Kind::None)
     throw Error(path +
                 ": neither PARSeq's keys (encoder.patch_embed, pos_queries, text_embed, "
-                "head) nor ViTSTR's (patch_embed, cls_token, pos_embed, head)");
+                "head), ViTSTR's (patch_embed, cls_token, pos_embed, head) nor TRBA's "
+                "(FeatureExtraction.ConvNet, Prediction.char_embeddings)");
+  if (k.kind == Kind::Trbc)
+    throw Error(path +
+                ": strhub's TRBC (TPS-ResNet-BiLSTM with a CTC head) is not supported; Foveal "
+                "opens strhub's TRBA, PARSeq and ViTSTR");
+  if (k.kind == Kind::Trba) return loadTrba(file, o, report, k);
   const bool parseq = k.kind == Kind::Parseq;
   const std::string& p = k.prefix;
   const std::string enc = parseq ? p + "encoder." : p;
@@ -331,7 +588,7 @@ LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportRepo
     c.maxLength = s.integer("max_label_length", "max_label_length", 25,
                             "max_label_length 25 (the hub's default)", 1, 1000);
   }
-  c.charset = charsetFor(s, classes, path);
+  c.charset = charsetFor(s, classes, 1, "[E] + the characters", path);
   std::vector<int> img = s.size("img_size", "img_size");
   if (img.empty()) {
     // The hub's 32x128 when the position embedding fits it.
@@ -399,11 +656,12 @@ ModelFormat strhubModelFormat() {
   ModelFormat f;
   f.name = "strhub";
   f.summary =
-      "PARSeq's model hub (baudm/parseq): PARSeq and ViTSTR, released .pt or Lightning .ckpt";
+      "PARSeq's model hub (baudm/parseq): PARSeq, ViTSTR and TRBA, released .pt or Lightning "
+      ".ckpt";
   f.options = {
       {"character",
        "the characters of the classes in order (instead of the checkpoint's charset_train)", false,
-       "the .ckpt's charset_train, or the hub's 94 for a .pt with 95 classes"},
+       "the .ckpt's charset_train, or the hub's 94 for a .pt with 95 classes (TRBA: 97)"},
       {"img_size", "the input size HEIGHTxWIDTH", false,
        "the .ckpt's img_size, else 32x128 when it fits"},
       {"enc_num_heads", "encoder attention heads (not in the shapes)", false,
@@ -412,7 +670,8 @@ ModelFormat strhubModelFormat() {
       {"decode_ar", "PARSeq: true (autoregressive first pass) or false (parallel)", false,
        "the .ckpt's, else true"},
       {"refine_iters", "PARSeq: cloze refinement passes", false, "the .ckpt's, else 1"},
-      {"max_label_length", "ViTSTR: characters read (the output tokens minus one)", false,
+      {"max_label_length",
+       "ViTSTR and TRBA: characters read (the output tokens or decoder steps minus one)", false,
        "the .ckpt's, else 25"},
   };
   f.sniff = sniffStrhub;

@@ -82,6 +82,7 @@ int Charset::endIndex() const {
     case ClassLayout::EndFirst:
       return 0;
     case ClassLayout::GoEnd:
+    case ClassLayout::GoEndPad:
       return 1;
     case ClassLayout::BlankFirst:
       return -1;
@@ -93,6 +94,7 @@ std::string Charset::token(int index) const {
   if (index == endIndex()) return kEndName;
   if (index == goIndex()) return kGoName;
   if (index == blankIndex()) return kBlankName;
+  if (index == padIndex()) return kPadName;
   const int i = index - specials();
   if (i < 0 || i >= static_cast<int>(m_tokens.size())) return "?";
   return m_tokens[static_cast<size_t>(i)];
@@ -121,7 +123,7 @@ std::string Charset::decode(const std::vector<int>& indices) const {
   const int end = endIndex();
   for (int i : indices) {
     if (i == end) break;
-    if (i < specials()) continue;  // [GO], blank
+    if (i < specials()) continue;  // [GO], [P], blank
     out += token(i);
   }
   return out;

@@ -1,7 +1,8 @@
 #pragma once
 // The vocabulary of a model: special classes first, then the characters. The layout depends on the
 // prediction stage: the paper's attention decoder has <end> at 0; DTRB's attention cell has [GO]
-// at 0 and [s] (end) at 1; CTC has the blank at 0. Torch-free so the GUI and the data layer can
+// at 0 and [s] (end) at 1; strhub's TRBA (imported) has those two and its pad class [P] at 2; CTC
+// has the blank at 0. Torch-free so the GUI and the data layer can
 // encode and decode labels.
 #include <string>
 #include <vector>
@@ -10,8 +11,11 @@ namespace foveal::core {
 
 /// Where the special classes sit before the characters.
 enum class ClassLayout {
-  EndFirst,    ///< <end>, characters (the paper's decoder)
-  GoEnd,       ///< [GO], [s] = end, characters (deep-text-recognition-benchmark's Attn)
+  EndFirst,  ///< <end>, characters (the paper's decoder)
+  GoEnd,     ///< [GO], [s] = end, characters (deep-text-recognition-benchmark's Attn)
+  /// [GO], [s] = end, [P], characters: strhub's TRBA ([B], [E], [P] of its tokenizer; its
+  /// head scores [P] too, so the class stays). Readings: the product up to and including [s].
+  GoEndPad,
   BlankFirst,  ///< <blank>, characters (CTC)
 };
 
@@ -22,6 +26,7 @@ class Charset {
   static constexpr const char* kEndName = "<end>";
   static constexpr const char* kGoName = "[GO]";
   static constexpr const char* kBlankName = "<blank>";
+  static constexpr const char* kPadName = "[P]";
 
   Charset() = default;
   /// Characters in order; UTF-8, each code point one token. Throws Error on duplicates or empty.
@@ -35,21 +40,28 @@ class Charset {
   int size() const { return static_cast<int>(m_tokens.size()) + specials(); }
   ClassLayout layout() const { return m_layout; }
   /// Number of special classes before the first character.
-  int specials() const { return m_layout == ClassLayout::GoEnd ? 2 : 1; }
+  int specials() const {
+    return m_layout == ClassLayout::GoEndPad ? 3 : m_layout == ClassLayout::GoEnd ? 2 : 1;
+  }
   /// Class of the end token, -1 when the layout has none (CTC).
   int endIndex() const;
   /// Class fed as y_0 ([GO]), -1 when the layout has none.
-  int goIndex() const { return m_layout == ClassLayout::GoEnd ? 0 : -1; }
+  int goIndex() const {
+    return m_layout == ClassLayout::GoEnd || m_layout == ClassLayout::GoEndPad ? 0 : -1;
+  }
+  /// Class of strhub's pad token [P], -1 when the layout has none.
+  int padIndex() const { return m_layout == ClassLayout::GoEndPad ? 2 : -1; }
   /// Class of the CTC blank, -1 when the layout has none.
   int blankIndex() const { return m_layout == ClassLayout::BlankFirst ? 0 : -1; }
   const std::string& characters() const { return m_characters; }
   bool caseInsensitive() const { return m_caseInsensitive; }
 
-  /// Token name for a class index (kEndName, kGoName, kBlankName for the special classes).
+  /// Token name for a class index (kEndName, kGoName, kBlankName, kPadName for the special
+  /// classes).
   std::string token(int index) const;
   /// Label -> class indices (without the end token). Throws Error naming the offending character.
   std::vector<int> encode(const std::string& label) const;
-  /// Class indices -> text, stopping at the first end token; [GO] and blanks are skipped.
+  /// Class indices -> text, stopping at the first end token; [GO], [P] and blanks are skipped.
   std::string decode(const std::vector<int>& indices) const;
   /// True when every character of `label` is in the charset.
   bool covers(const std::string& label) const;

@@ -73,7 +73,8 @@ std::vector<LayerSpec> ModelConfig::featureLayers() const {
 
 ClassLayout ModelConfig::classLayout() const {
   if (isCtc()) return ClassLayout::BlankFirst;
-  if (isTransformer()) return ClassLayout::EndFirst;  // strhub's head: [E], the characters
+  if (isTransformer()) return ClassLayout::EndFirst;   // strhub's head: [E], the characters
+  if (cell == "strhub") return ClassLayout::GoEndPad;  // strhub's TRBA: [B], [E], [P] first
   return cell == "dtrb" ? ClassLayout::GoEnd : ClassLayout::EndFirst;
 }
 
@@ -361,7 +362,11 @@ std::string ModelConfig::describe() const {
   }
   if (transformation != "none" || features != "vgg" || sequence != "bilstm" || cell != "paper")
     s << transformation << "-" << features << "-" << sequence << (sequenceProjection ? "+proj" : "")
-      << "-attention" << (cell == "dtrb" ? " (DTRB cell)" : "") << ", ";
+      << "-attention"
+      << (cell == "dtrb"     ? " (DTRB cell)"
+          : cell == "strhub" ? " (DTRB cell, strhub's tokens)"
+                             : "")
+      << ", ";
   s << attention;
   if (attention == "sharp") {
     s << " (" << toString(context) << ", " << numStns << " STN" << (numStns > 1 ? "s" : "");

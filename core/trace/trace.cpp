@@ -281,7 +281,7 @@ std::string Trace::toCsv() const {
 
 double attentionConfidence(const Charset& charset, const std::vector<int>& tokens,
                            const std::vector<double>& probs) {
-  const bool dtrb = charset.layout() == ClassLayout::GoEnd;
+  const bool dtrb = charset.layout() == ClassLayout::GoEnd;  // not GoEndPad: strhub's rule
   double c = 1.0;
   size_t t = 0;
   for (; t < tokens.size() && t < probs.size(); ++t) {

@@ -192,6 +192,7 @@ class Charset;
 /// (steps after the first end token are ignored). Foveal's: the product up to and including the
 /// end token. With DTRB's class layout (ClassLayout::GoEnd), DTRB's demo: the product of the
 /// steps before [s]; an empty reading, where the demo fails, takes the [s] step's probability.
+/// strhub's TRBA (ClassLayout::GoEndPad) keeps Foveal's rule, as strhub's Tokenizer does.
 /// The one rule for traces and evaluation.
 double attentionConfidence(const Charset& charset, const std::vector<int>& tokens,
                            const std::vector<double>& probs);

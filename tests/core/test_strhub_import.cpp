@@ -25,10 +25,22 @@ using nlohmann::json;
 namespace {
 
 const std::string kDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/parseq/";
+// strhub's TRBA (scripts/make-trba-fixtures), read on the images of kDir.
+const std::string kTrbaDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/trba/";
 
-json expected() {
-  std::ifstream in(kDir + "expected.json");
+json expected(const std::string& dir = kDir) {
+  std::ifstream in(dir + "expected.json");
   return json::parse(in);
+}
+
+// Foveal's class f of an imported TRBA ([B] = [GO], [E], [P], the characters) is strhub's
+// class strhubClass(f) ([E], the characters, [B], [P]) among `classes`.
+size_t strhubClass(int f, size_t classes) {
+  const size_t n = classes - 3;
+  if (f == 0) return n + 1;
+  if (f == 1) return 0;
+  if (f == 2) return n + 2;
+  return static_cast<size_t>(f) - 2;
 }
 
 QString refusal(const std::string& path, const ImportOptions& o = {}) {
@@ -242,6 +254,155 @@ class TestStrhubImport : public QObject {
              (std::to_string(ta.steps[0].focus.x) + " vs " +
               std::to_string(ta.steps[ta.steps.size() - 2].focus.x))
                  .c_str());
+  }
+
+  // strhub's TRBA as .pt (charset and max_label_length given: a .pt has no hyper-parameters)
+  // and as .ckpt, on every image: strhub's reading; its confidence (the product up to and
+  // including [E]), every step's distribution over all its classes ([B] and [P] included) and
+  // alpha within 1e-4.
+  void trbaMatchesStrhub_data() {
+    QTest::addColumn<bool>("ckpt");
+    QTest::newRow("trba_small .pt") << false;
+    QTest::newRow("trba_small .ckpt") << true;
+  }
+  void trbaMatchesStrhub() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    QFETCH(bool, ckpt);
+    const json e = expected(kTrbaDir);
+    const json& m = e["models"][0];
+    const json& hp = m["hyper_parameters"];
+    const size_t classes = m["classes"].size();
+    ImportOptions options;
+    if (!ckpt)
+      options = {{"character", m["charset"].get<std::string>()},
+                 {"max_label_length", std::to_string(hp["max_label_length"].get<int>())}};
+    ImportReport report;
+    auto session =
+        ModelSession::open(kTrbaDir + m[ckpt ? "ckpt" : "pt"].get<std::string>(), options, &report);
+    QCOMPARE(report.format, std::string("strhub"));
+    QVERIFY2(QString::fromStdString(report.description).contains("TRBA") &&
+                 QString::fromStdString(report.description).contains("folded"),
+             report.description.c_str());
+    std::string assumed;
+    for (const auto& a : report.assumed) assumed += a + "; ";
+    if (ckpt)
+      QVERIFY2(report.assumed.empty(), assumed.c_str());
+    else
+      QVERIFY2(assumed.find("input 32x128") != std::string::npos, assumed.c_str());
+    const auto& cfg = session->config();
+    QCOMPARE(cfg.transformation, std::string("tps"));
+    QCOMPARE(cfg.features, std::string("resnet"));
+    QCOMPARE(cfg.sequence, std::string("bilstm"));
+    QCOMPARE(cfg.prediction, std::string("attention"));
+    QCOMPARE(cfg.cell, std::string("strhub"));
+    QCOMPARE(cfg.fiducials, hp["num_fiducial"].get<int>());
+    QCOMPARE(cfg.featureChannels, hp["output_channel"].get<int>());
+    QCOMPARE(cfg.hiddenSize, hp["hidden_size"].get<int>());
+    QCOMPARE(cfg.maxLength, hp["max_label_length"].get<int>());
+    QCOMPARE(cfg.preprocessing.colour, std::string("rgb"));
+    QCOMPARE(cfg.preprocessing.inputH, hp["img_size"][0].get<int>());
+    QCOMPARE(cfg.preprocessing.inputW, hp["img_size"][1].get<int>());
+    QCOMPARE(static_cast<size_t>(cfg.makeCharset().size()), classes);
+    TraceOptions opt;
+    opt.topk = 1000;
+    double worstP = 0, worstConf = 0, worstA = 0;
+    const std::string images =
+        std::string(FOVEAL_SOURCE_DIR) + "/tests/data/" + e["image_dir"].get<std::string>() + "/";
+    for (const auto& imageName : e["images"]) {
+      const std::string name = imageName.get<std::string>();
+      const auto image = readImage(images + name, /*keepColour=*/true);
+      const auto tr = session->trace(image, name, opt);
+      const json& r = m["results"][name];
+      QVERIFY2(tr.prediction == r["reading"].get<std::string>(),
+               (name + ": read '" + tr.prediction + "', strhub '" +
+                r["reading"].get<std::string>() + "'")
+                   .c_str());
+      worstConf = std::max(worstConf, std::abs(tr.confidence - r["confidence"].get<double>()));
+      const json& steps = r["step_probs"];
+      QCOMPARE(tr.steps.size(), steps.size());
+      for (size_t t = 0; t < steps.size(); ++t) {
+        const auto& st = tr.steps[t];
+        QCOMPARE(st.topk.size(), classes);
+        for (const auto& tp : st.topk)
+          worstP = std::max(
+              worstP, std::abs(tp.prob - steps[t][strhubClass(tp.index, classes)].get<double>()));
+        worstP = std::max(worstP, std::abs(st.prob - r["probs"][t].get<double>()));
+        worstA = std::max(worstA, worstDiff(tr.attention(t), r["alphas"][t]));
+      }
+    }
+    qInfo("trba_small %s: largest |p - p_strhub| %.2e, |confidence| %.2e, |alpha| %.2e",
+          ckpt ? ".ckpt" : ".pt", worstP, worstConf, worstA);
+    QVERIFY2(worstP < 1e-4, std::to_string(worstP).c_str());
+    QVERIFY2(worstConf < 1e-4, std::to_string(worstConf).c_str());
+    QVERIFY2(worstA < 1e-4, std::to_string(worstA).c_str());
+  }
+
+  // The TRBA fixture can fail trbaMatchesStrhub: it reads its images (different readings) and
+  // its alpha moves between steps by far more than the tolerance; and the confidence rule is
+  // strhub's (with [E]'s probability), which differs from DTRB's (without it) by more than 1e-4.
+  void trbaFixtureSeesTheImage() {
+    const json e = expected(kTrbaDir);
+    const json& m = e["models"][0];
+    std::set<std::string> readings;
+    double spread = 0, endShare = 0;
+    for (const auto& imageName : e["images"]) {
+      const json& r = m["results"][imageName.get<std::string>()];
+      readings.insert(r["reading"].get<std::string>());
+      const json& a = r["alphas"];
+      for (size_t t = 1; t < a.size(); ++t)
+        for (size_t i = 0; i < a[t].size(); ++i)
+          spread = std::max(spread, std::abs(a[t][i].get<double>() - a[0][i].get<double>()));
+      const json& p = r["probs"];
+      endShare = std::max(endShare, 1.0 - p[p.size() - 1].get<double>());
+    }
+    QVERIFY2(readings.size() >= 8, "too few distinct readings");
+    QVERIFY2(m["right"].get<int>() >= 8, "reads too few of its images");
+    QVERIFY2(spread > 0.05, std::to_string(spread).c_str());
+    QVERIFY2(endShare > 1e-4, std::to_string(endShare).c_str());
+  }
+
+  // An imported TRBA kept as .fvm reads the same (the cell "strhub" and its class layout
+  // survive); the sniffer says why; TRBA's refusals name the file and the problem.
+  void trbaRoundTripAndRefusals() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    const json e = expected(kTrbaDir);
+    FileProbe probe(kTrbaDir + "trba_small.ckpt");
+    const auto r = recogniseModelFile(probe, {});
+    QCOMPARE(r.format->name, std::string("strhub"));
+    QVERIFY2(QString::fromStdString(r.why).contains("TRBA's keys"), r.why.c_str());
+    ImportReport rep;
+    auto loaded = loadModelFile(kTrbaDir + "trba_small.ckpt", {}, &rep);
+    QTemporaryDir dir;
+    const std::string out = dir.filePath("trba.fvm").toStdString();
+    saveCheckpoint(out, loaded.model, "{\"imported_from\": " + rep.provenanceJson + "}");
+    auto a = ModelSession::open(kTrbaDir + "trba_small.ckpt");
+    auto b = ModelSession::open(out);
+    QCOMPARE(b->config().cell, std::string("strhub"));
+    const std::string name = e["images"][2].get<std::string>();
+    const auto image = readImage(kDir + name, true);
+    const auto ta = a->trace(image, name, {}), tb = b->trace(image, name, {});
+    QCOMPARE(tb.prediction, ta.prediction);
+    QCOMPARE(tb.confidence, ta.confidence);
+
+    const std::string ckpt = kTrbaDir + "trba_small.ckpt";
+    QString got = refusal(kTrbaDir + "trba_small.pt");
+    QVERIFY2(got.contains("trba_small.pt") && got.contains("no hyper-parameters") &&
+                 got.contains("63 characters") && got.contains("--character"),
+             qPrintable(got));
+    got = refusal(ckpt, {{"character", "abc"}});
+    QVERIFY2(got.contains("3 characters") && got.contains("66 classes") &&
+                 got.contains("[E], the characters, [B], [P]") && got.contains("does not fit"),
+             qPrintable(got));
+    got = refusal(kTrbaDir + "refuse_unknown_key.pt");
+    QVERIFY2(got.contains("refuse_unknown_key.pt") && got.contains("unknown architecture keys") &&
+                 got.contains("model.Decoder.extra.weight"),
+             qPrintable(got));
+    got = refusal(kTrbaDir + "refuse_no_charset.ckpt");
+    QVERIFY2(got.contains("refuse_no_charset.ckpt") && got.contains("no charset_train"),
+             qPrintable(got));
+    got = refusal(ckpt, {{"img_size", "32x96"}});
+    QVERIFY2(got.contains("TPS grid") && got.contains("4096 points") && got.contains("32x96"),
+             qPrintable(got));
   }
 
   // Every refusal names the file and the problem.

@@ -7,6 +7,11 @@
 // screenshots2d below).
 #include <QCheckBox>
 #include <QComboBox>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QRegularExpression>
 #include <QSplitter>
 #include <QtTest/QtTest>
 
@@ -530,6 +535,77 @@ class TestAttention2d : public QObject {
       QCOMPARE(w.inspector()->alignmentView()->columnCount(), 100);
     } else {
       QVERIFY(w.inspector()->attentionPlot()->isVisible());
+    }
+  }
+
+  // Issue 31: strhub's PARSeq (2-D attention over 8x16 patches), strhub's TRBA (1-D attention
+  // over 33 columns, through DTRB's stages) and a sharp model side by side in Compare on one word
+  // image ("42", of the strhub fixtures' images: digits, which the sharp model reads). Three cards,
+  // each with a reading; the two strhub models read what strhub's own code read
+  // (tests/data/*/expected.json), the sharp digits model reads digits. With FOVEAL_SCREENSHOT_DIR
+  // set the page is saved as compare-parseq-trba-sharp.png (docs/screenshots).
+  void compareParseqTrbaSharp() {
+    const QString data = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/");
+    const QString image = data + "parseq/img01_40x30_rgb.png";
+    const QString sharp = QStringLiteral(FOVEAL_SAMPLES_DIR "/models/sharp-pooling.fvm");
+    ui::MainWindow w;
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openModel(data + "parseq/parseq_small.ckpt"));
+    QVERIFY(w.openModel(data + "trba/trba_small.ckpt"));
+    QVERIFY(w.openModel(sharp));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 60000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QVERIFY(w.openImage(image));
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 120000);
+    w.tabs()->setCurrentWidget(w.comparePage());
+    auto* page = w.comparePage();
+    QCOMPARE(page->summary()->rowCount(), 3);
+    QString parseq, trba, sharpReading;
+    for (int c = 0; c < 3; ++c) {
+      QTRY_VERIFY(page->traceView(c)->isVisible());
+      QVERIFY(page->card(c)->isVisible());
+      const auto t = page->traceView(c)->trace();
+      QVERIFY(t);
+      QVERIFY2(!t->prediction.empty(), t->stages.c_str());
+      const QString reading = QString::fromStdString(t->prediction);
+      // The card shows its reading.
+      bool shown = false;
+      for (auto* label : page->card(c)->findChildren<QLabel*>())
+        shown = shown || label->text().contains(reading);
+      QVERIFY2(shown, qPrintable(reading));
+      if (t->stages.find("parseq") != std::string::npos) {
+        parseq = reading;
+        QCOMPARE(t->gridRows * t->gridColumns, 8 * 16);
+      } else if (t->stages.rfind("tps-resnet-bilstm-attention", 0) == 0) {
+        trba = reading;
+        QCOMPARE(int(t->attention(0).size()), 33);
+      } else if (t->stages.find("sharp") != std::string::npos) {
+        sharpReading = reading;
+      }
+    }
+    auto strhubReading = [&](const QString& dir) {
+      QFile f(data + dir + "/expected.json");
+      if (!f.open(QIODevice::ReadOnly)) return QString();
+      const auto models = QJsonDocument::fromJson(f.readAll()).object()["models"].toArray();
+      return models[0]
+          .toObject()["results"]
+          .toObject()["img01_40x30_rgb.png"]
+          .toObject()["reading"]
+          .toString();
+    };
+    QCOMPARE(parseq, strhubReading("parseq"));
+    QCOMPARE(trba, strhubReading("trba"));
+    QVERIFY2(!sharpReading.isEmpty() &&
+                 sharpReading.count(QRegularExpression("[0-9]")) == sharpReading.size(),
+             qPrintable(sharpReading));
+    if (const QString shots = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR"); !shots.isEmpty()) {
+      auto* heat = w.inspector()->findChild<QCheckBox*>(QStringLiteral("overlay-") +
+                                                        ui::overlay::kHeatImage);
+      if (heat && !heat->isChecked()) heat->click();
+      w.setStep(1);
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(shots + "/compare-parseq-trba-sharp.png"));
     }
   }
 

@@ -121,6 +121,10 @@ const std::map<StageKind, std::vector<Entry>>& registry() {
             nullptr},
            {{"dtrb", "h0 = 0, input [c_t; onehot(y_{t-1})] with y_0 = [GO], p = softmax(FC(h_t))"},
             nullptr},
+           {importOnly({"strhub",
+                        "DTRB's cell as strhub's TRBA has it: its token embedding folded into the "
+                        "input weights; classes [B] = [GO], [E], [P], the characters"}),
+            nullptr},
        }},
   };
   return r;
