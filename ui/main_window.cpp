@@ -329,8 +329,9 @@ bool MainWindow::openModel(const QString& path) {
 void MainWindow::openModelDialog() {
   const QString path = QFileDialog::getOpenFileName(
       this, tr("Open model"), kLastFolder.value(),
-      tr("Models (*.fvm *.pth *.pt);;Foveal models (*.fvm);;deep-text-recognition-benchmark "
-         "checkpoints (*.pth *.pt);;All files (*)"));
+      tr("Models (*.fvm *.pth *.pt *.ckpt);;Foveal models (*.fvm);;PyTorch checkpoints: "
+         "deep-text-recognition-benchmark, EasyOCR, the PARSeq hub (*.pth *.pt *.ckpt);;"
+         "All files (*)"));
   if (!path.isEmpty()) openModel(path);
   focusCurrentView();
 }
