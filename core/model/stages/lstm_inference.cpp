@@ -39,9 +39,16 @@ inline float tanhApprox(float x) { return 2.0f / (1.0f + expClamped(-2.0f * x)) 
 // One direction of one layer for one sequence. gates [T, 4H]: the input projections with both
 // biases (PyTorch's gate order i, f, g, o); wt [H, 4H]: the recurrent weights transposed; out:
 // h_t written at out + t * outStride. scratch: 6H floats.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void runDirection(
-    const float* gates, const float* wt, int64_t T, int64_t H, bool reverse, float* out,
-    int64_t outStride, float* scratch) {
+// Compiled for AVX-512, AVX2 and plain x86-64, picked at load time by an ifunc resolver. Not under
+// ThreadSanitizer: it instruments the resolver, which the dynamic loader runs before TSan's
+// runtime is up (every binary died in `runDirection [clone .resolver]` before main).
+#if defined(__SANITIZE_THREAD__)
+#define FOVEAL_LSTM_CLONES
+#else
+#define FOVEAL_LSTM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+FOVEAL_LSTM_CLONES void runDirection(const float* gates, const float* wt, int64_t T, int64_t H,
+                                     bool reverse, float* out, int64_t outStride, float* scratch) {
   const int64_t G = 4 * H;
   float* g = scratch;
   float* h = g + G;
