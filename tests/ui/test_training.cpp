@@ -1356,8 +1356,11 @@ class TestTraining : public QObject {
     // seconds even on a busy one: the two are timed apart, and under `ctest -j2` beside the
     // packaging test the difference reached 1.07 s once; the whole under 2 s is checked where
     // timings mean something (FOVEAL_TIMING=1, a quiet machine).
+    // Under a sanitizer (several times slower) the time says nothing; the rest still holds.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     QVERIFY2(ms - parse < 2000,
              qPrintable(QStringLiteral("%1 ms, of which parsing %2 ms").arg(ms).arg(parse)));
+#endif
     if (qEnvironmentVariableIsSet("FOVEAL_TIMING"))
       QVERIFY2(ms < 2000, qPrintable(QString::number(ms)));
     // The spike is on screen: the loss panel's y range reaches it even with smoothing on.
