@@ -21,6 +21,7 @@
 #include "formats/zip_reader.h"
 #include "image/grey_image.h"
 #include "image/pil_resize.h"
+#include "import_fixtures.h"
 #include "model/model_variants.h"
 #include "trace/model_session.h"
 
@@ -31,10 +32,7 @@ namespace {
 
 const std::string kDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/dtrb/";
 
-json expected() {
-  std::ifstream in(kDir + "expected.json");
-  return json::parse(in);
-}
+json expected() { return foveal::test::readExpected(kDir); }
 
 DtrbOptions optionsOf(const json& m) {
   DtrbOptions o;
@@ -110,12 +108,7 @@ std::string zipOf(const std::vector<std::tuple<std::string, std::string, int>>& 
 }
 
 QString refusal(const std::string& path, const DtrbOptions& o = {}) {
-  try {
-    ModelSession::open(path, o);
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
+  return foveal::test::refusalOf(path, o);
 }
 
 }  // namespace
@@ -272,16 +265,11 @@ class TestDtrbImport : public QObject {
       for (const auto& imageName : e["images"]) {
         const json& r = m["results"][imageName.get<std::string>()];
         readings.insert(r["reading"].get<std::string>());
-        const size_t rows = std::min(r["probs"].size(), first["probs"].size());
-        for (size_t t = 0; t < rows; ++t)
-          for (size_t k = 0; k < r["probs"][t].size(); ++k)
-            probSpread = std::max(probSpread, std::abs(r["probs"][t][k].get<double>() -
-                                                       first["probs"][t][k].get<double>()));
+        probSpread =
+            std::max(probSpread, foveal::test::largestDifference(r["probs"], first["probs"]));
         if (m["prediction"] == "CTC") continue;
-        for (size_t t = 0; t < r["alphas"].size(); ++t)
-          for (size_t i = 0; i < r["alphas"][t].size(); ++i)
-            alphaSpread = std::max(alphaSpread, std::abs(r["alphas"][t][i].get<double>() -
-                                                         first["alphas"][t][i].get<double>()));
+        alphaSpread =
+            std::max(alphaSpread, foveal::test::largestDifference(r["alphas"], first["alphas"]));
       }
       QVERIFY2(readings.size() >= 5, (name + ": too few distinct readings").c_str());
       QVERIFY2(probSpread > 0.1, (name + ": " + std::to_string(probSpread)).c_str());

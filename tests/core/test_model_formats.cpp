@@ -18,6 +18,7 @@
 #include "formats/easyocr_import.h"
 #include "formats/model_format.h"
 #include "image/grey_image.h"
+#include "import_fixtures.h"
 #include "model/charset.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
@@ -32,18 +33,10 @@ const std::string kSrc = std::string(FOVEAL_SOURCE_DIR);
 const std::string kEasy = kSrc + "/tests/data/easyocr/";
 const std::string kDtrb = kSrc + "/tests/data/dtrb/";
 
-json expected() {
-  std::ifstream in(kEasy + "expected.json");
-  return json::parse(in);
-}
+json expected() { return foveal::test::readExpected(kEasy); }
 
 QString refusal(const std::string& path, const ImportOptions& o = {}) {
-  try {
-    ModelSession::open(path, o);
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
+  return foveal::test::refusalOf(path, o);
 }
 
 Recognised recognise(const std::string& path, const ImportOptions& o = {}) {
@@ -226,11 +219,7 @@ class TestModelFormats : public QObject {
       for (const auto& imageName : e["images"]) {
         const json& r = m["results"][imageName.get<std::string>()];
         readings.insert(r["reading"].get<std::string>());
-        const size_t rows = std::min(r["probs"].size(), first["probs"].size());
-        for (size_t t = 0; t < rows; ++t)
-          for (size_t k = 0; k < r["probs"][t].size(); ++k)
-            spread = std::max(spread, std::abs(r["probs"][t][k].get<double>() -
-                                               first["probs"][t][k].get<double>()));
+        spread = std::max(spread, foveal::test::largestDifference(r["probs"], first["probs"]));
       }
       const auto name = m["name"].get<std::string>();
       QVERIFY2(readings.size() >= 5, (name + ": too few distinct readings").c_str());

@@ -16,6 +16,7 @@
 #include "formats/checkpoint.h"
 #include "formats/model_format.h"
 #include "image/grey_image.h"
+#include "import_fixtures.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
 
@@ -28,10 +29,7 @@ const std::string kDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/parseq/";
 // strhub's TRBA (scripts/make-trba-fixtures), read on the images of kDir.
 const std::string kTrbaDir = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/trba/";
 
-json expected(const std::string& dir = kDir) {
-  std::ifstream in(dir + "expected.json");
-  return json::parse(in);
-}
+json expected(const std::string& dir = kDir) { return foveal::test::readExpected(dir); }
 
 // Foveal's class f of an imported TRBA ([B] = [GO], [E], [P], the characters) is strhub's
 // class strhubClass(f) ([E], the characters, [B], [P]) among `classes`.
@@ -44,12 +42,7 @@ size_t strhubClass(int f, size_t classes) {
 }
 
 QString refusal(const std::string& path, const ImportOptions& o = {}) {
-  try {
-    ModelSession::open(path, o);
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
+  return foveal::test::refusalOf(path, o);
 }
 
 // A bare .pt has no hyper-parameters: what its shapes do not say is given as options (the

@@ -1,0 +1,47 @@
+#pragma once
+// What the import exactness suites (test_dtrb_import, test_model_formats, test_strhub_import)
+// share: a fixture folder's expected.json (what the other project's own code computed), a model
+// file's refusal as text, and how far a fixture's numbers move between two images (their
+// "fixtures see the image" checks, which show an exactness test could fail).
+#include <QString>
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.h"
+#include "trace/model_session.h"
+
+namespace foveal::test {
+
+/// `dir`/expected.json, parsed.
+inline nlohmann::json readExpected(const std::string& dir) {
+  std::ifstream in(dir + "expected.json");
+  return nlohmann::json::parse(in);
+}
+
+/// What opening `path` with `options` (ImportOptions or DtrbOptions) throws; empty if it opens.
+template <typename Options>
+QString refusalOf(const std::string& path, const Options& options) {
+  try {
+    core::ModelSession::open(path, options);
+  } catch (const core::Error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+/// The largest |a[t][k] - b[t][k]| of two arrays of rows of numbers, over the rows both have.
+inline double largestDifference(const nlohmann::json& a, const nlohmann::json& b) {
+  double d = 0;
+  const size_t rows = std::min(a.size(), b.size());
+  for (size_t t = 0; t < rows; ++t) {
+    const size_t n = std::min(a[t].size(), b[t].size());
+    for (size_t k = 0; k < n; ++k)
+      d = std::max(d, std::abs(a[t][k].get<double>() - b[t][k].get<double>()));
+  }
+  return d;
+}
+
+}  // namespace foveal::test
