@@ -304,19 +304,7 @@ ModelConfig configFor(const DtrbArchitecture& a, const DtrbOptions& o, const std
     throw Error("--imgH and --imgW must be in [8, 4096]");
   if (o.batchMaxLength < 1 || o.batchMaxLength > 1000)
     throw Error("--batch_max_length must be in [1, 1000]");
-  ModelConfig c;
-  c.transformation = a.transformation == "TPS" ? "tps" : "none";
-  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
-  c.features = a.features == "VGG" ? "vgg" : "resnet";
-  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
-  c.sequenceProjection = a.sequence == "BiLSTM";
-  c.prediction = a.prediction == "Attn" ? "attention" : "ctc";
-  c.cell = "dtrb";
-  c.attention = "soft";
-  c.width = 1.0;
-  c.featureChannels = a.outputChannels;
-  c.hiddenSize = a.hiddenSize;
-  c.attentionDepth = a.hiddenSize;
+  ModelConfig c = dtrbStages(a);
   c.maxLength = o.batchMaxLength;
   c.charset = charsetFor(a, o, path, notes);
   c.caseInsensitive = false;
@@ -491,6 +479,23 @@ bool isStageKey(const std::string& name) {
 }
 
 }  // namespace
+
+ModelConfig dtrbStages(const DtrbArchitecture& a) {
+  ModelConfig c;
+  c.transformation = a.transformation == "TPS" ? "tps" : "none";
+  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
+  c.features = a.features == "VGG" ? "vgg" : "resnet";
+  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
+  c.sequenceProjection = a.sequence == "BiLSTM";
+  c.prediction = a.prediction == "Attn" ? "attention" : "ctc";
+  c.cell = "dtrb";
+  c.attention = "soft";
+  c.width = 1.0;
+  c.featureChannels = a.outputChannels;
+  c.hiddenSize = a.hiddenSize;
+  c.attentionDepth = a.hiddenSize;
+  return c;
+}
 
 DtrbArchitecture dtrbArchitecture(const StoredStateDict& sd, const std::string& origin) {
   return architecture(sd, origin);

@@ -15,6 +15,11 @@ namespace foveal::core {
 /// `origin`, the key, its shape and what was expected.
 DtrbArchitecture dtrbArchitecture(const StoredStateDict& sd, const std::string& origin);
 
+/// Foveal's stages for `a` with DTRB's sizes (transformation, features, sequence, prediction,
+/// widths, the DTRB cell, soft attention); the caller adds the charset, length and
+/// preprocessing (DTRB's options, or strhub's hyper-parameters for its TRBA).
+ModelConfig dtrbStages(const DtrbArchitecture& a);
+
 /// A model of `config` (which must have DTRB's stages and sizes for `a`) with every key of `sd`
 /// copied into its one parameter; every parameter filled, shapes equal (Error otherwise).
 /// `o` gives the input size the TPS grid buffers are checked against. Eval mode. Non-finite

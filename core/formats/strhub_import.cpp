@@ -448,19 +448,8 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
   if (a.features != "ResNet" || a.prediction != "Attn")
     throw Error(path + ": strhub's TRBA has a ResNet and an Attn decoder; the file has " +
                 a.describe());
-  ModelConfig c;
-  c.transformation = a.transformation == "TPS" ? "tps" : "none";
-  c.fiducials = a.fiducials > 0 ? a.fiducials : 20;
-  c.features = "resnet";
-  c.sequence = a.sequence == "BiLSTM" ? "bilstm" : "none";
-  c.sequenceProjection = a.sequence == "BiLSTM";
-  c.prediction = "attention";
+  ModelConfig c = dtrbStages(a);  // a ResNet and an Attn decoder (checked above)
   c.cell = "strhub";
-  c.attention = "soft";
-  c.width = 1.0;
-  c.featureChannels = a.outputChannels;
-  c.hiddenSize = a.hiddenSize;
-  c.attentionDepth = a.hiddenSize;
   c.maxLength = maxLength;
   c.charset = charset;
   c.preprocessing.inputH = img[0];
