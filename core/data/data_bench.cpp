@@ -106,6 +106,21 @@ void DataBench::generators() {
                          m_sink = m_sink + ds.get(i).image.pixels.size();
                        })});
     }
+  // What a digit training run's loader makes (train --augment: every glyph distorted).
+  for (bool rotated : {false, true}) {
+    const std::string name =
+        std::string("digits ") + (rotated ? "rotated" : "normal") + " len 9 augmented";
+    if (!wanted(name)) continue;
+    DigitSequenceSpec spec;
+    spec.length = 9;
+    spec.rotated = rotated;
+    spec.stream = true;
+    spec.augment = GlyphAugmentSpec::defaults();
+    DigitSequenceDataset ds(digits, spec);
+    m_out.push_back({name, rate(m_opt.seconds, 1, [&](size_t i) {
+                       m_sink = m_sink + ds.get(i).image.pixels.size();
+                     })});
+  }
 }
 
 // Preprocessing, then reading each format (and rendering words).
