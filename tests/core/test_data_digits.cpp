@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "data/digit_sequences.h"
 #include "data/mnist_digits.h"
+#include "data/random.h"
 
 using namespace foveal::core;
 using namespace foveal::core::data;
@@ -33,6 +34,74 @@ int inkRows(const std::vector<uint8_t>& cell, int n, int x) {
   int rows = 0;
   for (int y = 0; y < n; ++y) rows += cell[y * n + x] > 127;
   return rows;
+}
+
+// The warp written the plain way (clamped blur taps, bounds-checked bilinear taps): the data
+// loader's warpGlyph is a faster arrangement of the same arithmetic and must give the same bytes.
+std::vector<float> plainField(int n, uint64_t key, double alpha, double sigma) {
+  SampleRng rng(key);
+  std::vector<float> raw(static_cast<size_t>(n) * n);
+  for (float& v : raw) v = static_cast<float>(rng.uniform(-1.0, 1.0));
+  const int r = static_cast<int>(std::ceil(3.0 * sigma));
+  std::vector<float> k(static_cast<size_t>(2 * r + 1));
+  for (int i = -r; i <= r; ++i) k[i + r] = static_cast<float>(std::exp(-0.5 * i * i / (sigma * sigma)));
+  float sum = 0.0f;
+  for (float v : k) sum += v;
+  for (float& v : k) v /= sum;
+  const auto cl = [n](int v) { return std::clamp(v, 0, n - 1); };
+  std::vector<float> tmp(raw.size());
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) {
+      float acc = 0.0f;
+      for (int i = -r; i <= r; ++i) acc += k[i + r] * raw[y * n + cl(x + i)];
+      tmp[y * n + x] = acc;
+    }
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) {
+      float acc = 0.0f;
+      for (int i = -r; i <= r; ++i) acc += k[i + r] * tmp[cl(y + i) * n + x];
+      raw[y * n + x] = static_cast<float>(alpha) * acc;
+    }
+  return raw;
+}
+
+std::vector<uint8_t> plainWarp(const uint8_t* cell, int n, const GlyphWarp& w) {
+  std::vector<uint8_t> img(static_cast<size_t>(n) * n);
+  const double c = n / 2.0, th = w.rotationDeg * M_PI / 180.0, cs = std::cos(th), sn = std::sin(th);
+  std::vector<float> fx, fy;
+  if (w.elastic > 0) {
+    fx = plainField(n, w.elasticKey, w.elastic, w.sigma);
+    fy = plainField(n, mix64(w.elasticKey ^ 0x5851F42D4C957F2Dull), w.elastic, w.sigma);
+  }
+  const auto at = [&](int x, int y) -> double {
+    return x < 0 || y < 0 || x >= n || y >= n ? 0.0 : cell[y * n + x];
+  };
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x) {
+      double px = x + 0.5, py = y + 0.5;
+      if (!fx.empty()) px += fx[y * n + x], py += fy[y * n + x];
+      const double rx = px - c - w.dx, ry = py - c - w.dy;
+      const double hx = cs * rx + sn * ry, hy = -sn * rx + cs * ry;
+      const double sx = (hx - w.shear * hy) / w.scale + c - 0.5, sy = hy / w.scale + c - 0.5;
+      const int x0 = static_cast<int>(std::floor(sx)), y0 = static_cast<int>(std::floor(sy));
+      const double ax = sx - x0, ay = sy - y0;
+      const double top = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * ax;
+      const double bottom = at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * ax;
+      img[y * n + x] = static_cast<uint8_t>(std::clamp(top + (bottom - top) * ay + 0.5, 0.0, 255.0));
+    }
+  if (w.thickness != 0) {
+    const std::vector<uint8_t> src = img;
+    const auto px = [&](int x, int y) -> int {
+      return x < 0 || y < 0 || x >= n || y >= n ? 0 : src[y * n + x];
+    };
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x) {
+        const int v[5] = {px(x, y), px(x - 1, y), px(x + 1, y), px(x, y - 1), px(x, y + 1)};
+        img[y * n + x] = static_cast<uint8_t>(w.thickness > 0 ? *std::max_element(v, v + 5)
+                                                              : *std::min_element(v, v + 5));
+      }
+  }
+  return img;
 }
 
 }  // namespace
@@ -317,6 +386,40 @@ class TestDataDigits : public QObject {
                      "aug-shift=2,aug-elastic=10,aug-sigma=4,aug-thick=0.3"));
     QCOMPARE(spec(5, false, DigitSplit::Train, 1).toString(),
              std::string("digits:len=5,split=train,seed=1"));
+  }
+
+  // warpGlyph against the plain-loop warp above, byte for byte, over many drawn warps: the
+  // shipped defaults, strong elastic fields (small and large sigma, so the blur's edge padding is
+  // exercised on both sides), and cells other than MNIST's 28.
+  void warpIsThePlainComputation() {
+    GlyphAugmentSpec strong = GlyphAugmentSpec::defaults();
+    strong.elastic = 40;
+    strong.sigma = 2.5;
+    GlyphAugmentSpec wide = strong;
+    wide.sigma = 9;
+    wide.shift = 6;
+    wide.thickness = 1;
+    SampleRng rng(77);
+    int compared = 0;
+    for (const GlyphAugmentSpec& sp : {GlyphAugmentSpec::defaults(), strong, wide})
+      for (int n : {28, 13}) {
+        for (int k = 0; k < 60; ++k) {
+          const GlyphWarp w = GlyphWarp::draw(sp, rng);
+          std::vector<uint8_t> cell(static_cast<size_t>(n) * n), out(cell.size());
+          if (n == MnistDigits::kCell) {
+            const auto& pool = digits()->pool(DigitSplit::Train);
+            std::copy_n(digits()->cell(pool[rng.below(pool.size())]), cell.size(), cell.begin());
+          } else {
+            for (auto& v : cell) v = static_cast<uint8_t>(rng.below(256));
+          }
+          warpGlyph(cell.data(), n, w, out.data());
+          QVERIFY2(out == plainWarp(cell.data(), n, w),
+                   qPrintable(QString("n %1, warp %2 of spec %3").arg(n).arg(k).arg(
+                       QString::fromStdString(sp.toSpecItems()))));
+          ++compared;
+        }
+      }
+    QCOMPARE(compared, 360);
   }
 
   // A warp with every range zero is the identity, bit for bit; a pure shift moves the ink and the
