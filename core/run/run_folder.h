@@ -14,6 +14,9 @@ inline constexpr const char* kMetrics = "metrics.jsonl";   ///< one JSON record 
 inline constexpr const char* kLatestModel = "latest.fvm";  ///< the last checkpoint
 inline constexpr const char* kBestModel = "best.fvm";      ///< the best evaluation's checkpoint
 inline constexpr const char* kState = "latest.state";      ///< optimiser and loader, for --resume
+/// The sharp + reference model's glyph per class, side by side in one 8-bit PGM: rendered (with
+/// OpenCV) and written when the run starts, read on a resume and where the build cannot render.
+inline constexpr const char* kReferenceGlyphs = "reference-glyphs.pgm";
 /// What `foveal-cli train` printed (rank 0), each line stamped with the local time, appended
 /// across resumes: the run's human-readable history, e.g. for a run on another machine.
 inline constexpr const char* kTrainLog = "train.log";

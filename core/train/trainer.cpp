@@ -28,6 +28,7 @@
 #include "data/synthetic_words.h"
 #include "formats/checkpoint.h"
 #include "formats/state_file.h"
+#include "image/grey_image.h"
 #include "model/backbone.h"
 #include "model/charset.h"
 #include "model/cuda_autocast.h"
@@ -66,13 +67,40 @@ double seconds(Clock::time_point a, Clock::time_point b) {
 /// Finite JSON number or null.
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
-// The glyph images of the sharp + reference model, one per class: [K, 1, ph, pw] in [-1, 1].
-torch::Tensor referenceImages(const ModelConfig& mc, const Charset& charset) {
-  if (!data::canRenderText())
-    throw Error(
-        "the sharp + reference model needs reference glyphs, which this build (no "
-        "OpenCV) cannot render");
-  const auto glyphs = data::referenceGlyphs(charset);
+// The glyph images of the sharp + reference model, one per class, side by side in one 8-bit PGM
+// of the run folder (run_folder::kReferenceGlyphs): a build with OpenCV renders them when the run
+// starts and writes the file; a resume, or a build without OpenCV (a GPU machine's engine), reads
+// them from it. Returns [K, 1, ph, pw] in [-1, 1].
+torch::Tensor referenceImages(const ModelConfig& mc, const Charset& charset, const fs::path& run,
+                              bool writer) {
+  const fs::path file = run / run_folder::kReferenceGlyphs;
+  const int64_t classes = static_cast<int64_t>(charset.size());
+  std::vector<GreyImage> glyphs;
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    const GreyImage strip = readImage(file.string());
+    if (strip.height != mc.patchH || strip.width != classes * mc.patchW)
+      throw Error(file.string() + ": " + std::to_string(strip.width) + "x" +
+                  std::to_string(strip.height) + " is not " + std::to_string(classes) +
+                  " reference glyphs of the model's patch " + std::to_string(mc.patchW) + "x" +
+                  std::to_string(mc.patchH) + " side by side");
+    for (int64_t k = 0; k < classes; ++k) {
+      GreyImage g(mc.patchW, mc.patchH);
+      g.pixels.resize(static_cast<size_t>(mc.patchW) * mc.patchH);
+      for (int y = 0; y < mc.patchH; ++y)
+        std::copy_n(strip.pixels.begin() + static_cast<std::ptrdiff_t>(y) * strip.width +
+                        static_cast<std::ptrdiff_t>(k) * mc.patchW,
+                    mc.patchW, g.pixels.begin() + static_cast<std::ptrdiff_t>(y) * mc.patchW);
+      glyphs.push_back(std::move(g));
+    }
+  } else {
+    if (!data::canRenderText())
+      throw Error("the sharp + reference model needs reference glyphs: this build (no OpenCV) "
+                  "cannot render them, and " + file.string() +
+                  " does not exist (a build with OpenCV writes it when the run starts; copy it "
+                  "into the run folder)");
+    glyphs = data::referenceGlyphs(charset);
+  }
   auto refs = torch::empty({static_cast<int64_t>(glyphs.size()), 1, mc.patchH, mc.patchW});
   for (size_t k = 0; k < glyphs.size(); ++k) {
     const auto& g = glyphs[k];
@@ -84,6 +112,20 @@ torch::Tensor referenceImages(const ModelConfig& mc, const Charset& charset) {
     auto t =
         torch::from_blob(const_cast<uint8_t*>(g.pixels.data()), {g.height, g.width}, torch::kUInt8);
     refs[static_cast<int64_t>(k)][0].copy_(t.to(torch::kFloat).div(127.5).sub(1.0));
+  }
+  if (writer && !fs::exists(file, ec)) {
+    const int w = static_cast<int>(classes) * mc.patchW;
+    std::string pgm = "P5\n" + std::to_string(w) + " " + std::to_string(mc.patchH) + "\n255\n";
+    const size_t header = pgm.size();
+    pgm.resize(header + static_cast<size_t>(w) * mc.patchH);
+    for (size_t k = 0; k < glyphs.size(); ++k)
+      for (int y = 0; y < mc.patchH; ++y)
+        std::copy_n(glyphs[k].pixels.begin() + static_cast<std::ptrdiff_t>(y) * mc.patchW,
+                    mc.patchW,
+                    pgm.begin() + static_cast<std::ptrdiff_t>(header) +
+                        static_cast<std::ptrdiff_t>(y) * w +
+                        static_cast<std::ptrdiff_t>(k) * mc.patchW);
+    writeFileAtomically(file.string(), pgm, "reference glyphs");
   }
   return refs;
 }
@@ -283,7 +325,7 @@ void Trainer::Impl::setup(bool resuming) {
   if (writer)
     for (const auto& spec : cfg.evalData) evalData.emplace_back(spec, data::openDataset(spec));
   if (cfg.model.reference && cfg.model.attention == "sharp")
-    references = referenceImages(cfg.model, charset).to(device);
+    references = referenceImages(cfg.model, charset, run, writer).to(device);
 
   {
     // Initial weights come from the global generator: ranks that run as threads of one process
