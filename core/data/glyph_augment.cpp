@@ -84,7 +84,8 @@ std::vector<float> displacementField(int n, uint64_t key, double alpha, double s
   blurRows(b.data(), a.data(), n, kernel, radius);  // vertical, transposed
   const float scale = static_cast<float>(alpha);
   for (int y = 0; y < n; ++y)
-    for (int x = 0; x < n; ++x) raw[static_cast<size_t>(y * n + x)] = scale * a[static_cast<size_t>(x * n + y)];
+    for (int x = 0; x < n; ++x)
+      raw[static_cast<size_t>(y * n + x)] = scale * a[static_cast<size_t>(x * n + y)];
   return raw;
 }
 
@@ -187,7 +188,8 @@ void warpGlyph(const uint8_t* cell, int n, const GlyphWarp& w, uint8_t* out) {
   const size_t pn = static_cast<size_t>(n) + 2;
   std::vector<uint8_t> padded(pn * pn, 0);
   for (int y = 0; y < n; ++y)
-    std::copy(cell + y * n, cell + (y + 1) * n, padded.begin() + static_cast<std::ptrdiff_t>((y + 1) * pn + 1));
+    std::copy(cell + y * n, cell + (y + 1) * n,
+              padded.begin() + static_cast<std::ptrdiff_t>((y + 1) * pn + 1));
   std::vector<float> fieldX, fieldY;
   if (w.elastic > 0) {
     fieldX = displacementField(n, w.elasticKey, w.elastic, w.sigma);

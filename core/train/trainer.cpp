@@ -74,60 +74,53 @@ json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 torch::Tensor referenceImages(const ModelConfig& mc, const Charset& charset, const fs::path& run,
                               bool writer) {
   const fs::path file = run / run_folder::kReferenceGlyphs;
-  const int64_t classes = static_cast<int64_t>(charset.size());
-  std::vector<GreyImage> glyphs;
+  const int classes = charset.size();
+  GreyImage strip;  // the glyphs side by side: classes * patchW wide, patchH high
   std::error_code ec;
   if (fs::exists(file, ec)) {
-    const GreyImage strip = readImage(file.string());
+    strip = readImage(file.string());
     if (strip.height != mc.patchH || strip.width != classes * mc.patchW)
       throw Error(file.string() + ": " + std::to_string(strip.width) + "x" +
                   std::to_string(strip.height) + " is not " + std::to_string(classes) +
                   " reference glyphs of the model's patch " + std::to_string(mc.patchW) + "x" +
                   std::to_string(mc.patchH) + " side by side");
-    for (int64_t k = 0; k < classes; ++k) {
-      GreyImage g(mc.patchW, mc.patchH);
-      g.pixels.resize(static_cast<size_t>(mc.patchW) * mc.patchH);
-      for (int y = 0; y < mc.patchH; ++y)
-        std::copy_n(strip.pixels.begin() + static_cast<std::ptrdiff_t>(y) * strip.width +
-                        static_cast<std::ptrdiff_t>(k) * mc.patchW,
-                    mc.patchW, g.pixels.begin() + static_cast<std::ptrdiff_t>(y) * mc.patchW);
-      glyphs.push_back(std::move(g));
-    }
   } else {
     if (!data::canRenderText())
-      throw Error("the sharp + reference model needs reference glyphs: this build (no OpenCV) "
-                  "cannot render them, and " + file.string() +
-                  " does not exist (a build with OpenCV writes it when the run starts; copy it "
-                  "into the run folder)");
-    glyphs = data::referenceGlyphs(charset);
-  }
-  auto refs = torch::empty({static_cast<int64_t>(glyphs.size()), 1, mc.patchH, mc.patchW});
-  for (size_t k = 0; k < glyphs.size(); ++k) {
-    const auto& g = glyphs[k];
-    if (g.width != mc.patchW || g.height != mc.patchH)
-      throw Error("reference glyph " + charset.token(static_cast<int>(k)) + " is " +
-                  std::to_string(g.width) + "x" + std::to_string(g.height) +
-                  ", the model's patch " + std::to_string(mc.patchW) + "x" +
-                  std::to_string(mc.patchH));
-    auto t =
-        torch::from_blob(const_cast<uint8_t*>(g.pixels.data()), {g.height, g.width}, torch::kUInt8);
-    refs[static_cast<int64_t>(k)][0].copy_(t.to(torch::kFloat).div(127.5).sub(1.0));
-  }
-  if (writer && !fs::exists(file, ec)) {
-    const int w = static_cast<int>(classes) * mc.patchW;
-    std::string pgm = "P5\n" + std::to_string(w) + " " + std::to_string(mc.patchH) + "\n255\n";
-    const size_t header = pgm.size();
-    pgm.resize(header + static_cast<size_t>(w) * mc.patchH);
-    for (size_t k = 0; k < glyphs.size(); ++k)
+      throw Error(
+          "the sharp + reference model needs reference glyphs: this build (no OpenCV) cannot "
+          "render them, and " +
+          file.string() +
+          " does not exist (a build with OpenCV writes it when the run starts; copy it into the "
+          "run folder)");
+    const auto glyphs = data::referenceGlyphs(charset);
+    strip = GreyImage(classes * mc.patchW, mc.patchH,
+                      std::vector<uint8_t>(static_cast<size_t>(classes) * mc.patchW * mc.patchH));
+    for (int k = 0; k < classes; ++k) {
+      const auto& g = glyphs[static_cast<size_t>(k)];
+      if (g.width != mc.patchW || g.height != mc.patchH)
+        throw Error("reference glyph " + charset.token(k) + " is " + std::to_string(g.width) + "x" +
+                    std::to_string(g.height) + ", the model's patch " + std::to_string(mc.patchW) +
+                    "x" + std::to_string(mc.patchH));
       for (int y = 0; y < mc.patchH; ++y)
-        std::copy_n(glyphs[k].pixels.begin() + static_cast<std::ptrdiff_t>(y) * mc.patchW,
-                    mc.patchW,
-                    pgm.begin() + static_cast<std::ptrdiff_t>(header) +
-                        static_cast<std::ptrdiff_t>(y) * w +
+        std::copy_n(g.pixels.begin() + static_cast<std::ptrdiff_t>(y) * mc.patchW, mc.patchW,
+                    strip.pixels.begin() + static_cast<std::ptrdiff_t>(y) * strip.width +
                         static_cast<std::ptrdiff_t>(k) * mc.patchW);
-    writeFileAtomically(file.string(), pgm, "reference glyphs");
+    }
+    if (writer) {
+      std::string pgm =
+          "P5\n" + std::to_string(strip.width) + " " + std::to_string(strip.height) + "\n255\n";
+      pgm.append(strip.pixels.begin(), strip.pixels.end());
+      writeFileAtomically(file.string(), pgm, "reference glyphs");
+    }
   }
-  return refs;
+  // [patchH, classes, patchW] -> [classes, 1, patchH, patchW], in [-1, 1].
+  return torch::from_blob(strip.pixels.data(), {mc.patchH, classes, mc.patchW}, torch::kUInt8)
+      .permute({1, 0, 2})
+      .unsqueeze(1)
+      .to(torch::kFloat)
+      .div(127.5)
+      .sub(1.0)
+      .contiguous();
 }
 
 // One batch on the training device.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 
 #include "base/error.h"
@@ -15,9 +16,11 @@
 
 namespace foveal::test {
 
-/// `dir`/expected.json, parsed.
+/// `dir`/expected.json, parsed. A missing fixture says which file, not a JSON parse error.
 inline nlohmann::json readExpected(const std::string& dir) {
   std::ifstream in(dir + "expected.json");
+  if (!in)
+    throw std::runtime_error(dir + "expected.json: cannot open (made by scripts/make-*-fixtures)");
   return nlohmann::json::parse(in);
 }
 
@@ -41,6 +44,16 @@ inline double largestDifference(const nlohmann::json& a, const nlohmann::json& b
     for (size_t k = 0; k < n; ++k)
       d = std::max(d, std::abs(a[t][k].get<double>() - b[t][k].get<double>()));
   }
+  return d;
+}
+
+/// How far the later rows of `rows` (one attention map per step) move from the first row: the
+/// largest |rows[t][i] - rows[0][i]|.
+inline double spreadFromFirstRow(const nlohmann::json& rows) {
+  double d = 0;
+  for (size_t t = 1; t < rows.size(); ++t)
+    for (size_t i = 0; i < std::min(rows[t].size(), rows[0].size()); ++i)
+      d = std::max(d, std::abs(rows[t][i].get<double>() - rows[0][i].get<double>()));
   return d;
 }
 

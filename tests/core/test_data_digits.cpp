@@ -44,7 +44,8 @@ std::vector<float> plainField(int n, uint64_t key, double alpha, double sigma) {
   for (float& v : raw) v = static_cast<float>(rng.uniform(-1.0, 1.0));
   const int r = static_cast<int>(std::ceil(3.0 * sigma));
   std::vector<float> k(static_cast<size_t>(2 * r + 1));
-  for (int i = -r; i <= r; ++i) k[i + r] = static_cast<float>(std::exp(-0.5 * i * i / (sigma * sigma)));
+  for (int i = -r; i <= r; ++i)
+    k[i + r] = static_cast<float>(std::exp(-0.5 * i * i / (sigma * sigma)));
   float sum = 0.0f;
   for (float v : k) sum += v;
   for (float& v : k) v /= sum;
@@ -87,7 +88,8 @@ std::vector<uint8_t> plainWarp(const uint8_t* cell, int n, const GlyphWarp& w) {
       const double ax = sx - x0, ay = sy - y0;
       const double top = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * ax;
       const double bottom = at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * ax;
-      img[y * n + x] = static_cast<uint8_t>(std::clamp(top + (bottom - top) * ay + 0.5, 0.0, 255.0));
+      img[y * n + x] =
+          static_cast<uint8_t>(std::clamp(top + (bottom - top) * ay + 0.5, 0.0, 255.0));
     }
   if (w.thickness != 0) {
     const std::vector<uint8_t> src = img;
@@ -414,8 +416,10 @@ class TestDataDigits : public QObject {
           }
           warpGlyph(cell.data(), n, w, out.data());
           QVERIFY2(out == plainWarp(cell.data(), n, w),
-                   qPrintable(QString("n %1, warp %2 of spec %3").arg(n).arg(k).arg(
-                       QString::fromStdString(sp.toSpecItems()))));
+                   qPrintable(QString("n %1, warp %2 of spec %3")
+                                  .arg(n)
+                                  .arg(k)
+                                  .arg(QString::fromStdString(sp.toSpecItems()))));
           ++compared;
         }
       }

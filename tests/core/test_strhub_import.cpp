@@ -92,8 +92,7 @@ std::string compareSteps(const Trace& tr, const json& r, const std::string& name
       return name + ": step " + std::to_string(t) + " lists " + std::to_string(st.topk.size()) +
              " classes";
     for (const auto& tp : st.topk)
-      worst.p = std::max(worst.p,
-                         std::abs(tp.prob - steps[t][toStrhub(tp.index)].get<double>()));
+      worst.p = std::max(worst.p, std::abs(tp.prob - steps[t][toStrhub(tp.index)].get<double>()));
     worst.p = std::max(worst.p, std::abs(st.prob - r["probs"][t].get<double>()));
     worst.alpha = std::max(worst.alpha, worstDiff(tr.attention(t), r[alphaKey][t]));
   }
@@ -217,10 +216,7 @@ class TestStrhubImport : public QObject {
       for (const auto& imageName : e["images"]) {
         const json& r = m["results"][imageName.get<std::string>()];
         readings.insert(r["reading"].get<std::string>());
-        const json& a = r["attention"];
-        for (size_t t = 1; t < a.size(); ++t)
-          for (size_t i = 0; i < a[t].size(); ++i)
-            spread = std::max(spread, std::abs(a[t][i].get<double>() - a[0][i].get<double>()));
+        spread = std::max(spread, foveal::test::spreadFromFirstRow(r["attention"]));
       }
       const auto name = m["name"].get<std::string>();
       QVERIFY2(readings.size() >= 8, (name + ": too few distinct readings").c_str());
@@ -351,10 +347,7 @@ class TestStrhubImport : public QObject {
     for (const auto& imageName : e["images"]) {
       const json& r = m["results"][imageName.get<std::string>()];
       readings.insert(r["reading"].get<std::string>());
-      const json& a = r["alphas"];
-      for (size_t t = 1; t < a.size(); ++t)
-        for (size_t i = 0; i < a[t].size(); ++i)
-          spread = std::max(spread, std::abs(a[t][i].get<double>() - a[0][i].get<double>()));
+      spread = std::max(spread, foveal::test::spreadFromFirstRow(r["alphas"]));
       const json& p = r["probs"];
       endShare = std::max(endShare, 1.0 - p[p.size() - 1].get<double>());
     }
