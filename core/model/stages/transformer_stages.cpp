@@ -18,6 +18,9 @@
 #include <torch/nn/pimpl.h>
 
 #include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
 
 #include "base/error.h"
 #include "model/charset.h"
@@ -185,20 +188,33 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     in_proj_bias = register_parameter("in_proj_bias", torch::zeros({3 * d}));
     out_proj = register_module("out_proj", nn::Linear(d, d));
   }
+  /// Keys and values of `kv` [B, S, D], each [B, H, S, hd]: what a decoder step reuses for
+  /// the patch memory (the same for every step and the refinement).
+  std::pair<torch::Tensor, torch::Tensor> keysValues(const torch::Tensor& kv) const {
+    const int64_t b = kv.size(0), ns = kv.size(1), hd = d / heads;
+    auto w = in_proj_weight.chunk(3, 0);
+    auto bias = in_proj_bias.chunk(3, 0);
+    auto k = torch::nn::functional::linear(kv, w[1], bias[1]);
+    auto v = torch::nn::functional::linear(kv, w[2], bias[2]);
+    return {k.view({b, ns, heads, hd}).transpose(1, 2), v.view({b, ns, heads, hd}).transpose(1, 2)};
+  }
   /// query [B, Q, D], key and value [B, S, D]; mask [Q, S] bool (true: masked), padding [B, S]
   /// bool; either undefined. `weights` receives [B, H, Q, S].
   torch::Tensor forward(const torch::Tensor& query, const torch::Tensor& kv,
                         const torch::Tensor& mask, const torch::Tensor& padding,
                         torch::Tensor* weights) {
-    const int64_t b = query.size(0), nq = query.size(1), ns = kv.size(1), hd = d / heads;
-    auto w = in_proj_weight.chunk(3, 0);
-    auto bias = in_proj_bias.chunk(3, 0);
-    auto q = torch::nn::functional::linear(query, w[0], bias[0]);
-    auto k = torch::nn::functional::linear(kv, w[1], bias[1]);
-    auto v = torch::nn::functional::linear(kv, w[2], bias[2]);
+    return attend(query, keysValues(kv), mask, padding, weights);
+  }
+  /// As forward, with the keys and values already projected (keysValues).
+  torch::Tensor attend(const torch::Tensor& query, const std::pair<torch::Tensor, torch::Tensor>& kv,
+                       const torch::Tensor& mask, const torch::Tensor& padding,
+                       torch::Tensor* weights) {
+    const int64_t b = query.size(0), nq = query.size(1), hd = d / heads;
+    const auto& [k, v] = kv;
+    const int64_t ns = k.size(2);
+    auto q = torch::nn::functional::linear(query, in_proj_weight.chunk(3, 0)[0],
+                                           in_proj_bias.chunk(3, 0)[0]);
     q = q.view({b, nq, heads, hd}).transpose(1, 2) * (1.0 / std::sqrt(static_cast<double>(hd)));
-    k = k.view({b, ns, heads, hd}).transpose(1, 2);
-    v = v.view({b, ns, heads, hd}).transpose(1, 2);
     auto s = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Q, S]
     if (mask.defined())
       s = s.masked_fill(mask.view({1, 1, nq, ns}), -std::numeric_limits<float>::infinity());
@@ -232,11 +248,13 @@ struct DecoderLayerImpl : nn::Cloneable<DecoderLayerImpl> {
   }
   // One stream (query or content): self-attention over the normalised content, cross-attention
   // to the memory, MLP; each pre-norm with a residual.
+  // `memory`: the cross-attention's keys and values of the patch memory (keysValues).
   torch::Tensor stream(torch::Tensor tgt, const torch::Tensor& tgtNorm, const torch::Tensor& kv,
-                       const torch::Tensor& memory, const torch::Tensor& mask,
-                       const torch::Tensor& padding, torch::Tensor* crossWeights) {
+                       const std::pair<torch::Tensor, torch::Tensor>& memory,
+                       const torch::Tensor& mask, const torch::Tensor& padding,
+                       torch::Tensor* crossWeights) {
     tgt = tgt + self_attn->forward(tgtNorm, kv, mask, padding, nullptr);
-    tgt = tgt + cross_attn->forward(norm1(tgt), memory, {}, {}, crossWeights);
+    tgt = tgt + cross_attn->attend(norm1(tgt), memory, {}, {}, crossWeights);
     return tgt + linear2(torch::gelu(linear1(norm2(tgt))));
   }
   int64_t d;
@@ -351,7 +369,18 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
   // PARSeq's decode: the context [<bos>, pos_0 + e(y_1), ...] (the null context carries no
   // position), the queries; returns the normalised query stream [B, Q, D] and the last layer's
   // cross-attention of the queries [B, H, Q, N].
-  torch::Tensor decode(const torch::Tensor& tgt, const torch::Tensor& memory,
+  using KeysValues = std::vector<std::pair<torch::Tensor, torch::Tensor>>;
+  // Each decoder layer's cross-attention keys and values of the patch memory: projected once
+  // per image batch instead of at every step (strhub projects them again at each step; the
+  // values are the same to the bit).
+  KeysValues memoryKeysValues(const torch::Tensor& memory) {
+    KeysValues out;
+    for (size_t i = 0; i < decoder->layers->size(); ++i)
+      out.push_back(decoder->layers->ptr<DecoderLayerImpl>(i)->cross_attn->keysValues(memory));
+    return out;
+  }
+
+  torch::Tensor decode(const torch::Tensor& tgt, const KeysValues& memory,
                        const torch::Tensor& contentMask, const torch::Tensor& padding,
                        torch::Tensor query, const torch::Tensor& queryMask, torch::Tensor* cross) {
     const int64_t l = tgt.size(1);
@@ -364,8 +393,8 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
       auto layer = decoder->layers->ptr<DecoderLayerImpl>(i);
       const bool last = i + 1 == n;
       auto qn = layer->norm_q(query), cn = layer->norm_c(content);
-      query = layer->stream(query, qn, cn, memory, queryMask, padding, last ? cross : nullptr);
-      if (!last) content = layer->stream(content, cn, cn, memory, contentMask, padding, nullptr);
+      query = layer->stream(query, qn, cn, memory[i], queryMask, padding, last ? cross : nullptr);
+      if (!last) content = layer->stream(content, cn, cn, memory[i], contentMask, padding, nullptr);
     }
     return decoder->norm(query);
   }
@@ -379,6 +408,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
     const bool forced = options.targets.defined();
     auto queries = pos_queries.slice(1, 0, steps).expand({b, steps, m_d});
     auto causal = torch::ones({steps, steps}, opts.dtype(torch::kBool)).triu(1);
+    const auto memoryKv = memoryKeysValues(memory);
 
     torch::Tensor logits, cross, firstCross;
     if (t.decodeAr) {
@@ -388,7 +418,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
       for (int64_t i = 0; i < steps; ++i) {
         const int64_t j = i + 1;
         torch::Tensor w;
-        auto out = decode(tgt.slice(1, 0, j), memory, causal.slice(0, 0, j).slice(1, 0, j), {},
+        auto out = decode(tgt.slice(1, 0, j), memoryKv, causal.slice(0, 0, j).slice(1, 0, j), {},
                           queries.slice(1, i, j), {}, &w);
         auto p = head(out);  // [B, 1, K]
         stepLogits.push_back(p);
@@ -405,7 +435,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
       cross = torch::cat(stepCross, 2);
     } else {
       auto tgt = torch::full({b, 1}, bos, opts);
-      logits = head(decode(tgt, memory, {}, {}, queries, {}, &cross));
+      logits = head(decode(tgt, memoryKv, {}, {}, queries, {}, &cross));
     }
     const int64_t ran = logits.size(1);
     if (t.refineIters > 0) {
@@ -420,7 +450,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
         auto prior = forced ? options.targets.slice(1, 0, steps - 1) : read.slice(1, 0, steps - 1);
         auto tgt = torch::cat({torch::full({b, 1}, bos, opts), prior}, 1);
         auto padding = (tgt == end).to(torch::kInt).cumsum(-1) > 0;
-        logits = head(decode(tgt, memory, causal, padding, queries, cloze, &cross));
+        logits = head(decode(tgt, memoryKv, causal, padding, queries, cloze, &cross));
         read = logits.argmax(-1);
       }
     }
