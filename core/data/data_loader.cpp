@@ -218,6 +218,7 @@ void DataLoader::addPixels(Batch& b, const std::vector<GreyImage>& images) const
     ModelInput in = preprocess(images, pp, m_opt.withUpsampled);
     b.images = in.image;
     b.upsampled = in.upsampled;
+    b.contentW = std::move(in.contentW);
   }
 }
 

@@ -60,6 +60,10 @@ struct Batch {
   /// image's width and height (a packed entry: the model input's).
   std::vector<std::vector<Box>> boxes;
   std::vector<std::pair<int, int>> sourceSizes;
+  /// Per entry, the input columns its image fills (keep-ratio padding leaves the rest to the
+  /// padding; a variable-width model's batch is as wide as its widest entry needs); empty for a
+  /// packed dataset, whose entries fill the nominal width.
+  std::vector<int> contentW;
 };
 
 class DataLoader {

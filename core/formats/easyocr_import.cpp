@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
@@ -203,6 +205,17 @@ std::string yamlOf(const FileProbe& file, const ImportOptions& o) {
   return given.empty() ? file.sibling(".yaml") : given;
 }
 
+// The characters a list names more than once, each quoted once, in order of their repeat:
+// "'अ', 'ा'"; empty when every character is listed once.
+std::string repeatedCharacters(const std::string& characters) {
+  std::set<std::string> seen, reported;
+  std::string out;
+  for (const auto& cp : splitUtf8(characters))
+    if (!seen.insert(cp).second && reported.insert(cp).second)
+      out += (out.empty() ? "'" : ", '") + cp + "'";
+  return out;
+}
+
 struct ChosenCharset {
   std::string characters, source;
 };
@@ -316,6 +329,15 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
   c.attentionDepth = a.hiddenSize;
   c.maxLength = 25;  // not used by CTC, which reads as many columns as the width gives
   c.charset = cs.characters;
+  // A character listed twice (EasyOCR's devanagari_g1 and arabic_g1 lists): EasyOCR keeps both
+  // classes, reads each as the character and encodes a label's character as the later one.
+  const auto repeated = repeatedCharacters(cs.characters);
+  if (!repeated.empty()) {
+    c.charsetRepeats = true;
+    report.assumed.push_back("the character list names " + repeated +
+                             " twice: each is two classes that both read as it (EasyOCR's "
+                             "rule); a label encodes it as the later class");
+  }
   c.ctcConfidence = "easyocr";
   c.preprocessing.inputH = imgH;
   c.preprocessing.inputW = 4 * imgH;  // nominal: a word of ratio 4; each batch sets its own

@@ -66,12 +66,16 @@ static std::string lowerAscii(std::string s) {
   return s;
 }
 
-Charset::Charset(const std::string& characters, bool case_insensitive, ClassLayout layout)
-    : m_characters(characters), m_caseInsensitive(case_insensitive), m_layout(layout) {
+Charset::Charset(const std::string& characters, bool case_insensitive, ClassLayout layout,
+                 bool repeats)
+    : m_characters(characters),
+      m_caseInsensitive(case_insensitive),
+      m_repeats(repeats),
+      m_layout(layout) {
   if (characters.empty()) throw Error("charset is empty");
   for (auto& cp : splitUtf8(characters)) {
     const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
-    if (std::find(m_tokens.begin(), m_tokens.end(), key) != m_tokens.end())
+    if (!m_repeats && std::find(m_tokens.begin(), m_tokens.end(), key) != m_tokens.end())
       throw Error("charset has a duplicate character '" + cp + "'");
     m_tokens.push_back(key);
   }
@@ -102,8 +106,9 @@ std::string Charset::token(int index) const {
 
 int Charset::indexOf(const std::string& cp) const {
   const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
-  auto it = std::find(m_tokens.begin(), m_tokens.end(), key);
-  return it == m_tokens.end() ? -1 : static_cast<int>(it - m_tokens.begin()) + specials();
+  // The last class of the character: the only one unless the charset has repeats.
+  auto it = std::find(m_tokens.rbegin(), m_tokens.rend(), key);
+  return it == m_tokens.rend() ? -1 : static_cast<int>(m_tokens.rend() - it) - 1 + specials();
 }
 
 std::vector<int> Charset::encode(const std::string& label) const {

@@ -29,9 +29,12 @@ class Charset {
   static constexpr const char* kPadName = "[P]";
 
   Charset() = default;
-  /// Characters in order; UTF-8, each code point one token. Throws Error on duplicates or empty.
+  /// Characters in order; UTF-8, each code point one token. Throws Error on duplicates or empty,
+  /// unless `repeats`: then a character listed twice is two classes that both read as it (the
+  /// character lists of EasyOCR's devanagari_g1 and arabic_g1 name one character twice), and a
+  /// label encodes it as the later class (EasyOCR's dictionary keeps the last).
   explicit Charset(const std::string& characters, bool case_insensitive = false,
-                   ClassLayout layout = ClassLayout::EndFirst);
+                   ClassLayout layout = ClassLayout::EndFirst, bool repeats = false);
 
   static Charset digits() { return Charset("0123456789"); }
   static Charset alphanumeric() { return Charset("0123456789abcdefghijklmnopqrstuvwxyz", true); }
@@ -55,6 +58,8 @@ class Charset {
   int blankIndex() const { return m_layout == ClassLayout::BlankFirst ? 0 : -1; }
   const std::string& characters() const { return m_characters; }
   bool caseInsensitive() const { return m_caseInsensitive; }
+  /// True when a character may be listed more than once (see the constructor).
+  bool repeats() const { return m_repeats; }
 
   /// Token name for a class index (kEndName, kGoName, kBlankName, kPadName for the special
   /// classes).
@@ -72,6 +77,7 @@ class Charset {
   std::string m_characters;
   std::vector<std::string> m_tokens;
   bool m_caseInsensitive = false;
+  bool m_repeats = false;
   ClassLayout m_layout = ClassLayout::EndFirst;
 };
 

@@ -219,6 +219,7 @@ std::string ModelConfig::toJson() const {
   j["max_length"] = maxLength;
   j["charset"] = charset;
   j["case_insensitive"] = caseInsensitive;
+  if (charsetRepeats) j["charset_repeats"] = true;  // only where set: other files stay as they were
   j["preprocessing"] = {{"input_w", preprocessing.inputW},
                         {"input_h", preprocessing.inputH},
                         {"region_scale", preprocessing.regionScale},
@@ -295,6 +296,7 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
     c.maxLength = intField(j, "max_length", 0);
     c.charset = j.at("charset").get<std::string>();
     c.caseInsensitive = j.value("case_insensitive", false);
+    c.charsetRepeats = j.value("charset_repeats", false);
     c.ctcConfidence = j.value("ctc_confidence", std::string("product"));
     if (j.contains("preprocessing")) {
       const auto& p = j.at("preprocessing");

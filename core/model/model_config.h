@@ -91,6 +91,9 @@ struct ModelConfig {
   int maxLength = 13;  ///< decoder runs maxLength + 1 steps (end token)
   std::string charset = "0123456789";
   bool caseInsensitive = false;
+  /// The charset may list a character twice, each its own class (an imported EasyOCR model whose
+  /// character list does: devanagari_g1, arabic_g1). Charset's constructor says how it reads.
+  bool charsetRepeats = false;
   /// A CTC reading's confidence: "product" (DTRB's demo: the product of every column's maximum)
   /// or "easyocr" (EasyOCR's custom_mean: the maxima of the columns whose argmax is not the
   /// blank, their product to the power 2 / sqrt(n); 0 when every column is blank).
@@ -117,7 +120,9 @@ struct ModelConfig {
   bool selectsRegions() const;
   /// Where the special classes sit for this prediction stage and cell.
   ClassLayout classLayout() const;
-  Charset makeCharset() const { return Charset(charset, caseInsensitive, classLayout()); }
+  Charset makeCharset() const {
+    return Charset(charset, caseInsensitive, classLayout(), charsetRepeats);
+  }
   /// The stages as the field names them: e.g. "none-vgg-bilstm-attention(soft)".
   std::string stageString() const;
 

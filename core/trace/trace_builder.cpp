@@ -205,12 +205,6 @@ void buildAttentionSteps(Trace& tr, const ModelConfig& cfg, const RecognizerOutp
   tr.meanEntropy = tr.steps.empty() ? 0.0 : entropySum / static_cast<double>(tr.steps.size());
 }
 
-std::vector<Box> sourceRegions(const ReceptiveField& rf, const Preprocessing& pp, int srcW,
-                               int srcH) {
-  return scaleBoxes(rf.regionBoxes(), static_cast<double>(srcW) / pp.inputW,
-                    static_cast<double>(srcH) / pp.inputH);
-}
-
 std::vector<PointF> scaleCentres(const ReceptiveField& rf, double sx, double sy) {
   std::vector<PointF> out;
   for (const auto& c : rf.regionCentres()) out.push_back({c.x * sx, c.y * sy});
@@ -311,12 +305,15 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn) {
 }
 
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
-                                             int srcW, int srcH) {
+                                             int srcW, int srcH, int inputW, int contentW) {
   const auto& cfg = model->config;
-  const auto rf = model->geometry();
-  const auto regions = sourceRegions(rf, cfg.preprocessing, srcW, srcH);
-  const auto centres = scaleCentres(rf, static_cast<double>(srcW) / cfg.preprocessing.inputW,
-                                    static_cast<double>(srcH) / cfg.preprocessing.inputH);
+  // As buildTrace: the geometry of the input as read, scaled by the columns the image fills.
+  const auto rf = inputW > 0 ? model->geometry(inputW) : model->geometry();
+  const double sx = static_cast<double>(srcW) /
+                    (contentW > 0 ? contentW : cfg.preprocessing.inputW),
+               sy = static_cast<double>(srcH) / cfg.preprocessing.inputH;
+  const auto regions = scaleBoxes(rf.regionBoxes(), sx, sy);
+  const auto centres = scaleCentres(rf, sx, sy);
   std::vector<StepLocation> located;
   if (cfg.isCtc()) {
     // The path read: the argmax per column, or a beam search's reading along its best path.

@@ -19,8 +19,12 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
 /// The focus and box of each decoded step of image `b` (attention: up to and including the first
 /// end token; CTC: the emitted tokens) in the pixels of a srcW x srcH source image, as buildTrace
 /// computes them, without building the rest of the trace (evaluation's localisation metrics).
+/// `inputW`: the width of the input the batch was read at (a variable-width model's batch is as
+/// wide as its widest image needs); `contentW`: the input columns image `b` fills (keep-ratio
+/// padding). 0 for either: the model's nominal input width.
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
-                                             int srcW, int srcH);
+                                             int srcW, int srcH, int inputW = 0,
+                                             int contentW = 0);
 
 /// The N best readings of image `b` from a beam search, best first (unfilled slots dropped).
 std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b);

@@ -156,7 +156,7 @@ data::LoaderOptions loaderOptions(const ModelConfig& cfg, const EvalOptions& opt
     // Text scoring compares lower-cased (as deep-text-recognition-benchmark does), so a label's
     // case must not make it unreadable: "Hello" is read by a model of lower-case letters.
     try {
-      lo.charset = Charset(cfg.charset, true, cfg.classLayout());
+      lo.charset = Charset(cfg.charset, true, cfg.classLayout(), cfg.charsetRepeats);
     } catch (const Error&) {  // the charset holds both cases: it reads case itself
     }
   }
@@ -230,8 +230,11 @@ EvalStats BatchScorer::scoreImage(const data::Batch& batch, const RecognizerOutp
       batch.boxes[k].size() == splitUtf8(truth).size()) {
     const auto [w, h] = batch.sourceSizes[k];
     one.localisation.add(
-        scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(k), w, h),
-                          batch.boxes[k]),
+        scoreLocalisation(
+            locateDecodedSteps(model, out, static_cast<int>(k), w, h,
+                               static_cast<int>(batch.images.size(3)),
+                               k < batch.contentW.size() ? batch.contentW[k] : 0),
+            batch.boxes[k]),
         s.correct);
   }
   return one;

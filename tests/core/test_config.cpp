@@ -34,6 +34,30 @@ class TestConfig : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, Charset("aba"));
   }
 
+  // A charset with repeats (imported EasyOCR lists): each occurrence its own class, reading as
+  // the character; a label encodes to the last occurrence. Without the flag: refused.
+  void charsetWithRepeats() {
+    const Charset cs("aba", false, ClassLayout::BlankFirst, true);
+    QVERIFY(cs.repeats());
+    QCOMPARE(cs.size(), 4);
+    QCOMPARE(cs.token(1), std::string("a"));
+    QCOMPARE(cs.token(3), std::string("a"));
+    QCOMPARE(cs.encode("ab"), (std::vector<int>{3, 2}));
+    QCOMPARE(cs.decode({1, 0, 3, 2}), std::string("aab"));
+    QVERIFY(cs.covers("baa"));
+    QVERIFY_THROWS_EXCEPTION(Error, Charset("aba", false, ClassLayout::BlankFirst));
+    ModelConfig c;
+    c.prediction = "ctc";
+    c.charset = "aba";
+    QVERIFY_THROWS_EXCEPTION(Error, c.validate());
+    c.charsetRepeats = true;
+    c.validate();
+    const auto back = ModelConfig::fromJson(c.toJson());
+    QVERIFY(back.charsetRepeats);
+    QCOMPARE(back.makeCharset().encode("a"), std::vector<int>{3});
+    QVERIFY(ModelConfig().toJson().find("charset_repeats") == std::string::npos);
+  }
+
   void charsetCaseInsensitive() {
     const Charset cs = Charset::alphanumeric();
     QCOMPARE(cs.encode("AbC"), cs.encode("abc"));

@@ -8,20 +8,25 @@
 // column's probabilities).
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "base/error.h"
+#include "data/data_loader.h"
+#include "data/dataset_factory.h"
 #include "formats/checkpoint.h"
 #include "formats/easyocr_import.h"
 #include "formats/model_format.h"
 #include "image/grey_image.h"
+#include "image/preprocess.h"
 #include "import_fixtures.h"
 #include "model/charset.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
+#include "trace/trace_builder.h"
 
 using namespace foveal::core;
 using nlohmann::json;
@@ -306,6 +311,110 @@ class TestModelFormats : public QObject {
     // The restricted reader still refuses what it refused before the seam.
     got = refusal(kDtrb + "refuse-os-system.pth", {{"format", "easyocr"}});
     QVERIFY2(got.contains("refusing pickled global 'posix.system'"), qPrintable(got));
+  }
+
+  // A character list that names a character twice (EasyOCR's devanagari_g1 and arabic_g1 do):
+  // the import keeps both classes, each reads as the character (EasyOCR's rule), and says so.
+  // The custom fixture's list with its 'l' replaced by a second 'e': every column's
+  // probabilities stay as they were, and each reading is the original with 'l' read as 'e'.
+  void readsACharacterListedTwice() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString() + "/";
+    fs::copy_file(kEasy + "custom/fixture_net.pth", d + "net.pth");
+    writeText(d + "net.yaml",
+              "network_params:\n  input_channel: 1\n  output_channel: 32\n  hidden_size: 16\n"
+              "imgH: 48\ncharacter_list: 0123456789abcdefghijkemnopqrstuvwxyz -'\n");
+    ImportReport report;
+    auto twice = ModelSession::open(d + "net.pth", {}, &report);
+    bool noted = false;
+    for (const auto& a : report.assumed) noted |= a.find("names 'e' twice") != std::string::npos;
+    QVERIFY(noted);
+    const Charset cs = twice->config().makeCharset();
+    QVERIFY(cs.repeats());
+    QCOMPARE(cs.token(15), std::string("e"));  // the blank, ten digits, a to d, then 'e'
+    QCOMPARE(cs.token(22), std::string("e"));  // where 'l' was
+    QCOMPARE(cs.encode("e"), std::vector<int>{22});  // the later class, as EasyOCR encodes
+    QCOMPARE(cs.decode({15, 22, 0, 15}), std::string("eee"));
+    auto once = ModelSession::open(kEasy + "custom/fixture_net.pth");
+    TraceOptions opt;
+    opt.topk = 1000;
+    int differ = 0;
+    const json e = expected();
+    for (const auto& imageName : e["images"]) {
+      const auto image = readImage(kEasy + imageName.get<std::string>(), true);
+      const auto a = once->trace(image, "x", opt), b = twice->trace(image, "x", opt);
+      std::string l2e = a.prediction;
+      std::replace(l2e.begin(), l2e.end(), 'l', 'e');
+      QCOMPARE(b.prediction, l2e);
+      differ += a.prediction != b.prediction;
+      QCOMPARE(b.confidence, a.confidence);
+      QCOMPARE(b.columnTopk.size(), a.columnTopk.size());
+      for (size_t c = 0; c < a.columnTopk.size(); ++c)
+        for (size_t k = 0; k < a.columnTopk[c].size(); ++k) {
+          QCOMPARE(b.columnTopk[c][k].index, a.columnTopk[c][k].index);
+          QCOMPARE(b.columnTopk[c][k].prob, a.columnTopk[c][k].prob);
+        }
+    }
+    qInfo("%d of %zu readings had an 'l'", differ, e["images"].size());
+    QVERIFY(differ >= 2);  // "helo" and "t6 lab"
+    // Kept as .fvm, the model still has both classes.
+    const std::string out = d + "net.fvm";
+    saveCheckpoint(out, loadModelFile(d + "net.pth", {}, nullptr).model, "{}");
+    QVERIFY(ModelSession::open(out)->config().charsetRepeats);
+    // Foveal's own models still refuse a repeated character.
+    QVERIFY_THROWS_EXCEPTION(Error, Charset("0120"));
+  }
+
+  // Localisation of a variable-width model (evaluation's locateDecodedSteps) maps columns as the
+  // trace does: through the input width the batch was read at and the columns the image fills,
+  // not the model's nominal width. A 40x30 image is read 128 wide (ceil(ratio 1.33) x 64) with
+  // 86 columns of content; the nominal width is 256.
+  void variableWidthLocalisation() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    const std::string file = kEasy + "latin.pth";  // reads this image "42"
+    auto loaded = loadModelFile(file);
+    auto session = ModelSession::open(file);
+    const auto image = readImage(kEasy + "img01_40x30_rgb.png", true);
+    const auto& pp = loaded.model->config.preprocessing;
+    auto input = preprocess({image}, pp, false);
+    QCOMPARE(input.image.size(3), int64_t(128));
+    QCOMPARE(input.contentW.at(0), 86);
+    torch::NoGradGuard ng;
+    auto out = loaded.model->forward(input.image, input.upsampled);
+    const auto trace = session->trace(image, "x");
+    const auto located = locateDecodedSteps(loaded.model, out, 0, image.width, image.height,
+                                            128, input.contentW[0]);
+    QCOMPARE(located.size(), trace.steps.size());
+    QVERIFY(!located.empty());
+    for (size_t t = 0; t < located.size(); ++t) {
+      QVERIFY(std::abs(located[t].focus.x - trace.steps[t].focus.x) < 1e-9);
+      QVERIFY(std::abs(located[t].focus.y - trace.steps[t].focus.y) < 1e-9);
+      QVERIFY(located[t].focus.x >= 0 && located[t].focus.x <= image.width);
+    }
+    // The nominal width puts the columns elsewhere: what evaluation did before.
+    const auto nominal = locateDecodedSteps(loaded.model, out, 0, image.width, image.height);
+    double moved = 0;
+    for (size_t t = 0; t < nominal.size(); ++t)
+      moved = std::max(moved, std::abs(nominal[t].focus.x - trace.steps[t].focus.x));
+    QVERIFY2(moved > 1.0, std::to_string(moved).c_str());
+    // The data loader keeps each entry's content width for evaluation: the fixture folder in
+    // batches of 10 is read 320 wide (the widest ratio, 260x64 and 250x50, rounds up to 5).
+    data::LoaderOptions lo;
+    lo.batchSize = 10;
+    lo.shuffle = false;
+    lo.charset = loaded.model->config.makeCharset();
+    lo.maxLength = 25;
+    lo.preprocessing = pp;
+    lo.withUpsampled = false;
+    data::DataLoader loader(data::openDataset(kEasy), lo);
+    const auto batch = loader.next();
+    QVERIFY(batch.has_value());
+    QCOMPARE(batch->images.size(3), int64_t(320));
+    QCOMPARE(batch->contentW.size(), size_t(10));
+    const auto idx = std::find(batch->indices.begin(), batch->indices.end(), size_t(1));
+    QVERIFY(idx != batch->indices.end());  // img01_40x30_rgb.png, 86 columns of 320
+    QCOMPARE(batch->contentW[static_cast<size_t>(idx - batch->indices.begin())], 86);
   }
 
   // The user network's yaml, as Python's yaml.safe_load reads it: plain, quoted, escaped.
