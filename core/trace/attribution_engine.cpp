@@ -235,10 +235,14 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
           std::vector<torch::Tensor> inputs{x};
           if (tokens) inputs.push_back(scale);
           // The weighted sum of the points' gradients: the rule's weights as the output's.
+          // allow_unused: a model that feeds back no tokens (ViTSTR reads every character at
+          // once; PARSeq without refinement in parallel mode) leaves their scale out of the
+          // graph, and their attribution is zero.
           auto g = torch::autograd::grad({f.select(1, s)}, inputs, {weights},
-                                         /*retain_graph=*/s + 1 < S);
-          gradImage[s] += g[0].sum(0);
-          if (tokens) gradTokens[s] += g[1].sum(0);
+                                         /*retain_graph=*/s + 1 < S, /*create_graph=*/false,
+                                         /*allow_unused=*/true);
+          if (g[0].defined()) gradImage[s] += g[0].sum(0);
+          if (tokens && g[1].defined()) gradTokens[s] += g[1].sum(0);
         }
         report(static_cast<double>(start + m) / static_cast<double>(n));
       }

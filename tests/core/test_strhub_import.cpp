@@ -18,6 +18,7 @@
 #include "formats/model_format.h"
 #include "image/grey_image.h"
 #include "import_fixtures.h"
+#include "trace/attribution.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
 
@@ -223,6 +224,44 @@ class TestStrhubImport : public QObject {
       QVERIFY2(m["right"].get<int>() >= 8, (name + ": reads too few of its images").c_str());
       QVERIFY2(spread > 0.05, (name + ": " + std::to_string(spread)).c_str());
     }
+  }
+
+  // "Read or guessed" for the transformers: integrated gradients over PARSeq's context tokens
+  // (their embeddings scaled along the path; the position queries stay). The fitted PARSeq
+  // knows its 12 words: after the "F" of "Foveal" its 'v' comes mostly from the tokens, and with
+  // the 'v' painted over (columns 17-21 replaced by background) it still reads "Foveal".
+  // ViTSTR feeds back no tokens: every step is read from the image.
+  void tokensAttributedForTransformers() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    auto parseq = ModelSession::open(kDir + "parseq_small.ckpt");
+    const auto image = readImage(kDir + "img02_160x48.png", true);
+    GreyImage blanked = image;
+    for (int y = 0; y < image.height; ++y)
+      for (int x = 17; x < 22; ++x) {
+        const size_t to = static_cast<size_t>(y * image.width + x);
+        const size_t from = static_cast<size_t>(y * image.width + x + 83);
+        blanked.pixels[to] = image.pixels[from];
+        for (size_t c = 0; c < 3 && !image.rgb.empty(); ++c)
+          blanked.rgb[3 * to + c] = image.rgb[3 * from + c];
+      }
+    AttributionOptions o;
+    o.tokens = true;
+    o.igSteps = 64;
+    for (const GreyImage* g : {&image, static_cast<const GreyImage*>(&blanked)}) {
+      const auto trace = parseq->trace(*g, "x");
+      QCOMPARE(trace.prediction, std::string("Foveal"));
+      const auto e = parseq->explain(*g, trace, o);
+      const auto& v = e.steps.at(2);
+      QCOMPARE(trace.steps[2].token, std::string("v"));
+      QCOMPARE(int(v.tokenAttribution.size()), 3);  // <bos>, F, o
+      QVERIFY2(v.imageShare < kGuessedShare, std::to_string(v.imageShare).c_str());
+      QVERIFY2(v.completenessError() < 0.05, std::to_string(v.completenessError()).c_str());
+      QVERIFY2(e.steps.at(0).imageShare > kGuessedShare, "the first letter is read");
+    }
+    auto vitstr = ModelSession::open(kDir + "vitstr_small.ckpt");
+    const auto trace = vitstr->trace(image, "x");
+    const auto e = vitstr->explain(image, trace, o);
+    for (const auto& st : e.steps) QCOMPARE(st.imageShare, 1.0);
   }
 
   // The sniffer's choice and reason, what a .ckpt and a .pt import report, and what a .pt import

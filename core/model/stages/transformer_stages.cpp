@@ -380,14 +380,18 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
     return out;
   }
 
+  // `tokenScale` [B, >= L] (attribution, DecodeOptions::tokenScale): a factor on each context
+  // token's embedding (position 0 the <bos>, position j the token fed for query j), not on the
+  // position queries added to it; undefined: none.
   torch::Tensor decode(const torch::Tensor& tgt, const KeysValues& memory,
                        const torch::Tensor& contentMask, const torch::Tensor& padding,
-                       torch::Tensor query, const torch::Tensor& queryMask, torch::Tensor* cross) {
+                       torch::Tensor query, const torch::Tensor& queryMask, torch::Tensor* cross,
+                       const torch::Tensor& tokenScale = {}) {
     const int64_t l = tgt.size(1);
-    auto content = text_embed->forward(tgt.slice(1, 0, 1));
-    if (l > 1)
-      content = torch::cat(
-          {content, pos_queries.slice(1, 0, l - 1) + text_embed->forward(tgt.slice(1, 1))}, 1);
+    auto tokens = text_embed->forward(tgt);  // [B, L, D]
+    if (tokenScale.defined()) tokens = tokens * tokenScale.slice(1, 0, l).unsqueeze(-1);
+    auto content = tokens.slice(1, 0, 1);
+    if (l > 1) content = torch::cat({content, pos_queries.slice(1, 0, l - 1) + tokens.slice(1, 1)}, 1);
     const size_t n = decoder->layers->size();
     for (size_t i = 0; i < n; ++i) {
       auto layer = decoder->layers->ptr<DecoderLayerImpl>(i);
@@ -419,7 +423,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
         const int64_t j = i + 1;
         torch::Tensor w;
         auto out = decode(tgt.slice(1, 0, j), memoryKv, causal.slice(0, 0, j).slice(1, 0, j), {},
-                          queries.slice(1, i, j), {}, &w);
+                          queries.slice(1, i, j), {}, &w, options.tokenScale);
         auto p = head(out);  // [B, 1, K]
         stepLogits.push_back(p);
         stepCross.push_back(w);
@@ -450,7 +454,8 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
         auto prior = forced ? options.targets.slice(1, 0, steps - 1) : read.slice(1, 0, steps - 1);
         auto tgt = torch::cat({torch::full({b, 1}, bos, opts), prior}, 1);
         auto padding = (tgt == end).to(torch::kInt).cumsum(-1) > 0;
-        logits = head(decode(tgt, memoryKv, causal, padding, queries, cloze, &cross));
+        logits = head(
+            decode(tgt, memoryKv, causal, padding, queries, cloze, &cross, options.tokenScale));
         read = logits.argmax(-1);
       }
     }
