@@ -146,8 +146,18 @@ class TestExplainView : public QObject {
     w.setStep(std::min(step, w.stepCount() - 1));
     QTest::qWait(300);
     QVERIFY(w.grab().save(dir + "/explain-attention.png"));
-    for (const char* method : {"ig", "saliency", "occlusion"}) {
-      choose(w.inspector()->heatSourceBox(), QString::fromLatin1(method));
+    // FOVEAL_SCREENSHOT_SOURCES: the map sources to grab, comma-separated (a PARSeq head is
+    // "attention-head-N": shown as it is, nothing computed).
+    const QStringList sources =
+        qEnvironmentVariable("FOVEAL_SCREENSHOT_SOURCES", QStringLiteral("ig,saliency,occlusion"))
+            .split(QLatin1Char(','), Qt::SkipEmptyParts);
+    for (const QString& method : sources) {
+      choose(w.inspector()->heatSourceBox(), method);
+      if (method.startsWith(QLatin1String("attention"))) {
+        QTest::qWait(300);
+        QVERIFY(w.grab().save(dir + "/explain-" + method + ".png"));
+        continue;
+      }
       QTRY_VERIFY_WITH_TIMEOUT(!w.inspector()->traceView()->pixelHeat().empty(), 120000);
       QTRY_VERIFY_WITH_TIMEOUT(!w.inspector()->deletionPlot()->values().empty(), 120000);
       w.inspector()->stepPanel()->ensureWidgetVisible(w.inspector()->deletionPlot());
