@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "base/safe_read.h"

@@ -309,8 +309,8 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
   const auto& cfg = model->config;
   // As buildTrace: the geometry of the input as read, scaled by the columns the image fills.
   const auto rf = inputW > 0 ? model->geometry(inputW) : model->geometry();
-  const double sx = static_cast<double>(srcW) /
-                    (contentW > 0 ? contentW : cfg.preprocessing.inputW),
+  const double sx =
+                   static_cast<double>(srcW) / (contentW > 0 ? contentW : cfg.preprocessing.inputW),
                sy = static_cast<double>(srcH) / cfg.preprocessing.inputH;
   const auto regions = scaleBoxes(rf.regionBoxes(), sx, sy);
   const auto centres = scaleCentres(rf, sx, sy);

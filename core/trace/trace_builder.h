@@ -23,8 +23,7 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
 /// wide as its widest image needs); `contentW`: the input columns image `b` fills (keep-ratio
 /// padding). 0 for either: the model's nominal input width.
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
-                                             int srcW, int srcH, int inputW = 0,
-                                             int contentW = 0);
+                                             int srcW, int srcH, int inputW = 0, int contentW = 0);
 
 /// The N best readings of image `b` from a beam search, best first (unfilled slots dropped).
 std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b);

@@ -230,11 +230,10 @@ EvalStats BatchScorer::scoreImage(const data::Batch& batch, const RecognizerOutp
       batch.boxes[k].size() == splitUtf8(truth).size()) {
     const auto [w, h] = batch.sourceSizes[k];
     one.localisation.add(
-        scoreLocalisation(
-            locateDecodedSteps(model, out, static_cast<int>(k), w, h,
-                               static_cast<int>(batch.images.size(3)),
-                               k < batch.contentW.size() ? batch.contentW[k] : 0),
-            batch.boxes[k]),
+        scoreLocalisation(locateDecodedSteps(model, out, static_cast<int>(k), w, h,
+                                             static_cast<int>(batch.images.size(3)),
+                                             k < batch.contentW.size() ? batch.contentW[k] : 0),
+                          batch.boxes[k]),
         s.correct);
   }
   return one;

@@ -332,8 +332,8 @@ class TestModelFormats : public QObject {
     QVERIFY(noted);
     const Charset cs = twice->config().makeCharset();
     QVERIFY(cs.repeats());
-    QCOMPARE(cs.token(15), std::string("e"));  // the blank, ten digits, a to d, then 'e'
-    QCOMPARE(cs.token(22), std::string("e"));  // where 'l' was
+    QCOMPARE(cs.token(15), std::string("e"));        // the blank, ten digits, a to d, then 'e'
+    QCOMPARE(cs.token(22), std::string("e"));        // where 'l' was
     QCOMPARE(cs.encode("e"), std::vector<int>{22});  // the later class, as EasyOCR encodes
     QCOMPARE(cs.decode({15, 22, 0, 15}), std::string("eee"));
     auto once = ModelSession::open(kEasy + "custom/fixture_net.pth");
@@ -383,8 +383,8 @@ class TestModelFormats : public QObject {
     torch::NoGradGuard ng;
     auto out = loaded.model->forward(input.image, input.upsampled);
     const auto trace = session->trace(image, "x");
-    const auto located = locateDecodedSteps(loaded.model, out, 0, image.width, image.height,
-                                            128, input.contentW[0]);
+    const auto located =
+        locateDecodedSteps(loaded.model, out, 0, image.width, image.height, 128, input.contentW[0]);
     QCOMPARE(located.size(), trace.steps.size());
     QVERIFY(!located.empty());
     for (size_t t = 0; t < located.size(); ++t) {

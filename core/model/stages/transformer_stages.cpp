@@ -206,9 +206,9 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     return attend(query, keysValues(kv), mask, padding, weights);
   }
   /// As forward, with the keys and values already projected (keysValues).
-  torch::Tensor attend(const torch::Tensor& query, const std::pair<torch::Tensor, torch::Tensor>& kv,
-                       const torch::Tensor& mask, const torch::Tensor& padding,
-                       torch::Tensor* weights) {
+  torch::Tensor attend(const torch::Tensor& query,
+                       const std::pair<torch::Tensor, torch::Tensor>& kv, const torch::Tensor& mask,
+                       const torch::Tensor& padding, torch::Tensor* weights) {
     const int64_t b = query.size(0), nq = query.size(1), hd = d / heads;
     const auto& [k, v] = kv;
     const int64_t ns = k.size(2);
@@ -391,7 +391,8 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
     auto tokens = text_embed->forward(tgt);  // [B, L, D]
     if (tokenScale.defined()) tokens = tokens * tokenScale.slice(1, 0, l).unsqueeze(-1);
     auto content = tokens.slice(1, 0, 1);
-    if (l > 1) content = torch::cat({content, pos_queries.slice(1, 0, l - 1) + tokens.slice(1, 1)}, 1);
+    if (l > 1)
+      content = torch::cat({content, pos_queries.slice(1, 0, l - 1) + tokens.slice(1, 1)}, 1);
     const size_t n = decoder->layers->size();
     for (size_t i = 0; i < n; ++i) {
       auto layer = decoder->layers->ptr<DecoderLayerImpl>(i);
