@@ -440,7 +440,7 @@ class ParseqPredictionImpl : public nn::Cloneable<ParseqPredictionImpl>, public 
       cross = torch::cat(stepCross, 2);
     } else {
       auto tgt = torch::full({b, 1}, bos, opts);
-      logits = head(decode(tgt, memoryKv, {}, {}, queries, {}, &cross));
+      logits = head(decode(tgt, memoryKv, {}, {}, queries, {}, &cross, options.tokenScale));
     }
     const int64_t ran = logits.size(1);
     if (t.refineIters > 0) {
