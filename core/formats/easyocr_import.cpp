@@ -206,7 +206,7 @@ std::string yamlOf(const FileProbe& file, const ImportOptions& o) {
 }
 
 // The characters a list names more than once, each quoted once, in order of their repeat:
-// "'अ', 'ा'"; empty when every character is listed once.
+// "'.', 'अ', 'ं', 'ः'" for devanagari_g1; empty when every character is listed once.
 std::string repeatedCharacters(const std::string& characters) {
   std::set<std::string> seen, reported;
   std::string out;

@@ -241,7 +241,11 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
           auto g = torch::autograd::grad({f.select(1, s)}, inputs, {weights},
                                          /*retain_graph=*/s + 1 < S, /*create_graph=*/false,
                                          /*allow_unused=*/true);
-          if (g[0].defined()) gradImage[s] += g[0].sum(0);
+          // The image is always in the graph: no gradient for it is a broken model, not a zero map.
+          if (!g[0].defined())
+            throw Error("integrated gradients: step " + std::to_string(targets[s].step) +
+                        " does not depend on the image");
+          gradImage[s] += g[0].sum(0);
           if (tokens && g[1].defined()) gradTokens[s] += g[1].sum(0);
         }
         report(static_cast<double>(start + m) / static_cast<double>(n));
