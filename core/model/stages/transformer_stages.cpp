@@ -214,15 +214,37 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     const int64_t ns = k.size(2);
     auto q = torch::nn::functional::linear(query, in_proj_weight.chunk(3, 0)[0],
                                            in_proj_bias.chunk(3, 0)[0]);
-    q = q.view({b, nq, heads, hd}).transpose(1, 2) * (1.0 / std::sqrt(static_cast<double>(hd)));
-    auto s = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Q, S]
-    if (mask.defined())
-      s = s.masked_fill(mask.view({1, 1, nq, ns}), -std::numeric_limits<float>::infinity());
-    if (padding.defined())
-      s = s.masked_fill(padding.view({b, 1, 1, ns}), -std::numeric_limits<float>::infinity());
-    auto a = s.softmax(-1);
-    if (weights) *weights = a;
-    auto o = torch::matmul(a, v).transpose(1, 2).reshape({b, nq, d});
+    const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+    const float inf = std::numeric_limits<float>::infinity();
+    torch::Tensor o;
+    if (nq == 1) {
+      // One query (each autoregressive step). As matmuls these were B x H BLAS calls of one
+      // hd-long row each, twice a step; here each is one product per image over all heads, in
+      // the keys' and values' own [B, S, H x hd] layout: the scores against the query's heads
+      // laid out block-diagonally ([H x hd, H]), the output's heads the diagonal blocks of
+      // [H, H x hd]. The zeros add nothing; no [B, S, H, hd] temporary is made.
+      auto qd = torch::diag_embed((q.view({b, heads, hd}) * scale).transpose(1, 2))  // [B,hd,H,H]
+                    .permute({0, 2, 1, 3})
+                    .reshape({b, heads * hd, heads});
+      auto s = torch::bmm(k.transpose(1, 2).reshape({b, ns, heads * hd}), qd);  // [B, S, H]
+      if (mask.defined()) s = s.masked_fill(mask.view({1, ns, 1}), -inf);
+      if (padding.defined()) s = s.masked_fill(padding.view({b, ns, 1}), -inf);
+      auto a = s.softmax(1);
+      if (weights) *weights = a.transpose(1, 2).unsqueeze(2);  // [B, H, 1, S]
+      o = torch::bmm(a.transpose(1, 2), v.transpose(1, 2).reshape({b, ns, heads * hd}))
+              .view({b, heads, heads, hd})
+              .diagonal(0, 1, 2)  // [B, hd, H]
+              .transpose(1, 2)
+              .reshape({b, nq, d});
+    } else {
+      q = q.view({b, nq, heads, hd}).transpose(1, 2) * scale;
+      auto s = torch::matmul(q, k.transpose(-2, -1));  // [B, H, Q, S]
+      if (mask.defined()) s = s.masked_fill(mask.view({1, 1, nq, ns}), -inf);
+      if (padding.defined()) s = s.masked_fill(padding.view({b, 1, 1, ns}), -inf);
+      auto a = s.softmax(-1);
+      if (weights) *weights = a;
+      o = torch::matmul(a, v).transpose(1, 2).reshape({b, nq, d});
+    }
     return out_proj(o);
   }
   int64_t d;
