@@ -20,6 +20,10 @@ struct FaithfulnessOptions {
   int igSteps = 32;
   int patch = 8, stride = 4;    ///< occlusion
   ImportOptions importOptions;  ///< for imported model files (formats/model_format.h)
+  /// Images scored at once, each by its own copy of the model with one compute thread (0: as
+  /// many as the compute threads). The table is the same whatever the number (to the bit as one
+  /// worker's with one compute thread).
+  int workers = 0;
   /// Called after each image with (done, total); false stops early.
   std::function<bool(int64_t, int64_t)> progress;
 };

@@ -9,6 +9,7 @@
 #include "trace/attribution_engine.h"
 #include "trace/faithfulness.h"
 #include "trace/pixel_maps.h"
+#include "train/faithfulness_eval.h"
 
 using namespace foveal::core;
 using foveal::test::tinyConfig;
@@ -93,6 +94,55 @@ class TestFaithfulness : public QObject {
     QCOMPARE(rows[1].boxed, int64_t(0));
     QVERIFY(std::isnan(rows[1].pointing));
     QVERIFY(QString::fromStdString(t.toTable()).contains("random"));
+  }
+
+  // eval --faithfulness scores several images at once (a model copy and one thread each) and
+  // adds them to the table in image order: the table is the same to the bit as one worker's with
+  // one thread (with two threads an operator's sums split differently: within 1e-6), and a stop
+  // after the second image counts exactly two, however many were being scored.
+  void workersGiveTheSameTable() {
+    train::FaithfulnessOptions o;
+    o.limit = 5;
+    o.igSteps = 8;
+    o.curves.points = 6;
+    const std::string model = std::string(FOVEAL_SOURCE_DIR) + "/samples/models/soft.fvm";
+    const std::string data = "digits:len=5,split=test,seed=1";
+    o.workers = 1;
+    const auto twoThreads = train::evaluateFaithfulness(model, data, o);
+    at::set_num_threads(1);
+    const auto one = train::evaluateFaithfulness(model, data, o);
+    at::set_num_threads(2);
+    o.workers = 2;
+    const auto two = train::evaluateFaithfulness(model, data, o);
+    QCOMPARE(two.table.images, 5);
+    const auto a = one.table.rows(), b = two.table.rows();
+    QCOMPARE(a.size(), size_t{3});
+    QCOMPARE(b.size(), a.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      QCOMPARE(b[i].method, a[i].method);
+      QCOMPARE(b[i].steps, a[i].steps);
+      QCOMPARE(b[i].steps, int64_t{25});
+      QCOMPARE(b[i].boxed, a[i].boxed);
+      QCOMPARE(b[i].deletionAuc, a[i].deletionAuc);
+      QCOMPARE(b[i].insertionAuc, a[i].insertionAuc);
+      QCOMPARE(b[i].pointing, a[i].pointing);
+      QCOMPARE(b[i].weighting, a[i].weighting);
+      QCOMPARE(b[i].correlated, a[i].correlated);
+      QCOMPARE(b[i].rankCorrelation, a[i].rankCorrelation);
+      const auto& c = twoThreads.table.rows()[i];
+      QVERIFY(std::abs(c.deletionAuc - a[i].deletionAuc) < 1e-6);
+      QVERIFY(std::abs(c.insertionAuc - a[i].insertionAuc) < 1e-6);
+      QCOMPARE(c.pointing, a[i].pointing);
+    }
+    std::vector<int64_t> seen;
+    o.progress = [&](int64_t done, int64_t) {
+      seen.push_back(done);
+      return done < 2;
+    };
+    const auto stopped = train::evaluateFaithfulness(model, data, o);
+    QCOMPARE(stopped.table.images, 2);
+    QCOMPARE(seen, (std::vector<int64_t>{1, 2}));
+    QCOMPARE(at::get_num_threads(), 2);  // the caller's threads are back
   }
 
   // A CTC column without a sequence stage reads only its receptive field: a model whose answer
