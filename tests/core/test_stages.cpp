@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "formats/checkpoint.h"
 #include "model/conv_plan.h"
+#include "model/dnnl_matmul.h"
 #include "model/model_variants.h"
 #include "model/recognizer.h"
 #include "model/stages/ctc_prediction.h"
@@ -465,6 +466,55 @@ class TestStages : public QObject {
     const double err = (fast - reference).abs().max().item<double>();
     QVERIFY2(err <= 1e-4 * std::max(1.0, scale),
              qPrintable(QString("max error %1 (max |f| %2)").arg(err).arg(scale)));
+  }
+
+  // The transformer stages' oneDNN products (inference) against LibTorch's: a Linear with its
+  // bias, with GELU fused, without a bias; attention's per-head products over the strided views
+  // the stage makes (q k^T / sqrt(hd) and a v), an expanded view; nothing while gradients are
+  // recorded (the attribution path stays on LibTorch's autograd).
+  void onednnProductsMatchLibTorch() {
+    if (!ConvPlan::available()) QSKIP("built without oneDNN");
+    torch::manual_seed(8);
+    auto x = torch::randn({3, 17, 48});
+    auto w = torch::randn({40, 48}) * 0.2, b = torch::randn({40});
+    auto close = [](const torch::Tensor& got, const torch::Tensor& want) {
+      QCOMPARE(got.sizes(), want.sizes());
+      const double err = (got - want).abs().max().item<double>();
+      QVERIFY2(err < 1e-5 * std::max(1.0, want.abs().max().item<double>()),
+               qPrintable(QString("max error %1").arg(err)));
+    };
+    {
+      torch::NoGradGuard ng;
+      const auto plain = torch::nn::functional::linear(x, w, b);
+      auto y = dnnl_ops::linear(x, w, b);
+      QVERIFY(y.has_value());
+      close(*y, plain);
+      y = dnnl_ops::linear(x, w, b, true);
+      QVERIFY(y.has_value());
+      close(*y, torch::gelu(plain));
+      y = dnnl_ops::linear(x, w, torch::Tensor());
+      QVERIFY(y.has_value());
+      close(*y, torch::nn::functional::linear(x, w));
+      // Attention's views: [B, N, 3, H, hd] permuted to [3, B, H, N, hd].
+      auto t = torch::randn({2, 9, 3, 4, 8}).permute({2, 0, 3, 1, 4});
+      const double scale = 1.0 / std::sqrt(8.0);
+      auto s = dnnl_ops::matmul(t[0], t[1].transpose(-2, -1), scale);
+      QVERIFY(s.has_value());
+      close(*s, torch::matmul(t[0] * scale, t[1].transpose(-2, -1)));
+      auto a = s->softmax(-1);
+      auto o = dnnl_ops::matmul(a, t[2]);
+      QVERIFY(o.has_value());
+      close(*o, torch::matmul(a, t[2]));
+      auto e = torch::randn({1, 4, 8, 5}).expand({2, 4, 8, 5});
+      auto l = torch::randn({2, 4, 9, 8});
+      auto p = dnnl_ops::matmul(l, e);
+      QVERIFY(p.has_value());
+      close(*p, torch::matmul(l, e));
+      QVERIFY(!dnnl_ops::matmul(torch::randn({2, 9, 8}), torch::randn({2, 7, 5})).has_value());
+    }
+    auto wg = w.clone().requires_grad_(true);
+    QVERIFY(!dnnl_ops::linear(x, wg, b).has_value());
+    QVERIFY(!dnnl_ops::matmul(x.requires_grad_(true), torch::randn({3, 48, 5})).has_value());
   }
 
   // The small-batch LSTM (no BLAS, polynomial exp) against LibTorch's module.

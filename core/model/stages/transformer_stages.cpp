@@ -24,6 +24,7 @@
 
 #include "base/error.h"
 #include "model/charset.h"
+#include "model/dnnl_matmul.h"
 #include "model/stages/stage.h"
 #include "model/stages/stage_factories.h"
 
@@ -35,6 +36,20 @@ namespace nn = torch::nn;
 
 nn::LayerNorm layerNorm(int64_t d, double eps) {
   return nn::LayerNorm(nn::LayerNormOptions({d}).eps(eps).elementwise_affine(true));
+}
+
+// A Linear layer (and GELU after it): on oneDNN for inference (model/dnnl_matmul.h), else
+// LibTorch's.
+torch::Tensor dense(nn::Linear& l, const torch::Tensor& x, bool gelu = false) {
+  if (auto y = dnnl_ops::linear(x, l->weight, l->bias, gelu)) return *y;
+  auto y = l->forward(x);
+  return gelu ? torch::gelu(y) : y;
+}
+
+// a [..., M, K] x b [..., K, N] x scale.
+torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, double scale = 1.0) {
+  if (auto y = dnnl_ops::matmul(a, b, scale)) return *y;
+  return scale == 1.0 ? torch::matmul(a, b) : torch::matmul(a * scale, b);
 }
 
 // ---- the encoder: timm's VisionTransformer ------------------------------------------------------
@@ -61,12 +76,12 @@ struct VitAttentionImpl : nn::Cloneable<VitAttentionImpl> {
   /// x [B, N, D] -> [B, N, D]; `weights` receives the attention [B, H, N, N] when given.
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor* weights) {
     const int64_t b = x.size(0), n = x.size(1), hd = d / heads;
-    auto t = qkv(x).reshape({b, n, 3, heads, hd}).permute({2, 0, 3, 1, 4});
-    auto q = t[0] * (1.0 / std::sqrt(static_cast<double>(hd)));
-    auto a = torch::matmul(q, t[1].transpose(-2, -1)).softmax(-1);
+    auto t = dense(qkv, x).reshape({b, n, 3, heads, hd}).permute({2, 0, 3, 1, 4});
+    auto a = product(t[0], t[1].transpose(-2, -1), 1.0 / std::sqrt(static_cast<double>(hd)))
+                 .softmax(-1);
     if (weights) *weights = a;
-    auto o = torch::matmul(a, t[2]).transpose(1, 2).reshape({b, n, d});
-    return proj(o);
+    auto o = product(a, t[2]).transpose(1, 2).reshape({b, n, d});
+    return dense(proj, o);
   }
   int64_t d;
   int heads;
@@ -80,7 +95,7 @@ struct MlpImpl : nn::Cloneable<MlpImpl> {
     fc1 = register_module("fc1", nn::Linear(d, hidden));
     fc2 = register_module("fc2", nn::Linear(hidden, d));
   }
-  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::gelu(fc1(x))); }
+  torch::Tensor forward(const torch::Tensor& x) { return dense(fc2, dense(fc1, x, true)); }
   int64_t d, hidden;
   nn::Linear fc1{nullptr}, fc2{nullptr};
 };

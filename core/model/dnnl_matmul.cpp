@@ -1,0 +1,136 @@
+#include "model/dnnl_matmul.h"
+
+#include <torch/autograd.h>
+
+#include <cstdlib>
+#include <string>
+
+#ifdef FOVEAL_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace foveal::core::dnnl_ops {
+
+#ifdef FOVEAL_HAVE_DNNL
+
+namespace {
+
+using dnnl::memory;
+
+bool enabled() {  // FOVEAL_PLAIN_MATMUL=1: LibTorch's products only
+  static const bool on = [] {
+    const char* v = std::getenv("FOVEAL_PLAIN_MATMUL");
+    return !(v && std::string(v) != "0" && std::string(v) != "");
+  }();
+  return on;
+}
+
+bool applies(const torch::Tensor& t) {
+  return t.defined() && t.device().is_cpu() && t.scalar_type() == torch::kFloat;
+}
+
+bool recording(std::initializer_list<const torch::Tensor*> ts) {
+  if (!torch::GradMode::is_enabled()) return false;
+  for (const auto* t : ts)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+memory::desc describe(const torch::Tensor& t) {
+  return memory::desc(memory::dims(t.sizes().begin(), t.sizes().end()), memory::data_type::f32,
+                      memory::dims(t.strides().begin(), t.strides().end()));
+}
+
+// oneDNN's primitive cache makes the second construction of a primitive for the same shapes cheap
+// (a lookup), so the primitives are built at each call.
+void run(const dnnl::matmul::primitive_desc& pd, const std::unordered_map<int, memory>& args) {
+  dnnl::stream stream(engine());
+  dnnl::matmul(pd).execute(stream, args);
+  stream.wait();
+}
+
+}  // namespace
+
+std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& bias, bool gelu) {
+  if (!enabled() || !applies(x) || !applies(weight) || (bias.defined() && !applies(bias)) ||
+      recording({&x, &weight, &bias}) || x.dim() < 2 || weight.dim() != 2)
+    return std::nullopt;
+  const int64_t k = weight.size(1), n = weight.size(0);
+  if (x.size(-1) != k) return std::nullopt;
+  const auto in = x.contiguous().view({-1, k});
+  const auto w = weight.contiguous();
+  const int64_t m = in.size(0);
+  auto sizes = x.sizes().vec();
+  sizes.back() = n;
+  auto out = torch::empty(sizes, x.options());
+  const memory::desc src({m, k}, memory::data_type::f32, memory::dims{k, 1});
+  const memory::desc wt({k, n}, memory::data_type::f32, memory::dims{1, k});  // W^T, no copy
+  const memory::desc dst({m, n}, memory::data_type::f32, memory::dims{n, 1});
+  dnnl::primitive_attr attr;
+  if (gelu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    attr.set_post_ops(ops);
+  }
+  std::unordered_map<int, memory> args{
+      {DNNL_ARG_SRC, memory(src, engine(), in.data_ptr())},
+      {DNNL_ARG_WEIGHTS, memory(wt, engine(), w.data_ptr())},
+      {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  if (bias.defined()) {
+    const auto b = bias.contiguous();
+    const memory::desc bd({1, n}, memory::data_type::f32, memory::dims{n, 1});
+    args.emplace(DNNL_ARG_BIAS, memory(bd, engine(), b.data_ptr()));
+    run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, bd, dst), attr, engine()), args);
+  } else {
+    run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, dst), attr, engine()), args);
+  }
+  return out;
+}
+
+std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor& b, double scale) {
+  if (!enabled() || !applies(a) || !applies(b) || recording({&a, &b}) || a.dim() < 3 ||
+      a.dim() != b.dim() || a.dim() > 6)
+    return std::nullopt;
+  const int64_t d = a.dim();
+  for (int64_t i = 0; i + 2 < d; ++i)
+    if (a.size(i) != b.size(i)) return std::nullopt;
+  if (a.size(d - 1) != b.size(d - 2)) return std::nullopt;
+  // oneDNN reads any strides but a zero one (an expanded view): those are made real.
+  auto real = [](const torch::Tensor& t) {
+    for (int64_t i = 0; i < t.dim(); ++i)
+      if (t.stride(i) == 0 && t.size(i) > 1) return t.contiguous();
+    return t;
+  };
+  const auto x = real(a), y = real(b);
+  auto sizes = a.sizes().vec();
+  sizes.back() = b.size(d - 1);
+  auto out = torch::empty(sizes, a.options());
+  dnnl::primitive_attr attr;
+  if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
+  const auto src = describe(x), wt = describe(y), dst = describe(out);
+  run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, dst), attr, engine()),
+      {{DNNL_ARG_SRC, memory(src, engine(), x.data_ptr())},
+       {DNNL_ARG_WEIGHTS, memory(wt, engine(), y.data_ptr())},
+       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}});
+  return out;
+}
+
+#else
+
+std::optional<torch::Tensor> linear(const torch::Tensor&, const torch::Tensor&,
+                                    const torch::Tensor&, bool) {
+  return std::nullopt;
+}
+std::optional<torch::Tensor> matmul(const torch::Tensor&, const torch::Tensor&, double) {
+  return std::nullopt;
+}
+
+#endif
+
+}  // namespace foveal::core::dnnl_ops

@@ -1,0 +1,26 @@
+#pragma once
+// Inference-only products on oneDNN for the transformer stages (core/model/stages/
+// transformer_stages.cpp): a Linear layer with its bias and, where asked, GELU (erf) fused into
+// the product, and batched matrix products over strided views (attention's per-head products).
+// LibTorch runs a Linear as a BLAS product, a separate bias pass and a separate GELU pass over a
+// fresh tensor, and a batched product as one small multi-threaded BLAS call per matrix; oneDNN
+// does each in one parallel primitive. Measured on the 2-core VM (AVX2), ViT-S sizes at batch 32:
+// fc1 + GELU 54 -> 33 ms, the attention's products 5.5 -> 3.0 ms (docs/DEVELOPING.md).
+//
+// Each returns nullopt where it does not apply (built without oneDNN, FOVEAL_PLAIN_MATMUL set, a
+// tensor that is not a float CPU tensor, gradients being recorded): the caller then uses LibTorch.
+#include <torch/types.h>
+
+#include <optional>
+
+namespace foveal::core::dnnl_ops {
+
+/// x [..., K] x weight [N, K]^T + bias [N] -> [..., N]; `gelu`: GELU (erf) applied to the result.
+std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor& weight,
+                                    const torch::Tensor& bias, bool gelu = false);
+
+/// a [..., M, K] x b [..., K, N] -> [..., M, N] (the same leading dimensions), times `scale`.
+std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor& b,
+                                    double scale = 1.0);
+
+}  // namespace foveal::core::dnnl_ops
