@@ -46,6 +46,12 @@ torch::Tensor dense(nn::Linear& l, const torch::Tensor& x, bool gelu = false) {
   return gelu ? torch::gelu(y) : y;
 }
 
+// x W^T + b for a slice of a packed projection (MultiheadAttention's in_proj).
+torch::Tensor projected(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) {
+  if (auto y = dnnl_ops::linear(x, w, b)) return *y;
+  return torch::nn::functional::linear(x, w, b);
+}
+
 // a [..., M, K] x b [..., K, N] x scale.
 torch::Tensor product(const torch::Tensor& a, const torch::Tensor& b, double scale = 1.0) {
   if (auto y = dnnl_ops::matmul(a, b, scale)) return *y;
@@ -209,8 +215,8 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     const int64_t b = kv.size(0), ns = kv.size(1), hd = d / heads;
     auto w = in_proj_weight.chunk(3, 0);
     auto bias = in_proj_bias.chunk(3, 0);
-    auto k = torch::nn::functional::linear(kv, w[1], bias[1]);
-    auto v = torch::nn::functional::linear(kv, w[2], bias[2]);
+    auto k = projected(kv, w[1], bias[1]);
+    auto v = projected(kv, w[2], bias[2]);
     return {k.view({b, ns, heads, hd}).transpose(1, 2), v.view({b, ns, heads, hd}).transpose(1, 2)};
   }
   /// query [B, Q, D], key and value [B, S, D]; mask [Q, S] bool (true: masked), padding [B, S]
@@ -227,7 +233,7 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     const int64_t b = query.size(0), nq = query.size(1), hd = d / heads;
     const auto& [k, v] = kv;
     const int64_t ns = k.size(2);
-    auto q = torch::nn::functional::linear(query, in_proj_weight.chunk(3, 0)[0],
+    auto q = projected(query, in_proj_weight.chunk(3, 0)[0],
                                            in_proj_bias.chunk(3, 0)[0]);
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
     const float inf = std::numeric_limits<float>::infinity();
@@ -260,7 +266,7 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
       if (weights) *weights = a;
       o = torch::matmul(a, v).transpose(1, 2).reshape({b, nq, d});
     }
-    return out_proj(o);
+    return dense(out_proj, o);
   }
   int64_t d;
   int heads;
@@ -292,7 +298,7 @@ struct DecoderLayerImpl : nn::Cloneable<DecoderLayerImpl> {
                        torch::Tensor* crossWeights) {
     tgt = tgt + self_attn->forward(tgtNorm, kv, mask, padding, nullptr);
     tgt = tgt + cross_attn->attend(norm1(tgt), memory, {}, {}, crossWeights);
-    return tgt + linear2(torch::gelu(linear1(norm2(tgt))));
+    return tgt + dense(linear2, dense(linear1, norm2(tgt), true));
   }
   int64_t d;
   int heads;
