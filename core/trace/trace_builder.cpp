@@ -272,27 +272,40 @@ std::vector<BeamHypothesis> ctcBeamHypotheses(const Charset& charset, const Beam
 // whole image: a region crop shows nothing of the step, and its box spans the view. For a row of
 // such columns each step gets a character box instead: centred on its focus point, as wide as
 // one character of the reading if its characters shared the image evenly (at least one column
-// stride), the image's height; and its patch is what the features saw there.
-void useFocusBoxes(Trace& tr, const torch::Tensor& seen, double sx, int inputW, int inputH) {
+// stride), the image's height. The trace and the evaluation's localisation (locateDecodedSteps)
+// both use this box.
+bool usesFocusBoxes(const ReceptiveField& rf, int inputWidth) {
+  return rf.regionRows() == 1 && rf.regionCentres().size() >= 2 && rf.sizeX >= inputWidth;
+}
+Box focusBox(double focusX, double stride, size_t characters, int imageW, int imageH) {
+  const double half =
+      std::max(stride, imageW / static_cast<double>(std::max<size_t>(1, characters))) / 2.0;
+  const double x0 = std::clamp(focusX - half, 0.0, static_cast<double>(imageW));
+  const double x1 = std::clamp(focusX + half, 0.0, static_cast<double>(imageW));
+  return {x0, 0.0, std::max(1.0, x1 - x0), static_cast<double>(imageH)};
+}
+
+// The focus boxes of a trace, and each step's patch: what the features saw under its box.
+// `seen` [C, H, W]: the model input as read (or the rectified image); sx: source pixels per
+// input pixel.
+void useFocusBoxes(Trace& tr, const torch::Tensor& seen, double sx) {
   if (tr.gridRows != 1 || tr.regionCentres.size() < 2 || tr.steps.empty()) return;
   const double stride = std::abs(tr.regionCentres[1].x - tr.regionCentres[0].x);
-  const size_t characters = std::max<size_t>(1, splitUtf8(tr.prediction).size());
-  const double half = std::max(stride, tr.imageW / static_cast<double>(characters)) / 2.0;
+  const size_t characters = splitUtf8(tr.prediction).size();
+  const int64_t inputW = seen.size(-1), inputH = seen.size(-2);
   for (size_t t = 0; t < tr.steps.size(); ++t) {
     TraceStep& st = tr.steps[t];
-    const double x0 = std::clamp(st.focus.x - half, 0.0, static_cast<double>(tr.imageW));
-    const double x1 = std::clamp(st.focus.x + half, 0.0, static_cast<double>(tr.imageW));
-    st.box = {x0, 0.0, std::max(1.0, x1 - x0), static_cast<double>(tr.imageH)};
+    st.box = focusBox(st.focus.x, stride, characters, tr.imageW, tr.imageH);
     // The crop of the model input (or the rectified image) under the box, at its own width.
     const double bx = st.box.x / sx, bw = st.box.w / sx;
-    const auto theta =
-        torch::tensor({static_cast<float>(bw / inputW), 0.f,
-                       static_cast<float>((2 * bx + bw) / inputW - 1), 0.f, 1.f, 0.f})
-            .view({1, 2, 3});
-    const int64_t w = std::max<int64_t>(4, std::lround(bw));
-    st.patch =
-        toGreyImage(sampleAffine(seen.unsqueeze(0).to(torch::kFloat).contiguous(), theta, w, inputH)
-                        .select(0, 0));
+    const double w = static_cast<double>(inputW);
+    const auto theta = torch::tensor({static_cast<float>(bw / w), 0.f,
+                                      static_cast<float>((2 * bx + bw) / w - 1), 0.f, 1.f, 0.f})
+                           .view({1, 2, 3});
+    const int64_t pw = std::max<int64_t>(4, std::lround(bw));
+    st.patch = toGreyImage(
+        sampleAffine(seen.unsqueeze(0).to(torch::kFloat).contiguous(), theta, pw, inputH)
+            .select(0, 0));
   }
 }
 
@@ -314,6 +327,9 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
                sy = static_cast<double>(srcH) / cfg.preprocessing.inputH;
   const auto regions = scaleBoxes(rf.regionBoxes(), sx, sy);
   const auto centres = scaleCentres(rf, sx, sy);
+  // Columns as wide as the input: the trace's character boxes (useFocusBoxes), not the regions.
+  const bool wide = usesFocusBoxes(rf, inputW > 0 ? inputW : cfg.preprocessing.inputW);
+  const double stride = centres.size() >= 2 ? std::abs(centres[1].x - centres[0].x) : 0.0;
   std::vector<StepLocation> located;
   if (cfg.isCtc()) {
     // The path read: the argmax per column, or a beam search's reading along its best path.
@@ -329,6 +345,8 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
       st.columns = cols;
       located.push_back(locateStep(st, {}, regions, FocusRule::Columns, srcW, srcH, centres));
     }
+    if (wide)
+      for (auto& l : located) l.box = focusBox(l.focus.x, stride, located.size(), srcW, srcH);
     return located;
   }
   const bool hasStn = !out.thetas.empty();
@@ -351,6 +369,11 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
     if (hasStn) st.stn.push_back({patchQuad(out.thetas.back().index({b, t}), srcW, srcH), {}});
     located.push_back(locateStep(st, weights, regions, rule, srcW, srcH, centres));
     if (tok[t] == end) break;
+  }
+  if (wide && !hasStn) {
+    size_t characters = 0;  // the reading's, without the end token
+    for (size_t t = 0; t < located.size(); ++t) characters += tok[t] != end;
+    for (auto& l : located) l.box = focusBox(l.focus.x, stride, characters, srcW, srcH);
   }
   return located;
 }
@@ -378,14 +401,14 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   if (cfg.isCtc()) {
     buildCtcSteps(tr, out, b, topk, charset, crops, cfg.ctcConfidence);
     locateSteps(tr, FocusRule::Columns);
-    if (rf.sizeX >= pp.inputW) useFocusBoxes(tr, seen.detach(), sx, pp.inputW, pp.inputH);
+    if (usesFocusBoxes(rf, static_cast<int>(seen.size(-1)))) useFocusBoxes(tr, seen.detach(), sx);
     if (out.beam.allTokens.defined()) tr.hypotheses = ctcBeamHypotheses(charset, out.beam, b);
     return tr;
   }
   buildAttentionSteps(tr, cfg, out, b, topk, charset, crops, stopAtEnd);
   locateSteps(tr, focusRuleFor(cfg, !out.thetas.empty()));
-  if (out.thetas.empty() && rf.sizeX >= pp.inputW)
-    useFocusBoxes(tr, seen.detach(), sx, pp.inputW, pp.inputH);
+  if (out.thetas.empty() && usesFocusBoxes(rf, static_cast<int>(seen.size(-1))))
+    useFocusBoxes(tr, seen.detach(), sx);
   if (out.beam.allTokens.defined()) tr.hypotheses = beamHypotheses(charset, out.beam, b);
   return tr;
 }

@@ -5,7 +5,12 @@
 #include <QtTest/QtTest>
 #include <nlohmann/json.hpp>
 
+#include <torch/torch.h>
+
 #include "base/error.h"
+#include "image/preprocess.h"
+#include "model/recognizer.h"
+#include "trace/trace_builder.h"
 #include "trace/localisation.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
@@ -72,6 +77,53 @@ class TestLocalisation : public QObject {
     QCOMPARE(toString(FocusRule::Columns), std::string("columns"));
     TraceStep none;
     QVERIFY_THROWS_EXCEPTION(Error, locateStep(none, {}, regions, FocusRule::Columns, 40, 10));
+  }
+
+  // Columns whose receptive field spans the input (a ResNet's) make every region the whole image;
+  // the trace gives each step a character box around its focus instead, and the evaluation's
+  // localisation (locateDecodedSteps, what eval's IoU is computed from) must give the same boxes.
+  void wideColumnsHaveCharacterBoxesInEvaluationToo_data() {
+    QTest::addColumn<QString>("prediction");
+    QTest::newRow("attention") << "attention";
+    QTest::newRow("ctc") << "ctc";
+  }
+  void wideColumnsHaveCharacterBoxesInEvaluationToo() {
+    QFETCH(QString, prediction);
+    ModelConfig c;
+    c.features = "resnet";
+    c.prediction = prediction.toStdString();
+    c.attention = "soft";
+    c.width = 0.125;
+    c.maxLength = 6;
+    c.validate();
+    torch::manual_seed(3);
+    Recognizer model(c);
+    model->eval();
+    GreyImage img;
+    img.width = 100;
+    img.height = 32;
+    for (int y = 0; y < img.height; ++y)
+      for (int x = 0; x < img.width; ++x)
+        img.pixels.push_back(static_cast<uint8_t>((x / 7 + y / 4) % 3 == 0 ? 20 : 230));
+    c10::InferenceMode guard;
+    const auto input = preprocess({img}, c.preprocessing, false);
+    QVERIFY(model->geometry(static_cast<int>(input.image.size(3))).sizeX >= input.image.size(3));
+    const auto out = model->forward(input.image, input.upsampled);
+    const Trace tr = buildTrace(model, out, input, 0, img.width, img.height, 5, true);
+    const auto located =
+        locateDecodedSteps(model, out, 0, img.width, img.height,
+                           static_cast<int>(input.image.size(3)), input.contentW.at(0));
+    QVERIFY(!located.empty());
+    QCOMPARE(located.size(), tr.steps.size());
+    for (size_t t = 0; t < located.size(); ++t) {
+      const Box &a = located[t].box, &b = tr.steps[t].box;
+      QVERIFY2(std::abs(a.x - b.x) < 1e-9 && std::abs(a.w - b.w) < 1e-9 &&
+                   std::abs(a.y - b.y) < 1e-9 && std::abs(a.h - b.h) < 1e-9,
+               qPrintable(QString("step %1: %2 %3 against %4 %5").arg(t).arg(a.x).arg(a.w)
+                              .arg(b.x).arg(b.w)));
+      QCOMPARE(a.h, double(img.height));
+      QVERIFY(a.w < img.width);  // not the whole-image region
+    }
   }
 
   void iouAndContainment() {

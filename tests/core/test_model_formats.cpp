@@ -391,6 +391,15 @@ class TestModelFormats : public QObject {
       QVERIFY(std::abs(located[t].focus.x - trace.steps[t].focus.x) < 1e-9);
       QVERIFY(std::abs(located[t].focus.y - trace.steps[t].focus.y) < 1e-9);
       QVERIFY(located[t].focus.x >= 0 && located[t].focus.x <= image.width);
+      // Its ResNet's columns see the whole input: the character boxes, the trace's.
+      const Box &a = located[t].box, &b = trace.steps[t].box;
+      QVERIFY2(std::abs(a.x - b.x) < 1e-9 && std::abs(a.w - b.w) < 1e-9 &&
+                   std::abs(a.y - b.y) < 1e-9 && std::abs(a.h - b.h) < 1e-9,
+               qPrintable(QString("step %1: %2,%3 %4x%5 against %6,%7 %8x%9")
+                              .arg(t).arg(a.x).arg(a.y).arg(a.w).arg(a.h)
+                              .arg(b.x).arg(b.y).arg(b.w).arg(b.h)));
+      QCOMPARE(a.h, double(image.height));
+      QVERIFY(a.w < image.width);
     }
     // The nominal width puts the columns elsewhere: what evaluation did before.
     const auto nominal = locateDecodedSteps(loaded.model, out, 0, image.width, image.height);
