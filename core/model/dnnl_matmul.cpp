@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #ifdef FOVEAL_HAVE_DNNL
 #include <dnnl.hpp>
@@ -78,10 +79,9 @@ std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor&
     ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
     attr.set_post_ops(ops);
   }
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, memory(src, engine(), in.data_ptr())},
-      {DNNL_ARG_WEIGHTS, memory(wt, engine(), w.data_ptr())},
-      {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), in.data_ptr())},
+                                       {DNNL_ARG_WEIGHTS, memory(wt, engine(), w.data_ptr())},
+                                       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
   if (bias.defined()) {
     const auto b = bias.contiguous();
     const memory::desc bd({1, n}, memory::data_type::f32, memory::dims{n, 1});

@@ -10,8 +10,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "base/error.h"
 #include "data/dataset_factory.h"
@@ -65,11 +65,13 @@ ImageResult scoreImage(ModelSession& session, const data::Dataset& data, int64_t
     const auto t0 = std::chrono::steady_clock::now();
     const std::string& m = o.methods[k];
     if (m == "attention") {
-      for (int t : steps) maps[k].push_back(stepPixelMap(trace, kAttentionMap, static_cast<size_t>(t)));
+      for (int t : steps)
+        maps[k].push_back(stepPixelMap(trace, kAttentionMap, static_cast<size_t>(t)));
     } else if (m == "random") {
       for (int t : steps)
-        maps[k].push_back(randomMap(image.width, image.height,
-                                    static_cast<uint64_t>(i) * 1000003u + static_cast<uint64_t>(t)));
+        maps[k].push_back(
+            randomMap(image.width, image.height,
+                      static_cast<uint64_t>(i) * 1000003u + static_cast<uint64_t>(t)));
     } else {
       AttributionOptions ao;
       ao.method = attributionMethodFromString(m);
@@ -98,8 +100,8 @@ ImageResult scoreImage(ModelSession& session, const data::Dataset& data, int64_t
       if (item.boxed) item.box = boxes[t];
       item.correlation = std::numeric_limits<double>::quiet_NaN();
       if (attention != o.methods.end() && o.methods[k] != "attention")
-        item.correlation =
-            rankCorrelation(maps[static_cast<size_t>(attention - o.methods.begin())][s], maps[k][s]);
+        item.correlation = rankCorrelation(
+            maps[static_cast<size_t>(attention - o.methods.begin())][s], maps[k][s]);
       item.map = maps[k][s];
       result.items.push_back(std::move(item));
     }

@@ -10,10 +10,10 @@
 #include "base/error.h"
 #include "image/preprocess.h"
 #include "model/recognizer.h"
-#include "trace/trace_builder.h"
 #include "trace/localisation.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
+#include "trace/trace_builder.h"
 
 using namespace foveal::core;
 using nlohmann::json;
@@ -117,10 +117,11 @@ class TestLocalisation : public QObject {
     QCOMPARE(located.size(), tr.steps.size());
     for (size_t t = 0; t < located.size(); ++t) {
       const Box &a = located[t].box, &b = tr.steps[t].box;
-      QVERIFY2(std::abs(a.x - b.x) < 1e-9 && std::abs(a.w - b.w) < 1e-9 &&
-                   std::abs(a.y - b.y) < 1e-9 && std::abs(a.h - b.h) < 1e-9,
-               qPrintable(QString("step %1: %2 %3 against %4 %5").arg(t).arg(a.x).arg(a.w)
-                              .arg(b.x).arg(b.w)));
+      QVERIFY2(
+          std::abs(a.x - b.x) < 1e-9 && std::abs(a.w - b.w) < 1e-9 && std::abs(a.y - b.y) < 1e-9 &&
+              std::abs(a.h - b.h) < 1e-9,
+          qPrintable(
+              QString("step %1: %2 %3 against %4 %5").arg(t).arg(a.x).arg(a.w).arg(b.x).arg(b.w)));
       QCOMPARE(a.h, double(img.height));
       QVERIFY(a.w < img.width);  // not the whole-image region
     }

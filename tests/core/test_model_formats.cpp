@@ -396,8 +396,15 @@ class TestModelFormats : public QObject {
       QVERIFY2(std::abs(a.x - b.x) < 1e-9 && std::abs(a.w - b.w) < 1e-9 &&
                    std::abs(a.y - b.y) < 1e-9 && std::abs(a.h - b.h) < 1e-9,
                qPrintable(QString("step %1: %2,%3 %4x%5 against %6,%7 %8x%9")
-                              .arg(t).arg(a.x).arg(a.y).arg(a.w).arg(a.h)
-                              .arg(b.x).arg(b.y).arg(b.w).arg(b.h)));
+                              .arg(t)
+                              .arg(a.x)
+                              .arg(a.y)
+                              .arg(a.w)
+                              .arg(a.h)
+                              .arg(b.x)
+                              .arg(b.y)
+                              .arg(b.w)
+                              .arg(b.h)));
       QCOMPARE(a.h, double(image.height));
       QVERIFY(a.w < image.width);
     }

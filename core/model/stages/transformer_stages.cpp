@@ -83,8 +83,8 @@ struct VitAttentionImpl : nn::Cloneable<VitAttentionImpl> {
   torch::Tensor forward(const torch::Tensor& x, torch::Tensor* weights) {
     const int64_t b = x.size(0), n = x.size(1), hd = d / heads;
     auto t = dense(qkv, x).reshape({b, n, 3, heads, hd}).permute({2, 0, 3, 1, 4});
-    auto a = product(t[0], t[1].transpose(-2, -1), 1.0 / std::sqrt(static_cast<double>(hd)))
-                 .softmax(-1);
+    auto a =
+        product(t[0], t[1].transpose(-2, -1), 1.0 / std::sqrt(static_cast<double>(hd))).softmax(-1);
     if (weights) *weights = a;
     auto o = product(a, t[2]).transpose(1, 2).reshape({b, n, d});
     return dense(proj, o);
@@ -233,8 +233,7 @@ struct MhaImpl : nn::Cloneable<MhaImpl> {
     const int64_t b = query.size(0), nq = query.size(1), hd = d / heads;
     const auto& [k, v] = kv;
     const int64_t ns = k.size(2);
-    auto q = projected(query, in_proj_weight.chunk(3, 0)[0],
-                                           in_proj_bias.chunk(3, 0)[0]);
+    auto q = projected(query, in_proj_weight.chunk(3, 0)[0], in_proj_bias.chunk(3, 0)[0]);
     const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
     const float inf = std::numeric_limits<float>::infinity();
     torch::Tensor o;
