@@ -1,4 +1,5 @@
 #include "model/backbone.h"
+#include "model/conv_dispatch.h"
 
 #include <ATen/Context.h>
 #include <ATen/autocast_mode.h>
@@ -174,7 +175,7 @@ void VggBackboneImpl::reset() {
 }
 
 torch::Tensor VggBackboneImpl::featureMap(const torch::Tensor& image) {
-  return m_layers->forward(image);
+  return sequentialForward(*m_layers, image);
 }
 
 std::vector<LayerSpec> VggBackboneImpl::layerTable() const {
@@ -216,7 +217,7 @@ torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
     at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
     at::autocast::set_cpu_enabled(true);
     try {
-      f = m_layers->forward(image);
+      f = sequentialForward(*m_layers, image);
     } catch (...) {
       at::autocast::set_cpu_enabled(false);
       at::autocast::set_autocast_cpu_dtype(previous);
@@ -228,7 +229,7 @@ torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
     at::autocast::clear_cache();
     f = f.to(torch::kFloat);
   } else {
-    f = m_layers->forward(image);
+    f = sequentialForward(*m_layers, image);
   }
   return f;
 }

@@ -9,10 +9,27 @@ namespace foveal::core {
 
 namespace F = torch::nn::functional;
 
+torch::Tensor affineGrid(const torch::Tensor& theta, int64_t w, int64_t h) {
+  // affine_grid's (align_corners=false) sampling points, written out: LibTorch's builds an
+  // [N, h w, 3] base grid and multiplies it by theta with one tiny bmm per image, forward and
+  // backward, which cost more than the sampling itself on the sharpener's batches.
+  const auto o = theta.options();
+  auto xs = (torch::arange(w, o) * 2 + 1) / static_cast<double>(w) - 1;  // pixel centres
+  auto ys = (torch::arange(h, o) * 2 + 1) / static_cast<double>(h) - 1;
+  xs = xs.view({1, 1, w});
+  ys = ys.view({1, h, 1});
+  const int64_t n = theta.size(0);
+  auto row = [&](int64_t r) {
+    auto t = theta.select(1, r);  // [N, 3]
+    return t.select(1, 0).view({n, 1, 1}) * xs + t.select(1, 1).view({n, 1, 1}) * ys +
+           t.select(1, 2).view({n, 1, 1});  // [N, h, w]
+  };
+  return torch::stack({row(0), row(1)}, 3);  // [N, h, w, 2]
+}
+
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                            int64_t h) {
-  auto grid = F::affine_grid(theta, {theta.size(0), source.size(1), h, w},
-                             /*align_corners=*/false);
+  auto grid = affineGrid(theta, w, h);
   return F::grid_sample(source, grid,
                         F::GridSampleFuncOptions()
                             .mode(torch::kBilinear)

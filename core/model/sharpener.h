@@ -49,6 +49,8 @@ class SharpenerImpl : public torch::nn::Cloneable<SharpenerImpl> {
 };
 TORCH_MODULE(Sharpener);
 
+/// F::affine_grid(theta, {N, C, h, w}, align_corners=false) for theta [N, 2, 3]: [N, h, w, 2].
+torch::Tensor affineGrid(const torch::Tensor& theta, int64_t w, int64_t h);
 /// Samples `source` [B, 1, H, W] through theta [B, 2, 3] into [B, 1, h, w] (bilinear, border).
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                            int64_t h);

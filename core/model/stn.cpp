@@ -1,4 +1,5 @@
 #include "model/stn.h"
+#include "model/conv_dispatch.h"
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/activation.h>
@@ -44,7 +45,7 @@ void StnImpl::reset() {
 }
 
 torch::Tensor StnImpl::forward(const torch::Tensor& input) {
-  auto f = m_features->forward(input).flatten(1);
+  auto f = sequentialForward(*m_features, input).flatten(1);
   auto p = m_fc2(torch::relu(m_fc1(f)));  // [N, 1] or [N, 6]
   if (!options.translation_only()) return p.view({-1, 2, 3});
   const double sx =

@@ -11,10 +11,12 @@
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
+#include "model/conv_dispatch.h"
 #include "model/conv_plan.h"
 #include "model/dnnl_matmul.h"
 #include "model/model_variants.h"
 #include "model/recognizer.h"
+#include "model/sharpener.h"
 #include "model/stages/ctc_prediction.h"
 #include "model/stages/lstm_inference.h"
 #include "model/stages/resnet_features.h"
@@ -466,6 +468,49 @@ class TestStages : public QObject {
     const double err = (fast - reference).abs().max().item<double>();
     QVERIFY2(err <= 1e-4 * std::max(1.0, scale),
              qPrintable(QString("max error %1 (max |f| %2)").arg(err).arg(scale)));
+  }
+
+  // The one-input-channel convolutions' kernel (thnn_conv2d) against the module's: outputs and
+  // the gradients of the input, the weight and the bias; strided and padded as the networks use
+  // it; a convolution of several input channels goes to the module unchanged.
+  void singleChannelConvolutionMatchesTheModule() {
+    torch::manual_seed(5);
+    for (auto [stride, padding, bias] :
+         {std::tuple{1, 1, true}, std::tuple{1, 1, false}, std::tuple{2, 0, true}}) {
+      torch::nn::Conv2d conv(
+          torch::nn::Conv2dOptions(1, 6, 3).stride(stride).padding(padding).bias(bias));
+      auto x = torch::randn({3, 1, 17, 29}, torch::requires_grad());
+      auto y = convForward(*conv, x);
+      auto want = conv->forward(x);
+      QCOMPARE(y.sizes(), want.sizes());
+      QVERIFY((y - want).abs().max().item<double>() < 1e-5);
+      auto g = torch::randn_like(y);
+      std::vector<torch::Tensor> params{x, conv->weight};
+      if (bias) params.push_back(conv->bias);
+      auto got = torch::autograd::grad({y}, params, {g});
+      auto ref = torch::autograd::grad({want}, params, {g});
+      for (size_t i = 0; i < got.size(); ++i)
+        QVERIFY2((got[i] - ref[i]).abs().max().item<double>() < 1e-4,
+                 qPrintable(QString::number(i)));
+    }
+    torch::nn::Conv2d multi(torch::nn::Conv2dOptions(2, 4, 3).padding(1));
+    auto x2 = torch::randn({2, 2, 8, 8});
+    QVERIFY(torch::equal(convForward(*multi, x2), multi->forward(x2)));
+  }
+
+  // The sharpener's sampling grid against LibTorch's affine_grid (align_corners=false), values and
+  // the gradient of theta, for general affine maps and odd sizes.
+  void affineGridMatchesLibTorch() {
+    torch::manual_seed(6);
+    auto theta = torch::randn({4, 2, 3}, torch::requires_grad());
+    auto got = affineGrid(theta, 7, 5);
+    auto want = torch::nn::functional::affine_grid(theta, {4, 1, 5, 7}, /*align_corners=*/false);
+    QCOMPARE(got.sizes(), want.sizes());
+    QVERIFY((got - want).abs().max().item<double>() < 1e-6);
+    auto g = torch::randn_like(got);
+    auto a = torch::autograd::grad({got}, {theta}, {g})[0];
+    auto b = torch::autograd::grad({want}, {theta}, {g})[0];
+    QVERIFY((a - b).abs().max().item<double>() < 1e-4);
   }
 
   // The transformer stages' oneDNN products (inference) against LibTorch's: a Linear with its

@@ -1,4 +1,5 @@
 #include "model/stages/resnet_features.h"
+#include "model/conv_dispatch.h"
 
 #include <torch/nn/functional/pooling.h>
 #include <torch/nn/modules/activation.h>
@@ -144,7 +145,7 @@ torch::Tensor ResNetFeaturesImpl::featureMap(const torch::Tensor& image) {
     for (const auto& m : *list) x = m->as<BasicBlockImpl>()->forward(x);
     return x;
   };
-  auto x = torch::relu(m_bn0_1(m_conv0_1(image)));
+  auto x = torch::relu(m_bn0_1(convForward(*m_conv0_1, image)));
   x = torch::relu(m_bn0_2(m_conv0_2(x)));
   x = pool(x, {2, 2}, {0, 0});
   x = blocks(m_layer1, x);

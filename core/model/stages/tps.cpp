@@ -1,4 +1,5 @@
 #include "model/stages/tps.h"
+#include "model/conv_dispatch.h"
 
 #include <torch/nn/functional/upsampling.h>
 #include <torch/nn/functional/vision.h>
@@ -90,7 +91,7 @@ void TpsImpl::reset() {
 
 torch::Tensor TpsImpl::localise(const torch::Tensor& image) {
   const auto b = image.size(0);
-  auto features = m_conv->forward(image).view({b, -1});
+  auto features = sequentialForward(*m_conv, image).view({b, -1});
   return m_fc2(m_fc1->forward(features)).view({b, options.fiducials(), 2});
 }
 

@@ -1,0 +1,20 @@
+#pragma once
+// Where LibTorch's default convolution is the slow choice on the CPU. A convolution of one input
+// channel (the first layer of every image network here: the VGG, the ResNet, the STN and TPS
+// localisers) runs on oneDNN at 1-2 GFLOP/s on this project's CPUs, in both directions; LibTorch's
+// unfolding implementation (thnn_conv2d: im2col and one GEMM) runs the same layer 2-4x faster
+// forward and backward, and its weight gradient up to 5x faster at 64 output channels
+// (docs/DEVELOPING.md). The modules and their parameters are unchanged; only the kernel differs.
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/conv.h>
+
+namespace foveal::core {
+
+/// conv(x), through thnn_conv2d where that is the faster kernel (one input channel, CPU,
+/// float, no groups or dilation, zero padding, no autocast) and FOVEAL_PLAIN_CONV is unset.
+torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
+
+/// seq(x), with convForward for its convolutions.
+torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
+
+}  // namespace foveal::core
