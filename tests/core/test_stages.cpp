@@ -498,6 +498,26 @@ class TestStages : public QObject {
     QVERIFY(torch::equal(convForward(*multi, x2), multi->forward(x2)));
   }
 
+  // The 2x2 pooling against max_pool2d: values and input gradients, odd sizes (the last row and
+  // column dropped), ties (the first maximum in the window takes the gradient, as max_pool2d's),
+  // with and without gradients recorded.
+  void quarterPoolingIsMaxPool() {
+    torch::manual_seed(7);
+    for (auto shape : {std::vector<int64_t>{2, 3, 8, 10}, std::vector<int64_t>{1, 2, 7, 9}}) {
+      // Rounded to a coarse grid so that windows hold equal values.
+      auto x = (torch::randn(shape) * 2).round().div_(2).requires_grad_(true);
+      auto got = maxPool2x2(x);
+      auto want = torch::max_pool2d(x, {2, 2}, {2, 2});
+      QVERIFY(torch::equal(got, want));
+      auto g = torch::randn_like(got);
+      auto a = torch::autograd::grad({got}, {x}, {g})[0];
+      auto b = torch::autograd::grad({want}, {x}, {g})[0];
+      QVERIFY(torch::equal(a, b));
+      torch::NoGradGuard ng;
+      QVERIFY(torch::equal(maxPool2x2(x), want));
+    }
+  }
+
   // The sharpener's sampling grid against LibTorch's affine_grid (align_corners=false), values and
   // the gradient of theta, for general affine maps and odd sizes.
   void affineGridMatchesLibTorch() {
