@@ -1,6 +1,9 @@
 #include "cli_eval.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,6 +21,14 @@
 #include "train/faithfulness_eval.h"
 #include "train/reader_evaluation.h"
 #include "train/train_config.h"
+
+// Ctrl-C or SIGTERM during `eval --faithfulness`: finish the image in hand and print the table
+// of the images done (a second Ctrl-C ends the process at once).
+static std::atomic<bool> g_faithfulnessStop{false};
+extern "C" void onFaithfulnessStop(int sig) {
+  g_faithfulnessStop = true;
+  if (sig == SIGINT) std::signal(SIGINT, SIG_DFL);
+}
 
 namespace foveal::app {
 
@@ -48,7 +59,8 @@ const char* kEvalUsage =
               attention,ig,random; also saliency, grad-input, occlusion) over every character
               step: deletion and insertion AUC (RISE; --points fractions, default 11), pointing
               and weighting games against the true boxes, rank correlation with attention
-              (a DTRB .pth as --model: see import)
+              (a DTRB .pth as --model: see import); progress on stderr every 10 s; Ctrl-C
+              stops and prints the table of the images done
               --model tesseract:LANG[,psm=N][,chars=SET] evaluates Tesseract (libtesseract,
               LSTM engine; psm 7, one text line, by default) on the same data: its reading,
               its symbols' boxes as the steps' boxes (pointing, IoU); text scoring
@@ -151,10 +163,38 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
   o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
   o.curves.points = a.intInRange("points", 11, 2, 1001);
   o.importOptions = eval.importOptions;
+  // Progress on stderr (a 1,000-image run takes minutes to an hour): every 10 s and at the end.
+  std::signal(SIGINT, onFaithfulnessStop);
+  std::signal(SIGTERM, onFaithfulnessStop);
   std::vector<std::string> json;
   for (const auto& model : split(a.required("model"), ','))
     for (const auto& set : sets) {
+      if (g_faithfulnessStop) break;
+      const auto started = std::chrono::steady_clock::now();
+      auto shown = started;
+      int64_t stoppedAt = -1, of = 0;
+      o.progress = [&](int64_t done, int64_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        const bool stop = g_faithfulnessStop;
+        if (stop) stoppedAt = done, of = total;
+        if (done == total || stop || now - shown >= std::chrono::seconds(10)) {
+          shown = now;
+          const double s = std::chrono::duration<double>(now - started).count();
+          const double each = s / static_cast<double>(std::max<int64_t>(done, 1));
+          std::fprintf(stderr, "faithfulness of %s on %s: %lld / %lld images, %.2f s an image",
+                       model.c_str(), set.c_str(), static_cast<long long>(done),
+                       static_cast<long long>(total), each);
+          if (done < total && !stop)
+            std::fprintf(stderr, ", about %.0f min left",
+                         each * static_cast<double>(total - done) / 60.0);
+          std::fprintf(stderr, "\n");
+        }
+        return !stop;
+      };
       const auto report = tr::evaluateFaithfulness(model, set, o);
+      if (stoppedAt >= 0)
+        std::fprintf(stderr, "stopped: the table covers the first %lld of %lld images\n",
+                     static_cast<long long>(stoppedAt), static_cast<long long>(of));
       if (a.has("json"))
         json.push_back(report.toJson());
       else
