@@ -3,8 +3,8 @@
 
 namespace foveal::core {
 
-/// Whether the oneDNN paths of the backbone are in use in this process (LibTorch built with
-/// MKL-DNN and FOVEAL_PLAIN_CONV not set).
+/// Whether the oneDNN paths of the backbone, and the faster kernels of model/conv_dispatch.h, are
+/// in use in this process (LibTorch built with MKL-DNN and FOVEAL_PLAIN_CONV not set).
 bool fastConvolutions();
 
 /// Whether this CPU computes in bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and

@@ -9,20 +9,12 @@
 
 #include <array>
 #include <cmath>
-#include <cstdlib>
-#include <string>
+
+#include "base/cpu_features.h"
 
 namespace foveal::core {
 
 namespace {
-
-bool unfoldingAllowed() {
-  static const bool on = [] {
-    const char* plain = std::getenv("FOVEAL_PLAIN_CONV");
-    return !(plain && *plain && std::string(plain) != "0");
-  }();
-  return on;
-}
 
 // The window's four values as strided views of x (cropped to even sizes).
 std::array<torch::Tensor, 4> quarters(const torch::Tensor& x) {
@@ -84,15 +76,7 @@ class MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function> 
 
 bool poolsAsQuarters(const torch::Tensor& x) {
   return x.is_cpu() && x.dim() == 4 && x.scalar_type() == torch::kFloat && x.size(2) >= 2 &&
-         x.size(3) >= 2 && unfoldingAllowed();
-}
-
-bool isPlain2x2(const torch::nn::MaxPool2dOptions& o) {
-  auto all = [](const torch::ExpandingArray<2>& a, int64_t v) {
-    return a->at(0) == v && a->at(1) == v;
-  };
-  return all(o.kernel_size(), 2) && all(o.stride(), 2) && all(o.padding(), 0) &&
-         all(o.dilation(), 1) && !o.ceil_mode();
+         x.size(3) >= 2 && fastConvolutions();
 }
 
 }  // namespace
@@ -104,6 +88,13 @@ torch::Tensor maxPool2x2(const torch::Tensor& x) {
   return torch::maximum(torch::maximum(q[0], q[1]), torch::maximum(q[2], q[3]));
 }
 
+torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
+                        torch::IntArrayRef stride, torch::IntArrayRef padding) {
+  auto is = [](torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; };
+  if (is(kernel, 2) && is(stride, 2) && is(padding, 0)) return maxPool2x2(x);
+  return torch::max_pool2d(x, kernel, stride, padding);
+}
+
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
   const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
@@ -112,7 +103,7 @@ torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
       !c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) || !x.is_cpu() ||
       x.scalar_type() != torch::kFloat || x.dim() != 4 ||
       conv.weight.scalar_type() != torch::kFloat || at::autocast::is_cpu_enabled() ||
-      !unfoldingAllowed())
+      !fastConvolutions())
     return conv.forward(x);
   return at::thnn_conv2d(x, conv.weight, {o.kernel_size()->at(0), o.kernel_size()->at(1)},
                          o.bias() ? conv.bias : torch::Tensor(),
@@ -125,10 +116,13 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
   for (auto& m : seq) {
     if (auto* c = m.ptr()->as<torch::nn::Conv2dImpl>()) {
       y = convForward(*c, y);
-    } else if (auto* p = m.ptr()->as<torch::nn::MaxPool2dImpl>(); p && isPlain2x2(p->options)) {
-      y = maxPool2x2(y);
-    } else
+    } else if (auto* p = m.ptr()->as<torch::nn::MaxPool2dImpl>();
+               p && !p->options.ceil_mode() &&
+               *p->options.dilation() == std::array<int64_t, 2>{1, 1}) {
+      y = maxPool2d(y, p->options.kernel_size(), p->options.stride(), p->options.padding());
+    } else {
       y = m.forward(y);
+    }
   }
   return y;
 }

@@ -11,7 +11,8 @@
 namespace foveal::core {
 
 /// conv(x), through thnn_conv2d where that is the faster kernel (one input channel, CPU,
-/// float, no groups or dilation, zero padding, no autocast) and FOVEAL_PLAIN_CONV is unset.
+/// float, no groups or dilation, zero padding, no autocast) and fastConvolutions()
+/// (FOVEAL_PLAIN_CONV unset; cpu_features.h).
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
 
 /// max_pool2d(x, 2) (2x2 windows, stride 2, no padding, floor), the values taken as the maximum
@@ -20,7 +21,12 @@ torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
 /// row-major order) for its backward: values and gradients equal max_pool2d's.
 torch::Tensor maxPool2x2(const torch::Tensor& x);
 
-/// seq(x), with convForward for its convolutions and maxPool2x2 for its 2x2, stride-2 pools.
+/// max_pool2d(x, kernel, stride, padding) (no dilation, floor), through maxPool2x2 where that is
+/// the window.
+torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
+                        torch::IntArrayRef stride, torch::IntArrayRef padding);
+
+/// seq(x), with convForward for its convolutions and maxPool2d for its max pools.
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
 
 }  // namespace foveal::core

@@ -81,9 +81,7 @@ void ResNetFeaturesImpl::reset() {
 torch::Tensor ResNetFeaturesImpl::pool(const torch::Tensor& x, std::vector<int64_t> stride,
                                        std::vector<int64_t> padding) const {
   if (options.average_pools()) return torch::avg_pool2d(x, {2, 2}, stride, padding);
-  if (stride == std::vector<int64_t>{2, 2} && padding == std::vector<int64_t>{0, 0})
-    return maxPool2x2(x);
-  return torch::max_pool2d(x, {2, 2}, stride, padding);
+  return maxPool2d(x, {2, 2}, stride, padding);
 }
 
 struct ResNetFeaturesImpl::Plan {
