@@ -5,10 +5,14 @@
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/autograd.h>
+#include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <vector>
 
 #include "base/cpu_features.h"
 
@@ -79,6 +83,353 @@ bool poolsAsQuarters(const torch::Tensor& x) {
          x.size(3) >= 2 && fastConvolutions();
 }
 
+// One-input-channel convolution, stride 1, zero padding, computed directly. The layer is tiny
+// (1 -> 4..64 channels, 3x3) but runs at every decoding step of a sharp model (the STN
+// localiser's and the glimpse VGG's first layer) in both directions; im2col + GEMM
+// (thnn_conv2d) and oneDNN spend most of that time rearranging memory. Here every loop is a
+// row of the output against a shifted row of the zero-padded input, which the compiler
+// vectorises; the weight gradient keeps one accumulator per output column (no horizontal sums
+// in the inner loop) and one set per thread chunk, summed in chunk order (deterministic for a
+// given thread count).
+#if defined(__SANITIZE_THREAD__)
+#define FOVEAL_CONV_CLONES
+#else
+#define FOVEAL_CONV_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
+struct ConvShape {
+  int64_t h, w, kh, kw, ph, pw, out_c;
+  int64_t padH() const { return h + 2 * ph; }
+  int64_t padW() const { return w + 2 * pw; }
+  int64_t oh() const { return padH() - kh + 1; }
+  int64_t ow() const { return padW() - kw + 1; }
+};
+
+// src (h x w) into dst (padH x padW), zero border.
+void padPlane(const float* src, float* dst, const ConvShape& s) {
+  std::fill(dst, dst + s.padH() * s.padW(), 0.0f);
+  for (int64_t y = 0; y < s.h; ++y)
+    std::copy(src + y * s.w, src + (y + 1) * s.w, dst + (y + s.ph) * s.padW() + s.pw);
+}
+
+// Eight output columns at a time as a GCC vector (AVX2 registers in the avx2 clone, two SSE
+// ones in the default clone; no FMA in either, so both round alike); the last ow % 8 columns
+// scalar, in the same order. The row loops are templates on the kernel size so that a 3x3
+// kernel's nine input vectors and accumulators stay in registers (KH = KW = 0: any size up to
+// kMaxTaps taps, read from the shape); they are inlined into the target clones below.
+using Float8 = float __attribute__((vector_size(32)));
+constexpr int64_t kMaxTaps = 25;  // kernels up to 5x5 take the direct path
+
+template <int KH, int KW>
+[[gnu::always_inline]] inline void forwardRows(const float* padded, const float* weight,
+                                               const float* bias, float* out, const ConvShape& s) {
+  const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
+  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  Float8 in[KH ? KH * KW : kMaxTaps];
+  for (int64_t y = 0; y < oh; ++y) {
+    int64_t x = 0;
+    for (; x + 8 <= ow; x += 8) {
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx)
+          std::memcpy(&in[ky * kw + kx], padded + (y + ky) * pw + kx + x, sizeof(Float8));
+      for (int64_t o = 0; o < s.out_c; ++o) {
+        const float* w = weight + o * taps;
+        Float8 acc = Float8{} + (bias ? bias[o] : 0.0f);
+        for (int64_t k = 0; k < taps; ++k) acc += w[k] * in[k];
+        std::memcpy(out + (o * oh + y) * ow + x, &acc, sizeof(Float8));
+      }
+    }
+    for (; x < ow; ++x)
+      for (int64_t o = 0; o < s.out_c; ++o) {
+        const float* w = weight + o * taps;
+        float acc = bias ? bias[o] : 0.0f;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx)
+            acc += w[ky * kw + kx] * padded[(y + ky) * pw + kx + x];
+        out[(o * oh + y) * ow + x] = acc;
+      }
+  }
+}
+
+// Weight gradient of one image, added per output channel and tap to accV (8 column partial
+// sums) and accS (the scalar columns).
+template <int KH, int KW>
+[[gnu::always_inline]] inline void weightGradRows(const float* padded, const float* grad,
+                                                  float* accV, float* accS, const ConvShape& s) {
+  const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
+  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  Float8 acc[KH ? KH * KW : kMaxTaps];
+  for (int64_t o = 0; o < s.out_c; ++o) {
+    for (int64_t k = 0; k < taps; ++k) std::memcpy(&acc[k], accV + (o * taps + k) * 8, 32);
+    const float* g = grad + o * oh * ow;
+    for (int64_t y = 0; y < oh; ++y) {
+      int64_t x = 0;
+      for (; x + 8 <= ow; x += 8) {
+        Float8 gv;
+        std::memcpy(&gv, g + y * ow + x, sizeof(Float8));
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            Float8 v;
+            std::memcpy(&v, padded + (y + ky) * pw + kx + x, sizeof(Float8));
+            acc[ky * kw + kx] += gv * v;
+          }
+      }
+      for (; x < ow; ++x)
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx)
+            accS[o * taps + ky * kw + kx] += g[y * ow + x] * padded[(y + ky) * pw + kx + x];
+    }
+    for (int64_t k = 0; k < taps; ++k) std::memcpy(accV + (o * taps + k) * 8, &acc[k], 32);
+  }
+}
+
+// Input gradient of one image, added to gpad (padH x padW): each output column's gradient
+// spread over the taps that read it.
+template <int KH, int KW>
+[[gnu::always_inline]] inline void inputGradRows(const float* grad, const float* weight,
+                                                 float* gpad, const ConvShape& s) {
+  const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
+  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  Float8 t[KH ? KH * KW : kMaxTaps];
+  for (int64_t y = 0; y < oh; ++y) {
+    int64_t x = 0;
+    for (; x + 8 <= ow; x += 8) {
+      for (int64_t k = 0; k < taps; ++k) t[k] = Float8{};
+      for (int64_t o = 0; o < s.out_c; ++o) {
+        Float8 gv;
+        std::memcpy(&gv, grad + (o * oh + y) * ow + x, sizeof(Float8));
+        const float* w = weight + o * taps;
+        for (int64_t k = 0; k < taps; ++k) t[k] += w[k] * gv;
+      }
+      for (int64_t ky = 0; ky < kh; ++ky)
+        for (int64_t kx = 0; kx < kw; ++kx) {
+          float* dst = gpad + (y + ky) * pw + kx + x;
+          Float8 v;
+          std::memcpy(&v, dst, sizeof(Float8));
+          v += t[ky * kw + kx];
+          std::memcpy(dst, &v, sizeof(Float8));
+        }
+    }
+    for (; x < ow; ++x)
+      for (int64_t o = 0; o < s.out_c; ++o) {
+        const float g = grad[(o * oh + y) * ow + x];
+        const float* w = weight + o * taps;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) gpad[(y + ky) * pw + kx + x] += w[ky * kw + kx] * g;
+      }
+  }
+}
+
+FOVEAL_CONV_CLONES void convPlaneForward(const float* padded, const float* weight,
+                                         const float* bias, float* out, const ConvShape& s) {
+  if (s.kh == 3 && s.kw == 3)
+    forwardRows<3, 3>(padded, weight, bias, out, s);
+  else
+    forwardRows<0, 0>(padded, weight, bias, out, s);
+}
+
+// Adds one image's input gradient to gpad (null: not wanted) and its weight gradient to accV
+// and accS.
+FOVEAL_CONV_CLONES void convPlaneBackward(const float* padded, const float* grad,
+                                          const float* weight, float* gpad, float* accV,
+                                          float* accS, const ConvShape& s) {
+  if (s.kh == 3 && s.kw == 3) {
+    weightGradRows<3, 3>(padded, grad, accV, accS, s);
+    if (gpad) inputGradRows<3, 3>(grad, weight, gpad, s);
+  } else {
+    weightGradRows<0, 0>(padded, grad, accV, accS, s);
+    if (gpad) inputGradRows<0, 0>(grad, weight, gpad, s);
+  }
+}
+
+// ReLU and 2x2 stride-2 max pooling of one image's convolution planes (out_c x oh x ow):
+// pooled values, and per value the window position (0..3, row-major) of max_pool2d's index, the
+// first maximum; kNoGradient where the window's maximum is not positive (ReLU's gradient is
+// zero there).
+constexpr uint8_t kNoGradient = 255;
+
+void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s) {
+  const int64_t oh = s.oh(), ow = s.ow(), ph = oh / 2, pw = ow / 2;
+  for (int64_t o = 0; o < s.out_c; ++o)
+    for (int64_t i = 0; i < ph; ++i) {
+      const float* r0 = conv + (o * oh + 2 * i) * ow;
+      const float* r1 = r0 + ow;
+      float* dst = out + (o * ph + i) * pw;
+      uint8_t* at = where + (o * ph + i) * pw;
+      for (int64_t j = 0; j < pw; ++j) {
+        const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
+        float best = v[0];
+        uint8_t k = 0;
+        for (uint8_t q = 1; q < 4; ++q)
+          if (v[q] > best) {
+            best = v[q];
+            k = q;
+          }
+        dst[j] = best > 0.0f ? best : 0.0f;
+        at[j] = best > 0.0f ? k : kNoGradient;
+      }
+    }
+}
+
+// The convolution planes' gradient (zero but at the pooled maxima) from the pooled gradient.
+void unpoolGradient(const float* grad, const uint8_t* where, float* conv, const ConvShape& s) {
+  const int64_t oh = s.oh(), ow = s.ow(), ph = oh / 2, pw = ow / 2;
+  std::fill(conv, conv + s.out_c * oh * ow, 0.0f);
+  for (int64_t o = 0; o < s.out_c; ++o)
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j) {
+        const int64_t idx = (o * ph + i) * pw + j;
+        if (where[idx] == kNoGradient) continue;
+        conv[(o * oh + 2 * i + where[idx] / 2) * ow + 2 * j + where[idx] % 2] = grad[idx];
+      }
+}
+
+// conv(x) (one input channel, stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)),
+// 2): the network's first layer and the two after it in one pass, without the full-size
+// activation and its gradient in memory (3-4 passes over the largest tensor of a glimpse).
+class SingleChannelConvFunction : public torch::autograd::Function<SingleChannelConvFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias, int64_t ph,
+                               int64_t pw, bool fuse) {
+    auto in = x.contiguous();
+    auto w = weight.contiguous();
+    // No bias: an empty tensor (autograd::Function takes no undefined inputs).
+    auto b = bias.numel() > 0 ? bias.contiguous() : torch::Tensor();
+    const ConvShape s{in.size(2), in.size(3), w.size(2), w.size(3), ph, pw, w.size(0)};
+    const int64_t n = in.size(0), plane = s.out_c * s.oh() * s.ow();
+    const int64_t pooled = s.out_c * (s.oh() / 2) * (s.ow() / 2);
+    auto out = fuse ? torch::empty({n, s.out_c, s.oh() / 2, s.ow() / 2}, in.options())
+                    : torch::empty({n, s.out_c, s.oh(), s.ow()}, in.options());
+    auto where =
+        fuse ? torch::empty(out.sizes(), in.options().dtype(torch::kUInt8)) : torch::Tensor();
+    const float* src = in.data_ptr<float>();
+    const float* wp = w.data_ptr<float>();
+    const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
+    float* dst = out.data_ptr<float>();
+    uint8_t* wh = fuse ? where.data_ptr<uint8_t>() : nullptr;
+    at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> padded(static_cast<size_t>(s.padH() * s.padW()));
+      std::vector<float> conv(fuse ? static_cast<size_t>(plane) : 0);
+      for (int64_t i = begin; i < end; ++i) {
+        padPlane(src + i * s.h * s.w, padded.data(), s);
+        if (!fuse) {
+          convPlaneForward(padded.data(), wp, bp, dst + i * plane, s);
+          continue;
+        }
+        convPlaneForward(padded.data(), wp, bp, conv.data(), s);
+        reluPool(conv.data(), dst + i * pooled, wh + i * pooled, s);
+      }
+    });
+    ctx->save_for_backward({in, w, fuse ? where : torch::empty({0})});
+    ctx->saved_data["ph"] = ph;
+    ctx->saved_data["pw"] = pw;
+    ctx->saved_data["bias"] = b.defined();
+    ctx->saved_data["fuse"] = fuse;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& in = saved[0];
+    const auto& w = saved[1];
+    const bool fuse = ctx->saved_data["fuse"].toBool();
+    const ConvShape s{in.size(2),
+                      in.size(3),
+                      w.size(2),
+                      w.size(3),
+                      ctx->saved_data["ph"].toInt(),
+                      ctx->saved_data["pw"].toInt(),
+                      w.size(0)};
+    auto g = grads[0].contiguous();
+    const int64_t n = in.size(0), taps = s.out_c * s.kh * s.kw, per = taps * 9;
+    const int64_t plane = s.out_c * s.oh() * s.ow();
+    const int64_t pooled = s.out_c * (s.oh() / 2) * (s.ow() / 2);
+    const bool wantInput = ctx->needs_input_grad(0);
+    auto gin = wantInput ? torch::empty_like(in) : torch::Tensor();
+    // One weight-gradient accumulator set per chunk of images (8 vector lanes and one scalar
+    // per tap); chunks fixed by the thread count, summed in order. The bias gradient is the sum
+    // of the convolution planes' gradient, per channel, in the same chunks.
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n));
+    std::vector<float> acc(static_cast<size_t>(chunks * per), 0.0f);
+    std::vector<double> biasAcc(static_cast<size_t>(chunks * s.out_c), 0.0);
+    const float* src = in.data_ptr<float>();
+    const float* gp = g.data_ptr<float>();
+    const float* wp = w.data_ptr<float>();
+    const uint8_t* wh = fuse ? saved[2].data_ptr<uint8_t>() : nullptr;
+    float* gi = wantInput ? gin.data_ptr<float>() : nullptr;
+    at::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
+      std::vector<float> padded(static_cast<size_t>(s.padH() * s.padW()));
+      std::vector<float> gpad(wantInput ? padded.size() : 0);
+      std::vector<float> gconv(fuse ? static_cast<size_t>(plane) : 0);
+      for (int64_t c = cb; c < ce; ++c) {
+        float* a = acc.data() + c * per;
+        double* ba = biasAcc.data() + c * s.out_c;
+        for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+          padPlane(src + i * s.h * s.w, padded.data(), s);
+          const float* gi_plane = gp + i * (fuse ? pooled : plane);
+          if (fuse) {
+            unpoolGradient(gi_plane, wh + i * pooled, gconv.data(), s);
+            gi_plane = gconv.data();
+          }
+          for (int64_t o = 0; o < s.out_c; ++o) {
+            const float* q = gi_plane + o * s.oh() * s.ow();
+            float sum = 0.0f;
+            for (int64_t k = 0; k < s.oh() * s.ow(); ++k) sum += q[k];
+            ba[o] += sum;
+          }
+          if (wantInput) std::fill(gpad.begin(), gpad.end(), 0.0f);
+          convPlaneBackward(padded.data(), gi_plane, wp, wantInput ? gpad.data() : nullptr, a,
+                            a + taps * 8, s);
+          if (wantInput)
+            for (int64_t y = 0; y < s.h; ++y)
+              std::copy(gpad.data() + (y + s.ph) * s.padW() + s.pw,
+                        gpad.data() + (y + s.ph) * s.padW() + s.pw + s.w, gi + (i * s.h + y) * s.w);
+        }
+      }
+    });
+    auto gw = torch::zeros_like(w);
+    float* gwp = gw.data_ptr<float>();
+    for (int64_t c = 0; c < chunks; ++c) {
+      const float* a = acc.data() + c * per;
+      for (int64_t k = 0; k < taps; ++k) {
+        float sum = a[taps * 8 + k];
+        for (int64_t l = 0; l < 8; ++l) sum += a[k * 8 + l];
+        gwp[k] += sum;
+      }
+    }
+    torch::Tensor gb;
+    if (ctx->saved_data["bias"].toBool()) {
+      gb = torch::zeros({s.out_c}, w.options());
+      float* gbp = gb.data_ptr<float>();
+      for (int64_t c = 0; c < chunks; ++c)
+        for (int64_t o = 0; o < s.out_c; ++o)
+          gbp[o] += static_cast<float>(biasAcc[c * s.out_c + o]);
+    }
+    return {gin, gw, gb, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+// Whether conv(x) takes the direct kernel: one input channel, stride 1, zero padding, no
+// groups or dilation, CPU float without autocast, at most kMaxTaps taps, fastConvolutions().
+bool directConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  return o.in_channels() == 1 && c10::get_if<torch::ExpandingArray<2>>(&o.padding()) &&
+         o.groups() == 1 && (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
+         (*o.stride())[0] == 1 && (*o.stride())[1] == 1 &&
+         c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
+         x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == 1 &&
+         conv.weight.scalar_type() == torch::kFloat && !at::autocast::is_cpu_enabled() &&
+         o.kernel_size()->at(0) * o.kernel_size()->at(1) <= kMaxTaps && fastConvolutions();
+}
+
+torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse) {
+  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
+  return SingleChannelConvFunction::apply(
+      x, conv.weight, conv.options.bias() ? conv.bias : torch::empty({0}, x.options()),
+      padding->at(0), padding->at(1), fuse);
+}
 }  // namespace
 
 torch::Tensor maxPool2x2(const torch::Tensor& x) {
@@ -96,6 +447,7 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
 }
 
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  if (directConvolution(conv, x)) return directForward(conv, x, false);
   const auto& o = conv.options;
   const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
   if (o.in_channels() != 1 || !padding || o.groups() != 1 || (*o.dilation())[0] != 1 ||
@@ -111,17 +463,36 @@ torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
                          {(*padding)->at(0), (*padding)->at(1)});
 }
 
+namespace {
+bool isPool2x2(torch::nn::Module& m) {
+  auto* p = m.as<torch::nn::MaxPool2dImpl>();
+  auto is = [](torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; };
+  return p && !p->options.ceil_mode() && is(*p->options.dilation(), 1) &&
+         is(*p->options.kernel_size(), 2) && is(*p->options.stride(), 2) &&
+         is(*p->options.padding(), 0);
+}
+}  // namespace
+
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x) {
   auto y = x;
-  for (auto& m : seq) {
-    if (auto* c = m.ptr()->as<torch::nn::Conv2dImpl>()) {
-      y = convForward(*c, y);
-    } else if (auto* p = m.ptr()->as<torch::nn::MaxPool2dImpl>();
+  const size_t n = seq.size();
+  for (size_t i = 0; i < n; ++i) {
+    auto& m = *seq.ptr(i);
+    if (auto* c = m.as<torch::nn::Conv2dImpl>()) {
+      // Conv(1 channel) -> ReLU -> 2x2 max pool, the first layer of the VGGs and localisers.
+      if (i + 2 < n && directConvolution(*c, y) && seq.ptr(i + 1)->as<torch::nn::ReLUImpl>() &&
+          isPool2x2(*seq.ptr(i + 2))) {
+        y = directForward(*c, y, true);
+        i += 2;
+      } else {
+        y = convForward(*c, y);
+      }
+    } else if (auto* p = m.as<torch::nn::MaxPool2dImpl>();
                p && !p->options.ceil_mode() &&
                *p->options.dilation() == std::array<int64_t, 2>{1, 1}) {
       y = maxPool2d(y, p->options.kernel_size(), p->options.stride(), p->options.padding());
     } else {
-      y = m.forward(y);
+      y = (seq.begin() + static_cast<std::ptrdiff_t>(i))->forward(y);
     }
   }
   return y;
