@@ -69,7 +69,7 @@ const char* kTrainUsage =
     R"(  train       --preset NAME --run DIR [--width W] [--iterations N] [--batch B]
               [--micro-batches M] [--data SPEC[;SPEC...]] [--eval-data SPEC[;SPEC...]]
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
-              [--max-length N] [--lambda-r X] [--seed S] [--device cpu|cuda|cuda:N]
+              [--max-length N] [--lambda-r X] [--lr X] [--seed S] [--device cpu|cuda|cuda:N]
               [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
               [--history-interval N] [--history-keep K] [--augment]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
@@ -77,6 +77,8 @@ const char* kTrainUsage =
               checkpoint; history/ keeps a model every N iterations (default 1000, 0: none),
               at most K of them (default 24: past that every other one goes, the spacing doubles);
               --init-from starts from a trained model's tensors of the same name and shape;
+              --lr sets ADADELTA's learning rate (default 1, the paper's; a smaller one for
+              fine-tuning a trained model);
               --augment distorts each training digit (the digit specs get every aug-...
               parameter of the defaults, recorded in config.json; see data show)
               --run DIR --resume [--iterations N] [--device D] [--threads N]
@@ -159,6 +161,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
                                   "log-interval",
                                   "max-length",
                                   "lambda-r",
+                                  "lr",
                                   "seed",
                                   "device",
                                   "threads",
@@ -186,7 +189,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
   if (resume) {
     std::vector<std::string> fixed = {"preset",    "width",      "batch",    "micro-batches",
                                       "data",      "max-length", "lambda-r", "seed",
-                                      "init-from", "augment"};
+                                      "init-from", "augment",    "lr"};
     fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
     fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
     for (const auto& name : fixed)
@@ -201,6 +204,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
     cfg.microBatches = a.intValue("micro-batches", cfg.microBatches);
     cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
     cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
+    cfg.lr = a.doubleValue("lr", cfg.lr);
     cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
     if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
     if (a.has("augment")) augmentDigitSets(cfg.trainData);
