@@ -1,7 +1,10 @@
 #include "model/sharpener.h"
 
+#include <ATen/Parallel.h>
 #include <torch/nn/functional/vision.h>
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "model/stages/stage_registry.h"
 
@@ -35,6 +38,64 @@ torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& the
                             .mode(torch::kBilinear)
                             .padding_mode(torch::kBorder)
                             .align_corners(false));
+}
+
+torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
+                                int64_t h) {
+  const bool gradient =
+      torch::GradMode::is_enabled() && (source.requires_grad() || theta.requires_grad());
+  if (gradient || !source.is_cpu() || source.scalar_type() != torch::kFloat ||
+      theta.scalar_type() != torch::kFloat || source.dim() != 4)
+    return sampleAffine(source, theta, w, h);
+  // grid_sample's arithmetic per axis: the grid coordinate as affineGrid makes it (float), then
+  // unnormalised ((g + 1) size - 1) / 2, clamped into [0, size - 1] (border padding), and the
+  // two neighbours with weights 1 - f and f.
+  struct Tap {
+    int64_t i0, i1;
+    float w0, w1;
+  };
+  auto taps = [](float scale, float shift, int64_t n, int64_t size) {
+    std::vector<Tap> t(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      const float base = static_cast<float>(k * 2 + 1) / static_cast<float>(n) - 1.0f;
+      const float g = scale * base + shift;
+      float c = ((g + 1.0f) * static_cast<float>(size) - 1.0f) / 2.0f;
+      c = std::min(static_cast<float>(size - 1), std::max(c, 0.0f));
+      const int64_t i0 = static_cast<int64_t>(std::floor(c));
+      const float f = c - static_cast<float>(i0);
+      t[static_cast<size_t>(k)] = {i0, std::min(i0 + 1, size - 1), 1.0f - f, f};
+    }
+    return t;
+  };
+  auto src = source.contiguous();
+  auto th = theta.contiguous();
+  const int64_t n = src.size(0), channels = src.size(1), sh = src.size(2), sw = src.size(3);
+  auto out = torch::empty({n, channels, h, w}, src.options());
+  const float* in = src.data_ptr<float>();
+  const float* tp = th.data_ptr<float>();
+  float* dst = out.data_ptr<float>();
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const float* t = tp + b * 6;
+      const auto xs = taps(t[0], t[2], w, sw);
+      const auto ys = taps(t[4], t[5], h, sh);
+      for (int64_t c = 0; c < channels; ++c) {
+        const float* plane = in + (b * channels + c) * sh * sw;
+        float* o = dst + (b * channels + c) * h * w;
+        for (int64_t i = 0; i < h; ++i) {
+          const Tap& y = ys[static_cast<size_t>(i)];
+          const float* r0 = plane + y.i0 * sw;
+          const float* r1 = plane + y.i1 * sw;
+          for (int64_t j = 0; j < w; ++j) {
+            const Tap& x = xs[static_cast<size_t>(j)];
+            o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
+                           y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
+          }
+        }
+      }
+    }
+  });
+  return out;
 }
 
 torch::Tensor composeAffine(const torch::Tensor& a, const torch::Tensor& b) {
@@ -91,7 +152,8 @@ SharpenerOutput SharpenerImpl::forward(const torch::Tensor& upsampled, const tor
   SharpenerOutput out;
   auto theta =
       m_regionThetas.to(upsampled.device(), upsampled.scalar_type()).index_select(0, index);
-  out.region = sampleAffine(upsampled, theta, m_regionW, m_regionH);  // [B, 1, rh, rw]
+  // The regions' thetas are axis-aligned constants.
+  out.region = sampleAxisAligned(upsampled, theta, m_regionW, m_regionH);  // [B, 1, rh, rw]
   auto input = out.region;
   for (size_t k = 0; k < m_stns->size(); ++k) {
     auto local = m_stns->ptr<StnImpl>(k)->forward(input);  // [B, 2, 3]

@@ -54,6 +54,12 @@ torch::Tensor affineGrid(const torch::Tensor& theta, int64_t w, int64_t h);
 /// Samples `source` [B, 1, H, W] through theta [B, 2, 3] into [B, 1, h, w] (bilinear, border).
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                            int64_t h);
+/// sampleAffine for an axis-aligned theta ([[sx, 0, tx], [0, sy, ty]] per image, as the
+/// regions' are) where no gradient is needed (neither input requires one, or grad mode is off):
+/// separable, two source columns and two rows per output pixel with weights computed once per
+/// image. Otherwise (a gradient wanted, not CPU float) it is sampleAffine.
+torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
+                                int64_t h);
 /// Composes affine maps as 3x3 products: returns a ∘ b ([B, 2, 3] each).
 torch::Tensor composeAffine(const torch::Tensor& a, const torch::Tensor& b);
 

@@ -588,6 +588,39 @@ class TestStages : public QObject {
     QVERIFY((a - b).abs().max().item<double>() < 1e-4);
   }
 
+  // The region crop's separable sampling against grid_sample through affine_grid: regions
+  // inside the image, over its edges (border padding), scaled up and down, two channels; with a
+  // gradient wanted it is sampleAffine itself.
+  void axisAlignedSamplingMatchesGridSample() {
+    torch::manual_seed(9);
+    auto source = torch::randn({5, 2, 13, 31});
+    auto theta = torch::zeros({5, 2, 3});
+    {
+      auto a = theta.accessor<float, 3>();
+      const float rows[5][4] = {{0.3f, -0.5f, 1.0f, 0.0f},
+                                {0.25f, 0.9f, 0.8f, 0.1f},   // over the right edge
+                                {1.3f, 0.0f, 1.2f, -0.2f},   // larger than the image
+                                {0.05f, -1.0f, 0.5f, 0.7f},  // over the left and bottom edges
+                                {1.0f, 0.0f, 1.0f, 0.0f}};   // the whole image
+      for (int b = 0; b < 5; ++b) {
+        a[b][0][0] = rows[b][0];
+        a[b][0][2] = rows[b][1];
+        a[b][1][1] = rows[b][2];
+        a[b][1][2] = rows[b][3];
+      }
+    }
+    for (auto [w, h] : {std::pair{17, 13}, std::pair{40, 9}, std::pair{3, 20}}) {
+      auto got = sampleAxisAligned(source, theta, w, h);
+      auto want = sampleAffine(source, theta, w, h);
+      QCOMPARE(got.sizes(), want.sizes());
+      QVERIFY2((got - want).abs().max().item<double>() < 1e-5,
+               qPrintable(QString("%1x%2").arg(w).arg(h)));
+    }
+    auto s = source.clone().requires_grad_(true);
+    auto g = torch::autograd::grad({sampleAxisAligned(s, theta, 17, 13).sum()}, {s})[0];
+    QVERIFY(g.abs().sum().item<double>() > 0);
+  }
+
   // The transformer stages' oneDNN products (inference) against LibTorch's: a Linear with its
   // bias, with GELU fused, without a bias; attention's per-head products over the strided views
   // the stage makes (q k^T / sqrt(hd) and a v), an expanded view; nothing while gradients are
