@@ -411,18 +411,28 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
   }
 };
 
-// Whether conv(x) takes the direct kernel: one input channel, stride 1, zero padding, no
-// groups or dilation, CPU float without autocast, at most kMaxTaps taps, fastConvolutions().
-bool directConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+// Whether conv(x) is a one-input-channel convolution this file computes (directly or through
+// thnn_conv2d): zero padding, no groups or dilation, CPU float without autocast,
+// fastConvolutions().
+bool oneChannelConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
   return o.in_channels() == 1 && c10::get_if<torch::ExpandingArray<2>>(&o.padding()) &&
          o.groups() == 1 && (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
-         (*o.stride())[0] == 1 && (*o.stride())[1] == 1 &&
          c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
          x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == 1 &&
          conv.weight.scalar_type() == torch::kFloat && !at::autocast::is_cpu_enabled() &&
-         o.kernel_size()->at(0) * o.kernel_size()->at(1) <= kMaxTaps && fastConvolutions();
+         fastConvolutions();
 }
+
+// ... and takes the direct kernel: stride 1, at most kMaxTaps taps.
+bool directConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  return oneChannelConvolution(conv, x) && (*o.stride())[0] == 1 && (*o.stride())[1] == 1 &&
+         o.kernel_size()->at(0) * o.kernel_size()->at(1) <= kMaxTaps;
+}
+
+// a == {v, v}
+bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; }
 
 torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse) {
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
@@ -441,35 +451,26 @@ torch::Tensor maxPool2x2(const torch::Tensor& x) {
 
 torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
                         torch::IntArrayRef stride, torch::IntArrayRef padding) {
-  auto is = [](torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; };
-  if (is(kernel, 2) && is(stride, 2) && is(padding, 0)) return maxPool2x2(x);
+  if (both(kernel, 2) && both(stride, 2) && both(padding, 0)) return maxPool2x2(x);
   return torch::max_pool2d(x, kernel, stride, padding);
 }
 
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   if (directConvolution(conv, x)) return directForward(conv, x, false);
+  if (!oneChannelConvolution(conv, x)) return conv.forward(x);
   const auto& o = conv.options;
-  const auto* padding = c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-  if (o.in_channels() != 1 || !padding || o.groups() != 1 || (*o.dilation())[0] != 1 ||
-      (*o.dilation())[1] != 1 ||
-      !c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) || !x.is_cpu() ||
-      x.scalar_type() != torch::kFloat || x.dim() != 4 ||
-      conv.weight.scalar_type() != torch::kFloat || at::autocast::is_cpu_enabled() ||
-      !fastConvolutions())
-    return conv.forward(x);
+  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
   return at::thnn_conv2d(x, conv.weight, {o.kernel_size()->at(0), o.kernel_size()->at(1)},
                          o.bias() ? conv.bias : torch::Tensor(),
-                         {o.stride()->at(0), o.stride()->at(1)},
-                         {(*padding)->at(0), (*padding)->at(1)});
+                         {o.stride()->at(0), o.stride()->at(1)}, {padding->at(0), padding->at(1)});
 }
 
 namespace {
 bool isPool2x2(torch::nn::Module& m) {
   auto* p = m.as<torch::nn::MaxPool2dImpl>();
-  auto is = [](torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; };
-  return p && !p->options.ceil_mode() && is(*p->options.dilation(), 1) &&
-         is(*p->options.kernel_size(), 2) && is(*p->options.stride(), 2) &&
-         is(*p->options.padding(), 0);
+  return p && !p->options.ceil_mode() && both(*p->options.dilation(), 1) &&
+         both(*p->options.kernel_size(), 2) && both(*p->options.stride(), 2) &&
+         both(*p->options.padding(), 0);
 }
 }  // namespace
 
