@@ -32,28 +32,42 @@ namespace {
 // a run started elsewhere (a server, a cluster job) keeps its own account of what happened.
 class TrainLog {
  public:
+  // Lines said before the folder is known (the warm start's, said while the trainer is made) are
+  // kept and written first.
   void open(const std::string& path) {
     m_path = path;
     errno = 0;
     m_file.open(path, std::ios::app);
-    if (!m_file) warn();
+    if (!m_file.is_open()) {
+      warn();
+      return;
+    }
+    for (const auto& l : m_pending) write(l);
+    m_pending.clear();
   }
   void line(const std::string& text, bool toStdout = true) {
     if (toStdout) std::cout << text << std::endl;
-    if (!m_file) return;
     char stamp[32];
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
     std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S", &local);
+    const std::string stamped = std::string(stamp) + "  " + text;
+    if (m_file.is_open())
+      write(stamped);
+    else if (m_path.empty())
+      m_pending.push_back(stamped);
+  }
+
+ private:
+  void write(const std::string& stamped) {
+    if (!m_file) return;  // said once: a full disk
     errno = 0;
-    m_file << stamp << "  " << text << std::endl;
+    m_file << stamped << std::endl;
     if (!m_file)
       warn();  // a full disk: said once, and the log stops; metrics.jsonl (which
                // stops the run when it cannot be appended to) stays the record
   }
-
- private:
   void warn() {
     std::cerr << "warning: cannot append to " << m_path << " ("
               << (errno ? std::strerror(errno) : "write failed")
@@ -61,6 +75,7 @@ class TrainLog {
   }
   std::string m_path;
   std::ofstream m_file;
+  std::vector<std::string> m_pending;
 };
 
 }  // namespace

@@ -35,6 +35,7 @@
 #include "model/model_config.h"
 #include "model/model_variants.h"
 #include "trace/model_session.h"
+#include "train/model_average.h"
 
 namespace fs = std::filesystem;
 using namespace foveal;
@@ -87,6 +88,9 @@ commands:
               checkpoint, an EasyOCR recogniser, ...) into Foveal's own; every command that
               takes --model opens such files directly, with the same options. The formats and
               their options: 'foveal-cli formats'
+  average     MODEL.fvm MODEL.fvm... --out FILE [--force]
+              the mean of several checkpoints of one model (the same configuration), e.g. the
+              last ones a run kept in RUN/history/: smooths out the swing between checkpoints
   formats     list the model file formats Foveal opens, their options, and EasyOCR's
               released recognisers (--easyocr NAME)
   bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [format options]
@@ -361,6 +365,24 @@ int cmdImport(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmdAverage(const std::vector<std::string>& args) {
+  const CliArgs a(args, {"out"}, {"force"});
+  const auto& inputs = a.positionals();
+  if (inputs.size() < 2) throw UsageError("average needs at least two model files");
+  const std::string out = a.required("out");
+  core::data::checkOutputPath(out, "averaged model", inputs, a.has("force"));
+  const auto r = core::train::averageModelFiles(inputs, out);
+  std::cout << "averaged " << r.files.size() << " checkpoints";
+  std::string its;
+  for (auto i : r.iterations)
+    if (i >= 0) its += (its.empty() ? "" : ", ") + std::to_string(i);
+  if (!its.empty()) std::cout << " (iterations " << its << ")";
+  std::cout << ": " << r.tensors << " tensors averaged";
+  if (r.kept > 0) std::cout << ", " << r.kept << " integer buffers from the first";
+  std::cout << "\nwrote " << out << ": " << r.description << "\n";
+  return 0;
+}
+
 int cmdInfo(const std::vector<std::string>& args) {
   const CliArgs a(args, app::withImportOptions({"model"}), app::withImportFlags({}));
   const std::string path = a.required("model");
@@ -535,6 +557,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return cmdInfo(args);
     if (cmd == "import") return cmdImport(args);
     if (cmd == "formats") return cmdFormats(args);
+    if (cmd == "average") return cmdAverage(args);
     if (cmd == "bench") return cmdBench(args);
     if (cmd == "data") return app::runDataCommand(args);
     if (cmd == "train") return app::runTrainCommand(args);

@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "formats/checkpoint.h"
 #include "test_models.h"
+#include "train/model_average.h"
 
 using namespace foveal::core;
 using foveal::test::allConfigs;
@@ -217,6 +218,89 @@ class TestCheckpoint : public QObject {
     saveCheckpoint(file.toStdString(), Recognizer(tinyConfig("hard")));
     QVERIFY(loadCheckpoint(file.toStdString()).config.attention == "hard");
     QVERIFY(!QFile::exists(QString::fromStdString(atomicTempPath(file.toStdString()))));
+  }
+
+  // Weight averaging: every floating-point parameter and buffer is the mean of the inputs',
+  // integer buffers come from the first file, and the metadata lists the inputs.
+  void averageIsTheElementwiseMean() {
+    const auto cfg = tinyConfig("sharp", ContextKind::Pooling, 1, true);
+    std::vector<Recognizer> models;
+    std::vector<std::string> files;
+    for (int k = 0; k < 3; ++k) {
+      torch::manual_seed(200 + k);
+      Recognizer m(cfg);
+      m->train();  // batch-norm statistics and counters away from their defaults, differently
+      for (int pass = 0; pass <= k; ++pass)
+        m->forward(torch::rand({4, 1, 32, 100}),
+                   torch::rand({4, 1, 32, cfg.preprocessing.upsampledW()}));
+      m->eval();
+      files.push_back(path(QString("avg%1.fvm").arg(k)).toStdString());
+      saveCheckpoint(files.back(), m);
+      models.push_back(m);
+    }
+    const std::string out = path("averaged.fvm").toStdString();
+    const auto report = foveal::core::train::averageModelFiles(files, out);
+    QCOMPARE(report.files.size(), size_t{3});
+    QVERIFY(report.tensors > 0);
+    auto avg = loadCheckpoint(out);
+    QCOMPARE(avg.config.toJson(), cfg.toJson());
+    const auto meta = nlohmann::json::parse(avg.metadataJson);
+    QCOMPARE(meta["extra"]["averaged_from"].size(), size_t{3});
+    QCOMPARE(meta["extra"]["averaged_from"][2]["file"].get<std::string>(), files[2]);
+    int64_t floating = 0, integer = 0;
+    auto check = [&](const std::string& name, const torch::Tensor& got,
+                     const std::vector<torch::Tensor>& inputs) {
+      if (!got.is_floating_point()) {
+        ++integer;
+        QVERIFY2(torch::equal(got, inputs[0]), name.c_str());
+        QVERIFY2(!torch::equal(inputs[0], inputs[2]), name.c_str());  // the inputs did differ
+        return;
+      }
+      ++floating;
+      auto mean = (inputs[0].to(torch::kDouble) + inputs[1].to(torch::kDouble) +
+                   inputs[2].to(torch::kDouble)) /
+                  3.0;
+      QVERIFY2(torch::allclose(got.to(torch::kDouble), mean, 1e-6, 1e-7), name.c_str());
+    };
+    int64_t differing = 0;  // the weights differ between the inputs (biases start at zero)
+    for (const auto& p : avg.model->named_parameters()) {
+      std::vector<torch::Tensor> in;
+      for (auto& m : models) in.push_back(m->named_parameters()[p.key()]);
+      if (!torch::equal(in[0], in[1])) ++differing;
+      check(p.key(), p.value(), in);
+    }
+    QVERIFY(differing > 10);
+    for (const auto& b : avg.model->named_buffers()) {
+      std::vector<torch::Tensor> in;
+      for (auto& m : models) in.push_back(m->named_buffers()[b.key()]);
+      check(b.key(), b.value(), in);
+    }
+    QCOMPARE(floating, report.tensors);
+    QCOMPARE(integer, report.kept);
+    QVERIFY(integer > 0);  // the batch-norm counters
+  }
+
+  void averageRefusesAnotherModel() {
+    const std::string soft = path("avg-soft.fvm").toStdString();
+    const std::string hard = path("avg-hard.fvm").toStdString();
+    saveCheckpoint(soft, Recognizer(tinyConfig("soft")));
+    saveCheckpoint(hard, Recognizer(tinyConfig("hard")));
+    try {
+      foveal::core::train::averageModelFiles({soft, hard}, path("never.fvm").toStdString());
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(
+          QString(e.what()).startsWith(QString::fromStdString(hard) + ": not the same model as " +
+                                       QString::fromStdString(soft)),
+          e.what());
+    }
+    QVERIFY(!QFile::exists(path("never.fvm")));
+    try {
+      foveal::core::train::averageModelFiles({}, path("never.fvm").toStdString());
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("no model file given"));
+    }
   }
 };
 
