@@ -84,8 +84,8 @@ const char* kTrainUsage =
     R"(  train       --preset NAME --run DIR [--width W] [--iterations N] [--batch B]
               [--micro-batches M] [--data SPEC[;SPEC...]] [--eval-data SPEC[;SPEC...]]
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
-              [--max-length N] [--lambda-r X] [--lr X] [--seed S] [--device cpu|cuda|cuda:N]
-              [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
+              [--max-length N] [--lambda-r X] [--lr X] [--reference-weight X] [--seed S]
+              [--device cpu|cuda|cuda:N] [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
               [--history-interval N] [--history-keep K] [--augment]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
               latest.state, best.fvm, history/iter-N.fvm); SIGINT/SIGTERM stop with a
@@ -93,7 +93,8 @@ const char* kTrainUsage =
               at most K of them (default 24: past that every other one goes, the spacing doubles);
               --init-from starts from a trained model's tensors of the same name and shape;
               --lr sets ADADELTA's learning rate (default 1, the paper's; a smaller one for
-              fine-tuning a trained model);
+              fine-tuning a trained model); --reference-weight the weight of a sharp
+              + reference model's reference loss (default 1);
               --augment distorts each training digit (the digit specs get every aug-...
               parameter of the defaults, recorded in config.json; see data show)
               --run DIR --resume [--iterations N] [--device D] [--threads N]
@@ -177,6 +178,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
                                   "max-length",
                                   "lambda-r",
                                   "lr",
+                                  "reference-weight",
                                   "seed",
                                   "device",
                                   "threads",
@@ -204,7 +206,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
   if (resume) {
     std::vector<std::string> fixed = {"preset",    "width",      "batch",    "micro-batches",
                                       "data",      "max-length", "lambda-r", "seed",
-                                      "init-from", "augment",    "lr"};
+                                      "init-from", "augment",    "lr",       "reference-weight"};
     fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
     fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
     for (const auto& name : fixed)
@@ -220,6 +222,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
     cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
     cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
     cfg.lr = a.doubleValue("lr", cfg.lr);
+    cfg.referenceWeight = a.doubleValue("reference-weight", cfg.referenceWeight);
     cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
     if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
     if (a.has("augment")) augmentDigitSets(cfg.trainData);
