@@ -85,8 +85,8 @@ const char* kTrainUsage =
               [--micro-batches M] [--data SPEC[;SPEC...]] [--eval-data SPEC[;SPEC...]]
               [--eval-interval N] [--eval-limit N] [--checkpoint-interval N] [--log-interval N]
               [--max-length N] [--lambda-r X] [--lr X] [--reference-weight X] [--seed S]
-              [--device cpu|cuda|cuda:N] [--threads N] [--loader-threads N] [--no-bf16] [--init-from MODEL.fvm]
-              [--history-interval N] [--history-keep K] [--augment]
+              [--device cpu|cuda|cuda:N] [--threads N] [--loader-threads N] [--no-bf16]
+              [--init-from MODEL.fvm] [--history-interval N] [--history-keep K] [--augment]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
               latest.state, best.fvm, history/iter-N.fvm); SIGINT/SIGTERM stop with a
               checkpoint; history/ keeps a model every N iterations (default 1000, 0: none),

@@ -19,10 +19,10 @@ struct AverageReport {
 };
 
 /// Reads every file in `inputs` (Foveal model files), checks that they are one model (the same
-/// configuration and the same tensor names and shapes; an Error names the file and what
-/// differs otherwise), and writes the mean of their floating-point parameters and buffers to
-/// `output` (integer buffers, such as batch-norm's counters, from the first file). The new file's
-/// metadata lists the inputs and their iterations. Needs at least one input.
+/// configuration, hence the same tensors; an Error names the file that differs otherwise), and
+/// writes the mean of their floating-point parameters and buffers to `output` (integer buffers,
+/// such as batch-norm's counters, from the first file). The new file's metadata lists the inputs
+/// and their iterations. Needs at least one input.
 AverageReport averageModelFiles(const std::vector<std::string>& inputs, const std::string& output);
 
 }  // namespace foveal::core::train
