@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/little_endian.h"
 #include "base/safe_read.h"
+#include "model/named_tensors.h"
 
 namespace foveal::core {
 
@@ -41,13 +42,6 @@ DType dtypeOf(const torch::Tensor& t) {
   if (t.scalar_type() == torch::kDouble) return DType::Float64;
   if (t.scalar_type() == torch::kLong) return DType::Int64;
   throw Error(std::string("cannot store a tensor of type ") + c10::toString(t.scalar_type()));
-}
-
-std::vector<std::pair<std::string, torch::Tensor>> namedTensors(const torch::nn::Module& m) {
-  std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& p : m.named_parameters()) out.emplace_back(p.key(), p.value());
-  for (const auto& b : m.named_buffers()) out.emplace_back(b.key(), b.value());
-  return out;
 }
 
 std::string encodeTensors(const torch::nn::Module& m) {

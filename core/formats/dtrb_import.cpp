@@ -15,6 +15,7 @@
 #include "formats/model_format.h"
 #include "formats/torch_file.h"
 #include "model/charset.h"
+#include "model/named_tensors.h"
 
 namespace foveal::core {
 
@@ -393,8 +394,7 @@ void copyWeights(const StoredStateDict& sd, const DtrbArchitecture& a, const Dtr
                  const std::string& path, Recognizer& model, std::vector<std::string>& notes) {
   std::map<std::string, std::vector<std::string>> converted;  // stored type -> keys
   std::map<std::string, torch::Tensor> targets;
-  for (const auto& p : model->named_parameters()) targets.emplace(p.key(), p.value());
-  for (const auto& b : model->named_buffers()) targets.emplace(b.key(), b.value());
+  for (const auto& [name, tensor] : namedTensors(*model)) targets.emplace(name, tensor);
 
   const Keys keys = index(sd, path);
   std::set<std::string> assigned;

@@ -6,19 +6,11 @@
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
+#include "model/named_tensors.h"
 
 namespace foveal::core::train {
 
 namespace {
-
-// Parameters, then buffers, by name: what a checkpoint holds.
-std::vector<std::pair<std::string, torch::Tensor>> tensorsOf(const Recognizer& model) {
-  std::vector<std::pair<std::string, torch::Tensor>> out;
-  for (const auto& p : model->named_parameters(/*recurse=*/true))
-    out.emplace_back(p.key(), p.value());
-  for (const auto& b : model->named_buffers(/*recurse=*/true)) out.emplace_back(b.key(), b.value());
-  return out;
-}
 
 int64_t iterationOf(const std::string& metadataJson) {
   try {
@@ -38,7 +30,7 @@ AverageReport averageModelFiles(const std::vector<std::string>& inputs, const st
   torch::NoGradGuard noGrad;
   LoadedModel first = loadCheckpoint(inputs.front());
   const std::string config = first.config.toJson();
-  auto target = tensorsOf(first.model);
+  auto target = namedTensors(*first.model);
   std::vector<torch::Tensor> sums;
   for (const auto& [name, t] : target)
     sums.push_back(t.is_floating_point() ? t.to(torch::kDouble) : torch::Tensor());
@@ -53,7 +45,7 @@ AverageReport averageModelFiles(const std::vector<std::string>& inputs, const st
                   "); only checkpoints of one model can be averaged");
     // The same configuration builds the same tensors, and loadCheckpoint has checked the file's
     // against it: names and shapes match.
-    const auto tensors = tensorsOf(other.model);
+    const auto tensors = namedTensors(*other.model);
     for (size_t i = 0; i < tensors.size(); ++i)
       if (sums[i].defined()) sums[i] += tensors[i].second.to(torch::kDouble);
     report.files.push_back(path);

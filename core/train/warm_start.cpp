@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
+#include "model/named_tensors.h"
 
 namespace foveal::core::train {
 
@@ -19,8 +20,7 @@ std::string WarmStartReport::summary() const {
 WarmStartReport warmStart(Recognizer& model, const std::string& path) {
   const LoadedModel source = loadCheckpoint(path);
   std::unordered_map<std::string, torch::Tensor> src;
-  for (const auto& kv : source.model->named_parameters()) src.emplace(kv.key(), kv.value());
-  for (const auto& kv : source.model->named_buffers()) src.emplace(kv.key(), kv.value());
+  for (const auto& [name, tensor] : namedTensors(*source.model)) src.emplace(name, tensor);
 
   static const std::string kEncoder = "prediction.glimpse.sharpener.encoder.";
   WarmStartReport r;
