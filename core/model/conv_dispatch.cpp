@@ -83,90 +83,98 @@ bool poolsAsQuarters(const torch::Tensor& x) {
          x.size(3) >= 2 && fastConvolutions();
 }
 
-// One-input-channel convolution, stride 1, zero padding, computed directly. The layer is tiny
-// (1 -> 4..64 channels, 3x3) but runs at every decoding step of a sharp model (the STN
-// localiser's and the glimpse VGG's first layer) in both directions; im2col + GEMM
+// Convolutions of one input channel or few (stride 1, zero padding), computed directly. Such a
+// layer (1 -> 4..64 channels, 4 -> 4, 4 -> 8, 3x3) is tiny but runs at every decoding step of a
+// sharp model (the STN localiser and the glimpse VGG) in both directions; im2col + GEMM
 // (thnn_conv2d) and oneDNN spend most of that time rearranging memory. Here every loop is a
-// row of the output against a shifted row of the zero-padded input, which the compiler
-// vectorises; the weight gradient keeps one accumulator per output column (no horizontal sums
-// in the inner loop) and one set per thread chunk, summed in chunk order (deterministic for a
-// given thread count).
+// row of the output against a shifted row of the zero-padded input, one input channel at a
+// time, which the compiler vectorises; the weight gradient keeps one accumulator per output
+// column (no horizontal sums in the inner loop) and one set per thread chunk, summed in chunk
+// order (deterministic for a given thread count).
 #if defined(__SANITIZE_THREAD__)
 #define FOVEAL_CONV_CLONES
 #else
 #define FOVEAL_CONV_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
 
+// The rows are computed eight output columns at a time, the last block too: the output planes
+// of the kernels have rows of ows() columns (ow() rounded up to 8; the extra columns are
+// scratch, dropped on the way out, and their gradient is zero), the padded input rows padW()
+// (enough for ows(), the extra columns zero).
 struct ConvShape {
   int64_t h, w, kh, kw, ph, pw, out_c;
+  int64_t in_c = 1;
+  int64_t taps() const { return kh * kw; }
   int64_t padH() const { return h + 2 * ph; }
-  int64_t padW() const { return w + 2 * pw; }
   int64_t oh() const { return padH() - kh + 1; }
-  int64_t ow() const { return padW() - kw + 1; }
+  int64_t ow() const { return w + 2 * pw - kw + 1; }
+  int64_t ows() const { return (ow() + 7) / 8 * 8; }
+  int64_t padW() const { return ows() + kw - 1; }
+  int64_t padPlane() const { return padH() * padW(); }
+  int64_t outPlanes() const { return out_c * oh() * ows(); }  // one image, kernel layout
 };
 
-// src (h x w) into dst (padH x padW), zero border.
+// src (in_c planes of h x w) into dst (in_c planes of padH x padW), zero border.
 void padPlane(const float* src, float* dst, const ConvShape& s) {
-  std::fill(dst, dst + s.padH() * s.padW(), 0.0f);
-  for (int64_t y = 0; y < s.h; ++y)
-    std::copy(src + y * s.w, src + (y + 1) * s.w, dst + (y + s.ph) * s.padW() + s.pw);
+  std::fill(dst, dst + s.in_c * s.padPlane(), 0.0f);
+  for (int64_t c = 0; c < s.in_c; ++c)
+    for (int64_t y = 0; y < s.h; ++y)
+      std::copy(src + (c * s.h + y) * s.w, src + (c * s.h + y + 1) * s.w,
+                dst + (c * s.padH() + y + s.ph) * s.padW() + s.pw);
 }
 
 // Eight output columns at a time as a GCC vector (AVX2 registers in the avx2 clone, two SSE
-// ones in the default clone; no FMA in either, so both round alike); the last ow % 8 columns
-// scalar, in the same order. The row loops are templates on the kernel size so that a 3x3
-// kernel's nine input vectors and accumulators stay in registers (KH = KW = 0: any size up to
-// kMaxTaps taps, read from the shape); they are inlined into the target clones below.
+// ones in the default clone; no FMA in either, so both round alike). The row loops are
+// templates on the kernel size so that a 3x3 kernel's nine input vectors and accumulators stay
+// in registers (KH = KW = 0: any size up to kMaxTaps taps, read from the shape); they are
+// inlined into the target clones below. Each takes one input channel: padded is that channel's
+// plane, weight its taps for output channel 0 (output channel o's at o * wstride).
 using Float8 = float __attribute__((vector_size(32)));
 constexpr int64_t kMaxTaps = 25;  // kernels up to 5x5 take the direct path
 
+// The first channel starts from the bias, the others (accumulate) add to out.
 template <int KH, int KW>
 [[gnu::always_inline]] inline void forwardRows(const float* padded, const float* weight,
-                                               const float* bias, float* out, const ConvShape& s) {
+                                               int64_t wstride, const float* bias, bool accumulate,
+                                               float* out, const ConvShape& s) {
   const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
-  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW();
   Float8 in[KH ? KH * KW : kMaxTaps];
-  for (int64_t y = 0; y < oh; ++y) {
-    int64_t x = 0;
-    for (; x + 8 <= ow; x += 8) {
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t x = 0; x < ows; x += 8) {
       for (int64_t ky = 0; ky < kh; ++ky)
         for (int64_t kx = 0; kx < kw; ++kx)
           std::memcpy(&in[ky * kw + kx], padded + (y + ky) * pw + kx + x, sizeof(Float8));
       for (int64_t o = 0; o < s.out_c; ++o) {
-        const float* w = weight + o * taps;
-        Float8 acc = Float8{} + (bias ? bias[o] : 0.0f);
+        const float* w = weight + o * wstride;
+        float* dst = out + (o * oh + y) * ows + x;
+        Float8 acc;
+        if (accumulate)
+          std::memcpy(&acc, dst, sizeof(Float8));
+        else
+          acc = Float8{} + (bias ? bias[o] : 0.0f);
         for (int64_t k = 0; k < taps; ++k) acc += w[k] * in[k];
-        std::memcpy(out + (o * oh + y) * ow + x, &acc, sizeof(Float8));
+        std::memcpy(dst, &acc, sizeof(Float8));
       }
     }
-    for (; x < ow; ++x)
-      for (int64_t o = 0; o < s.out_c; ++o) {
-        const float* w = weight + o * taps;
-        float acc = bias ? bias[o] : 0.0f;
-        for (int64_t ky = 0; ky < kh; ++ky)
-          for (int64_t kx = 0; kx < kw; ++kx)
-            acc += w[ky * kw + kx] * padded[(y + ky) * pw + kx + x];
-        out[(o * oh + y) * ow + x] = acc;
-      }
-  }
 }
 
-// Weight gradient of one image, added per output channel and tap to accV (8 column partial
-// sums) and accS (the scalar columns).
+// Weight gradient: added per output channel and tap to accV (8 column partial sums, output
+// channel o's taps at o * wstride).
 template <int KH, int KW>
 [[gnu::always_inline]] inline void weightGradRows(const float* padded, const float* grad,
-                                                  float* accV, float* accS, const ConvShape& s) {
+                                                  float* accV, int64_t wstride,
+                                                  const ConvShape& s) {
   const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
-  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW();
   Float8 acc[KH ? KH * KW : kMaxTaps];
   for (int64_t o = 0; o < s.out_c; ++o) {
-    for (int64_t k = 0; k < taps; ++k) std::memcpy(&acc[k], accV + (o * taps + k) * 8, 32);
-    const float* g = grad + o * oh * ow;
-    for (int64_t y = 0; y < oh; ++y) {
-      int64_t x = 0;
-      for (; x + 8 <= ow; x += 8) {
+    for (int64_t k = 0; k < taps; ++k) std::memcpy(&acc[k], accV + (o * wstride + k) * 8, 32);
+    const float* g = grad + o * oh * ows;
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t x = 0; x < ows; x += 8) {
         Float8 gv;
-        std::memcpy(&gv, g + y * ow + x, sizeof(Float8));
+        std::memcpy(&gv, g + y * ows + x, sizeof(Float8));
         for (int64_t ky = 0; ky < kh; ++ky)
           for (int64_t kx = 0; kx < kw; ++kx) {
             Float8 v;
@@ -174,31 +182,25 @@ template <int KH, int KW>
             acc[ky * kw + kx] += gv * v;
           }
       }
-      for (; x < ow; ++x)
-        for (int64_t ky = 0; ky < kh; ++ky)
-          for (int64_t kx = 0; kx < kw; ++kx)
-            accS[o * taps + ky * kw + kx] += g[y * ow + x] * padded[(y + ky) * pw + kx + x];
-    }
-    for (int64_t k = 0; k < taps; ++k) std::memcpy(accV + (o * taps + k) * 8, &acc[k], 32);
+    for (int64_t k = 0; k < taps; ++k) std::memcpy(accV + (o * wstride + k) * 8, &acc[k], 32);
   }
 }
 
-// Input gradient of one image, added to gpad (padH x padW): each output column's gradient
+// Input gradient, added to gpad (the channel's padded plane): each output column's gradient
 // spread over the taps that read it.
 template <int KH, int KW>
 [[gnu::always_inline]] inline void inputGradRows(const float* grad, const float* weight,
-                                                 float* gpad, const ConvShape& s) {
+                                                 int64_t wstride, float* gpad, const ConvShape& s) {
   const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
-  const int64_t oh = s.oh(), ow = s.ow(), pw = s.padW();
+  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW();
   Float8 t[KH ? KH * KW : kMaxTaps];
-  for (int64_t y = 0; y < oh; ++y) {
-    int64_t x = 0;
-    for (; x + 8 <= ow; x += 8) {
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t x = 0; x < ows; x += 8) {
       for (int64_t k = 0; k < taps; ++k) t[k] = Float8{};
       for (int64_t o = 0; o < s.out_c; ++o) {
         Float8 gv;
-        std::memcpy(&gv, grad + (o * oh + y) * ow + x, sizeof(Float8));
-        const float* w = weight + o * taps;
+        std::memcpy(&gv, grad + (o * oh + y) * ows + x, sizeof(Float8));
+        const float* w = weight + o * wstride;
         for (int64_t k = 0; k < taps; ++k) t[k] += w[k] * gv;
       }
       for (int64_t ky = 0; ky < kh; ++ky)
@@ -210,50 +212,56 @@ template <int KH, int KW>
           std::memcpy(dst, &v, sizeof(Float8));
         }
     }
-    for (; x < ow; ++x)
-      for (int64_t o = 0; o < s.out_c; ++o) {
-        const float g = grad[(o * oh + y) * ow + x];
-        const float* w = weight + o * taps;
-        for (int64_t ky = 0; ky < kh; ++ky)
-          for (int64_t kx = 0; kx < kw; ++kx) gpad[(y + ky) * pw + kx + x] += w[ky * kw + kx] * g;
-      }
-  }
 }
 
+// One image: padded holds its in_c padded planes, weight is [out_c, in_c, kh, kw], out its
+// outPlanes() (rows of ows()).
 FOVEAL_CONV_CLONES void convPlaneForward(const float* padded, const float* weight,
                                          const float* bias, float* out, const ConvShape& s) {
-  if (s.kh == 3 && s.kw == 3)
-    forwardRows<3, 3>(padded, weight, bias, out, s);
-  else
-    forwardRows<0, 0>(padded, weight, bias, out, s);
-}
-
-// Adds one image's input gradient to gpad (null: not wanted) and its weight gradient to accV
-// and accS.
-FOVEAL_CONV_CLONES void convPlaneBackward(const float* padded, const float* grad,
-                                          const float* weight, float* gpad, float* accV,
-                                          float* accS, const ConvShape& s) {
-  if (s.kh == 3 && s.kw == 3) {
-    weightGradRows<3, 3>(padded, grad, accV, accS, s);
-    if (gpad) inputGradRows<3, 3>(grad, weight, gpad, s);
-  } else {
-    weightGradRows<0, 0>(padded, grad, accV, accS, s);
-    if (gpad) inputGradRows<0, 0>(grad, weight, gpad, s);
+  const int64_t taps = s.taps(), wstride = s.in_c * taps;
+  for (int64_t c = 0; c < s.in_c; ++c) {
+    const float* p = padded + c * s.padPlane();
+    const float* w = weight + c * taps;
+    if (s.kh == 3 && s.kw == 3)
+      forwardRows<3, 3>(p, w, wstride, bias, c > 0, out, s);
+    else
+      forwardRows<0, 0>(p, w, wstride, bias, c > 0, out, s);
   }
 }
 
-// ReLU and 2x2 stride-2 max pooling of one image's convolution planes (out_c x oh x ow):
-// pooled values, and per value the window position (0..3, row-major) of max_pool2d's index, the
-// first maximum; kNoGradient where the window's maximum is not positive (ReLU's gradient is
-// zero there).
+// Adds one image's input gradient to gpad (its in_c padded planes; null: not wanted) and its
+// weight gradient to accV (8 lanes per weight, laid out as the weight). grad: outPlanes(), zero
+// in the extra columns.
+FOVEAL_CONV_CLONES void convPlaneBackward(const float* padded, const float* grad,
+                                          const float* weight, float* gpad, float* accV,
+                                          const ConvShape& s) {
+  const int64_t taps = s.taps(), wstride = s.in_c * taps;
+  for (int64_t c = 0; c < s.in_c; ++c) {
+    const float* p = padded + c * s.padPlane();
+    float* av = accV + c * taps * 8;
+    float* gp = gpad ? gpad + c * s.padPlane() : nullptr;
+    if (s.kh == 3 && s.kw == 3) {
+      weightGradRows<3, 3>(p, grad, av, wstride, s);
+      if (gp) inputGradRows<3, 3>(grad, weight + c * taps, wstride, gp, s);
+    } else {
+      weightGradRows<0, 0>(p, grad, av, wstride, s);
+      if (gp) inputGradRows<0, 0>(grad, weight + c * taps, wstride, gp, s);
+    }
+  }
+}
+
+// ReLU and 2x2 stride-2 max pooling of one image's convolution planes (outPlanes()): pooled
+// values, and per value the window position (0..3, row-major) of max_pool2d's index, the first
+// maximum; kNoGradient where the window's maximum is not positive (ReLU's gradient is zero
+// there).
 constexpr uint8_t kNoGradient = 255;
 
 void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s) {
-  const int64_t oh = s.oh(), ow = s.ow(), ph = oh / 2, pw = ow / 2;
+  const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
   for (int64_t o = 0; o < s.out_c; ++o)
     for (int64_t i = 0; i < ph; ++i) {
-      const float* r0 = conv + (o * oh + 2 * i) * ow;
-      const float* r1 = r0 + ow;
+      const float* r0 = conv + (o * oh + 2 * i) * ows;
+      const float* r1 = r0 + ows;
       float* dst = out + (o * ph + i) * pw;
       uint8_t* at = where + (o * ph + i) * pw;
       for (int64_t j = 0; j < pw; ++j) {
@@ -271,23 +279,24 @@ void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s)
     }
 }
 
-// The convolution planes' gradient (zero but at the pooled maxima) from the pooled gradient.
+// The convolution planes' gradient (outPlanes(); zero but at the pooled maxima) from the pooled
+// gradient.
 void unpoolGradient(const float* grad, const uint8_t* where, float* conv, const ConvShape& s) {
-  const int64_t oh = s.oh(), ow = s.ow(), ph = oh / 2, pw = ow / 2;
-  std::fill(conv, conv + s.out_c * oh * ow, 0.0f);
+  const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
+  std::fill(conv, conv + s.outPlanes(), 0.0f);
   for (int64_t o = 0; o < s.out_c; ++o)
     for (int64_t i = 0; i < ph; ++i)
       for (int64_t j = 0; j < pw; ++j) {
         const int64_t idx = (o * ph + i) * pw + j;
         if (where[idx] == kNoGradient) continue;
-        conv[(o * oh + 2 * i + where[idx] / 2) * ow + 2 * j + where[idx] % 2] = grad[idx];
+        conv[(o * oh + 2 * i + where[idx] / 2) * ows + 2 * j + where[idx] % 2] = grad[idx];
       }
 }
 
-// conv(x) (one input channel, stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)),
-// 2): the network's first layer and the two after it in one pass, without the full-size
-// activation and its gradient in memory (3-4 passes over the largest tensor of a glimpse).
-class SingleChannelConvFunction : public torch::autograd::Function<SingleChannelConvFunction> {
+// conv(x) (stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)), 2): a network's
+// first layer and the two after it in one pass, without the full-size activation and its
+// gradient in memory (3-4 passes over the largest tensor of a glimpse).
+class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
                                const torch::Tensor& weight, const torch::Tensor& bias, int64_t ph,
@@ -296,11 +305,12 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
     auto w = weight.contiguous();
     // No bias: an empty tensor (autograd::Function takes no undefined inputs).
     auto b = bias.numel() > 0 ? bias.contiguous() : torch::Tensor();
-    const ConvShape s{in.size(2), in.size(3), w.size(2), w.size(3), ph, pw, w.size(0)};
-    const int64_t n = in.size(0), plane = s.out_c * s.oh() * s.ow();
-    const int64_t pooled = s.out_c * (s.oh() / 2) * (s.ow() / 2);
-    auto out = fuse ? torch::empty({n, s.out_c, s.oh() / 2, s.ow() / 2}, in.options())
-                    : torch::empty({n, s.out_c, s.oh(), s.ow()}, in.options());
+    const ConvShape s{in.size(2), in.size(3), w.size(2), w.size(3), ph, pw, w.size(0), w.size(1)};
+    const int64_t n = in.size(0), oh = s.oh(), ow = s.ow(), ows = s.ows();
+    const int64_t plane = s.out_c * oh * ow;  // one image's output, unfused
+    const int64_t pooled = s.out_c * (oh / 2) * (ow / 2);
+    auto out = fuse ? torch::empty({n, s.out_c, oh / 2, ow / 2}, in.options())
+                    : torch::empty({n, s.out_c, oh, ow}, in.options());
     auto where =
         fuse ? torch::empty(out.sizes(), in.options().dtype(torch::kUInt8)) : torch::Tensor();
     const float* src = in.data_ptr<float>();
@@ -308,17 +318,24 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
     const float* bp = b.defined() ? b.data_ptr<float>() : nullptr;
     float* dst = out.data_ptr<float>();
     uint8_t* wh = fuse ? where.data_ptr<uint8_t>() : nullptr;
+    // Unfused with rows a multiple of 8: straight into the output.
+    const bool inPlace = !fuse && ows == ow;
     at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> padded(static_cast<size_t>(s.padH() * s.padW()));
-      std::vector<float> conv(fuse ? static_cast<size_t>(plane) : 0);
+      std::vector<float> padded(static_cast<size_t>(s.in_c * s.padPlane()));
+      std::vector<float> conv(inPlace ? 0 : static_cast<size_t>(s.outPlanes()));
       for (int64_t i = begin; i < end; ++i) {
-        padPlane(src + i * s.h * s.w, padded.data(), s);
-        if (!fuse) {
+        padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
+        if (inPlace) {
           convPlaneForward(padded.data(), wp, bp, dst + i * plane, s);
           continue;
         }
         convPlaneForward(padded.data(), wp, bp, conv.data(), s);
-        reluPool(conv.data(), dst + i * pooled, wh + i * pooled, s);
+        if (fuse) {
+          reluPool(conv.data(), dst + i * pooled, wh + i * pooled, s);
+          continue;
+        }
+        for (int64_t r = 0; r < s.out_c * oh; ++r)
+          std::copy(conv.data() + r * ows, conv.data() + r * ows + ow, dst + i * plane + r * ow);
       }
     });
     ctx->save_for_backward({in, w, fuse ? where : torch::empty({0})});
@@ -341,16 +358,19 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
                       w.size(3),
                       ctx->saved_data["ph"].toInt(),
                       ctx->saved_data["pw"].toInt(),
-                      w.size(0)};
+                      w.size(0),
+                      w.size(1)};
     auto g = grads[0].contiguous();
-    const int64_t n = in.size(0), taps = s.out_c * s.kh * s.kw, per = taps * 9;
-    const int64_t plane = s.out_c * s.oh() * s.ow();
-    const int64_t pooled = s.out_c * (s.oh() / 2) * (s.ow() / 2);
+    const int64_t n = in.size(0), oh = s.oh(), ow = s.ow(), ows = s.ows();
+    const int64_t weights = s.out_c * s.in_c * s.taps(), per = weights * 8;
+    const int64_t plane = s.out_c * oh * ow;
+    const int64_t pooled = s.out_c * (oh / 2) * (ow / 2);
     const bool wantInput = ctx->needs_input_grad(0);
+    const bool inPlace = !fuse && ows == ow;
     auto gin = wantInput ? torch::empty_like(in) : torch::Tensor();
-    // One weight-gradient accumulator set per chunk of images (8 vector lanes and one scalar
-    // per tap); chunks fixed by the thread count, summed in order. The bias gradient is the sum
-    // of the convolution planes' gradient, per channel, in the same chunks.
+    // One weight-gradient accumulator set per chunk of images (8 vector lanes per weight);
+    // chunks fixed by the thread count, summed in order. The bias gradient is the sum of the
+    // convolution planes' gradient, per channel, in the same chunks.
     const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n));
     std::vector<float> acc(static_cast<size_t>(chunks * per), 0.0f);
     std::vector<double> biasAcc(static_cast<size_t>(chunks * s.out_c), 0.0);
@@ -360,32 +380,38 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
     const uint8_t* wh = fuse ? saved[2].data_ptr<uint8_t>() : nullptr;
     float* gi = wantInput ? gin.data_ptr<float>() : nullptr;
     at::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
-      std::vector<float> padded(static_cast<size_t>(s.padH() * s.padW()));
+      std::vector<float> padded(static_cast<size_t>(s.in_c * s.padPlane()));
       std::vector<float> gpad(wantInput ? padded.size() : 0);
-      std::vector<float> gconv(fuse ? static_cast<size_t>(plane) : 0);
+      // The output gradient in the kernels' layout (the extra columns stay zero).
+      std::vector<float> gconv(inPlace ? 0 : static_cast<size_t>(s.outPlanes()), 0.0f);
       for (int64_t c = cb; c < ce; ++c) {
         float* a = acc.data() + c * per;
         double* ba = biasAcc.data() + c * s.out_c;
         for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
-          padPlane(src + i * s.h * s.w, padded.data(), s);
-          const float* gi_plane = gp + i * (fuse ? pooled : plane);
+          padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
+          const float* gq = gp + i * (fuse ? pooled : plane);
           if (fuse) {
-            unpoolGradient(gi_plane, wh + i * pooled, gconv.data(), s);
-            gi_plane = gconv.data();
+            unpoolGradient(gq, wh + i * pooled, gconv.data(), s);
+            gq = gconv.data();
+          } else if (!inPlace) {
+            for (int64_t r = 0; r < s.out_c * oh; ++r)
+              std::copy(gq + r * ow, gq + (r + 1) * ow, gconv.data() + r * ows);
+            gq = gconv.data();
           }
           for (int64_t o = 0; o < s.out_c; ++o) {
-            const float* q = gi_plane + o * s.oh() * s.ow();
+            const float* q = gq + o * oh * ows;
             float sum = 0.0f;
-            for (int64_t k = 0; k < s.oh() * s.ow(); ++k) sum += q[k];
+            for (int64_t k = 0; k < oh * ows; ++k) sum += q[k];
             ba[o] += sum;
           }
           if (wantInput) std::fill(gpad.begin(), gpad.end(), 0.0f);
-          convPlaneBackward(padded.data(), gi_plane, wp, wantInput ? gpad.data() : nullptr, a,
-                            a + taps * 8, s);
+          convPlaneBackward(padded.data(), gq, wp, wantInput ? gpad.data() : nullptr, a, s);
           if (wantInput)
-            for (int64_t y = 0; y < s.h; ++y)
-              std::copy(gpad.data() + (y + s.ph) * s.padW() + s.pw,
-                        gpad.data() + (y + s.ph) * s.padW() + s.pw + s.w, gi + (i * s.h + y) * s.w);
+            for (int64_t ch = 0; ch < s.in_c; ++ch)
+              for (int64_t y = 0; y < s.h; ++y) {
+                const float* row = gpad.data() + (ch * s.padH() + y + s.ph) * s.padW() + s.pw;
+                std::copy(row, row + s.w, gi + ((i * s.in_c + ch) * s.h + y) * s.w);
+              }
         }
       }
     });
@@ -393,8 +419,8 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
     float* gwp = gw.data_ptr<float>();
     for (int64_t c = 0; c < chunks; ++c) {
       const float* a = acc.data() + c * per;
-      for (int64_t k = 0; k < taps; ++k) {
-        float sum = a[taps * 8 + k];
+      for (int64_t k = 0; k < weights; ++k) {
+        float sum = 0.0f;
         for (int64_t l = 0; l < 8; ++l) sum += a[k * 8 + l];
         gwp[k] += sum;
       }
@@ -411,24 +437,36 @@ class SingleChannelConvFunction : public torch::autograd::Function<SingleChannel
   }
 };
 
-// Whether conv(x) is a one-input-channel convolution this file computes (directly or through
-// thnn_conv2d): zero padding, no groups or dilation, CPU float without autocast,
-// fastConvolutions().
-bool oneChannelConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+// Whether this file may compute conv(x) instead of the module: zero padding given as numbers, no
+// groups or dilation, CPU float without autocast, fastConvolutions().
+bool plainConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  return o.in_channels() == 1 && c10::get_if<torch::ExpandingArray<2>>(&o.padding()) &&
-         o.groups() == 1 && (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
+  return c10::get_if<torch::ExpandingArray<2>>(&o.padding()) && o.groups() == 1 &&
+         (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
          c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
-         x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == 1 &&
+         x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == o.in_channels() &&
          conv.weight.scalar_type() == torch::kFloat && !at::autocast::is_cpu_enabled() &&
          fastConvolutions();
 }
 
-// ... and takes the direct kernel: stride 1, at most kMaxTaps taps.
+// ... of one input channel (thnn_conv2d where the direct kernel does not apply).
+bool oneChannelConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  return conv.options.in_channels() == 1 && plainConvolution(conv, x);
+}
+
+// A layer of few channels (in x out at most kDirectPairs: a sharp model's STN localiser, 4 -> 4
+// and 4 -> 8 at every decoding step) is as badly served by oneDNN as a one-channel one (3-13
+// GFLOP/s at a training step's shapes; its blocking wants 8 or 16 channels): the direct kernel
+// takes it channel by channel. At 8 -> 16 (the glimpse VGG's second layer) oneDNN was the faster
+// in a sharp training step, so wider layers stay with it.
+constexpr int64_t kDirectPairs = 32;
+
+// ... and takes the direct kernel: stride 1, at most kMaxTaps taps, one input channel or few.
 bool directConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  return oneChannelConvolution(conv, x) && (*o.stride())[0] == 1 && (*o.stride())[1] == 1 &&
-         o.kernel_size()->at(0) * o.kernel_size()->at(1) <= kMaxTaps;
+  return plainConvolution(conv, x) && (*o.stride())[0] == 1 && (*o.stride())[1] == 1 &&
+         o.kernel_size()->at(0) * o.kernel_size()->at(1) <= kMaxTaps &&
+         (o.in_channels() == 1 || o.in_channels() * o.out_channels() <= kDirectPairs);
 }
 
 // a == {v, v}
@@ -436,9 +474,9 @@ bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v &
 
 torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse) {
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
-  return SingleChannelConvFunction::apply(
-      x, conv.weight, conv.options.bias() ? conv.bias : torch::empty({0}, x.options()),
-      padding->at(0), padding->at(1), fuse);
+  return DirectConvFunction::apply(x, conv.weight,
+                                   conv.options.bias() ? conv.bias : torch::empty({0}, x.options()),
+                                   padding->at(0), padding->at(1), fuse);
 }
 }  // namespace
 

@@ -1,22 +1,24 @@
 #pragma once
 // Where LibTorch's default convolution is the slow choice on the CPU. A convolution of one input
 // channel (the first layer of every image network here: the VGG, the ResNet, the STN and TPS
-// localisers; a sharp model runs two of them at every decoding step) is tiny arithmetic that
+// localisers; a sharp model runs two of them at every decoding step), or of few channels (in x
+// out at most 32: a sharp model's STN localiser, 4 -> 4 and 4 -> 8), is tiny arithmetic that
 // oneDNN and thnn_conv2d (im2col + GEMM) spend mostly rearranging memory on. With stride 1 it is
 // computed directly here (eight output columns per vector, forward, input and weight gradients;
 // 1.5-2x faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
 // a ReLU and a 2x2 max pool follow it in a Sequential the three run as one pass that never
-// stores the full-size activation or its gradient; other strides go through thnn_conv2d. The
-// modules and their parameters are unchanged; only the kernels differ, and each is held equal
-// to LibTorch's in values and gradients (tests/core/test_stages.cpp).
+// stores the full-size activation or its gradient; one-channel layers of other strides go
+// through thnn_conv2d. The modules and their parameters are unchanged; only the kernels differ,
+// and each is held equal to LibTorch's in values and gradients (tests/core/test_stages.cpp).
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
 namespace foveal::core {
 
-/// conv(x), through the direct kernel or thnn_conv2d where the convolution has one input
-/// channel (CPU, float, no groups or dilation, zero padding, no autocast) and
-/// fastConvolutions() (FOVEAL_PLAIN_CONV unset; cpu_features.h).
+/// conv(x), through the direct kernel (stride 1, one input channel or few) or thnn_conv2d (one
+/// input channel, other strides) where the convolution is plain (CPU, float, no groups or
+/// dilation, zero padding, no autocast) and fastConvolutions() (FOVEAL_PLAIN_CONV unset;
+/// cpu_features.h); the module's forward otherwise.
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
 
 /// max_pool2d(x, 2) (2x2 windows, stride 2, no padding, floor), the values taken as the maximum
@@ -31,7 +33,7 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
                         torch::IntArrayRef stride, torch::IntArrayRef padding);
 
 /// seq(x), with convForward for its convolutions and maxPool2d for its max pools; a direct
-/// one-channel convolution followed by a ReLU and a 2x2 stride-2 max pool runs fused.
+/// convolution followed by a ReLU and a 2x2 stride-2 max pool runs fused.
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
 
 }  // namespace foveal::core

@@ -508,10 +508,38 @@ class TestStages : public QObject {
     auto gw = torch::autograd::grad({convForward(*conv, x).square().sum()}, {conv->weight})[0];
     auto rw = torch::autograd::grad({conv->forward(x).square().sum()}, {conv->weight})[0];
     QVERIFY((gw - rw).abs().max().item<double>() < 1e-4);
+    // Few input channels (in x out at most 32) take the direct kernel too: widths that are and
+    // are not multiples of 8, 3x3 and 5x5, with and without the input gradient.
+    for (auto [in, out, kernel, padding, width] :
+         {std::tuple{4, 4, 3, 1, 41}, std::tuple{4, 8, 3, 1, 16}, std::tuple{3, 5, 5, 2, 13},
+          std::tuple{2, 3, 3, 0, 9}}) {
+      torch::nn::Conv2d few(torch::nn::Conv2dOptions(in, out, kernel).padding(padding));
+      for (bool inputGradient : {true, false}) {
+        auto x = torch::randn({9, in, 11, width}).requires_grad_(inputGradient);
+        auto y = convForward(*few, x);
+        auto want = few->forward(x);
+        QCOMPARE(y.sizes(), want.sizes());
+        QVERIFY((y - want).abs().max().item<double>() < 1e-5);
+        auto g = torch::randn_like(y);
+        std::vector<torch::Tensor> params{few->weight, few->bias};
+        if (inputGradient) params.push_back(x);
+        auto got = torch::autograd::grad({y}, params, {g});
+        auto ref = torch::autograd::grad({want}, params, {g});
+        for (size_t i = 0; i < got.size(); ++i)
+          QVERIFY2((got[i] - ref[i]).abs().max().item<double>() <
+                       1e-5 * (1 + ref[i].abs().max().item<double>()),
+                   qPrintable(QString("%1 -> %2 channels, width %3, gradient %4")
+                                  .arg(in)
+                                  .arg(out)
+                                  .arg(width)
+                                  .arg(i)));
+      }
+    }
     at::set_num_threads(threads);
-    torch::nn::Conv2d multi(torch::nn::Conv2dOptions(2, 4, 3).padding(1));
-    auto x2 = torch::randn({2, 2, 8, 8});
-    QVERIFY(torch::equal(convForward(*multi, x2), multi->forward(x2)));
+    // Wider layers go to the module unchanged.
+    torch::nn::Conv2d wide(torch::nn::Conv2dOptions(8, 16, 3).padding(1));
+    auto x2 = torch::randn({2, 8, 8, 8});
+    QVERIFY(torch::equal(convForward(*wide, x2), wide->forward(x2)));
   }
 
   // The first layer's convolution, ReLU and 2x2 pooling fused (sequentialForward) against the
@@ -520,9 +548,13 @@ class TestStages : public QObject {
   // quarters: exact sums; the first maximum takes the gradient, as max_pool2d's).
   void firstLayerFusionMatchesTheModules() {
     torch::manual_seed(11);
+    // The second layer (6 -> 3 channels, as an STN localiser's 4 -> 4) runs fused on the direct
+    // kernel too, the third (3 -> 4) unfused.
     torch::nn::Sequential seq(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 3).padding(1)),
                               torch::nn::ReLU(true), torch::nn::MaxPool2d(2),
-                              torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 3, 3)));
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 3, 3)),
+                              torch::nn::ReLU(true), torch::nn::MaxPool2d(2),
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)));
     {
       torch::NoGradGuard ng;
       auto* c = seq[0]->as<torch::nn::Conv2dImpl>();
