@@ -132,31 +132,46 @@ void padPlane(const float* src, float* dst, const ConvShape& s) {
 using Float8 = float __attribute__((vector_size(32)));
 constexpr int64_t kMaxTaps = 25;  // kernels up to 5x5 take the direct path
 
-// The first channel starts from the bias, the others (accumulate) add to out.
-template <int KH, int KW>
-[[gnu::always_inline]] inline void forwardRows(const float* padded, const float* weight,
-                                               int64_t wstride, const float* bias, bool accumulate,
-                                               float* out, const ConvShape& s) {
+// OG output channels from og on, over all input channels (padded: the in_c padded planes),
+// their OG accumulators in registers for each block of eight columns, so that the taps' products
+// form OG independent chains; each output is bias + the products in (channel, tap) order.
+template <int KH, int KW, int OG>
+[[gnu::always_inline]] inline void forwardGroup(const float* padded, const float* weight,
+                                                const float* bias, int64_t og, float* out,
+                                                const ConvShape& s) {
   const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
-  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW();
-  Float8 in[KH ? KH * KW : kMaxTaps];
+  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW(), plane = s.padPlane();
+  const int64_t wstride = s.in_c * taps;
+  const float* w0 = weight + og * wstride;
   for (int64_t y = 0; y < oh; ++y)
     for (int64_t x = 0; x < ows; x += 8) {
-      for (int64_t ky = 0; ky < kh; ++ky)
-        for (int64_t kx = 0; kx < kw; ++kx)
-          std::memcpy(&in[ky * kw + kx], padded + (y + ky) * pw + kx + x, sizeof(Float8));
-      for (int64_t o = 0; o < s.out_c; ++o) {
-        const float* w = weight + o * wstride;
-        float* dst = out + (o * oh + y) * ows + x;
-        Float8 acc;
-        if (accumulate)
-          std::memcpy(&acc, dst, sizeof(Float8));
-        else
-          acc = Float8{} + (bias ? bias[o] : 0.0f);
-        for (int64_t k = 0; k < taps; ++k) acc += w[k] * in[k];
-        std::memcpy(dst, &acc, sizeof(Float8));
+      Float8 acc[OG];
+      for (int j = 0; j < OG; ++j) acc[j] = Float8{} + (bias ? bias[og + j] : 0.0f);
+      for (int64_t c = 0; c < s.in_c; ++c) {
+        const float* p = padded + c * plane + y * pw + x;
+        const float* w = w0 + c * taps;
+        for (int64_t ky = 0; ky < kh; ++ky)
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            Float8 v;
+            std::memcpy(&v, p + ky * pw + kx, sizeof(Float8));
+            const int64_t k = ky * kw + kx;
+            for (int j = 0; j < OG; ++j) acc[j] += w[j * wstride + k] * v;
+          }
       }
+      for (int j = 0; j < OG; ++j)
+        std::memcpy(out + ((og + j) * oh + y) * ows + x, &acc[j], sizeof(Float8));
     }
+}
+
+// Every output channel, in groups of 8, then 4, 2 and 1.
+template <int KH, int KW>
+[[gnu::always_inline]] inline void forwardRows(const float* padded, const float* weight,
+                                               const float* bias, float* out, const ConvShape& s) {
+  int64_t og = 0;
+  for (; og + 8 <= s.out_c; og += 8) forwardGroup<KH, KW, 8>(padded, weight, bias, og, out, s);
+  if (og + 4 <= s.out_c) forwardGroup<KH, KW, 4>(padded, weight, bias, og, out, s), og += 4;
+  if (og + 2 <= s.out_c) forwardGroup<KH, KW, 2>(padded, weight, bias, og, out, s), og += 2;
+  if (og < s.out_c) forwardGroup<KH, KW, 1>(padded, weight, bias, og, out, s);
 }
 
 // Weight gradient: added per output channel and tap to accV (8 column partial sums, output
@@ -218,15 +233,10 @@ template <int KH, int KW>
 // outPlanes() (rows of ows()).
 FOVEAL_CONV_CLONES void convPlaneForward(const float* padded, const float* weight,
                                          const float* bias, float* out, const ConvShape& s) {
-  const int64_t taps = s.taps(), wstride = s.in_c * taps;
-  for (int64_t c = 0; c < s.in_c; ++c) {
-    const float* p = padded + c * s.padPlane();
-    const float* w = weight + c * taps;
-    if (s.kh == 3 && s.kw == 3)
-      forwardRows<3, 3>(p, w, wstride, bias, c > 0, out, s);
-    else
-      forwardRows<0, 0>(p, w, wstride, bias, c > 0, out, s);
-  }
+  if (s.kh == 3 && s.kw == 3)
+    forwardRows<3, 3>(padded, weight, bias, out, s);
+  else
+    forwardRows<0, 0>(padded, weight, bias, out, s);
 }
 
 // Adds one image's input gradient to gpad (its in_c padded planes; null: not wanted) and its
@@ -398,10 +408,17 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
               std::copy(gq + r * ow, gq + (r + 1) * ow, gconv.data() + r * ows);
             gq = gconv.data();
           }
+          // Eight lanes (the planes are whole blocks of eight), summed in lane order.
           for (int64_t o = 0; o < s.out_c; ++o) {
             const float* q = gq + o * oh * ows;
+            Float8 lanes{};
+            for (int64_t k = 0; k < oh * ows; k += 8) {
+              Float8 v;
+              std::memcpy(&v, q + k, sizeof(Float8));
+              lanes += v;
+            }
             float sum = 0.0f;
-            for (int64_t k = 0; k < oh * ows; ++k) sum += q[k];
+            for (int l = 0; l < 8; ++l) sum += lanes[l];
             ba[o] += sum;
           }
           if (wantInput) std::fill(gpad.begin(), gpad.end(), 0.0f);
