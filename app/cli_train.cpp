@@ -87,6 +87,7 @@ const char* kTrainUsage =
               [--max-length N] [--lambda-r X] [--lr X] [--reference-weight X] [--seed S]
               [--device cpu|cuda|cuda:N] [--threads N] [--loader-threads N] [--no-bf16]
               [--init-from MODEL.fvm] [--history-interval N] [--history-keep K] [--augment]
+              [--skip-ended-rows]
               train a model into run directory DIR (config.json, metrics.jsonl, latest.fvm,
               latest.state, best.fvm, history/iter-N.fvm); SIGINT/SIGTERM stop with a
               checkpoint; history/ keeps a model every N iterations (default 1000, 0: none),
@@ -96,7 +97,10 @@ const char* kTrainUsage =
               fine-tuning a trained model); --reference-weight the weight of a sharp
               + reference model's reference loss (default 1);
               --augment distorts each training digit (the digit specs get every aug-...
-              parameter of the defaults, recorded in config.json; see data show)
+              parameter of the defaults, recorded in config.json; see data show);
+              --skip-ended-rows: a sharp model computes each step's glimpse only for the
+              images whose label has not ended (faster with mixed lengths; batch norm's
+              statistics then cover those images alone)
               --run DIR --resume [--iterations N] [--device D] [--threads N]
               continue DIR exactly where its last checkpoint left off
               --list-presets [--json]   the presets and their settings (--json: for programs)
@@ -105,8 +109,11 @@ const char* kTrainUsage =
               Several processes (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT set, e.g. by
               torchrun-style launchers) train data-parallel over c10d/Gloo; rank 0 writes DIR
   bench-train [--preset NAME] [--width W] [--batch B] [--iterations N] [--data SPEC]
-              [--device D] [--threads N] [--json]
-              images/s of full training steps (loader, forward, loss, backward, ADADELTA)
+              [--device D] [--threads N] [--profile N] [--skip-ended-rows] [--json]
+              images/s of full training steps (loader, forward, loss, backward, ADADELTA);
+              --profile N lists the N costliest operators with their input shapes (self time
+              over every step, through LibTorch's profiler, which slows the steps it times);
+              --skip-ended-rows as train's
 )";
 
 namespace {
@@ -185,7 +192,8 @@ int runTrainCommand(const std::vector<std::string>& args) {
                                   "loader-threads",
                                   "init-from"};
   valued.insert(kStageOptions.begin(), kStageOptions.end());
-  std::set<std::string> flags = {"resume", "list-presets", "no-bf16", "json", "augment"};
+  std::set<std::string> flags = {"resume", "list-presets", "no-bf16",
+                                 "json",   "augment",      "skip-ended-rows"};
   flags.insert(kStageFlags.begin(), kStageFlags.end());
   const CliArgs a(args, valued, flags);
   if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
@@ -204,9 +212,10 @@ int runTrainCommand(const std::vector<std::string>& args) {
   tr::TrainConfig cfg;
   const bool resume = a.has("resume");
   if (resume) {
-    std::vector<std::string> fixed = {"preset",    "width",      "batch",    "micro-batches",
-                                      "data",      "max-length", "lambda-r", "seed",
-                                      "init-from", "augment",    "lr",       "reference-weight"};
+    std::vector<std::string> fixed = {
+        "preset",         "width", "batch",     "micro-batches", "data", "max-length",
+        "lambda-r",       "seed",  "init-from", "augment",       "lr",   "reference-weight",
+        "skip-ended-rows"};
     fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
     fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
     for (const auto& name : fixed)
@@ -227,6 +236,7 @@ int runTrainCommand(const std::vector<std::string>& args) {
     if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
     if (a.has("augment")) augmentDigitSets(cfg.trainData);
     cfg.initFrom = a.value("init-from", "");
+    if (a.has("skip-ended-rows")) cfg.skipEndedRows = true;
   }
   cfg.iterations = a.intValue("iterations", static_cast<int>(cfg.iterations));
   if (a.has("eval-data")) cfg.evalData = splitSemicolons(a.value("eval-data"));
@@ -285,8 +295,9 @@ int runTrainCommand(const std::vector<std::string>& args) {
 }
 
 int runTrainBenchCommand(const std::vector<std::string>& args) {
-  const CliArgs a(args, {"preset", "width", "batch", "iterations", "data", "device", "threads"},
-                  {"json"});
+  const CliArgs a(
+      args, {"preset", "width", "batch", "iterations", "data", "device", "threads", "profile"},
+      {"json", "skip-ended-rows"});
   tr::TrainBenchOptions o;
   o.preset = a.value("preset", o.preset);
   o.width = a.doubleValue("width", o.width);
@@ -295,19 +306,46 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   o.data = a.value("data");
   o.device = a.value("device", o.device);
   o.threads = a.intValue("threads", 0);
+  o.profile = a.intValue("profile", 0);
+  o.skipEndedRows = a.has("skip-ended-rows");
   if (o.batch < 1 || o.iterations < 1)
     throw std::invalid_argument("--batch and --iterations must be positive");
+  if (o.profile < 0) throw std::invalid_argument("--profile must be a number of operators");
   const auto r = tr::benchTraining(o);
-  if (a.has("json"))
+  if (a.has("json")) {
     std::printf(
         "{\"preset\": \"%s\", \"width\": %g, \"batch\": %d, \"iterations\": %d, \"device\": "
-        "\"%s\", \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f}\n",
+        "\"%s\", \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f",
         r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(), r.imagesPerS,
         r.msPerIteration);
-  else
-    std::printf("%s, width %g, batch %d on %s: %.1f training images/s (%.0f ms a step, %d steps)\n",
-                r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.imagesPerS,
-                r.msPerIteration, r.iterations);
+    if (o.profile > 0) {
+      std::printf(", \"profiled_ms\": %.1f, \"operators\": [", r.profiledMs);
+      for (size_t i = 0; i < r.operators.size(); ++i) {
+        std::string name;
+        for (char c : r.operators[i].name) {
+          if (c == '"' || c == '\\') name += '\\';
+          name += c;
+        }
+        std::printf("%s{\"name\": \"%s\", \"calls\": %ld, \"self_ms\": %.2f}", i ? ", " : "",
+                    name.c_str(), r.operators[i].calls, r.operators[i].selfMs);
+      }
+      std::printf("]");
+    }
+    std::printf("}\n");
+    return 0;
+  }
+  std::printf("%s, width %g, batch %d on %s: %.1f training images/s (%.0f ms a step, %d steps)\n",
+              r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.imagesPerS, r.msPerIteration,
+              r.iterations);
+  if (o.profile > 0) {
+    std::printf(
+        "profiled (every step, the warm-up included; the profiler slows each operator):"
+        " %.0f ms of operators' self time\n%10s %7s %6s  %s\n",
+        r.profiledMs, "self ms", "calls", "share", "operator [input shapes]");
+    for (const auto& op : r.operators)
+      std::printf("%10.1f %7ld %5.1f%%  %s\n", op.selfMs, op.calls,
+                  r.profiledMs > 0 ? 100.0 * op.selfMs / r.profiledMs : 0.0, op.name.c_str());
+  }
   return 0;
 }
 

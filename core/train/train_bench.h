@@ -3,6 +3,7 @@
 // with teacher forcing, loss, backward, gradient norm, ADADELTA) of a preset, measured over a few
 // iterations after a warm-up one. Torch-free.
 #include <string>
+#include <vector>
 
 namespace foveal::core::train {
 
@@ -14,6 +15,15 @@ struct TrainBenchOptions {
   std::string device = "cpu";
   int threads = 0;
   std::string data;  ///< training data ("" : the preset's)
+  int profile = 0;   ///< > 0: list this many operators, costliest first (LibTorch's profiler)
+  bool skipEndedRows = false;  ///< TrainConfig::skipEndedRows
+};
+
+/// One operator (with its input shapes) over every step the profiler saw, the warm-up included.
+struct OperatorTime {
+  std::string name;  ///< e.g. "aten::convolution_backward [64,4,16,41] [4,4,3,3] ..."
+  long calls = 0;
+  double selfMs = 0;  ///< time in the operator itself, not in operators it called
 };
 
 struct TrainBenchResult {
@@ -24,6 +34,8 @@ struct TrainBenchResult {
   double imagesPerS = 0;
   double msPerIteration = 0;
   std::string device;
+  std::vector<OperatorTime> operators;  ///< with options.profile: the costliest, self time
+  double profiledMs = 0;                ///< with options.profile: all operators' self time
 };
 
 /// Runs in a temporary run directory that is removed afterwards. Throws Error.

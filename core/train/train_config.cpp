@@ -71,6 +71,7 @@ std::string TrainConfig::toJson() const {
   j["threads"] = threads;
   j["loader_threads"] = loaderThreads;
   j["bf16"] = bf16;
+  j["skip_ended_rows"] = skipEndedRows;
   return j.dump(2);
 }
 
@@ -108,30 +109,30 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("not a JSON object");
-    checkKeys(j,
-              {"preset",
-               "model",
-               "train_data",
-               "eval_data",
-               "init_from",
-               "iterations",
-               "batch_size",
-               "micro_batches",
-               "seed",
-               "lambda_r",
-               "reference_weight",
-               "log_interval",
-               "eval_interval",
-               "eval_limit",
-               "checkpoint_interval",
-               "history_interval",
-               "history_keep",
-               "max_non_finite",
-               "optimizer",
-               "device",
-               "threads",
-               "loader_threads",
-               "bf16"},
+    checkKeys(j, {"preset",
+                  "model",
+                  "train_data",
+                  "eval_data",
+                  "init_from",
+                  "iterations",
+                  "batch_size",
+                  "micro_batches",
+                  "seed",
+                  "lambda_r",
+                  "reference_weight",
+                  "log_interval",
+                  "eval_interval",
+                  "eval_limit",
+                  "checkpoint_interval",
+                  "history_interval",
+                  "history_keep",
+                  "max_non_finite",
+                  "optimizer",
+                  "device",
+                  "threads",
+                  "loader_threads",
+                  "bf16",
+                  "skip_ended_rows"},
               "");
     if (j.contains("model") && j.at("model").is_object())
       checkKeys(j.at("model"), modelKeys(), "model.");
@@ -198,6 +199,7 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
     c.threads = get("threads", 0);
     c.loaderThreads = get("loader_threads", 2);
     c.bf16 = get("bf16", true);
+    c.skipEndedRows = get("skip_ended_rows", false);
   } catch (const json::exception& e) {
     throw Error(origin + ": bad train config JSON" + (key.empty() ? "" : " at key '" + key + "'") +
                 ": " + e.what());

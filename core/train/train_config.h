@@ -52,6 +52,10 @@ struct TrainConfig {
   /// bf16 autocast: on CUDA for the forward pass; on a CPU with native bf16 (AMX, AVX512-BF16)
   /// for the convolutions. fp32 weights, fp32 after the CNN on the CPU.
   bool bf16 = true;
+  /// Sharp models: the glimpse only for the rows whose label has not ended at each step
+  /// (DecodeOptions::skipEndedRows; batch norm's statistics then cover those rows alone). Off in
+  /// runs whose config.json predates it.
+  bool skipEndedRows = false;
 
   /// Throws Error naming the first bad field.
   void validate() const;

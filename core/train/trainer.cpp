@@ -742,6 +742,7 @@ std::vector<Micro> Trainer::Impl::forward(const DeviceBatch& batch, StepStats& s
     dec.targets = mb.targets;
     dec.sample = true;
     dec.generator = gen;
+    dec.skipEndedRows = cfg.skipEndedRows;
     try {
       CudaAutocastScope ac(autocast);
       mb.out = model->forward(

@@ -464,6 +464,64 @@ class TestModel : public QObject {
     QVERIFY(torch::equal(a.tokens, b.tokens));
   }
 
+  // Teacher forcing with skipEndedRows: the rows whose label has ended get no glimpse (their
+  // patches are zero after the end token's step), and with batch norm in eval mode (its
+  // statistics the only thing the skipped rows could change) the loss and every parameter's
+  // gradient are those of the full computation; in training mode it runs and stays finite.
+  void skippingEndedRowsKeepsTheLoss_data() {
+    QTest::addColumn<int>("context");
+    QTest::addColumn<int>("stns");
+    for (int ctx : {0, 1, 2}) QTest::newRow(qPrintable(QString("ctx%1").arg(ctx))) << ctx << 1;
+    QTest::newRow("ctx0 stns2") << 0 << 2;
+  }
+  void skippingEndedRowsKeepsTheLoss() {
+    QFETCH(int, context);
+    QFETCH(int, stns);
+    torch::manual_seed(23);
+    const auto cfg = tinyConfig("sharp", static_cast<ContextKind>(context), stns);
+    Recognizer model(cfg);
+    const auto batch = makeBatch(cfg, 4);  // lengths 3, max, 3, max
+    const auto references = torch::rand({11, 1, cfg.patchH, cfg.patchW});
+    auto run = [&](bool skip) {
+      DecodeOptions opt;
+      opt.targets = batch.targets;
+      opt.skipEndedRows = skip;
+      model->zero_grad();
+      auto out = model->forward(batch.image, batch.upsampled, opt);
+      auto terms = lossOf(model, out, batch, 1.0, -0.5, references);
+      terms.total.backward();
+      std::vector<torch::Tensor> grads;
+      for (const auto& p : model->parameters())
+        grads.push_back(p.grad().defined() ? p.grad().clone() : torch::zeros_like(p));
+      return std::make_tuple(out, terms.total.item<double>(), grads);
+    };
+    model->eval();
+    const auto [full, fullLoss, fullGrads] = run(false);
+    const auto [skip, skipLoss, skipGrads] = run(true);
+    QCOMPARE(skip.patches.size(), full.patches.size());
+    const int64_t shortLen = batch.lengths[0].item<int64_t>();  // 3: the end token at step 3
+    for (int64_t t = 0; t < full.patches[0].size(1); ++t) {
+      const double fullMass = full.patches[0][0][t].abs().sum().item<double>();
+      const double skipMass = skip.patches[0][0][t].abs().sum().item<double>();
+      QVERIFY(fullMass > 0);
+      if (t <= shortLen)
+        QVERIFY(torch::allclose(skip.patches[0][0][t], full.patches[0][0][t], 1e-5, 1e-6));
+      else
+        QCOMPARE(skipMass, 0.0);
+    }
+    QVERIFY2(std::abs(skipLoss - fullLoss) < 1e-5 * (1 + std::abs(fullLoss)),
+             qPrintable(QString("loss %1 against %2").arg(skipLoss).arg(fullLoss)));
+    QCOMPARE(skipGrads.size(), fullGrads.size());
+    for (size_t i = 0; i < fullGrads.size(); ++i)
+      QVERIFY2((skipGrads[i] - fullGrads[i]).abs().max().item<double>() <
+                   1e-4 * (1 + fullGrads[i].abs().max().item<double>()),
+               qPrintable(QString("parameter %1").arg(i)));
+    model->train();
+    const auto [trained, trainedLoss, trainedGrads] = run(true);
+    QVERIFY(std::isfinite(trainedLoss));
+    QCOMPARE(trained.patches[0][0][shortLen + 1].abs().sum().item<double>(), 0.0);
+  }
+
   void forcedSelectionReplaysDecode() {
     torch::manual_seed(17);
     const auto cfg = tinyConfig("sharp", ContextKind::Chain);

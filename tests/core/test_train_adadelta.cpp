@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 #include <QtTest/QtTest>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/error.h"
@@ -126,11 +127,17 @@ class TestTrainAdadelta : public QObject {
     c.batchSize = 17;
     c.lambdaR = 0.5;
     c.evalData = {"digits:len=3,split=test,count=10"};
+    c.skipEndedRows = true;
     const auto back = TrainConfig::fromJson(c.toJson());
     QCOMPARE(back.toJson(), c.toJson());
     QCOMPARE(back.model.width, 0.25);
     QVERIFY(back.model.reference);
     QCOMPARE(back.batchSize, 17);
+    QVERIFY(back.skipEndedRows);
+    // A config written before the option reads as off: a resumed run keeps its computation.
+    auto j = nlohmann::json::parse(c.toJson());
+    j.erase("skip_ended_rows");
+    QVERIFY(!TrainConfig::fromJson(j.dump()).skipEndedRows);
   }
 
   void presetsFollowThePaper() {

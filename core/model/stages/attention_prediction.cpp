@@ -80,9 +80,30 @@ AttentionPredictionImpl::State AttentionPredictionImpl::initialState(const torch
   return s;
 }
 
+namespace {
+
+// A glimpse of some rows as one of all `rows`: zero in the others.
+torch::Tensor scatterRows(const torch::Tensor& t, const torch::Tensor& index, int64_t rows) {
+  if (!t.defined()) return t;
+  auto size = t.sizes().vec();
+  size[0] = rows;
+  return torch::zeros(size, t.options()).index_copy(0, index, t);
+}
+
+GlimpseOutput scatterRows(GlimpseOutput g, const torch::Tensor& index, int64_t rows) {
+  g.context = scatterRows(g.context, index, rows);
+  for (auto& p : g.patches) p = scatterRows(p, index, rows);
+  for (auto& t : g.thetas) t = scatterRows(t, index, rows);
+  g.weights = scatterRows(g.weights, index, rows);
+  return g;
+}
+
+}  // namespace
+
 AttentionPredictionImpl::StepOutput AttentionPredictionImpl::step(
     const Keys& k, State& st, const torch::Tensor& upsampled, const torch::Tensor& imageOfRow,
-    const torch::Tensor& forced, Select select, const DecodeOptions& options) {
+    const torch::Tensor& forced, Select select, const DecodeOptions& options,
+    const torch::Tensor& glimpseRows) {
   StepOutput o;
   auto e = m_attention->scores(options.recomputeKeys ? m_attention->project(k.x) : k.wx,
                                st.h);  // [N, M]
@@ -107,9 +128,22 @@ AttentionPredictionImpl::StepOutput AttentionPredictionImpl::step(
     logits = torch::addmm(m_output->bias, st.h, k.outH);
     if (m_paperCell && st.prev.defined()) logits += k.outY.index_select(0, st.prev);
   } else {
-    GlimpseInput in{k.x, o.alpha, o.selected, upsampled, imageOfRow, st.h};
-    o.glimpse = m_glimpse->glimpse(in);
     const auto rows = k.x.size(0);
+    if (glimpseRows.defined()) {
+      const auto& r = glimpseRows;
+      // Row i reads image i unless imageOfRow says otherwise.
+      GlimpseInput in{
+          k.x.index_select(0, r),
+          o.alpha.index_select(0, r),
+          o.selected.index_select(0, r),
+          imageOfRow.defined() || !upsampled.defined() ? upsampled : upsampled.index_select(0, r),
+          imageOfRow.defined() ? imageOfRow.index_select(0, r) : torch::Tensor(),
+          st.h.index_select(0, r)};
+      o.glimpse = scatterRows(m_glimpse->glimpse(in), r, rows);
+    } else {
+      GlimpseInput in{k.x, o.alpha, o.selected, upsampled, imageOfRow, st.h};
+      o.glimpse = m_glimpse->glimpse(in);
+    }
     auto y = st.prev.defined() ? torch::one_hot(st.prev, m_numClasses).to(k.x.scalar_type())
                                : torch::zeros({rows, m_numClasses}, k.x.options());
     if (st.prevScale.defined()) y = y * st.prevScale.unsqueeze(1);
@@ -138,6 +172,7 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
                     !options.recomputeKeys && !options.tokenScale.defined();
   const Keys k = keys(x, lean);
   State st = initialState(x, bsz);
+  const bool skipEnded = teacher && options.skipEndedRows && !lean && config.attention == "sharp";
 
   RecognizerOutput out;
   std::vector<torch::Tensor> logp, alphas, sel, logsel, toks, weights;
@@ -151,8 +186,16 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
                       ? options.forcedSelection.select(1, t).to(torch::kLong)
                       : torch::Tensor();
     if (options.tokenScale.defined()) st.prevScale = options.tokenScale.select(1, t);
-    auto o =
-        step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax, options);
+    // Rows whose label ended before step t (teacher forcing: its end token at t - 1 or before)
+    // need no glimpse: every loss term masks their later steps.
+    torch::Tensor glimpseRows;
+    if (skipEnded && t > 0) {
+      auto active = options.targets.select(1, t - 1) != m_charset.endIndex();
+      const auto n = active.sum().item<int64_t>();
+      if (n >= 2 && n < bsz) glimpseRows = active.nonzero().squeeze(1);
+    }
+    auto o = step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax,
+                  options, glimpseRows);
     auto tok = o.logProbs.detach().argmax(-1);
     logp.push_back(o.logProbs);
     alphas.push_back(o.alpha);

@@ -57,9 +57,11 @@ class AttentionPredictionImpl : public torch::nn::Cloneable<AttentionPredictionI
   Keys keys(const torch::Tensor& x, bool lean);
   State initialState(const torch::Tensor& x, int64_t rows);
   /// One decoder step: alpha_t from h_{t-1}, the region, the glimpse, the cell, p(y_t).
+  /// glimpseRows (int64, defined): only these rows' glimpses are computed, the others' outputs
+  /// are zero (rows whose label has ended, under teacher forcing).
   StepOutput step(const Keys& k, State& state, const torch::Tensor& upsampled,
                   const torch::Tensor& imageOfRow, const torch::Tensor& forced, Select select,
-                  const DecodeOptions& options);
+                  const DecodeOptions& options, const torch::Tensor& glimpseRows = {});
 
   Charset m_charset;
   int64_t m_inputDim;

@@ -96,6 +96,12 @@ struct DecodeOptions {
   /// (the output then has fewer steps than config.steps()). Readings, confidences and entropies
   /// up to the end token are unchanged; evaluation uses it, traces do not.
   bool stopWhenAllEnded = false;
+  /// Teacher forcing in a sharp model: at each step only the rows whose label has not ended
+  /// (no end token among the earlier targets) compute the glimpse; the others' glimpse outputs
+  /// are zero. Every loss term masks those steps, so the loss and gradients are the same but for
+  /// batch normalisation, whose training-mode statistics then cover the rows still reading.
+  /// Training with mixed label lengths (5-13 digits) skips about 29 % of the glimpses.
+  bool skipEndedRows = false;
   /// Attention decoders: decode steps 0 to lastStep only (-1: every step). The output then has
   /// lastStep + 1 steps, each the same as in a full decode: a step never depends on later ones.
   /// Attribution uses it, since only the explained step's log p matters; CTC ignores it.
