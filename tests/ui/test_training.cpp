@@ -566,6 +566,17 @@ class TestTraining : public QObject {
       QVERIFY(dialog.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/new-run.png"));
     }
     QCOMPARE(dialog.spec().arguments(), spec.arguments());
+    // Skipping the ended labels' glimpses: offered for sharp models (the preset's or chosen).
+    spec.skipEndedRows = true;
+    dialog.setSpec(spec);
+    QVERIFY2(dialog.commandLine().endsWith("--projection --skip-ended-rows --device cpu"),
+             qPrintable(dialog.commandLine()));
+    spec.attention = "soft";
+    dialog.setSpec(spec);
+    QVERIFY(!dialog.commandLine().contains("--skip-ended-rows"));
+    spec.attention.clear();
+    spec.skipEndedRows = false;
+    dialog.setSpec(spec);
     ui::LaunchSpec resume;
     resume.resume = true;
     resume.runDir = "/runs/a";

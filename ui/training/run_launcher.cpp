@@ -60,6 +60,7 @@ QStringList LaunchSpec::arguments(int rank) const {
       if (!value->isEmpty()) a << QString::fromLatin1(flag) << *value;
     if (projection == 1) a << QStringLiteral("--projection");
     if (projection == 0) a << QStringLiteral("--no-projection");
+    if (skipEndedRows) a << QStringLiteral("--skip-ended-rows");
   }
   switch (device) {
     case Device::Cpu:

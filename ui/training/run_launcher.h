@@ -42,6 +42,8 @@ struct LaunchSpec {
   /// preset's, 0 off, 1 on.
   QString transformation, features, sequence, prediction, cell, attention;
   int projection = -1;
+  /// train --skip-ended-rows: a sharp model's glimpse only for the labels not yet ended.
+  bool skipEndedRows = false;
   QString runDir;
   bool resume = false;  ///< continue runDir (only runDir, device and threads are used)
   /// `train --target ...` options (RunTargetBox): the run trains on an SSH host or a Slurm

@@ -2,6 +2,7 @@
 #include "run/run_folder.h"
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QClipboard>
 #include <QComboBox>
 #include <QDateTime>
@@ -172,6 +173,13 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_seed->setRange(0, std::numeric_limits<int>::max());
   m_seed->setValue(1);
   form->addRow(tr("&Seed:"), m_seed);
+  m_skipEnded =
+      new QCheckBox(tr("S&kip the glimpses of labels that have ended (sharp: ~1.4x faster)"), this);
+  m_skipEnded->setToolTip(
+      tr("train --skip-ended-rows: at each decoding step only the images whose label has not "
+         "ended compute a sharp model's glimpse (the loss masks the others' steps anyway); "
+         "batch norm's statistics then come from those images alone. Sharp models only."));
+  form->addRow(QString(), m_skipEnded);
 
   auto* dirRow = new QHBoxLayout;
   m_runDir = new QLineEdit(this);
@@ -249,6 +257,7 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
   connect(m_target, &RunTargetBox::changed, this, changed);
   connect(m_device, &QComboBox::currentIndexChanged, this, changed);
+  connect(m_skipEnded, &QCheckBox::toggled, this, changed);
   for (auto* c :
        {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse, m_projection})
     connect(c, &QComboBox::currentIndexChanged, this, changed);
@@ -329,6 +338,7 @@ LaunchSpec TrainingLaunchDialog::spec() const {
   s.cell = m_cell->currentData().toString();
   s.attention = m_glimpse->currentData().toString();
   s.projection = m_projection->currentData().toInt();
+  s.skipEndedRows = m_skipEnded->isEnabled() && m_skipEnded->isChecked();
   s.runDir = m_runDir->text().trimmed();
   s.targetArguments = m_target->arguments(s.runDir);
   return s;
@@ -352,6 +362,7 @@ void TrainingLaunchDialog::setSpec(const LaunchSpec& s) {
       {m_prediction, &s.prediction},         {m_cell, &s.cell},         {m_glimpse, &s.attention}};
   for (const auto& [box, value] : stages) box->setCurrentIndex(std::max(0, box->findData(*value)));
   m_projection->setCurrentIndex(std::max(0, m_projection->findData(s.projection)));
+  m_skipEnded->setChecked(s.skipEndedRows);
   if (!s.runDir.isEmpty()) {
     m_dirEdited = true;
     m_runDir->setText(s.runDir);
@@ -366,6 +377,11 @@ void TrainingLaunchDialog::updateCommand() {
   m_cudaIndex->setVisible(device == LaunchSpec::Device::Cuda);
   m_gpus->setVisible(device == LaunchSpec::Device::MultiGpu);
   m_threads->setVisible(device == LaunchSpec::Device::Cpu);
+  // Sharp models only: the chosen glimpse, or the preset's.
+  const QString glimpse = m_glimpse->currentData().toString();
+  m_skipEnded->setEnabled(
+      glimpse == QLatin1String("sharp") ||
+      (glimpse.isEmpty() && m_preset->currentText().contains(QLatin1String("sharp"))));
   const LaunchSpec s = spec();
   m_command->setPlainText(s.commandLine(m_cli.isEmpty() ? QStringLiteral("foveal-cli") : m_cli));
   {

@@ -14,6 +14,7 @@ class QLineEdit;
 class QPlainTextEdit;
 class QProcess;
 class QPushButton;
+class QCheckBox;
 class QSpinBox;
 
 namespace foveal::ui {
@@ -58,6 +59,7 @@ class TrainingLaunchDialog : public QDialog {
   QSpinBox* m_gpus;
   QSpinBox* m_threads;
   QSpinBox* m_seed;
+  QCheckBox* m_skipEnded;
   /// Stage overrides (first item: the preset's), from core's stage registry.
   QComboBox* m_transformation;
   QComboBox* m_features;

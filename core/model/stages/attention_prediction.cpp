@@ -192,6 +192,7 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
     if (skipEnded && t > 0) {
       auto active = options.targets.select(1, t - 1) != m_charset.endIndex();
       const auto n = active.sum().item<int64_t>();
+      // (One row left: the whole batch, so that batch norm never sees a lone image.)
       if (n >= 2 && n < bsz) glimpseRows = active.nonzero().squeeze(1);
     }
     auto o = step(k, st, upsampled, {}, forced, stochastic ? Select::Sample : Select::Argmax,
