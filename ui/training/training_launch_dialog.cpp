@@ -173,8 +173,8 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_seed->setRange(0, std::numeric_limits<int>::max());
   m_seed->setValue(1);
   form->addRow(tr("&Seed:"), m_seed);
-  m_skipEnded =
-      new QCheckBox(tr("S&kip the glimpses of labels that have ended (sharp: ~1.4x faster)"), this);
+  m_skipEnded = new QCheckBox(
+      tr("S&kip the glimpses of labels that have ended (sharp: 1.2-1.4x faster)"), this);
   m_skipEnded->setToolTip(
       tr("train --skip-ended-rows: at each decoding step only the images whose label has not "
          "ended compute a sharp model's glimpse (the loss masks the others' steps anyway); "
