@@ -54,13 +54,14 @@ const char* kEvalUsage =
               the 5 lengths x normal/rotated digit test sets in the layout of Table 1, then
               pointing accuracy in the same layout
               --model FILE[,FILE...] --data SPEC --faithfulness [--methods LIST] [--limit N]
-              [--ig-steps N] [--points N] [--json]
+              [--ig-steps N] [--points N] [--profile N] [--json]
               does each map explain the reading? per map (LIST, comma-separated, default
               attention,ig,random; also saliency, grad-input, occlusion) over every character
               step: deletion and insertion AUC (RISE; --points fractions, default 11), pointing
               and weighting games against the true boxes, rank correlation with attention
               (a DTRB .pth as --model: see import); progress on stderr every 10 s; Ctrl-C
-              stops and prints the table of the images done
+              stops and prints the table of the images done; --profile N adds the N
+              costliest LibTorch operators with their input shapes (self time, every worker)
               --model tesseract:LANG[,psm=N][,chars=SET] evaluates Tesseract (libtesseract,
               LSTM engine; psm 7, one text line, by default) on the same data: its reading,
               its symbols' boxes as the steps' boxes (pointing, IoU); text scoring
@@ -162,6 +163,7 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
   o.limit = eval.limit;
   o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
   o.curves.points = a.intInRange("points", 11, 2, 1001);
+  o.profile = a.intInRange("profile", 0, 0, 100000);
   o.importOptions = eval.importOptions;
   // Progress on stderr (a 1,000-image run takes minutes to an hour): every 10 s and at the end.
   std::signal(SIGINT, onFaithfulnessStop);
@@ -198,7 +200,12 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
       if (a.has("json"))
         json.push_back(report.toJson());
       else
-        std::cout << report.toTable() << "\n";
+        std::cout << report.toTable() << "\n"
+                  << (o.profile > 0
+                          ? report.profile.toText("profiled (every worker; the profiler slows "
+                                                  "each operator)") +
+                                "\n"
+                          : "");
     }
   if (a.has("json")) {
     std::cout << "[";
@@ -214,7 +221,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(
       args,
       withImportOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring",
-                         "device", "threads", "beam", "methods", "ig-steps", "points"}),
+                         "device", "threads", "beam", "methods", "ig-steps", "points", "profile"}),
       withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;

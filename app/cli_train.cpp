@@ -318,18 +318,9 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
         "\"%s\", \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f",
         r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(), r.imagesPerS,
         r.msPerIteration);
-    if (o.profile > 0) {
-      std::printf(", \"profiled_ms\": %.1f, \"operators\": [", r.profiledMs);
-      for (size_t i = 0; i < r.operators.size(); ++i) {
-        std::string name;
-        for (char c : r.operators[i].name) {
-          if (c == '"' || c == '\\') name += '\\';
-          name += c;
-        }
-        std::printf("%s{\"name\": \"%s\", \"calls\": %ld, \"self_ms\": %.2f}", i ? ", " : "",
-                    name.c_str(), r.operators[i].calls, r.operators[i].selfMs);
-      }
-      std::printf("]");
+    if (o.profile > 0) {  // the profile's keys in this object
+      const std::string p = r.profile.toJson();
+      std::printf(", %s", p.substr(1, p.size() - 2).c_str());
     }
     std::printf("}\n");
     return 0;
@@ -337,15 +328,11 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   std::printf("%s, width %g, batch %d on %s: %.1f training images/s (%.0f ms a step, %d steps)\n",
               r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.imagesPerS, r.msPerIteration,
               r.iterations);
-  if (o.profile > 0) {
-    std::printf(
-        "profiled (every step, the warm-up included; the profiler slows each operator):"
-        " %.0f ms of operators' self time\n%10s %7s %6s  %s\n",
-        r.profiledMs, "self ms", "calls", "share", "operator [input shapes]");
-    for (const auto& op : r.operators)
-      std::printf("%10.1f %7ld %5.1f%%  %s\n", op.selfMs, op.calls,
-                  r.profiledMs > 0 ? 100.0 * op.selfMs / r.profiledMs : 0.0, op.name.c_str());
-  }
+  if (o.profile > 0)
+    std::printf("%s", r.profile
+                          .toText("profiled (every step, the warm-up included; the profiler "
+                                  "slows each operator)")
+                          .c_str());
   return 0;
 }
 

@@ -6,15 +6,19 @@
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/autograd.h>
 #include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/pooling.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "model/winograd.h"
 
 namespace foveal::core {
 
@@ -489,6 +493,66 @@ bool directConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x
 // a == {v, v}
 bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v && a[1] == v; }
 
+// Wide 3x3 layers (stride 1, padding 1) by Winograd's F(4x4, 3x3) (winograd.h) where oneDNN has
+// only direct convolutions (AVX2). From 256 channels in and out: measured one layer at a time at
+// batch 32 against oneDNN (2026-11-27, the AMD EPYC VM), one thread: 256 -> 256 on 8x25
+// 1.5-2.0x faster, 256 -> 512 and 512 -> 512 on 4x26 1.4-1.8x, 128 -> 128 and 128 -> 256 on 8x25
+// 1.0-1.3x; two threads: 512 -> 512 1.6x, 256 -> 256 and 256 -> 512 1.2x, 128 -> 256 level,
+// 128 -> 128 0.6x (the transforms, memory-bound, gain nothing from a second core); 64 -> 64 on
+// 16x50 and narrower lost at both.
+constexpr int64_t kWinogradChannels = 256;
+
+bool winogradEnabled() {  // FOVEAL_WINOGRAD=0: never (also conv_plan.cpp's Winograd)
+  static const bool on = [] {
+    const char* v = std::getenv("FOVEAL_WINOGRAD");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
+
+bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  if (!plainConvolution(conv, x) || !winogradEnabled()) return false;
+  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
+  return both(*o.kernel_size(), 3) && both(*o.stride(), 1) && both(*padding, 1) &&
+         o.in_channels() >= kWinogradChannels && o.out_channels() >= kWinogradChannels;
+}
+
+// Forward and input gradient by Winograd (the input gradient of a 3x3 stride-1 padding-1
+// convolution is one, of the rotated and transposed weight); the weight and bias gradients,
+// where asked for, by LibTorch's convolution_backward.
+class WinogradConvFunction : public torch::autograd::Function<WinogradConvFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+    // bias: [O], or empty ([0]) for none (an undefined tensor cannot enter apply).
+    const bool hasBias = bias.numel() > 0;
+    const bool weightGrad = weight.requires_grad() || (hasBias && bias.requires_grad());
+    ctx->save_for_backward({weightGrad ? x : torch::empty({0}, x.options()), weight});
+    ctx->saved_data["bias"] = hasBias;
+    return winogradConv3x3(x, weight, hasBias ? bias : torch::Tensor());
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto& x = saved[0];
+    const auto& w = saved[1];
+    auto g = grads[0].contiguous();
+    torch::Tensor gx, gw, gb;
+    if (ctx->needs_input_grad(0)) gx = winogradConv3x3(g, w, {}, /*inputGradient=*/true);
+    const bool wantW = ctx->needs_input_grad(1);
+    const bool wantB = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2);
+    if (wantW || wantB) {
+      std::vector<int64_t> biasSizes{w.size(0)};
+      auto r = at::convolution_backward(g, x, w, biasSizes, {1, 1}, {1, 1}, {1, 1}, false, {0, 0},
+                                        1, {false, wantW, wantB});
+      gw = std::get<1>(r);
+      gb = std::get<2>(r);
+    }
+    return {gx, gw, gb};
+  }
+};
+
 torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse) {
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
   return DirectConvFunction::apply(x, conv.weight,
@@ -510,14 +574,49 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
   return torch::max_pool2d(x, kernel, stride, padding);
 }
 
-torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
-  if (directConvolution(conv, x)) return directForward(conv, x, false);
-  if (!oneChannelConvolution(conv, x)) return conv.forward(x);
+namespace {
+// conv(x) with the given weight and bias (undefined: none) in place of the module's, through the
+// kernels convForward picks; plainConvolution(conv, x) holds.
+torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+                       const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto& o = conv.options;
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
-  return at::thnn_conv2d(x, conv.weight, {o.kernel_size()->at(0), o.kernel_size()->at(1)},
-                         o.bias() ? conv.bias : torch::Tensor(),
-                         {o.stride()->at(0), o.stride()->at(1)}, {padding->at(0), padding->at(1)});
+  auto orEmpty = [&](const torch::Tensor& b) {  // an undefined tensor cannot enter apply
+    return b.defined() ? b : torch::empty({0}, x.options());
+  };
+  if (directConvolution(conv, x))
+    return DirectConvFunction::apply(x, weight, orEmpty(bias), padding->at(0), padding->at(1),
+                                     false);
+  // Only where gradients are recorded (explanations, training): inference keeps the direct
+  // convolutions, whose readings match the reference implementations' to 1e-6 (Winograd's
+  // rounding moved strhub's TRBA's attention weights by 1.5e-4 through its TPS localiser).
+  if (torch::GradMode::is_enabled() && winogradConvolution(conv, x))
+    return WinogradConvFunction::apply(x, weight, orEmpty(bias));
+  const std::vector<int64_t> kernel{o.kernel_size()->at(0), o.kernel_size()->at(1)},
+      stride{o.stride()->at(0), o.stride()->at(1)}, pad{padding->at(0), padding->at(1)};
+  if (oneChannelConvolution(conv, x)) return at::thnn_conv2d(x, weight, kernel, bias, stride, pad);
+  return torch::conv2d(x, weight, bias, stride, pad);
+}
+}  // namespace
+
+torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  if (!plainConvolution(conv, x)) return conv.forward(x);
+  return convWith(conv, x, conv.weight, conv.options.bias() ? conv.bias : torch::Tensor());
+}
+
+torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                            const torch::Tensor& x) {
+  const auto& b = bn.options;
+  if (bn.is_training() || !b.track_running_stats() || !plainConvolution(conv, x))
+    return bn.forward(convForward(conv, x));
+  // Evaluation: bn(y) = (y - mean) * s + beta with s = gamma / sqrt(var + eps), per channel,
+  // folded into the convolution (differentiably: gradients still reach every parameter).
+  auto s = torch::rsqrt(bn.running_var + b.eps());
+  if (b.affine()) s = s * bn.weight;
+  auto bias = -bn.running_mean * s;
+  if (conv.options.bias()) bias = bias + conv.bias * s;
+  if (b.affine()) bias = bias + bn.bias;
+  return convWith(conv, x, conv.weight * s.view({-1, 1, 1, 1}), bias);
 }
 
 namespace {
@@ -540,6 +639,10 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
           isPool2x2(*seq.ptr(i + 2))) {
         y = directForward(*c, y, true);
         i += 2;
+      } else if (auto* bn =
+                     i + 1 < n ? seq.ptr(i + 1)->as<torch::nn::BatchNorm2dImpl>() : nullptr) {
+        y = convBatchNorm(*c, *bn, y);
+        i += 1;
       } else {
         y = convForward(*c, y);
       }

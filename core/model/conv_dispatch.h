@@ -8,8 +8,12 @@
 // 1.5-2x faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
 // a ReLU and a 2x2 max pool follow it in a Sequential the three run as one pass that never
 // stores the full-size activation or its gradient; one-channel layers of other strides go
-// through thnn_conv2d. The modules and their parameters are unchanged; only the kernels differ,
-// and each is held equal to LibTorch's in values and gradients (tests/core/test_stages.cpp).
+// through thnn_conv2d. Wide 3x3 stride-1 layers (128 channels and more in and out) run
+// Winograd's F(4x4, 3x3) forward and for the input gradient where gradients are recorded
+// (winograd.h; oneDNN offers Winograd only with AVX-512). The modules and their parameters are
+// unchanged; only the kernels differ, and each is held equal to LibTorch's in values and gradients
+// (tests/core/test_stages.cpp).
+#include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
 
@@ -20,6 +24,12 @@ namespace foveal::core {
 /// dilation, zero padding, no autocast) and fastConvolutions() (FOVEAL_PLAIN_CONV unset;
 /// cpu_features.h); the module's forward otherwise.
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x);
+
+/// bn(conv(x)), the batch norm folded into the convolution's weight and bias in evaluation mode
+/// (running statistics): one pass instead of two forward and two backward, as the inference
+/// plans do, for the paths that need gradients (explanations). Training mode: the two modules.
+torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                            const torch::Tensor& x);
 
 /// max_pool2d(x, 2) (2x2 windows, stride 2, no padding, floor), the values taken as the maximum
 /// of the four strided quarters (5-8x faster than LibTorch's pooling kernel here) and, when a
@@ -32,8 +42,9 @@ torch::Tensor maxPool2x2(const torch::Tensor& x);
 torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
                         torch::IntArrayRef stride, torch::IntArrayRef padding);
 
-/// seq(x), with convForward for its convolutions and maxPool2d for its max pools; a direct
-/// convolution followed by a ReLU and a 2x2 stride-2 max pool runs fused.
+/// seq(x), with convForward for its convolutions (convBatchNorm where a batch norm follows) and
+/// maxPool2d for its max pools; a direct convolution followed by a ReLU and a 2x2 stride-2 max
+/// pool runs fused.
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
 
 }  // namespace foveal::core

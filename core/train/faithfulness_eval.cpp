@@ -137,10 +137,13 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   const int workers = static_cast<int>(
       std::min<int64_t>(n, o.workers > 0 ? o.workers : std::max(1, computeThreads())));
   if (workers <= 1) {
+    OperatorRecorder recorder(o.profile > 0);
     for (int64_t i = 0; i < n; ++i) {
       addImage(report.table, scoreImage(*session, *data, i, end, o), o);
       if (o.progress && !o.progress(i + 1, n)) break;
     }
+    report.profile = recorder.finish();
+    report.profile.keep(o.profile);
     report.seconds = since(started);
     return report;
   }
@@ -153,6 +156,12 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   bool stop = false;
   std::exception_ptr failure;
   auto work = [&](int w) {
+    OperatorRecorder recorder(o.profile > 0);  // the profiler records its own thread's operators
+    auto keepProfile = [&] {
+      auto p = recorder.finish();
+      std::lock_guard<std::mutex> g(lock);
+      report.profile.merge(p);
+    };
     try {
       at::set_num_threads(1);
       std::shared_ptr<ModelSession> own;
@@ -167,7 +176,7 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
         int64_t i;
         {
           std::lock_guard<std::mutex> g(lock);
-          if (stop || next >= n) return;
+          if (stop || next >= n) break;
           i = next++;
         }
         auto r = scoreImage(s, d, i, end, o);
@@ -182,6 +191,7 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
           if (o.progress && !o.progress(committed, n)) stop = true;
         }
       }
+      keepProfile();
     } catch (...) {
       std::lock_guard<std::mutex> g(lock);
       if (!failure) failure = std::current_exception();
@@ -193,6 +203,7 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   for (auto& t : threads) t.join();
   at::set_num_threads(threadsBefore);
   if (failure) std::rethrow_exception(failure);
+  report.profile.keep(o.profile);
   report.seconds = since(started);
   return report;
 }
@@ -216,6 +227,11 @@ std::string FaithfulnessReport::toJson() const {
   j["model"] = model;
   j["dataset"] = dataset;
   j["seconds"] = seconds;
+  if (!profile.operators.empty()) {
+    const auto p = nlohmann::json::parse(profile.toJson());
+    j["profiled_ms"] = p["profiled_ms"];
+    j["operators"] = p["operators"];
+  }
   return j.dump(2);
 }
 

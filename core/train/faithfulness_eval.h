@@ -9,6 +9,7 @@
 #include "formats/model_format.h"
 #include "trace/attribution.h"
 #include "trace/faithfulness.h"
+#include "train/operator_profile.h"
 
 namespace foveal::core::train {
 
@@ -24,6 +25,8 @@ struct FaithfulnessOptions {
   /// many as the compute threads). The table is the same whatever the number (to the bit as one
   /// worker's with one compute thread).
   int workers = 0;
+  /// > 0: profile the operators (every worker's, merged) and keep this many, costliest first.
+  int profile = 0;
   /// Called after each image with (done, total); false stops early.
   std::function<bool(int64_t, int64_t)> progress;
 };
@@ -32,6 +35,7 @@ struct FaithfulnessReport {
   std::string model, dataset;
   FaithfulnessTable table;
   double seconds = 0;
+  OperatorProfile profile;  ///< with options.profile
   std::string toTable() const;
   std::string toJson() const;
 };

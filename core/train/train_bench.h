@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "train/operator_profile.h"
+
 namespace foveal::core::train {
 
 struct TrainBenchOptions {
@@ -19,13 +21,6 @@ struct TrainBenchOptions {
   bool skipEndedRows = false;  ///< TrainConfig::skipEndedRows
 };
 
-/// One operator (with its input shapes) over every step the profiler saw, the warm-up included.
-struct OperatorTime {
-  std::string name;  ///< e.g. "aten::convolution_backward [64,4,16,41] [4,4,3,3] ..."
-  long calls = 0;
-  double selfMs = 0;  ///< time in the operator itself, not in operators it called
-};
-
 struct TrainBenchResult {
   std::string preset;
   double width = 1.0;
@@ -34,8 +29,8 @@ struct TrainBenchResult {
   double imagesPerS = 0;
   double msPerIteration = 0;
   std::string device;
-  std::vector<OperatorTime> operators;  ///< with options.profile: the costliest, self time
-  double profiledMs = 0;                ///< with options.profile: all operators' self time
+  /// With options.profile: the costliest operators over every step, the warm-up included.
+  OperatorProfile profile;
 };
 
 /// Runs in a temporary run directory that is removed afterwards. Throws Error.

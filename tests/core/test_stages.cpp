@@ -542,6 +542,127 @@ class TestStages : public QObject {
     QVERIFY(torch::equal(convForward(*wide, x2), wide->forward(x2)));
   }
 
+  // Wide 3x3 layers (256 channels and more, stride 1, padding 1) run Winograd's F(4x4, 3x3)
+  // (winograd.h): values, the input gradient (Winograd too) and the weight and bias gradients
+  // against the module's, for sizes that are and are not whole tiles (4x4) and channel counts
+  // that are and are not whole vectors (8), with and without bias, over one and two threads;
+  // 128 channels, 5x5 kernels and other paddings stay with the module.
+  void winogradMatchesTheModule_data() {
+    QTest::addColumn<int>("in");
+    QTest::addColumn<int>("out");
+    QTest::addColumn<int>("height");
+    QTest::addColumn<int>("width");
+    QTest::addColumn<bool>("bias");
+    QTest::addColumn<int>("threads");
+    QTest::newRow("256-256 whole tiles") << 256 << 256 << 8 << 12 << true << 1;
+    QTest::newRow("258-263 partial tiles") << 258 << 263 << 5 << 11 << true << 2;
+    QTest::newRow("512-256 no bias, one row") << 512 << 256 << 1 << 26 << false << 2;
+    QTest::newRow("256-264 tall") << 256 << 264 << 9 << 3 << true << 1;
+  }
+  void winogradMatchesTheModule() {
+    QFETCH(int, in);
+    QFETCH(int, out);
+    QFETCH(int, height);
+    QFETCH(int, width);
+    QFETCH(bool, bias);
+    QFETCH(int, threads);
+    torch::manual_seed(in + out + height);
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 3).padding(1).bias(bias));
+    auto x = torch::randn({3, in, height, width}, torch::requires_grad());
+    auto y = convForward(*conv, x);
+    auto want = conv->forward(x);
+    QCOMPARE(y.sizes(), want.sizes());
+    // Winograd's transforms round differently from a direct sum: relative error ~1e-6 per
+    // output; a wrong tap or tile would be off by the size of the outputs.
+    const double scale = want.abs().max().item<double>();
+    QVERIFY2(
+        (y - want).abs().max().item<double>() < 2e-5 * scale,
+        qPrintable(
+            QString("forward: %1 of %2").arg((y - want).abs().max().item<double>()).arg(scale)));
+    // Not the module's own kernel: exactly equal would mean convForward never took Winograd.
+    QVERIFY(!torch::equal(y, want));
+    auto g = torch::randn_like(y);
+    std::vector<torch::Tensor> params{x, conv->weight};
+    if (bias) params.push_back(conv->bias);
+    auto got = torch::autograd::grad({y}, params, {g});
+    auto ref = torch::autograd::grad({want}, params, {g});
+    for (size_t i = 0; i < got.size(); ++i)
+      QVERIFY2(
+          (got[i] - ref[i]).abs().max().item<double>() < 2e-5 * ref[i].abs().max().item<double>(),
+          qPrintable(QString("gradient %1").arg(i)));
+    // Without gradients (inference): the module's own convolution, to the bit.
+    {
+      torch::NoGradGuard ng;
+      QVERIFY(torch::equal(convForward(*conv, x), conv->forward(x)));
+    }
+    // The input gradient alone (integrated gradients: weights frozen).
+    for (auto& p : conv->parameters()) p.requires_grad_(false);
+    auto gx = torch::autograd::grad({convForward(*conv, x)}, {x}, {g})[0];
+    QVERIFY((gx - ref[0]).abs().max().item<double>() < 2e-5 * ref[0].abs().max().item<double>());
+    at::set_num_threads(before);
+  }
+
+  // A batch norm in evaluation mode folded into the convolution before it (convBatchNorm, and
+  // sequentialForward for a Conv2d then BatchNorm2d): the values and the gradients of the input,
+  // the convolution's weight and bias and the batch norm's weight and bias as the two modules
+  // give them, on a direct (few-channel), a Winograd (wide 3x3), a 1x1 and a strided layer; in
+  // training mode the modules themselves (batch statistics, running averages updated).
+  void batchNormFoldsIntoTheConvolution() {
+    torch::manual_seed(21);
+    for (auto [in, out, kernel, stride, padding] :
+         {std::tuple{4, 4, 3, 1, 1}, std::tuple{256, 256, 3, 1, 1}, std::tuple{16, 32, 1, 1, 0},
+          std::tuple{8, 24, 3, 2, 1}}) {
+      torch::nn::Conv2d conv(
+          torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(padding));
+      torch::nn::BatchNorm2d bn(out);
+      {
+        torch::NoGradGuard ng;  // running statistics and an affine map that are not the identity
+        bn->running_mean.uniform_(-0.5, 0.5);
+        bn->running_var.uniform_(0.5, 2.0);
+        bn->weight.uniform_(0.5, 1.5);
+        bn->bias.uniform_(-0.3, 0.3);
+      }
+      bn->eval();
+      auto x = torch::randn({3, in, 9, 13}, torch::requires_grad());
+      auto y = convBatchNorm(*conv, *bn, x);
+      auto want = bn->forward(conv->forward(x));
+      const QString what =
+          QString("%1 -> %2, %3x%3, stride %4").arg(in).arg(out).arg(kernel).arg(stride);
+      QCOMPARE(y.sizes(), want.sizes());
+      QVERIFY2((y - want).abs().max().item<double>() < 2e-5 * want.abs().max().item<double>(),
+               qPrintable(what));
+      auto g = torch::randn_like(y);
+      std::vector<torch::Tensor> params{x, conv->weight, conv->bias, bn->weight, bn->bias};
+      auto got = torch::autograd::grad({y}, params, {g});
+      auto ref = torch::autograd::grad({want}, params, {g});
+      for (size_t i = 0; i < got.size(); ++i)
+        QVERIFY2((got[i] - ref[i]).abs().max().item<double>() <
+                     2e-5 * (1 + ref[i].abs().max().item<double>()),
+                 qPrintable(what + QString(", gradient %1").arg(i)));
+      torch::nn::Sequential seq(conv, bn);
+      QVERIFY((sequentialForward(*seq, x) - want).abs().max().item<double>() <
+              2e-5 * want.abs().max().item<double>());
+      // Training mode: batch statistics, and the running mean moves as the module's does.
+      bn->train();
+      auto before = bn->running_mean.clone();
+      auto t = convBatchNorm(*conv, *bn, x);
+      QVERIFY(!torch::equal(bn->running_mean, before));
+      bn->running_mean.detach().copy_(before);
+      QVERIFY(bn->running_mean.equal(before));
+    }
+  }
+
+  void winogradLeavesOtherLayersToTheModule() {
+    for (auto [in, out, kernel, padding] :
+         {std::tuple{128, 128, 3, 1}, std::tuple{256, 256, 5, 2}, std::tuple{256, 256, 3, 0}}) {
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, kernel).padding(padding));
+      auto x = torch::randn({2, in, 6, 7});
+      QVERIFY(torch::equal(convForward(*conv, x), conv->forward(x)));
+    }
+  }
+
   // The first layer's convolution, ReLU and 2x2 pooling fused (sequentialForward) against the
   // three modules: values and the gradients of the input, weights and bias, odd sizes, windows
   // that are all negative (no gradient) and positive ties (blocks of equal pixels, weights in

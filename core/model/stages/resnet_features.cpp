@@ -36,9 +36,9 @@ void BasicBlockImpl::reset() {
 }
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
-  auto y = torch::relu(m_bn1(m_conv1(x)));
-  y = m_bn2(m_conv2(y));
-  return torch::relu(y + (m_downsample ? m_downsample->forward(x) : x));
+  auto y = torch::relu(convBatchNorm(*m_conv1, *m_bn1, x));
+  y = convBatchNorm(*m_conv2, *m_bn2, y);
+  return torch::relu(y + (m_downsample ? sequentialForward(*m_downsample, x) : x));
 }
 
 ResNetFeaturesImpl::ResNetFeaturesImpl(const ResNetFeaturesOptions& options_) : options(options_) {
@@ -145,20 +145,20 @@ torch::Tensor ResNetFeaturesImpl::featureMap(const torch::Tensor& image) {
     for (const auto& m : *list) x = m->as<BasicBlockImpl>()->forward(x);
     return x;
   };
-  auto x = torch::relu(m_bn0_1(convForward(*m_conv0_1, image)));
-  x = torch::relu(m_bn0_2(m_conv0_2(x)));
+  auto x = torch::relu(convBatchNorm(*m_conv0_1, *m_bn0_1, image));
+  x = torch::relu(convBatchNorm(*m_conv0_2, *m_bn0_2, x));
   x = pool(x, {2, 2}, {0, 0});
   x = blocks(m_layer1, x);
-  x = torch::relu(m_bn1(m_conv1(x)));
+  x = torch::relu(convBatchNorm(*m_conv1, *m_bn1, x));
   x = pool(x, {2, 2}, {0, 0});
   x = blocks(m_layer2, x);
-  x = torch::relu(m_bn2(m_conv2(x)));
+  x = torch::relu(convBatchNorm(*m_conv2, *m_bn2, x));
   x = pool(x, {2, 1}, {0, 1});  // height halves, width keeps (+1)
   x = blocks(m_layer3, x);
-  x = torch::relu(m_bn3(m_conv3(x)));
+  x = torch::relu(convBatchNorm(*m_conv3, *m_bn3, x));
   x = blocks(m_layer4, x);
-  x = torch::relu(m_bn4_1(m_conv4_1(x)));
-  return torch::relu(m_bn4_2(m_conv4_2(x)));
+  x = torch::relu(convBatchNorm(*m_conv4_1, *m_bn4_1, x));
+  return torch::relu(convBatchNorm(*m_conv4_2, *m_bn4_2, x));
 }
 
 torch::Tensor ResNetFeaturesImpl::grid(const torch::Tensor& image) {

@@ -1,0 +1,250 @@
+#include "model/winograd.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace foveal::core {
+
+namespace {
+
+#if defined(__SANITIZE_THREAD__)
+#define FOVEAL_WINO_CLONES
+#else
+#define FOVEAL_WINO_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
+constexpr int64_t kLanes = 8;  // channels per vector block
+constexpr int64_t kTile = 4;   // output tile side; the input tile is 6x6
+
+int64_t roundUp(int64_t v) { return (v + kLanes - 1) / kLanes * kLanes; }
+
+// B^T d for one column of six values, eight channels at once: t[i] = sum_k B^T[i][k] d[k].
+struct Vec {
+  float v[kLanes];
+};
+
+inline void inputRows(const Vec* d, int64_t stride, Vec* t, int64_t tstride) {
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const float d0 = d[0].v[l], d1 = d[stride].v[l], d2 = d[2 * stride].v[l],
+                d3 = d[3 * stride].v[l], d4 = d[4 * stride].v[l], d5 = d[5 * stride].v[l];
+    t[0].v[l] = 4.0f * d0 - 5.0f * d2 + d4;
+    t[tstride].v[l] = -4.0f * (d1 + d2) + d3 + d4;
+    t[2 * tstride].v[l] = 4.0f * (d1 - d2) - d3 + d4;
+    t[3 * tstride].v[l] = 2.0f * (d3 - d1) - d2 + d4;
+    t[4 * tstride].v[l] = 2.0f * (d1 - d3) - d2 + d4;
+    t[5 * tstride].v[l] = 4.0f * d1 - 5.0f * d3 + d5;
+  }
+}
+
+// Input tiles from x [N, C, H, W] (zero outside: one pixel of border, the tiles' overhang, the
+// channels beyond C) into v [36, P, Cp], P = N * th * tw tiles in row-major order. Each task is
+// one row of tiles and eight channels: their six input rows, channels interleaved, then every
+// tile of the row.
+FOVEAL_WINO_CLONES
+void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
+                    int64_t th, int64_t tw, int64_t cp) {
+  const int64_t tiles = n * th * tw, blocks = cp / kLanes, wp = tw * kTile + 2;
+  at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<Vec> rows(static_cast<size_t>(6 * wp));
+    Vec t[36], u[36];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
+      std::memset(rows.data(), 0, rows.size() * sizeof(Vec));
+      for (int64_t r = 0; r < 6; ++r) {
+        const int64_t y = ti * kTile - 1 + r;
+        if (y < 0 || y >= h) continue;
+        for (int64_t l = 0; l < kLanes && cb * kLanes + l < c; ++l) {
+          const float* src = x + ((img * c + cb * kLanes + l) * h + y) * w;
+          Vec* dst = rows.data() + r * wp + 1;
+          for (int64_t k = 0; k < w; ++k) dst[k].v[l] = src[k];
+        }
+      }
+      for (int64_t tj = 0; tj < tw; ++tj) {
+        const Vec* d = rows.data() + tj * kTile;
+        for (int64_t k = 0; k < 6; ++k) inputRows(d + k, wp, t + k, 6);         // B^T d, per column
+        for (int64_t r = 0; r < 6; ++r) inputRows(t + r * 6, 1, u + r * 6, 1);  // (.) B, per row
+        const int64_t p = (img * th + ti) * tw + tj;
+        for (int64_t q = 0; q < 36; ++q)
+          std::memcpy(v + (q * tiles + p) * cp + cb * kLanes, u[q].v, sizeof(Vec));
+      }
+    }
+  });
+}
+
+inline void outputRows(const Vec* m, int64_t stride, Vec* o, int64_t ostride) {
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const float m0 = m[0].v[l], m1 = m[stride].v[l], m2 = m[2 * stride].v[l],
+                m3 = m[3 * stride].v[l], m4 = m[4 * stride].v[l], m5 = m[5 * stride].v[l];
+    const float a = m1 + m2, b = m1 - m2, c = m3 + m4, e = m3 - m4;
+    o[0].v[l] = m0 + a + c;
+    o[ostride].v[l] = b + 2.0f * e;
+    o[2 * ostride].v[l] = a + 4.0f * c;
+    o[3 * ostride].v[l] = b + 8.0f * e + m5;
+  }
+}
+
+// m [36, P, Op] into out [N, O, H, W] (+ bias [Op]). Each task is one row of tiles and eight
+// channels: every tile's 4x4 outputs, channels interleaved, then the channels' rows.
+FOVEAL_WINO_CLONES
+void transformOutput(const float* m, const float* bias, float* out, int64_t n, int64_t o, int64_t h,
+                     int64_t w, int64_t th, int64_t tw, int64_t op) {
+  const int64_t tiles = n * th * tw, blocks = op / kLanes, ow = tw * kTile;
+  at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<Vec> rows(static_cast<size_t>(kTile * ow));
+    Vec a[36], t[24], y[16];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
+      Vec b{};
+      if (bias) std::memcpy(b.v, bias + cb * kLanes, sizeof(Vec));
+      for (int64_t tj = 0; tj < tw; ++tj) {
+        const int64_t p = (img * th + ti) * tw + tj;
+        for (int64_t q = 0; q < 36; ++q)
+          std::memcpy(a[q].v, m + (q * tiles + p) * op + cb * kLanes, sizeof(Vec));
+        for (int64_t k = 0; k < 6; ++k) outputRows(a + k, 6, t + k, 6);          // A^T m: 4 x 6
+        for (int64_t r = 0; r < 4; ++r) outputRows(t + r * 6, 1, y + r * 4, 1);  // (.) A: 4 x 4
+        for (int64_t r = 0; r < 4; ++r)
+          for (int64_t k = 0; k < 4; ++k) {
+            Vec& dst = rows[static_cast<size_t>(r * ow + tj * kTile + k)];
+            for (int64_t l = 0; l < kLanes; ++l) dst.v[l] = y[r * 4 + k].v[l] + b.v[l];
+          }
+      }
+      for (int64_t r = 0; r < kTile && ti * kTile + r < h; ++r)
+        for (int64_t l = 0; l < kLanes && cb * kLanes + l < o; ++l) {
+          float* dst = out + ((img * o + cb * kLanes + l) * h + ti * kTile + r) * w;
+          const Vec* src = rows.data() + r * ow;
+          for (int64_t k = 0; k < w; ++k) dst[k] = src[k].v[l];
+        }
+    }
+  });
+}
+
+inline void weightRows(const Vec* g, int64_t stride, Vec* t, int64_t tstride) {
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const float g0 = g[0].v[l], g1 = g[stride].v[l], g2 = g[2 * stride].v[l];
+    t[0].v[l] = g0 * 0.25f;
+    t[tstride].v[l] = -(g0 + g1 + g2) * (1.0f / 6.0f);
+    t[2 * tstride].v[l] = -(g0 - g1 + g2) * (1.0f / 6.0f);
+    t[3 * tstride].v[l] = g0 * (1.0f / 24.0f) + g1 * (1.0f / 12.0f) + g2 * (1.0f / 6.0f);
+    t[4 * tstride].v[l] = g0 * (1.0f / 24.0f) - g1 * (1.0f / 12.0f) + g2 * (1.0f / 6.0f);
+    t[5 * tstride].v[l] = g2;
+  }
+}
+
+// G g G^T for every filter, eight output channels at once: wt [C, 3, 3, Op] (output channels
+// last, zero beyond O) into u [36, Cp, Op]. Each task is one input channel: its 36 rows of Op
+// values are built in a local block (blocks of eight, each block's 36 vectors together) and
+// written out row by row; writing the 36 positions directly, each a [Cp, Op] plane apart,
+// thrashes the cache's sets.
+FOVEAL_WINO_CLONES
+void transformWeightRows(const float* wt, float* u, int64_t c, int64_t cp, int64_t op) {
+  const int64_t blocks = op / kLanes;
+  at::parallel_for(0, c, 4, [&](int64_t begin, int64_t end) {
+    std::vector<Vec> block(static_cast<size_t>(blocks * 36));
+    Vec g[9], t[18];
+    for (int64_t cc = begin; cc < end; ++cc) {
+      for (int64_t ob = 0; ob < blocks; ++ob) {
+        for (int64_t k = 0; k < 9; ++k)
+          std::memcpy(g[k].v, wt + (cc * 9 + k) * op + ob * kLanes, sizeof(Vec));
+        Vec* r = block.data() + ob * 36;
+        for (int k = 0; k < 3; ++k) weightRows(g + k, 3, t + k, 3);          // G g: 6 x 3
+        for (int i = 0; i < 6; ++i) weightRows(t + i * 3, 1, r + i * 6, 1);  // (.) G^T: 6 x 6
+      }
+      for (int64_t q = 0; q < 36; ++q)
+        for (int64_t ob = 0; ob < blocks; ++ob)
+          std::memcpy(u + (q * cp + cc) * op + ob * kLanes,
+                      block[static_cast<size_t>(ob * 36 + q)].v, sizeof(Vec));
+    }
+  });
+}
+
+// The transforms' buffers, kept by each thread that convolves: a wide layer's (tens of MB) are
+// above the size glibc maps fresh for every allocation, and faulting their pages in again at
+// every call cost as much as the transform itself.
+enum Buffer { kWeightsLast, kWeights, kInput, kProducts, kBuffers };
+torch::Tensor scratch(Buffer which, at::IntArrayRef sizes) {
+  thread_local torch::Tensor buffers[kBuffers];
+  int64_t n = 1;
+  for (auto s : sizes) n *= s;
+  auto& b = buffers[which];
+  if (!b.defined() || b.numel() < n) b = torch::empty({n}, torch::kFloat);
+  return b.narrow(0, 0, n).view(sizes);
+}
+
+// weight [O, C, 3, 3] as the filters of a convolution from `in` to `out` channels, in
+// [in, 3, 3, outp] (outp: out rounded up to the vector, zero beyond): the forward's
+// (in = C, out = O, w[o][c][i][j]) or, transposed, its input gradient's (in = O, out = C,
+// w[o][c][2-i][2-j]: taps rotated by 180 degrees).
+torch::Tensor filtersLast(const torch::Tensor& weight, bool transposed, int64_t outp) {
+  auto w = weight.contiguous();
+  const int64_t o = w.size(0), c = w.size(1);
+  const int64_t in = transposed ? o : c, out = transposed ? c : o;
+  auto wt = scratch(kWeightsLast, {in, 3, 3, outp});
+  const float* src = w.data_ptr<float>();
+  float* dst = wt.data_ptr<float>();
+  if (transposed) {  // one filter row of w (contiguous) into nine rows of wt
+    at::parallel_for(0, o, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t oo = begin; oo < end; ++oo)
+        for (int64_t k = 0; k < 9; ++k) {
+          float* row = dst + (oo * 9 + k) * outp;
+          for (int64_t cc = 0; cc < c; ++cc) row[cc] = src[(oo * c + cc) * 9 + 8 - k];
+          std::fill(row + out, row + outp, 0.0f);
+        }
+    });
+  } else {  // rows of wt, each gathering one tap of every filter
+    at::parallel_for(0, c, 8, [&](int64_t begin, int64_t end) {
+      for (int64_t cc = begin; cc < end; ++cc)
+        for (int64_t k = 0; k < 9; ++k) {
+          float* row = dst + (cc * 9 + k) * outp;
+          for (int64_t oo = 0; oo < o; ++oo) row[oo] = src[(oo * c + cc) * 9 + k];
+          std::fill(row + out, row + outp, 0.0f);
+        }
+    });
+  }
+  return wt;
+}
+
+// weight into u [36, inp, outp] (zero beyond the channels), as filtersLast orients it.
+torch::Tensor transformWeight(const torch::Tensor& weight, bool transposed, int64_t inp,
+                              int64_t outp) {
+  const int64_t in = transposed ? weight.size(0) : weight.size(1);
+  auto wt = filtersLast(weight, transposed, outp);
+  auto u = scratch(kWeights, {36, inp, outp});
+  if (inp > in) u.narrow(1, in, inp - in).zero_();
+  transformWeightRows(wt.data_ptr<float>(), u.data_ptr<float>(), in, inp, outp);
+  return u;
+}
+
+}  // namespace
+torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weight,
+                              const torch::Tensor& bias, bool inputGradient) {
+  TORCH_CHECK(x.dim() == 4 && x.is_cpu() && x.scalar_type() == torch::kFloat &&
+                  weight.scalar_type() == torch::kFloat,
+              "winogradConv3x3: x must be [N, C, H, W] float on the CPU, the weight float");
+  const int64_t wc = weight.size(inputGradient ? 0 : 1), wo = weight.size(inputGradient ? 1 : 0);
+  TORCH_CHECK(weight.dim() == 4 && weight.size(2) == 3 && weight.size(3) == 3 && wc == x.size(1),
+              "winogradConv3x3: the weight must be 3x3 with x's channels");
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), o = wo;
+  const int64_t cp = roundUp(c), op = roundUp(o);
+  const int64_t th = (h + kTile - 1) / kTile, tw = (w + kTile - 1) / kTile;
+  const int64_t tiles = n * th * tw;
+  auto in = x.contiguous();
+  auto v = scratch(kInput, {36, tiles, cp});
+  transformInput(in.data_ptr<float>(), v.data_ptr<float>(), n, c, h, w, th, tw, cp);
+  auto u = transformWeight(weight, inputGradient, cp, op);
+  auto m = scratch(kProducts, {36, tiles, op});
+  torch::bmm_out(m, v, u);
+  torch::Tensor b;
+  if (bias.defined()) {
+    b = torch::zeros({op}, x.options());
+    b.narrow(0, 0, o).copy_(bias);
+  }
+  auto out = torch::empty({n, o, h, w}, x.options());
+  transformOutput(m.data_ptr<float>(), b.defined() ? b.data_ptr<float>() : nullptr,
+                  out.data_ptr<float>(), n, o, h, w, th, tw, op);
+  return out;
+}
+
+}  // namespace foveal::core

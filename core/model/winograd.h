@@ -1,0 +1,22 @@
+#pragma once
+// Winograd's minimal filtering F(4x4, 3x3) (Lavin and Gray, 2016) for 3x3 stride-1 convolutions
+// with one pixel of zero padding: each 6x6 input tile and each filter are transformed, the 36
+// transform positions multiply as 36 matrix products (channels in, channels out) and one inverse
+// transform gives a 4x4 output tile: 36 multiplications per tile instead of 144, for
+// transforms whose cost grows with the channels rather than with their product. The CPU's
+// oneDNN (Debian's libdnnl) offers Winograd only with AVX-512; on AVX2 it runs direct
+// convolutions, which this beats for wide layers (conv_dispatch.cpp decides where).
+#include <torch/types.h>
+
+namespace foveal::core {
+
+/// conv2d(x, weight, bias, stride 1, padding 1) for x [N, C, H, W] float CPU and weight
+/// [O, C, 3, 3]; bias [O] or undefined. With `inputGradient`, x is an output gradient
+/// [N, O, H, W] and the result the input gradient [N, C, H, W] of that convolution (the
+/// convolution with the weight's channels swapped and its taps rotated by 180 degrees). No
+/// autograd (see conv_dispatch.h). Error about 1e-5 relative to the output's scale, as
+/// Winograd's F(4x4, 3x3) in fp32 gives.
+torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weight,
+                              const torch::Tensor& bias, bool inputGradient = false);
+
+}  // namespace foveal::core
