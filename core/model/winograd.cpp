@@ -21,11 +21,12 @@ constexpr int64_t kTile = 4;   // output tile side; the input tile is 6x6
 
 int64_t roundUp(int64_t v) { return (v + kLanes - 1) / kLanes * kLanes; }
 
-// B^T d for one column of six values, eight channels at once: t[i] = sum_k B^T[i][k] d[k].
-struct Vec {
+struct Vec {  // eight channels' values at one position
   float v[kLanes];
 };
 
+// B^T d for one column (or row) of six values, eight channels at once: t[i] = sum_k B^T[i][k]
+// d[k] (Lavin and Gray's F(4x4, 3x3) matrices).
 inline void inputRows(const Vec* d, int64_t stride, Vec* t, int64_t tstride) {
   for (int64_t l = 0; l < kLanes; ++l) {
     const float d0 = d[0].v[l], d1 = d[stride].v[l], d2 = d[2 * stride].v[l],
@@ -74,6 +75,7 @@ void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, i
   });
 }
 
+// A^T m for six values: four outputs.
 inline void outputRows(const Vec* m, int64_t stride, Vec* o, int64_t ostride) {
   for (int64_t l = 0; l < kLanes; ++l) {
     const float m0 = m[0].v[l], m1 = m[stride].v[l], m2 = m[2 * stride].v[l],
@@ -121,6 +123,7 @@ void transformOutput(const float* m, const float* bias, float* out, int64_t n, i
   });
 }
 
+// G g for three filter taps: six values.
 inline void weightRows(const Vec* g, int64_t stride, Vec* t, int64_t tstride) {
   for (int64_t l = 0; l < kLanes; ++l) {
     const float g0 = g[0].v[l], g1 = g[stride].v[l], g2 = g[2 * stride].v[l];
