@@ -7,6 +7,11 @@ namespace foveal::core {
 /// in use in this process (LibTorch built with MKL-DNN and FOVEAL_PLAIN_CONV not set).
 bool fastConvolutions();
 
+/// Whether Winograd convolutions may be used (FOVEAL_WINOGRAD=0: never): oneDNN's in the
+/// inference plans (model/conv_plan.h, where the CPU offers them) and Foveal's on the gradient
+/// paths (model/winograd.h). Defined in conv_dispatch.cpp.
+bool winogradAllowed();
+
 /// Whether this CPU computes in bf16 natively (avx512_bf16 or amx_bf16 in /proc/cpuinfo) and
 /// LibTorch can use it (MKL-DNN).
 bool cpuHasNativeBf16();

@@ -502,17 +502,9 @@ bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v &
 // 16x50 and narrower lost at both.
 constexpr int64_t kWinogradChannels = 256;
 
-bool winogradEnabled() {  // FOVEAL_WINOGRAD=0: never (also conv_plan.cpp's Winograd)
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_WINOGRAD");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
-
 bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  if (!plainConvolution(conv, x) || !winogradEnabled()) return false;
+  if (!plainConvolution(conv, x) || !winogradAllowed()) return false;
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
   return both(*o.kernel_size(), 3) && both(*o.stride(), 1) && both(*padding, 1) &&
          o.in_channels() >= kWinogradChannels && o.out_channels() >= kWinogradChannels;
@@ -560,6 +552,14 @@ torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                                    padding->at(0), padding->at(1), fuse);
 }
 }  // namespace
+
+bool winogradAllowed() {
+  static const bool on = [] {
+    const char* v = std::getenv("FOVEAL_WINOGRAD");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
+}
 
 torch::Tensor maxPool2x2(const torch::Tensor& x) {
   if (!poolsAsQuarters(x)) return torch::max_pool2d(x, {2, 2}, {2, 2});

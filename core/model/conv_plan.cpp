@@ -1,5 +1,7 @@
 #include "model/conv_plan.h"
 
+#include "base/cpu_features.h"
+
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
 
@@ -36,14 +38,6 @@ struct LayerOp {
 namespace {
 
 using dnnl::memory;
-
-bool winogradAllowed() {  // FOVEAL_WINOGRAD=0: never
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_WINOGRAD");
-    return !(v && std::string(v) == "0");
-  }();
-  return on;
-}
 
 using Dims = memory::dims;
 
