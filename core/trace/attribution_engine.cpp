@@ -39,6 +39,12 @@ ForcedReading forcedReading(const Recognizer& model, const Trace& trace) {
 torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
                              const torch::Tensor& source, const torch::Tensor& tokenScale,
                              int64_t lastStep) {
+  return forcedOutput(model, reading, source, tokenScale, lastStep).logProbs;
+}
+
+RecognizerOutput forcedOutput(Recognizer& model, const ForcedReading& reading,
+                              const torch::Tensor& source, const torch::Tensor& tokenScale,
+                              int64_t lastStep) {
   const auto& cfg = model->config;
   auto in = inputFromSource(source, cfg.preprocessing, cfg.needsUpsampled());
   DecodeOptions dec;
@@ -49,15 +55,22 @@ torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
     dec.tokenScale = tokenScale;
     dec.lastStep = lastStep;
   }
-  return model->forward(in.image, in.upsampled, dec).logProbs;
+  return model->forward(in.image, in.upsampled, dec);
 }
 
-torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading& reading,
-                             const std::vector<StepTarget>& targets) {
+namespace {
+std::vector<torch::Tensor> objectiveColumns(const torch::Tensor& logProbs,
+                                            const std::vector<torch::Tensor>& stepLogProbs,
+                                            const ForcedReading& reading,
+                                            const std::vector<StepTarget>& targets) {
   std::vector<torch::Tensor> columns;
   for (const auto& t : targets) {
     torch::Tensor f;
-    if (reading.ctc) {
+    if (!reading.ctc && static_cast<size_t>(t.step) < stepLogProbs.size()) {
+      const auto& step = stepLogProbs[static_cast<size_t>(t.step)];  // [B, K]
+      f = step.select(1, t.target);
+      if (t.contrast >= 0) f = f - step.select(1, t.contrast);
+    } else if (reading.ctc) {
       const auto& cols = reading.columns[static_cast<size_t>(t.step)];
       std::vector<int64_t> idx(cols.begin(), cols.end());
       auto at = logProbs.index_select(
@@ -71,7 +84,19 @@ torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading&
     }
     columns.push_back(f);
   }
-  return torch::stack(columns, 1);  // [B, S]
+  return columns;
+}
+}  // namespace
+
+torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading& reading,
+                             const std::vector<StepTarget>& targets) {
+  return torch::stack(objectiveColumns(logProbs, {}, reading, targets), 1);  // [B, S]
+}
+
+std::vector<torch::Tensor> stepObjectiveColumns(const RecognizerOutput& output,
+                                                const ForcedReading& reading,
+                                                const std::vector<StepTarget>& targets) {
+  return objectiveColumns(output.logProbs, output.stepLogProbs, reading, targets);
 }
 
 PathRule integrationPath(int n) {
@@ -198,10 +223,10 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
     case AttributionMethod::Saliency:
     case AttributionMethod::GradientInput: {
       auto x = src.clone().requires_grad_(true);
-      auto f = stepObjectives(forcedLogProbs(model, reading, x, {}, lastStep), reading,
-                              targets);  // [1, S]
+      const auto f = stepObjectiveColumns(forcedOutput(model, reading, x, {}, lastStep), reading,
+                                          targets);  // S of [1]
       for (int64_t s = 0; s < S; ++s) {
-        auto g = torch::autograd::grad({f.select(1, s).sum()}, {x}, {},
+        auto g = torch::autograd::grad({f[static_cast<size_t>(s)].sum()}, {x}, {},
                                        /*retain_graph=*/s + 1 < S)[0]
                      .select(0, 0);  // [C, H, W]
         maps[static_cast<size_t>(s)] = o.method == AttributionMethod::Saliency
@@ -229,8 +254,8 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
         auto x = (alphas.view({m, 1, 1, 1}) * src).detach().requires_grad_(true);
         torch::Tensor scale;
         if (tokens) scale = alphas.view({m, 1}).expand({m, T}).clone().requires_grad_(true);
-        auto f =
-            stepObjectives(forcedLogProbs(model, reading, x, scale, lastStep), reading, targets);
+        const auto f = stepObjectiveColumns(forcedOutput(model, reading, x, scale, lastStep),
+                                            reading, targets);
         for (int64_t s = 0; s < S; ++s) {
           std::vector<torch::Tensor> inputs{x};
           if (tokens) inputs.push_back(scale);
@@ -238,7 +263,7 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
           // allow_unused: a model that feeds back no tokens (ViTSTR reads every character at
           // once; PARSeq without refinement in parallel mode) leaves their scale out of the
           // graph, and their attribution is zero.
-          auto g = torch::autograd::grad({f.select(1, s)}, inputs, {weights},
+          auto g = torch::autograd::grad({f[static_cast<size_t>(s)]}, inputs, {weights},
                                          /*retain_graph=*/s + 1 < S, /*create_graph=*/false,
                                          /*allow_unused=*/true);
           // The image is always in the graph: no gradient for it is a broken model, not a zero map.

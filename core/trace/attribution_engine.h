@@ -40,6 +40,11 @@ torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
                              const torch::Tensor& source, const torch::Tensor& tokenScale = {},
                              int64_t lastStep = -1);
 
+/// forcedLogProbs' decoding, the whole output (its stepLogProbs among it).
+RecognizerOutput forcedOutput(Recognizer& model, const ForcedReading& reading,
+                              const torch::Tensor& source, const torch::Tensor& tokenScale = {},
+                              int64_t lastStep = -1);
+
 /// Integrated gradients' path: the points alpha in (0, 1) on the way from the baseline (0) to the
 /// image (1) and their weights (summing to 1): the midpoints of n equal pieces. On the shipped
 /// (ReLU) models Gauss-Legendre's and the trapezoid rule's points were no closer to completeness
@@ -53,6 +58,14 @@ PathRule integrationPath(int n);
 /// log p(target) (CTC: summed over the step's columns), minus log p(contrast) when one is given.
 torch::Tensor stepObjectives(const torch::Tensor& logProbs, const ForcedReading& reading,
                              const std::vector<StepTarget>& targets);
+
+/// The same objectives as separate [B] tensors, one per target, from the decoder's own step
+/// outputs where it has them (RecognizerOutput::stepLogProbs): a gradient from target s then runs
+/// back through steps 0 to s only. Taken from a stacked [B, S] it would also run, with zeros,
+/// through every later step's decoder (a sharp model's glimpse networks above all).
+std::vector<torch::Tensor> stepObjectiveColumns(const RecognizerOutput& output,
+                                                const ForcedReading& reading,
+                                                const std::vector<StepTarget>& targets);
 
 /// The steps and classes `options` asks to explain in `trace` (throws Error for a step or class
 /// that does not exist).

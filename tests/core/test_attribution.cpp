@@ -254,6 +254,106 @@ class TestAttribution : public QObject {
     }
   }
 
+  // inputFromSource resizes by one matrix product per axis: the same antialiased resize as
+  // interpolate (bilinear, and bicubic for PIL's), shrinking and growing, either axis or both,
+  // in float and double, with the padding's repeated last column after it; and gradients.
+  void resizeByMatricesIsInterpolate_data() {
+    QTest::addColumn<bool>("bicubic");
+    QTest::addColumn<int>("srcW");
+    QTest::addColumn<int>("srcH");
+    QTest::addColumn<bool>("pad");
+    QTest::newRow("bilinear 224x32 -> 100x32") << false << 224 << 32 << false;
+    QTest::newRow("bilinear 60x20 -> 100x32") << false << 60 << 20 << false;
+    QTest::newRow("bilinear 300x48, padded") << false << 300 << 48 << true;
+    QTest::newRow("bilinear 40x32, padded") << false << 40 << 32 << true;
+    QTest::newRow("bicubic 224x32 -> 100x32") << true << 224 << 32 << false;
+    QTest::newRow("bicubic 57x71, padded") << true << 57 << 71 << true;
+  }
+  void resizeByMatricesIsInterpolate() {
+    QFETCH(bool, bicubic);
+    QFETCH(int, srcW);
+    QFETCH(int, srcH);
+    QFETCH(bool, pad);
+    namespace F = torch::nn::functional;
+    Preprocessing pp;
+    pp.inputW = 100;
+    pp.inputH = 32;
+    pp.keepRatioPad = pad;
+    if (bicubic) pp.resize = "pil_bicubic";
+    for (auto type : {torch::kFloat, torch::kDouble}) {
+      torch::manual_seed(srcW);
+      const auto src = (torch::rand({3, 1, srcH, srcW}) * 2 - 1).to(type);
+      const auto in = inputFromSource(src, pp, /*withUpsampled=*/true);
+      const int64_t w = in.contentW.front();
+      auto want = F::interpolate(
+          src, F::InterpolateFuncOptions()
+                   .size(std::vector<int64_t>{32, w})
+                   .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                 : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                   .align_corners(false)
+                   .antialias(true));
+      QCOMPARE(in.image.sizes(), (std::vector<int64_t>{3, 1, 32, 100}));
+      const double tol = type == torch::kFloat ? 2e-6 : 1e-12;
+      const double off = (in.image.narrow(3, 0, w) - want).abs().max().item<double>();
+      QVERIFY2(off < tol, qPrintable(QString("off by %1").arg(off)));
+      if (w < 100)  // the padding repeats the last column
+        QVERIFY(torch::equal(in.image.narrow(3, w, 100 - w),
+                             in.image.narrow(3, w - 1, 1).expand({3, 1, 32, 100 - w})));
+      QCOMPARE(in.upsampled.size(3), pp.upsampledW());
+      // The gradient of a weighted sum is the resize's transpose applied to the weights.
+      auto x = src.clone().requires_grad_(true);
+      auto wts = torch::rand({3, 1, 32, w}).to(type);
+      auto g1 = torch::autograd::grad(
+          {(inputFromSource(x, pp, false).image.narrow(3, 0, w) * wts).sum()}, {x})[0];
+      auto x2 = src.clone().requires_grad_(true);
+      auto y2 = F::interpolate(
+          x2, F::InterpolateFuncOptions()
+                  .size(std::vector<int64_t>{32, w})
+                  .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                  .align_corners(false)
+                  .antialias(true));
+      auto g2 = torch::autograd::grad({(y2 * wts).sum()}, {x2})[0];
+      const double goff = (g1 - g2).abs().max().item<double>();
+      QVERIFY2(goff < 10 * tol, qPrintable(QString("gradient off by %1").arg(goff)));
+    }
+  }
+
+  // The per-target objectives taken from the decoder's own steps are stepObjectives' columns, and
+  // the gradient of an early step's objective does not run through later steps: the last step's
+  // log p is not even in its graph (taken from the stacked log p it would be, and the backward
+  // pass would run, with zeros, through every later step's decoder).
+  void earlyStepsGradientsStopAtTheirStep_data() { kinds_data(); }
+  void earlyStepsGradientsStopAtTheirStep() {
+    QFETCH(int, index);
+    const ModelConfig cfg = kinds()[static_cast<size_t>(index)].second;
+    auto m = makeModel(cfg, 43 + index);
+    const GreyImage img = testImage(60, 32, 6);
+    const Trace tr = readingFor(m, img, 4);
+    const auto reading = forcedReading(m, tr);
+    AttributionOptions o;
+    const auto targets = explainedTargets(m, tr, o);
+    c10::InferenceMode notInference(false);
+    torch::AutoGradMode grad(true);
+    auto x = sourceTensor(img, cfg.preprocessing).repeat({2, 1, 1, 1}).requires_grad_(true);
+    const auto out = forcedOutput(m, reading, x);
+    const auto columns = stepObjectiveColumns(out, reading, targets);
+    const auto stacked = stepObjectives(out.logProbs, reading, targets);
+    QCOMPARE(static_cast<int64_t>(columns.size()), stacked.size(1));
+    for (size_t s = 0; s < columns.size(); ++s)
+      QVERIFY(torch::equal(columns[s], stacked.select(1, static_cast<int64_t>(s))));
+    if (cfg.isCtc()) {  // every column reads the whole BiLSTM: no steps to stop at
+      QVERIFY(out.stepLogProbs.empty());
+      return;
+    }
+    QCOMPARE(static_cast<int64_t>(out.stepLogProbs.size()), out.logProbs.size(1));
+    QVERIFY(columns.size() >= 2);
+    const auto g = torch::autograd::grad({columns.front().sum()}, {x, out.stepLogProbs.back()}, {},
+                                         /*retain_graph=*/true, false, /*allow_unused=*/true);
+    QVERIFY(g[0].defined() && g[0].abs().sum().item<double>() > 0);
+    QVERIFY2(!g[1].defined(), "the first step's objective depends on the last step's log p");
+  }
+
   // Occlusion: each map pixel is the mean, over the patches that cover it, of the drop in
   // p(token) when that patch is mid-grey; here computed by hand for chosen pixels, with the last
   // patch of a row placed against the far edge.

@@ -217,6 +217,7 @@ RecognizerOutput AttentionPredictionImpl::predict(const torch::Tensor& x,
     }
   }
   out.logProbs = torch::stack(logp, 1);
+  out.stepLogProbs = std::move(logp);
   out.alpha = torch::stack(alphas, 1);
   out.selected = torch::stack(sel, 1);
   out.logPSelect = torch::stack(logsel, 1);

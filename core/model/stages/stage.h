@@ -124,6 +124,10 @@ struct BeamResult {
 struct RecognizerOutput {
   /// Attention: log p(y_t) [B, T, K] per decoding step. CTC: per column [B, M, K].
   torch::Tensor logProbs;
+  /// Step-by-step attention decoders: logProbs' steps [B, K] as they were computed, before
+  /// stacking. A gradient from one of them reaches only its step and the ones before it; from
+  /// logProbs.select(1, t) it would also run (with zeros) through every later step's graph.
+  std::vector<torch::Tensor> stepLogProbs;
   torch::Tensor alpha;  ///< attention over regions [B, T, M] (M = R * columns; not CTC)
   /// Multi-head attention (PARSeq's cross-attention, ViTSTR's encoder attention): every head's
   /// map [B, T, H, M]; alpha is their mean. Undefined for single-head decoders.
