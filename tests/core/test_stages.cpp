@@ -18,6 +18,7 @@
 #include "model/recognizer.h"
 #include "model/sharpener.h"
 #include "model/stages/ctc_prediction.h"
+#include "model/stages/lstm_autograd.h"
 #include "model/stages/lstm_inference.h"
 #include "model/stages/resnet_features.h"
 #include "model/stages/stage_registry.h"
@@ -856,6 +857,55 @@ class TestStages : public QObject {
     }
     QVERIFY2(worstS < 2e-7, qPrintable(QString::number(worstS)));
     QVERIFY2(worstT < 5e-7, qPrintable(QString::number(worstT)));
+  }
+
+  // The fused LSTM with gradients against LibTorch's module: outputs, and the gradients of the
+  // input and of every weight and bias, float and double, one and two layers and directions,
+  // a single step; the input gradient alone (no weight gradient asked for); no gradients, no path.
+  void lstmWithGradientsMatchesTheModule_data() {
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("steps");
+    QTest::addColumn<int>("layers");
+    QTest::addColumn<bool>("bidirectional");
+    QTest::addColumn<bool>("isDouble");
+    QTest::newRow("2 layers, two directions") << 6 << 9 << 2 << true << false;
+    QTest::newRow("1 layer, one direction") << 3 << 5 << 1 << false << false;
+    QTest::newRow("2 layers, one direction, double") << 4 << 7 << 2 << false << true;
+    QTest::newRow("1 layer, two directions, double") << 2 << 6 << 1 << true << true;
+    QTest::newRow("one step") << 5 << 1 << 2 << true << false;
+  }
+  void lstmWithGradientsMatchesTheModule() {
+    QFETCH(int, batch);
+    QFETCH(int, steps);
+    QFETCH(int, layers);
+    QFETCH(bool, bidirectional);
+    QFETCH(bool, isDouble);
+    torch::manual_seed(8);
+    torch::nn::LSTM lstm(torch::nn::LSTMOptions(10, 13)
+                             .num_layers(layers)
+                             .bidirectional(bidirectional)
+                             .batch_first(true));
+    const auto type = isDouble ? torch::kDouble : torch::kFloat;
+    lstm->to(type);
+    auto x = (torch::randn({batch, steps, 10}) * 2).to(type).requires_grad_(true);
+    auto got = lstmWithGradients(*lstm, x);
+    QVERIFY(got.has_value());
+    auto want = std::get<0>(lstm->forward(x));
+    QCOMPARE(got->sizes(), want.sizes());
+    const double tol = isDouble ? 1e-12 : 2e-6;
+    const double err = (*got - want).abs().max().item<double>();
+    QVERIFY2(err < tol, qPrintable(QString("output off by %1").arg(err)));
+    auto g = torch::randn(want.sizes()).to(type);
+    std::vector<torch::Tensor> params{x};
+    for (const auto& p : lstm->parameters()) params.push_back(p);
+    const QString why = gradientMismatch(*got, want, g, params, isDouble ? 1e-11 : 1e-5, 1);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    // The input's gradient alone, as an explanation asks for it.
+    auto onlyX = torch::autograd::grad({(*lstmWithGradients(*lstm, x) * g).sum()}, {x})[0];
+    auto refX = torch::autograd::grad({(std::get<0>(lstm->forward(x)) * g).sum()}, {x})[0];
+    QVERIFY((onlyX - refX).abs().max().item<double>() < 10 * tol + 1e-6);
+    torch::NoGradGuard ng;
+    QVERIFY(!lstmWithGradients(*lstm, x).has_value());
   }
 
   void convPlanFusesBatchNormReluAndResidual() {

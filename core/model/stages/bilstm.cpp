@@ -1,5 +1,6 @@
 #include "model/stages/bilstm.h"
 
+#include "model/stages/lstm_autograd.h"
 #include "model/stages/lstm_inference.h"
 #include "model/stages/stage_factories.h"
 
@@ -31,7 +32,8 @@ void BiLstmImpl::reset() {
 
 torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
   auto run = [](nn::LSTM& lstm, const torch::Tensor& x) {
-    if (auto y = lstmInference(*lstm, x)) return *y;  // small batches, no autograd
+    if (auto y = lstmInference(*lstm, x)) return *y;      // small batches, no autograd
+    if (auto y = lstmWithGradients(*lstm, x)) return *y;  // training, explanations
     return std::get<0>(lstm->forward(x));
   };
   if (!options.projection()) return run(m_lstm, columns);

@@ -20,6 +20,10 @@ namespace foveal::core {
 /// float CPU tensor, batch over 4, FOVEAL_PLAIN_LSTM set): the caller then runs the module.
 std::optional<torch::Tensor> lstmInference(const torch::nn::LSTMImpl& lstm, const torch::Tensor& x);
 
+/// FOVEAL_PLAIN_LSTM is set (not 0): the LSTM modules run LibTorch's own code, in inference
+/// and with gradients.
+bool plainLstm();
+
 /// The gate nonlinearities as the recurrence computes them (for the tests).
 float lstmSigmoid(float x);
 float lstmTanh(float x);

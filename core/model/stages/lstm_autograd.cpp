@@ -1,0 +1,169 @@
+#include "model/stages/lstm_autograd.h"
+
+#include <torch/autograd.h>
+#include <torch/nn/modules/rnn.h>
+
+#include <string>
+#include <vector>
+
+#include "model/stages/lstm_inference.h"
+#include "model/stages/lstm_math.h"
+
+namespace foveal::core {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Time-major throughout: x [T, B, I], the outputs [T, B, H]; PyTorch's gate order i, f, g, o.
+// The forward pass keeps the gates' activations [T, B, 4H], the cells [T, B, H] and the outputs,
+// which is all the backward pass reads.
+template <typename S>
+void forwardSteps(S* __restrict acts, const S* __restrict recurrent, S* __restrict cells,
+                  S* __restrict out, int64_t t, int64_t B, int64_t H) {
+  using lstm_math::sigmoid;
+  using lstm_math::tanhApprox;
+  const int64_t G = 4 * H;
+  for (int64_t b = 0; b < B; ++b) {
+    S* a = acts + (t * B + b) * G;
+    const S* r = recurrent ? recurrent + b * G : nullptr;
+    if (r)
+      for (int64_t j = 0; j < G; ++j) a[j] += r[j];
+    const S* cPrev = t > 0 ? cells + ((t - 1) * B + b) * H : nullptr;
+    S* c = cells + (t * B + b) * H;
+    S* h = out + (t * B + b) * H;
+    for (int64_t j = 0; j < H; ++j) {
+      const S i = sigmoid(a[j]), f = sigmoid(a[H + j]), g = tanhApprox(a[2 * H + j]),
+              o = sigmoid(a[3 * H + j]);
+      a[j] = i;
+      a[H + j] = f;
+      a[2 * H + j] = g;
+      a[3 * H + j] = o;
+      c[j] = (cPrev ? f * cPrev[j] : S(0)) + i * g;
+      h[j] = o * tanhApprox(c[j]);
+    }
+  }
+}
+
+// Step t backwards: from dh (the output's gradient plus the next step's recurrent one) and dc
+// (the next step's cell gradient, updated in place to this step's), the gradient of the gates'
+// pre-activations.
+template <typename S>
+void backwardStep(const S* __restrict acts, const S* __restrict cells, const S* __restrict dOut,
+                  const S* __restrict dhNext, S* __restrict dc, S* __restrict dGates, int64_t t,
+                  int64_t B, int64_t H) {
+  using lstm_math::tanhApprox;
+  const int64_t G = 4 * H;
+  for (int64_t b = 0; b < B; ++b) {
+    const S* a = acts + (t * B + b) * G;
+    const S* c = cells + (t * B + b) * H;
+    const S* cPrev = t > 0 ? cells + ((t - 1) * B + b) * H : nullptr;
+    const S* dy = dOut ? dOut + (t * B + b) * H : nullptr;
+    const S* dn = dhNext ? dhNext + b * H : nullptr;
+    S* dcb = dc + b * H;
+    S* d = dGates + (t * B + b) * G;
+    for (int64_t j = 0; j < H; ++j) {
+      const S i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];
+      const S dh = (dy ? dy[j] : S(0)) + (dn ? dn[j] : S(0));
+      const S tc = tanhApprox(c[j]);
+      const S dcell = dcb[j] + dh * o * (S(1) - tc * tc);
+      d[j] = dcell * g * i * (S(1) - i);
+      d[H + j] = cPrev ? dcell * cPrev[j] * f * (S(1) - f) : S(0);
+      d[2 * H + j] = dcell * i * (S(1) - g * g);
+      d[3 * H + j] = dh * tc * o * (S(1) - o);
+      dcb[j] = dcell * f;
+    }
+  }
+}
+
+class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunction> {
+ public:
+  // x [T, B, I]; wih [4H, I], whh [4H, H], bias [4H] (both biases summed) -> h [T, B, H].
+  static torch::Tensor forward(AutogradContext* ctx, const torch::Tensor& x0,
+                               const torch::Tensor& wih, const torch::Tensor& whh,
+                               const torch::Tensor& bias) {
+    const auto x = x0.contiguous();
+    const int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = whh.size(1);
+    auto acts = torch::addmm(bias, x.view({T * B, I}), wih.t()).view({T, B, 4 * H});
+    auto cells = torch::empty({T, B, H}, x.options());
+    auto out = torch::empty({T, B, H}, x.options());
+    auto recurrent = torch::empty({B, 4 * H}, x.options());
+    const auto whhT = whh.t();
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm forward", [&] {
+      for (int64_t t = 0; t < T; ++t) {
+        if (t > 0) at::mm_out(recurrent, out[t - 1], whhT);
+        forwardSteps<scalar_t>(acts.data_ptr<scalar_t>(),
+                               t > 0 ? recurrent.data_ptr<scalar_t>() : nullptr,
+                               cells.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), t, B, H);
+      }
+    });
+    ctx->save_for_backward({x, wih, whh, acts, cells, out});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &x = saved[0], &wih = saved[1], &whh = saved[2], &acts = saved[3], &cells = saved[4],
+               &out = saved[5];
+    const int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = whh.size(1);
+    const torch::Tensor dOut = grads[0].defined() ? grads[0].contiguous() : torch::Tensor();
+    auto dGates = torch::empty({T, B, 4 * H}, x.options());
+    auto dc = torch::zeros({B, H}, x.options());
+    auto dhNext = torch::empty({B, H}, x.options());
+    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm backward", [&] {
+      for (int64_t t = T - 1; t >= 0; --t) {
+        backwardStep<scalar_t>(acts.data_ptr<scalar_t>(), cells.data_ptr<scalar_t>(),
+                               dOut.defined() ? dOut.data_ptr<scalar_t>() : nullptr,
+                               t < T - 1 ? dhNext.data_ptr<scalar_t>() : nullptr,
+                               dc.data_ptr<scalar_t>(), dGates.data_ptr<scalar_t>(), t, B, H);
+        if (t > 0) at::mm_out(dhNext, dGates[t], whh);
+      }
+    });
+    const auto flat = dGates.view({T * B, 4 * H});
+    torch::Tensor dx, dwih, dwhh, dbias;
+    if (ctx->needs_input_grad(0)) dx = torch::mm(flat, wih).view({T, B, I});
+    if (ctx->needs_input_grad(1)) dwih = torch::mm(flat.t(), x.view({T * B, I}));
+    if (ctx->needs_input_grad(2))
+      dwhh = T > 1 ? torch::mm(dGates.narrow(0, 1, T - 1).reshape({(T - 1) * B, 4 * H}).t(),
+                               out.narrow(0, 0, T - 1).reshape({(T - 1) * B, H}))
+                   : torch::zeros_like(whh);
+    if (ctx->needs_input_grad(3)) dbias = flat.sum(0);
+    return {dx, dwih, dwhh, dbias};
+  }
+};
+
+}  // namespace
+
+std::optional<torch::Tensor> lstmWithGradients(const torch::nn::LSTMImpl& lstm,
+                                               const torch::Tensor& x) {
+  const auto& o = lstm.options;
+  const auto type = x.scalar_type();
+  if (plainLstm() || !torch::GradMode::is_enabled() || !x.is_cpu() ||
+      (type != torch::kFloat && type != torch::kDouble) || x.dim() != 3 || !o.batch_first() ||
+      o.proj_size() != 0 || !o.bias() ||
+      (lstm.is_training() && o.dropout() > 0 && o.num_layers() > 1))
+    return std::nullopt;
+  const int dirs = o.bidirectional() ? 2 : 1;
+  const auto params = lstm.named_parameters();
+  torch::Tensor input = x.transpose(0, 1);  // [T, B, I]
+  for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
+    std::vector<torch::Tensor> outs;
+    for (int d = 0; d < dirs; ++d) {
+      const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
+      const auto* wih = params.find("weight_ih" + suffix);
+      const auto* whh = params.find("weight_hh" + suffix);
+      const auto* bih = params.find("bias_ih" + suffix);
+      const auto* bhh = params.find("bias_hh" + suffix);
+      if (!wih || !whh || !bih || !bhh || wih->scalar_type() != type) return std::nullopt;
+      // The reverse direction reads the sequence backwards and writes its outputs in place.
+      const auto seq = d == 1 ? input.flip(0) : input;
+      auto h = LstmDirectionFunction::apply(seq, *wih, *whh, *bih + *bhh);
+      outs.push_back(d == 1 ? h.flip(0) : h);
+    }
+    input = dirs == 1 ? outs.front() : torch::cat(outs, 2);
+  }
+  return input.transpose(0, 1);  // [B, T, D*H]
+}
+
+}  // namespace foveal::core
