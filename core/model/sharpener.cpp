@@ -1,6 +1,7 @@
 #include "model/sharpener.h"
 
 #include <ATen/Parallel.h>
+#include <torch/autograd.h>
 #include <torch/nn/functional/vision.h>
 #include <algorithm>
 #include <cmath>
@@ -30,8 +31,160 @@ torch::Tensor affineGrid(const torch::Tensor& theta, int64_t w, int64_t h) {
   return torch::stack({row(0), row(1)}, 3);  // [N, h, w, 2]
 }
 
+namespace {
+
+// grid_sample(source, affineGrid(theta, w, h)) (bilinear, border padding, align_corners=false)
+// written out for CPU float and double, forward and backward: one pass over the output pixels,
+// the sampling point computed from theta in place, where LibTorch's builds the grid as tensors
+// and its backward runs grid_sample's own (half of a sharp model's explanation went into the two
+// samplers of each glimpse). The arithmetic is grid_sample's: the grid coordinate g as affineGrid
+// makes it, unnormalised to (g + 1) size / 2 - 1/2, clamped into [0, size - 1] (a clamped
+// coordinate passes no gradient), the four neighbours (zero outside) with bilinear weights.
+template <typename S>
+struct Axis {
+  int64_t i0;
+  S f;     // the second neighbour's weight
+  S grad;  // d coordinate / d g: size / 2, or 0 where clamped
+};
+
+template <typename S>
+inline Axis<S> axis(S g, int64_t size) {
+  const S half = static_cast<S>(size) / S(2), last = static_cast<S>(size - 1);
+  const S c = (g + S(1)) * half - S(0.5);
+  const bool clamped = !(c >= S(0) && c <= last);  // NaN too
+  const S k = clamped ? (c > last ? last : S(0)) : c;
+  // k >= 0: truncation is floor (std::floor is a library call without SSE4.1).
+  const int64_t i0 = static_cast<int64_t>(k);
+  return {i0, k - static_cast<S>(i0), clamped ? S(0) : half};
+}
+
+// affineGrid's pixel centres along an axis of n samples.
+template <typename S>
+std::vector<S> centres(int64_t n) {
+  std::vector<S> v(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k)
+    v[static_cast<size_t>(k)] = static_cast<S>(k * 2 + 1) / static_cast<S>(n) - S(1);
+  return v;
+}
+
+class AffineSampleFunction : public torch::autograd::Function<AffineSampleFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& source0,
+                               const torch::Tensor& theta0, int64_t w, int64_t h) {
+    const auto source = source0.contiguous(), theta = theta0.contiguous();
+    const int64_t n = source.size(0), channels = source.size(1), sh = source.size(2),
+                  sw = source.size(3);
+    auto out = torch::empty({n, channels, h, w}, source.options());
+    AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine", [&] {
+      using S = scalar_t;
+      const auto xs = centres<S>(w), ys = centres<S>(h);
+      const S* in = source.data_ptr<S>();
+      const S* tp = theta.data_ptr<S>();
+      S* dst = out.data_ptr<S>();
+      at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          const S* t = tp + b * 6;
+          for (int64_t i = 0; i < h; ++i)
+            for (int64_t j = 0; j < w; ++j) {
+              const auto x = axis<S>(t[0] * xs[j] + t[1] * ys[i] + t[2], sw);
+              const auto y = axis<S>(t[3] * xs[j] + t[4] * ys[i] + t[5], sh);
+              const bool x1in = x.i0 + 1 < sw, y1in = y.i0 + 1 < sh;
+              for (int64_t c = 0; c < channels; ++c) {
+                const S* p = in + (b * channels + c) * sh * sw;
+                const S* r0 = p + y.i0 * sw;
+                const S* r1 = r0 + sw;
+                const S v00 = r0[x.i0], v01 = x1in ? r0[x.i0 + 1] : S(0);
+                const S v10 = y1in ? r1[x.i0] : S(0), v11 = x1in && y1in ? r1[x.i0 + 1] : S(0);
+                dst[((b * channels + c) * h + i) * w + j] =
+                    (S(1) - y.f) * ((S(1) - x.f) * v00 + x.f * v01) +
+                    y.f * ((S(1) - x.f) * v10 + x.f * v11);
+              }
+            }
+        }
+      });
+    });
+    ctx->save_for_backward({source, theta});
+    ctx->saved_data["w"] = w;
+    ctx->saved_data["h"] = h;
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &source = saved[0], &theta = saved[1];
+    const int64_t w = ctx->saved_data["w"].toInt(), h = ctx->saved_data["h"].toInt();
+    const int64_t n = source.size(0), channels = source.size(1), sh = source.size(2),
+                  sw = source.size(3);
+    const bool wantSource = ctx->needs_input_grad(0), wantTheta = ctx->needs_input_grad(1);
+    const auto g = grads[0].contiguous();
+    torch::Tensor gSource = wantSource ? torch::zeros_like(source) : torch::Tensor();
+    torch::Tensor gTheta = wantTheta ? torch::zeros_like(theta) : torch::Tensor();
+    AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine backward", [&] {
+      using S = scalar_t;
+      const auto xs = centres<S>(w), ys = centres<S>(h);
+      const S* in = source.data_ptr<S>();
+      const S* tp = theta.data_ptr<S>();
+      const S* go = g.data_ptr<S>();
+      S* gs = wantSource ? gSource.data_ptr<S>() : nullptr;
+      S* gt = wantTheta ? gTheta.data_ptr<S>() : nullptr;
+      at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t b = begin; b < end; ++b) {
+          const S* t = tp + b * 6;
+          S dt[6] = {0, 0, 0, 0, 0, 0};
+          for (int64_t i = 0; i < h; ++i)
+            for (int64_t j = 0; j < w; ++j) {
+              const auto x = axis<S>(t[0] * xs[j] + t[1] * ys[i] + t[2], sw);
+              const auto y = axis<S>(t[3] * xs[j] + t[4] * ys[i] + t[5], sh);
+              const bool x1in = x.i0 + 1 < sw, y1in = y.i0 + 1 < sh;
+              S gx = 0, gy = 0;
+              for (int64_t c = 0; c < channels; ++c) {
+                const S d = go[((b * channels + c) * h + i) * w + j];
+                const int64_t plane = (b * channels + c) * sh * sw;
+                if (gs) {
+                  S* q = gs + plane + y.i0 * sw + x.i0;
+                  q[0] += (S(1) - y.f) * (S(1) - x.f) * d;
+                  if (x1in) q[1] += (S(1) - y.f) * x.f * d;
+                  if (y1in) q[sw] += y.f * (S(1) - x.f) * d;
+                  if (x1in && y1in) q[sw + 1] += y.f * x.f * d;
+                }
+                if (gt) {
+                  const S* r0 = in + plane + y.i0 * sw;
+                  const S* r1 = r0 + sw;
+                  const S v00 = r0[x.i0], v01 = x1in ? r0[x.i0 + 1] : S(0);
+                  const S v10 = y1in ? r1[x.i0] : S(0), v11 = x1in && y1in ? r1[x.i0 + 1] : S(0);
+                  gx += d * ((S(1) - y.f) * (v01 - v00) + y.f * (v11 - v10));
+                  gy += d * ((S(1) - x.f) * (v10 - v00) + x.f * (v11 - v01));
+                }
+              }
+              gx *= x.grad;
+              gy *= y.grad;
+              dt[0] += gx * xs[j];
+              dt[1] += gx * ys[i];
+              dt[2] += gx;
+              dt[3] += gy * xs[j];
+              dt[4] += gy * ys[i];
+              dt[5] += gy;
+            }
+          if (gt)
+            for (int k = 0; k < 6; ++k) gt[b * 6 + k] = dt[k];
+        }
+      });
+    });
+    return {gSource, gTheta, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                            int64_t h) {
+  if (source.is_cpu() && theta.is_cpu() && source.dim() == 4 && theta.dim() == 3 &&
+      theta.size(0) == source.size(0) && theta.size(1) == 2 && theta.size(2) == 3 &&
+      theta.scalar_type() == source.scalar_type() &&
+      (source.scalar_type() == torch::kFloat || source.scalar_type() == torch::kDouble) &&
+      source.size(2) > 0 && source.size(3) > 0)
+    return AffineSampleFunction::apply(source, theta, w, h);
   auto grid = affineGrid(theta, w, h);
   return F::grid_sample(source, grid,
                         F::GridSampleFuncOptions()

@@ -254,10 +254,10 @@ class TestAttribution : public QObject {
     }
   }
 
-  // inputFromSource resizes by one matrix product per axis: the same antialiased resize as
+  // inputFromSource resizes each axis by its band of taps: the same antialiased resize as
   // interpolate (bilinear, and bicubic for PIL's), shrinking and growing, either axis or both,
   // in float and double, with the padding's repeated last column after it; and gradients.
-  void resizeByMatricesIsInterpolate_data() {
+  void resizeByBandsIsInterpolate_data() {
     QTest::addColumn<bool>("bicubic");
     QTest::addColumn<int>("srcW");
     QTest::addColumn<int>("srcH");
@@ -269,7 +269,7 @@ class TestAttribution : public QObject {
     QTest::newRow("bicubic 224x32 -> 100x32") << true << 224 << 32 << false;
     QTest::newRow("bicubic 57x71, padded") << true << 57 << 71 << true;
   }
-  void resizeByMatricesIsInterpolate() {
+  void resizeByBandsIsInterpolate() {
     QFETCH(bool, bicubic);
     QFETCH(int, srcW);
     QFETCH(int, srcH);

@@ -130,8 +130,16 @@ class TestFaithfulness : public QObject {
       QCOMPARE(b[i].correlated, a[i].correlated);
       QCOMPARE(b[i].rankCorrelation, a[i].rankCorrelation);
       const auto& c = twoThreads.table.rows()[i];
-      QVERIFY(std::abs(c.deletionAuc - a[i].deletionAuc) < 1e-6);
-      QVERIFY(std::abs(c.insertionAuc - a[i].insertionAuc) < 1e-6);
+      QVERIFY2(std::abs(c.deletionAuc - a[i].deletionAuc) < 1e-6,
+               qPrintable(QString("%1: deletion %2 against %3")
+                              .arg(QString::fromStdString(a[i].method))
+                              .arg(c.deletionAuc, 0, 'g', 12)
+                              .arg(a[i].deletionAuc, 0, 'g', 12)));
+      QVERIFY2(std::abs(c.insertionAuc - a[i].insertionAuc) < 1e-6,
+               qPrintable(QString("%1: insertion %2 against %3")
+                              .arg(QString::fromStdString(a[i].method))
+                              .arg(c.insertionAuc, 0, 'g', 12)
+                              .arg(a[i].insertionAuc, 0, 'g', 12)));
       QCOMPARE(c.pointing, a[i].pointing);
     }
     std::vector<int64_t> seen;

@@ -94,6 +94,18 @@ QString gradientMismatch(const torch::Tensor& y, const torch::Tensor& want, cons
   return {};
 }
 
+// grid_sample (bilinear, border padding, align_corners=false) at affineGrid's points
+// (affine_grid's, computed with tensor operations): what sampleAffine does.
+torch::Tensor gridSampleReference(const torch::Tensor& source, const torch::Tensor& theta,
+                                  int64_t w, int64_t h) {
+  namespace F = torch::nn::functional;
+  return F::grid_sample(source, affineGrid(theta, w, h),
+                        F::GridSampleFuncOptions()
+                            .mode(torch::kBilinear)
+                            .padding_mode(torch::kBorder)
+                            .align_corners(false));
+}
+
 }  // namespace
 
 class TestStages : public QObject {
@@ -763,7 +775,7 @@ class TestStages : public QObject {
     }
     for (auto [w, h] : {std::pair{17, 13}, std::pair{40, 9}, std::pair{3, 20}}) {
       auto got = sampleAxisAligned(source, theta, w, h);
-      auto want = sampleAffine(source, theta, w, h);
+      auto want = gridSampleReference(source, theta, w, h);
       QCOMPARE(got.sizes(), want.sizes());
       QVERIFY2((got - want).abs().max().item<double>() < 1e-5,
                qPrintable(QString("%1x%2").arg(w).arg(h)));
@@ -771,6 +783,57 @@ class TestStages : public QObject {
     auto s = source.clone().requires_grad_(true);
     auto g = torch::autograd::grad({sampleAxisAligned(s, theta, 17, 13).sum()}, {s})[0];
     QVERIFY(g.abs().sum().item<double>() > 0);
+  }
+
+  // sampleAffine's own sampler against LibTorch's affine_grid and grid_sample: rotated, sheared,
+  // scaled and shifted thetas, points over every edge (clamped: no gradient), all of them past
+  // the last row and column; one to three channels, float and double; values and the gradients
+  // of the source and of theta, and each of them alone. (No point falls on a whole pixel
+  // coordinate: there bilinear sampling has a kink, and theta's gradient is the one-sided slope
+  // that the last bit of the coordinate picks.)
+  void affineSamplingMatchesGridSample_data() {
+    QTest::addColumn<bool>("isDouble");
+    QTest::addColumn<int>("channels");
+    QTest::newRow("float, 1 channel") << false << 1;
+    QTest::newRow("float, 2 channels") << false << 2;
+    QTest::newRow("double, 1 channel") << true << 1;
+    QTest::newRow("double, 3 channels") << true << 3;
+  }
+  void affineSamplingMatchesGridSample() {
+    QFETCH(bool, isDouble);
+    QFETCH(int, channels);
+    const auto type = isDouble ? torch::kDouble : torch::kFloat;
+    torch::manual_seed(10);
+    auto source = torch::randn({6, channels, 13, 31}).to(type);
+    auto theta =
+        torch::tensor({0.3,  0.1,  -0.5,  -0.05, 0.97, 0.0,    // sheared
+                       0.25, 0.0,  0.9,   0.0,   0.8,  0.1,    // over the right edge
+                       1.3,  0.2,  0.0,   -0.3,  1.2,  -0.2,   // over every edge
+                       0.7,  -0.6, 0.1,   0.6,   0.7,  0.0,    // rotated
+                       1.01, 0.0,  0.003, 0.0,   0.99, 0.002,  // nearly the identity
+                       0.0,  0.0,  1.0,   0.0,   0.0,  1.0})   // past the last row and column
+            .view({6, 2, 3})
+            .to(type);
+    const double tol = isDouble ? 1e-12 : 2e-5;
+    for (auto [w, h] : {std::pair{17, 13}, std::pair{40, 9}, std::pair{3, 20}}) {
+      auto got = sampleAffine(source, theta, w, h);
+      auto want = gridSampleReference(source, theta, w, h);
+      QCOMPARE(got.sizes(), want.sizes());
+      const double err = (got - want).abs().max().item<double>();
+      QVERIFY2(err < tol, qPrintable(QString("%1x%2: off by %3").arg(w).arg(h).arg(err)));
+      auto s = source.clone().requires_grad_(true);
+      auto t = theta.clone().requires_grad_(true);
+      auto g = torch::randn({6, channels, h, w}).to(type);
+      const QString why =
+          gradientMismatch(sampleAffine(s, t, w, h), gridSampleReference(s, t, w, h), g, {s, t},
+                           isDouble ? 1e-10 : 1e-5, 1);
+      QVERIFY2(why.isEmpty(), qPrintable(QString("%1x%2: %3").arg(w).arg(h).arg(why)));
+      for (const auto& only : {s, t}) {
+        auto a = torch::autograd::grad({(sampleAffine(s, t, w, h) * g).sum()}, {only})[0];
+        auto b = torch::autograd::grad({(gridSampleReference(s, t, w, h) * g).sum()}, {only})[0];
+        QVERIFY((a - b).abs().max().item<double>() < 1e-4 * (1 + b.abs().max().item<double>()));
+      }
+    }
   }
 
   // The transformer stages' oneDNN products (inference) against LibTorch's: a Linear with its
