@@ -70,20 +70,11 @@ struct VggBackboneImpl::Packed {
   std::vector<std::pair<const void*, uint32_t>> source;  // (storage, version) of every tensor
 };
 
-namespace {
-std::vector<std::pair<const void*, uint32_t>> signature(const nn::Sequential& layers) {
-  std::vector<std::pair<const void*, uint32_t>> s;
-  for (const auto& t : layers->parameters()) s.emplace_back(t.data_ptr(), t._version());
-  for (const auto& t : layers->buffers()) s.emplace_back(t.data_ptr(), t._version());
-  return s;
-}
-}  // namespace
-
 std::shared_ptr<const VggBackboneImpl::Packed> VggBackboneImpl::packed(const torch::Tensor& image) {
   if (!fastConvolutions() || is_training() || torch::GradMode::is_enabled() || !image.is_cpu() ||
       image.scalar_type() != torch::kFloat || options.average_pools() || image.dim() != 4)
     return nullptr;
-  auto sig = signature(m_layers);
+  auto sig = planSignature(*m_layers);
   auto current = std::atomic_load(&m_packed);
   if (current && current->source == sig) return current;
 

@@ -21,6 +21,13 @@
 
 namespace foveal::core {
 
+std::vector<std::pair<const void*, uint32_t>> planSignature(const torch::nn::Module& module) {
+  std::vector<std::pair<const void*, uint32_t>> s;
+  for (const auto& t : module.parameters()) s.emplace_back(t.data_ptr(), t._version());
+  for (const auto& t : module.buffers()) s.emplace_back(t.data_ptr(), t._version());
+  return s;
+}
+
 namespace {
 
 struct LayerOp {

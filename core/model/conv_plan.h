@@ -15,13 +15,20 @@
 #include <array>
 #include <memory>
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace torch::nn {
 class BatchNorm2dImpl;
 class Conv2dImpl;
+class Module;
 }  // namespace torch::nn
 
 namespace foveal::core {
+
+/// (storage, version) of every parameter and buffer of `module`: a plan built from it is stale
+/// when this changes (an optimiser step, a loaded or copied model).
+std::vector<std::pair<const void*, uint32_t>> planSignature(const torch::nn::Module& module);
 
 class ConvPlan {
  public:

@@ -281,6 +281,41 @@ class TestStages : public QObject {
     }
   }
 
+  // The localiser's inference plan (oneDNN, batch norms folded) against the modules (the path
+  // taken where gradients are recorded): at full width and at the digit models', with batch norm
+  // statistics that are not the identity; and after the weights change (the plan is rebuilt).
+  void tpsLocaliserPlanMatchesTheModules() {
+    if (!ConvPlan::available()) QSKIP("built without oneDNN (or FOVEAL_PLAIN_CONV is set)");
+    for (double width : {1.0, 0.125}) {
+      torch::manual_seed(12);
+      Tps tps(TpsOptions(20, 100, 32).channel_width(width));
+      {
+        torch::NoGradGuard ng;
+        for (auto& b : tps->named_buffers())
+          if (b.key().find("running_mean") != std::string::npos)
+            b.value().normal_(0, 0.3);
+          else if (b.key().find("running_var") != std::string::npos)
+            b.value().uniform_(0.5, 2);
+        for (auto& p : tps->named_parameters())
+          if (p.key().rfind("fc2.", 0) == 0) p.value().normal_(0, 0.05);
+      }
+      tps->eval();
+      for (int round = 0; round < 2; ++round) {
+        auto image = torch::rand({3, 1, 32, 100}) * 2 - 1;
+        const auto want = tps->localise(image).detach();  // gradients on: the modules
+        torch::NoGradGuard ng;
+        const auto got = tps->localise(image);
+        QCOMPARE(got.sizes(), want.sizes());
+        const double err = (got - want).abs().max().item<double>();
+        QVERIFY2(
+            err < 1e-4,
+            qPrintable(QString("width %1, round %2: off by %3").arg(width).arg(round).arg(err)));
+        for (auto& p : tps->named_parameters())  // as an optimiser step would
+          if (p.key().rfind("conv.", 0) == 0) p.value().mul_(1.1);
+      }
+    }
+  }
+
   void ctcCollapsesRepeatsAndBlanks() {
     const auto p = collapseCtcPath({0, 3, 3, 0, 3, 1, 1, 0, 0, 2});
     QCOMPARE(p.tokens, (std::vector<int>{3, 3, 1, 2}));

@@ -89,20 +89,11 @@ struct ResNetFeaturesImpl::Plan {
   std::vector<std::pair<const void*, uint32_t>> source;  // (storage, version) of every tensor
 };
 
-namespace {
-std::vector<std::pair<const void*, uint32_t>> signature(const nn::Module& m) {
-  std::vector<std::pair<const void*, uint32_t>> s;
-  for (const auto& t : m.parameters()) s.emplace_back(t.data_ptr(), t._version());
-  for (const auto& t : m.buffers()) s.emplace_back(t.data_ptr(), t._version());
-  return s;
-}
-}  // namespace
-
 std::shared_ptr<ResNetFeaturesImpl::Plan> ResNetFeaturesImpl::plan(const torch::Tensor& image) {
   if (!ConvPlan::available() || is_training() || torch::GradMode::is_enabled() || !image.is_cpu() ||
       image.scalar_type() != torch::kFloat || options.average_pools())
     return nullptr;
-  auto sig = signature(*this);
+  auto sig = planSignature(*this);
   auto current = std::atomic_load(&m_plan);
   if (current && current->source == sig) return current;
   auto p = std::make_shared<Plan>();

@@ -1,5 +1,4 @@
 #include "model/stages/tps.h"
-#include "model/conv_dispatch.h"
 
 #include <torch/nn/functional/upsampling.h>
 #include <torch/nn/functional/vision.h>
@@ -8,6 +7,11 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
 
+#include <atomic>
+#include <memory>
+
+#include "model/conv_dispatch.h"
+#include "model/conv_plan.h"
 #include "model/stages/stage_factories.h"
 
 namespace foveal::core {
@@ -89,9 +93,49 @@ void TpsImpl::reset() {
   m_pHat = register_buffer("P_hat", pHat.to(torch::kFloat));
 }
 
+struct TpsImpl::LocaliserPlan {
+  ConvPlan net;
+  std::vector<std::pair<const void*, uint32_t>> source;  // planSignature of the localiser
+};
+
+std::shared_ptr<TpsImpl::LocaliserPlan> TpsImpl::localiserPlan(const torch::Tensor& image) {
+  if (!ConvPlan::available() || is_training() || torch::GradMode::is_enabled() || !image.is_cpu() ||
+      image.scalar_type() != torch::kFloat || image.dim() != 4)
+    return nullptr;
+  auto sig = planSignature(*m_conv);
+  auto current = std::atomic_load(&m_plan);
+  if (current && current->source == sig) return current;
+  auto p = std::make_shared<LocaliserPlan>();
+  p->source = std::move(sig);
+  // Blocks of conv (3x3, padding 1), batch norm and ReLU, 2x2 max pools between them; the last
+  // layer, the global average pool, is left to the caller.
+  const auto& mods = m_conv->children();
+  if (mods.empty() || !mods.back()->as<nn::AdaptiveAvgPool2dImpl>()) return nullptr;
+  int x = 0;
+  for (size_t i = 0; i + 1 < mods.size();) {
+    if (auto* c = mods[i]->as<nn::Conv2dImpl>()) {
+      auto* bn = i + 2 < mods.size() ? mods[i + 1]->as<nn::BatchNorm2dImpl>() : nullptr;
+      if (!bn || !mods[i + 2]->as<nn::ReLUImpl>()) return nullptr;
+      x = p->net.conv(x, *c, bn, {1, 1}, true);
+      i += 3;
+    } else if (mods[i]->as<nn::MaxPool2dImpl>()) {
+      x = p->net.maxPool(x, {2, 2}, {2, 2}, {0, 0});
+      i += 1;
+    } else {
+      return nullptr;
+    }
+  }
+  std::atomic_store(&m_plan, p);
+  return p;
+}
+
 torch::Tensor TpsImpl::localise(const torch::Tensor& image) {
   const auto b = image.size(0);
-  auto features = sequentialForward(*m_conv, image).view({b, -1});
+  torch::Tensor features;
+  if (auto p = localiserPlan(image))
+    if (auto y = p->net.run(image)) features = y->mean({2, 3});  // the global average pool
+  if (!features.defined()) features = sequentialForward(*m_conv, image);
+  features = features.view({b, -1});
   return m_fc2(m_fc1->forward(features)).view({b, options.fiducials(), 2});
 }
 

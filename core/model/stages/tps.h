@@ -47,6 +47,11 @@ class TpsImpl : public torch::nn::Cloneable<TpsImpl>, public Transformation {
   torch::nn::Linear m_fc2{nullptr};
   torch::Tensor m_invDeltaC;  ///< [F + 3, F + 3]
   torch::Tensor m_pHat;       ///< [H * W, F + 3]
+  /// Inference: the localiser's convolutions, batch norms, ReLUs and pools on oneDNN directly
+  /// (conv_plan.h), rebuilt when the weights change.
+  struct LocaliserPlan;
+  std::shared_ptr<LocaliserPlan> localiserPlan(const torch::Tensor& image);
+  std::shared_ptr<LocaliserPlan> m_plan;
 };
 TORCH_MODULE(Tps);
 
