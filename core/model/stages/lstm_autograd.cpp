@@ -18,21 +18,19 @@ using torch::autograd::variable_list;
 
 // Time-major throughout: x [T, B, I], the outputs [T, B, H]; PyTorch's gate order i, f, g, o.
 // The forward pass keeps the gates' activations [T, B, 4H], the cells [T, B, H] and the outputs,
-// which is all the backward pass reads.
+// which is all the backward pass reads. The gate loops have no branches (absent inputs are
+// `zeros`, B x H of them), so that the compiler vectorises them.
 template <typename S>
-void forwardSteps(S* __restrict acts, const S* __restrict recurrent, S* __restrict cells,
-                  S* __restrict out, int64_t t, int64_t B, int64_t H) {
+void forwardSteps(S* __restrict acts, const S* __restrict cellsBefore, S* __restrict cells,
+                  S* __restrict out, int64_t B, int64_t H) {
   using lstm_math::sigmoid;
   using lstm_math::tanhApprox;
   const int64_t G = 4 * H;
   for (int64_t b = 0; b < B; ++b) {
-    S* a = acts + (t * B + b) * G;
-    const S* r = recurrent ? recurrent + b * G : nullptr;
-    if (r)
-      for (int64_t j = 0; j < G; ++j) a[j] += r[j];
-    const S* cPrev = t > 0 ? cells + ((t - 1) * B + b) * H : nullptr;
-    S* c = cells + (t * B + b) * H;
-    S* h = out + (t * B + b) * H;
+    S* __restrict a = acts + b * G;
+    const S* __restrict cPrev = cellsBefore + b * H;
+    S* __restrict c = cells + b * H;
+    S* __restrict h = out + b * H;
     for (int64_t j = 0; j < H; ++j) {
       const S i = sigmoid(a[j]), f = sigmoid(a[H + j]), g = tanhApprox(a[2 * H + j]),
               o = sigmoid(a[3 * H + j]);
@@ -40,36 +38,37 @@ void forwardSteps(S* __restrict acts, const S* __restrict recurrent, S* __restri
       a[H + j] = f;
       a[2 * H + j] = g;
       a[3 * H + j] = o;
-      c[j] = (cPrev ? f * cPrev[j] : S(0)) + i * g;
+      c[j] = f * cPrev[j] + i * g;
       h[j] = o * tanhApprox(c[j]);
     }
   }
 }
 
-// Step t backwards: from dh (the output's gradient plus the next step's recurrent one) and dc
-// (the next step's cell gradient, updated in place to this step's), the gradient of the gates'
-// pre-activations.
+// One step backwards (its rows of acts, cells, dOut and dGates): from dh (the output's gradient
+// plus the next step's recurrent one) and dc (the next step's cell gradient, updated in place to
+// this step's), the gradient of the gates' pre-activations.
 template <typename S>
-void backwardStep(const S* __restrict acts, const S* __restrict cells, const S* __restrict dOut,
-                  const S* __restrict dhNext, S* __restrict dc, S* __restrict dGates, int64_t t,
-                  int64_t B, int64_t H) {
+void backwardStep(const S* __restrict acts, const S* __restrict cells,
+                  const S* __restrict cellsBefore, const S* __restrict dOut,
+                  const S* __restrict dhNext, S* __restrict dc, S* __restrict dGates, int64_t B,
+                  int64_t H) {
   using lstm_math::tanhApprox;
   const int64_t G = 4 * H;
   for (int64_t b = 0; b < B; ++b) {
-    const S* a = acts + (t * B + b) * G;
-    const S* c = cells + (t * B + b) * H;
-    const S* cPrev = t > 0 ? cells + ((t - 1) * B + b) * H : nullptr;
-    const S* dy = dOut ? dOut + (t * B + b) * H : nullptr;
-    const S* dn = dhNext ? dhNext + b * H : nullptr;
-    S* dcb = dc + b * H;
-    S* d = dGates + (t * B + b) * G;
+    const S* __restrict a = acts + b * G;
+    const S* __restrict c = cells + b * H;
+    const S* __restrict cPrev = cellsBefore + b * H;
+    const S* __restrict dy = dOut + b * H;
+    const S* __restrict dn = dhNext + b * H;
+    S* __restrict dcb = dc + b * H;
+    S* __restrict d = dGates + b * G;
     for (int64_t j = 0; j < H; ++j) {
       const S i = a[j], f = a[H + j], g = a[2 * H + j], o = a[3 * H + j];
-      const S dh = (dy ? dy[j] : S(0)) + (dn ? dn[j] : S(0));
+      const S dh = dy[j] + dn[j];
       const S tc = tanhApprox(c[j]);
       const S dcell = dcb[j] + dh * o * (S(1) - tc * tc);
       d[j] = dcell * g * i * (S(1) - i);
-      d[H + j] = cPrev ? dcell * cPrev[j] * f * (S(1) - f) : S(0);
+      d[H + j] = dcell * cPrev[j] * f * (S(1) - f);
       d[2 * H + j] = dcell * i * (S(1) - g * g);
       d[3 * H + j] = dh * tc * o * (S(1) - o);
       dcb[j] = dcell * f;
@@ -88,14 +87,14 @@ class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunc
     auto acts = torch::addmm(bias, x.view({T * B, I}), wih.t()).view({T, B, 4 * H});
     auto cells = torch::empty({T, B, H}, x.options());
     auto out = torch::empty({T, B, H}, x.options());
-    auto recurrent = torch::empty({B, 4 * H}, x.options());
+    const auto zeros = torch::zeros({B, H}, x.options());
     const auto whhT = whh.t();
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm forward", [&] {
       for (int64_t t = 0; t < T; ++t) {
-        if (t > 0) at::mm_out(recurrent, out[t - 1], whhT);
-        forwardSteps<scalar_t>(acts.data_ptr<scalar_t>(),
-                               t > 0 ? recurrent.data_ptr<scalar_t>() : nullptr,
-                               cells.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(), t, B, H);
+        if (t > 0) acts[t].addmm_(out[t - 1], whhT);  // the recurrent term
+        forwardSteps<scalar_t>(acts[t].data_ptr<scalar_t>(),
+                               (t > 0 ? cells[t - 1] : zeros).data_ptr<scalar_t>(),
+                               cells[t].data_ptr<scalar_t>(), out[t].data_ptr<scalar_t>(), B, H);
       }
     });
     ctx->save_for_backward({x, wih, whh, acts, cells, out});
@@ -107,16 +106,18 @@ class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunc
     const auto &x = saved[0], &wih = saved[1], &whh = saved[2], &acts = saved[3], &cells = saved[4],
                &out = saved[5];
     const int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = whh.size(1);
-    const torch::Tensor dOut = grads[0].defined() ? grads[0].contiguous() : torch::Tensor();
+    const torch::Tensor dOut =
+        grads[0].defined() ? grads[0].contiguous() : torch::zeros({T, B, H}, x.options());
     auto dGates = torch::empty({T, B, 4 * H}, x.options());
     auto dc = torch::zeros({B, H}, x.options());
-    auto dhNext = torch::empty({B, H}, x.options());
+    auto dhNext = torch::zeros({B, H}, x.options());
+    const auto zeros = torch::zeros({B, H}, x.options());
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm backward", [&] {
       for (int64_t t = T - 1; t >= 0; --t) {
-        backwardStep<scalar_t>(acts.data_ptr<scalar_t>(), cells.data_ptr<scalar_t>(),
-                               dOut.defined() ? dOut.data_ptr<scalar_t>() : nullptr,
-                               t < T - 1 ? dhNext.data_ptr<scalar_t>() : nullptr,
-                               dc.data_ptr<scalar_t>(), dGates.data_ptr<scalar_t>(), t, B, H);
+        backwardStep<scalar_t>(acts[t].data_ptr<scalar_t>(), cells[t].data_ptr<scalar_t>(),
+                               (t > 0 ? cells[t - 1] : zeros).data_ptr<scalar_t>(),
+                               dOut[t].data_ptr<scalar_t>(), dhNext.data_ptr<scalar_t>(),
+                               dc.data_ptr<scalar_t>(), dGates[t].data_ptr<scalar_t>(), B, H);
         if (t > 0) at::mm_out(dhNext, dGates[t], whh);
       }
     });
