@@ -18,8 +18,9 @@ using torch::autograd::variable_list;
 
 // Time-major throughout: x [T, B, I], the outputs [T, B, H]; PyTorch's gate order i, f, g, o.
 // The forward pass keeps the gates' activations [T, B, 4H], the cells [T, B, H] and the outputs,
-// which is all the backward pass reads. The gate loops have no branches (absent inputs are
-// `zeros`, B x H of them), so that the compiler vectorises them.
+// which is all the backward pass reads. Absent inputs (the first step's cells, an unused
+// output's gradient) are `zeros`, B x H of them, rather than branches in the gate loops. (GCC
+// still reports control flow in them, from the gate functions, and leaves them scalar.)
 template <typename S>
 void forwardSteps(S* __restrict acts, const S* __restrict cellsBefore, S* __restrict cells,
                   S* __restrict out, int64_t B, int64_t H) {
