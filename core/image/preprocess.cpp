@@ -142,9 +142,10 @@ namespace {
 // band of taps per output sample. `starts` [to] (int64): each output's first source sample;
 // `weights` [to, K]: its K taps (zero past its own support). The resize is linear and separable,
 // so the taps are those of the resized identity (each row the image of one source sample); made
-// once per (sizes, kind, type).
+// once per (sizes, kind, type). `dense` [from, to]: the same resize as a matrix, for devices
+// other than the CPU.
 struct ResizeBand {
-  torch::Tensor starts, weights;
+  torch::Tensor starts, weights, dense;
 };
 
 ResizeBand resizeBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType type) {
@@ -194,6 +195,7 @@ ResizeBand resizeBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType 
     for (int64_t k = 0; k < taps; ++k) wa[j][k] = acc[j][start + k];
   }
   band.weights = w.to(type).contiguous();
+  band.dense = m.t().to(type).contiguous();
   return cache.emplace(key, band).first->second;
 }
 
@@ -263,13 +265,7 @@ class ResizeAxisFunction : public torch::autograd::Function<ResizeAxisFunction> 
 
 torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, bool bicubic) {
   const auto band = resizeBand(x.size(-1), to, bicubic, x.scalar_type());
-  if (!x.is_cpu()) {  // the band as a dense matrix [from, to]: one product on the device
-    const int64_t from = x.size(-1), taps = band.weights.size(1);
-    auto dense = torch::zeros({from, to}, band.weights.options());
-    for (int64_t j = 0; j < to; ++j)
-      dense.narrow(0, band.starts[j].item<int64_t>(), taps).select(1, j).copy_(band.weights[j]);
-    return torch::matmul(x, dense.to(x.device()));
-  }
+  if (!x.is_cpu()) return torch::matmul(x, band.dense.to(x.device()));  // one product there
   return ResizeAxisFunction::apply(x, band.starts, band.weights);
 }
 

@@ -285,13 +285,16 @@ class TestAttribution : public QObject {
       const auto src = (torch::rand({3, 1, srcH, srcW}) * 2 - 1).to(type);
       const auto in = inputFromSource(src, pp, /*withUpsampled=*/true);
       const int64_t w = in.contentW.front();
-      auto want = F::interpolate(
-          src, F::InterpolateFuncOptions()
+      auto interpolate = [&](const torch::Tensor& t) {
+        return F::interpolate(
+            t, F::InterpolateFuncOptions()
                    .size(std::vector<int64_t>{32, w})
                    .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
                                  : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
                    .align_corners(false)
                    .antialias(true));
+      };
+      auto want = interpolate(src);
       QCOMPARE(in.image.sizes(), (std::vector<int64_t>{3, 1, 32, 100}));
       const double tol = type == torch::kFloat ? 2e-6 : 1e-12;
       const double off = (in.image.narrow(3, 0, w) - want).abs().max().item<double>();
@@ -306,14 +309,7 @@ class TestAttribution : public QObject {
       auto g1 = torch::autograd::grad(
           {(inputFromSource(x, pp, false).image.narrow(3, 0, w) * wts).sum()}, {x})[0];
       auto x2 = src.clone().requires_grad_(true);
-      auto y2 = F::interpolate(
-          x2, F::InterpolateFuncOptions()
-                  .size(std::vector<int64_t>{32, w})
-                  .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
-                                : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
-                  .align_corners(false)
-                  .antialias(true));
-      auto g2 = torch::autograd::grad({(y2 * wts).sum()}, {x2})[0];
+      auto g2 = torch::autograd::grad({(interpolate(x2) * wts).sum()}, {x2})[0];
       const double goff = (g1 - g2).abs().max().item<double>();
       QVERIFY2(goff < 10 * tol, qPrintable(QString("gradient off by %1").arg(goff)));
     }

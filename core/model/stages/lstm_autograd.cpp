@@ -152,15 +152,11 @@ std::optional<torch::Tensor> lstmWithGradients(const torch::nn::LSTMImpl& lstm,
   for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
     std::vector<torch::Tensor> outs;
     for (int d = 0; d < dirs; ++d) {
-      const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
-      const auto* wih = params.find("weight_ih" + suffix);
-      const auto* whh = params.find("weight_hh" + suffix);
-      const auto* bih = params.find("bias_ih" + suffix);
-      const auto* bhh = params.find("bias_hh" + suffix);
-      if (!wih || !whh || !bih || !bhh || wih->scalar_type() != type) return std::nullopt;
+      const auto w = lstmDirectionWeights(params, layer, d == 1);
+      if (!w || w->wih.scalar_type() != type) return std::nullopt;
       // The reverse direction reads the sequence backwards and writes its outputs in place.
       const auto seq = d == 1 ? input.flip(0) : input;
-      auto h = LstmDirectionFunction::apply(seq, *wih, *whh, *bih + *bhh);
+      auto h = LstmDirectionFunction::apply(seq, w->wih, w->whh, w->bias);
       outs.push_back(d == 1 ? h.flip(0) : h);
     }
     input = dirs == 1 ? outs.front() : torch::cat(outs, 2);

@@ -66,6 +66,17 @@ bool plainLstm() {
   return plain;
 }
 
+std::optional<LstmDirectionWeights> lstmDirectionWeights(
+    const torch::OrderedDict<std::string, torch::Tensor>& parameters, int64_t layer, bool reverse) {
+  const std::string suffix = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
+  const auto* wih = parameters.find("weight_ih" + suffix);
+  const auto* whh = parameters.find("weight_hh" + suffix);
+  const auto* bih = parameters.find("bias_ih" + suffix);
+  const auto* bhh = parameters.find("bias_hh" + suffix);
+  if (!wih || !whh || !bih || !bhh) return std::nullopt;
+  return LstmDirectionWeights{*wih, *whh, *bih + *bhh};
+}
+
 float lstmSigmoid(float x) { return sigmoid(x); }
 float lstmTanh(float x) { return tanhApprox(x); }
 
@@ -84,17 +95,13 @@ std::optional<torch::Tensor> lstmInference(const torch::nn::LSTMImpl& lstm,
   for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
     auto out = torch::empty({B, T, dirs * H}, input.options());
     for (int d = 0; d < dirs; ++d) {
-      const std::string suffix = "_l" + std::to_string(layer) + (d == 1 ? "_reverse" : "");
-      const auto* wih = params.find("weight_ih" + suffix);
-      const auto* whh = params.find("weight_hh" + suffix);
-      const auto* bih = params.find("bias_ih" + suffix);
-      const auto* bhh = params.find("bias_hh" + suffix);
-      if (!wih || !whh || !bih || !bhh) return std::nullopt;
+      const auto w = lstmDirectionWeights(params, layer, d == 1);
+      if (!w) return std::nullopt;
       // [B, T, 4H]: every step's input projection and both biases, one product.
-      const auto gates = torch::addmm(*bih + *bhh, input.reshape({B * T, input.size(2)}), wih->t())
+      const auto gates = torch::addmm(w->bias, input.reshape({B * T, input.size(2)}), w->wih.t())
                              .reshape({B, T, 4 * H})
                              .contiguous();
-      const auto wt = whh->t().contiguous();  // [H, 4H]
+      const auto wt = w->whh.t().contiguous();  // [H, 4H]
       for (int64_t b = 0; b < B; ++b)
         runDirection(gates[b].data_ptr<float>(), wt.data_ptr<float>(), T, H, d == 1,
                      out.data_ptr<float>() + b * T * dirs * H + d * H, dirs * H, scratch.data());

@@ -5,9 +5,11 @@
 // projection of every step is one matrix product, and the recurrence is a plain loop over the
 // transposed recurrent weights (compiled for AVX-512, AVX2 and baseline x86-64), with a
 // polynomial exp for the gates (relative error ~1e-7).
+#include <torch/ordered_dict.h>
 #include <torch/types.h>
 
 #include <optional>
+#include <string>
 
 namespace torch::nn {
 class LSTMImpl;
@@ -19,6 +21,14 @@ namespace foveal::core {
 /// the module's output [B, T, D*H]. nullopt where this path does not apply (autograd on, not a
 /// float CPU tensor, batch over 4, FOVEAL_PLAIN_LSTM set): the caller then runs the module.
 std::optional<torch::Tensor> lstmInference(const torch::nn::LSTMImpl& lstm, const torch::Tensor& x);
+
+/// One direction of one layer of an LSTM module: its weights [4H, I] and [4H, H] and the sum of
+/// its two biases [4H]. nullopt when the module has no such parameters (no biases).
+struct LstmDirectionWeights {
+  torch::Tensor wih, whh, bias;
+};
+std::optional<LstmDirectionWeights> lstmDirectionWeights(
+    const torch::OrderedDict<std::string, torch::Tensor>& parameters, int64_t layer, bool reverse);
 
 /// FOVEAL_PLAIN_LSTM is set (not 0): the LSTM modules run LibTorch's own code, in inference
 /// and with gradients.
