@@ -1,6 +1,16 @@
 #pragma once
 // What the CPU paths of the backbone use on this machine (Torch-free; defined in backbone.cpp).
 
+// A function compiled once per instruction set named (e.g. FOVEAL_CPU_CLONES("avx2", "default")),
+// the best the CPU runs picked at load time by an ifunc resolver. Plain code under
+// ThreadSanitizer: it instruments the resolver, which the dynamic loader runs before TSan's
+// runtime is up (every binary died in `runDirection [clone .resolver]` before main).
+#if defined(__SANITIZE_THREAD__)
+#define FOVEAL_CPU_CLONES(...)
+#else
+#define FOVEAL_CPU_CLONES(...) __attribute__((target_clones(__VA_ARGS__)))
+#endif
+
 namespace foveal::core {
 
 /// Whether the oneDNN paths of the backbone, and the faster kernels of model/conv_dispatch.h, are

@@ -95,11 +95,6 @@ bool poolsAsQuarters(const torch::Tensor& x) {
 // time, which the compiler vectorises; the weight gradient keeps one accumulator per output
 // column (no horizontal sums in the inner loop) and one set per thread chunk, summed in chunk
 // order (deterministic for a given thread count).
-#if defined(__SANITIZE_THREAD__)
-#define FOVEAL_CONV_CLONES
-#else
-#define FOVEAL_CONV_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
 
 // The rows are computed eight output columns at a time, the last block too: the output planes
 // of the kernels have rows of ows() columns (ow() rounded up to 8; the extra columns are
@@ -235,8 +230,9 @@ template <int KH, int KW>
 
 // One image: padded holds its in_c padded planes, weight is [out_c, in_c, kh, kw], out its
 // outPlanes() (rows of ows()).
-FOVEAL_CONV_CLONES void convPlaneForward(const float* padded, const float* weight,
-                                         const float* bias, float* out, const ConvShape& s) {
+FOVEAL_CPU_CLONES("avx2", "default")
+void convPlaneForward(const float* padded, const float* weight, const float* bias, float* out,
+                      const ConvShape& s) {
   if (s.kh == 3 && s.kw == 3)
     forwardRows<3, 3>(padded, weight, bias, out, s);
   else
@@ -246,9 +242,9 @@ FOVEAL_CONV_CLONES void convPlaneForward(const float* padded, const float* weigh
 // Adds one image's input gradient to gpad (its in_c padded planes; null: not wanted) and its
 // weight gradient to accV (8 lanes per weight, laid out as the weight). grad: outPlanes(), zero
 // in the extra columns.
-FOVEAL_CONV_CLONES void convPlaneBackward(const float* padded, const float* grad,
-                                          const float* weight, float* gpad, float* accV,
-                                          const ConvShape& s) {
+FOVEAL_CPU_CLONES("avx2", "default")
+void convPlaneBackward(const float* padded, const float* grad, const float* weight, float* gpad,
+                       float* accV, const ConvShape& s) {
   const int64_t taps = s.taps(), wstride = s.in_c * taps;
   for (int64_t c = 0; c < s.in_c; ++c) {
     const float* p = padded + c * s.padPlane();

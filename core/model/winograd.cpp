@@ -6,15 +6,11 @@
 #include <cstring>
 #include <vector>
 
+#include "base/cpu_features.h"
+
 namespace foveal::core {
 
 namespace {
-
-#if defined(__SANITIZE_THREAD__)
-#define FOVEAL_WINO_CLONES
-#else
-#define FOVEAL_WINO_CLONES __attribute__((target_clones("avx2", "default")))
-#endif
 
 constexpr int64_t kLanes = 8;  // channels per vector block
 constexpr int64_t kTile = 4;   // output tile side; the input tile is 6x6
@@ -44,7 +40,7 @@ inline void inputRows(const Vec* d, int64_t stride, Vec* t, int64_t tstride) {
 // channels beyond C) into v [36, P, Cp], P = N * th * tw tiles in row-major order. Each task is
 // one row of tiles and eight channels: their six input rows, channels interleaved, then every
 // tile of the row.
-FOVEAL_WINO_CLONES
+FOVEAL_CPU_CLONES("avx2", "default")
 void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
                     int64_t th, int64_t tw, int64_t cp) {
   const int64_t tiles = n * th * tw, blocks = cp / kLanes, wp = tw * kTile + 2;
@@ -90,7 +86,7 @@ inline void outputRows(const Vec* m, int64_t stride, Vec* o, int64_t ostride) {
 
 // m [36, P, Op] into out [N, O, H, W] (+ bias [Op]). Each task is one row of tiles and eight
 // channels: every tile's 4x4 outputs, channels interleaved, then the channels' rows.
-FOVEAL_WINO_CLONES
+FOVEAL_CPU_CLONES("avx2", "default")
 void transformOutput(const float* m, const float* bias, float* out, int64_t n, int64_t o, int64_t h,
                      int64_t w, int64_t th, int64_t tw, int64_t op) {
   const int64_t tiles = n * th * tw, blocks = op / kLanes, ow = tw * kTile;
@@ -141,7 +137,7 @@ inline void weightRows(const Vec* g, int64_t stride, Vec* t, int64_t tstride) {
 // values are built in a local block (blocks of eight, each block's 36 vectors together) and
 // written out row by row; writing the 36 positions directly, each a [Cp, Op] plane apart,
 // thrashes the cache's sets.
-FOVEAL_WINO_CLONES
+FOVEAL_CPU_CLONES("avx2", "default")
 void transformWeightRows(const float* wt, float* u, int64_t c, int64_t cp, int64_t op) {
   const int64_t blocks = op / kLanes;
   at::parallel_for(0, c, 4, [&](int64_t begin, int64_t end) {

@@ -452,9 +452,28 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
     c.deletion.assign(static_cast<size_t>(P), 0.0);
     c.insertion.assign(static_cast<size_t>(P), 0.0);
   }
+  // The batches: an attention decoder runs every row of a batch to the batch's latest step, so a
+  // batch holds one step's images (a step's images split evenly into as few batches as the batch
+  // size allows); a sharp decoder would otherwise run its glimpse networks for rows whose step
+  // has passed (a seventh of its curves' work on seven-digit images). CTC reads every step at once.
+  std::vector<std::pair<int64_t, int64_t>> batches;  // (start, size) in `order`
   const int64_t total = static_cast<int64_t>(entries.size());
-  for (int64_t start = 0; start < total; start += o.batch) {
-    const int64_t m = std::min<int64_t>(o.batch, total - start);
+  for (int64_t start = 0; start < total;) {
+    int64_t end = start + 1;
+    if (reading.ctc)
+      end = std::min<int64_t>(total, start + o.batch);
+    else
+      while (end < total && entries[order[static_cast<size_t>(end)]].step ==
+                                entries[order[static_cast<size_t>(start)]].step)
+        ++end;
+    const int64_t group = end - start, parts = (group + o.batch - 1) / o.batch;
+    for (int64_t k = 0; k < parts; ++k) {
+      const int64_t a = start + group * k / parts, b = start + group * (k + 1) / parts;
+      batches.emplace_back(a, b - a);
+    }
+    start = end;
+  }
+  for (const auto& [start, m] : batches) {
     std::vector<torch::Tensor> batch;
     int last = 0;
     for (int64_t i = 0; i < m; ++i) {

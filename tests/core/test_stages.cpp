@@ -959,8 +959,9 @@ class TestStages : public QObject {
 
   // The fused LSTM with gradients against LibTorch's module: outputs, and the gradients of the
   // input and of every weight and bias, float and double, one and two layers and directions,
-  // a single step; the input gradient alone (no weight gradient asked for); no gradients, no path.
-  void lstmWithGradientsMatchesTheModule_data() {
+  // a single step; the input gradient alone (no weight gradient asked for); without gradients
+  // (no-grad and inference mode) the module's output, and nothing recorded.
+  void lstmFusedMatchesTheModule_data() {
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("steps");
     QTest::addColumn<int>("layers");
@@ -972,7 +973,7 @@ class TestStages : public QObject {
     QTest::newRow("1 layer, two directions, double") << 2 << 6 << 1 << true << true;
     QTest::newRow("one step") << 5 << 1 << 2 << true << false;
   }
-  void lstmWithGradientsMatchesTheModule() {
+  void lstmFusedMatchesTheModule() {
     QFETCH(int, batch);
     QFETCH(int, steps);
     QFETCH(int, layers);
@@ -986,7 +987,7 @@ class TestStages : public QObject {
     const auto type = isDouble ? torch::kDouble : torch::kFloat;
     lstm->to(type);
     auto x = (torch::randn({batch, steps, 10}) * 2).to(type).requires_grad_(true);
-    auto got = lstmWithGradients(*lstm, x);
+    auto got = lstmFused(*lstm, x);
     QVERIFY(got.has_value());
     auto want = std::get<0>(lstm->forward(x));
     QCOMPARE(got->sizes(), want.sizes());
@@ -999,11 +1000,20 @@ class TestStages : public QObject {
     const QString why = gradientMismatch(*got, want, g, params, isDouble ? 1e-11 : 1e-5, 1);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     // The input's gradient alone, as an explanation asks for it.
-    auto onlyX = torch::autograd::grad({(*lstmWithGradients(*lstm, x) * g).sum()}, {x})[0];
+    auto onlyX = torch::autograd::grad({(*lstmFused(*lstm, x) * g).sum()}, {x})[0];
     auto refX = torch::autograd::grad({(std::get<0>(lstm->forward(x)) * g).sum()}, {x})[0];
     QVERIFY((onlyX - refX).abs().max().item<double>() < 10 * tol + 1e-6);
-    torch::NoGradGuard ng;
-    QVERIFY(!lstmWithGradients(*lstm, x).has_value());
+    {
+      torch::NoGradGuard ng;
+      auto plain = lstmFused(*lstm, x);
+      QVERIFY(plain.has_value());
+      QVERIFY(!plain->requires_grad());
+      QVERIFY2((*plain - want).abs().max().item<double>() < tol, "no-grad output");
+    }
+    c10::InferenceMode inference;
+    auto inferred = lstmFused(*lstm, x.detach());
+    QVERIFY(inferred.has_value());
+    QVERIFY2((*inferred - want).abs().max().item<double>() < tol, "inference-mode output");
   }
 
   void convPlanFusesBatchNormReluAndResidual() {
@@ -1035,6 +1045,53 @@ class TestStages : public QObject {
     QCOMPARE(got->sizes(), expected.sizes());
     QVERIFY(torch::allclose(*got, expected, 1e-4, 1e-4));
     QVERIFY(!plan.run(torch::randn({2, 16, 9, 13}, torch::kDouble)).has_value());  // not float
+  }
+
+  // The plan's own max pools (unpadded windows over the blocked activations its convolutions
+  // write) against max_pool2d: one channel block and several, channels that leave a block
+  // partly padding, windows other than 2x2 and strides other than the window, sizes that floor;
+  // a padded pool (oneDNN's) beside them.
+  void convPlanPoolsMatchMaxPool_data() {
+    QTest::addColumn<int>("channels");
+    QTest::addColumn<int>("kernelH");
+    QTest::addColumn<int>("kernelW");
+    QTest::addColumn<int>("strideH");
+    QTest::addColumn<int>("strideW");
+    QTest::addColumn<int>("pad");
+    QTest::newRow("8 channels, 2x2") << 8 << 2 << 2 << 2 << 2 << 0;
+    QTest::newRow("12 channels, 2x2") << 12 << 2 << 2 << 2 << 2 << 0;
+    QTest::newRow("32 channels, 2x1 stride (2, 1)") << 32 << 2 << 1 << 2 << 1 << 0;
+    QTest::newRow("4 channels, 3x3 stride 2") << 4 << 3 << 3 << 2 << 2 << 0;
+    QTest::newRow("16 channels, 2x2 stride 1") << 16 << 2 << 2 << 1 << 1 << 0;
+    QTest::newRow("8 channels, padded (oneDNN)") << 8 << 2 << 2 << 2 << 1 << 1;
+  }
+  void convPlanPoolsMatchMaxPool() {
+    if (!ConvPlan::available()) QSKIP("built without oneDNN (or FOVEAL_PLAIN_CONV is set)");
+    QFETCH(int, channels);
+    QFETCH(int, kernelH);
+    QFETCH(int, kernelW);
+    QFETCH(int, strideH);
+    QFETCH(int, strideW);
+    QFETCH(int, pad);
+    torch::manual_seed(6);
+    torch::nn::Conv2d a(torch::nn::Conv2dOptions(3, channels, 3).padding(1));
+    torch::nn::Conv2d b(torch::nn::Conv2dOptions(channels, 8, 3).padding(1));
+    auto x = torch::randn({5, 3, 11, 17});
+    auto pooled =
+        torch::max_pool2d(torch::relu(a(x)), {kernelH, kernelW}, {strideH, strideW}, {0, pad});
+    auto expected = torch::relu(b(pooled)).detach();
+    ConvPlan plan;
+    const int y = plan.conv(0, *a, nullptr, {1, 1}, true);
+    const int z = plan.maxPool(y, {kernelH, kernelW}, {strideH, strideW}, {0, pad});
+    plan.conv(z, *b, nullptr, {1, 1}, true);
+    torch::NoGradGuard ng;
+    for (int run = 0; run < 2; ++run) {  // the second run reuses the compiled steps
+      auto got = plan.run(x);
+      QVERIFY(got.has_value());
+      QCOMPARE(got->sizes(), expected.sizes());
+      const double err = (*got - expected).abs().max().item<double>();
+      QVERIFY2(err < 1e-4, qPrintable(QString("off by %1").arg(err)));
+    }
   }
 
   // The DTRB cell: h0 = 0, y_0 = [GO], classes [GO], [s], characters; its latency path (batch 1,

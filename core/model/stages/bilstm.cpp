@@ -32,8 +32,8 @@ void BiLstmImpl::reset() {
 
 torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
   auto run = [](nn::LSTM& lstm, const torch::Tensor& x) {
-    if (auto y = lstmInference(*lstm, x)) return *y;      // small batches, no autograd
-    if (auto y = lstmWithGradients(*lstm, x)) return *y;  // training, explanations
+    if (auto y = lstmInference(*lstm, x)) return *y;  // batches up to four, no autograd
+    if (auto y = lstmFused(*lstm, x)) return *y;      // the rest, with gradients or without
     return std::get<0>(lstm->forward(x));
   };
   if (!options.projection()) return run(m_lstm, columns);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "model/stages/lstm_inference.h"
 #include "model/stages/lstm_math.h"
 
@@ -19,11 +20,14 @@ using torch::autograd::variable_list;
 // Time-major throughout: x [T, B, I], the outputs [T, B, H]; PyTorch's gate order i, f, g, o.
 // The forward pass keeps the gates' activations [T, B, 4H], the cells [T, B, H] and the outputs,
 // which is all the backward pass reads. Absent inputs (the first step's cells, an unused
-// output's gradient) are `zeros`, B x H of them, rather than branches in the gate loops. (GCC
-// still reports control flow in them, from the gate functions, and leaves them scalar.)
+// output's gradient) are `zeros`, B x H of them, rather than branches in the gate loops. The
+// loops vectorise (GCC needs -fno-trapping-math for the exp's clamp followed by arithmetic:
+// core/model/CMakeLists.txt), in float for AVX2 too (gateForward, gateBackward).
 template <typename S>
-void forwardSteps(S* __restrict acts, const S* __restrict cellsBefore, S* __restrict cells,
-                  S* __restrict out, int64_t B, int64_t H) {
+inline __attribute__((always_inline)) void forwardSteps(S* __restrict acts,
+                                                        const S* __restrict cellsBefore,
+                                                        S* __restrict cells, S* __restrict out,
+                                                        int64_t B, int64_t H) {
   using lstm_math::sigmoid;
   using lstm_math::tanhApprox;
   const int64_t G = 4 * H;
@@ -49,10 +53,10 @@ void forwardSteps(S* __restrict acts, const S* __restrict cellsBefore, S* __rest
 // plus the next step's recurrent one) and dc (the next step's cell gradient, updated in place to
 // this step's), the gradient of the gates' pre-activations.
 template <typename S>
-void backwardStep(const S* __restrict acts, const S* __restrict cells,
-                  const S* __restrict cellsBefore, const S* __restrict dOut,
-                  const S* __restrict dhNext, S* __restrict dc, S* __restrict dGates, int64_t B,
-                  int64_t H) {
+inline __attribute__((always_inline)) void backwardStep(
+    const S* __restrict acts, const S* __restrict cells, const S* __restrict cellsBefore,
+    const S* __restrict dOut, const S* __restrict dhNext, S* __restrict dc, S* __restrict dGates,
+    int64_t B, int64_t H) {
   using lstm_math::tanhApprox;
   const int64_t G = 4 * H;
   for (int64_t b = 0; b < B; ++b) {
@@ -77,6 +81,53 @@ void backwardStep(const S* __restrict acts, const S* __restrict cells,
   }
 }
 
+FOVEAL_CPU_CLONES("avx2", "default")
+void gateForward(float* acts, const float* cellsBefore, float* cells, float* out, int64_t B,
+                 int64_t H) {
+  forwardSteps<float>(acts, cellsBefore, cells, out, B, H);
+}
+void gateForward(double* acts, const double* cellsBefore, double* cells, double* out, int64_t B,
+                 int64_t H) {
+  forwardSteps<double>(acts, cellsBefore, cells, out, B, H);
+}
+FOVEAL_CPU_CLONES("avx2", "default")
+void gateBackward(const float* acts, const float* cells, const float* cellsBefore,
+                  const float* dOut, const float* dhNext, float* dc, float* dGates, int64_t B,
+                  int64_t H) {
+  backwardStep<float>(acts, cells, cellsBefore, dOut, dhNext, dc, dGates, B, H);
+}
+void gateBackward(const double* acts, const double* cells, const double* cellsBefore,
+                  const double* dOut, const double* dhNext, double* dc, double* dGates, int64_t B,
+                  int64_t H) {
+  backwardStep<double>(acts, cells, cellsBefore, dOut, dhNext, dc, dGates, B, H);
+}
+
+// One direction's forward pass: x [T, B, I] (contiguous); wih [4H, I], whh [4H, H], bias [4H]
+// (both biases summed). The gates' activations, the cells and the outputs, as the backward pass
+// reads them.
+struct DirectionPass {
+  torch::Tensor acts, cells, out;
+};
+DirectionPass forwardDirection(const torch::Tensor& x, const torch::Tensor& wih,
+                               const torch::Tensor& whh, const torch::Tensor& bias) {
+  const int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = whh.size(1);
+  DirectionPass r;
+  r.acts = torch::addmm(bias, x.view({T * B, I}), wih.t()).view({T, B, 4 * H});
+  r.cells = torch::empty({T, B, H}, x.options());
+  r.out = torch::empty({T, B, H}, x.options());
+  const auto zeros = torch::zeros({B, H}, x.options());
+  const auto whhT = whh.t();
+  AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm forward", [&] {
+    for (int64_t t = 0; t < T; ++t) {
+      if (t > 0) r.acts[t].addmm_(r.out[t - 1], whhT);  // the recurrent term
+      gateForward(r.acts[t].data_ptr<scalar_t>(),
+                  (t > 0 ? r.cells[t - 1] : zeros).data_ptr<scalar_t>(),
+                  r.cells[t].data_ptr<scalar_t>(), r.out[t].data_ptr<scalar_t>(), B, H);
+    }
+  });
+  return r;
+}
+
 class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunction> {
  public:
   // x [T, B, I]; wih [4H, I], whh [4H, H], bias [4H] (both biases summed) -> h [T, B, H].
@@ -84,22 +135,9 @@ class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunc
                                const torch::Tensor& wih, const torch::Tensor& whh,
                                const torch::Tensor& bias) {
     const auto x = x0.contiguous();
-    const int64_t T = x.size(0), B = x.size(1), I = x.size(2), H = whh.size(1);
-    auto acts = torch::addmm(bias, x.view({T * B, I}), wih.t()).view({T, B, 4 * H});
-    auto cells = torch::empty({T, B, H}, x.options());
-    auto out = torch::empty({T, B, H}, x.options());
-    const auto zeros = torch::zeros({B, H}, x.options());
-    const auto whhT = whh.t();
-    AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm forward", [&] {
-      for (int64_t t = 0; t < T; ++t) {
-        if (t > 0) acts[t].addmm_(out[t - 1], whhT);  // the recurrent term
-        forwardSteps<scalar_t>(acts[t].data_ptr<scalar_t>(),
-                               (t > 0 ? cells[t - 1] : zeros).data_ptr<scalar_t>(),
-                               cells[t].data_ptr<scalar_t>(), out[t].data_ptr<scalar_t>(), B, H);
-      }
-    });
-    ctx->save_for_backward({x, wih, whh, acts, cells, out});
-    return out;
+    auto r = forwardDirection(x, wih, whh, bias);
+    ctx->save_for_backward({x, wih, whh, r.acts, r.cells, r.out});
+    return r.out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -115,10 +153,10 @@ class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunc
     const auto zeros = torch::zeros({B, H}, x.options());
     AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "lstm backward", [&] {
       for (int64_t t = T - 1; t >= 0; --t) {
-        backwardStep<scalar_t>(acts[t].data_ptr<scalar_t>(), cells[t].data_ptr<scalar_t>(),
-                               (t > 0 ? cells[t - 1] : zeros).data_ptr<scalar_t>(),
-                               dOut[t].data_ptr<scalar_t>(), dhNext.data_ptr<scalar_t>(),
-                               dc.data_ptr<scalar_t>(), dGates[t].data_ptr<scalar_t>(), B, H);
+        gateBackward(acts[t].data_ptr<scalar_t>(), cells[t].data_ptr<scalar_t>(),
+                     (t > 0 ? cells[t - 1] : zeros).data_ptr<scalar_t>(),
+                     dOut[t].data_ptr<scalar_t>(), dhNext.data_ptr<scalar_t>(),
+                     dc.data_ptr<scalar_t>(), dGates[t].data_ptr<scalar_t>(), B, H);
         if (t > 0) at::mm_out(dhNext, dGates[t], whh);
       }
     });
@@ -137,17 +175,17 @@ class LstmDirectionFunction : public torch::autograd::Function<LstmDirectionFunc
 
 }  // namespace
 
-std::optional<torch::Tensor> lstmWithGradients(const torch::nn::LSTMImpl& lstm,
-                                               const torch::Tensor& x) {
+std::optional<torch::Tensor> lstmFused(const torch::nn::LSTMImpl& lstm, const torch::Tensor& x) {
   const auto& o = lstm.options;
   const auto type = x.scalar_type();
-  if (plainLstm() || !torch::GradMode::is_enabled() || !x.is_cpu() ||
-      (type != torch::kFloat && type != torch::kDouble) || x.dim() != 3 || !o.batch_first() ||
-      o.proj_size() != 0 || !o.bias() ||
+  if (plainLstm() || !x.is_cpu() || (type != torch::kFloat && type != torch::kDouble) ||
+      x.dim() != 3 || !o.batch_first() || o.proj_size() != 0 || !o.bias() ||
       (lstm.is_training() && o.dropout() > 0 && o.num_layers() > 1))
     return std::nullopt;
   const int dirs = o.bidirectional() ? 2 : 1;
   const auto params = lstm.named_parameters();
+  // Without gradients (batched inference) the same loops, nothing kept for a backward pass.
+  const bool record = torch::GradMode::is_enabled();
   torch::Tensor input = x.transpose(0, 1);  // [T, B, I]
   for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
     std::vector<torch::Tensor> outs;
@@ -156,7 +194,8 @@ std::optional<torch::Tensor> lstmWithGradients(const torch::nn::LSTMImpl& lstm,
       if (!w || w->wih.scalar_type() != type) return std::nullopt;
       // The reverse direction reads the sequence backwards and writes its outputs in place.
       const auto seq = d == 1 ? input.flip(0) : input;
-      auto h = LstmDirectionFunction::apply(seq, w->wih, w->whh, w->bias);
+      auto h = record ? LstmDirectionFunction::apply(seq, w->wih, w->whh, w->bias)
+                      : forwardDirection(seq.contiguous(), w->wih, w->whh, w->bias).out;
       outs.push_back(d == 1 ? h.flip(0) : h);
     }
     input = dirs == 1 ? outs.front() : torch::cat(outs, 2);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "model/stages/lstm_math.h"
 
 namespace foveal::core {
@@ -21,16 +22,10 @@ namespace {
 // One direction of one layer for one sequence. gates [T, 4H]: the input projections with both
 // biases (PyTorch's gate order i, f, g, o); wt [H, 4H]: the recurrent weights transposed; out:
 // h_t written at out + t * outStride. scratch: 6H floats.
-// Compiled for AVX-512, AVX2 and plain x86-64, picked at load time by an ifunc resolver. Not under
-// ThreadSanitizer: it instruments the resolver, which the dynamic loader runs before TSan's
-// runtime is up (every binary died in `runDirection [clone .resolver]` before main).
-#if defined(__SANITIZE_THREAD__)
-#define FOVEAL_LSTM_CLONES
-#else
-#define FOVEAL_LSTM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-FOVEAL_LSTM_CLONES void runDirection(const float* gates, const float* wt, int64_t T, int64_t H,
-                                     bool reverse, float* out, int64_t outStride, float* scratch) {
+// Compiled for AVX-512, AVX2 and plain x86-64 (FOVEAL_CPU_CLONES).
+FOVEAL_CPU_CLONES("avx512f", "avx2", "default")
+void runDirection(const float* gates, const float* wt, int64_t T, int64_t H, bool reverse,
+                  float* out, int64_t outStride, float* scratch) {
   const int64_t G = 4 * H;
   float* g = scratch;
   float* h = g + G;

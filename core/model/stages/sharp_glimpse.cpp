@@ -65,7 +65,7 @@ GlimpseOutput SharpGlimpseImpl::glimpse(const GlimpseInput& in) {
     case ContextKind::Weighting: {
       auto items = torch::cat({z, xs.unsqueeze(1)}, 1);  // [N, Mz + 1, D]
       out.weights = torch::softmax(m_weighting->scores(m_weighting->project(items), in.hPrev), -1);
-      out.context = torch::bmm(out.weights.unsqueeze(1), items).squeeze(1);
+      out.context = weightedSum(out.weights, items);
       break;
     }
   }

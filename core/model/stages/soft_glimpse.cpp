@@ -14,7 +14,7 @@ class SoftGlimpseImpl : public torch::nn::Cloneable<SoftGlimpseImpl>, public Col
   void reset() override {}
   torch::Tensor mixColumns(const torch::Tensor& values, const torch::Tensor& alpha,
                            const torch::Tensor&) const override {
-    return torch::bmm(alpha.unsqueeze(1), values).squeeze(1);  // [N, E]
+    return weightedSum(alpha, values);  // [N, E]
   }
 };
 

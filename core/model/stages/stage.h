@@ -209,6 +209,14 @@ struct GlimpseOutput {
   torch::Tensor weights;               ///< sharp weighting: [N, Mz + 1]
 };
 
+/// sum_m weights[n, m] items[n, m, :] -> [N, D]: a glimpse's weighted mixture of its items, as a
+/// broadcast product and a sum rather than a bmm. LibTorch's CPU bmm multiplies small batches one
+/// [1, M] x [M, D] matrix at a time (for [64, 24] weights and [64, 24, 32] items 246 us against
+/// 26 us, and 1,036 against 230 with the backward pass).
+inline torch::Tensor weightedSum(const torch::Tensor& weights, const torch::Tensor& items) {
+  return (weights.unsqueeze(2) * items).sum(1);
+}
+
 class Glimpse {
  public:
   virtual ~Glimpse() = default;
