@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/cpu_features.h"
@@ -541,11 +542,15 @@ class WinogradConvFunction : public torch::autograd::Function<WinogradConvFuncti
   }
 };
 
-torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse) {
+// conv's arithmetic with its own weight and bias, or those given (a folded batch norm's).
+torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse,
+                            const torch::Tensor& weight = {}, const torch::Tensor& bias = {}) {
   const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
-  return DirectConvFunction::apply(x, conv.weight,
-                                   conv.options.bias() ? conv.bias : torch::empty({0}, x.options()),
-                                   padding->at(0), padding->at(1), fuse);
+  const auto b = bias.defined()        ? bias
+                 : conv.options.bias() ? conv.bias
+                                       : torch::empty({0}, x.options());
+  return DirectConvFunction::apply(x, weight.defined() ? weight : conv.weight, b, padding->at(0),
+                                   padding->at(1), fuse);
 }
 }  // namespace
 
@@ -600,19 +605,32 @@ torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   return convWith(conv, x, conv.weight, conv.options.bias() ? conv.bias : torch::Tensor());
 }
 
-torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
-                            const torch::Tensor& x) {
+namespace {
+// A batch norm that can be folded into the convolution before it: evaluation mode, running
+// statistics.
+bool foldable(const torch::nn::BatchNorm2dImpl& bn) {
+  return !bn.is_training() && bn.options.track_running_stats();
+}
+
+// bn(y) = (y - mean) * s + beta with s = gamma / sqrt(var + eps), per channel, folded into the
+// convolution's weight and bias (differentiably: gradients still reach every parameter).
+std::pair<torch::Tensor, torch::Tensor> foldBatchNorm(const torch::nn::Conv2dImpl& conv,
+                                                      const torch::nn::BatchNorm2dImpl& bn) {
   const auto& b = bn.options;
-  if (bn.is_training() || !b.track_running_stats() || !plainConvolution(conv, x))
-    return bn.forward(convForward(conv, x));
-  // Evaluation: bn(y) = (y - mean) * s + beta with s = gamma / sqrt(var + eps), per channel,
-  // folded into the convolution (differentiably: gradients still reach every parameter).
   auto s = torch::rsqrt(bn.running_var + b.eps());
   if (b.affine()) s = s * bn.weight;
   auto bias = -bn.running_mean * s;
   if (conv.options.bias()) bias = bias + conv.bias * s;
   if (b.affine()) bias = bias + bn.bias;
-  return convWith(conv, x, conv.weight * s.view({-1, 1, 1, 1}), bias);
+  return {conv.weight * s.view({-1, 1, 1, 1}), bias};
+}
+}  // namespace
+
+torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn,
+                            const torch::Tensor& x) {
+  if (!foldable(bn) || !plainConvolution(conv, x)) return bn.forward(convForward(conv, x));
+  const auto [weight, bias] = foldBatchNorm(conv, bn);
+  return convWith(conv, x, weight, bias);
 }
 
 namespace {
@@ -635,6 +653,14 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
           isPool2x2(*seq.ptr(i + 2))) {
         y = directForward(*c, y, true);
         i += 2;
+      } else if (auto* bn = i + 3 < n ? seq.ptr(i + 1)->as<torch::nn::BatchNorm2dImpl>() : nullptr;
+                 bn && foldable(*bn) && directConvolution(*c, y) &&
+                 seq.ptr(i + 2)->as<torch::nn::ReLUImpl>() && isPool2x2(*seq.ptr(i + 3))) {
+        // The same with a batch norm between, folded (the TPS localiser's first layer): its
+        // full-size activation, ReLU and pool gradients are never stored.
+        const auto [weight, bias] = foldBatchNorm(*c, *bn);
+        y = directForward(*c, y, true, weight, bias);
+        i += 3;
       } else if (auto* bn =
                      i + 1 < n ? seq.ptr(i + 1)->as<torch::nn::BatchNorm2dImpl>() : nullptr) {
         y = convBatchNorm(*c, *bn, y);
@@ -642,6 +668,12 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
       } else {
         y = convForward(*c, y);
       }
+    } else if (m.as<torch::nn::ReLUImpl>() && i + 1 < n && isPool2x2(*seq.ptr(i + 1))) {
+      // pool(relu(y)) = relu(pool(y)) (the maximum commutes with the ReLU, the first maximum
+      // of a window is the same), in values and gradients: the ReLU and its backward pass on a
+      // quarter of the values, and the full-size ReLU output never stored.
+      y = torch::relu(maxPool2x2(y));
+      i += 1;
     } else if (auto* p = m.as<torch::nn::MaxPool2dImpl>();
                p && !p->options.ceil_mode() &&
                *p->options.dilation() == std::array<int64_t, 2>{1, 1}) {

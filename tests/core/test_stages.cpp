@@ -716,12 +716,14 @@ class TestStages : public QObject {
   void firstLayerFusionMatchesTheModules() {
     torch::manual_seed(11);
     // The second layer (6 -> 3 channels, as an STN localiser's 4 -> 4) runs fused on the direct
-    // kernel too, the third (3 -> 4) unfused.
+    // kernel too; the third (3 -> 12, too many channels for it) unfused, its ReLU and pool as a
+    // pool then a ReLU.
     torch::nn::Sequential seq(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 3).padding(1)),
                               torch::nn::ReLU(true), torch::nn::MaxPool2d(2),
                               torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 3, 3)),
                               torch::nn::ReLU(true), torch::nn::MaxPool2d(2),
-                              torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)));
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 12, 3).padding(1)),
+                              torch::nn::ReLU(true), torch::nn::MaxPool2d(2));
     {
       torch::NoGradGuard ng;
       auto* c = seq[0]->as<torch::nn::Conv2dImpl>();
@@ -750,6 +752,44 @@ class TestStages : public QObject {
       torch::NoGradGuard ng;
       QVERIFY((sequentialForward(*seq, x) - want).abs().max().item<double>() < 1e-5);
     }
+  }
+
+  // A batch norm between the first convolution and its ReLU (the TPS localiser's first layer):
+  // in evaluation mode folded and the four run as one fused pass (the output's node is the
+  // direct kernel's, not a pool's), values and the gradients of the input and of every parameter
+  // (the batch norm's too) equal to the modules'; in training mode the modules' own.
+  void firstLayerFusionFoldsTheBatchNorm() {
+    torch::manual_seed(12);
+    torch::nn::Sequential seq(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 3).padding(1)),
+                              torch::nn::BatchNorm2d(6), torch::nn::ReLU(true),
+                              torch::nn::MaxPool2d(2));
+    auto* bn = seq[1]->as<torch::nn::BatchNorm2dImpl>();
+    {
+      torch::NoGradGuard ng;
+      bn->running_mean.normal_(0, 0.3);
+      bn->running_var.uniform_(0.5, 2);
+      bn->weight.uniform_(0.5, 1.5);
+      bn->bias.uniform_(-0.3, 0.3);
+    }
+    seq->eval();
+    auto x = torch::randn({4, 1, 15, 22}).requires_grad_(true);
+    auto got = sequentialForward(*seq, x);
+    QVERIFY(got.grad_fn() && got.grad_fn()->name().find("DirectConv") != std::string::npos);
+    auto want = seq->forward(x);
+    QCOMPARE(got.sizes(), want.sizes());
+    QVERIFY((got - want).abs().max().item<double>() < 1e-5);
+    auto g = torch::randn_like(got);
+    std::vector<torch::Tensor> params{x};
+    for (auto& p : seq->parameters()) params.push_back(p);
+    auto a = torch::autograd::grad({got}, params, {g});
+    auto b = torch::autograd::grad({want}, params, {g});
+    for (size_t i = 0; i < a.size(); ++i)
+      QVERIFY2(
+          (a[i] - b[i]).abs().max().item<double>() < 1e-5 * (1 + b[i].abs().max().item<double>()),
+          qPrintable(QString("gradient %1").arg(i)));
+    seq->train();
+    auto trained = sequentialForward(*seq, x);
+    QVERIFY(trained.grad_fn()->name().find("DirectConv") == std::string::npos);
   }
 
   // The 2x2 pooling against max_pool2d: values and input gradients, odd sizes (the last row and
@@ -967,11 +1007,15 @@ class TestStages : public QObject {
     QTest::addColumn<int>("layers");
     QTest::addColumn<bool>("bidirectional");
     QTest::addColumn<bool>("isDouble");
-    QTest::newRow("2 layers, two directions") << 6 << 9 << 2 << true << false;
-    QTest::newRow("1 layer, one direction") << 3 << 5 << 1 << false << false;
-    QTest::newRow("2 layers, one direction, double") << 4 << 7 << 2 << false << true;
-    QTest::newRow("1 layer, two directions, double") << 2 << 6 << 1 << true << true;
-    QTest::newRow("one step") << 5 << 1 << 2 << true << false;
+    QTest::addColumn<int>("hidden");
+    QTest::newRow("2 layers, two directions") << 6 << 9 << 2 << true << false << 13;
+    QTest::newRow("1 layer, one direction") << 3 << 5 << 1 << false << false << 13;
+    QTest::newRow("2 layers, one direction, double") << 4 << 7 << 2 << false << true << 13;
+    QTest::newRow("1 layer, two directions, double") << 2 << 6 << 1 << true << true << 13;
+    QTest::newRow("one step") << 5 << 1 << 2 << true << false << 13;
+    // A wider layer (the gate loops' rows longer than a vector's multiple of 13).
+    QTest::newRow("hidden 80, two directions") << 4 << 6 << 2 << true << false << 80;
+    QTest::newRow("hidden 80, double") << 3 << 5 << 1 << false << true << 80;
   }
   void lstmFusedMatchesTheModule() {
     QFETCH(int, batch);
@@ -979,8 +1023,9 @@ class TestStages : public QObject {
     QFETCH(int, layers);
     QFETCH(bool, bidirectional);
     QFETCH(bool, isDouble);
+    QFETCH(int, hidden);
     torch::manual_seed(8);
-    torch::nn::LSTM lstm(torch::nn::LSTMOptions(10, 13)
+    torch::nn::LSTM lstm(torch::nn::LSTMOptions(10, hidden)
                              .num_layers(layers)
                              .bidirectional(bidirectional)
                              .batch_first(true));
