@@ -241,21 +241,21 @@ void convPlaneForward(const float* padded, const float* weight, const float* bia
 }
 
 // Adds one image's input gradient to gpad (its in_c padded planes; null: not wanted) and its
-// weight gradient to accV (8 lanes per weight, laid out as the weight). grad: outPlanes(), zero
-// in the extra columns.
+// weight gradient to accV (8 lanes per weight, laid out as the weight; null: not wanted, as in
+// explanations). grad: outPlanes(), zero in the extra columns.
 FOVEAL_CPU_CLONES("avx2", "default")
 void convPlaneBackward(const float* padded, const float* grad, const float* weight, float* gpad,
                        float* accV, const ConvShape& s) {
   const int64_t taps = s.taps(), wstride = s.in_c * taps;
   for (int64_t c = 0; c < s.in_c; ++c) {
     const float* p = padded + c * s.padPlane();
-    float* av = accV + c * taps * 8;
+    float* av = accV ? accV + c * taps * 8 : nullptr;
     float* gp = gpad ? gpad + c * s.padPlane() : nullptr;
     if (s.kh == 3 && s.kw == 3) {
-      weightGradRows<3, 3>(p, grad, av, wstride, s);
+      if (accV) weightGradRows<3, 3>(p, grad, av, wstride, s);
       if (gp) inputGradRows<3, 3>(grad, weight + c * taps, wstride, gp, s);
     } else {
-      weightGradRows<0, 0>(p, grad, av, wstride, s);
+      if (accV) weightGradRows<0, 0>(p, grad, av, wstride, s);
       if (gp) inputGradRows<0, 0>(grad, weight + c * taps, wstride, gp, s);
     }
   }
@@ -376,14 +376,15 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
     const int64_t weights = s.out_c * s.in_c * s.taps(), per = weights * 8;
     const int64_t plane = s.out_c * oh * ow;
     const int64_t pooled = s.out_c * (oh / 2) * (ow / 2);
-    const bool wantInput = ctx->needs_input_grad(0);
+    const bool wantInput = ctx->needs_input_grad(0), wantWeight = ctx->needs_input_grad(1);
+    const bool wantBias = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2);
     const bool inPlace = !fuse && ows == ow;
     auto gin = wantInput ? torch::empty_like(in) : torch::Tensor();
     // One weight-gradient accumulator set per chunk of images (8 vector lanes per weight);
     // chunks fixed by the thread count, summed in order. The bias gradient is the sum of the
     // convolution planes' gradient, per channel, in the same chunks.
     const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n));
-    std::vector<float> acc(static_cast<size_t>(chunks * per), 0.0f);
+    std::vector<float> acc(wantWeight ? static_cast<size_t>(chunks * per) : 0, 0.0f);
     std::vector<double> biasAcc(static_cast<size_t>(chunks * s.out_c), 0.0);
     const float* src = in.data_ptr<float>();
     const float* gp = g.data_ptr<float>();
@@ -396,7 +397,7 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
       // The output gradient in the kernels' layout (the extra columns stay zero).
       std::vector<float> gconv(inPlace ? 0 : static_cast<size_t>(s.outPlanes()), 0.0f);
       for (int64_t c = cb; c < ce; ++c) {
-        float* a = acc.data() + c * per;
+        float* a = wantWeight ? acc.data() + c * per : nullptr;
         double* ba = biasAcc.data() + c * s.out_c;
         for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
           padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
@@ -410,7 +411,7 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
             gq = gconv.data();
           }
           // Eight lanes (the planes are whole blocks of eight), summed in lane order.
-          for (int64_t o = 0; o < s.out_c; ++o) {
+          for (int64_t o = 0; wantBias && o < s.out_c; ++o) {
             const float* q = gq + o * oh * ows;
             Float8 lanes{};
             for (int64_t k = 0; k < oh * ows; k += 8) {
@@ -433,9 +434,10 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
         }
       }
     });
-    auto gw = torch::zeros_like(w);
-    float* gwp = gw.data_ptr<float>();
-    for (int64_t c = 0; c < chunks; ++c) {
+    torch::Tensor gw, gb;
+    if (wantWeight) gw = torch::zeros_like(w);
+    for (int64_t c = 0; wantWeight && c < chunks; ++c) {
+      float* gwp = gw.data_ptr<float>();
       const float* a = acc.data() + c * per;
       for (int64_t k = 0; k < weights; ++k) {
         float sum = 0.0f;
@@ -443,8 +445,7 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
         gwp[k] += sum;
       }
     }
-    torch::Tensor gb;
-    if (ctx->saved_data["bias"].toBool()) {
+    if (wantBias) {
       gb = torch::zeros({s.out_c}, w.options());
       float* gbp = gb.data_ptr<float>();
       for (int64_t c = 0; c < chunks; ++c)

@@ -566,6 +566,20 @@ class TestStages : public QObject {
     auto gw = torch::autograd::grad({convForward(*conv, x).square().sum()}, {conv->weight})[0];
     auto rw = torch::autograd::grad({conv->forward(x).square().sum()}, {conv->weight})[0];
     QVERIFY((gw - rw).abs().max().item<double>() < 1e-4);
+    // The input gradient alone (an explanation's: no weight or bias gradient computed), plain
+    // and fused with a ReLU and a pool.
+    {
+      torch::nn::Sequential fused(torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 4, 3).padding(1)),
+                                  torch::nn::ReLU(), torch::nn::MaxPool2d(2));
+      auto* c = fused[0]->as<torch::nn::Conv2dImpl>();
+      auto xi = torch::randn({5, 1, 9, 14}, torch::requires_grad());
+      auto gi = torch::autograd::grad({convForward(*c, xi).square().sum()}, {xi})[0];
+      auto ri = torch::autograd::grad({c->forward(xi).square().sum()}, {xi})[0];
+      QVERIFY((gi - ri).abs().max().item<double>() < 1e-4);
+      auto gf = torch::autograd::grad({sequentialForward(*fused, xi).square().sum()}, {xi})[0];
+      auto rf = torch::autograd::grad({fused->forward(xi).square().sum()}, {xi})[0];
+      QVERIFY((gf - rf).abs().max().item<double>() < 1e-4);
+    }
     // Few input channels (in x out at most 32) take the direct kernel too: widths that are and
     // are not multiples of 8, 3x3 and 5x5, with and without the input gradient.
     for (auto [in, out, kernel, padding, width] :
