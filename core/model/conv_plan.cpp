@@ -307,10 +307,12 @@ std::optional<torch::Tensor> ConvPlan::run(const torch::Tensor& image) {
   dnnl::stream stream(m->engine);
   c.input.set_data_handle(x.data_ptr());
   for (auto& s : c.steps) {
-    if (s.plain)
+    if (s.plain) {
+      stream.wait();  // the primitives before it have written its input
       s.plain();
-    else
+    } else {
       s.prim.execute(stream, s.args);
+    }
   }
   auto out = torch::empty(c.outDims, x.options());
   memory user({c.outDims, memory::data_type::f32, memory::format_tag::nchw}, m->engine,
