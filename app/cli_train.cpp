@@ -109,7 +109,8 @@ const char* kTrainUsage =
               Several processes (WORLD_SIZE, RANK, MASTER_ADDR, MASTER_PORT set, e.g. by
               torchrun-style launchers) train data-parallel over c10d/Gloo; rank 0 writes DIR
   bench-train [--preset NAME] [--width W] [--batch B] [--iterations N] [--data SPEC]
-              [--device D] [--threads N] [--profile N] [--skip-ended-rows] [--json]
+              [--device D] [--threads N] [--loader-threads N] [--profile N]
+              [--skip-ended-rows] [--no-bf16] [--json]
               images/s of full training steps (loader, forward, loss, backward, ADADELTA);
               --profile N lists the N costliest operators with their input shapes (self time
               over every step, through LibTorch's profiler, which slows the steps it times);
@@ -295,9 +296,10 @@ int runTrainCommand(const std::vector<std::string>& args) {
 }
 
 int runTrainBenchCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args, {"preset", "width", "batch", "iterations", "data", "device", "threads", "profile"},
-      {"json", "skip-ended-rows"});
+  const CliArgs a(args,
+                  {"preset", "width", "batch", "iterations", "data", "device", "threads", "profile",
+                   "loader-threads"},
+                  {"json", "skip-ended-rows", "no-bf16"});
   tr::TrainBenchOptions o;
   o.preset = a.value("preset", o.preset);
   o.width = a.doubleValue("width", o.width);
@@ -308,6 +310,8 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   o.threads = a.intValue("threads", 0);
   o.profile = a.intValue("profile", 0);
   o.skipEndedRows = a.has("skip-ended-rows");
+  o.bf16 = !a.has("no-bf16");
+  o.loaderThreads = a.intValue("loader-threads", 0);
   if (o.batch < 1 || o.iterations < 1)
     throw std::invalid_argument("--batch and --iterations must be positive");
   if (o.profile < 0) throw std::invalid_argument("--profile must be a number of operators");
@@ -315,9 +319,9 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   if (a.has("json")) {
     std::printf(
         "{\"preset\": \"%s\", \"width\": %g, \"batch\": %d, \"iterations\": %d, \"device\": "
-        "\"%s\", \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f",
-        r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(), r.imagesPerS,
-        r.msPerIteration);
+        "\"%s\", \"bf16\": %s, \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f",
+        r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(),
+        r.bf16 ? "true" : "false", r.imagesPerS, r.msPerIteration);
     if (o.profile > 0) {  // the profile's keys in this object
       const std::string p = r.profile.toJson();
       std::printf(", %s", p.substr(1, p.size() - 2).c_str());
@@ -325,9 +329,9 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
     std::printf("}\n");
     return 0;
   }
-  std::printf("%s, width %g, batch %d on %s: %.1f training images/s (%.0f ms a step, %d steps)\n",
-              r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.imagesPerS, r.msPerIteration,
-              r.iterations);
+  std::printf("%s, width %g, batch %d on %s%s: %.1f training images/s (%.0f ms a step, %d steps)\n",
+              r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.bf16 ? ", bf16" : "",
+              r.imagesPerS, r.msPerIteration, r.iterations);
   if (o.profile > 0)
     std::printf("%s", r.profile
                           .toText("profiled (every step, the warm-up included; the profiler "

@@ -95,7 +95,8 @@ commands:
               released recognisers (--easyocr NAME)
   bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [format options]
               greedy inference of one model file (any format) at batch 1 and batch N
-  bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--json]
+  bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--one-step]
+              [--json]
               integrated gradients (default 32 steps) for one decoding step and for all
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
@@ -437,23 +438,32 @@ int benchExplain(const CliArgs& a) {
   const int middle = static_cast<int>(trace.steps.size()) / 2;
   const double one = median({middle});
   const double oneCpu = cpuMs;
-  const double all = median({});
-  const double allCpu = cpuMs;
+  // --one-step: the middle step alone (a full-size model's every step takes minutes).
+  const bool everyStep = !a.has("one-step");
+  const double all = everyStep ? median({}) : 0.0;
+  const double allCpu = everyStep ? cpuMs : 0.0;
   if (a.has("json")) {
+    // Without every step's figure (--one-step) its keys are null.
+    const auto ms = [&](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f", v);
+      return everyStep ? std::string(buf) : std::string("null");
+    };
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"ig_steps\": %d, \"steps\": %zu, "
-        "\"one_step_ms\": %.1f, \"one_step_cpu_ms\": %.1f, \"all_steps_ms\": %.1f, "
-        "\"all_steps_cpu_ms\": %.1f}\n",
+        "\"one_step_ms\": %.1f, \"one_step_cpu_ms\": %.1f, \"all_steps_ms\": %s, "
+        "\"all_steps_cpu_ms\": %s}\n",
         a.value("model").c_str(), core::computeThreads(), o.igSteps, trace.steps.size(), one,
-        oneCpu, all, allCpu);
+        oneCpu, ms(all).c_str(), ms(allCpu).c_str());
   } else {
     std::printf(
         "%s (%s), %d threads, integrated gradients with %d steps (batch %d), median of %d:\n"
-        "  one decoding step: %.1f ms (CPU %.1f ms)\n  all %zu steps of \"%s\": %.1f ms (CPU "
-        "%.1f ms)\n",
+        "  one decoding step: %.1f ms (CPU %.1f ms)\n",
         a.value("model").c_str(), session->config().stageString().c_str(), core::computeThreads(),
-        o.igSteps, o.batch, repeats, one, oneCpu, trace.steps.size(), trace.prediction.c_str(), all,
-        allCpu);
+        o.igSteps, o.batch, repeats, one, oneCpu);
+    if (everyStep)
+      std::printf("  all %zu steps of \"%s\": %.1f ms (CPU %.1f ms)\n", trace.steps.size(),
+                  trace.prediction.c_str(), all, allCpu);
   }
   return 0;
 }
@@ -462,7 +472,7 @@ int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(args,
                   app::withImportOptions({"width", "batch", "repeats", "only", "threads", "device",
                                           "beam", "model", "ig-steps"}),
-                  app::withImportFlags({"no-train", "json", "no-bf16", "explain"}));
+                  app::withImportFlags({"no-train", "json", "no-bf16", "explain", "one-step"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("explain")) return benchExplain(a);
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference

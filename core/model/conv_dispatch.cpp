@@ -456,13 +456,28 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
   }
 };
 
+// The convolution options hold padding and padding mode in c10::variant (LibTorch 1.x) or
+// std::variant (2.x, which has no c10::get_if): the unqualified calls below find either
+// library's get_if / holds_alternative by argument-dependent lookup. These two declarations,
+// never defined and never chosen, only make the names templates in this file.
+struct NotAVariant;
+template <class T>
+const T* get_if(const NotAVariant*);
+template <class T>
+bool holds_alternative(const NotAVariant&);
+
+template <class Options>
+const torch::ExpandingArray<2>* numericPadding(const Options& o) {
+  return get_if<torch::ExpandingArray<2>>(&o.padding());
+}
+
 // Whether this file may compute conv(x) instead of the module: zero padding given as numbers, no
 // groups or dilation, CPU float without autocast, fastConvolutions().
 bool plainConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  return c10::get_if<torch::ExpandingArray<2>>(&o.padding()) && o.groups() == 1 &&
+  return numericPadding(o) && o.groups() == 1 &&
          (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
-         c10::holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
+         holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
          x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == o.in_channels() &&
          conv.weight.scalar_type() == torch::kFloat && !at::autocast::is_cpu_enabled() &&
          fastConvolutions();
@@ -503,7 +518,7 @@ constexpr int64_t kWinogradChannels = 256;
 bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
   if (!plainConvolution(conv, x) || !winogradAllowed()) return false;
-  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
+  const auto& padding = *numericPadding(o);
   return both(*o.kernel_size(), 3) && both(*o.stride(), 1) && both(*padding, 1) &&
          o.in_channels() >= kWinogradChannels && o.out_channels() >= kWinogradChannels;
 }
@@ -546,7 +561,7 @@ class WinogradConvFunction : public torch::autograd::Function<WinogradConvFuncti
 // conv's arithmetic with its own weight and bias, or those given (a folded batch norm's).
 torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse,
                             const torch::Tensor& weight = {}, const torch::Tensor& bias = {}) {
-  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&conv.options.padding());
+  const auto& padding = *numericPadding(conv.options);
   const auto b = bias.defined()        ? bias
                  : conv.options.bias() ? conv.bias
                                        : torch::empty({0}, x.options());
@@ -582,7 +597,7 @@ namespace {
 torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                        const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto& o = conv.options;
-  const auto& padding = *c10::get_if<torch::ExpandingArray<2>>(&o.padding());
+  const auto& padding = *numericPadding(o);
   auto orEmpty = [&](const torch::Tensor& b) {  // an undefined tensor cannot enter apply
     return b.defined() ? b : torch::empty({0}, x.options());
   };

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "base/compute_device.h"
+#include "base/cpu_features.h"
 #include "trace/model_session.h"
 #include "train/trainer.h"
 
@@ -22,6 +23,8 @@ TrainBenchResult benchTraining(const TrainBenchOptions& o) {
   cfg.device = o.device;
   cfg.threads = o.threads;
   cfg.skipEndedRows = o.skipEndedRows;
+  cfg.bf16 = o.bf16;
+  if (o.loaderThreads > 0) cfg.loaderThreads = o.loaderThreads;
   if (!o.data.empty()) cfg.trainData = {o.data};
   const fs::path dir =
       fs::temp_directory_path() / ("foveal-bench-train-" + std::to_string(std::random_device{}()));
@@ -34,7 +37,9 @@ TrainBenchResult benchTraining(const TrainBenchOptions& o) {
     RunOptions ro;
     ro.runDir = dir.string();
     Trainer trainer(cfg, ro);
-    r.device = describeDevice(resolveDevice(o.device));
+    const auto device = resolveDevice(o.device);
+    r.device = describeDevice(device);
+    r.bf16 = o.bf16 && (device.is_cuda() || cpuHasNativeBf16());
     OperatorRecorder recorder(o.profile > 0);
     const TrainResult result = trainer.run();
     r.profile = recorder.finish();

@@ -19,6 +19,8 @@ struct TrainBenchOptions {
   std::string data;  ///< training data ("" : the preset's)
   int profile = 0;   ///< > 0: list this many operators, costliest first (LibTorch's profiler)
   bool skipEndedRows = false;  ///< TrainConfig::skipEndedRows
+  bool bf16 = true;            ///< TrainConfig::bf16 (CUDA autocast; CPUs with native bf16)
+  int loaderThreads = 0;       ///< > 0: TrainConfig::loaderThreads (a GPU outruns two)
 };
 
 struct TrainBenchResult {
@@ -29,6 +31,7 @@ struct TrainBenchResult {
   double imagesPerS = 0;
   double msPerIteration = 0;
   std::string device;
+  bool bf16 = false;  ///< the step ran in bf16 (CUDA autocast, or the CPU's native bf16)
   /// With options.profile: the costliest operators over every step, the warm-up included.
   OperatorProfile profile;
 };
