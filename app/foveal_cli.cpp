@@ -21,6 +21,7 @@
 #include "cli_model.h"
 #include "cli_runs.h"
 #include "cli_train.h"
+#include "crash_report.h"
 #include "data/char_boxes.h"
 #include "data/dataset_factory.h"
 #include "data/output_guard.h"
@@ -555,6 +556,7 @@ int main(int argc, char** argv) {
   }
   const std::string cmd = args[0];
   args.erase(args.begin());
+  app::installCrashReport(cmd);
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
       std::cout << (cmd == "data" ? std::string("foveal-cli data commands:\n") + app::kDataUsage
