@@ -2,7 +2,6 @@
 #include "model/conv_dispatch.h"
 
 #include <ATen/Context.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/mkldnn_convolution.h>
 #include <ATen/ops/mkldnn_reorder_conv2d_weight.h>
 #include <torch/nn/modules/activation.h>
@@ -14,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/autocast.h"
 #include "model/conv_plan.h"
 #include "model/stages/stage_factories.h"
 
@@ -202,22 +202,12 @@ torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
       }
     }
     f = x.to_dense();
-  } else if (t_cpuBf16 && is_training() && image.is_cpu() && !at::autocast::is_cpu_enabled()) {
+  } else if (t_cpuBf16 && is_training() && image.is_cpu() && !cpuAutocastEnabled()) {
     // bf16 autocast for the convolutions only; the features leave in fp32.
-    const auto previous = at::autocast::get_autocast_cpu_dtype();
-    at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
-    at::autocast::set_cpu_enabled(true);
-    try {
+    {
+      const CpuBf16AutocastScope bf16;
       f = sequentialForward(*m_layers, image);
-    } catch (...) {
-      at::autocast::set_cpu_enabled(false);
-      at::autocast::set_autocast_cpu_dtype(previous);
-      at::autocast::clear_cache();
-      throw;
     }
-    at::autocast::set_cpu_enabled(false);
-    at::autocast::set_autocast_cpu_dtype(previous);
-    at::autocast::clear_cache();
     f = f.to(torch::kFloat);
   } else {
     f = sequentialForward(*m_layers, image);

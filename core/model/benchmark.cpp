@@ -12,7 +12,7 @@
 #include "base/compute_device.h"
 #include "base/cpu_features.h"
 #include "formats/checkpoint.h"
-#include "model/cuda_autocast.h"
+#include "model/autocast.h"
 #include "model/losses.h"
 #include "model/model_variants.h"
 #include "model/recognizer.h"

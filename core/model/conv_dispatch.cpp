@@ -1,7 +1,6 @@
 #include "model/conv_dispatch.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/autograd.h>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "model/autocast.h"
 #include "model/winograd.h"
 
 namespace foveal::core {
@@ -475,12 +475,11 @@ const torch::ExpandingArray<2>* numericPadding(const Options& o) {
 // groups or dilation, CPU float without autocast, fastConvolutions().
 bool plainConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;
-  return numericPadding(o) && o.groups() == 1 &&
-         (*o.dilation())[0] == 1 && (*o.dilation())[1] == 1 &&
-         holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) && x.is_cpu() &&
-         x.scalar_type() == torch::kFloat && x.dim() == 4 && x.size(1) == o.in_channels() &&
-         conv.weight.scalar_type() == torch::kFloat && !at::autocast::is_cpu_enabled() &&
-         fastConvolutions();
+  return numericPadding(o) && o.groups() == 1 && (*o.dilation())[0] == 1 &&
+         (*o.dilation())[1] == 1 && holds_alternative<torch::enumtype::kZeros>(o.padding_mode()) &&
+         x.is_cpu() && x.scalar_type() == torch::kFloat && x.dim() == 4 &&
+         x.size(1) == o.in_channels() && conv.weight.scalar_type() == torch::kFloat &&
+         !cpuAutocastEnabled() && fastConvolutions();
 }
 
 // ... of one input channel (thnn_conv2d where the direct kernel does not apply).

@@ -31,7 +31,7 @@
 #include "image/grey_image.h"
 #include "model/backbone.h"
 #include "model/charset.h"
-#include "model/cuda_autocast.h"
+#include "model/autocast.h"
 #include "model/losses.h"
 #include "run/run_lock.h"
 #include "trace/model_session.h"
