@@ -3,6 +3,8 @@
 // oracle map < random map < inverted map.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <numeric>
+#include <random>
 
 #include "image/preprocess.h"
 #include "test_models.h"
@@ -66,6 +68,47 @@ class TestFaithfulness : public QObject {
     const auto r1 = randomMap(8, 4, 3), r2 = randomMap(8, 4, 3), r3 = randomMap(8, 4, 4);
     QCOMPARE(r1, r2);
     QVERIFY(r1 != r3);
+  }
+
+  // A map's order and ranks on a map of the curves' size with many ties (values on 7 levels, a
+  // zero and a negative zero among them): the order a stable sort of the pixels gives, and the
+  // ranks of a plain count (the number of smaller values plus half the equal others).
+  void orderAndRanksOnTies() {
+    std::mt19937 gen(5);
+    std::vector<double> map(3200);
+    for (auto& v : map) v = static_cast<double>(static_cast<int>(gen() % 7)) - 3.0;
+    map[10] = -0.0;
+    std::vector<size_t> stable(map.size());
+    std::iota(stable.begin(), stable.end(), size_t(0));
+    std::stable_sort(stable.begin(), stable.end(),
+                     [&](size_t a, size_t b) { return map[a] > map[b]; });
+    QCOMPARE(mapOrder(map), stable);
+    std::vector<double> other(map.size());
+    for (auto& v : other) v = static_cast<double>(gen() % 1000);
+    // Spearman from ranks counted by hand.
+    auto countRanks = [](const std::vector<double>& v) {
+      std::vector<double> r(v.size());
+      for (size_t i = 0; i < v.size(); ++i) {
+        double less = 0, equal = 0;
+        for (double w : v) {
+          less += w < v[i];
+          equal += w == v[i];
+        }
+        r[i] = less + (equal - 1) / 2;
+      }
+      return r;
+    };
+    const auto ra = countRanks(map), rb = countRanks(other);
+    const double n = static_cast<double>(map.size());
+    const double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+    const double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+    double sab = 0, saa = 0, sbb = 0;
+    for (size_t i = 0; i < ra.size(); ++i) {
+      sab += (ra[i] - ma) * (rb[i] - mb);
+      saa += (ra[i] - ma) * (ra[i] - ma);
+      sbb += (rb[i] - mb) * (rb[i] - mb);
+    }
+    QVERIFY(std::abs(rankCorrelation(map, other) - sab / std::sqrt(saa * sbb)) < 1e-12);
   }
 
   void tableAveragesPerMethod() {
