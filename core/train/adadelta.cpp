@@ -1,11 +1,17 @@
 #include "train/adadelta.h"
 
+#include <ATen/Parallel.h>
+
+#include <atomic>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <type_traits>
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
+
+#include "train/step_kernels.h"
 
 namespace foveal::core::train {
 
@@ -61,6 +67,54 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups, Adadel
               defaults.weight_decay());
 }
 
+namespace {
+std::atomic<bool>& fusedSwitch() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("FOVEAL_PLAIN_ADADELTA");
+    return !(v && *v && std::string(v) != "0");
+  }()};
+  return on;
+}
+}  // namespace
+
+bool fusedAdadelta() { return fusedSwitch().load(); }
+void setFusedAdadelta(bool on) { fusedSwitch() = on; }
+
+namespace {
+
+// Whether the single pass applies: CPU, float or double, every array contiguous and alike.
+bool fusable(const torch::Tensor& p, const torch::Tensor& g, const torch::Tensor& sq,
+             const torch::Tensor& acc) {
+  const auto t = p.scalar_type();
+  if (!p.is_cpu() || (t != torch::kFloat && t != torch::kDouble)) return false;
+  for (const auto* x : {&p, &g, &sq, &acc})
+    if (!x->is_cpu() || x->scalar_type() != t || !x->is_contiguous() || x->sizes() != p.sizes())
+      return false;
+  return true;
+}
+
+void fusedStep(torch::Tensor& p, const torch::Tensor& g, torch::Tensor& sq, torch::Tensor& acc,
+               const AdadeltaOptions& o) {
+  const int64_t n = p.numel();
+  constexpr int64_t kGrain = 1 << 15;
+  if (p.scalar_type() == torch::kFloat) {
+    float *pp = p.data_ptr<float>(), *ps = sq.data_ptr<float>(), *pa = acc.data_ptr<float>();
+    const float* pg = g.data_ptr<float>();
+    at::parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+      adadeltaUpdate(pp, pg, ps, pa, b, e, static_cast<float>(o.lr()), static_cast<float>(o.rho()),
+                     static_cast<float>(o.eps()), static_cast<float>(o.weight_decay()));
+    });
+  } else {
+    double *pp = p.data_ptr<double>(), *ps = sq.data_ptr<double>(), *pa = acc.data_ptr<double>();
+    const double* pg = g.data_ptr<double>();
+    at::parallel_for(0, n, kGrain, [&](int64_t b, int64_t e) {
+      adadeltaUpdate(pp, pg, ps, pa, b, e, o.lr(), o.rho(), o.eps(), o.weight_decay());
+    });
+  }
+}
+
+}  // namespace
+
 torch::Tensor Adadelta::step(LossClosure closure) {
   torch::NoGradGuard noGrad;
   torch::Tensor loss;
@@ -85,9 +139,13 @@ torch::Tensor Adadelta::step(LossClosure closure) {
       }
       auto& s = static_cast<AdadeltaParamState&>(*it->second);
       s.step(s.step() + 1);
-      if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       auto& sq = s.square_avg();
       auto& acc = s.acc_delta();
+      if (fusedAdadelta() && fusable(p, grad, sq, acc)) {
+        fusedStep(p, grad, sq, acc, o);
+        continue;
+      }
+      if (o.weight_decay() != 0) grad = grad.add(p, o.weight_decay());
       sq.mul_(o.rho()).addcmul_(grad, grad, 1 - o.rho());
       auto delta = acc.add(o.eps()).sqrt_().div_(sq.add(o.eps()).sqrt_()).mul_(grad);
       acc.mul_(o.rho()).addcmul_(delta, delta, 1 - o.rho());

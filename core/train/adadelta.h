@@ -46,6 +46,11 @@ struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<Ad
   void serialize(torch::serialize::OutputArchive& archive) const override;
 };
 
+/// Whether Adadelta::step updates each CPU float or double parameter in one fused pass (the
+/// default; FOVEAL_PLAIN_ADADELTA=1 at start, or setFusedAdadelta(false), keeps the tensor ops).
+bool fusedAdadelta();
+void setFusedAdadelta(bool on);
+
 class Adadelta : public torch::optim::Optimizer {
  public:
   explicit Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups,

@@ -29,9 +29,9 @@
 #include "formats/checkpoint.h"
 #include "formats/state_file.h"
 #include "image/grey_image.h"
+#include "model/autocast.h"
 #include "model/backbone.h"
 #include "model/charset.h"
-#include "model/autocast.h"
 #include "model/losses.h"
 #include "run/run_lock.h"
 #include "trace/model_session.h"
@@ -39,6 +39,7 @@
 #include "train/dataset_views.h"
 #include "train/distributed.h"
 #include "train/evaluate_model.h"
+#include "train/step_kernels.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -837,9 +838,24 @@ std::vector<at::Tensor> Trainer::Impl::reduceGradients(StepStats& st) {
 void Trainer::Impl::measureGradients(const std::vector<at::Tensor>& grads, StepStats& st) const {
   if (!st.finite) return;
   torch::NoGradGuard ng;
+  // CPU float gradients in one pass each (the tensor ops made a double copy and its square);
+  // the others (CUDA) as tensor ops on their device, in double.
+  double cpuSum = 0;
   auto sq = torch::zeros({}, torch::TensorOptions(torch::kDouble).device(device));
-  for (auto& g : grads) sq += g.to(torch::kDouble).pow(2).sum();
-  st.gradNorm = std::sqrt(sq.item<double>());
+  bool onDevice = false;
+  for (auto& g : grads) {
+    if (g.is_cpu() && g.scalar_type() == torch::kFloat && g.is_contiguous()) {
+      const float* x = g.data_ptr<float>();
+      cpuSum += at::parallel_reduce(
+          int64_t(0), g.numel(), int64_t(1) << 16, 0.0,
+          [&](int64_t b, int64_t e, double acc) { return acc + squaredSum(x + b, e - b); },
+          std::plus<double>());
+    } else {
+      sq += g.to(torch::kDouble).pow(2).sum();
+      onDevice = true;
+    }
+  }
+  st.gradNorm = std::sqrt(cpuSum + (onDevice ? sq.item<double>() : 0.0));
   st.finite = std::isfinite(st.gradNorm);
 }
 

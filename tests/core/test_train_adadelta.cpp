@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "train/adadelta.h"
+#include "train/step_kernels.h"
 #include "train/train_config.h"
 
 using namespace foveal::core;
@@ -80,6 +81,49 @@ class TestTrainAdadelta : public QObject {
     QCOMPARE(st.square_avg().item<double>(), 0.05 * 4.0);
     QCOMPARE(st.acc_delta().item<double>(), 0.05 * dx * dx);
     QCOMPARE(st.step(), int64_t(1));
+  }
+
+  // The single fused pass (float, contiguous: every parameter of a CPU model) against the
+  // tensor ops it replaces, with weight decay, over steps whose state grows from zero; a
+  // parameter the pass does not take (a transposed view) still updates by the tensor ops.
+  void fusedPassMatchesTheTensorOps() {
+    torch::manual_seed(4);
+    auto a = torch::randn({70001}).requires_grad_();  // odd: a partial vector at the end
+    auto b = a.detach().clone().requires_grad_();
+    auto c = torch::randn({40, 30}).t().requires_grad_();  // not contiguous
+    auto d = c.detach().clone().requires_grad_();
+    AdadeltaOptions o(0.7);
+    o.weight_decay(1e-2);
+    Adadelta fused({a, c}, o), plain({b, d}, o);
+    for (int i = 0; i < 5; ++i) {
+      const auto g = torch::randn({70001}) * (i + 1), h = torch::randn({30, 40});
+      a.mutable_grad() = g;
+      b.mutable_grad() = g.clone();
+      c.mutable_grad() = h;
+      d.mutable_grad() = h.clone();
+      setFusedAdadelta(true);
+      fused.step();
+      setFusedAdadelta(false);
+      plain.step();
+      setFusedAdadelta(true);
+      const double err = (a - b).abs().max().item<double>();
+      QVERIFY2(err < 1e-6, qPrintable(QString("step %1: %2").arg(i).arg(err)));
+      QVERIFY(torch::equal(c, d));
+    }
+  }
+
+  // The gradient norm's sum of squares: one pass in double, against a plain double loop, at
+  // lengths with and without a partial group of eight.
+  void squaredSumIsTheDoubleSum() {
+    for (int64_t n : {0, 5, 8, 1003, 65536}) {
+      const auto x = torch::randn({n});
+      const float* p = x.data_ptr<float>();
+      double want = 0;
+      for (int64_t i = 0; i < n; ++i) want += static_cast<double>(p[i]) * p[i];
+      const double got = squaredSum(p, n);
+      QVERIFY2(std::abs(got - want) <= 1e-12 * std::max(1.0, want),
+               qPrintable(QString("n %1: %2 vs %3").arg(n).arg(got).arg(want)));
+    }
   }
 
   void stateSurvivesSaveLoad() {
