@@ -3,6 +3,7 @@
 # signal's own status (139) and write the command, the signal and a call stack through foveal-cli
 # to stderr. Usage: crash_report.sh CLI
 cli=$1
+ulimit -c 0 2>/dev/null  # no core file from the signal sent below
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 "$cli" train --preset digits-soft --width 0.125 --batch 4 --iterations 1000000 --threads 1 \
