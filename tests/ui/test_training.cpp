@@ -1363,13 +1363,14 @@ class TestTraining : public QObject {
           static_cast<long long>(built - read), static_cast<long long>(ms - built));
     qInfo("300,000 iterations opened and drawn in %lld ms", static_cast<long long>(ms));
     QCOMPARE(page->plot()->pointCount("loss", 0), 300000);
-    // What the page adds to the core's parsing (about 0.1 s on a quiet machine) stays under two
-    // seconds even on a busy one: the two are timed apart, and under `ctest -j2` beside the
-    // packaging test the difference reached 1.07 s once; the whole under 2 s is checked where
-    // timings mean something (FOVEAL_TIMING=1, a quiet machine).
+    // What the page adds to the core's parsing (about 0.1 s on a quiet machine) stays under five
+    // seconds even on a busy one: the two are timed apart; under `ctest -j2` beside the
+    // packaging test the difference reached 1.07 s once and 2.27 s on a loaded VM (2026-11-28),
+    // so this bound catches a page grown many times slower, not a busy machine. The whole under
+    // 2 s is checked where timings mean something (FOVEAL_TIMING=1, a quiet machine).
     // Under a sanitizer (several times slower) the time says nothing; the rest still holds.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-    QVERIFY2(ms - parse < 2000,
+    QVERIFY2(ms - parse < 5000,
              qPrintable(QStringLiteral("%1 ms, of which parsing %2 ms").arg(ms).arg(parse)));
 #endif
     if (qEnvironmentVariableIsSet("FOVEAL_TIMING"))
