@@ -5,7 +5,6 @@
 #include <random>
 
 #include "base/compute_device.h"
-#include "base/cpu_features.h"
 #include "trace/model_session.h"
 #include "train/trainer.h"
 
@@ -37,14 +36,13 @@ TrainBenchResult benchTraining(const TrainBenchOptions& o) {
     RunOptions ro;
     ro.runDir = dir.string();
     Trainer trainer(cfg, ro);
-    const auto device = resolveDevice(o.device);
-    r.device = describeDevice(device);
-    r.bf16 = o.bf16 && (device.is_cuda() || cpuHasNativeBf16());
+    r.device = describeDevice(resolveDevice(o.device));
     OperatorRecorder recorder(o.profile > 0);
     const TrainResult result = trainer.run();
     r.profile = recorder.finish();
     r.profile.keep(o.profile);
     r.imagesPerS = result.imagesPerS;
+    r.bf16 = result.bf16;
     r.msPerIteration = result.imagesPerS > 0 ? 1000.0 * o.batch / result.imagesPerS : 0.0;
   } catch (...) {
     std::error_code ec;

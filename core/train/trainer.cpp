@@ -985,6 +985,7 @@ TrainResult Trainer::run() {
   result.imagesPerS = rate.sessionRate();
   result.bestAccuracy = s.bestAccuracy;
   result.skippedSteps = s.skippedSteps;
+  result.bf16 = cpuBf16Convolutions() || (s.device.is_cuda() && cfg.bf16);
   result.latest = s.writer ? (s.run / run_folder::kLatestModel).string() : "";
   return result;
 }

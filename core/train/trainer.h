@@ -52,6 +52,8 @@ struct TrainResult {
   double imagesPerS = 0;     ///< over the whole session
   double bestAccuracy = -1;  ///< best evaluation accuracy (-1: none)
   int64_t skippedSteps = 0;
+  /// The steps ran in bf16: CUDA autocast, or the CPU's convolutions where it computes bf16.
+  bool bf16 = false;
   std::string latest;  ///< path of latest.fvm ("" on ranks other than 0)
 };
 

@@ -94,6 +94,19 @@ QString gradientMismatch(const torch::Tensor& y, const torch::Tensor& want, cons
   return {};
 }
 
+// A fused pass's output `got` against the module's own `want`, both from x: the same sizes,
+// values within 1e-5, and the gradients of x and of every parameter of `module` through
+// gradientMismatch (1e-5 relative, floor 1). Empty when they agree, else what differs.
+QString moduleMismatch(const torch::Tensor& got, const torch::Tensor& want, const torch::Tensor& x,
+                       const torch::nn::Module& module) {
+  if (got.sizes() != want.sizes()) return "the output's sizes differ";
+  const double error = (got - want).abs().max().item<double>();
+  if (error >= 1e-5) return QString("the output off by %1").arg(error);
+  std::vector<torch::Tensor> params{x};
+  for (auto& p : module.parameters()) params.push_back(p);
+  return gradientMismatch(got, want, torch::randn_like(got), params, 1e-5, 1);
+}
+
 // grid_sample (bilinear, border padding, align_corners=false) at affineGrid's points
 // (affine_grid's, computed with tensor operations): what sampleAffine does.
 torch::Tensor gridSampleReference(const torch::Tensor& source, const torch::Tensor& theta,
@@ -750,13 +763,8 @@ class TestStages : public QObject {
                       .repeat_interleave(4, 3);  // [5, 1, 20, 32]
     for (auto x0 : {torch::randn({5, 1, 17, 29}), blocks.narrow(2, 0, 19).narrow(3, 0, 31)}) {
       auto x = x0.clone().requires_grad_(true);
-      auto got = sequentialForward(*seq, x);
       auto want = seq->forward(x);
-      QCOMPARE(got.sizes(), want.sizes());
-      QVERIFY((got - want).abs().max().item<double>() < 1e-5);
-      std::vector<torch::Tensor> params{x};
-      for (auto& p : seq->parameters()) params.push_back(p);
-      const QString why = gradientMismatch(got, want, torch::randn_like(got), params, 1e-5, 1);
+      const QString why = moduleMismatch(sequentialForward(*seq, x), want, x, *seq);
       QVERIFY2(why.isEmpty(), qPrintable(why));
       torch::NoGradGuard ng;
       QVERIFY((sequentialForward(*seq, x) - want).abs().max().item<double>() < 1e-5);
@@ -784,12 +792,7 @@ class TestStages : public QObject {
     auto x = torch::randn({4, 1, 15, 22}).requires_grad_(true);
     auto got = sequentialForward(*seq, x);
     QVERIFY(got.grad_fn() && got.grad_fn()->name().find("DirectConv") != std::string::npos);
-    auto want = seq->forward(x);
-    QCOMPARE(got.sizes(), want.sizes());
-    QVERIFY((got - want).abs().max().item<double>() < 1e-5);
-    std::vector<torch::Tensor> params{x};
-    for (auto& p : seq->parameters()) params.push_back(p);
-    const QString why = gradientMismatch(got, want, torch::randn_like(got), params, 1e-5, 1);
+    const QString why = moduleMismatch(got, seq->forward(x), x, *seq);
     QVERIFY2(why.isEmpty(), qPrintable(why));
     seq->train();
     auto trained = sequentialForward(*seq, x);
