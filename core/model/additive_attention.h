@@ -1,6 +1,8 @@
 #pragma once
 // Bahdanau attention: e_i = w^T tanh(W k_i + U q). The key projection W k is computed once per
-// image (project) and reused at every decoder step, instead of once per step.
+// image (project) and reused at every decoder step, instead of once per step. On the CPU (float
+// and double, no autocast) the scores are one fused pass forward and backward
+// (additive_attention.cpp); FOVEAL_PLAIN_ATTENTION=1 keeps LibTorch's operators.
 #include <torch/nn/cloneable.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/pimpl.h>
@@ -32,5 +34,8 @@ class AdditiveAttentionImpl : public torch::nn::Cloneable<AdditiveAttentionImpl>
   torch::nn::Linear m_key{nullptr}, m_query{nullptr}, m_score{nullptr};
 };
 TORCH_MODULE(AdditiveAttention);
+
+/// Whether FOVEAL_PLAIN_ATTENTION is set (the scores through LibTorch's operators).
+bool plainAttentionScores();
 
 }  // namespace foveal::core

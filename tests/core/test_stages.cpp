@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "formats/checkpoint.h"
+#include "model/additive_attention.h"
 #include "model/conv_dispatch.h"
 #include "model/conv_plan.h"
 #include "model/dnnl_matmul.h"
@@ -1066,6 +1067,69 @@ class TestStages : public QObject {
     auto inferred = lstmFused(*lstm, x.detach());
     QVERIFY(inferred.has_value());
     QVERIFY2((*inferred - want).abs().max().item<double>() < tol, "inference-mode output");
+  }
+
+  void attentionScoresMatchTheModules_data() {
+    QTest::addColumn<bool>("isDouble");
+    QTest::addColumn<int>("depth");
+    QTest::addColumn<int>("threads");
+    QTest::newRow("float, depth 5, one thread") << false << 5 << 1;
+    QTest::newRow("float, depth 32, two threads") << false << 32 << 2;
+    QTest::newRow("float, depth 13, two threads") << false << 13 << 2;
+    QTest::newRow("double, depth 13, two threads") << true << 13 << 2;
+  }
+
+  // The fused scores against w^T tanh(W k + U q) written with LibTorch's operators on the same
+  // module's weights: values, and the gradients of the keys, the query and every parameter (the
+  // key projection's too, through `projected`); the keys' alone; without gradients.
+  void attentionScoresMatchTheModules() {
+    QFETCH(bool, isDouble);
+    QFETCH(int, depth);
+    QFETCH(int, threads);
+    if (plainAttentionScores()) QSKIP("FOVEAL_PLAIN_ATTENTION is set");
+    const int before = at::get_num_threads();
+    at::set_num_threads(threads);
+    torch::manual_seed(12);
+    const auto type = isDouble ? torch::kDouble : torch::kFloat;
+    AdditiveAttention att(AdditiveAttentionOptions(6, 7, depth));
+    att->to(type);
+    const auto params = att->named_parameters();
+    const auto &wk = params["key.weight"], &wq = params["query.weight"], &bq = params["query.bias"],
+               &ws = params["score.weight"];
+    auto keys = (torch::randn({5, 11, 6}) * 2).to(type).requires_grad_(true);
+    auto query = (torch::randn({5, 7}) * 2).to(type).requires_grad_(true);
+    auto got = att->scores(att->project(keys), query);
+    auto reference = [&] {
+      return torch::linear(
+                 torch::tanh(torch::linear(keys, wk) + torch::linear(query, wq, bq).unsqueeze(1)),
+                 ws)
+          .squeeze(-1);
+    };
+    auto want = reference();
+    QCOMPARE(got.sizes(), want.sizes());
+    const double tol = isDouble ? 1e-12 : 2e-6;
+    const double err = (got - want).abs().max().item<double>();
+    QVERIFY2(err < tol * (1 + want.abs().max().item<double>()),
+             qPrintable(QString("scores off by %1").arg(err)));
+    auto g = torch::randn(want.sizes()).to(type);
+    std::vector<torch::Tensor> inputs{keys, query};
+    for (const auto& p : att->parameters()) inputs.push_back(p);
+    const QString why = gradientMismatch(got, want, g, inputs, isDouble ? 1e-11 : 1e-5, 1);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    auto onlyKeys =
+        torch::autograd::grad({(att->scores(att->project(keys), query) * g).sum()}, {keys})[0];
+    auto refKeys = torch::autograd::grad({(reference() * g).sum()}, {keys})[0];
+    QVERIFY((onlyKeys - refKeys).abs().max().item<double>() <
+            (isDouble ? 1e-11 : 1e-5) * (1 + refKeys.abs().max().item<double>()));
+    {
+      c10::InferenceMode inference;
+      auto inferred = att->scores(att->project(keys.detach()), query.detach());
+      QVERIFY(!inferred.requires_grad());
+      QVERIFY2((inferred - want).abs().max().item<double>() <
+                   tol * (1 + want.abs().max().item<double>()),
+               "inference-mode scores");
+    }
+    at::set_num_threads(before);
   }
 
   void convPlanFusesBatchNormReluAndResidual() {
