@@ -83,6 +83,24 @@ class TestFaithfulness : public QObject {
     std::stable_sort(stable.begin(), stable.end(),
                      [&](size_t a, size_t b) { return map[a] > map[b]; });
     QCOMPARE(mapOrder(map), stable);
+    // Gradient-like values of both signs and many magnitudes, zeros of both signs, repeats, and
+    // a map too small for the radix sort: each in the stable sort's order.
+    std::normal_distribution<double> normal(0.0, 1.0);
+    for (size_t n : {size_t(3200), size_t(40)}) {
+      std::vector<double> mixed(n);
+      for (size_t i = 0; i < n; ++i) {
+        const auto kind = gen() % 6;
+        mixed[i] = kind == 0   ? 0.0
+                   : kind == 1 ? -0.0
+                   : kind == 2 && i > 0 ? mixed[gen() % i]
+                               : normal(gen) * std::pow(10.0, static_cast<double>(gen() % 20) - 12);
+      }
+      std::vector<size_t> want(n);
+      std::iota(want.begin(), want.end(), size_t(0));
+      std::stable_sort(want.begin(), want.end(),
+                       [&](size_t a, size_t b) { return mixed[a] > mixed[b]; });
+      QCOMPARE(mapOrder(mixed), want);
+    }
     std::vector<double> other(map.size());
     for (auto& v : other) v = static_cast<double>(gen() % 1000);
     // Spearman: the Pearson correlation of ranks counted by hand.
