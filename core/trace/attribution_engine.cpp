@@ -394,11 +394,13 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
   const int64_t P = o.points;
   // The curves' images: the ends of every curve are the same three images whatever the map (the
   // image itself: deletion's first point and insertion's last; mid-grey; the blurred image), so
-  // they are read once; each request adds its 2 (P - 2) inner points. Each image is read at the
-  // steps asked for, and an attention decoder stops after the last step its batch needs: the
-  // images are sorted by step.
+  // they are read once; each distinct map adds its 2 (P - 2) inner points, read once for every
+  // request that gives that map (a random map shared by an image's steps: each image is read at
+  // the group's latest step, and every step's probability taken from that one pass). Each image
+  // is read at the steps asked for, and an attention decoder stops after the last step its batch
+  // needs: the images are sorted by step.
   struct Entry {
-    int64_t request;  ///< -1: one of the three shared images
+    int64_t request;  ///< -1: one of the three shared images; else the map's first request
     int64_t slot;  ///< shared: 0 image, 1 mid-grey, 2 blurred; else the curve point, insertion + P
     int step;      ///< the latest step read (shared: the latest asked for)
   };
@@ -406,6 +408,8 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
   std::vector<Entry> entries;
   std::vector<StepTarget> distinct;  // the distinct steps asked for, and each request's column
   std::vector<int64_t> column(requests.size());
+  std::vector<std::vector<size_t>> sharing(requests.size());  // a map's first request: all its
+  std::vector<int> groupStep(requests.size(), -1);            // requests, their latest step
   int latest = 0;
   for (size_t i = 0; i < requests.size(); ++i) {
     const auto& r = requests[i];
@@ -422,8 +426,18 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
     if (j == distinct.size()) distinct.push_back(target);
     column[i] = static_cast<int64_t>(j);
     latest = std::max(latest, r.step);
-    if (P <= 2) continue;
-    const auto order = mapOrder(r.map);
+    size_t first = i;
+    for (size_t k = 0; k < i; ++k)
+      if (!sharing[k].empty() && requests[k].map == r.map) {
+        first = k;
+        break;
+      }
+    sharing[first].push_back(i);
+    groupStep[first] = std::max(groupStep[first], r.step);
+  }
+  for (size_t i = 0; i < requests.size() && P > 2; ++i) {
+    if (sharing[i].empty()) continue;  // read with its map's first request
+    const auto order = mapOrder(requests[i].map);
     std::vector<int64_t> rank(static_cast<size_t>(N));
     for (size_t k = 0; k < order.size(); ++k) rank[order[k]] = static_cast<int64_t>(k);
     auto rankT = torch::tensor(rank, torch::kLong).view({1, 1, H, W});
@@ -436,8 +450,8 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
     for (int64_t k = 0; k < P - 2; ++k) {
       images.push_back(src * (1 - mask[k]));                      // deletion
       images.push_back(blurred * (1 - mask[k]) + src * mask[k]);  // insertion
-      entries.push_back({static_cast<int64_t>(i), k + 1, r.step});
-      entries.push_back({static_cast<int64_t>(i), P + k + 1, r.step});
+      entries.push_back({static_cast<int64_t>(i), k + 1, groupStep[i]});
+      entries.push_back({static_cast<int64_t>(i), P + k + 1, groupStep[i]});
     }
   }
   std::vector<FaithfulnessCurves> out(requests.size());
@@ -501,12 +515,14 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
               acc[i][static_cast<int64_t>(j)];
         continue;
       }
-      const double p = acc[i][column[static_cast<size_t>(e.request)]];
-      auto& c = out[static_cast<size_t>(e.request)];
-      if (e.slot < P)
-        c.deletion[static_cast<size_t>(e.slot)] = p;
-      else
-        c.insertion[static_cast<size_t>(e.slot - P)] = p;
+      for (size_t r : sharing[static_cast<size_t>(e.request)]) {
+        const double p = acc[i][column[r]];
+        auto& c = out[r];
+        if (e.slot < P)
+          c.deletion[static_cast<size_t>(e.slot)] = p;
+        else
+          c.insertion[static_cast<size_t>(e.slot - P)] = p;
+      }
     }
   }
   for (size_t r = 0; r < requests.size(); ++r) {

@@ -68,10 +68,10 @@ ImageResult scoreImage(ModelSession& session, const data::Dataset& data, int64_t
       for (int t : steps)
         maps[k].push_back(stepPixelMap(trace, kAttentionMap, static_cast<size_t>(t)));
     } else if (m == "random") {
-      for (int t : steps)
-        maps[k].push_back(
-            randomMap(image.width, image.height,
-                      static_cast<uint64_t>(i) * 1000003u + static_cast<uint64_t>(t)));
+      // One random map per image, the floor of every step: its curves' images are read once
+      // for all the steps (deletionInsertionCurves shares a map's images between its requests).
+      const auto floor = randomMap(image.width, image.height, static_cast<uint64_t>(i) * 1000003u);
+      for (size_t s = 0; s < steps.size(); ++s) maps[k].push_back(floor);
     } else {
       AttributionOptions ao;
       ao.method = attributionMethodFromString(m);

@@ -92,8 +92,9 @@ class TestFaithfulness : public QObject {
         const auto kind = gen() % 6;
         mixed[i] = kind == 0   ? 0.0
                    : kind == 1 ? -0.0
-                   : kind == 2 && i > 0 ? mixed[gen() % i]
-                               : normal(gen) * std::pow(10.0, static_cast<double>(gen() % 20) - 12);
+                   : kind == 2 && i > 0
+                       ? mixed[gen() % i]
+                       : normal(gen) * std::pow(10.0, static_cast<double>(gen() % 20) - 12);
       }
       std::vector<size_t> want(n);
       std::iota(want.begin(), want.end(), size_t(0));
@@ -319,7 +320,10 @@ class TestFaithfulness : public QObject {
     std::vector<CurveRequest> requests = {{2, randomMap(48, 32, 1)},
                                           {0, randomMap(48, 32, 2)},
                                           {3, randomMap(48, 32, 3)},
-                                          {2, randomMap(48, 32, 4)}};
+                                          {2, randomMap(48, 32, 4)},
+                                          // maps given again at other steps: read once each
+                                          {1, randomMap(48, 32, 2)},
+                                          {3, randomMap(48, 32, 1)}};
     CurveOptions o;
     o.points = 5;
     o.batch = 4;  // batches that mix steps and shared images
