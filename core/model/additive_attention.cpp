@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "base/env_switch.h"
 #include "model/autocast.h"
 #include "model/stages/lstm_math.h"
 
@@ -166,10 +167,7 @@ class ScoresFunction : public torch::autograd::Function<ScoresFunction> {
 }  // namespace
 
 bool plainAttentionScores() {
-  static const bool plain = [] {
-    const char* v = std::getenv("FOVEAL_PLAIN_ATTENTION");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool plain = envSwitchSet("FOVEAL_PLAIN_ATTENTION");
   return plain;
 }
 

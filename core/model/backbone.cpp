@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/env_switch.h"
 #include "model/autocast.h"
 #include "model/conv_plan.h"
 #include "model/stages/stage_factories.h"
@@ -26,10 +27,7 @@ VggBackboneImpl::VggBackboneImpl(const VggBackboneOptions& options_) : options(o
 }
 
 bool fastConvolutions() {
-  static const bool on = [] {
-    const char* plain = std::getenv("FOVEAL_PLAIN_CONV");
-    return at::hasMKLDNN() && !(plain && *plain && std::string(plain) != "0");
-  }();
+  static const bool on = at::hasMKLDNN() && !envSwitchSet("FOVEAL_PLAIN_CONV");
   return on;
 }
 

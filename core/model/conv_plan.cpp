@@ -1,6 +1,7 @@
 #include "model/conv_plan.h"
 
 #include "base/cpu_features.h"
+#include "base/env_switch.h"
 
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
@@ -276,10 +277,7 @@ ConvPlan::ConvPlan() : m(std::make_unique<Impl>()) {}
 ConvPlan::~ConvPlan() = default;
 
 bool ConvPlan::available() {
-  static const bool on = [] {
-    const char* plain = std::getenv("FOVEAL_PLAIN_CONV");
-    return !(plain && *plain && std::string(plain) != "0");
-  }();
+  static const bool on = !envSwitchSet("FOVEAL_PLAIN_CONV");
   return on;
 }
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "base/env_switch.h"
+
 #ifdef FOVEAL_HAVE_DNNL
 #include <dnnl.hpp>
 #endif
@@ -19,10 +21,7 @@ namespace {
 using dnnl::memory;
 
 bool enabled() {  // FOVEAL_PLAIN_MATMUL=1: LibTorch's products only
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_PLAIN_MATMUL");
-    return !(v && std::string(v) != "0" && std::string(v) != "");
-  }();
+  static const bool on = !envSwitchSet("FOVEAL_PLAIN_MATMUL");
   return on;
 }
 

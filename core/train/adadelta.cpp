@@ -11,6 +11,7 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include "base/env_switch.h"
 #include "train/step_kernels.h"
 
 namespace foveal::core::train {
@@ -69,10 +70,7 @@ Adadelta::Adadelta(std::vector<torch::optim::OptimizerParamGroup> groups, Adadel
 
 namespace {
 std::atomic<bool>& fusedSwitch() {
-  static std::atomic<bool> on{[] {
-    const char* v = std::getenv("FOVEAL_PLAIN_ADADELTA");
-    return !(v && *v && std::string(v) != "0");
-  }()};
+  static std::atomic<bool> on{!envSwitchSet("FOVEAL_PLAIN_ADADELTA")};
   return on;
 }
 }  // namespace

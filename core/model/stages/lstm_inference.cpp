@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "base/env_switch.h"
 #include "model/stages/lstm_math.h"
 
 namespace foveal::core {
@@ -54,10 +55,7 @@ void runDirection(const float* gates, const float* wt, int64_t T, int64_t H, boo
 }  // namespace
 
 bool plainLstm() {
-  static const bool plain = [] {
-    const char* v = std::getenv("FOVEAL_PLAIN_LSTM");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool plain = envSwitchSet("FOVEAL_PLAIN_LSTM");
   return plain;
 }
 
