@@ -193,54 +193,49 @@ torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& the
                             .align_corners(false));
 }
 
-torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
-                                int64_t h) {
-  const bool gradient =
-      torch::GradMode::is_enabled() && (source.requires_grad() || theta.requires_grad());
-  if (gradient || !source.is_cpu() || source.scalar_type() != torch::kFloat ||
-      theta.scalar_type() != torch::kFloat || source.dim() != 4)
-    return sampleAffine(source, theta, w, h);
-  // grid_sample's arithmetic per axis: the grid coordinate as affineGrid makes it (float), then
-  // unnormalised ((g + 1) size - 1) / 2, clamped into [0, size - 1] (border padding), and the
-  // two neighbours with weights 1 - f and f.
-  struct Tap {
-    int64_t i0, i1;
-    float w0, w1;
-  };
-  auto taps = [](float scale, float shift, int64_t n, int64_t size) {
-    std::vector<Tap> t(static_cast<size_t>(n));
-    for (int64_t k = 0; k < n; ++k) {
-      const float base = static_cast<float>(k * 2 + 1) / static_cast<float>(n) - 1.0f;
-      const float g = scale * base + shift;
-      float c = ((g + 1.0f) * static_cast<float>(size) - 1.0f) / 2.0f;
-      c = std::min(static_cast<float>(size - 1), std::max(c, 0.0f));
-      const int64_t i0 = static_cast<int64_t>(std::floor(c));
-      const float f = c - static_cast<float>(i0);
-      t[static_cast<size_t>(k)] = {i0, std::min(i0 + 1, size - 1), 1.0f - f, f};
-    }
-    return t;
-  };
-  auto src = source.contiguous();
-  auto th = theta.contiguous();
-  const int64_t n = src.size(0), channels = src.size(1), sh = src.size(2), sw = src.size(3);
-  auto out = torch::empty({n, channels, h, w}, src.options());
-  const float* in = src.data_ptr<float>();
-  const float* tp = th.data_ptr<float>();
-  float* dst = out.data_ptr<float>();
+namespace {
+
+// grid_sample's arithmetic along one axis of an axis-aligned theta: the grid coordinate as
+// affineGrid makes it, unnormalised ((g + 1) size - 1) / 2, clamped into [0, size - 1] (border
+// padding), and the two neighbours with weights 1 - f and f.
+template <typename S>
+struct Tap {
+  int64_t i0, i1;
+  S w0, w1;
+};
+
+template <typename S>
+std::vector<Tap<S>> axisTaps(S scale, S shift, int64_t n, int64_t size) {
+  std::vector<Tap<S>> t(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    const S base = static_cast<S>(k * 2 + 1) / static_cast<S>(n) - S(1);
+    const S g = scale * base + shift;
+    S c = ((g + S(1)) * static_cast<S>(size) - S(1)) / S(2);
+    c = std::min(static_cast<S>(size - 1), std::max(c, S(0)));
+    const int64_t i0 = static_cast<int64_t>(std::floor(c));
+    const S f = c - static_cast<S>(i0);
+    t[static_cast<size_t>(k)] = {i0, std::min(i0 + 1, size - 1), S(1) - f, f};
+  }
+  return t;
+}
+
+template <typename S>
+void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t channels, int64_t sh,
+                        int64_t sw, int64_t h, int64_t w) {
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      const float* t = tp + b * 6;
-      const auto xs = taps(t[0], t[2], w, sw);
-      const auto ys = taps(t[4], t[5], h, sh);
+      const S* t = tp + b * 6;
+      const auto xs = axisTaps<S>(t[0], t[2], w, sw);
+      const auto ys = axisTaps<S>(t[4], t[5], h, sh);
       for (int64_t c = 0; c < channels; ++c) {
-        const float* plane = in + (b * channels + c) * sh * sw;
-        float* o = dst + (b * channels + c) * h * w;
+        const S* plane = in + (b * channels + c) * sh * sw;
+        S* o = dst + (b * channels + c) * h * w;
         for (int64_t i = 0; i < h; ++i) {
-          const Tap& y = ys[static_cast<size_t>(i)];
-          const float* r0 = plane + y.i0 * sw;
-          const float* r1 = plane + y.i1 * sw;
+          const auto& y = ys[static_cast<size_t>(i)];
+          const S* r0 = plane + y.i0 * sw;
+          const S* r1 = plane + y.i1 * sw;
           for (int64_t j = 0; j < w; ++j) {
-            const Tap& x = xs[static_cast<size_t>(j)];
+            const auto& x = xs[static_cast<size_t>(j)];
             o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
                            y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
           }
@@ -248,7 +243,99 @@ torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor
       }
     }
   });
+}
+
+// The source's gradient, separably: each output row's gradient spread over the source columns
+// (two taps per output column), then each such row added into its two source rows, weighted.
+// Every image on its own, in one order: the result does not depend on the thread count.
+template <typename S>
+void axisAlignedBackward(const S* go, const S* tp, S* gs, int64_t n, int64_t channels, int64_t sh,
+                         int64_t sw, int64_t h, int64_t w) {
+  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<S> rows(static_cast<size_t>(h * sw));
+    for (int64_t b = begin; b < end; ++b) {
+      const S* t = tp + b * 6;
+      const auto xs = axisTaps<S>(t[0], t[2], w, sw);
+      const auto ys = axisTaps<S>(t[4], t[5], h, sh);
+      for (int64_t c = 0; c < channels; ++c) {
+        const S* g = go + (b * channels + c) * h * w;
+        S* plane = gs + (b * channels + c) * sh * sw;
+        std::fill(rows.begin(), rows.end(), S(0));
+        for (int64_t i = 0; i < h; ++i) {
+          S* r = rows.data() + i * sw;
+          for (int64_t j = 0; j < w; ++j) {
+            const auto& x = xs[static_cast<size_t>(j)];
+            const S v = g[i * w + j];
+            r[x.i0] += x.w0 * v;
+            r[x.i1] += x.w1 * v;
+          }
+        }
+        for (int64_t i = 0; i < h; ++i) {
+          const auto& y = ys[static_cast<size_t>(i)];
+          const S* r = rows.data() + i * sw;
+          S* p0 = plane + y.i0 * sw;
+          S* p1 = plane + y.i1 * sw;
+          for (int64_t k = 0; k < sw; ++k) p0[k] += y.w0 * r[k];
+          for (int64_t k = 0; k < sw; ++k) p1[k] += y.w1 * r[k];
+        }
+      }
+    }
+  });
+}
+
+torch::Tensor axisAlignedSample(const torch::Tensor& src, const torch::Tensor& th, int64_t w,
+                                int64_t h) {
+  const int64_t n = src.size(0), channels = src.size(1), sh = src.size(2), sw = src.size(3);
+  auto out = torch::empty({n, channels, h, w}, src.options());
+  AT_DISPATCH_FLOATING_TYPES(src.scalar_type(), "sample axis-aligned", [&] {
+    axisAlignedForward<scalar_t>(src.data_ptr<scalar_t>(), th.data_ptr<scalar_t>(),
+                                 out.data_ptr<scalar_t>(), n, channels, sh, sw, h, w);
+  });
   return out;
+}
+
+// The source's gradient only: the regions' thetas are constants.
+class AxisAlignedSampleFunction : public torch::autograd::Function<AxisAlignedSampleFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& source0,
+                               const torch::Tensor& theta0, int64_t w, int64_t h) {
+    const auto source = source0.contiguous(), theta = theta0.contiguous();
+    ctx->save_for_backward({theta});
+    ctx->saved_data["sizes"] = source.sizes().vec();
+    return axisAlignedSample(source, theta, w, h);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto theta = ctx->get_saved_variables()[0];
+    const auto sizes = ctx->saved_data["sizes"].toIntVector();
+    const auto g = grads[0].contiguous();
+    const int64_t h = g.size(2), w = g.size(3);
+    auto gSource = torch::zeros(sizes, g.options());
+    AT_DISPATCH_FLOATING_TYPES(g.scalar_type(), "sample axis-aligned backward", [&] {
+      axisAlignedBackward<scalar_t>(g.data_ptr<scalar_t>(), theta.data_ptr<scalar_t>(),
+                                    gSource.data_ptr<scalar_t>(), sizes[0], sizes[1], sizes[2],
+                                    sizes[3], h, w);
+    });
+    return {gSource, torch::Tensor(), torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
+                                int64_t h) {
+  const auto type = source.scalar_type();
+  if (!source.is_cpu() || !theta.is_cpu() || source.dim() != 4 || theta.dim() != 3 ||
+      theta.size(0) != source.size(0) || theta.size(1) != 2 || theta.size(2) != 3 ||
+      (type != torch::kFloat && type != torch::kDouble) || theta.scalar_type() != type ||
+      source.size(2) < 1 || source.size(3) < 1)
+    return sampleAffine(source, theta, w, h);
+  const bool recording = torch::GradMode::is_enabled();
+  if (recording && theta.requires_grad()) return sampleAffine(source, theta, w, h);
+  if (recording && source.requires_grad())
+    return AxisAlignedSampleFunction::apply(source, theta, w, h);
+  return axisAlignedSample(source.contiguous(), theta.contiguous(), w, h);
 }
 
 torch::Tensor composeAffine(const torch::Tensor& a, const torch::Tensor& b) {

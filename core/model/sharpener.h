@@ -55,9 +55,9 @@ torch::Tensor affineGrid(const torch::Tensor& theta, int64_t w, int64_t h);
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                            int64_t h);
 /// sampleAffine for an axis-aligned theta ([[sx, 0, tx], [0, sy, ty]] per image, as the
-/// regions' are) where no gradient is needed (neither input requires one, or grad mode is off):
-/// separable, two source columns and two rows per output pixel with weights computed once per
-/// image. Otherwise (a gradient wanted, not CPU float) it is sampleAffine.
+/// regions' are): separable, two source columns and two rows per output pixel with weights
+/// computed once per image, forward and, for the source (an explanation's image), backward.
+/// Where theta needs a gradient, or not CPU float or double, it is sampleAffine.
 torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                                 int64_t h);
 /// Composes affine maps as 3x3 products: returns a ∘ b ([B, 2, 3] each).

@@ -863,9 +863,23 @@ class TestStages : public QObject {
       QVERIFY2((got - want).abs().max().item<double>() < 1e-5,
                qPrintable(QString("%1x%2").arg(w).arg(h)));
     }
-    auto s = source.clone().requires_grad_(true);
-    auto g = torch::autograd::grad({sampleAxisAligned(s, theta, 17, 13).sum()}, {s})[0];
-    QVERIFY(g.abs().sum().item<double>() > 0);
+    // The source's gradient (an explanation's image), float and double: grid_sample's.
+    for (auto type : {torch::kFloat, torch::kDouble}) {
+      const auto th = theta.to(type);
+      auto s = source.to(type).requires_grad_(true);
+      for (auto [w, h] : {std::pair{17, 13}, std::pair{40, 9}, std::pair{3, 20}}) {
+        auto out = sampleAxisAligned(s, th, w, h);
+        auto want = gridSampleReference(s, th, w, h);
+        QVERIFY((out - want).abs().max().item<double>() < 1e-5);
+        auto up = torch::randn(want.sizes()).to(type);
+        auto got = torch::autograd::grad({(out * up).sum()}, {s})[0];
+        auto ref = torch::autograd::grad({(want * up).sum()}, {s})[0];
+        const double err = (got - ref).abs().max().item<double>();
+        QVERIFY2(
+            err < (type == torch::kDouble ? 1e-11 : 1e-5) * (1 + ref.abs().max().item<double>()),
+            qPrintable(QString("%1x%2 source gradient off by %3").arg(w).arg(h).arg(err)));
+      }
+    }
   }
 
   // sampleAffine's own sampler against LibTorch's affine_grid and grid_sample: rotated, sheared,
