@@ -57,8 +57,9 @@ const char* kEvalUsage =
               [--ig-steps N] [--points N] [--profile N] [--json]
               does each map explain the reading? per map (LIST, comma-separated, default
               attention,ig,random; also saliency, grad-input, occlusion; random: one map per
-              image, every step's floor) over every character step: deletion and insertion AUC (RISE; --points fractions, default 11), pointing
-              and weighting games against the true boxes, rank correlation with attention
+              image, every step's floor) over every character step: deletion and insertion
+              AUC (RISE; --points fractions, default 11), pointing and weighting games against
+              the true boxes, rank correlation with attention
               (a DTRB .pth as --model: see import); progress on stderr every 10 s; Ctrl-C
               stops and prints the table of the images done; --profile N adds the N
               costliest LibTorch operators with their input shapes (self time, every worker)

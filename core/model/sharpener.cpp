@@ -219,26 +219,34 @@ std::vector<Tap<S>> axisTaps(S scale, S shift, int64_t n, int64_t size) {
   return t;
 }
 
-template <typename S>
-void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t channels, int64_t sh,
-                        int64_t sw, int64_t h, int64_t w) {
+// fn(b, xs, ys) for every image b of the batch, in parallel, with its taps along x (w output
+// columns over sw source columns) and y (h rows over sh).
+template <typename S, typename F>
+void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h, int64_t w,
+                      const F& fn) {
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       const S* t = tp + b * 6;
-      const auto xs = axisTaps<S>(t[0], t[2], w, sw);
-      const auto ys = axisTaps<S>(t[4], t[5], h, sh);
-      for (int64_t c = 0; c < channels; ++c) {
-        const S* plane = in + (b * channels + c) * sh * sw;
-        S* o = dst + (b * channels + c) * h * w;
-        for (int64_t i = 0; i < h; ++i) {
-          const auto& y = ys[static_cast<size_t>(i)];
-          const S* r0 = plane + y.i0 * sw;
-          const S* r1 = plane + y.i1 * sw;
-          for (int64_t j = 0; j < w; ++j) {
-            const auto& x = xs[static_cast<size_t>(j)];
-            o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
-                           y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
-          }
+      fn(b, axisTaps<S>(t[0], t[2], w, sw), axisTaps<S>(t[4], t[5], h, sh));
+    }
+  });
+}
+
+template <typename S>
+void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t channels, int64_t sh,
+                        int64_t sw, int64_t h, int64_t w) {
+  forEachImageTaps<S>(tp, n, sh, sw, h, w, [&](int64_t b, const auto& xs, const auto& ys) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const S* plane = in + (b * channels + c) * sh * sw;
+      S* o = dst + (b * channels + c) * h * w;
+      for (int64_t i = 0; i < h; ++i) {
+        const auto& y = ys[static_cast<size_t>(i)];
+        const S* r0 = plane + y.i0 * sw;
+        const S* r1 = plane + y.i1 * sw;
+        for (int64_t j = 0; j < w; ++j) {
+          const auto& x = xs[static_cast<size_t>(j)];
+          o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
+                         y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
         }
       }
     }
@@ -251,33 +259,28 @@ void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t cha
 template <typename S>
 void axisAlignedBackward(const S* go, const S* tp, S* gs, int64_t n, int64_t channels, int64_t sh,
                          int64_t sw, int64_t h, int64_t w) {
-  at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+  forEachImageTaps<S>(tp, n, sh, sw, h, w, [&](int64_t b, const auto& xs, const auto& ys) {
     std::vector<S> rows(static_cast<size_t>(h * sw));
-    for (int64_t b = begin; b < end; ++b) {
-      const S* t = tp + b * 6;
-      const auto xs = axisTaps<S>(t[0], t[2], w, sw);
-      const auto ys = axisTaps<S>(t[4], t[5], h, sh);
-      for (int64_t c = 0; c < channels; ++c) {
-        const S* g = go + (b * channels + c) * h * w;
-        S* plane = gs + (b * channels + c) * sh * sw;
-        std::fill(rows.begin(), rows.end(), S(0));
-        for (int64_t i = 0; i < h; ++i) {
-          S* r = rows.data() + i * sw;
-          for (int64_t j = 0; j < w; ++j) {
-            const auto& x = xs[static_cast<size_t>(j)];
-            const S v = g[i * w + j];
-            r[x.i0] += x.w0 * v;
-            r[x.i1] += x.w1 * v;
-          }
+    for (int64_t c = 0; c < channels; ++c) {
+      const S* g = go + (b * channels + c) * h * w;
+      S* plane = gs + (b * channels + c) * sh * sw;
+      std::fill(rows.begin(), rows.end(), S(0));
+      for (int64_t i = 0; i < h; ++i) {
+        S* r = rows.data() + i * sw;
+        for (int64_t j = 0; j < w; ++j) {
+          const auto& x = xs[static_cast<size_t>(j)];
+          const S v = g[i * w + j];
+          r[x.i0] += x.w0 * v;
+          r[x.i1] += x.w1 * v;
         }
-        for (int64_t i = 0; i < h; ++i) {
-          const auto& y = ys[static_cast<size_t>(i)];
-          const S* r = rows.data() + i * sw;
-          S* p0 = plane + y.i0 * sw;
-          S* p1 = plane + y.i1 * sw;
-          for (int64_t k = 0; k < sw; ++k) p0[k] += y.w0 * r[k];
-          for (int64_t k = 0; k < sw; ++k) p1[k] += y.w1 * r[k];
-        }
+      }
+      for (int64_t i = 0; i < h; ++i) {
+        const auto& y = ys[static_cast<size_t>(i)];
+        const S* r = rows.data() + i * sw;
+        S* p0 = plane + y.i0 * sw;
+        S* p1 = plane + y.i1 * sw;
+        for (int64_t k = 0; k < sw; ++k) p0[k] += y.w0 * r[k];
+        for (int64_t k = 0; k < sw; ++k) p1[k] += y.w1 * r[k];
       }
     }
   });

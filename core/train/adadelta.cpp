@@ -3,7 +3,6 @@
 #include <ATen/Parallel.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <type_traits>

@@ -262,6 +262,8 @@ struct Trainer::Impl {
   StepStats step(Throughput& rate);
   DeviceBatch loadBatch(int64_t it);
   std::vector<torch::Tensor> copyBuffers() const;
+  /// The steps run under CUDA autocast (bf16): a CUDA device and bf16 asked for.
+  bool cudaBf16() const { return device.is_cuda() && cfg.bf16; }
   std::vector<Micro> forward(const DeviceBatch& batch, StepStats& st);
   void reduceForward(StepStats& st) const;
   void backward(std::vector<Micro> micro, double baselineForLoss, StepStats& st);
@@ -730,7 +732,7 @@ std::vector<torch::Tensor> Trainer::Impl::copyBuffers() const {
 std::vector<Micro> Trainer::Impl::forward(const DeviceBatch& batch, StepStats& st) {
   const int64_t B = batch.images.size(0);
   const int64_t m = std::min<int64_t>(cfg.microBatches, B);
-  const bool autocast = device.is_cuda() && cfg.bf16;
+  const bool autocast = cudaBf16();
   st.images = static_cast<double>(B);
   std::vector<Micro> micro;
   for (int64_t k = 0; k < m; ++k) {
@@ -985,7 +987,7 @@ TrainResult Trainer::run() {
   result.imagesPerS = rate.sessionRate();
   result.bestAccuracy = s.bestAccuracy;
   result.skippedSteps = s.skippedSteps;
-  result.bf16 = cpuBf16Convolutions() || (s.device.is_cuda() && cfg.bf16);
+  result.bf16 = cpuBf16Convolutions() || s.cudaBf16();
   result.latest = s.writer ? (s.run / run_folder::kLatestModel).string() : "";
   return result;
 }
