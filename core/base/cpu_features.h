@@ -1,6 +1,8 @@
 #pragma once
 // What the CPU paths of the backbone use on this machine (Torch-free; defined in backbone.cpp).
 
+#include <cstdint>
+
 // A function compiled once per instruction set named (e.g. FOVEAL_CPU_CLONES("avx2", "default")),
 // the best the CPU runs picked at load time by an ifunc resolver. Plain code under
 // ThreadSanitizer: it instruments the resolver, which the dynamic loader runs before TSan's
@@ -29,5 +31,14 @@ bool cpuHasNativeBf16();
 /// (thread-local switch; off by default; ignored where cpuHasNativeBf16() is false).
 void setCpuBf16Convolutions(bool on);
 bool cpuBf16Convolutions();
+/// Whether bf16 pays for a VGG whose last layer has `channels` channels: from 128 (width 0.25
+/// up). Narrower ones stay in fp32 while cpuBf16Convolutions() is on: their layers are too small
+/// for bf16's arithmetic to outweigh the conversions, and Foveal's fp32 kernels for few channels
+/// (model/conv_dispatch.h) do not run in bf16 (on a Zen 5 core with AVX512-BF16, training at
+/// width 0.125 was 5-9 % slower in bf16; at 0.25 level to 20 % faster; at 0.5 1.4-2x faster).
+bool cpuBf16Pays(int64_t channels);
+/// Whether a backbone on this thread has run its convolutions in bf16 since the last
+/// setCpuBf16Convolutions() (what a run or a benchmark reports as its precision).
+bool cpuBf16Used();
 
 }  // namespace foveal::core

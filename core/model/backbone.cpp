@@ -51,10 +51,16 @@ bool cpuHasNativeBf16() {
 
 namespace {
 thread_local bool t_cpuBf16 = false;
-}
+thread_local bool t_cpuBf16Used = false;
+}  // namespace
 
-void setCpuBf16Convolutions(bool on) { t_cpuBf16 = on && cpuHasNativeBf16(); }
+void setCpuBf16Convolutions(bool on) {
+  t_cpuBf16 = on && cpuHasNativeBf16();
+  t_cpuBf16Used = false;
+}
 bool cpuBf16Convolutions() { return t_cpuBf16; }
+bool cpuBf16Pays(int64_t channels) { return channels >= 128; }
+bool cpuBf16Used() { return t_cpuBf16Used; }
 
 struct VggBackboneImpl::Packed {
   struct Op {
@@ -200,8 +206,10 @@ torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
       }
     }
     f = x.to_dense();
-  } else if (t_cpuBf16 && is_training() && image.is_cpu() && !cpuAutocastEnabled()) {
+  } else if (t_cpuBf16 && is_training() && image.is_cpu() && !cpuAutocastEnabled() &&
+             cpuBf16Pays(outChannels())) {
     // bf16 autocast for the convolutions only; the features leave in fp32.
+    t_cpuBf16Used = true;
     {
       const CpuBf16AutocastScope bf16;
       f = sequentialForward(*m_layers, image);

@@ -166,8 +166,8 @@ void Bench::training(Recognizer& model, const ModelConfig& cfg, BenchResult& r) 
   };
   setCpuBf16Convolutions(!m_cuda && m_opt.bf16);
   autocast = m_cuda && m_opt.bf16;
-  r.bf16 = m_cuda ? autocast : cpuBf16Convolutions();
   r.trainImagesPerS = imagesPerS(false);
+  r.bf16 = m_cuda ? autocast : cpuBf16Used();
   // The straightforward implementation: fp32, W x recomputed at every step (same maths).
   setCpuBf16Convolutions(false);
   autocast = false;

@@ -946,8 +946,7 @@ TrainResult Trainer::run() {
   auto& s = *d;
   const auto& cfg = s.cfg;
   const CpuBf16Scope cpuBf16(s.device.is_cpu() && cfg.bf16);
-  if (cpuBf16Convolutions())
-    s.log("CPU convolutions in bf16 (this CPU computes bf16 natively; --no-bf16: fp32)");
+  bool precisionTold = !cpuBf16Convolutions();  // said after the first step: by the width
   s.sessionStart = Clock::now();
   Throughput rate;
   s.log("training " + std::to_string(cfg.iterations) + " iterations from iteration " +
@@ -963,6 +962,13 @@ TrainResult Trainer::run() {
       break;
     }
     const StepStats st = s.step(rate);
+    if (!precisionTold) {
+      precisionTold = true;
+      s.log(cpuBf16Used() ? "CPU convolutions in bf16 (this CPU computes bf16 natively; "
+                            "--no-bf16: fp32)"
+                          : "CPU convolutions in fp32: this CPU computes bf16 natively, but at "
+                            "this width bf16 is slower");
+    }
     if (s.logStep(st, rate)) {
       result.loss = st.loss;
       result.trainAccuracy = st.accuracy();
@@ -987,7 +993,7 @@ TrainResult Trainer::run() {
   result.imagesPerS = rate.sessionRate();
   result.bestAccuracy = s.bestAccuracy;
   result.skippedSteps = s.skippedSteps;
-  result.bf16 = cpuBf16Convolutions() || s.cudaBf16();
+  result.bf16 = cpuBf16Used() || s.cudaBf16();
   result.latest = s.writer ? (s.run / run_folder::kLatestModel).string() : "";
   return result;
 }

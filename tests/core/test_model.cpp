@@ -72,23 +72,35 @@ class TestModel : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   // bf16 convolutions in training (CPUs with native bf16): fp32 features and gradients, close to
-  // the fp32 computation; off, the modules' own fp32 result.
+  // the fp32 computation; off, the modules' own fp32 result. A VGG narrower than 128 channels
+  // (width 0.125, where bf16 is slower) stays in fp32, bit for bit, and says so.
   void bf16TrainingConvolutions() {
     if (!cpuHasNativeBf16()) QSKIP("this CPU has no native bf16 (or LibTorch no MKL-DNN)");
-    torch::manual_seed(4);
-    VggBackbone net(VggBackboneOptions(0.25));
-    net->train();
+    QVERIFY(!cpuBf16Pays(64));
+    QVERIFY(cpuBf16Pays(128));
     auto image = torch::rand({4, 1, 32, 100}) * 2 - 1;
-    auto run = [&](bool bf16) {
+    bool used = false;
+    auto runWidth = [&](double width, bool bf16) {
+      torch::manual_seed(4);
+      VggBackbone net{VggBackboneOptions(width)};
+      net->train();
       setCpuBf16Convolutions(bf16);
-      net->zero_grad();
       auto f = net->forward(image);
       f.pow(2).mean().backward();
+      used = cpuBf16Used();
       setCpuBf16Convolutions(false);
       return std::make_pair(f.detach(), net->named_parameters()["layers.0.weight"].grad().clone());
     };
+    const auto [n32, h32] = runWidth(0.125, false);
+    const auto [n16, h16] = runWidth(0.125, true);
+    QVERIFY(!used);
+    QVERIFY(torch::equal(n16, n32));
+    QVERIFY(torch::equal(h16, h32));
+    auto run = [&](bool bf16) { return runWidth(0.25, bf16); };
     const auto [f32, g32] = run(false);
+    QVERIFY(!used);
     const auto [f16, g16] = run(true);
+    QVERIFY(used);
     QCOMPARE(f16.scalar_type(), torch::kFloat);
     QCOMPARE(g16.scalar_type(), torch::kFloat);
     QVERIFY(!torch::equal(f16, f32));  // the bf16 path ran
