@@ -372,7 +372,12 @@ class TestStrhubImport : public QObject {
           ckpt ? ".ckpt" : ".pt", worst.p, worst.conf, worst.alpha);
     QVERIFY2(worst.p < 1e-4, std::to_string(worst.p).c_str());
     QVERIFY2(worst.conf < 1e-4, std::to_string(worst.conf).c_str());
-    QVERIFY2(worst.alpha < 1e-4, std::to_string(worst.alpha).c_str());
+    // alpha within 2.5e-4: the inference plans' oneDNN kernels sum in another order than
+    // strhub's PyTorch, and the softmax of this model's large scores passes that on. On the AVX2
+    // EPYC the worst alpha was under 1e-4; on a Zen 5 core (AVX-512 kernels) 1.46e-4, Winograd
+    // off too, and 4.5e-6 with FOVEAL_PLAIN_CONV=1 (LibTorch's convolutions); the probabilities
+    // stay within 1e-6 on both. A wrong alpha (a shifted column, a missing mask) is off by 1e-2.
+    QVERIFY2(worst.alpha < 2.5e-4, std::to_string(worst.alpha).c_str());
   }
 
   // The TRBA fixture can fail trbaMatchesStrhub: it reads its images (different readings) and
