@@ -966,8 +966,9 @@ TrainResult Trainer::run() {
       precisionTold = true;
       s.log(cpuBf16Used() ? "CPU convolutions in bf16 (this CPU computes bf16 natively; "
                             "--no-bf16: fp32)"
-                          : "CPU convolutions in fp32: this CPU computes bf16 natively, but at "
-                            "this width bf16 is slower");
+                          : "CPU convolutions in fp32: this CPU computes bf16 natively, but "
+                            "bf16 is used only for VGG features of 128 channels or more, where "
+                            "it is faster");
     }
     if (s.logStep(st, rate)) {
       result.loss = st.loss;
