@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/heap_tuning.h"
 #include "cli_args.h"
 #include "cli_model.h"
 #include "cli_runs.h"
@@ -319,9 +320,10 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   if (a.has("json")) {
     std::printf(
         "{\"preset\": \"%s\", \"width\": %g, \"batch\": %d, \"iterations\": %d, \"device\": "
-        "\"%s\", \"bf16\": %s, \"train_images_per_s\": %.2f, \"ms_per_iteration\": %.1f",
+        "\"%s\", \"bf16\": %s, \"heap\": \"%s\", \"train_images_per_s\": %.2f, "
+        "\"ms_per_iteration\": %.1f",
         r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(),
-        r.bf16 ? "true" : "false", r.imagesPerS, r.msPerIteration);
+        r.bf16 ? "true" : "false", core::heapSettings().c_str(), r.imagesPerS, r.msPerIteration);
     if (o.profile > 0) {  // the profile's keys in this object
       const std::string p = r.profile.toJson();
       std::printf(", %s", p.substr(1, p.size() - 2).c_str());
@@ -329,9 +331,11 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
     std::printf("}\n");
     return 0;
   }
-  std::printf("%s, width %g, batch %d on %s%s: %.1f training images/s (%.0f ms a step, %d steps)\n",
-              r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.bf16 ? ", bf16" : "",
-              r.imagesPerS, r.msPerIteration, r.iterations);
+  std::printf(
+      "%s, width %g, batch %d on %s%s: %.1f training images/s (%.0f ms a step, %d steps; heap: "
+      "%s)\n",
+      r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.bf16 ? ", bf16" : "", r.imagesPerS,
+      r.msPerIteration, r.iterations, core::heapSettings().c_str());
   if (o.profile > 0)
     std::printf("%s", r.profile
                           .toText("profiled (every step, the warm-up included; the profiler "

@@ -14,6 +14,7 @@
 #include "base/atomic_file.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/heap_tuning.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
@@ -549,6 +550,7 @@ int cmdBench(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  core::tuneHeapForTensors();  // before the first tensor: base/heap_tuning.h
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;

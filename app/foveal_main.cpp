@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/heap_tuning.h"
 #include "curve_export.h"
 #include "main_window.h"
 #include "trace/model_session.h"
@@ -38,6 +39,7 @@ int fail(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  foveal::core::tuneHeapForTensors();  // before the first tensor: base/heap_tuning.h
   // Exporting needs no display: without one (or with none chosen) render offscreen.
   const bool exporting = wantsExport(argc, argv);
   if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))

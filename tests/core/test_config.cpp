@@ -1,8 +1,14 @@
-// Charset, model config JSON and image file I/O: the Torch-free pieces of core.
+// Charset, model config JSON and image file I/O: the Torch-free pieces of core; the heap settings.
 #include <QtTest/QtTest>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "base/error.h"
+#include "base/heap_tuning.h"
 #include "image/grey_image.h"
 #include "model/charset.h"
 #include "model/model_config.h"
@@ -12,6 +18,37 @@ using namespace foveal::core;
 class TestConfig : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // First: glibc's thresholds move with the blocks freed, so the process must not have freed a
+  // large block yet for the untuned thresholds to map a 16 MiB block on its own.
+  void heapKeepsFreedBlocks() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    for (const char* name : {"FOVEAL_DEFAULT_MALLOC", "GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_",
+                             "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
+      if (std::getenv(name)) QSKIP("the environment sets the heap's thresholds");
+    QCOMPARE(QString::fromStdString(heapSettings()), QStringLiteral("glibc defaults"));
+    QCOMPARE(QString::fromStdString(tuneHeapForTensors()),
+             QStringLiteral("tuned (mmap 32 MiB, trim 1 GiB)"));
+    QCOMPARE(QString::fromStdString(heapSettings()),
+             QStringLiteral("tuned (mmap 32 MiB, trim 1 GiB)"));
+    // 16 MiB: mapped on its own under glibc's starting threshold (128 KiB), in the heap under
+    // the tuned one (32 MiB); once freed it stays there (the trim threshold is 1 GiB).
+    constexpr size_t size = 16 << 20;
+    const auto before = mallinfo2();
+    auto* volatile block = static_cast<char*>(std::malloc(size));
+    QVERIFY(block != nullptr);
+    std::memset(block, 1, size);
+    const auto during = mallinfo2();
+    QCOMPARE(during.hblks, before.hblks);
+    QVERIFY2(during.arena >= before.arena + size, "the block did not come from the heap");
+    std::free(block);
+    const auto after = mallinfo2();
+    QVERIFY2(after.arena >= before.arena + size, "the heap was trimmed after the free");
+    QVERIFY(after.fordblks >= size);
+#else
+    QSKIP("not glibc 2.33 or later (mallinfo2)");
+#endif
+  }
+
   void charsetEncodesAndDecodes() {
     const Charset cs = Charset::digits();
     QCOMPARE(cs.size(), 11);
