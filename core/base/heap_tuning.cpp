@@ -17,7 +17,10 @@ std::string& settings() {
 }  // namespace
 
 std::string tuneHeapForTensors() {
-#if defined(__GLIBC__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // The sanitizers' runtimes bring their own allocator: glibc's thresholds would change nothing.
+  settings() = "the sanitizer's allocator";
+#elif defined(__GLIBC__)
   if (envSwitchSet("FOVEAL_DEFAULT_MALLOC")) {
     settings() = "glibc defaults (FOVEAL_DEFAULT_MALLOC)";
     return settings();

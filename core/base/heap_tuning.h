@@ -18,7 +18,8 @@ namespace foveal::core {
 /// back to the kernel: a process's resident size stays at its peak. Leaves the heap alone where
 /// FOVEAL_DEFAULT_MALLOC is set (the "before" of a benchmark), where the user has tuned malloc
 /// (GLIBC_TUNABLES or MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_, MALLOC_TOP_PAD_ in the
-/// environment), and without glibc. Call it first thing in main(), once; returns heapSettings().
+/// environment), under AddressSanitizer or ThreadSanitizer (their own allocator) and without
+/// glibc. Call it first thing in main(), once; returns heapSettings().
 std::string tuneHeapForTensors();
 
 /// What tuneHeapForTensors() did in this process, for reports: "tuned (mmap 32 MiB, trim 1
