@@ -36,6 +36,7 @@ bool cpuBf16Convolutions();
 /// for bf16's arithmetic to outweigh the conversions, and Foveal's fp32 kernels for few channels
 /// (model/conv_dispatch.h) do not run in bf16 (on a Zen 5 core with AVX512-BF16, training at
 /// width 0.125 was 5-9 % slower in bf16; at 0.25 level to 20 % faster; at 0.5 1.4-2x faster).
+constexpr int64_t kCpuBf16MinChannels = 128;
 bool cpuBf16Pays(int64_t channels);
 /// Whether a backbone on this thread has run its convolutions in bf16 since the last
 /// setCpuBf16Convolutions() (what a run or a benchmark reports as its precision).

@@ -33,9 +33,12 @@ std::string tuneHeapForTensors() {
     }
   // Setting either turns glibc's dynamic thresholds off: both are set, the mmap threshold at the
   // ceiling the dynamic one would reach (blocks above it are still mapped and unmapped alone).
-  const bool ok =
-      mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, 1 << 30) == 1;
-  settings() = ok ? "tuned (mmap 32 MiB, trim 1 GiB)" : "glibc defaults (mallopt refused)";
+  constexpr int mmapMiB = 32, trimMiB = 1024;
+  const bool ok = mallopt(M_MMAP_THRESHOLD, mmapMiB << 20) == 1 &&
+                  mallopt(M_TRIM_THRESHOLD, trimMiB << 20) == 1;
+  settings() = ok ? "tuned (mmap " + std::to_string(mmapMiB) + " MiB, trim " +
+                        std::to_string(trimMiB / 1024) + " GiB)"
+                  : "glibc defaults (mallopt refused)";
 #else
   settings() = "the C library's defaults (not glibc)";
 #endif

@@ -59,7 +59,7 @@ void setCpuBf16Convolutions(bool on) {
   t_cpuBf16Used = false;
 }
 bool cpuBf16Convolutions() { return t_cpuBf16; }
-bool cpuBf16Pays(int64_t channels) { return channels >= 128; }
+bool cpuBf16Pays(int64_t channels) { return channels >= kCpuBf16MinChannels; }
 bool cpuBf16Used() { return t_cpuBf16Used; }
 
 struct VggBackboneImpl::Packed {

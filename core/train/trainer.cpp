@@ -964,11 +964,12 @@ TrainResult Trainer::run() {
     const StepStats st = s.step(rate);
     if (!precisionTold) {
       precisionTold = true;
-      s.log(cpuBf16Used() ? "CPU convolutions in bf16 (this CPU computes bf16 natively; "
-                            "--no-bf16: fp32)"
+      s.log(cpuBf16Used() ? std::string("CPU convolutions in bf16 (this CPU computes bf16 "
+                                        "natively; --no-bf16: fp32)")
                           : "CPU convolutions in fp32: this CPU computes bf16 natively, but "
-                            "bf16 is used only for VGG features of 128 channels or more, where "
-                            "it is faster");
+                            "bf16 is used only for VGG features of " +
+                                std::to_string(kCpuBf16MinChannels) +
+                                " channels or more, where it is faster");
     }
     if (s.logStep(st, rate)) {
       result.loss = st.loss;

@@ -24,12 +24,12 @@ class TestConfig : public QObject {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     QSKIP("a sanitizer's allocator: glibc's heap is not the one in use");
 #elif defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    for (const char* name : {"FOVEAL_DEFAULT_MALLOC", "GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_",
-                             "MALLOC_TRIM_THRESHOLD_", "MALLOC_TOP_PAD_"})
-      if (std::getenv(name)) QSKIP("the environment sets the heap's thresholds");
     QCOMPARE(QString::fromStdString(heapSettings()), QStringLiteral("glibc defaults"));
-    QCOMPARE(QString::fromStdString(tuneHeapForTensors()),
-             QStringLiteral("tuned (mmap 32 MiB, trim 1 GiB)"));
+    const auto said = QString::fromStdString(tuneHeapForTensors());
+    if (said.startsWith(QStringLiteral("the environment's")) ||
+        said.contains(QStringLiteral("FOVEAL_DEFAULT_MALLOC")))
+      QSKIP(qPrintable(QStringLiteral("the environment sets the heap: ") + said));
+    QCOMPARE(said, QStringLiteral("tuned (mmap 32 MiB, trim 1 GiB)"));
     QCOMPARE(QString::fromStdString(heapSettings()),
              QStringLiteral("tuned (mmap 32 MiB, trim 1 GiB)"));
     // 16 MiB: mapped on its own under glibc's starting threshold (128 KiB), in the heap under
