@@ -114,12 +114,14 @@ struct ConvShape {
   int64_t outPlanes() const { return out_c * oh() * ows(); }  // one image, kernel layout
 };
 
-// src (in_c planes of h x w) into dst (in_c planes of padH x padW), zero border.
-void padPlane(const float* src, float* dst, const ConvShape& s) {
+// src (in_c planes of h rows of w values, rowStride apart; 0: w) into dst (in_c planes of padH x
+// padW), zero border.
+void padPlane(const float* src, float* dst, const ConvShape& s, int64_t rowStride = 0) {
+  if (rowStride == 0) rowStride = s.w;
   std::fill(dst, dst + s.in_c * s.padPlane(), 0.0f);
   for (int64_t c = 0; c < s.in_c; ++c)
     for (int64_t y = 0; y < s.h; ++y)
-      std::copy(src + (c * s.h + y) * s.w, src + (c * s.h + y + 1) * s.w,
+      std::copy(src + (c * s.h + y) * rowStride, src + (c * s.h + y) * rowStride + s.w,
                 dst + (c * s.padH() + y + s.ph) * s.padW() + s.pw);
 }
 
@@ -130,7 +132,8 @@ void padPlane(const float* src, float* dst, const ConvShape& s) {
 // inlined into the target clones below. Each takes one input channel: padded is that channel's
 // plane, weight its taps for output channel 0 (output channel o's at o * wstride).
 using Float8 = float __attribute__((vector_size(32)));
-constexpr int64_t kMaxTaps = 25;  // kernels up to 5x5 take the direct path
+using Int8 = int32_t __attribute__((vector_size(32)));  // Float8's comparisons and lanes' indices
+constexpr int64_t kMaxTaps = 25;                        // kernels up to 5x5 take the direct path
 
 // OG output channels from og on, over all input channels (padded: the in_c padded planes),
 // their OG accumulators in registers for each block of eight columns, so that the taps' products
@@ -163,6 +166,37 @@ template <int KH, int KW, int OG>
     }
 }
 
+// One output channel (the last of an odd count, or an input gradient of one channel: the
+// glimpse VGG's first layer) over six accumulators, by tap row and channel parity, summed at the
+// end: one chain through every channel's taps would wait on each addition.
+template <int KH, int KW>
+[[gnu::always_inline]] inline void forwardSingle(const float* padded, const float* weight,
+                                                 const float* bias, int64_t og, float* out,
+                                                 const ConvShape& s) {
+  const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
+  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW(), plane = s.padPlane();
+  const float* w0 = weight + og * s.in_c * taps;
+  for (int64_t y = 0; y < oh; ++y)
+    for (int64_t x = 0; x < ows; x += 8) {
+      Float8 acc[6] = {};
+      for (int64_t c = 0; c < s.in_c; ++c) {
+        const float* p = padded + c * plane + y * pw + x;
+        const float* w = w0 + c * taps;
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          Float8& a = acc[(c & 1) * 3 + ky % 3];
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            Float8 v;
+            std::memcpy(&v, p + ky * pw + kx, sizeof(Float8));
+            a += w[ky * kw + kx] * v;
+          }
+        }
+      }
+      const Float8 sum =
+          ((acc[0] + acc[3]) + (acc[1] + acc[4])) + (acc[2] + acc[5]) + (bias ? bias[og] : 0.0f);
+      std::memcpy(out + (og * oh + y) * ows + x, &sum, sizeof(Float8));
+    }
+}
+
 // Every output channel, in groups of 8, then 4, 2 and 1.
 template <int KH, int KW>
 [[gnu::always_inline]] inline void forwardRows(const float* padded, const float* weight,
@@ -171,7 +205,7 @@ template <int KH, int KW>
   for (; og + 8 <= s.out_c; og += 8) forwardGroup<KH, KW, 8>(padded, weight, bias, og, out, s);
   if (og + 4 <= s.out_c) forwardGroup<KH, KW, 4>(padded, weight, bias, og, out, s), og += 4;
   if (og + 2 <= s.out_c) forwardGroup<KH, KW, 2>(padded, weight, bias, og, out, s), og += 2;
-  if (og < s.out_c) forwardGroup<KH, KW, 1>(padded, weight, bias, og, out, s);
+  if (og < s.out_c) forwardSingle<KH, KW>(padded, weight, bias, og, out, s);
 }
 
 // Weight gradient: added per output channel and tap to accV (8 column partial sums, output
@@ -201,34 +235,6 @@ template <int KH, int KW>
   }
 }
 
-// Input gradient, added to gpad (the channel's padded plane): each output column's gradient
-// spread over the taps that read it.
-template <int KH, int KW>
-[[gnu::always_inline]] inline void inputGradRows(const float* grad, const float* weight,
-                                                 int64_t wstride, float* gpad, const ConvShape& s) {
-  const int64_t kh = KH ? KH : s.kh, kw = KW ? KW : s.kw, taps = kh * kw;
-  const int64_t oh = s.oh(), ows = s.ows(), pw = s.padW();
-  Float8 t[KH ? KH * KW : kMaxTaps];
-  for (int64_t y = 0; y < oh; ++y)
-    for (int64_t x = 0; x < ows; x += 8) {
-      for (int64_t k = 0; k < taps; ++k) t[k] = Float8{};
-      for (int64_t o = 0; o < s.out_c; ++o) {
-        Float8 gv;
-        std::memcpy(&gv, grad + (o * oh + y) * ows + x, sizeof(Float8));
-        const float* w = weight + o * wstride;
-        for (int64_t k = 0; k < taps; ++k) t[k] += w[k] * gv;
-      }
-      for (int64_t ky = 0; ky < kh; ++ky)
-        for (int64_t kx = 0; kx < kw; ++kx) {
-          float* dst = gpad + (y + ky) * pw + kx + x;
-          Float8 v;
-          std::memcpy(&v, dst, sizeof(Float8));
-          v += t[ky * kw + kx];
-          std::memcpy(dst, &v, sizeof(Float8));
-        }
-    }
-}
-
 // One image: padded holds its in_c padded planes, weight is [out_c, in_c, kh, kw], out its
 // outPlanes() (rows of ows()).
 FOVEAL_CPU_CLONES("avx2", "default")
@@ -240,25 +246,36 @@ void convPlaneForward(const float* padded, const float* weight, const float* bia
     forwardRows<0, 0>(padded, weight, bias, out, s);
 }
 
-// Adds one image's input gradient to gpad (its in_c padded planes; null: not wanted) and its
-// weight gradient to accV (8 lanes per weight, laid out as the weight; null: not wanted, as in
-// explanations). grad: outPlanes(), zero in the extra columns.
+// Adds one image's weight gradient to accV (8 lanes per weight, laid out as the weight). padded:
+// its in_c padded planes; grad: outPlanes(), zero in the extra columns. (The input gradient is a
+// convolution of its own: see DirectConvFunction::backward.)
 FOVEAL_CPU_CLONES("avx2", "default")
-void convPlaneBackward(const float* padded, const float* grad, const float* weight, float* gpad,
-                       float* accV, const ConvShape& s) {
+void convPlaneWeightGradient(const float* padded, const float* grad, float* accV,
+                             const ConvShape& s) {
   const int64_t taps = s.taps(), wstride = s.in_c * taps;
   for (int64_t c = 0; c < s.in_c; ++c) {
     const float* p = padded + c * s.padPlane();
-    float* av = accV ? accV + c * taps * 8 : nullptr;
-    float* gp = gpad ? gpad + c * s.padPlane() : nullptr;
-    if (s.kh == 3 && s.kw == 3) {
-      if (accV) weightGradRows<3, 3>(p, grad, av, wstride, s);
-      if (gp) inputGradRows<3, 3>(grad, weight + c * taps, wstride, gp, s);
-    } else {
-      if (accV) weightGradRows<0, 0>(p, grad, av, wstride, s);
-      if (gp) inputGradRows<0, 0>(grad, weight + c * taps, wstride, gp, s);
-    }
+    float* av = accV + c * taps * 8;
+    if (s.kh == 3 && s.kw == 3)
+      weightGradRows<3, 3>(p, grad, av, wstride, s);
+    else
+      weightGradRows<0, 0>(p, grad, av, wstride, s);
   }
+}
+
+// The sum of n values (a multiple of 8: a plane of rows of ows() values), in eight lanes summed
+// in lane order.
+FOVEAL_CPU_CLONES("avx2", "default")
+float laneSum(const float* v, int64_t n) {
+  Float8 lanes{};
+  for (int64_t k = 0; k < n; k += 8) {
+    Float8 x;
+    std::memcpy(&x, v + k, sizeof(Float8));
+    lanes += x;
+  }
+  float sum = 0.0f;
+  for (int l = 0; l < 8; ++l) sum += lanes[l];
+  return sum;
 }
 
 // ReLU and 2x2 stride-2 max pooling of one image's convolution planes (outPlanes()): pooled
@@ -267,41 +284,102 @@ void convPlaneBackward(const float* padded, const float* grad, const float* weig
 // there).
 constexpr uint8_t kNoGradient = 255;
 
+// Eight pooled values at a time: the two rows' sixteen values deinterleaved into the windows'
+// four positions and compared in row-major order (a later value replaces the running one only
+// when greater: the first maximum, as max_pool2d's index). A last block of fewer than eight
+// reads past its rows' used columns (conv holds kPoolSlack floats more than outPlanes()) and
+// keeps only its own values.
+constexpr int64_t kPoolSlack = 16;
+using Byte8 = uint8_t __attribute__((vector_size(8)));
+
+FOVEAL_CPU_CLONES("avx2", "default")
 void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s) {
   const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
+  const Int8 evens{0, 2, 4, 6, 8, 10, 12, 14}, odds{1, 3, 5, 7, 9, 11, 13, 15};
   for (int64_t o = 0; o < s.out_c; ++o)
     for (int64_t i = 0; i < ph; ++i) {
       const float* r0 = conv + (o * oh + 2 * i) * ows;
       const float* r1 = r0 + ows;
       float* dst = out + (o * ph + i) * pw;
       uint8_t* at = where + (o * ph + i) * pw;
-      for (int64_t j = 0; j < pw; ++j) {
-        const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
-        float best = v[0];
-        uint8_t k = 0;
-        for (uint8_t q = 1; q < 4; ++q)
-          if (v[q] > best) {
-            best = v[q];
-            k = q;
-          }
-        dst[j] = best > 0.0f ? best : 0.0f;
-        at[j] = best > 0.0f ? k : kNoGradient;
+      for (int64_t j = 0; j < pw; j += 8) {
+        Float8 a0, a1, b0, b1;
+        std::memcpy(&a0, r0 + 2 * j, sizeof(Float8));
+        std::memcpy(&a1, r0 + 2 * j + 8, sizeof(Float8));
+        std::memcpy(&b0, r1 + 2 * j, sizeof(Float8));
+        std::memcpy(&b1, r1 + 2 * j + 8, sizeof(Float8));
+        const Float8 v[4] = {__builtin_shuffle(a0, a1, evens), __builtin_shuffle(a0, a1, odds),
+                             __builtin_shuffle(b0, b1, evens), __builtin_shuffle(b0, b1, odds)};
+        Float8 best = v[0];
+        Int8 k{};
+        for (int q = 1; q < 4; ++q) {
+          const Int8 greater = v[q] > best;
+          best = greater ? v[q] : best;
+          k = greater ? Int8{} + q : k;
+        }
+        const Int8 positive = best > 0.0f;
+        const Float8 kept = positive ? best : Float8{};
+        const Byte8 index = __builtin_convertvector(positive ? k : Int8{} + kNoGradient, Byte8);
+        const size_t n = static_cast<size_t>(std::min<int64_t>(8, pw - j));
+        std::memcpy(dst + j, &kept, n * sizeof(float));
+        std::memcpy(at + j, &index, n);
       }
     }
 }
 
-// The convolution planes' gradient (outPlanes(); zero but at the pooled maxima) from the pooled
-// gradient.
-void unpoolGradient(const float* grad, const uint8_t* where, float* conv, const ConvShape& s) {
+// The convolution planes' gradient from the pooled gradient: every value of outPlanes() written,
+// zero but at the pooled maxima (the extra columns, and a last row or column the pool dropped,
+// too); each channel's sum of the gradient that passes (the bias's gradient) added to biasSums
+// (null: not wanted).
+FOVEAL_CPU_CLONES("avx2", "default")
+void unpoolGradient(const float* grad, const uint8_t* where, float* conv, double* biasSums,
+                    const ConvShape& s) {
   const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
-  std::fill(conv, conv + s.outPlanes(), 0.0f);
-  for (int64_t o = 0; o < s.out_c; ++o)
-    for (int64_t i = 0; i < ph; ++i)
-      for (int64_t j = 0; j < pw; ++j) {
-        const int64_t idx = (o * ph + i) * pw + j;
-        if (where[idx] == kNoGradient) continue;
-        conv[(o * oh + 2 * i + where[idx] / 2) * ows + 2 * j + where[idx] % 2] = grad[idx];
+  for (int64_t o = 0; o < s.out_c; ++o) {
+    Float8 passed{};  // the bias's gradient, eight lanes
+    float tail = 0.0f;
+    for (int64_t i = 0; i < ph; ++i) {
+      float* r0 = conv + (o * oh + 2 * i) * ows;
+      float* r1 = r0 + ows;
+      const float* g = grad + (o * ph + i) * pw;
+      const uint8_t* at = where + (o * ph + i) * pw;
+      int64_t j = 0;
+      // Eight pooled values at a time, each spread over its window's four positions (two pairs
+      // of rows' values, interleaved).
+      for (; j + 8 <= pw; j += 8) {
+        Float8 v;
+        std::memcpy(&v, g + j, sizeof(Float8));
+        Int8 k;
+        for (int l = 0; l < 8; ++l) k[l] = at[j + l];
+        const Float8 zero{}, p0 = k == 0 ? v : zero, p1 = k == 1 ? v : zero, p2 = k == 2 ? v : zero,
+                             p3 = k == 3 ? v : zero;
+        passed += k != kNoGradient ? v : zero;
+        const Int8 low{0, 8, 1, 9, 2, 10, 3, 11}, high{4, 12, 5, 13, 6, 14, 7, 15};
+        const Float8 rows[4] = {__builtin_shuffle(p0, p1, low), __builtin_shuffle(p0, p1, high),
+                                __builtin_shuffle(p2, p3, low), __builtin_shuffle(p2, p3, high)};
+        std::memcpy(r0 + 2 * j, &rows[0], sizeof(Float8));
+        std::memcpy(r0 + 2 * j + 8, &rows[1], sizeof(Float8));
+        std::memcpy(r1 + 2 * j, &rows[2], sizeof(Float8));
+        std::memcpy(r1 + 2 * j + 8, &rows[3], sizeof(Float8));
       }
+      for (; j < pw; ++j) {
+        const uint8_t k = at[j];
+        const float v = g[j];
+        r0[2 * j] = k == 0 ? v : 0.0f;
+        r0[2 * j + 1] = k == 1 ? v : 0.0f;
+        r1[2 * j] = k == 2 ? v : 0.0f;
+        r1[2 * j + 1] = k == 3 ? v : 0.0f;
+        tail += k != kNoGradient ? v : 0.0f;
+      }
+      std::fill(r0 + 2 * pw, r0 + ows, 0.0f);
+      std::fill(r1 + 2 * pw, r1 + ows, 0.0f);
+    }
+    if (oh % 2) std::fill(conv + (o * oh + oh - 1) * ows, conv + (o * oh + oh) * ows, 0.0f);
+    if (biasSums) {
+      for (int l = 0; l < 8; ++l) tail += passed[l];
+      biasSums[o] += tail;
+    }
+  }
 }
 
 // conv(x) (stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)), 2): a network's
@@ -333,7 +411,7 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
     const bool inPlace = !fuse && ows == ow;
     at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
       std::vector<float> padded(static_cast<size_t>(s.in_c * s.padPlane()));
-      std::vector<float> conv(inPlace ? 0 : static_cast<size_t>(s.outPlanes()));
+      std::vector<float> conv(inPlace ? 0 : static_cast<size_t>(s.outPlanes() + kPoolSlack));
       for (int64_t i = begin; i < end; ++i) {
         padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
         if (inPlace) {
@@ -380,6 +458,23 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
     const bool wantBias = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2);
     const bool inPlace = !fuse && ows == ow;
     auto gin = wantInput ? torch::empty_like(in) : torch::Tensor();
+    // The input gradient is a convolution too, gathered rather than scattered: of the output
+    // gradient (out_c planes of oh x ow, padded by kh - 1 - ph and kw - 1 - pw) with the weight
+    // transposed (in <-> out) and turned half a turn; it runs the forward kernels. Where the
+    // padding exceeds kernel - 1 the convolution pads by nothing and the input's rows and columns
+    // start offY and offX into its output.
+    const int64_t th = std::max<int64_t>(s.kh - 1 - s.ph, 0),
+                  tw = std::max<int64_t>(s.kw - 1 - s.pw, 0);
+    const ConvShape t{oh, ow, s.kh, s.kw, th, tw, s.in_c, s.out_c};
+    const int64_t offY = th - (s.kh - 1 - s.ph), offX = tw - (s.kw - 1 - s.pw);
+    std::vector<float> turned(wantInput ? static_cast<size_t>(weights) : 0);
+    const float* wp = w.data_ptr<float>();
+    for (int64_t o = 0; wantInput && o < s.out_c; ++o)
+      for (int64_t c = 0; c < s.in_c; ++c)
+        for (int64_t ky = 0; ky < s.kh; ++ky)
+          for (int64_t kx = 0; kx < s.kw; ++kx)
+            turned[static_cast<size_t>(((c * s.out_c + o) * s.kh + s.kh - 1 - ky) * s.kw + s.kw -
+                                       1 - kx)] = wp[((o * s.in_c + c) * s.kh + ky) * s.kw + kx];
     // One weight-gradient accumulator set per chunk of images (8 vector lanes per weight);
     // chunks fixed by the thread count, summed in order. The bias gradient is the sum of the
     // convolution planes' gradient, per channel, in the same chunks.
@@ -388,49 +483,44 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
     std::vector<double> biasAcc(static_cast<size_t>(chunks * s.out_c), 0.0);
     const float* src = in.data_ptr<float>();
     const float* gp = g.data_ptr<float>();
-    const float* wp = w.data_ptr<float>();
     const uint8_t* wh = fuse ? saved[2].data_ptr<uint8_t>() : nullptr;
     float* gi = wantInput ? gin.data_ptr<float>() : nullptr;
     at::parallel_for(0, chunks, 1, [&](int64_t cb, int64_t ce) {
-      std::vector<float> padded(static_cast<size_t>(s.in_c * s.padPlane()));
-      std::vector<float> gpad(wantInput ? padded.size() : 0);
+      std::vector<float> padded(wantWeight ? static_cast<size_t>(s.in_c * s.padPlane()) : 0);
       // The output gradient in the kernels' layout (the extra columns stay zero).
       std::vector<float> gconv(inPlace ? 0 : static_cast<size_t>(s.outPlanes()), 0.0f);
+      std::vector<float> gpadded(wantInput ? static_cast<size_t>(t.in_c * t.padPlane()) : 0);
+      std::vector<float> ginRows(wantInput ? static_cast<size_t>(t.outPlanes()) : 0);
       for (int64_t c = cb; c < ce; ++c) {
         float* a = wantWeight ? acc.data() + c * per : nullptr;
         double* ba = biasAcc.data() + c * s.out_c;
         for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
-          padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
           const float* gq = gp + i * (fuse ? pooled : plane);
           if (fuse) {
-            unpoolGradient(gq, wh + i * pooled, gconv.data(), s);
+            unpoolGradient(gq, wh + i * pooled, gconv.data(), wantBias ? ba : nullptr, s);
             gq = gconv.data();
-          } else if (!inPlace) {
-            for (int64_t r = 0; r < s.out_c * oh; ++r)
-              std::copy(gq + r * ow, gq + (r + 1) * ow, gconv.data() + r * ows);
-            gq = gconv.data();
-          }
-          // Eight lanes (the planes are whole blocks of eight), summed in lane order.
-          for (int64_t o = 0; wantBias && o < s.out_c; ++o) {
-            const float* q = gq + o * oh * ows;
-            Float8 lanes{};
-            for (int64_t k = 0; k < oh * ows; k += 8) {
-              Float8 v;
-              std::memcpy(&v, q + k, sizeof(Float8));
-              lanes += v;
+          } else {
+            if (!inPlace) {
+              for (int64_t r = 0; r < s.out_c * oh; ++r)
+                std::copy(gq + r * ow, gq + (r + 1) * ow, gconv.data() + r * ows);
+              gq = gconv.data();
             }
-            float sum = 0.0f;
-            for (int l = 0; l < 8; ++l) sum += lanes[l];
-            ba[o] += sum;
+            for (int64_t o = 0; wantBias && o < s.out_c; ++o)
+              ba[o] += laneSum(gq + o * oh * ows, oh * ows);
           }
-          if (wantInput) std::fill(gpad.begin(), gpad.end(), 0.0f);
-          convPlaneBackward(padded.data(), gq, wp, wantInput ? gpad.data() : nullptr, a, s);
-          if (wantInput)
+          if (wantWeight) {
+            padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
+            convPlaneWeightGradient(padded.data(), gq, a, s);
+          }
+          if (wantInput) {
+            padPlane(gq, gpadded.data(), t, ows);
+            convPlaneForward(gpadded.data(), turned.data(), nullptr, ginRows.data(), t);
             for (int64_t ch = 0; ch < s.in_c; ++ch)
               for (int64_t y = 0; y < s.h; ++y) {
-                const float* row = gpad.data() + (ch * s.padH() + y + s.ph) * s.padW() + s.pw;
+                const float* row = ginRows.data() + (ch * t.oh() + y + offY) * t.ows() + offX;
                 std::copy(row, row + s.w, gi + ((i * s.in_c + ch) * s.h + y) * s.w);
               }
+          }
         }
       }
     });

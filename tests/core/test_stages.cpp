@@ -800,6 +800,48 @@ class TestStages : public QObject {
     QVERIFY(trained.grad_fn()->name().find("DirectConv") == std::string::npos);
   }
 
+  // Conv -> ReLU -> 2x2 pool as one direct pass (a sharp model's localiser and glimpse layers,
+  // whose pooling runs eight windows at a time) against the modules: pooled widths of whole
+  // blocks of eight, with a shorter last block and below eight; odd heights and widths (the pool
+  // drops a row and a column); inputs and integer weights on a coarse grid, so that windows hold
+  // equal maxima (the first takes the gradient, as max_pool2d's) and zeros; the input gradient
+  // (asked for or not), the weight's and the bias's. Over two threads, unequal chunks.
+  void fusedDirectLayerMatchesTheModules() {
+    torch::manual_seed(13);
+    const int threads = at::get_num_threads();
+    at::set_num_threads(2);
+    for (auto [in, out, height, width] :
+         {std::tuple{1, 8, 32, 24}, std::tuple{1, 4, 32, 82}, std::tuple{4, 4, 16, 41},
+          std::tuple{1, 8, 33, 100}, std::tuple{2, 3, 7, 13}}) {
+      torch::nn::Sequential seq(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)),
+                                torch::nn::ReLU(), torch::nn::MaxPool2d(2));
+      auto* conv = seq[0]->as<torch::nn::Conv2dImpl>();
+      {
+        torch::NoGradGuard ng;
+        conv->weight.copy_(torch::randint(-2, 3, conv->weight.sizes()));
+        conv->bias.copy_(torch::randint(-1, 2, conv->bias.sizes()) / 2.0);
+      }
+      for (bool inputGradient : {true, false}) {
+        auto x = (torch::randn({9, in, height, width}) * 2).round().div_(2);
+        x.requires_grad_(inputGradient);
+        auto got = sequentialForward(*seq, x);
+        QVERIFY(got.grad_fn() && got.grad_fn()->name().find("DirectConv") != std::string::npos);
+        auto want = seq->forward(x);
+        QVERIFY(torch::equal(got, want));
+        std::vector<torch::Tensor> params{conv->weight, conv->bias};
+        if (inputGradient) params.push_back(x);
+        const QString why = gradientMismatch(got, want, torch::randn_like(got), params, 1e-5, 1);
+        QVERIFY2(why.isEmpty(), qPrintable(QString("%1 -> %2 on %3 x %4: %5")
+                                               .arg(in)
+                                               .arg(out)
+                                               .arg(height)
+                                               .arg(width)
+                                               .arg(why)));
+      }
+    }
+    at::set_num_threads(threads);
+  }
+
   // The 2x2 pooling against max_pool2d: values and input gradients, odd sizes (the last row and
   // column dropped), ties (the first maximum in the window takes the gradient, as max_pool2d's),
   // with and without gradients recorded.
