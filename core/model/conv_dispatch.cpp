@@ -1,7 +1,6 @@
 #include "model/conv_dispatch.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/ops/max_pool2d_with_indices_backward.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/autograd.h>
 #include <torch/nn/modules/activation.h>
@@ -33,55 +32,6 @@ std::array<torch::Tensor, 4> quarters(const torch::Tensor& x) {
   return {top.slice(3, 0, w, 2), top.slice(3, 1, w, 2), bottom.slice(3, 0, w, 2),
           bottom.slice(3, 1, w, 2)};
 }
-
-class MaxPool2x2Function : public torch::autograd::Function<MaxPool2x2Function> {
- public:
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
-    // One pass per plane: the window's maximum and max_pool2d's index of it (the first maximum
-    // in row-major window order: a later value replaces the running one only when greater).
-    auto in = x.contiguous();
-    const int64_t planes = in.size(0) * in.size(1), h = in.size(2), w = in.size(3);
-    const int64_t oh = h / 2, ow = w / 2;
-    auto value = torch::empty({in.size(0), in.size(1), oh, ow}, in.options());
-    auto index = torch::empty(value.sizes(), in.options().dtype(torch::kLong));
-    const float* src = in.data_ptr<float>();
-    float* dst = value.data_ptr<float>();
-    int64_t* idx = index.data_ptr<int64_t>();
-    at::parallel_for(0, planes, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) {
-        const float* plane = src + p * h * w;
-        float* out = dst + p * oh * ow;
-        int64_t* at = idx + p * oh * ow;
-        for (int64_t i = 0; i < oh; ++i) {
-          const float* top = plane + 2 * i * w;
-          const float* bottom = top + w;
-          for (int64_t j = 0; j < ow; ++j) {
-            const int64_t c = 2 * i * w + 2 * j;
-            float best = top[2 * j];
-            int64_t where = c;
-            // NaN wins, as in max_pool2d.
-            auto take = [&](float v, int64_t k) {
-              if (v > best || std::isnan(v)) best = v, where = k;
-            };
-            take(top[2 * j + 1], c + 1);
-            take(bottom[2 * j], c + w);
-            take(bottom[2 * j + 1], c + w + 1);
-            out[i * ow + j] = best;
-            at[i * ow + j] = where;
-          }
-        }
-      }
-    });
-    ctx->save_for_backward({x, index});
-    return value;
-  }
-  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
-                                                 torch::autograd::variable_list grad) {
-    const auto saved = ctx->get_saved_variables();
-    return {at::max_pool2d_with_indices_backward(grad[0].contiguous(), saved[0], {2, 2}, {2, 2},
-                                                 {0, 0}, {1, 1}, false, saved[1])};
-  }
-};
 
 bool poolsAsQuarters(const torch::Tensor& x) {
   return x.is_cpu() && x.dim() == 4 && x.scalar_type() == torch::kFloat && x.size(2) >= 2 &&
@@ -278,31 +228,46 @@ float laneSum(const float* v, int64_t n) {
   return sum;
 }
 
-// ReLU and 2x2 stride-2 max pooling of one image's convolution planes (outPlanes()): pooled
-// values, and per value the window position (0..3, row-major) of max_pool2d's index, the first
-// maximum; kNoGradient where the window's maximum is not positive (ReLU's gradient is zero
-// there).
+// Max pooling, forward and backward, on planes of h rows of w values (rows `stride` apart), eight
+// values at a time, with each value's window position (uint8) kept for the backward pass: the
+// 2x2 stride-2 pool fused into a direct convolution (with its ReLU), the VGGs' 2x2 pools after
+// oneDNN's convolutions and their height-only (2, 1) pools. max_pool2d's rule: the window's
+// values in row-major order, a later one replacing the running maximum when greater or NaN (the
+// first maximum takes the gradient). After a ReLU (Relu = true; the fused layer, which never
+// stores the ReLU's output): a NaN does not replace, and a window whose maximum is not positive
+// gives 0 and position kNoGradient (ReLU's gradient is zero there).
 constexpr uint8_t kNoGradient = 255;
-
-// Eight pooled values at a time: the two rows' sixteen values deinterleaved into the windows'
-// four positions and compared in row-major order (a later value replaces the running one only
-// when greater: the first maximum, as max_pool2d's index). A last block of fewer than eight
-// reads past its rows' used columns (conv holds kPoolSlack floats more than outPlanes()) and
-// keeps only its own values.
-constexpr int64_t kPoolSlack = 16;
 using Byte8 = uint8_t __attribute__((vector_size(8)));
 
-FOVEAL_CPU_CLONES("avx2", "default")
-void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s) {
-  const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
+// Whether v replaces the running maximum best (lanes of all ones where it does; an out-parameter:
+// a vector return value would be an ABI question in the default clone).
+template <bool Relu>
+[[gnu::always_inline]] inline void replaces(const Float8& v, const Float8& best, Int8& take) {
+  take = Relu ? v > best : (v > best) | (v != v);
+}
+template <bool Relu>
+[[gnu::always_inline]] inline bool replaces(float v, float best) {
+  return v > best || (!Relu && std::isnan(v));
+}
+
+// 2x2 windows, stride 2 (ph = h / 2 rows of pw = w / 2 pooled values a plane): the two rows'
+// sixteen values deinterleaved into the windows' four positions. slack: the input may be read up
+// to 16 floats past the last plane's used end, and a last block of fewer than eight windows runs
+// as a whole one keeping only its own values; otherwise it runs one window at a time.
+template <bool Relu>
+[[gnu::always_inline]] inline void pool2x2Planes(const float* in, float* out, uint8_t* where,
+                                                 int64_t planes, int64_t h, int64_t w,
+                                                 int64_t stride, bool slack) {
+  const int64_t ph = h / 2, pw = w / 2;
   const Int8 evens{0, 2, 4, 6, 8, 10, 12, 14}, odds{1, 3, 5, 7, 9, 11, 13, 15};
-  for (int64_t o = 0; o < s.out_c; ++o)
+  for (int64_t p = 0; p < planes; ++p)
     for (int64_t i = 0; i < ph; ++i) {
-      const float* r0 = conv + (o * oh + 2 * i) * ows;
-      const float* r1 = r0 + ows;
-      float* dst = out + (o * ph + i) * pw;
-      uint8_t* at = where + (o * ph + i) * pw;
-      for (int64_t j = 0; j < pw; j += 8) {
+      const float* r0 = in + (p * h + 2 * i) * stride;
+      const float* r1 = r0 + stride;
+      float* dst = out + (p * ph + i) * pw;
+      uint8_t* at = where + (p * ph + i) * pw;
+      int64_t j = 0;
+      for (; j < pw && (slack || j + 8 <= pw); j += 8) {
         Float8 a0, a1, b0, b1;
         std::memcpy(&a0, r0 + 2 * j, sizeof(Float8));
         std::memcpy(&a1, r0 + 2 * j + 8, sizeof(Float8));
@@ -313,48 +278,61 @@ void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s)
         Float8 best = v[0];
         Int8 k{};
         for (int q = 1; q < 4; ++q) {
-          const Int8 greater = v[q] > best;
-          best = greater ? v[q] : best;
-          k = greater ? Int8{} + q : k;
+          Int8 take;
+          replaces<Relu>(v[q], best, take);
+          best = take ? v[q] : best;
+          k = take ? Int8{} + q : k;
         }
-        const Int8 positive = best > 0.0f;
-        const Float8 kept = positive ? best : Float8{};
-        const Byte8 index = __builtin_convertvector(positive ? k : Int8{} + kNoGradient, Byte8);
+        if (Relu) {
+          const Int8 positive = best > 0.0f;
+          best = positive ? best : Float8{};
+          k = positive ? k : Int8{} + kNoGradient;
+        }
+        const Byte8 index = __builtin_convertvector(k, Byte8);
         const size_t n = static_cast<size_t>(std::min<int64_t>(8, pw - j));
-        std::memcpy(dst + j, &kept, n * sizeof(float));
+        std::memcpy(dst + j, &best, n * sizeof(float));
         std::memcpy(at + j, &index, n);
+      }
+      for (; j < pw; ++j) {
+        const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
+        float best = v[0];
+        uint8_t k = 0;
+        for (uint8_t q = 1; q < 4; ++q)
+          if (replaces<Relu>(v[q], best)) best = v[q], k = q;
+        if (Relu && !(best > 0.0f)) best = 0.0f, k = kNoGradient;
+        dst[j] = best;
+        at[j] = k;
       }
     }
 }
 
-// The convolution planes' gradient from the pooled gradient: every value of outPlanes() written,
-// zero but at the pooled maxima (the extra columns, and a last row or column the pool dropped,
-// too); each channel's sum of the gradient that passes (the bias's gradient) added to biasSums
-// (null: not wanted).
-FOVEAL_CPU_CLONES("avx2", "default")
-void unpoolGradient(const float* grad, const uint8_t* where, float* conv, double* biasSums,
-                    const ConvShape& s) {
-  const int64_t oh = s.oh(), ows = s.ows(), ph = oh / 2, pw = s.ow() / 2;
-  for (int64_t o = 0; o < s.out_c; ++o) {
-    Float8 passed{};  // the bias's gradient, eight lanes
+// The input's gradient from the 2x2 pool's (pool2x2Planes' layout): every input value written,
+// zero but at each window's position in where (none at kNoGradient), in the rows' extra columns
+// (to stride) and in a last row or column the pool dropped; each plane's sum of the gradient that
+// passes added to sums (null: not wanted).
+[[gnu::always_inline]] inline void unpool2x2Planes(const float* grad, const uint8_t* where,
+                                                   float* in, double* sums, int64_t planes,
+                                                   int64_t h, int64_t w, int64_t stride) {
+  const int64_t ph = h / 2, pw = w / 2;
+  const Int8 low{0, 8, 1, 9, 2, 10, 3, 11}, high{4, 12, 5, 13, 6, 14, 7, 15};
+  for (int64_t p = 0; p < planes; ++p) {
+    Float8 passed{};
     float tail = 0.0f;
     for (int64_t i = 0; i < ph; ++i) {
-      float* r0 = conv + (o * oh + 2 * i) * ows;
-      float* r1 = r0 + ows;
-      const float* g = grad + (o * ph + i) * pw;
-      const uint8_t* at = where + (o * ph + i) * pw;
+      float* r0 = in + (p * h + 2 * i) * stride;
+      float* r1 = r0 + stride;
+      const float* g = grad + (p * ph + i) * pw;
+      const uint8_t* at = where + (p * ph + i) * pw;
       int64_t j = 0;
-      // Eight pooled values at a time, each spread over its window's four positions (two pairs
-      // of rows' values, interleaved).
       for (; j + 8 <= pw; j += 8) {
         Float8 v;
         std::memcpy(&v, g + j, sizeof(Float8));
-        Int8 k;
-        for (int l = 0; l < 8; ++l) k[l] = at[j + l];
+        Byte8 b;
+        std::memcpy(&b, at + j, sizeof(Byte8));
+        const Int8 k = __builtin_convertvector(b, Int8);
         const Float8 zero{}, p0 = k == 0 ? v : zero, p1 = k == 1 ? v : zero, p2 = k == 2 ? v : zero,
                              p3 = k == 3 ? v : zero;
         passed += k != kNoGradient ? v : zero;
-        const Int8 low{0, 8, 1, 9, 2, 10, 3, 11}, high{4, 12, 5, 13, 6, 14, 7, 15};
         const Float8 rows[4] = {__builtin_shuffle(p0, p1, low), __builtin_shuffle(p0, p1, high),
                                 __builtin_shuffle(p2, p3, low), __builtin_shuffle(p2, p3, high)};
         std::memcpy(r0 + 2 * j, &rows[0], sizeof(Float8));
@@ -371,16 +349,137 @@ void unpoolGradient(const float* grad, const uint8_t* where, float* conv, double
         r1[2 * j + 1] = k == 3 ? v : 0.0f;
         tail += k != kNoGradient ? v : 0.0f;
       }
-      std::fill(r0 + 2 * pw, r0 + ows, 0.0f);
-      std::fill(r1 + 2 * pw, r1 + ows, 0.0f);
+      std::fill(r0 + 2 * pw, r0 + stride, 0.0f);
+      std::fill(r1 + 2 * pw, r1 + stride, 0.0f);
     }
-    if (oh % 2) std::fill(conv + (o * oh + oh - 1) * ows, conv + (o * oh + oh) * ows, 0.0f);
-    if (biasSums) {
+    if (h % 2) std::fill(in + (p * h + h - 1) * stride, in + (p * h + h) * stride, 0.0f);
+    if (sums) {
       for (int l = 0; l < 8; ++l) tail += passed[l];
-      biasSums[o] += tail;
+      sums[p] += tail;
     }
   }
 }
+
+// ReLU and the 2x2 pool of one image's convolution planes (outPlanes(); the buffer holds
+// kPoolSlack floats more), and the gradient's way back with the bias's gradient.
+constexpr int64_t kPoolSlack = 16;
+
+FOVEAL_CPU_CLONES("avx2", "default")
+void reluPool(const float* conv, float* out, uint8_t* where, const ConvShape& s) {
+  pool2x2Planes<true>(conv, out, where, s.out_c, s.oh(), s.ow(), s.ows(), true);
+}
+
+FOVEAL_CPU_CLONES("avx2", "default")
+void unpoolGradient(const float* grad, const uint8_t* where, float* conv, double* biasSums,
+                    const ConvShape& s) {
+  unpool2x2Planes(grad, where, conv, biasSums, s.out_c, s.oh(), s.ow(), s.ows());
+}
+
+// Contiguous planes of h x w: the 2x2 pool (rows false) or the (2, 1) one (kernel and stride
+// (2, 1): each value the greater of a pair of rows, position 0 or 1), forward and backward.
+FOVEAL_CPU_CLONES("avx2", "default")
+void poolPlanes(bool rows, const float* in, float* out, uint8_t* where, int64_t planes, int64_t h,
+                int64_t w) {
+  if (!rows) return pool2x2Planes<false>(in, out, where, planes, h, w, w, false);
+  const int64_t ph = h / 2;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < ph; ++i) {
+      const float* r0 = in + (p * h + 2 * i) * w;
+      const float* r1 = r0 + w;
+      float* dst = out + (p * ph + i) * w;
+      uint8_t* at = where + (p * ph + i) * w;
+      int64_t j = 0;
+      for (; j + 8 <= w; j += 8) {
+        Float8 a, b;
+        std::memcpy(&a, r0 + j, sizeof(Float8));
+        std::memcpy(&b, r1 + j, sizeof(Float8));
+        Int8 take;
+        replaces<false>(b, a, take);
+        const Float8 best = take ? b : a;
+        const Byte8 index = __builtin_convertvector(take & 1, Byte8);
+        std::memcpy(dst + j, &best, sizeof(Float8));
+        std::memcpy(at + j, &index, sizeof(Byte8));
+      }
+      for (; j < w; ++j) {
+        const bool take = replaces<false>(r1[j], r0[j]);
+        dst[j] = take ? r1[j] : r0[j];
+        at[j] = take ? 1 : 0;
+      }
+    }
+}
+
+FOVEAL_CPU_CLONES("avx2", "default")
+void unpoolPlanes(bool rows, const float* grad, const uint8_t* where, float* in, int64_t planes,
+                  int64_t h, int64_t w) {
+  if (!rows) return unpool2x2Planes(grad, where, in, nullptr, planes, h, w, w);
+  const int64_t ph = h / 2;
+  for (int64_t p = 0; p < planes; ++p) {
+    for (int64_t i = 0; i < ph; ++i) {
+      float* r0 = in + (p * h + 2 * i) * w;
+      float* r1 = r0 + w;
+      const float* g = grad + (p * ph + i) * w;
+      const uint8_t* at = where + (p * ph + i) * w;
+      int64_t j = 0;
+      for (; j + 8 <= w; j += 8) {
+        Float8 v;
+        std::memcpy(&v, g + j, sizeof(Float8));
+        Byte8 b;
+        std::memcpy(&b, at + j, sizeof(Byte8));
+        const Int8 second = __builtin_convertvector(b, Int8) == 1;
+        const Float8 zero{}, top = second ? zero : v, bottom = second ? v : zero;
+        std::memcpy(r0 + j, &top, sizeof(Float8));
+        std::memcpy(r1 + j, &bottom, sizeof(Float8));
+      }
+      for (; j < w; ++j) {
+        r0[j] = at[j] ? 0.0f : g[j];
+        r1[j] = at[j] ? g[j] : 0.0f;
+      }
+    }
+    if (h % 2) std::fill(in + (p * h + h - 1) * w, in + (p * h + h) * w, 0.0f);
+  }
+}
+
+// max_pool2d(x, 2) (Rows = false) or max_pool2d(x, {2, 1}) (Rows = true) of a contiguous CPU
+// float x, no padding, floor: values and gradients max_pool2d's, the positions kept as bytes (an
+// eighth of max_pool2d's int64 indices) and the backward pass this file's.
+template <bool Rows>
+class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<Rows>> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x) {
+    auto in = x.contiguous();
+    const int64_t planes = in.size(0) * in.size(1), h = in.size(2), w = in.size(3);
+    const int64_t ph = h / 2, pw = Rows ? w : w / 2;
+    auto out = torch::empty({in.size(0), in.size(1), ph, pw}, in.options());
+    auto where = torch::empty(out.sizes(), in.options().dtype(torch::kUInt8));
+    const float* src = in.data_ptr<float>();
+    float* dst = out.data_ptr<float>();
+    uint8_t* at = where.data_ptr<uint8_t>();
+    at::parallel_for(0, planes, 1, [&](int64_t begin, int64_t end) {
+      poolPlanes(Rows, src + begin * h * w, dst + begin * ph * pw, at + begin * ph * pw,
+                 end - begin, h, w);
+    });
+    ctx->save_for_backward({where});
+    ctx->saved_data["h"] = h;
+    ctx->saved_data["w"] = w;
+    return out;
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto where = ctx->get_saved_variables()[0];
+    const int64_t h = ctx->saved_data["h"].toInt(), w = ctx->saved_data["w"].toInt();
+    const auto g = grads[0].contiguous();
+    const int64_t planes = g.size(0) * g.size(1), ph = g.size(2), pw = g.size(3);
+    auto gin = torch::empty({g.size(0), g.size(1), h, w}, g.options());
+    const float* gp = g.data_ptr<float>();
+    const uint8_t* at = where.data_ptr<uint8_t>();
+    float* dst = gin.data_ptr<float>();
+    at::parallel_for(0, planes, 1, [&](int64_t begin, int64_t end) {
+      unpoolPlanes(Rows, gp + begin * ph * pw, at + begin * ph * pw, dst + begin * h * w,
+                   end - begin, h, w);
+    });
+    return {gin};
+  }
+};
 
 // conv(x) (stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)), 2): a network's
 // first layer and the two after it in one pass, without the full-size activation and its
@@ -669,7 +768,8 @@ bool winogradAllowed() {
 
 torch::Tensor maxPool2x2(const torch::Tensor& x) {
   if (!poolsAsQuarters(x)) return torch::max_pool2d(x, {2, 2}, {2, 2});
-  if (torch::GradMode::is_enabled() && x.requires_grad()) return MaxPool2x2Function::apply(x);
+  if (torch::GradMode::is_enabled() && x.requires_grad())
+    return WindowPoolFunction<false>::apply(x);
   const auto q = quarters(x);
   return torch::maximum(torch::maximum(q[0], q[1]), torch::maximum(q[2], q[3]));
 }
@@ -677,6 +777,10 @@ torch::Tensor maxPool2x2(const torch::Tensor& x) {
 torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
                         torch::IntArrayRef stride, torch::IntArrayRef padding) {
   if (both(kernel, 2) && both(stride, 2) && both(padding, 0)) return maxPool2x2(x);
+  // The VGGs' height-only pools, (2, 1) windows and strides.
+  if (kernel.size() == 2 && kernel[0] == 2 && kernel[1] == 1 && stride.size() == 2 &&
+      stride[0] == 2 && stride[1] == 1 && both(padding, 0) && poolsAsQuarters(x))
+    return WindowPoolFunction<true>::apply(x);
   return torch::max_pool2d(x, kernel, stride, padding);
 }
 
@@ -739,6 +843,11 @@ torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dI
 }
 
 namespace {
+// A max pool without padding or dilation, floor mode.
+bool isUnpaddedMaxPool(const torch::nn::MaxPool2dImpl& p) {
+  return !p.options.ceil_mode() && both(*p.options.dilation(), 1) && both(*p.options.padding(), 0);
+}
+
 bool isPool2x2(torch::nn::Module& m) {
   auto* p = m.as<torch::nn::MaxPool2dImpl>();
   return p && !p->options.ceil_mode() && both(*p->options.dilation(), 1) &&
@@ -773,11 +882,14 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
       } else {
         y = convForward(*c, y);
       }
-    } else if (m.as<torch::nn::ReLUImpl>() && i + 1 < n && isPool2x2(*seq.ptr(i + 1))) {
+    } else if (auto* next = i + 1 < n ? seq.ptr(i + 1)->as<torch::nn::MaxPool2dImpl>() : nullptr;
+               m.as<torch::nn::ReLUImpl>() && next && isUnpaddedMaxPool(*next)) {
       // pool(relu(y)) = relu(pool(y)) (the maximum commutes with the ReLU, the first maximum
       // of a window is the same), in values and gradients: the ReLU and its backward pass on a
-      // quarter of the values, and the full-size ReLU output never stored.
-      y = torch::relu(maxPool2x2(y));
+      // quarter (2x2 windows) or half ((2, 1)) of the values, and the full-size ReLU output
+      // never stored.
+      const auto& o = next->options;
+      y = torch::relu(maxPool2d(y, o.kernel_size(), o.stride(), o.padding()));
       i += 1;
     } else if (auto* p = m.as<torch::nn::MaxPool2dImpl>();
                p && !p->options.ceil_mode() &&

@@ -844,10 +844,12 @@ class TestStages : public QObject {
 
   // The 2x2 pooling against max_pool2d: values and input gradients, odd sizes (the last row and
   // column dropped), ties (the first maximum in the window takes the gradient, as max_pool2d's),
-  // with and without gradients recorded.
+  // with and without gradients recorded; rows of sixteen windows and more (eight at a time) with
+  // a shorter last block.
   void quarterPoolingIsMaxPool() {
     torch::manual_seed(7);
-    for (auto shape : {std::vector<int64_t>{2, 3, 8, 10}, std::vector<int64_t>{1, 2, 7, 9}}) {
+    for (auto shape : {std::vector<int64_t>{2, 3, 8, 10}, std::vector<int64_t>{1, 2, 7, 9},
+                       std::vector<int64_t>{3, 5, 9, 41}}) {
       // Rounded to a coarse grid so that windows hold equal values.
       auto x = (torch::randn(shape) * 2).round().div_(2).requires_grad_(true);
       auto got = maxPool2x2(x);
@@ -859,6 +861,43 @@ class TestStages : public QObject {
       QVERIFY(torch::equal(a, b));
       torch::NoGradGuard ng;
       QVERIFY(torch::equal(maxPool2x2(x), want));
+    }
+  }
+
+  // The VGGs' height-only pool ((2, 1) windows and strides) against max_pool2d, alone and after
+  // a ReLU in a Sequential (run as relu(pool(y))): values and input gradients, odd heights (the
+  // last row dropped), widths below, at and past eight values, ties (the first row's value takes
+  // the gradient) and NaN (it wins, as in max_pool2d), with and without gradients recorded.
+  void rowPoolingIsMaxPool() {
+    torch::manual_seed(8);
+    for (auto shape : {std::vector<int64_t>{2, 3, 8, 25}, std::vector<int64_t>{1, 2, 7, 5},
+                       std::vector<int64_t>{3, 4, 5, 16}}) {
+      auto x = (torch::randn(shape) * 2).round().div_(2);
+      {
+        torch::NoGradGuard ng;
+        x[0][0][0][1] = NAN;  // the first row's: it wins over the second's value
+        x[0][1][1][2] = NAN;  // the second row's
+      }
+      x.requires_grad_(true);
+      auto got = maxPool2d(x, {2, 1}, {2, 1}, {0, 0});
+      auto want = torch::max_pool2d(x, {2, 1}, {2, 1});
+      QVERIFY(torch::equal(got.isnan(), want.isnan()));
+      QVERIFY(torch::equal(got.nan_to_num(7), want.nan_to_num(7)));
+      auto g = torch::randn_like(got);
+      QVERIFY(torch::equal(torch::autograd::grad({got}, {x}, {g})[0],
+                           torch::autograd::grad({want}, {x}, {g})[0]));
+      torch::nn::Sequential seq(
+          torch::nn::ReLU(),
+          torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions({2, 1}).stride({2, 1})));
+      auto y = x.detach().nan_to_num(0).requires_grad_(true);
+      auto fused = sequentialForward(*seq, y);
+      auto modules = seq->forward(y);
+      QVERIFY(torch::equal(fused, modules));
+      QVERIFY(torch::equal(torch::autograd::grad({fused}, {y}, {g})[0],
+                           torch::autograd::grad({modules}, {y}, {g})[0]));
+      torch::NoGradGuard ng;
+      QVERIFY(torch::equal(maxPool2d(x.nan_to_num(3), {2, 1}, {2, 1}, {0, 0}),
+                           torch::max_pool2d(x.nan_to_num(3), {2, 1}, {2, 1})));
     }
   }
 
