@@ -250,10 +250,21 @@ template <bool Relu>
   return v > best || (!Relu && std::isnan(v));
 }
 
+// Copies of n <= `size` bytes: a whole vector's as one fixed-size move (the blocks of a row but
+// its last), fewer through a call (memcpy of a variable size is one).
+template <size_t size>
+[[gnu::always_inline]] inline void copyPart(void* to, const void* from, size_t n) {
+  if (n == size)
+    std::memcpy(to, from, size);
+  else
+    std::memcpy(to, from, n);
+}
+
 // 2x2 windows, stride 2 (ph = h / 2 rows of pw = w / 2 pooled values a plane): the two rows'
 // sixteen values deinterleaved into the windows' four positions. slack: the input may be read up
 // to 16 floats past the last plane's used end, and a last block of fewer than eight windows runs
-// as a whole one keeping only its own values; otherwise it runs one window at a time.
+// as a whole one keeping only its own values; otherwise, in rows of fewer than eight windows, on
+// zero-padded copies of them, and in longer rows one window at a time.
 template <bool Relu>
 [[gnu::always_inline]] inline void pool2x2Planes(const float* in, float* out, uint8_t* where,
                                                  int64_t planes, int64_t h, int64_t w,
@@ -267,12 +278,24 @@ template <bool Relu>
       float* dst = out + (p * ph + i) * pw;
       uint8_t* at = where + (p * ph + i) * pw;
       int64_t j = 0;
-      for (; j < pw && (slack || j + 8 <= pw); j += 8) {
+      for (; j < pw && (slack || pw < 8 || j + 8 <= pw); j += 8) {
+        // A block of n < 8 windows (slack, or rows narrower than eight windows: no scalar tail)
+        // from zero-padded copies of its 2n values a row (unless slack).
+        const int64_t n = std::min<int64_t>(8, pw - j);
+        float part[2][16] = {};
+        const float* top = r0 + 2 * j;
+        const float* bottom = r1 + 2 * j;
+        if (n < 8 && !slack) {
+          copyPart<64>(part[0], top, static_cast<size_t>(2 * n) * sizeof(float));
+          copyPart<64>(part[1], bottom, static_cast<size_t>(2 * n) * sizeof(float));
+          top = part[0];
+          bottom = part[1];
+        }
         Float8 a0, a1, b0, b1;
-        std::memcpy(&a0, r0 + 2 * j, sizeof(Float8));
-        std::memcpy(&a1, r0 + 2 * j + 8, sizeof(Float8));
-        std::memcpy(&b0, r1 + 2 * j, sizeof(Float8));
-        std::memcpy(&b1, r1 + 2 * j + 8, sizeof(Float8));
+        std::memcpy(&a0, top, sizeof(Float8));
+        std::memcpy(&a1, top + 8, sizeof(Float8));
+        std::memcpy(&b0, bottom, sizeof(Float8));
+        std::memcpy(&b1, bottom + 8, sizeof(Float8));
         const Float8 v[4] = {__builtin_shuffle(a0, a1, evens), __builtin_shuffle(a0, a1, odds),
                              __builtin_shuffle(b0, b1, evens), __builtin_shuffle(b0, b1, odds)};
         Float8 best = v[0];
@@ -289,11 +312,10 @@ template <bool Relu>
           k = positive ? k : Int8{} + kNoGradient;
         }
         const Byte8 index = __builtin_convertvector(k, Byte8);
-        const size_t n = static_cast<size_t>(std::min<int64_t>(8, pw - j));
-        std::memcpy(dst + j, &best, n * sizeof(float));
-        std::memcpy(at + j, &index, n);
+        copyPart<32>(dst + j, &best, static_cast<size_t>(n) * sizeof(float));
+        copyPart<8>(at + j, &index, static_cast<size_t>(n));
       }
-      for (; j < pw; ++j) {
+      for (; j < pw; ++j) {  // the last windows of a longer row, one at a time
         const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
         float best = v[0];
         uint8_t k = 0;
@@ -317,30 +339,33 @@ template <bool Relu>
   const Int8 low{0, 8, 1, 9, 2, 10, 3, 11}, high{4, 12, 5, 13, 6, 14, 7, 15};
   for (int64_t p = 0; p < planes; ++p) {
     Float8 passed{};
-    float tail = 0.0f;
     for (int64_t i = 0; i < ph; ++i) {
       float* r0 = in + (p * h + 2 * i) * stride;
       float* r1 = r0 + stride;
       const float* g = grad + (p * ph + i) * pw;
       const uint8_t* at = where + (p * ph + i) * pw;
       int64_t j = 0;
-      for (; j + 8 <= pw; j += 8) {
-        Float8 v;
-        std::memcpy(&v, g + j, sizeof(Float8));
-        Byte8 b;
-        std::memcpy(&b, at + j, sizeof(Byte8));
+      for (; j < pw && (pw < 8 || j + 8 <= pw); j += 8) {
+        // In rows narrower than eight values, a block of n < 8 through copies (positions past
+        // them kNoGradient: zeros).
+        const int64_t n = std::min<int64_t>(8, pw - j);
+        Float8 v{};
+        Byte8 b = Byte8{} + kNoGradient;
+        copyPart<32>(&v, g + j, static_cast<size_t>(n) * sizeof(float));
+        copyPart<8>(&b, at + j, static_cast<size_t>(n));
         const Int8 k = __builtin_convertvector(b, Int8);
         const Float8 zero{}, p0 = k == 0 ? v : zero, p1 = k == 1 ? v : zero, p2 = k == 2 ? v : zero,
                              p3 = k == 3 ? v : zero;
         passed += k != kNoGradient ? v : zero;
-        const Float8 rows[4] = {__builtin_shuffle(p0, p1, low), __builtin_shuffle(p0, p1, high),
-                                __builtin_shuffle(p2, p3, low), __builtin_shuffle(p2, p3, high)};
-        std::memcpy(r0 + 2 * j, &rows[0], sizeof(Float8));
-        std::memcpy(r0 + 2 * j + 8, &rows[1], sizeof(Float8));
-        std::memcpy(r1 + 2 * j, &rows[2], sizeof(Float8));
-        std::memcpy(r1 + 2 * j + 8, &rows[3], sizeof(Float8));
+        const Float8 rows[2][2] = {
+            {__builtin_shuffle(p0, p1, low), __builtin_shuffle(p0, p1, high)},
+            {__builtin_shuffle(p2, p3, low), __builtin_shuffle(p2, p3, high)}};
+        const size_t bytes = static_cast<size_t>(2 * n) * sizeof(float);
+        copyPart<64>(r0 + 2 * j, rows[0], bytes);
+        copyPart<64>(r1 + 2 * j, rows[1], bytes);
       }
-      for (; j < pw; ++j) {
+      float tail = 0.0f;
+      for (; j < pw; ++j) {  // the last values of a longer row, one at a time
         const uint8_t k = at[j];
         const float v = g[j];
         r0[2 * j] = k == 0 ? v : 0.0f;
@@ -349,13 +374,15 @@ template <bool Relu>
         r1[2 * j + 1] = k == 3 ? v : 0.0f;
         tail += k != kNoGradient ? v : 0.0f;
       }
+      passed[0] += tail;
       std::fill(r0 + 2 * pw, r0 + stride, 0.0f);
       std::fill(r1 + 2 * pw, r1 + stride, 0.0f);
     }
     if (h % 2) std::fill(in + (p * h + h - 1) * stride, in + (p * h + h) * stride, 0.0f);
     if (sums) {
-      for (int l = 0; l < 8; ++l) tail += passed[l];
-      sums[p] += tail;
+      float sum = 0.0f;
+      for (int l = 0; l < 8; ++l) sum += passed[l];
+      sums[p] += sum;
     }
   }
 }
@@ -389,18 +416,19 @@ void poolPlanes(bool rows, const float* in, float* out, uint8_t* where, int64_t 
       float* dst = out + (p * ph + i) * w;
       uint8_t* at = where + (p * ph + i) * w;
       int64_t j = 0;
-      for (; j + 8 <= w; j += 8) {
-        Float8 a, b;
-        std::memcpy(&a, r0 + j, sizeof(Float8));
-        std::memcpy(&b, r1 + j, sizeof(Float8));
+      for (; j < w && (w < 8 || j + 8 <= w); j += 8) {  // rows under 8: through copies
+        const size_t n = static_cast<size_t>(std::min<int64_t>(8, w - j));
+        Float8 a{}, b{};
+        copyPart<32>(&a, r0 + j, n * sizeof(float));
+        copyPart<32>(&b, r1 + j, n * sizeof(float));
         Int8 take;
         replaces<false>(b, a, take);
         const Float8 best = take ? b : a;
         const Byte8 index = __builtin_convertvector(take & 1, Byte8);
-        std::memcpy(dst + j, &best, sizeof(Float8));
-        std::memcpy(at + j, &index, sizeof(Byte8));
+        copyPart<32>(dst + j, &best, n * sizeof(float));
+        copyPart<8>(at + j, &index, n);
       }
-      for (; j < w; ++j) {
+      for (; j < w; ++j) {  // the last values of a longer row, one at a time
         const bool take = replaces<false>(r1[j], r0[j]);
         dst[j] = take ? r1[j] : r0[j];
         at[j] = take ? 1 : 0;
@@ -420,17 +448,18 @@ void unpoolPlanes(bool rows, const float* grad, const uint8_t* where, float* in,
       const float* g = grad + (p * ph + i) * w;
       const uint8_t* at = where + (p * ph + i) * w;
       int64_t j = 0;
-      for (; j + 8 <= w; j += 8) {
-        Float8 v;
-        std::memcpy(&v, g + j, sizeof(Float8));
-        Byte8 b;
-        std::memcpy(&b, at + j, sizeof(Byte8));
+      for (; j < w && (w < 8 || j + 8 <= w); j += 8) {  // rows under 8: through copies
+        const size_t n = static_cast<size_t>(std::min<int64_t>(8, w - j));
+        Float8 v{};
+        Byte8 b{};
+        copyPart<32>(&v, g + j, n * sizeof(float));
+        copyPart<8>(&b, at + j, n);
         const Int8 second = __builtin_convertvector(b, Int8) == 1;
         const Float8 zero{}, top = second ? zero : v, bottom = second ? v : zero;
-        std::memcpy(r0 + j, &top, sizeof(Float8));
-        std::memcpy(r1 + j, &bottom, sizeof(Float8));
+        copyPart<32>(r0 + j, &top, n * sizeof(float));
+        copyPart<32>(r1 + j, &bottom, n * sizeof(float));
       }
-      for (; j < w; ++j) {
+      for (; j < w; ++j) {  // the last values of a longer row, one at a time
         r0[j] = at[j] ? 0.0f : g[j];
         r1[j] = at[j] ? g[j] : 0.0f;
       }
