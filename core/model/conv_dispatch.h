@@ -4,8 +4,9 @@
 // localisers; a sharp model runs two of them at every decoding step), or of few channels (in x
 // out at most 32: a sharp model's STN localiser, 4 -> 4 and 4 -> 8), is tiny arithmetic that
 // oneDNN and thnn_conv2d (im2col + GEMM) spend mostly rearranging memory on. With stride 1 it is
-// computed directly here (eight output columns per vector, forward, input and weight gradients;
-// 1.5-2x faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
+// computed directly here (eight output columns per vector, forward, input and weight gradients,
+// the input gradient as a convolution of the output gradient with the weight turned; 1.5-2x
+// faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
 // a ReLU and a 2x2 max pool follow it in a Sequential the three run as one pass that never
 // stores the full-size activation or its gradient; one-channel layers of other strides go
 // through thnn_conv2d. Wide 3x3 stride-1 layers (128 channels and more in and out) run
@@ -38,13 +39,16 @@ torch::Tensor convBatchNorm(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dI
 torch::Tensor maxPool2x2(const torch::Tensor& x);
 
 /// max_pool2d(x, kernel, stride, padding) (no dilation, floor), through maxPool2x2 where that is
-/// the window.
+/// the window and, for the VGGs' height-only pools ((2, 1) windows and strides, no padding), a
+/// kernel of this file's (each value the greater of a pair of rows; max_pool2d's values, tie and
+/// NaN rules and gradient, its positions kept as bytes).
 torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
                         torch::IntArrayRef stride, torch::IntArrayRef padding);
 
 /// seq(x), with convForward for its convolutions (convBatchNorm where a batch norm follows) and
 /// maxPool2d for its max pools; a direct convolution followed by a ReLU and a 2x2 stride-2 max
-/// pool runs fused.
+/// pool runs fused, and a ReLU followed by an unpadded max pool runs after it (on the pooled
+/// values).
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
 
 }  // namespace foveal::core
