@@ -260,72 +260,92 @@ template <size_t size>
     std::memcpy(to, from, n);
 }
 
+// block(j, n) for a row of `count` values in blocks of n = 8 from j, then one(j) for the values
+// left one at a time; in a row of fewer than eight (or always, where `partial`) a last block of
+// n < 8 instead.
+template <class Block, class One>
+[[gnu::always_inline]] inline void forEachBlock(int64_t count, bool partial, const Block& block,
+                                                const One& one) {
+  int64_t j = 0;
+  for (; j < count && (partial || count < 8 || j + 8 <= count); j += 8)
+    block(j, std::min<int64_t>(8, count - j));
+  for (; j < count; ++j) one(j);
+}
+
+// fn(r0, r1, dst, at) for the rows 2i and 2i + 1 of every plane of h rows (`stride` apart) and
+// the pooled row of outW values and positions they give.
+template <class F>
+[[gnu::always_inline]] inline void forEachRowPair(const float* in, float* out, uint8_t* where,
+                                                  int64_t planes, int64_t h, int64_t stride,
+                                                  int64_t outW, const F& fn) {
+  const int64_t ph = h / 2;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t i = 0; i < ph; ++i) {
+      const float* r0 = in + (p * h + 2 * i) * stride;
+      fn(r0, r0 + stride, out + (p * ph + i) * outW, where + (p * ph + i) * outW);
+    }
+}
+
 // 2x2 windows, stride 2 (ph = h / 2 rows of pw = w / 2 pooled values a plane): the two rows'
 // sixteen values deinterleaved into the windows' four positions. slack: the input may be read up
 // to 16 floats past the last plane's used end, and a last block of fewer than eight windows runs
-// as a whole one keeping only its own values; otherwise, in rows of fewer than eight windows, on
-// zero-padded copies of them, and in longer rows one window at a time.
+// as a whole one keeping only its own values; otherwise as forEachBlock says.
 template <bool Relu>
 [[gnu::always_inline]] inline void pool2x2Planes(const float* in, float* out, uint8_t* where,
                                                  int64_t planes, int64_t h, int64_t w,
                                                  int64_t stride, bool slack) {
-  const int64_t ph = h / 2, pw = w / 2;
+  const int64_t pw = w / 2;
   const Int8 evens{0, 2, 4, 6, 8, 10, 12, 14}, odds{1, 3, 5, 7, 9, 11, 13, 15};
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t i = 0; i < ph; ++i) {
-      const float* r0 = in + (p * h + 2 * i) * stride;
-      const float* r1 = r0 + stride;
-      float* dst = out + (p * ph + i) * pw;
-      uint8_t* at = where + (p * ph + i) * pw;
-      int64_t j = 0;
-      for (; j < pw && (slack || pw < 8 || j + 8 <= pw); j += 8) {
-        // A block of n < 8 windows (slack, or rows narrower than eight windows: no scalar tail)
-        // from zero-padded copies of its 2n values a row (unless slack).
-        const int64_t n = std::min<int64_t>(8, pw - j);
-        float part[2][16] = {};
-        const float* top = r0 + 2 * j;
-        const float* bottom = r1 + 2 * j;
-        if (n < 8 && !slack) {
-          copyPart<64>(part[0], top, static_cast<size_t>(2 * n) * sizeof(float));
-          copyPart<64>(part[1], bottom, static_cast<size_t>(2 * n) * sizeof(float));
-          top = part[0];
-          bottom = part[1];
-        }
-        Float8 a0, a1, b0, b1;
-        std::memcpy(&a0, top, sizeof(Float8));
-        std::memcpy(&a1, top + 8, sizeof(Float8));
-        std::memcpy(&b0, bottom, sizeof(Float8));
-        std::memcpy(&b1, bottom + 8, sizeof(Float8));
-        const Float8 v[4] = {__builtin_shuffle(a0, a1, evens), __builtin_shuffle(a0, a1, odds),
-                             __builtin_shuffle(b0, b1, evens), __builtin_shuffle(b0, b1, odds)};
-        Float8 best = v[0];
-        Int8 k{};
-        for (int q = 1; q < 4; ++q) {
-          Int8 take;
-          replaces<Relu>(v[q], best, take);
-          best = take ? v[q] : best;
-          k = take ? Int8{} + q : k;
-        }
-        if (Relu) {
-          const Int8 positive = best > 0.0f;
-          best = positive ? best : Float8{};
-          k = positive ? k : Int8{} + kNoGradient;
-        }
-        const Byte8 index = __builtin_convertvector(k, Byte8);
-        copyPart<32>(dst + j, &best, static_cast<size_t>(n) * sizeof(float));
-        copyPart<8>(at + j, &index, static_cast<size_t>(n));
-      }
-      for (; j < pw; ++j) {  // the last windows of a longer row, one at a time
-        const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
-        float best = v[0];
-        uint8_t k = 0;
-        for (uint8_t q = 1; q < 4; ++q)
-          if (replaces<Relu>(v[q], best)) best = v[q], k = q;
-        if (Relu && !(best > 0.0f)) best = 0.0f, k = kNoGradient;
-        dst[j] = best;
-        at[j] = k;
-      }
-    }
+  forEachRowPair(in, out, where, planes, h, stride, pw,
+                 [&](const float* r0, const float* r1, float* dst, uint8_t* at) {
+                   const auto block = [&](int64_t j, int64_t n) {
+                     // A block of n < 8 windows from zero-padded copies of its 2n values a row
+                     // (unless slack).
+                     float part[2][16] = {};
+                     const float* top = r0 + 2 * j;
+                     const float* bottom = r1 + 2 * j;
+                     if (n < 8 && !slack) {
+                       copyPart<64>(part[0], top, static_cast<size_t>(2 * n) * sizeof(float));
+                       copyPart<64>(part[1], bottom, static_cast<size_t>(2 * n) * sizeof(float));
+                       top = part[0];
+                       bottom = part[1];
+                     }
+                     Float8 a0, a1, b0, b1;
+                     std::memcpy(&a0, top, sizeof(Float8));
+                     std::memcpy(&a1, top + 8, sizeof(Float8));
+                     std::memcpy(&b0, bottom, sizeof(Float8));
+                     std::memcpy(&b1, bottom + 8, sizeof(Float8));
+                     const Float8 v[4] = {
+                         __builtin_shuffle(a0, a1, evens), __builtin_shuffle(a0, a1, odds),
+                         __builtin_shuffle(b0, b1, evens), __builtin_shuffle(b0, b1, odds)};
+                     Float8 best = v[0];
+                     Int8 k{};
+                     for (int q = 1; q < 4; ++q) {
+                       Int8 take;
+                       replaces<Relu>(v[q], best, take);
+                       best = take ? v[q] : best;
+                       k = take ? Int8{} + q : k;
+                     }
+                     if (Relu) {
+                       const Int8 positive = best > 0.0f;
+                       best = positive ? best : Float8{};
+                       k = positive ? k : Int8{} + kNoGradient;
+                     }
+                     const Byte8 index = __builtin_convertvector(k, Byte8);
+                     copyPart<32>(dst + j, &best, static_cast<size_t>(n) * sizeof(float));
+                     copyPart<8>(at + j, &index, static_cast<size_t>(n));
+                   };
+                   forEachBlock(pw, slack, block, [&](int64_t j) {
+                     const float v[4] = {r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
+                     float best = v[0];
+                     uint8_t k = 0;
+                     for (uint8_t q = 1; q < 4; ++q)
+                       if (replaces<Relu>(v[q], best)) best = v[q], k = q;
+                     if (Relu && !(best > 0.0f)) best = 0.0f, k = kNoGradient;
+                     dst[j] = best;
+                     at[j] = k;
+                   });
+                 });
 }
 
 // The input's gradient from the 2x2 pool's (pool2x2Planes' layout): every input value written,
@@ -344,11 +364,9 @@ template <bool Relu>
       float* r1 = r0 + stride;
       const float* g = grad + (p * ph + i) * pw;
       const uint8_t* at = where + (p * ph + i) * pw;
-      int64_t j = 0;
-      for (; j < pw && (pw < 8 || j + 8 <= pw); j += 8) {
-        // In rows narrower than eight values, a block of n < 8 through copies (positions past
-        // them kNoGradient: zeros).
-        const int64_t n = std::min<int64_t>(8, pw - j);
+      float tail = 0.0f;
+      const auto block = [&](int64_t j, int64_t n) {
+        // A block of n < 8 values through copies (positions past them kNoGradient: zeros).
         Float8 v{};
         Byte8 b = Byte8{} + kNoGradient;
         copyPart<32>(&v, g + j, static_cast<size_t>(n) * sizeof(float));
@@ -363,9 +381,8 @@ template <bool Relu>
         const size_t bytes = static_cast<size_t>(2 * n) * sizeof(float);
         copyPart<64>(r0 + 2 * j, rows[0], bytes);
         copyPart<64>(r1 + 2 * j, rows[1], bytes);
-      }
-      float tail = 0.0f;
-      for (; j < pw; ++j) {  // the last values of a longer row, one at a time
+      };
+      forEachBlock(pw, false, block, [&](int64_t j) {
         const uint8_t k = at[j];
         const float v = g[j];
         r0[2 * j] = k == 0 ? v : 0.0f;
@@ -373,7 +390,7 @@ template <bool Relu>
         r1[2 * j] = k == 2 ? v : 0.0f;
         r1[2 * j + 1] = k == 3 ? v : 0.0f;
         tail += k != kNoGradient ? v : 0.0f;
-      }
+      });
       passed[0] += tail;
       std::fill(r0 + 2 * pw, r0 + stride, 0.0f);
       std::fill(r1 + 2 * pw, r1 + stride, 0.0f);
@@ -408,32 +425,26 @@ FOVEAL_CPU_CLONES("avx2", "default")
 void poolPlanes(bool rows, const float* in, float* out, uint8_t* where, int64_t planes, int64_t h,
                 int64_t w) {
   if (!rows) return pool2x2Planes<false>(in, out, where, planes, h, w, w, false);
-  const int64_t ph = h / 2;
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t i = 0; i < ph; ++i) {
-      const float* r0 = in + (p * h + 2 * i) * w;
-      const float* r1 = r0 + w;
-      float* dst = out + (p * ph + i) * w;
-      uint8_t* at = where + (p * ph + i) * w;
-      int64_t j = 0;
-      for (; j < w && (w < 8 || j + 8 <= w); j += 8) {  // rows under 8: through copies
-        const size_t n = static_cast<size_t>(std::min<int64_t>(8, w - j));
-        Float8 a{}, b{};
-        copyPart<32>(&a, r0 + j, n * sizeof(float));
-        copyPart<32>(&b, r1 + j, n * sizeof(float));
-        Int8 take;
-        replaces<false>(b, a, take);
-        const Float8 best = take ? b : a;
-        const Byte8 index = __builtin_convertvector(take & 1, Byte8);
-        copyPart<32>(dst + j, &best, n * sizeof(float));
-        copyPart<8>(at + j, &index, n);
-      }
-      for (; j < w; ++j) {  // the last values of a longer row, one at a time
-        const bool take = replaces<false>(r1[j], r0[j]);
-        dst[j] = take ? r1[j] : r0[j];
-        at[j] = take ? 1 : 0;
-      }
-    }
+  forEachRowPair(in, out, where, planes, h, w, w,
+                 [&](const float* r0, const float* r1, float* dst, uint8_t* at) {
+                   const auto block = [&](int64_t j, int64_t count) {
+                     const size_t n = static_cast<size_t>(count);
+                     Float8 a{}, b{};
+                     copyPart<32>(&a, r0 + j, n * sizeof(float));
+                     copyPart<32>(&b, r1 + j, n * sizeof(float));
+                     Int8 take;
+                     replaces<false>(b, a, take);
+                     const Float8 best = take ? b : a;
+                     const Byte8 index = __builtin_convertvector(take & 1, Byte8);
+                     copyPart<32>(dst + j, &best, n * sizeof(float));
+                     copyPart<8>(at + j, &index, n);
+                   };
+                   forEachBlock(w, false, block, [&](int64_t j) {
+                     const bool take = replaces<false>(r1[j], r0[j]);
+                     dst[j] = take ? r1[j] : r0[j];
+                     at[j] = take ? 1 : 0;
+                   });
+                 });
 }
 
 FOVEAL_CPU_CLONES("avx2", "default")
@@ -447,9 +458,8 @@ void unpoolPlanes(bool rows, const float* grad, const uint8_t* where, float* in,
       float* r1 = r0 + w;
       const float* g = grad + (p * ph + i) * w;
       const uint8_t* at = where + (p * ph + i) * w;
-      int64_t j = 0;
-      for (; j < w && (w < 8 || j + 8 <= w); j += 8) {  // rows under 8: through copies
-        const size_t n = static_cast<size_t>(std::min<int64_t>(8, w - j));
+      const auto block = [&](int64_t j, int64_t count) {
+        const size_t n = static_cast<size_t>(count);
         Float8 v{};
         Byte8 b{};
         copyPart<32>(&v, g + j, n * sizeof(float));
@@ -458,11 +468,11 @@ void unpoolPlanes(bool rows, const float* grad, const uint8_t* where, float* in,
         const Float8 zero{}, top = second ? zero : v, bottom = second ? v : zero;
         copyPart<32>(r0 + j, &top, n * sizeof(float));
         copyPart<32>(r1 + j, &bottom, n * sizeof(float));
-      }
-      for (; j < w; ++j) {  // the last values of a longer row, one at a time
+      };
+      forEachBlock(w, false, block, [&](int64_t j) {
         r0[j] = at[j] ? 0.0f : g[j];
         r1[j] = at[j] ? g[j] : 0.0f;
-      }
+      });
     }
     if (h % 2) std::fill(in + (p * h + h - 1) * w, in + (p * h + h) * w, 0.0f);
   }
