@@ -595,10 +595,11 @@ class TestStages : public QObject {
       QVERIFY((gf - rf).abs().max().item<double>() < 1e-4);
     }
     // Few input channels (in x out at most 32) take the direct kernel too: widths that are and
-    // are not multiples of 8, 3x3 and 5x5, with and without the input gradient.
+    // are not multiples of 8, 3x3 and 5x5, with and without the input gradient; paddings beyond
+    // kernel - 1 (the input gradient's convolution then crops its output).
     for (auto [in, out, kernel, padding, width] :
          {std::tuple{4, 4, 3, 1, 41}, std::tuple{4, 8, 3, 1, 16}, std::tuple{3, 5, 5, 2, 13},
-          std::tuple{2, 3, 3, 0, 9}}) {
+          std::tuple{2, 3, 3, 0, 9}, std::tuple{2, 3, 3, 3, 10}, std::tuple{3, 2, 1, 1, 7}}) {
       torch::nn::Conv2d few(torch::nn::Conv2dOptions(in, out, kernel).padding(padding));
       for (bool inputGradient : {true, false}) {
         auto x = torch::randn({9, in, 11, width}).requires_grad_(inputGradient);
