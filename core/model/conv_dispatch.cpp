@@ -33,7 +33,8 @@ std::array<torch::Tensor, 4> quarters(const torch::Tensor& x) {
           bottom.slice(3, 1, w, 2)};
 }
 
-bool poolsAsQuarters(const torch::Tensor& x) {
+// Whether this file's pooling kernels take x (CPU float, 4-D, at least 2x2; fastConvolutions()).
+bool poolsHere(const torch::Tensor& x) {
   return x.is_cpu() && x.dim() == 4 && x.scalar_type() == torch::kFloat && x.size(2) >= 2 &&
          x.size(3) >= 2 && fastConvolutions();
 }
@@ -301,10 +302,11 @@ template <bool Relu>
                    const auto block = [&](int64_t j, int64_t n) {
                      // A block of n < 8 windows from zero-padded copies of its 2n values a row
                      // (unless slack).
-                     float part[2][16] = {};
+                     float part[2][16];  // zeroed only where used: not in a whole block
                      const float* top = r0 + 2 * j;
                      const float* bottom = r1 + 2 * j;
                      if (n < 8 && !slack) {
+                       std::fill(&part[0][0], &part[0][0] + 32, 0.0f);
                        copyPart<64>(part[0], top, static_cast<size_t>(2 * n) * sizeof(float));
                        copyPart<64>(part[1], bottom, static_cast<size_t>(2 * n) * sizeof(float));
                        top = part[0];
@@ -806,7 +808,7 @@ bool winogradAllowed() {
 }
 
 torch::Tensor maxPool2x2(const torch::Tensor& x) {
-  if (!poolsAsQuarters(x)) return torch::max_pool2d(x, {2, 2}, {2, 2});
+  if (!poolsHere(x)) return torch::max_pool2d(x, {2, 2}, {2, 2});
   if (torch::GradMode::is_enabled() && x.requires_grad())
     return WindowPoolFunction<false>::apply(x);
   const auto q = quarters(x);
@@ -818,7 +820,7 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
   if (both(kernel, 2) && both(stride, 2) && both(padding, 0)) return maxPool2x2(x);
   // The VGGs' height-only pools, (2, 1) windows and strides.
   if (kernel.size() == 2 && kernel[0] == 2 && kernel[1] == 1 && stride.size() == 2 &&
-      stride[0] == 2 && stride[1] == 1 && both(padding, 0) && poolsAsQuarters(x))
+      stride[0] == 2 && stride[1] == 1 && both(padding, 0) && poolsHere(x))
     return WindowPoolFunction<true>::apply(x);
   return torch::max_pool2d(x, kernel, stride, padding);
 }
