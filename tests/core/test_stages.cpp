@@ -902,6 +902,62 @@ class TestStages : public QObject {
     }
   }
 
+  // Both pools on channels-last input (training's layout between oneDNN's convolutions) against
+  // max_pool2d: values, NaN, ties (the first maximum in the window's row-major order takes the
+  // gradient), odd sizes, channel counts below, at and past eight; the output stays channels
+  // last, and the gradient is right whatever layout it comes back in.
+  void channelsLastPoolingIsMaxPool() {
+    torch::manual_seed(11);
+    const auto last = at::MemoryFormat::ChannelsLast;
+    for (auto shape : {std::vector<int64_t>{2, 16, 8, 6}, std::vector<int64_t>{3, 13, 7, 9},
+                       std::vector<int64_t>{1, 3, 5, 5}, std::vector<int64_t>{2, 8, 4, 25}}) {
+      auto x = (torch::randn(shape) * 2).round().div_(2);
+      {
+        torch::NoGradGuard ng;
+        x[0][1][0][1] = NAN;
+        x[0][2][1][0] = NAN;
+      }
+      x = x.contiguous(last).requires_grad_(true);
+      for (bool rows : {false, true}) {
+        const std::vector<int64_t> window = rows ? std::vector<int64_t>{2, 1}
+                                                 : std::vector<int64_t>{2, 2};
+        auto got = maxPool2d(x, window, window, {0, 0});
+        auto want = torch::max_pool2d(x.contiguous(), window, window);
+        QVERIFY(got.is_contiguous(last));
+        QVERIFY(torch::equal(got.isnan(), want.isnan()));
+        QVERIFY(torch::equal(got.nan_to_num(7), want.nan_to_num(7)));
+        for (bool gradLast : {false, true}) {
+          auto g = torch::randn(want.sizes());
+          if (gradLast) g = g.contiguous(last);
+          auto a = torch::autograd::grad({got}, {x}, {g}, /*retain_graph=*/true)[0];
+          auto b = torch::autograd::grad({want}, {x}, {g}, /*retain_graph=*/true)[0];
+          QVERIFY2(torch::equal(a, b), rows ? "(2, 1)" : "2x2");
+        }
+      }
+    }
+  }
+
+  // A narrow VGG's tail in training (oneDNN's convolutions channels last, the pools and the
+  // batch norm in that layout) against the modules: values, the result's layout (contiguous)
+  // and the gradients of the input and every parameter.
+  void channelsLastTrainingMatchesTheModules() {
+    torch::manual_seed(12);
+    namespace nn = torch::nn;
+    nn::Sequential seq(nn::Conv2d(nn::Conv2dOptions(8, 16, 3).padding(1)), nn::ReLU(),
+                       nn::MaxPool2d(2),
+                       nn::Conv2d(nn::Conv2dOptions(16, 13, 3).padding(1).bias(false)),
+                       nn::BatchNorm2d(13), nn::ReLU(),
+                       nn::MaxPool2d(nn::MaxPool2dOptions({2, 1}).stride({2, 1})),
+                       nn::Conv2d(nn::Conv2dOptions(13, 16, 2)), nn::ReLU());
+    seq->train();
+    auto x = torch::randn({5, 8, 12, 18}, torch::requires_grad());
+    auto got = sequentialForward(*seq, x);
+    auto want = seq->forward(x);
+    QVERIFY(got.is_contiguous());
+    const QString why = moduleMismatch(got, want, x, *seq);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+  }
+
   // The sharpener's sampling grid against LibTorch's affine_grid (align_corners=false), values and
   // the gradient of theta, for general affine maps and odd sizes.
   void affineGridMatchesLibTorch() {
