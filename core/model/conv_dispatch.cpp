@@ -594,8 +594,8 @@ class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<R
           poolPlanes(true, src + begin * size, dst + begin * pooled, at + begin * pooled,
                      end - begin, h, w * c);
         else
-          pool2x2Pixels(src + begin * size, dst + begin * pooled, at + begin * pooled,
-                        end - begin, h, w, c);
+          pool2x2Pixels(src + begin * size, dst + begin * pooled, at + begin * pooled, end - begin,
+                        h, w, c);
       });
     } else {
       at::parallel_for(0, images * c, 1, [&](int64_t begin, int64_t end) {
@@ -628,8 +628,8 @@ class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<R
           unpoolPlanes(true, gp + begin * pooled, at + begin * pooled, dst + begin * size,
                        end - begin, h, w * c);
         else
-          unpool2x2Pixels(gp + begin * pooled, at + begin * pooled, dst + begin * size,
-                          end - begin, h, w, c);
+          unpool2x2Pixels(gp + begin * pooled, at + begin * pooled, dst + begin * size, end - begin,
+                          h, w, c);
       });
     } else {
       at::parallel_for(0, images * c, 1, [&](int64_t begin, int64_t end) {
@@ -1045,9 +1045,8 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
     // from its blocked layout, in both directions (a width-0.125 VGG's convolutions, pools, batch
     // norms and ReLUs ran 25-30 % faster forward and backward channels last; at width 1 level).
     // The layout then stays (the pools keep it) and the result is made contiguous at the end.
-    if (auto* c = m.as<torch::nn::Conv2dImpl>(); c && channelsLastAllowed() &&
-                                                 torch::GradMode::is_enabled() &&
-                                                 oneDnnConvolution(*c, y))
+    if (auto* c = m.as<torch::nn::Conv2dImpl>();
+        c && channelsLastAllowed() && torch::GradMode::is_enabled() && oneDnnConvolution(*c, y))
       y = y.contiguous(at::MemoryFormat::ChannelsLast);
     if (auto* c = m.as<torch::nn::Conv2dImpl>()) {
       // Conv(1 channel) -> ReLU -> 2x2 max pool, the first layer of the VGGs and localisers.

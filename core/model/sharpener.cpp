@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/affine_sample.h"
 #include "model/stages/stage_registry.h"
 
 namespace foveal::core {
@@ -67,6 +68,14 @@ std::vector<S> centres(int64_t n) {
   return v;
 }
 
+// affineGrid's pixel centres along an axis of n samples, readable to a multiple of 8 (zeros):
+// affine_sample.h's xs.
+std::vector<float> paddedCentres(int64_t n) {
+  auto v = centres<float>(n);
+  v.resize(static_cast<size_t>((n + 7) / 8 * 8), 0.0f);
+  return v;
+}
+
 class AffineSampleFunction : public torch::autograd::Function<AffineSampleFunction> {
  public:
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& source0,
@@ -75,6 +84,18 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
     const int64_t n = source.size(0), channels = source.size(1), sh = source.size(2),
                   sw = source.size(3);
     auto out = torch::empty({n, channels, h, w}, source.options());
+    ctx->save_for_backward({source, theta});
+    ctx->saved_data["w"] = w;
+    ctx->saved_data["h"] = h;
+    if (source.scalar_type() == torch::kFloat && sh * sw < (int64_t{1} << 31)) {
+      const auto xs = paddedCentres(w), ys = centres<float>(h);
+      at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        sampleAffineFloat({source.data_ptr<float>(), theta.data_ptr<float>(), begin, end, channels,
+                           sh, sw, h, w, xs.data(), ys.data()},
+                          out.data_ptr<float>());
+      });
+      return out;
+    }
     AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine", [&] {
       using S = scalar_t;
       const auto xs = centres<S>(w), ys = centres<S>(h);
@@ -103,9 +124,6 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
         }
       });
     });
-    ctx->save_for_backward({source, theta});
-    ctx->saved_data["w"] = w;
-    ctx->saved_data["h"] = h;
     return out;
   }
 
@@ -120,6 +138,16 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
     const auto g = grads[0].contiguous();
     torch::Tensor gSource = wantSource ? torch::zeros_like(source) : torch::Tensor();
     torch::Tensor gTheta = wantTheta ? torch::zeros_like(theta) : torch::Tensor();
+    if (wantTheta && !wantSource && source.scalar_type() == torch::kFloat &&
+        sh * sw < (int64_t{1} << 31)) {
+      const auto xs = paddedCentres(w), ys = centres<float>(h);
+      at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+        sampleAffineThetaGradFloat({source.data_ptr<float>(), theta.data_ptr<float>(), begin, end,
+                                    channels, sh, sw, h, w, xs.data(), ys.data()},
+                                   g.data_ptr<float>(), gTheta.data_ptr<float>());
+      });
+      return {gSource, gTheta, torch::Tensor(), torch::Tensor()};
+    }
     AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine backward", [&] {
       using S = scalar_t;
       const auto xs = centres<S>(w), ys = centres<S>(h);
@@ -220,14 +248,38 @@ std::vector<Tap<S>> axisTaps(S scale, S shift, int64_t n, int64_t size) {
 }
 
 // fn(b, xs, ys) for every image b of the batch, in parallel, with its taps along x (w output
-// columns over sw source columns) and y (h rows over sh).
+// columns over sw source columns) and y (h rows over sh). Where source is given ([n, channels, sh,
+// sw]), the rectangle of it that the next image's taps read is asked for in the cache first (the
+// regions are a few rows of a large upsampled batch: the loads waited on memory otherwise).
 template <typename S, typename F>
 void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h, int64_t w,
-                      const F& fn) {
+                      const F& fn, const S* source = nullptr, int64_t channels = 0) {
+  using Taps = std::pair<std::vector<Tap<S>>, std::vector<Tap<S>>>;
+  const auto taps = [&](int64_t b) {
+    const S* t = tp + b * 6;
+    Taps r{axisTaps<S>(t[0], t[2], w, sw), axisTaps<S>(t[4], t[5], h, sh)};
+    if (source && w > 0 && h > 0) {
+      int64_t c0 = sw, c1 = 0, r0 = sh, r1 = 0;
+      for (const auto* x : {&r.first.front(), &r.first.back()})
+        c0 = std::min({c0, x->i0, x->i1}), c1 = std::max({c1, x->i0, x->i1});
+      for (const auto* y : {&r.second.front(), &r.second.back()})
+        r0 = std::min({r0, y->i0, y->i1}), r1 = std::max({r1, y->i0, y->i1});
+      constexpr int64_t line = 64 / sizeof(S);
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t i = r0; i <= r1; ++i) {
+          const S* row = source + ((b * channels + c) * sh + i) * sw;
+          for (int64_t j = c0; j <= c1; j += line) __builtin_prefetch(row + j);
+          __builtin_prefetch(row + c1);
+        }
+    }
+    return r;
+  };
   at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
+    Taps next = taps(begin);
     for (int64_t b = begin; b < end; ++b) {
-      const S* t = tp + b * 6;
-      fn(b, axisTaps<S>(t[0], t[2], w, sw), axisTaps<S>(t[4], t[5], h, sh));
+      Taps current = std::move(next);
+      if (b + 1 < end) next = taps(b + 1);
+      fn(b, current.first, current.second);
     }
   });
 }
@@ -235,22 +287,25 @@ void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h,
 template <typename S>
 void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t channels, int64_t sh,
                         int64_t sw, int64_t h, int64_t w) {
-  forEachImageTaps<S>(tp, n, sh, sw, h, w, [&](int64_t b, const auto& xs, const auto& ys) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const S* plane = in + (b * channels + c) * sh * sw;
-      S* o = dst + (b * channels + c) * h * w;
-      for (int64_t i = 0; i < h; ++i) {
-        const auto& y = ys[static_cast<size_t>(i)];
-        const S* r0 = plane + y.i0 * sw;
-        const S* r1 = plane + y.i1 * sw;
-        for (int64_t j = 0; j < w; ++j) {
-          const auto& x = xs[static_cast<size_t>(j)];
-          o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
-                         y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
+  forEachImageTaps<S>(
+      tp, n, sh, sw, h, w,
+      [&](int64_t b, const auto& xs, const auto& ys) {
+        for (int64_t c = 0; c < channels; ++c) {
+          const S* plane = in + (b * channels + c) * sh * sw;
+          S* o = dst + (b * channels + c) * h * w;
+          for (int64_t i = 0; i < h; ++i) {
+            const auto& y = ys[static_cast<size_t>(i)];
+            const S* r0 = plane + y.i0 * sw;
+            const S* r1 = plane + y.i1 * sw;
+            for (int64_t j = 0; j < w; ++j) {
+              const auto& x = xs[static_cast<size_t>(j)];
+              o[i * w + j] = y.w0 * (x.w0 * r0[x.i0] + x.w1 * r0[x.i1]) +
+                             y.w1 * (x.w0 * r1[x.i0] + x.w1 * r1[x.i1]);
+            }
+          }
         }
-      }
-    }
-  });
+      },
+      in, channels);
 }
 
 // The source's gradient, separably: each output row's gradient spread over the source columns

@@ -1,0 +1,30 @@
+#pragma once
+// The sharpener's affine sampler for CPU float, eight output columns at a time (torch-free): the
+// patches of a sharp model, forward and the gradient of theta, at every decoding step. The
+// arithmetic per pixel is grid_sample's (bilinear, border padding, align_corners=false) at
+// affine_grid's points, as sharpener.cpp's scalar loops do it; the four neighbours of eight
+// points are loaded by AVX2's gathers where the CPU has them (affine_sample_avx2.cpp), else lane
+// by lane.
+#include <cstdint>
+
+namespace foveal::core {
+
+/// One call's arguments: images [b0, b1) of `source` [n, channels, sh, sw] sampled through
+/// theta [n, 2, 3] into [n, channels, h, w]; xs: affine_grid's w column centres, readable to a
+/// multiple of 8 (zeros past w); ys: its h row centres.
+struct AffineSampleArgs {
+  const float* source;
+  const float* theta;
+  int64_t b0, b1, channels, sh, sw, h, w;
+  const float* xs;
+  const float* ys;
+};
+
+/// The samples, into out [n, channels, h, w].
+void sampleAffineFloat(const AffineSampleArgs& a, float* out);
+
+/// theta's gradient [n, 2, 3] from the output's (grad [n, channels, h, w]), into thetaGrad (every
+/// image of [b0, b1) written); the source's gradient is not computed.
+void sampleAffineThetaGradFloat(const AffineSampleArgs& a, const float* grad, float* thetaGrad);
+
+}  // namespace foveal::core
