@@ -9,15 +9,22 @@
 
 namespace foveal::core {
 
-/// One call's arguments: images [b0, b1) of `source` [n, channels, sh, sw] sampled through
-/// theta [n, 2, 3] into [n, channels, h, w]; xs: affine_grid's w column centres, readable to a
-/// multiple of 8 (zeros past w); ys: its h row centres.
+/// One call's arguments: rows [b0, b1) of the output [n, channels, h, w], row b sampled from
+/// image image[b] of `source` [images, channels, sh, sw] (image b where image is null) through
+/// theta [n, 2, 3]; xs: affine_grid's w column centres, readable to a multiple of 8 (zeros past
+/// w); ys: its h row centres.
 struct AffineSampleArgs {
   const float* source;
   const float* theta;
   int64_t b0, b1, channels, sh, sw, h, w;
   const float* xs;
   const float* ys;
+  const int64_t* image = nullptr;
+
+  /// The first plane of row b's image.
+  const float* planes(int64_t b) const {
+    return source + (image ? image[b] : b) * channels * sh * sw;
+  }
 };
 
 /// The samples, into out [n, channels, h, w].

@@ -91,7 +91,7 @@ inline void prefetchSource(const AffineSampleArgs& a, int64_t b) {
   const int64_t r0 = pixel(lo[1], a.sh), r1 = std::min(pixel(hi[1], a.sh) + 1, a.sh - 1);
   for (int64_t c = 0; c < a.channels; ++c)
     for (int64_t i = r0; i <= r1; ++i) {
-      const float* row = a.source + ((b * a.channels + c) * a.sh + i) * a.sw;
+      const float* row = a.planes(b) + (c * a.sh + i) * a.sw;
       for (int64_t j = c0; j <= c1; j += 16) __builtin_prefetch(row + j);
       __builtin_prefetch(row + c1);
     }
@@ -121,7 +121,7 @@ template <class F>
   forEachBlock8(a, [&](int64_t b, int64_t i, int64_t j, size_t n, const Axis8& x, const Axis8& y,
                        const Float8&) {
     for (int64_t c = 0; c < a.channels; ++c) {
-      const auto q = corners8(a.source + (b * a.channels + c) * a.sh * a.sw, sw, x, y);
+      const auto q = corners8(a.planes(b) + c * a.sh * a.sw, sw, x, y);
       const Float8 v = (1.0f - y.f) * ((1.0f - x.f) * q.v00 + x.f * q.v01) +
                        y.f * ((1.0f - x.f) * q.v10 + x.f * q.v11);
       std::memcpy(out + ((b * a.channels + c) * a.h + i) * a.w + j, &v, n * sizeof(float));
@@ -150,7 +150,7 @@ template <class F>
     for (int64_t c = 0; c < a.channels; ++c) {
       Float8 d{};  // lanes past the row's end: no gradient
       std::memcpy(&d, grad + ((b * a.channels + c) * a.h + i) * a.w + j, n * sizeof(float));
-      const auto q = corners8(a.source + (b * a.channels + c) * a.sh * a.sw, sw, x, y);
+      const auto q = corners8(a.planes(b) + c * a.sh * a.sw, sw, x, y);
       gx += d * ((1.0f - y.f) * (q.v01 - q.v00) + y.f * (q.v11 - q.v10));
       gy += d * ((1.0f - x.f) * (q.v10 - q.v00) + x.f * (q.v11 - q.v01));
     }

@@ -78,20 +78,24 @@ std::vector<float> paddedCentres(int64_t n) {
 
 class AffineSampleFunction : public torch::autograd::Function<AffineSampleFunction> {
  public:
+  // rows: [N] int64, the image of source each output row samples ([0]: row b samples image b;
+  // given only for CPU float and a source without a gradient: sampleAffine).
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& source0,
-                               const torch::Tensor& theta0, int64_t w, int64_t h) {
+                               const torch::Tensor& theta0, int64_t w, int64_t h,
+                               const torch::Tensor& rows) {
     const auto source = source0.contiguous(), theta = theta0.contiguous();
-    const int64_t n = source.size(0), channels = source.size(1), sh = source.size(2),
+    const int64_t n = theta.size(0), channels = source.size(1), sh = source.size(2),
                   sw = source.size(3);
     auto out = torch::empty({n, channels, h, w}, source.options());
-    ctx->save_for_backward({source, theta});
+    ctx->save_for_backward({source, theta, rows});
     ctx->saved_data["w"] = w;
     ctx->saved_data["h"] = h;
     if (source.scalar_type() == torch::kFloat && sh * sw < (int64_t{1} << 31)) {
       const auto xs = paddedCentres(w), ys = centres<float>(h);
+      const int64_t* image = rows.numel() > 0 ? rows.data_ptr<int64_t>() : nullptr;
       at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
         sampleAffineFloat({source.data_ptr<float>(), theta.data_ptr<float>(), begin, end, channels,
-                           sh, sw, h, w, xs.data(), ys.data()},
+                           sh, sw, h, w, xs.data(), ys.data(), image},
                           out.data_ptr<float>());
       });
       return out;
@@ -130,9 +134,9 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &source = saved[0], &theta = saved[1];
+    const auto &source = saved[0], &theta = saved[1], &rows = saved[2];
     const int64_t w = ctx->saved_data["w"].toInt(), h = ctx->saved_data["h"].toInt();
-    const int64_t n = source.size(0), channels = source.size(1), sh = source.size(2),
+    const int64_t n = theta.size(0), channels = source.size(1), sh = source.size(2),
                   sw = source.size(3);
     const bool wantSource = ctx->needs_input_grad(0), wantTheta = ctx->needs_input_grad(1);
     const auto g = grads[0].contiguous();
@@ -141,13 +145,15 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
     if (wantTheta && !wantSource && source.scalar_type() == torch::kFloat &&
         sh * sw < (int64_t{1} << 31)) {
       const auto xs = paddedCentres(w), ys = centres<float>(h);
+      const int64_t* image = rows.numel() > 0 ? rows.data_ptr<int64_t>() : nullptr;
       at::parallel_for(0, n, 1, [&](int64_t begin, int64_t end) {
         sampleAffineThetaGradFloat({source.data_ptr<float>(), theta.data_ptr<float>(), begin, end,
-                                    channels, sh, sw, h, w, xs.data(), ys.data()},
+                                    channels, sh, sw, h, w, xs.data(), ys.data(), image},
                                    g.data_ptr<float>(), gTheta.data_ptr<float>());
       });
-      return {gSource, gTheta, torch::Tensor(), torch::Tensor()};
+      return {gSource, gTheta, torch::Tensor(), torch::Tensor(), torch::Tensor()};
     }
+    TORCH_CHECK(rows.numel() == 0, "sampleAffine: an image index wants a float source");
     AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine backward", [&] {
       using S = scalar_t;
       const auto xs = centres<S>(w), ys = centres<S>(h);
@@ -199,20 +205,35 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
         }
       });
     });
-    return {gSource, gTheta, torch::Tensor(), torch::Tensor()};
+    return {gSource, gTheta, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };
+
+// Whether `rows` may be read in place of source.index_select(0, rows): a CPU float source that
+// records no gradient (its gradient would gather from the rows), an int64 index per row of theta.
+bool readsRowsInPlace(const torch::Tensor& source, const torch::Tensor& theta,
+                      const torch::Tensor& rows) {
+  return source.is_cpu() && source.scalar_type() == torch::kFloat && rows.is_cpu() &&
+         rows.scalar_type() == torch::kLong && rows.dim() == 1 && theta.dim() >= 1 &&
+         rows.size(0) == theta.size(0) &&
+         !(torch::GradMode::is_enabled() && source.requires_grad());
+}
 
 }  // namespace
 
 torch::Tensor sampleAffine(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
-                           int64_t h) {
+                           int64_t h, const torch::Tensor& rows) {
+  const bool inPlace = rows.defined() && readsRowsInPlace(source, theta, rows);
+  if (rows.defined() && !inPlace) return sampleAffine(source.index_select(0, rows), theta, w, h);
   if (source.is_cpu() && theta.is_cpu() && source.dim() == 4 && theta.dim() == 3 &&
-      theta.size(0) == source.size(0) && theta.size(1) == 2 && theta.size(2) == 3 &&
-      theta.scalar_type() == source.scalar_type() &&
+      theta.size(0) == (inPlace ? rows.size(0) : source.size(0)) && theta.size(1) == 2 &&
+      theta.size(2) == 3 && theta.scalar_type() == source.scalar_type() &&
       (source.scalar_type() == torch::kFloat || source.scalar_type() == torch::kDouble) &&
       source.size(2) > 0 && source.size(3) > 0)
-    return AffineSampleFunction::apply(source, theta, w, h);
+    return AffineSampleFunction::apply(
+        source, theta, w, h,
+        inPlace ? rows.contiguous() : torch::empty({0}, theta.options().dtype(torch::kLong)));
+  if (inPlace) return sampleAffine(source.index_select(0, rows), theta, w, h);
   auto grid = affineGrid(theta, w, h);
   return F::grid_sample(source, grid,
                         F::GridSampleFuncOptions()
@@ -253,7 +274,8 @@ std::vector<Tap<S>> axisTaps(S scale, S shift, int64_t n, int64_t size) {
 // regions are a few rows of a large upsampled batch: the loads waited on memory otherwise).
 template <typename S, typename F>
 void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h, int64_t w,
-                      const F& fn, const S* source = nullptr, int64_t channels = 0) {
+                      const F& fn, const S* source = nullptr, int64_t channels = 0,
+                      const int64_t* image = nullptr) {
   using Taps = std::pair<std::vector<Tap<S>>, std::vector<Tap<S>>>;
   const auto taps = [&](int64_t b) {
     const S* t = tp + b * 6;
@@ -267,7 +289,7 @@ void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h,
       constexpr int64_t line = 64 / sizeof(S);
       for (int64_t c = 0; c < channels; ++c)
         for (int64_t i = r0; i <= r1; ++i) {
-          const S* row = source + ((b * channels + c) * sh + i) * sw;
+          const S* row = source + (((image ? image[b] : b) * channels + c) * sh + i) * sw;
           for (int64_t j = c0; j <= c1; j += line) __builtin_prefetch(row + j);
           __builtin_prefetch(row + c1);
         }
@@ -284,14 +306,15 @@ void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h,
   });
 }
 
+// n output rows, row b from image image[b] of in (image b where image is null).
 template <typename S>
 void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t channels, int64_t sh,
-                        int64_t sw, int64_t h, int64_t w) {
+                        int64_t sw, int64_t h, int64_t w, const int64_t* image) {
   forEachImageTaps<S>(
       tp, n, sh, sw, h, w,
       [&](int64_t b, const auto& xs, const auto& ys) {
         for (int64_t c = 0; c < channels; ++c) {
-          const S* plane = in + (b * channels + c) * sh * sw;
+          const S* plane = in + ((image ? image[b] : b) * channels + c) * sh * sw;
           S* o = dst + (b * channels + c) * h * w;
           for (int64_t i = 0; i < h; ++i) {
             const auto& y = ys[static_cast<size_t>(i)];
@@ -305,7 +328,7 @@ void axisAlignedForward(const S* in, const S* tp, S* dst, int64_t n, int64_t cha
           }
         }
       },
-      in, channels);
+      in, channels, image);
 }
 
 // The source's gradient, separably: each output row's gradient spread over the source columns
@@ -341,13 +364,16 @@ void axisAlignedBackward(const S* go, const S* tp, S* gs, int64_t n, int64_t cha
   });
 }
 
+// rows: undefined, or [n] int64 as axisAlignedForward's image.
 torch::Tensor axisAlignedSample(const torch::Tensor& src, const torch::Tensor& th, int64_t w,
-                                int64_t h) {
-  const int64_t n = src.size(0), channels = src.size(1), sh = src.size(2), sw = src.size(3);
+                                int64_t h, const torch::Tensor& rows = {}) {
+  const int64_t n = th.size(0), channels = src.size(1), sh = src.size(2), sw = src.size(3);
   auto out = torch::empty({n, channels, h, w}, src.options());
+  const auto image = rows.defined() ? rows.contiguous() : torch::Tensor();
   AT_DISPATCH_FLOATING_TYPES(src.scalar_type(), "sample axis-aligned", [&] {
     axisAlignedForward<scalar_t>(src.data_ptr<scalar_t>(), th.data_ptr<scalar_t>(),
-                                 out.data_ptr<scalar_t>(), n, channels, sh, sw, h, w);
+                                 out.data_ptr<scalar_t>(), n, channels, sh, sw, h, w,
+                                 image.defined() ? image.data_ptr<int64_t>() : nullptr);
   });
   return out;
 }
@@ -382,7 +408,17 @@ class AxisAlignedSampleFunction : public torch::autograd::Function<AxisAlignedSa
 }  // namespace
 
 torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
-                                int64_t h) {
+                                int64_t h, const torch::Tensor& rows) {
+  if (rows.defined()) {
+    // In place only on the path without gradients (the regions' thetas are constants).
+    const bool recording = torch::GradMode::is_enabled();
+    if (readsRowsInPlace(source, theta, rows) && theta.is_cpu() && theta.dim() == 3 &&
+        theta.size(1) == 2 && theta.size(2) == 3 && theta.scalar_type() == torch::kFloat &&
+        source.dim() == 4 && source.size(2) > 0 && source.size(3) > 0 &&
+        !(recording && theta.requires_grad()))
+      return axisAlignedSample(source.contiguous(), theta.contiguous(), w, h, rows);
+    return sampleAxisAligned(source.index_select(0, rows), theta, w, h);
+  }
   const auto type = source.scalar_type();
   if (!source.is_cpu() || !theta.is_cpu() || source.dim() != 4 || theta.dim() != 3 ||
       theta.size(0) != source.size(0) || theta.size(1) != 2 || theta.size(2) != 3 ||
@@ -446,17 +482,19 @@ void SharpenerImpl::reset() {
   m_encoder = register_module("encoder", VggBackbone(VggBackboneOptions(config.width)));
 }
 
-SharpenerOutput SharpenerImpl::forward(const torch::Tensor& upsampled, const torch::Tensor& index) {
+SharpenerOutput SharpenerImpl::forward(const torch::Tensor& upsampled, const torch::Tensor& index,
+                                       const torch::Tensor& imageOfRow) {
   SharpenerOutput out;
   auto theta =
       m_regionThetas.to(upsampled.device(), upsampled.scalar_type()).index_select(0, index);
   // The regions' thetas are axis-aligned constants.
-  out.region = sampleAxisAligned(upsampled, theta, m_regionW, m_regionH);  // [B, 1, rh, rw]
+  out.region = sampleAxisAligned(upsampled, theta, m_regionW, m_regionH, imageOfRow);
   auto input = out.region;
   for (size_t k = 0; k < m_stns->size(); ++k) {
     auto local = m_stns->ptr<StnImpl>(k)->forward(input);  // [B, 2, 3]
     theta = composeAffine(theta, local);
-    auto patch = sampleAffine(upsampled, theta, m_patchSizes[k].first, m_patchSizes[k].second);
+    auto patch =
+        sampleAffine(upsampled, theta, m_patchSizes[k].first, m_patchSizes[k].second, imageOfRow);
     out.patches.push_back(patch);
     out.thetas.push_back(theta);
     input = patch;

@@ -1071,6 +1071,46 @@ class TestStages : public QObject {
     }
   }
 
+  // Both samplers reading the images of given rows in place (a training batch's rows whose label
+  // goes on, the beam's pairs) against the same samplers on source.index_select(0, rows): rows
+  // out of order and repeated, the values and theta's gradient equal; a source that records a
+  // gradient goes through the copy, and its gradient is the copy's.
+  void samplersReadRowsInPlace() {
+    torch::manual_seed(14);
+    auto source = torch::randn({5, 1, 13, 31});
+    const auto rows = torch::tensor({3, 0, 3, 4, 1, 3}, torch::kLong);
+    auto theta = (torch::tensor({0.3f, 0.1f, -0.5f, -0.05f, 0.97f, 0.0f}).view({1, 2, 3}) +
+                  torch::randn({6, 2, 3}) * 0.1f)
+                     .requires_grad_(true);
+    for (auto [w, h] : {std::pair{17, 13}, std::pair{3, 20}}) {
+      auto got = sampleAffine(source, theta, w, h, rows);
+      auto want = sampleAffine(source.index_select(0, rows), theta, w, h);
+      QVERIFY(torch::equal(got, want));
+      auto g = torch::randn_like(want);
+      QVERIFY(torch::equal(torch::autograd::grad({got}, {theta}, {g})[0],
+                           torch::autograd::grad({want}, {theta}, {g})[0]));
+      auto s = source.clone().requires_grad_(true);
+      auto a = sampleAffine(s, theta, w, h, rows);
+      auto b = sampleAffine(s.index_select(0, rows), theta, w, h);
+      QVERIFY(torch::equal(a, b));
+      QVERIFY(torch::equal(torch::autograd::grad({a}, {s}, {g})[0],
+                           torch::autograd::grad({b}, {s}, {g})[0]));
+    }
+    // The regions' crop: constant, axis-aligned thetas.
+    auto regions = torch::zeros({6, 2, 3});
+    {
+      auto r = regions.accessor<float, 3>();
+      for (int i = 0; i < 6; ++i) {
+        r[i][0][0] = 0.2f + 0.1f * i;
+        r[i][0][2] = -0.6f + 0.25f * i;
+        r[i][1][1] = 1.0f;
+      }
+    }
+    torch::NoGradGuard ng;
+    QVERIFY(torch::equal(sampleAxisAligned(source, regions, 11, 13, rows),
+                         sampleAxisAligned(source.index_select(0, rows), regions, 11, 13)));
+  }
+
   // The transformer stages' oneDNN products (inference) against LibTorch's: a Linear with its
   // bias, with GELU fused, without a bias; attention's per-head products over the strided views
   // the stage makes (q k^T / sqrt(hd) and a v), an expanded view; nothing while gradients are

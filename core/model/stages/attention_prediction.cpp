@@ -131,14 +131,16 @@ AttentionPredictionImpl::StepOutput AttentionPredictionImpl::step(
     const auto rows = k.x.size(0);
     if (glimpseRows.defined()) {
       const auto& r = glimpseRows;
-      // Row i reads image i unless imageOfRow says otherwise.
-      GlimpseInput in{
-          k.x.index_select(0, r),
-          o.alpha.index_select(0, r),
-          o.selected.index_select(0, r),
-          imageOfRow.defined() || !upsampled.defined() ? upsampled : upsampled.index_select(0, r),
-          imageOfRow.defined() ? imageOfRow.index_select(0, r) : torch::Tensor(),
-          st.h.index_select(0, r)};
+      // Row i reads image i unless imageOfRow says otherwise: the rows kept read their images
+      // in place (no copy of the upsampled batch at every step).
+      GlimpseInput in{k.x.index_select(0, r),
+                      o.alpha.index_select(0, r),
+                      o.selected.index_select(0, r),
+                      upsampled,
+                      imageOfRow.defined()  ? imageOfRow.index_select(0, r)
+                      : upsampled.defined() ? r
+                                            : torch::Tensor(),
+                      st.h.index_select(0, r)};
       o.glimpse = scatterRows(m_glimpse->glimpse(in), r, rows);
     } else {
       GlimpseInput in{k.x, o.alpha, o.selected, upsampled, imageOfRow, st.h};

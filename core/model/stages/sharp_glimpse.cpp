@@ -37,18 +37,21 @@ GlimpseOutput SharpGlimpseImpl::glimpse(const GlimpseInput& in) {
   GlimpseOutput out;
   const auto rows = torch::arange(in.x.size(0), in.selected.options());
   torch::Tensor z;  // Z_t [N, Mz, C]
-  if (in.imageOfRow.defined()) {
-    // Z_t depends only on the image and the region: rows that look at the same region of the
-    // same image (beam hypotheses, typically most of them) share one run of the sharpener.
-    const int64_t regions = in.x.size(1);
-    auto key = in.imageOfRow * regions + in.selected;
-    auto unique = at::_unique(key, /*sorted=*/true, /*return_inverse=*/true);
+  // Z_t depends only on the image and the region: rows that look at the same region of the
+  // same image (beam hypotheses, typically most of them) share one run of the sharpener.
+  const int64_t regions = in.x.size(1);
+  std::tuple<torch::Tensor, torch::Tensor> unique;
+  if (in.imageOfRow.defined())
+    unique = at::_unique(in.imageOfRow * regions + in.selected, /*sorted=*/true,
+                         /*return_inverse=*/true);
+  if (in.imageOfRow.defined() && std::get<0>(unique).size(0) < in.x.size(0)) {
     const auto& pairs = std::get<0>(unique);
-    auto sh = m_sharpener->forward(in.upsampled.index_select(0, pairs.div(regions, "floor")),
-                                   pairs.remainder(regions));
+    auto sh =
+        m_sharpener->forward(in.upsampled, pairs.remainder(regions), pairs.div(regions, "floor"));
     z = sh.features.index_select(0, std::get<1>(unique));
   } else {
-    auto sh = m_sharpener->forward(in.upsampled, in.selected);
+    // (Every row its own pair, as the rows of a training batch whose ended rows are skipped.)
+    auto sh = m_sharpener->forward(in.upsampled, in.selected, in.imageOfRow);
     out.patches = std::move(sh.patches);
     out.thetas = std::move(sh.thetas);
     z = sh.features;
