@@ -1027,6 +1027,8 @@ bool channelsLastAllowed() {
   return on;
 }
 
+constexpr int64_t kChannelsLastWidth = 64;
+
 // Whether convWith sends conv(x) to LibTorch's convolution (oneDNN).
 bool oneDnnConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   return plainConvolution(conv, x) && !directConvolution(conv, x) &&
@@ -1040,14 +1042,17 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
   const size_t n = seq.size();
   for (size_t i = 0; i < n; ++i) {
     auto& m = *seq.ptr(i);
-    // Where gradients are recorded, oneDNN's convolutions take channels-last input: with the
-    // narrow networks' 8 to 64 channels its channels-first kernels reorder every tensor to and
-    // from its blocked layout, in both directions (training at width 0.125, one thread, the two
-    // layouts side by side: soft 6-17 % faster channels last at batch 256 and 4-15 % at 64, sharp
-    // pooling 8-15 % at 256; at width 1 level).
-    // The layout then stays (the pools keep it) and the result is made contiguous at the end.
+    // Where gradients are recorded, oneDNN's narrow convolutions (at most kChannelsLastWidth
+    // channels out) take channels-last input: with the narrow networks' 8 to 64 channels its
+    // channels-first kernels reorder every tensor to and from its blocked layout, in both
+    // directions (training at width 0.125, one thread, the two layouts side by side: soft 6-17 %
+    // faster channels last at batch 256 and 4-15 % at 64, sharp pooling 8-15 % at 256). Wider
+    // layers were level (width 1), so a wide network, or a ResNet's wide downsampling, keeps its
+    // layout and copies nothing. The layout then stays (the pools keep it) and the result is made
+    // contiguous at the end.
     if (auto* c = m.as<torch::nn::Conv2dImpl>();
-        c && channelsLastAllowed() && torch::GradMode::is_enabled() && oneDnnConvolution(*c, y))
+        c && channelsLastAllowed() && torch::GradMode::is_enabled() &&
+        c->options.out_channels() <= kChannelsLastWidth && oneDnnConvolution(*c, y))
       y = y.contiguous(at::MemoryFormat::ChannelsLast);
     if (auto* c = m.as<torch::nn::Conv2dImpl>()) {
       // Conv(1 channel) -> ReLU -> 2x2 max pool, the first layer of the VGGs and localisers.
