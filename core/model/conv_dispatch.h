@@ -48,7 +48,9 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
 /// seq(x), with convForward for its convolutions (convBatchNorm where a batch norm follows) and
 /// maxPool2d for its max pools; a direct convolution followed by a ReLU and a 2x2 stride-2 max
 /// pool runs fused, and a ReLU followed by an unpadded max pool runs after it (on the pooled
-/// values).
+/// values). Where gradients are recorded, the input of oneDNN's narrow convolutions (64 channels
+/// out or fewer) is made channels last and the layers after keep that layout (the pools too);
+/// FOVEAL_CHANNELS_LAST=0 keeps channels first. The result is contiguous either way.
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x);
 
 }  // namespace foveal::core
