@@ -72,6 +72,7 @@ struct Corners8 {
 // backward pass of an early decoding step): without it, waiting for them was more than half of
 // the gradient's time.
 inline void prefetchSource(const AffineSampleArgs& a, int64_t b) {
+  if (a.w < 1 || a.h < 1) return;
   const float* t = a.theta + b * 6;
   const float x0 = a.xs[0], x1 = a.xs[a.w - 1], y0 = a.ys[0], y1 = a.ys[a.h - 1];
   float lo[2] = {1e30f, 1e30f}, hi[2] = {-1e30f, -1e30f};

@@ -567,6 +567,19 @@ bool channelsLast(const torch::Tensor& x) {
   return x.dim() == 4 && !x.is_contiguous() && x.is_contiguous(at::MemoryFormat::ChannelsLast);
 }
 
+// f(full, pooled, n) over a pool's batch in parallel chunks: channels last, whole images (the
+// (2, 1) pool on rows of w x c values, the 2x2 one on pixels of c values); otherwise planes. full
+// and pooled: the chunk's offsets into the input and the pooled tensors (plane: h x w values,
+// pooledPlane: ph x pw), n: its images or planes.
+template <class F>
+void forEachPoolChunk(bool last, int64_t images, int64_t c, int64_t plane, int64_t pooledPlane,
+                      const F& f) {
+  const int64_t unit = last ? c : 1;
+  at::parallel_for(0, last ? images : images * c, 1, [&](int64_t begin, int64_t end) {
+    f(begin * unit * plane, begin * unit * pooledPlane, end - begin);
+  });
+}
+
 // max_pool2d(x, 2) (Rows = false) or max_pool2d(x, {2, 1}) (Rows = true) of a contiguous CPU
 // float x, no padding, floor: values and gradients max_pool2d's, the positions kept as bytes (an
 // eighth of max_pool2d's int64 indices) and the backward pass this file's.
@@ -586,23 +599,12 @@ class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<R
     const float* src = in.data_ptr<float>();
     float* dst = out.data_ptr<float>();
     uint8_t* at = where.data_ptr<uint8_t>();
-    if (last) {
-      // (2, 1): pairs of rows of w c values; 2x2: windows of four pixels.
-      at::parallel_for(0, images, 1, [&](int64_t begin, int64_t end) {
-        const int64_t size = h * w * c, pooled = ph * pw * c;
-        if (Rows)
-          poolPlanes(true, src + begin * size, dst + begin * pooled, at + begin * pooled,
-                     end - begin, h, w * c);
-        else
-          pool2x2Pixels(src + begin * size, dst + begin * pooled, at + begin * pooled, end - begin,
-                        h, w, c);
-      });
-    } else {
-      at::parallel_for(0, images * c, 1, [&](int64_t begin, int64_t end) {
-        poolPlanes(Rows, src + begin * h * w, dst + begin * ph * pw, at + begin * ph * pw,
-                   end - begin, h, w);
-      });
-    }
+    forEachPoolChunk(last, images, c, h * w, ph * pw, [&](int64_t full, int64_t pooled, int64_t n) {
+      if (last && !Rows)
+        pool2x2Pixels(src + full, dst + pooled, at + pooled, n, h, w, c);
+      else
+        poolPlanes(Rows, src + full, dst + pooled, at + pooled, n, h, last ? w * c : w);
+    });
     ctx->save_for_backward({where});
     ctx->saved_data["h"] = h;
     ctx->saved_data["w"] = w;
@@ -621,22 +623,12 @@ class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<R
     const float* gp = g.data_ptr<float>();
     const uint8_t* at = where.data_ptr<uint8_t>();
     float* dst = gin.data_ptr<float>();
-    if (last) {
-      at::parallel_for(0, images, 1, [&](int64_t begin, int64_t end) {
-        const int64_t size = h * w * c, pooled = ph * pw * c;
-        if (Rows)
-          unpoolPlanes(true, gp + begin * pooled, at + begin * pooled, dst + begin * size,
-                       end - begin, h, w * c);
-        else
-          unpool2x2Pixels(gp + begin * pooled, at + begin * pooled, dst + begin * size, end - begin,
-                          h, w, c);
-      });
-    } else {
-      at::parallel_for(0, images * c, 1, [&](int64_t begin, int64_t end) {
-        unpoolPlanes(Rows, gp + begin * ph * pw, at + begin * ph * pw, dst + begin * h * w,
-                     end - begin, h, w);
-      });
-    }
+    forEachPoolChunk(last, images, c, h * w, ph * pw, [&](int64_t full, int64_t pooled, int64_t n) {
+      if (last && !Rows)
+        unpool2x2Pixels(gp + pooled, at + pooled, dst + full, n, h, w, c);
+      else
+        unpoolPlanes(Rows, gp + pooled, at + pooled, dst + full, n, h, last ? w * c : w);
+    });
     return {gin};
   }
 };

@@ -100,6 +100,7 @@ class AffineSampleFunction : public torch::autograd::Function<AffineSampleFuncti
       });
       return out;
     }
+    TORCH_CHECK(rows.numel() == 0, "sampleAffine: an image index wants a float source");
     AT_DISPATCH_FLOATING_TYPES(source.scalar_type(), "sample affine", [&] {
       using S = scalar_t;
       const auto xs = centres<S>(w), ys = centres<S>(h);
@@ -215,7 +216,8 @@ bool readsRowsInPlace(const torch::Tensor& source, const torch::Tensor& theta,
                       const torch::Tensor& rows) {
   return source.is_cpu() && source.scalar_type() == torch::kFloat && rows.is_cpu() &&
          rows.scalar_type() == torch::kLong && rows.dim() == 1 && theta.dim() >= 1 &&
-         rows.size(0) == theta.size(0) &&
+         rows.size(0) == theta.size(0) && source.dim() == 4 &&
+         source.size(2) * source.size(3) < (int64_t{1} << 31) &&
          !(torch::GradMode::is_enabled() && source.requires_grad());
 }
 
