@@ -261,6 +261,31 @@ template <size_t size>
     std::memcpy(to, from, n);
 }
 
+// n <= 8 pooled gradient values from g and their windows' positions from at (lanes past n: zero
+// and position pad).
+[[gnu::always_inline]] inline void loadGradients(const float* g, const uint8_t* at, size_t n,
+                                                 uint8_t pad, Float8& v, Int8& position) {
+  v = Float8{};
+  Byte8 b = Byte8{} + pad;
+  copyPart<32>(&v, g, n * sizeof(float));
+  copyPart<8>(&b, at, n);
+  position = __builtin_convertvector(b, Int8);
+}
+
+// Eight windows' maxima over their four values v[0..3] (in the window's row-major order) and
+// the position of each one's first maximum, as max_pool2d keeps it.
+template <bool Relu>
+[[gnu::always_inline]] inline void windowMaximum(const Float8 (&v)[4], Float8& best, Int8& at) {
+  best = v[0];
+  at = Int8{};
+  for (int q = 1; q < 4; ++q) {
+    Int8 take;
+    replaces<Relu>(v[q], best, take);
+    best = take ? v[q] : best;
+    at = take ? Int8{} + q : at;
+  }
+}
+
 // block(j, n) for a row of `count` values in blocks of n = 8 from j, then one(j) for the values
 // left one at a time; in a row of fewer than eight (or always, where `partial`) a last block of
 // n < 8 instead.
@@ -320,14 +345,9 @@ template <bool Relu>
                      const Float8 v[4] = {
                          __builtin_shuffle(a0, a1, evens), __builtin_shuffle(a0, a1, odds),
                          __builtin_shuffle(b0, b1, evens), __builtin_shuffle(b0, b1, odds)};
-                     Float8 best = v[0];
-                     Int8 k{};
-                     for (int q = 1; q < 4; ++q) {
-                       Int8 take;
-                       replaces<Relu>(v[q], best, take);
-                       best = take ? v[q] : best;
-                       k = take ? Int8{} + q : k;
-                     }
+                     Float8 best;
+                     Int8 k;
+                     windowMaximum<Relu>(v, best, k);
                      if (Relu) {
                        const Int8 positive = best > 0.0f;
                        best = positive ? best : Float8{};
@@ -369,11 +389,9 @@ template <bool Relu>
       float tail = 0.0f;
       const auto block = [&](int64_t j, int64_t n) {
         // A block of n < 8 values through copies (positions past them kNoGradient: zeros).
-        Float8 v{};
-        Byte8 b = Byte8{} + kNoGradient;
-        copyPart<32>(&v, g + j, static_cast<size_t>(n) * sizeof(float));
-        copyPart<8>(&b, at + j, static_cast<size_t>(n));
-        const Int8 k = __builtin_convertvector(b, Int8);
+        Float8 v;
+        Int8 k;
+        loadGradients(g + j, at + j, static_cast<size_t>(n), kNoGradient, v, k);
         const Float8 zero{}, p0 = k == 0 ? v : zero, p1 = k == 1 ? v : zero, p2 = k == 2 ? v : zero,
                              p3 = k == 3 ? v : zero;
         passed += k != kNoGradient ? v : zero;
@@ -462,11 +480,10 @@ void unpoolPlanes(bool rows, const float* grad, const uint8_t* where, float* in,
       const uint8_t* at = where + (p * ph + i) * w;
       const auto block = [&](int64_t j, int64_t count) {
         const size_t n = static_cast<size_t>(count);
-        Float8 v{};
-        Byte8 b{};
-        copyPart<32>(&v, g + j, n * sizeof(float));
-        copyPart<8>(&b, at + j, n);
-        const Int8 second = __builtin_convertvector(b, Int8) == 1;
+        Float8 v;
+        Int8 position;
+        loadGradients(g + j, at + j, n, 0, v, position);
+        const Int8 second = position == 1;
         const Float8 zero{}, top = second ? zero : v, bottom = second ? v : zero;
         copyPart<32>(r0 + j, &top, n * sizeof(float));
         copyPart<32>(r1 + j, &bottom, n * sizeof(float));
@@ -501,14 +518,9 @@ void pool2x2Pixels(const float* in, float* out, uint8_t* where, int64_t images, 
             q[r] = Float8{};
             copyPart<32>(&q[r], v[r] + k, n * sizeof(float));
           }
-          Float8 best = q[0];
-          Int8 pos{};
-          for (int r = 1; r < 4; ++r) {
-            Int8 take;
-            replaces<false>(q[r], best, take);
-            best = take ? q[r] : best;
-            pos = take ? Int8{} + r : pos;
-          }
+          Float8 best;
+          Int8 pos;
+          windowMaximum<false>(q, best, pos);
           const Byte8 index = __builtin_convertvector(pos, Byte8);
           copyPart<32>(dst + k, &best, n * sizeof(float));
           copyPart<8>(at + k, &index, n);
@@ -538,11 +550,9 @@ void unpool2x2Pixels(const float* grad, const uint8_t* where, float* in, int64_t
         const uint8_t* at = where + ((b * ph + i) * pw + j) * c;
         const auto block = [&](int64_t k, int64_t count) {
           const size_t n = static_cast<size_t>(count);
-          Float8 gv{};
-          Byte8 pb{};
-          copyPart<32>(&gv, g + k, n * sizeof(float));
-          copyPart<8>(&pb, at + k, n);
-          const Int8 pos = __builtin_convertvector(pb, Int8);
+          Float8 gv;
+          Int8 pos;
+          loadGradients(g + k, at + k, n, 0, gv, pos);
           for (int r = 0; r < 4; ++r) {
             const Float8 part = pos == r ? gv : Float8{};
             copyPart<32>(v[r] + k, &part, n * sizeof(float));
