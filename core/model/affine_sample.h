@@ -27,6 +27,21 @@ struct AffineSampleArgs {
   }
 };
 
+/// Asks for the cache lines of rows r0..r1, columns c0..c1 of each of the `channels` planes (sh x
+/// sw values) from `planes`: the source rectangle the samplers read next (sharpener.cpp's
+/// regions' crop too), one image ahead.
+template <typename S>
+inline void prefetchRectangle(const S* planes, int64_t channels, int64_t sh, int64_t sw, int64_t r0,
+                              int64_t r1, int64_t c0, int64_t c1) {
+  constexpr int64_t line = 64 / sizeof(S);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t i = r0; i <= r1; ++i) {
+      const S* row = planes + (c * sh + i) * sw;
+      for (int64_t j = c0; j <= c1; j += line) __builtin_prefetch(row + j);
+      __builtin_prefetch(row + c1);
+    }
+}
+
 /// The samples, into out [n, channels, h, w].
 void sampleAffineFloat(const AffineSampleArgs& a, float* out);
 

@@ -90,12 +90,7 @@ inline void prefetchSource(const AffineSampleArgs& a, int64_t b) {
   };
   const int64_t c0 = pixel(lo[0], a.sw), c1 = std::min(pixel(hi[0], a.sw) + 1, a.sw - 1);
   const int64_t r0 = pixel(lo[1], a.sh), r1 = std::min(pixel(hi[1], a.sh) + 1, a.sh - 1);
-  for (int64_t c = 0; c < a.channels; ++c)
-    for (int64_t i = r0; i <= r1; ++i) {
-      const float* row = a.planes(b) + (c * a.sh + i) * a.sw;
-      for (int64_t j = c0; j <= c1; j += 16) __builtin_prefetch(row + j);
-      __builtin_prefetch(row + c1);
-    }
+  prefetchRectangle(a.planes(b), a.channels, a.sh, a.sw, r0, r1, c0, c1);
 }
 
 // fn(b, i, j, n, x, y, xv) for every block of eight output columns (n of them real) of every row

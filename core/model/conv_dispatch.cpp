@@ -947,8 +947,22 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
 }
 
 namespace {
+// The kernels convWith runs conv(x) on (plainConvolution(conv, x) holds): the direct kernel,
+// Winograd's, thnn_conv2d for one input channel, or LibTorch's convolution (oneDNN).
+enum class ConvRoute { Direct, Winograd, OneChannel, Library };
+
+ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  if (directConvolution(conv, x)) return ConvRoute::Direct;
+  // Only where gradients are recorded (explanations, training): inference keeps the direct
+  // convolutions, whose readings match the reference implementations' to 1e-6 (Winograd's
+  // rounding moved strhub's TRBA's attention weights by 1.5e-4 through its TPS localiser).
+  if (torch::GradMode::is_enabled() && winogradConvolution(conv, x)) return ConvRoute::Winograd;
+  if (oneChannelConvolution(conv, x)) return ConvRoute::OneChannel;
+  return ConvRoute::Library;
+}
+
 // conv(x) with the given weight and bias (undefined: none) in place of the module's, through the
-// kernels convForward picks; plainConvolution(conv, x) holds.
+// kernels convRoute picks; plainConvolution(conv, x) holds.
 torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                        const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto& o = conv.options;
@@ -956,17 +970,19 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
   auto orEmpty = [&](const torch::Tensor& b) {  // an undefined tensor cannot enter apply
     return b.defined() ? b : torch::empty({0}, x.options());
   };
-  if (directConvolution(conv, x))
-    return DirectConvFunction::apply(x, weight, orEmpty(bias), padding->at(0), padding->at(1),
-                                     false);
-  // Only where gradients are recorded (explanations, training): inference keeps the direct
-  // convolutions, whose readings match the reference implementations' to 1e-6 (Winograd's
-  // rounding moved strhub's TRBA's attention weights by 1.5e-4 through its TPS localiser).
-  if (torch::GradMode::is_enabled() && winogradConvolution(conv, x))
-    return WinogradConvFunction::apply(x, weight, orEmpty(bias));
   const std::vector<int64_t> kernel{o.kernel_size()->at(0), o.kernel_size()->at(1)},
       stride{o.stride()->at(0), o.stride()->at(1)}, pad{padding->at(0), padding->at(1)};
-  if (oneChannelConvolution(conv, x)) return at::thnn_conv2d(x, weight, kernel, bias, stride, pad);
+  switch (convRoute(conv, x)) {
+    case ConvRoute::Direct:
+      return DirectConvFunction::apply(x, weight, orEmpty(bias), padding->at(0), padding->at(1),
+                                       false);
+    case ConvRoute::Winograd:
+      return WinogradConvFunction::apply(x, weight, orEmpty(bias));
+    case ConvRoute::OneChannel:
+      return at::thnn_conv2d(x, weight, kernel, bias, stride, pad);
+    case ConvRoute::Library:
+      break;
+  }
   return torch::conv2d(x, weight, bias, stride, pad);
 }
 }  // namespace
@@ -1030,13 +1046,6 @@ bool channelsLastAllowed() {
 }
 
 constexpr int64_t kChannelsLastWidth = 64;
-
-// Whether convWith sends conv(x) to LibTorch's convolution (oneDNN).
-bool oneDnnConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
-  return plainConvolution(conv, x) && !directConvolution(conv, x) &&
-         !oneChannelConvolution(conv, x) &&
-         !(torch::GradMode::is_enabled() && winogradConvolution(conv, x));
-}
 }  // namespace
 
 torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Tensor& x) {
@@ -1054,7 +1063,8 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
     // contiguous at the end.
     if (auto* c = m.as<torch::nn::Conv2dImpl>();
         c && channelsLastAllowed() && torch::GradMode::is_enabled() &&
-        c->options.out_channels() <= kChannelsLastWidth && oneDnnConvolution(*c, y))
+        c->options.out_channels() <= kChannelsLastWidth && plainConvolution(*c, y) &&
+        convRoute(*c, y) == ConvRoute::Library)
       y = y.contiguous(at::MemoryFormat::ChannelsLast);
     if (auto* c = m.as<torch::nn::Conv2dImpl>()) {
       // Conv(1 channel) -> ReLU -> 2x2 max pool, the first layer of the VGGs and localisers.

@@ -288,13 +288,8 @@ void forEachImageTaps(const S* tp, int64_t n, int64_t sh, int64_t sw, int64_t h,
         c0 = std::min({c0, x->i0, x->i1}), c1 = std::max({c1, x->i0, x->i1});
       for (const auto* y : {&r.second.front(), &r.second.back()})
         r0 = std::min({r0, y->i0, y->i1}), r1 = std::max({r1, y->i0, y->i1});
-      constexpr int64_t line = 64 / sizeof(S);
-      for (int64_t c = 0; c < channels; ++c)
-        for (int64_t i = r0; i <= r1; ++i) {
-          const S* row = source + (((image ? image[b] : b) * channels + c) * sh + i) * sw;
-          for (int64_t j = c0; j <= c1; j += line) __builtin_prefetch(row + j);
-          __builtin_prefetch(row + c1);
-        }
+      prefetchRectangle(source + (image ? image[b] : b) * channels * sh * sw, channels, sh, sw, r0,
+                        r1, c0, c1);
     }
     return r;
   };
@@ -411,27 +406,24 @@ class AxisAlignedSampleFunction : public torch::autograd::Function<AxisAlignedSa
 
 torch::Tensor sampleAxisAligned(const torch::Tensor& source, const torch::Tensor& theta, int64_t w,
                                 int64_t h, const torch::Tensor& rows) {
-  if (rows.defined()) {
-    // In place only on the path without gradients (the regions' thetas are constants).
-    const bool recording = torch::GradMode::is_enabled();
-    if (readsRowsInPlace(source, theta, rows) && theta.is_cpu() && theta.dim() == 3 &&
-        theta.size(1) == 2 && theta.size(2) == 3 && theta.scalar_type() == torch::kFloat &&
-        source.dim() == 4 && source.size(2) > 0 && source.size(3) > 0 &&
-        !(recording && theta.requires_grad()))
-      return axisAlignedSample(source.contiguous(), theta.contiguous(), w, h, rows);
+  const bool recording = torch::GradMode::is_enabled();
+  // The rows' images read in place only on the path without gradients (the regions' thetas are
+  // constants).
+  const bool inPlace = rows.defined() && readsRowsInPlace(source, theta, rows) &&
+                       !(recording && theta.requires_grad());
+  if (rows.defined() && !inPlace)
     return sampleAxisAligned(source.index_select(0, rows), theta, w, h);
-  }
   const auto type = source.scalar_type();
   if (!source.is_cpu() || !theta.is_cpu() || source.dim() != 4 || theta.dim() != 3 ||
-      theta.size(0) != source.size(0) || theta.size(1) != 2 || theta.size(2) != 3 ||
-      (type != torch::kFloat && type != torch::kDouble) || theta.scalar_type() != type ||
-      source.size(2) < 1 || source.size(3) < 1)
-    return sampleAffine(source, theta, w, h);
-  const bool recording = torch::GradMode::is_enabled();
+      theta.size(0) != (inPlace ? rows.size(0) : source.size(0)) || theta.size(1) != 2 ||
+      theta.size(2) != 3 || (type != torch::kFloat && type != torch::kDouble) ||
+      theta.scalar_type() != type || source.size(2) < 1 || source.size(3) < 1)
+    return sampleAffine(source, theta, w, h, rows);
   if (recording && theta.requires_grad()) return sampleAffine(source, theta, w, h);
   if (recording && source.requires_grad())
     return AxisAlignedSampleFunction::apply(source, theta, w, h);
-  return axisAlignedSample(source.contiguous(), theta.contiguous(), w, h);
+  return axisAlignedSample(source.contiguous(), theta.contiguous(), w, h,
+                           inPlace ? rows : torch::Tensor());
 }
 
 torch::Tensor composeAffine(const torch::Tensor& a, const torch::Tensor& b) {
