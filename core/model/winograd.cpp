@@ -36,39 +36,74 @@ inline void inputRows(const Vec* d, int64_t stride, Vec* t, int64_t tstride) {
   }
 }
 
-// Input tiles from x [N, C, H, W] (zero outside: one pixel of border, the tiles' overhang, the
-// channels beyond C) into v [36, P, Cp], P = N * th * tw tiles in row-major order. Each task is
-// one row of tiles and eight channels: their six input rows, channels interleaved, then every
-// tile of the row.
-FOVEAL_CPU_CLONES("avx2", "default")
-void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
-                    int64_t th, int64_t tw, int64_t cp) {
-  const int64_t tiles = n * th * tw, blocks = cp / kLanes, wp = tw * kTile + 2;
+// A e for four values (F(4x4, 3x3)'s A, six rows of four): the weight gradient's transform of
+// an output gradient's tile. The weight gradient is the correlation of the input with the output
+// gradient, Winograd's F(3x3, 4x4); by the transposition principle its matrices are the
+// forward's, rearranged: B^T for the input (inputRows), A for the output gradient (this), G^T
+// for the result (weightGradientRows).
+inline void gradientRows(const Vec* e, int64_t stride, Vec* t, int64_t tstride) {
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const float e0 = e[0].v[l], e1 = e[stride].v[l], e2 = e[2 * stride].v[l],
+                e3 = e[3 * stride].v[l];
+    const float a = e0 + e2, b = e1 + e3, c = e0 + 4.0f * e2, d = 2.0f * e1 + 8.0f * e3;
+    t[0].v[l] = e0;
+    t[tstride].v[l] = a + b;
+    t[2 * tstride].v[l] = a - b;
+    t[3 * tstride].v[l] = c + d;
+    t[4 * tstride].v[l] = c - d;
+    t[5 * tstride].v[l] = e3;
+  }
+}
+
+// Tiles of `size` x `size` values, every kTile pixels, from x [N, C, H, W] (zero outside: `border`
+// pixels before the first row and column, the tiles' overhang, the channels beyond C),
+// transformed by `rows` (size values in, six out) along columns and then rows into
+// v [36, P, Cp], P = N * th * tw tiles in row-major order. Each task is one row of tiles and
+// eight channels: their input rows, channels interleaved, then every tile of the row.
+template <int64_t size, int64_t border, void (*rows)(const Vec*, int64_t, Vec*, int64_t)>
+inline void transformTiles(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
+                           int64_t th, int64_t tw, int64_t cp) {
+  const int64_t tiles = n * th * tw, blocks = cp / kLanes, wp = tw * kTile + 2 * border;
   at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<Vec> rows(static_cast<size_t>(6 * wp));
-    Vec t[36], u[36];
+    std::vector<Vec> band(static_cast<size_t>(size * wp));
+    Vec t[6 * size], u[36];
     for (int64_t task = begin; task < end; ++task) {
       const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
-      std::memset(rows.data(), 0, rows.size() * sizeof(Vec));
-      for (int64_t r = 0; r < 6; ++r) {
-        const int64_t y = ti * kTile - 1 + r;
+      std::memset(band.data(), 0, band.size() * sizeof(Vec));
+      for (int64_t r = 0; r < size; ++r) {
+        const int64_t y = ti * kTile - border + r;
         if (y < 0 || y >= h) continue;
         for (int64_t l = 0; l < kLanes && cb * kLanes + l < c; ++l) {
           const float* src = x + ((img * c + cb * kLanes + l) * h + y) * w;
-          Vec* dst = rows.data() + r * wp + 1;
+          Vec* dst = band.data() + r * wp + border;
           for (int64_t k = 0; k < w; ++k) dst[k].v[l] = src[k];
         }
       }
       for (int64_t tj = 0; tj < tw; ++tj) {
-        const Vec* d = rows.data() + tj * kTile;
-        for (int64_t k = 0; k < 6; ++k) inputRows(d + k, wp, t + k, 6);         // B^T d, per column
-        for (int64_t r = 0; r < 6; ++r) inputRows(t + r * 6, 1, u + r * 6, 1);  // (.) B, per row
+        const Vec* d = band.data() + tj * kTile;
+        for (int64_t k = 0; k < size; ++k) rows(d + k, wp, t + k, size);  // per column: 6 x size
+        for (int64_t r = 0; r < 6; ++r) rows(t + r * size, 1, u + r * 6, 1);  // per row: 6 x 6
         const int64_t p = (img * th + ti) * tw + tj;
         for (int64_t q = 0; q < 36; ++q)
           std::memcpy(v + (q * tiles + p) * cp + cb * kLanes, u[q].v, sizeof(Vec));
       }
     }
   });
+}
+
+// B^T d B for the 6x6 input tiles of a convolution with one pixel of padding (tile j of a row
+// starts at column 4 j - 1).
+FOVEAL_CPU_CLONES("avx2", "default")
+void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
+                    int64_t th, int64_t tw, int64_t cp) {
+  transformTiles<6, 1, inputRows>(x, v, n, c, h, w, th, tw, cp);
+}
+
+// A e A^T for the 4x4 tiles of an output gradient (tile j of a row starts at column 4 j).
+FOVEAL_CPU_CLONES("avx2", "default")
+void transformGradient(const float* g, float* v, int64_t n, int64_t o, int64_t h, int64_t w,
+                       int64_t th, int64_t tw, int64_t op) {
+  transformTiles<4, 0, gradientRows>(g, v, n, o, h, w, th, tw, op);
 }
 
 // A^T m for six values: four outputs.
@@ -159,10 +194,51 @@ void transformWeightRows(const float* wt, float* u, int64_t c, int64_t cp, int64
   });
 }
 
+// G^T m for six values: three (F(4x4, 3x3)'s G, transposed).
+inline void weightGradientRows(const Vec* m, int64_t stride, Vec* z, int64_t zstride) {
+  for (int64_t l = 0; l < kLanes; ++l) {
+    const float m0 = m[0].v[l], m1 = m[stride].v[l], m2 = m[2 * stride].v[l],
+                m3 = m[3 * stride].v[l], m4 = m[4 * stride].v[l], m5 = m[5 * stride].v[l];
+    const float a = (m1 + m2) * (1.0f / 6.0f), b = (m3 + m4) * (1.0f / 24.0f);
+    z[0].v[l] = m0 * 0.25f - a + b;
+    z[zstride].v[l] = (m2 - m1) * (1.0f / 6.0f) + (m3 - m4) * (1.0f / 12.0f);
+    z[2 * zstride].v[l] = 4.0f * b - a + m5;
+  }
+}
+
+// m [36, Op, Cp] (each position's products summed over the tiles) into dw [O, C, 3, 3]: G^T m G
+// for every (output, input) channel pair, eight input channels at once. Each task is one output
+// channel: its row of each of the 36 planes is copied into a local block first (the planes lie a
+// power of two apart, and reading the 36 in turn would thrash the cache's sets), the rows a
+// cache line further apart than their length for the same reason.
+FOVEAL_CPU_CLONES("avx2", "default")
+void transformWeightGradient(const float* m, float* dw, int64_t o, int64_t c, int64_t op,
+                             int64_t cp) {
+  const int64_t blocks = (c + kLanes - 1) / kLanes, stride = cp + 16;
+  at::parallel_for(0, o, 4, [&](int64_t begin, int64_t end) {
+    std::vector<float> block(static_cast<size_t>(36 * stride));
+    Vec a[36], t[18], z[9];
+    for (int64_t oo = begin; oo < end; ++oo) {
+      for (int64_t q = 0; q < 36; ++q)
+        std::memcpy(block.data() + q * stride, m + (q * op + oo) * cp, cp * sizeof(float));
+      for (int64_t cb = 0; cb < blocks; ++cb) {
+        for (int64_t q = 0; q < 36; ++q)
+          std::memcpy(a[q].v, block.data() + q * stride + cb * kLanes, sizeof(Vec));
+        for (int k = 0; k < 6; ++k) weightGradientRows(a + k, 6, t + k, 6);          // 3 x 6
+        for (int r = 0; r < 3; ++r) weightGradientRows(t + r * 6, 1, z + r * 3, 1);  // 3 x 3
+        for (int64_t l = 0; l < kLanes && cb * kLanes + l < c; ++l) {
+          float* dst = dw + (oo * c + cb * kLanes + l) * 9;
+          for (int k = 0; k < 9; ++k) dst[k] = z[k].v[l];
+        }
+      }
+    }
+  });
+}
+
 // The transforms' buffers, kept by each thread that convolves: a wide layer's (tens of MB) are
 // above the size glibc maps fresh for every allocation, and faulting their pages in again at
 // every call cost as much as the transform itself.
-enum Buffer { kWeightsLast, kWeights, kInput, kProducts, kBuffers };
+enum Buffer { kWeightsLast, kWeights, kInput, kGradient, kProducts, kBuffers };
 torch::Tensor scratch(Buffer which, at::IntArrayRef sizes) {
   thread_local torch::Tensor buffers[kBuffers];
   int64_t n = 1;
@@ -244,6 +320,30 @@ torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weigh
   transformOutput(m.data_ptr<float>(), b.defined() ? b.data_ptr<float>() : nullptr,
                   out.data_ptr<float>(), n, o, h, w, th, tw, op);
   return out;
+}
+
+torch::Tensor winogradWeightGradient3x3(const torch::Tensor& x, const torch::Tensor& gradOut) {
+  TORCH_CHECK(x.dim() == 4 && gradOut.dim() == 4 && x.is_cpu() && gradOut.is_cpu() &&
+                  x.scalar_type() == torch::kFloat && gradOut.scalar_type() == torch::kFloat,
+              "winogradWeightGradient3x3: x and the output gradient must be [N, C, H, W] float on "
+              "the CPU");
+  TORCH_CHECK(
+      gradOut.size(0) == x.size(0) && gradOut.size(2) == x.size(2) && gradOut.size(3) == x.size(3),
+      "winogradWeightGradient3x3: the output gradient must have x's batch, height and width");
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), o = gradOut.size(1);
+  const int64_t cp = roundUp(c), op = roundUp(o);
+  const int64_t th = (h + kTile - 1) / kTile, tw = (w + kTile - 1) / kTile;
+  const int64_t tiles = n * th * tw;
+  const auto in = x.contiguous(), g = gradOut.contiguous();
+  auto v = scratch(kInput, {36, tiles, cp});
+  transformInput(in.data_ptr<float>(), v.data_ptr<float>(), n, c, h, w, th, tw, cp);
+  auto u = scratch(kGradient, {36, tiles, op});
+  transformGradient(g.data_ptr<float>(), u.data_ptr<float>(), n, o, h, w, th, tw, op);
+  auto m = scratch(kProducts, {36, op, cp});
+  torch::bmm_out(m, u.transpose(1, 2), v);  // summed over every tile of every image
+  auto dw = torch::empty({o, c, 3, 3}, x.options());
+  transformWeightGradient(m.data_ptr<float>(), dw.data_ptr<float>(), o, c, op, cp);
+  return dw;
 }
 
 }  // namespace foveal::core

@@ -19,4 +19,11 @@ namespace foveal::core {
 torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weight,
                               const torch::Tensor& bias, bool inputGradient = false);
 
+/// The weight gradient [O, C, 3, 3] of conv2d(x, weight, stride 1, padding 1) for x [N, C, H, W]
+/// and its output gradient [N, O, H, W], both float CPU: the correlation of x with the output
+/// gradient, by Winograd's F(3x3, 4x4) (each 4x4 tile of the output gradient against the 6x6
+/// input tile under it; the 36 positions' products summed over every tile as 36 matrix
+/// products). No autograd. Error about 1e-5 relative to the gradient's scale.
+torch::Tensor winogradWeightGradient3x3(const torch::Tensor& x, const torch::Tensor& gradOut);
+
 }  // namespace foveal::core

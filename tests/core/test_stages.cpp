@@ -625,7 +625,7 @@ class TestStages : public QObject {
   }
 
   // Wide 3x3 layers (256 channels and more, stride 1, padding 1) run Winograd's F(4x4, 3x3)
-  // (winograd.h): values, the input gradient (Winograd too) and the weight and bias gradients
+  // (winograd.h): values, the input and weight gradients (Winograd's too) and the bias gradient
   // against the module's, for sizes that are and are not whole tiles (4x4) and channel counts
   // that are and are not whole vectors (8), with and without bias, over one and two threads;
   // 128 channels, 5x5 kernels and other paddings stay with the module.
@@ -670,6 +670,9 @@ class TestStages : public QObject {
     if (bias) params.push_back(conv->bias);
     const QString why = gradientMismatch(y, want, g, params, 2e-5, 0);
     QVERIFY2(why.isEmpty(), qPrintable(why));
+    // The weight gradient is Winograd's too (F(3x3, 4x4)), not the module's kernel.
+    QVERIFY(!torch::equal(torch::autograd::grad({convForward(*conv, x)}, {conv->weight}, {g})[0],
+                          torch::autograd::grad({conv->forward(x)}, {conv->weight}, {g})[0]));
     // Without gradients (inference): the module's own convolution, to the bit.
     {
       torch::NoGradGuard ng;
