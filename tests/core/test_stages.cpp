@@ -686,6 +686,41 @@ class TestStages : public QObject {
     at::set_num_threads(before);
   }
 
+  // Narrower 3x3 layers (64 channels in and 128 out up to Winograd's 256) keep oneDNN's forward
+  // and input gradient and take Winograd's weight gradient where the weight has a gradient: the
+  // forward to the bit, the input gradient within rounding, the weight gradient within
+  // Winograd's error but not the module's own; a frozen weight (integrated gradients) or 64
+  // channels out leave the whole layer to the module.
+  void winogradWeightGradientsOfNarrowerLayers() {
+    torch::manual_seed(37);
+    for (auto [in, out, height, width, bias] :
+         {std::tuple{64, 128, 16, 50, true}, std::tuple{128, 131, 7, 9, false},
+          std::tuple{130, 256, 5, 6, true}}) {
+      const QString what = QString("%1 -> %2 on %3x%4").arg(in).arg(out).arg(height).arg(width);
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 3).padding(1).bias(bias));
+      auto x = torch::randn({2, in, height, width}, torch::requires_grad());
+      auto y = convForward(*conv, x);
+      auto want = conv->forward(x);
+      QVERIFY2(torch::equal(y, want), qPrintable(what));
+      auto g = torch::randn_like(y);
+      std::vector<torch::Tensor> params{x, conv->weight};
+      if (bias) params.push_back(conv->bias);
+      const QString why = gradientMismatch(y, want, g, params, 2e-5, 0);
+      QVERIFY2(why.isEmpty(), qPrintable(what + ": " + why));
+      QVERIFY2(!torch::equal(torch::autograd::grad({convForward(*conv, x)}, {conv->weight}, {g})[0],
+                             torch::autograd::grad({conv->forward(x)}, {conv->weight}, {g})[0]),
+               qPrintable(what + ": the module's own weight gradient"));
+      conv->weight.requires_grad_(false);
+      QVERIFY(torch::equal(torch::autograd::grad({convForward(*conv, x)}, {x}, {g})[0],
+                           torch::autograd::grad({conv->forward(x)}, {x}, {g})[0]));
+    }
+    torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(64, 64, 3).padding(1));
+    auto x = torch::randn({2, 64, 8, 10}, torch::requires_grad());
+    auto g = torch::randn({2, 64, 8, 10});
+    QVERIFY(torch::equal(torch::autograd::grad({convForward(*narrow, x)}, {narrow->weight}, {g})[0],
+                         torch::autograd::grad({narrow->forward(x)}, {narrow->weight}, {g})[0]));
+  }
+
   // A batch norm in evaluation mode folded into the convolution before it (convBatchNorm, and
   // sequentialForward for a Conv2d then BatchNorm2d): the values and the gradients of the input,
   // the convolution's weight and bias and the batch norm's weight and bias as the two modules
