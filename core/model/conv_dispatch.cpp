@@ -884,12 +884,13 @@ bool winogradWeightGradients() {
   return on;
 }
 
-// Narrower 3x3 layers whose weight gradient alone goes to Winograd (winogradWeightsOnly): from 64
-// channels in and 128 out. One layer's weight gradient at batch 32, one thread, against oneDNN's
-// (2026-11-29, the AMD EPYC VM): 64 -> 128 on 16x50 1.42x, 128 -> 128 and 128 -> 256 on 8x25
-// 1.7x and 2.0x; 64 -> 64 on 16x50 1.1x and 32 -> 64 0.8x. Their forward and input gradient stay
-// oneDNN's (Winograd's were level or slower there at two threads).
-constexpr int64_t kWinogradWeightsIn = 64, kWinogradWeightsOut = 128;
+// Narrower 3x3 layers whose weight gradient alone goes to Winograd (winogradWeightsOnly): from 128
+// channels in and out. One layer's weight gradient at batch 32 with channels-last tensors, against
+// oneDNN's (2026-11-29, the AMD EPYC VM), one / two threads: 128 -> 256 on 8x25 1.8x / 1.9x,
+// 128 -> 128 1.3x / 1.1x; 64 -> 128 on 16x50 1.2x / 1.0x, 64 -> 64 1.1x / 0.8x. Their forward and
+// input gradient stay oneDNN's: Winograd's gain nothing from a second thread there (the
+// transforms are bound by memory), oneDNN's nearly double.
+constexpr int64_t kWinogradWeightsIn = 128, kWinogradWeightsOut = 128;
 
 bool winogradWeightsOnly(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   const auto& o = conv.options;

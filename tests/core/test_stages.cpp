@@ -686,15 +686,15 @@ class TestStages : public QObject {
     at::set_num_threads(before);
   }
 
-  // Narrower 3x3 layers (64 channels in and 128 out up to Winograd's 256) keep oneDNN's forward
+  // Narrower 3x3 layers (128 channels in and out, up to Winograd's 256) keep oneDNN's forward
   // and input gradient and take Winograd's weight gradient where the weight has a gradient: the
   // forward to the bit, the input gradient within rounding, the weight gradient within
   // Winograd's error but not the module's own; a frozen weight (integrated gradients) or 64
-  // channels out leave the whole layer to the module.
+  // channels in leave the whole layer to the module.
   void winogradWeightGradientsOfNarrowerLayers() {
     torch::manual_seed(37);
     for (auto [in, out, height, width, bias] :
-         {std::tuple{64, 128, 16, 50, true}, std::tuple{128, 131, 7, 9, false},
+         {std::tuple{128, 128, 16, 50, true}, std::tuple{128, 131, 7, 9, false},
           std::tuple{130, 256, 5, 6, true}}) {
       const QString what = QString("%1 -> %2 on %3x%4").arg(in).arg(out).arg(height).arg(width);
       torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 3).padding(1).bias(bias));
@@ -714,9 +714,9 @@ class TestStages : public QObject {
       QVERIFY(torch::equal(torch::autograd::grad({convForward(*conv, x)}, {x}, {g})[0],
                            torch::autograd::grad({conv->forward(x)}, {x}, {g})[0]));
     }
-    torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(64, 64, 3).padding(1));
+    torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(64, 128, 3).padding(1));
     auto x = torch::randn({2, 64, 8, 10}, torch::requires_grad());
-    auto g = torch::randn({2, 64, 8, 10});
+    auto g = torch::randn({2, 128, 8, 10});
     QVERIFY(torch::equal(torch::autograd::grad({convForward(*narrow, x)}, {narrow->weight}, {g})[0],
                          torch::autograd::grad({narrow->forward(x)}, {narrow->weight}, {g})[0]));
   }
