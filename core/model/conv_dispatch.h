@@ -9,9 +9,10 @@
 // faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
 // a ReLU and a 2x2 max pool follow it in a Sequential the three run as one pass that never
 // stores the full-size activation or its gradient; one-channel layers of other strides go
-// through thnn_conv2d. Wide 3x3 stride-1 layers (128 channels and more in and out) run
-// Winograd's F(4x4, 3x3) forward and for the input gradient where gradients are recorded
-// (winograd.h; oneDNN offers Winograd only with AVX-512). The modules and their parameters are
+// through thnn_conv2d. Wide 3x3 stride-1 layers (256 channels and more in and out) run
+// Winograd's F(4x4, 3x3) forward and for the input gradient where gradients are recorded, and
+// Winograd's F(3x3, 4x4) for their weight gradient, as do layers of 128 channels and more (whose
+// forward stays oneDNN's) (winograd.h; oneDNN offers Winograd only with AVX-512). The modules and their parameters are
 // unchanged; only the kernels differ, and each is held equal to LibTorch's in values and gradients
 // (tests/core/test_stages.cpp).
 #include <torch/nn/modules/batchnorm.h>
