@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
+#include "base/crc32.h"
 #include "base/error.h"
 #include "formats/checkpoint.h"
 #include "test_models.h"
@@ -71,6 +72,24 @@ class TestCheckpoint : public QObject {
     torch::manual_seed(0);
     m_good = path("good.fvm");
     saveCheckpoint(m_good.toStdString(), Recognizer(tinyConfig("sharp", ContextKind::Chain, 2)));
+  }
+
+  // The file checksum (base/crc32.h, eight bytes at a time) against the bitwise definition above:
+  // the standard check value, every length and alignment up to 40 bytes, chaining.
+  void checksumIsCrc32() {
+    QCOMPARE(foveal::core::crc32("123456789", 9), 0xCBF43926u);
+    QCOMPARE(foveal::core::crc32("", 0), 0u);
+    QByteArray bytes(64, '\0');
+    for (int i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 151 + 7);
+    for (int start = 0; start < 8; ++start)
+      for (int n = 0; n <= 40; ++n) {
+        const QByteArray piece = bytes.mid(start, n);
+        QCOMPARE(foveal::core::crc32(piece.constData(), size_t(n)), crc32(piece));
+        const int cut = n / 3;
+        QCOMPARE(foveal::core::crc32(piece.constData() + cut, size_t(n - cut),
+                                     foveal::core::crc32(piece.constData(), size_t(cut))),
+                 crc32(piece));
+      }
   }
 
   void saveLoadGivesIdenticalOutputs_data() {
