@@ -884,6 +884,15 @@ bool winogradWeightGradients() {
   return on;
 }
 
+// LibTorch's gradients (input, weight, bias, as `mask` asks) of a 3x3 stride-1 padding-1
+// convolution of x by w with output gradient g.
+std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> libraryBackward3x3(
+    const torch::Tensor& g, const torch::Tensor& x, const torch::Tensor& w,
+    std::array<bool, 3> mask) {
+  return at::convolution_backward(g, x, w, std::vector<int64_t>{w.size(0)}, {1, 1}, {1, 1}, {1, 1},
+                                  false, {0, 0}, 1, mask);
+}
+
 // Narrower 3x3 layers whose weight gradient alone goes to Winograd (winogradWeightsOnly): from 128
 // channels in and out. One layer's weight gradient at batch 32 with channels-last tensors, against
 // oneDNN's (2026-11-29, the AMD EPYC VM), one / two threads: 128 -> 256 on 8x25 1.8x / 1.9x,
@@ -920,9 +929,7 @@ class WinogradWeightsFunction : public torch::autograd::Function<WinogradWeights
     const auto& g = grads[0];
     torch::Tensor gx, gw, gb;
     if (ctx->needs_input_grad(0))
-      gx = std::get<0>(at::convolution_backward(g, x, w, std::vector<int64_t>{w.size(0)}, {1, 1},
-                                                {1, 1}, {1, 1}, false, {0, 0}, 1,
-                                                {true, false, false}));
+      gx = std::get<0>(libraryBackward3x3(g, x, w, {true, false, false}));
     if (ctx->needs_input_grad(1)) gw = winogradWeightGradient3x3(x, g);
     if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) gb = g.sum({0, 2, 3});
     return {gx, gw, gb};
@@ -957,9 +964,7 @@ class WinogradConvFunction : public torch::autograd::Function<WinogradConvFuncti
     if (wantW && winogradWeightGradients()) {
       gw = winogradWeightGradient3x3(x, g);
     } else if (wantW) {
-      gw = std::get<1>(at::convolution_backward(g, x, w, std::vector<int64_t>{w.size(0)}, {1, 1},
-                                                {1, 1}, {1, 1}, false, {0, 0}, 1,
-                                                {false, true, false}));
+      gw = std::get<1>(libraryBackward3x3(g, x, w, {false, true, false}));
     }
     if (wantB) gb = g.sum({0, 2, 3});
     return {gx, gw, gb};

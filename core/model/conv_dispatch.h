@@ -11,10 +11,10 @@
 // stores the full-size activation or its gradient; one-channel layers of other strides go
 // through thnn_conv2d. Wide 3x3 stride-1 layers (256 channels and more in and out) run
 // Winograd's F(4x4, 3x3) forward and for the input gradient where gradients are recorded, and
-// Winograd's F(3x3, 4x4) for their weight gradient, as do layers of 128 channels and more (whose
-// forward stays oneDNN's) (winograd.h; oneDNN offers Winograd only with AVX-512). The modules and their parameters are
-// unchanged; only the kernels differ, and each is held equal to LibTorch's in values and gradients
-// (tests/core/test_stages.cpp).
+// its F(3x3, 4x4) for their weight gradient; layers of 128 channels and more take that weight
+// gradient with oneDNN's forward (winograd.h; oneDNN offers Winograd only with AVX-512). The
+// modules and their parameters are unchanged; only the kernels differ, and each is held equal to
+// LibTorch's in values and gradients (tests/core/test_stages.cpp).
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>
