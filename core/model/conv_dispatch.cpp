@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/cpu_features.h"
+#include "base/env_switch.h"
 #include "model/autocast.h"
 #include "model/winograd.h"
 
@@ -865,22 +866,25 @@ bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v &
 // 16x50 and narrower lost at both.
 constexpr int64_t kWinogradChannels = 256;
 
-bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+// A 3x3 stride-1 padding-1 layer of at least `in` and `out` channels that Winograd may take.
+bool winogradShape(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, int64_t in,
+                   int64_t out) {
   const auto& o = conv.options;
   if (!plainConvolution(conv, x) || !winogradAllowed()) return false;
   const auto& padding = *numericPadding(o);
   return both(*o.kernel_size(), 3) && both(*o.stride(), 1) && both(*padding, 1) &&
-         o.in_channels() >= kWinogradChannels && o.out_channels() >= kWinogradChannels;
+         o.in_channels() >= in && o.out_channels() >= out;
+}
+
+bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  return winogradShape(conv, x, kWinogradChannels, kWinogradChannels);
 }
 
 // The weight gradients of the Winograd layers by Winograd too (F(3x3, 4x4)): 2.8-3.5x faster
 // than oneDNN's on AVX2 for 256 and 512 channels (one layer, batch 32, 2026-11-29, the AMD EPYC
 // VM). FOVEAL_WINOGRAD_WEIGHTS=0 leaves them to LibTorch's convolution_backward.
 bool winogradWeightGradients() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_WINOGRAD_WEIGHTS");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = !envSwitchOff("FOVEAL_WINOGRAD_WEIGHTS");
   return on;
 }
 
@@ -902,13 +906,8 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> libraryBackward3x3(
 constexpr int64_t kWinogradWeightsIn = 128, kWinogradWeightsOut = 128;
 
 bool winogradWeightsOnly(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
-  const auto& o = conv.options;
-  if (!plainConvolution(conv, x) || !winogradAllowed() || !winogradWeightGradients() ||
-      !conv.weight.requires_grad())
-    return false;
-  const auto& padding = *numericPadding(o);
-  return both(*o.kernel_size(), 3) && both(*o.stride(), 1) && both(*padding, 1) &&
-         o.in_channels() >= kWinogradWeightsIn && o.out_channels() >= kWinogradWeightsOut;
+  return winogradWeightGradients() && conv.weight.requires_grad() &&
+         winogradShape(conv, x, kWinogradWeightsIn, kWinogradWeightsOut);
 }
 
 // LibTorch's convolution (oneDNN) forward and for the input gradient, Winograd's F(3x3, 4x4) for
@@ -946,8 +945,8 @@ class WinogradConvFunction : public torch::autograd::Function<WinogradConvFuncti
                                const torch::Tensor& weight, const torch::Tensor& bias) {
     // bias: [O], or empty ([0]) for none (an undefined tensor cannot enter apply).
     const bool hasBias = bias.numel() > 0;
-    const bool weightGrad = weight.requires_grad() || (hasBias && bias.requires_grad());
-    ctx->save_for_backward({weightGrad ? x : torch::empty({0}, x.options()), weight});
+    // x only for the weight gradient (the bias's is the output gradient's sum).
+    ctx->save_for_backward({weight.requires_grad() ? x : torch::empty({0}, x.options()), weight});
     ctx->saved_data["bias"] = hasBias;
     return winogradConv3x3(x, weight, hasBias ? bias : torch::Tensor());
   }
@@ -984,10 +983,7 @@ torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
 }  // namespace
 
 bool winogradAllowed() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_WINOGRAD");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = !envSwitchOff("FOVEAL_WINOGRAD");
   return on;
 }
 
@@ -1106,10 +1102,7 @@ namespace {
 // Whether training runs oneDNN's convolutions channels last (FOVEAL_CHANNELS_LAST=0 keeps them
 // channels first, for comparison).
 bool channelsLastAllowed() {
-  static const bool on = [] {
-    const char* v = std::getenv("FOVEAL_CHANNELS_LAST");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = !envSwitchOff("FOVEAL_CHANNELS_LAST");
   return on;
 }
 

@@ -292,6 +292,26 @@ torch::Tensor transformWeight(const torch::Tensor& weight, bool transposed, int6
   return u;
 }
 
+// x [N, C, H, W]'s 6x6 input tiles, every 4 pixels with one pixel of padding, transformed
+// (B^T d B) into this thread's buffer: v [36, tiles, cp], cp = C rounded up to the vector.
+struct InputTiles {
+  torch::Tensor v;
+  int64_t th, tw, tiles, cp;
+};
+
+InputTiles inputTiles(const torch::Tensor& x) {
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  InputTiles t;
+  t.th = (h + kTile - 1) / kTile;
+  t.tw = (w + kTile - 1) / kTile;
+  t.tiles = n * t.th * t.tw;
+  t.cp = roundUp(c);
+  const auto in = x.contiguous();
+  t.v = scratch(kInput, {36, t.tiles, t.cp});
+  transformInput(in.data_ptr<float>(), t.v.data_ptr<float>(), n, c, h, w, t.th, t.tw, t.cp);
+  return t;
+}
+
 }  // namespace
 torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weight,
                               const torch::Tensor& bias, bool inputGradient) {
@@ -301,16 +321,11 @@ torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weigh
   const int64_t wc = weight.size(inputGradient ? 0 : 1), wo = weight.size(inputGradient ? 1 : 0);
   TORCH_CHECK(weight.dim() == 4 && weight.size(2) == 3 && weight.size(3) == 3 && wc == x.size(1),
               "winogradConv3x3: the weight must be 3x3 with x's channels");
-  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), o = wo;
-  const int64_t cp = roundUp(c), op = roundUp(o);
-  const int64_t th = (h + kTile - 1) / kTile, tw = (w + kTile - 1) / kTile;
-  const int64_t tiles = n * th * tw;
-  auto in = x.contiguous();
-  auto v = scratch(kInput, {36, tiles, cp});
-  transformInput(in.data_ptr<float>(), v.data_ptr<float>(), n, c, h, w, th, tw, cp);
-  auto u = transformWeight(weight, inputGradient, cp, op);
-  auto m = scratch(kProducts, {36, tiles, op});
-  torch::bmm_out(m, v, u);
+  const int64_t n = x.size(0), h = x.size(2), w = x.size(3), o = wo, op = roundUp(o);
+  const auto in = inputTiles(x);
+  auto u = transformWeight(weight, inputGradient, in.cp, op);
+  auto m = scratch(kProducts, {36, in.tiles, op});
+  torch::bmm_out(m, in.v, u);
   torch::Tensor b;
   if (bias.defined()) {
     b = torch::zeros({op}, x.options());
@@ -318,7 +333,7 @@ torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weigh
   }
   auto out = torch::empty({n, o, h, w}, x.options());
   transformOutput(m.data_ptr<float>(), b.defined() ? b.data_ptr<float>() : nullptr,
-                  out.data_ptr<float>(), n, o, h, w, th, tw, op);
+                  out.data_ptr<float>(), n, o, h, w, in.th, in.tw, op);
   return out;
 }
 
@@ -331,18 +346,15 @@ torch::Tensor winogradWeightGradient3x3(const torch::Tensor& x, const torch::Ten
       gradOut.size(0) == x.size(0) && gradOut.size(2) == x.size(2) && gradOut.size(3) == x.size(3),
       "winogradWeightGradient3x3: the output gradient must have x's batch, height and width");
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3), o = gradOut.size(1);
-  const int64_t cp = roundUp(c), op = roundUp(o);
-  const int64_t th = (h + kTile - 1) / kTile, tw = (w + kTile - 1) / kTile;
-  const int64_t tiles = n * th * tw;
-  const auto in = x.contiguous(), g = gradOut.contiguous();
-  auto v = scratch(kInput, {36, tiles, cp});
-  transformInput(in.data_ptr<float>(), v.data_ptr<float>(), n, c, h, w, th, tw, cp);
-  auto u = scratch(kGradient, {36, tiles, op});
-  transformGradient(g.data_ptr<float>(), u.data_ptr<float>(), n, o, h, w, th, tw, op);
-  auto m = scratch(kProducts, {36, op, cp});
-  torch::bmm_out(m, u.transpose(1, 2), v);  // summed over every tile of every image
+  const int64_t op = roundUp(o);
+  const auto in = inputTiles(x);
+  const auto g = gradOut.contiguous();
+  auto u = scratch(kGradient, {36, in.tiles, op});
+  transformGradient(g.data_ptr<float>(), u.data_ptr<float>(), n, o, h, w, in.th, in.tw, op);
+  auto m = scratch(kProducts, {36, op, in.cp});
+  torch::bmm_out(m, u.transpose(1, 2), in.v);  // summed over every tile of every image
   auto dw = torch::empty({o, c, 3, 3}, x.options());
-  transformWeightGradient(m.data_ptr<float>(), dw.data_ptr<float>(), o, c, op, cp);
+  transformWeightGradient(m.data_ptr<float>(), dw.data_ptr<float>(), o, c, op, in.cp);
   return dw;
 }
 
