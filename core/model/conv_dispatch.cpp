@@ -866,6 +866,15 @@ bool both(torch::IntArrayRef a, int64_t v) { return a.size() == 2 && a[0] == v &
 // 16x50 and narrower lost at both.
 constexpr int64_t kWinogradChannels = 256;
 
+// On one thread, from 64 channels in and 128 out: there oneDNN has no second core to gain from
+// and Winograd's transforms are cheap beside its products. One layer at batch 32, one thread
+// (2026-11-29, the AMD EPYC VM), oneDNN / Winograd ms, forward, input and weight gradient:
+// 64 -> 128 on 16x50 43-59 / 28, 40 / 30, 55 / 29; 128 -> 256 on 8x25 40 / 21, 37 / 21, 54 /
+// 21. A whole training step, side by side, one thread: full size 1.08-1.10x, width 0.25
+// 1.11-1.13x. 64 -> 64 on 4x25 (width 0.125) lost 1-3 %, hence 128 out. In the same step on two
+// threads the 128 threshold lost 1-8 %, so two threads and more keep kWinogradChannels.
+constexpr int64_t kOneThreadWinogradIn = 64, kOneThreadWinogradOut = 128;
+
 // A 3x3 stride-1 padding-1 layer of at least `in` and `out` channels that Winograd may take.
 bool winogradShape(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, int64_t in,
                    int64_t out) {
@@ -877,6 +886,8 @@ bool winogradShape(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, in
 }
 
 bool winogradConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  if (at::get_num_threads() == 1)
+    return winogradShape(conv, x, kOneThreadWinogradIn, kOneThreadWinogradOut);
   return winogradShape(conv, x, kWinogradChannels, kWinogradChannels);
 }
 
@@ -970,6 +981,91 @@ class WinogradConvFunction : public torch::autograd::Function<WinogradConvFuncti
   }
 };
 
+// Unpadded stride-1 layers of small kernels and wide channels in training (the VGGs' last layer,
+// 2x2 on a 2-row map) as matrix products over their columns: oneDNN's kernels for them on AVX2
+// run at two thirds of a matrix product's speed. One VGG last layer, 512 -> 512 on 2x25 at batch
+// 32, ms, oneDNN against the columns (2026-11-29, the AMD EPYC VM): one thread forward 28.5 /
+// 18.8, both gradients 58.4 / 37.4; two threads 14.0 / 9.4 and 28.4 / 19.6; 256 channels at
+// one thread 7.6 / 5.0 and 13.7 / 10.6. At 128 channels the forward lost 10 %, at 64 both
+// passes lost or tied, hence from 256.
+constexpr int64_t kColumnsChannels = 256;
+
+bool columnsConvolution(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  return plainConvolution(conv, x) && both(*o.kernel_size(), 2) && both(*o.stride(), 1) &&
+         both(*numericPadding(o), 0) && o.in_channels() >= kColumnsChannels &&
+         o.out_channels() >= kColumnsChannels && x.size(2) >= 2 && x.size(3) >= 2;
+}
+
+// The columns of x [N, C, H, W] for a kh x kw kernel, stride 1, no padding: col [C kh kw, N oh ow]
+// with col[(c kh + i) kw + j][(n oh + r) ow + k] = x[n][c][r + i][k + j]; x contiguous. Or the
+// reverse (`fold`): each column's value added back to the pixel it came from, into x (zeroed).
+void columns(float* x, float* col, int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh,
+             int64_t kw, bool fold) {
+  const int64_t oh = h - kh + 1, ow = w - kw + 1;
+  at::parallel_for(0, c, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t cc = begin; cc < end; ++cc)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          float* row = col + ((cc * kh + i) * kw + j) * n * oh * ow;
+          for (int64_t img = 0; img < n; ++img)
+            for (int64_t r = 0; r < oh; ++r) {
+              float* pixels = x + ((img * c + cc) * h + r + i) * w + j;
+              float* values = row + (img * oh + r) * ow;
+              if (fold) {
+                for (int64_t k = 0; k < ow; ++k) pixels[k] += values[k];
+              } else {
+                std::memcpy(values, pixels, static_cast<size_t>(ow) * sizeof(float));
+              }
+            }
+        }
+  });
+}
+
+// conv2d(x, weight, bias) for columnsConvolution's layers: the weight [O, C kh kw] times the
+// columns, plus the bias; the weight gradient the output gradient times the columns' transpose,
+// the input gradient the columns' gradient (the weight's transpose times the output gradient)
+// folded back. The columns are kept for the weight gradient instead of x.
+class ColumnsConvFunction : public torch::autograd::Function<ColumnsConvFunction> {
+ public:
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias) {
+    const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+    const int64_t o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
+    const int64_t oh = h - kh + 1, ow = w - kw + 1;
+    auto in = x.contiguous();
+    auto col = torch::empty({c * kh * kw, n * oh * ow}, x.options());
+    columns(in.data_ptr<float>(), col.data_ptr<float>(), n, c, h, w, kh, kw, false);
+    const auto w2 = weight.reshape({o, c * kh * kw});
+    const bool hasBias = bias.numel() > 0;
+    auto y = hasBias ? torch::addmm(bias.unsqueeze(1), w2, col) : torch::mm(w2, col);
+    ctx->save_for_backward({weight.requires_grad() ? col : torch::empty({0}, x.options()), weight});
+    ctx->saved_data["bias"] = hasBias;
+    ctx->saved_data["shape"] = std::vector<int64_t>{n, c, h, w};
+    return y.view({o, n, oh, ow}).permute({1, 0, 2, 3}).contiguous();
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &col = saved[0], &weight = saved[1];
+    const auto shape = ctx->saved_data["shape"].toIntVector();
+    const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+    const int64_t o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
+    const auto& g = grads[0];
+    // [N, O, oh, ow] -> [O, N oh ow], as the columns' second dimension runs
+    const auto g2 = g.permute({1, 0, 2, 3}).contiguous().view({o, -1});
+    torch::Tensor gx, gw, gb;
+    if (ctx->needs_input_grad(0)) {
+      auto gcol = torch::mm(weight.reshape({o, c * kh * kw}).t(), g2);
+      gx = torch::zeros({n, c, h, w}, g.options());
+      columns(gx.data_ptr<float>(), gcol.data_ptr<float>(), n, c, h, w, kh, kw, true);
+    }
+    if (ctx->needs_input_grad(1)) gw = torch::mm(g2, col.t()).view(weight.sizes());
+    if (ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(2)) gb = g2.sum(1);
+    return {gx, gw, gb};
+  }
+};
+
 // conv's arithmetic with its own weight and bias, or those given (a folded batch norm's).
 torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x, bool fuse,
                             const torch::Tensor& weight = {}, const torch::Tensor& bias = {}) {
@@ -1008,8 +1104,8 @@ torch::Tensor maxPool2d(const torch::Tensor& x, torch::IntArrayRef kernel,
 namespace {
 // The kernels convWith runs conv(x) on (plainConvolution(conv, x) holds): the direct kernel,
 // Winograd's, thnn_conv2d for one input channel, LibTorch's convolution (oneDNN) with Winograd's
-// weight gradient, or LibTorch's convolution.
-enum class ConvRoute { Direct, Winograd, OneChannel, WinogradWeights, Library };
+// weight gradient, matrix products over the columns, or LibTorch's convolution.
+enum class ConvRoute { Direct, Winograd, OneChannel, WinogradWeights, Columns, Library };
 
 ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   if (directConvolution(conv, x)) return ConvRoute::Direct;
@@ -1020,6 +1116,7 @@ ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   if (oneChannelConvolution(conv, x)) return ConvRoute::OneChannel;
   if (torch::GradMode::is_enabled() && winogradWeightsOnly(conv, x))
     return ConvRoute::WinogradWeights;
+  if (torch::GradMode::is_enabled() && columnsConvolution(conv, x)) return ConvRoute::Columns;
   return ConvRoute::Library;
 }
 
@@ -1044,6 +1141,8 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
       return at::thnn_conv2d(x, weight, kernel, bias, stride, pad);
     case ConvRoute::WinogradWeights:
       return WinogradWeightsFunction::apply(x, weight, orEmpty(bias));
+    case ConvRoute::Columns:
+      return ColumnsConvFunction::apply(x, weight, orEmpty(bias));
     case ConvRoute::Library:
       break;
   }

@@ -9,12 +9,14 @@
 // faster than thnn_conv2d, 2-3x than oneDNN at a sharp training step's shapes), and where
 // a ReLU and a 2x2 max pool follow it in a Sequential the three run as one pass that never
 // stores the full-size activation or its gradient; one-channel layers of other strides go
-// through thnn_conv2d. Wide 3x3 stride-1 layers (256 channels and more in and out) run
-// Winograd's F(4x4, 3x3) forward and for the input gradient where gradients are recorded, and
-// its F(3x3, 4x4) for their weight gradient; layers of 128 channels and more take that weight
-// gradient with oneDNN's forward (winograd.h; oneDNN offers Winograd only with AVX-512). The
-// modules and their parameters are unchanged; only the kernels differ, and each is held equal to
-// LibTorch's in values and gradients (tests/core/test_stages.cpp).
+// through thnn_conv2d. Wide 3x3 stride-1 layers (256 channels and more in and out; on one
+// thread from 64 in and 128 out) run Winograd's F(4x4, 3x3) forward and for the input gradient
+// where gradients are recorded, and its F(3x3, 4x4) for their weight gradient; layers of 128
+// channels and more take that weight gradient with oneDNN's forward (winograd.h; oneDNN offers
+// Winograd only with AVX-512). Unpadded 2x2 stride-1 layers of 256 channels and more (the VGGs'
+// last) train as matrix products over their columns (im2col), faster than oneDNN's AVX2 kernels for
+// them. The modules and their parameters are unchanged; only the kernels differ, and each is held
+// equal to LibTorch's in values and gradients (tests/core/test_stages.cpp).
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/conv.h>

@@ -624,11 +624,11 @@ class TestStages : public QObject {
     QVERIFY(torch::equal(convForward(*wide, x2), wide->forward(x2)));
   }
 
-  // Wide 3x3 layers (256 channels and more, stride 1, padding 1) run Winograd's F(4x4, 3x3)
-  // (winograd.h): values, the input and weight gradients (Winograd's too) and the bias gradient
-  // against the module's, for sizes that are and are not whole tiles (4x4) and channel counts
-  // that are and are not whole vectors (8), with and without bias, over one and two threads;
-  // 128 channels, 5x5 kernels and other paddings stay with the module.
+  // Wide 3x3 layers (256 channels and more, stride 1, padding 1; on one thread from 64 in and
+  // 128 out) run Winograd's F(4x4, 3x3) (winograd.h): values, the input and weight gradients
+  // (Winograd's too) and the bias gradient against the module's, for sizes that are and are not
+  // whole tiles (4x4) and channel counts that are and are not whole vectors (8), with and without
+  // bias, over one and two threads; 5x5 kernels and other paddings stay with the module.
   void winogradMatchesTheModule_data() {
     QTest::addColumn<int>("in");
     QTest::addColumn<int>("out");
@@ -640,6 +640,8 @@ class TestStages : public QObject {
     QTest::newRow("258-263 partial tiles") << 258 << 263 << 5 << 11 << true << 2;
     QTest::newRow("512-256 no bias, one row") << 512 << 256 << 1 << 26 << false << 2;
     QTest::newRow("256-264 tall") << 256 << 264 << 9 << 3 << true << 1;
+    QTest::newRow("64-128 one thread") << 64 << 128 << 16 << 50 << true << 1;
+    QTest::newRow("70-131 one thread, partial") << 70 << 131 << 7 << 9 << false << 1;
   }
   void winogradMatchesTheModule() {
     QFETCH(int, in);
@@ -686,13 +688,15 @@ class TestStages : public QObject {
     at::set_num_threads(before);
   }
 
-  // Narrower 3x3 layers (128 channels in and out, up to Winograd's 256) keep oneDNN's forward
-  // and input gradient and take Winograd's weight gradient where the weight has a gradient: the
-  // forward to the bit, the input gradient within rounding, the weight gradient within
-  // Winograd's error but not the module's own; a frozen weight (integrated gradients) or 64
-  // channels in leave the whole layer to the module.
+  // Narrower 3x3 layers (128 channels in and out, up to Winograd's 256) on two threads keep
+  // oneDNN's forward and input gradient and take Winograd's weight gradient where the weight has
+  // a gradient: the forward to the bit, the input gradient within rounding, the weight gradient
+  // within Winograd's error but not the module's own; a frozen weight (integrated gradients) or
+  // 64 channels in leave the whole layer to the module, and so does 64 -> 64 on one thread.
   void winogradWeightGradientsOfNarrowerLayers() {
     torch::manual_seed(37);
+    const int before = at::get_num_threads();
+    at::set_num_threads(2);
     for (auto [in, out, height, width, bias] :
          {std::tuple{128, 128, 16, 50, true}, std::tuple{128, 131, 7, 9, false},
           std::tuple{130, 256, 5, 6, true}}) {
@@ -719,6 +723,59 @@ class TestStages : public QObject {
     auto g = torch::randn({2, 128, 8, 10});
     QVERIFY(torch::equal(torch::autograd::grad({convForward(*narrow, x)}, {narrow->weight}, {g})[0],
                          torch::autograd::grad({narrow->forward(x)}, {narrow->weight}, {g})[0]));
+    at::set_num_threads(1);
+    torch::nn::Conv2d sixtyFour(torch::nn::Conv2dOptions(64, 64, 3).padding(1));
+    auto y64 = convForward(*sixtyFour, x);
+    QVERIFY(torch::equal(y64, sixtyFour->forward(x)));
+    at::set_num_threads(before);
+  }
+
+  // Unpadded 2x2 stride-1 layers of 256 channels and more (the VGGs' last layer) train as matrix
+  // products over their columns: values and every gradient against the module's (sums in
+  // another order: within 1e-5 of the scale), not the module's own kernel, for maps of one and
+  // of two output rows, with and without bias, channels-last input, one and two threads; the
+  // input gradient alone with the weight frozen; without gradients and at 128 channels the
+  // module's own convolution, to the bit.
+  void columnsMatchTheModule() {
+    torch::manual_seed(41);
+    const int before = at::get_num_threads();
+    for (auto [in, out, height, width, bias, threads] :
+         {std::tuple{256, 256, 2, 25, true, 1}, std::tuple{260, 300, 3, 7, false, 2},
+          std::tuple{512, 256, 2, 5, true, 2}}) {
+      at::set_num_threads(threads);
+      const QString what = QString("%1 -> %2 on %3x%4").arg(in).arg(out).arg(height).arg(width);
+      torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 2).bias(bias));
+      for (bool last : {false, true}) {
+        auto x = torch::randn({3, in, height, width});
+        if (last) x = x.contiguous(at::MemoryFormat::ChannelsLast);
+        x.requires_grad_(true);
+        auto y = convForward(*conv, x);
+        auto want = conv->forward(x);
+        QCOMPARE(y.sizes(), want.sizes());
+        const double scale = want.abs().max().item<double>();
+        QVERIFY2((y - want).abs().max().item<double>() < 1e-5 * scale, qPrintable(what));
+        QVERIFY2(!torch::equal(y, want), qPrintable(what + ": the module's own convolution"));
+        auto g = torch::randn_like(y);
+        std::vector<torch::Tensor> params{x, conv->weight};
+        if (bias) params.push_back(conv->bias);
+        const QString why = gradientMismatch(y, want, g, params, 1e-5, 0);
+        QVERIFY2(why.isEmpty(), qPrintable(what + ": " + why));
+      }
+      auto x = torch::randn({2, in, height, width}, torch::requires_grad());
+      {
+        torch::NoGradGuard ng;
+        QVERIFY(torch::equal(convForward(*conv, x), conv->forward(x)));
+      }
+      for (auto& p : conv->parameters()) p.requires_grad_(false);
+      auto g = torch::randn_like(conv->forward(x));
+      const QString alone =
+          gradientMismatch(convForward(*conv, x), conv->forward(x), g, {x}, 1e-5, 0);
+      QVERIFY2(alone.isEmpty(), qPrintable(what + ", frozen: " + alone));
+    }
+    at::set_num_threads(before);
+    torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(128, 128, 2));
+    auto x = torch::randn({2, 128, 2, 9}, torch::requires_grad());
+    QVERIFY(torch::equal(convForward(*narrow, x), narrow->forward(x)));
   }
 
   // A batch norm in evaluation mode folded into the convolution before it (convBatchNorm, and
