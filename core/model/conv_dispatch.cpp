@@ -870,9 +870,10 @@ constexpr int64_t kWinogradChannels = 256;
 // and Winograd's transforms are cheap beside its products. One layer at batch 32, one thread
 // (2026-11-29, the AMD EPYC VM), oneDNN / Winograd ms, forward, input and weight gradient:
 // 64 -> 128 on 16x50 43-59 / 28, 40 / 30, 55 / 29; 128 -> 256 on 8x25 40 / 21, 37 / 21, 54 /
-// 21. A whole training step, side by side, one thread: full size 1.08-1.10x, width 0.25
-// 1.11-1.13x. 64 -> 64 on 4x25 (width 0.125) lost 1-3 %, hence 128 out. In the same step on two
-// threads the 128 threshold lost 1-8 %, so two threads and more keep kWinogradChannels.
+// 21. A whole training step, side by side, one thread: full size 1.07-1.10x, width 0.25
+// 1.08-1.09x, the full-size TRBA 1.06-1.09x. From 64 out width 0.25 gained more (1.11-1.13x) but
+// width 0.125's 64 -> 64 on 4x25 lost 1-3 %, hence 128 out. In the same step on two threads the
+// 128 threshold lost 1-8 %, so two threads and more keep kWinogradChannels.
 constexpr int64_t kOneThreadWinogradIn = 64, kOneThreadWinogradOut = 128;
 
 // A 3x3 stride-1 padding-1 layer of at least `in` and `out` channels that Winograd may take.
