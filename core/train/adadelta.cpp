@@ -32,6 +32,12 @@ Key paramStateKey(c10::TensorImpl* impl) {
 
 }  // namespace
 
+const AdadeltaParamState* Adadelta::stateOf(const torch::Tensor& p) const {
+  using Key = std::decay_t<decltype(state_)>::key_type;
+  const auto it = state_.find(paramStateKey<Key>(p.unsafeGetTensorImpl()));
+  return it == state_.end() ? nullptr : static_cast<const AdadeltaParamState*>(it->second.get());
+}
+
 void AdadeltaOptions::serialize(torch::serialize::OutputArchive& archive) const {
   _TORCH_OPTIM_SERIALIZE_TORCH_ARG(lr);
   _TORCH_OPTIM_SERIALIZE_TORCH_ARG(rho);

@@ -59,6 +59,9 @@ class Adadelta : public torch::optim::Optimizer {
       : Adadelta({torch::optim::OptimizerParamGroup(std::move(params))}, defaults) {}
 
   torch::Tensor step(LossClosure closure = nullptr) override;
+  /// The state of parameter `p` (one of this optimiser's), or null before its first step. The
+  /// map's key differs between LibTorch 1.x and 2.x; this hides it.
+  const AdadeltaParamState* stateOf(const torch::Tensor& p) const;
   void save(torch::serialize::OutputArchive& archive) const override;
   void load(torch::serialize::InputArchive& archive) override;
 

@@ -76,8 +76,9 @@ class TestTrainAdadelta : public QObject {
     opt.step();
     const double dx = std::sqrt(1e-6) / std::sqrt(0.2 + 1e-6) * 2.0;
     QCOMPARE(p.item<double>(), 1.0 - dx);
-    const auto& st = static_cast<const AdadeltaParamState&>(
-        *opt.state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+    QVERIFY(opt.stateOf(torch::zeros({1}, torch::kDouble)) == nullptr);  // not a parameter
+    QVERIFY(opt.stateOf(p) != nullptr);
+    const auto& st = *opt.stateOf(p);
     QCOMPARE(st.square_avg().item<double>(), 0.05 * 4.0);
     QCOMPARE(st.acc_delta().item<double>(), 0.05 * dx * dx);
     QCOMPARE(st.step(), int64_t(1));
