@@ -202,7 +202,9 @@ torch::Tensor VggBackboneImpl::lastMap(const torch::Tensor& image) {
         x = at::mkldnn_convolution(x, op.weight, op.bias, op.padding, op.stride, {1, 1}, 1);
         x = at::relu_(x);  // every convolution of the VGG is followed by a ReLU
       } else {
-        x = at::max_pool2d(x, op.kernel, op.stride, op.padding);
+        // oneDNN's pool by name: max_pool2d's own dispatch of a oneDNN tensor goes through the
+        // AutogradOther kernel, which LibTorch builds with Vulkan (Debian's 2.6) refuse.
+        x = at::mkldnn_max_pool2d(x, op.kernel, op.stride, op.padding, {1, 1}, false);
       }
     }
     f = x.to_dense();
