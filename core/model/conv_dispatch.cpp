@@ -1042,17 +1042,15 @@ class ColumnsConvFunction : public torch::autograd::Function<ColumnsConvFunction
     auto y = hasBias ? torch::addmm(bias.unsqueeze(1), w2, col) : torch::mm(w2, col);
     ctx->save_for_backward({weight.requires_grad() ? col : torch::empty({0}, x.options()), weight});
     ctx->saved_data["bias"] = hasBias;
-    ctx->saved_data["shape"] = std::vector<int64_t>{n, c, h, w};
     return y.view({o, n, oh, ow}).permute({1, 0, 2, 3}).contiguous();
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const auto &col = saved[0], &weight = saved[1];
-    const auto shape = ctx->saved_data["shape"].toIntVector();
-    const int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
-    const int64_t o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
-    const auto& g = grads[0];
+    const auto& g = grads[0];  // [N, O, oh, ow]: x's sizes follow from it and the weight's
+    const int64_t o = weight.size(0), c = weight.size(1), kh = weight.size(2), kw = weight.size(3);
+    const int64_t n = g.size(0), h = g.size(2) + kh - 1, w = g.size(3) + kw - 1;
     // [N, O, oh, ow] -> [O, N oh ow], as the columns' second dimension runs
     const auto g2 = g.permute({1, 0, 2, 3}).contiguous().view({o, -1});
     torch::Tensor gx, gw, gb;

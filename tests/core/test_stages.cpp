@@ -95,6 +95,21 @@ QString gradientMismatch(const torch::Tensor& y, const torch::Tensor& want, cons
   return {};
 }
 
+// LibTorch's intra-op thread count for a scope, restored when it ends, also when a QVERIFY returns
+// early: the convolutions' routes depend on the count, so a failed test must not leave the tests
+// after it on another one.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int n) : m_before(at::get_num_threads()) { set(n); }
+  ~ThreadCount() { at::set_num_threads(m_before); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+  void set(int n) const { at::set_num_threads(n); }
+
+ private:
+  int m_before;
+};
+
 // A fused pass's output `got` against the module's own `want`, both from x: the same sizes,
 // values within 1e-5, and the gradients of x and of every parameter of `module` through
 // gradientMismatch (1e-5 relative, floor 1). Empty when they agree, else what differs.
@@ -554,8 +569,7 @@ class TestStages : public QObject {
     torch::manual_seed(5);
     // Stride 1 runs the direct kernel (any kernel size and padding), stride 2 thnn_conv2d; 9
     // images over 2 threads split into unequal chunks for the weight gradient.
-    const int threads = at::get_num_threads();
-    at::set_num_threads(2);
+    const ThreadCount two(2);
     for (auto [stride, padding, bias, kernel] :
          {std::tuple{1, 1, true, 3}, std::tuple{1, 1, false, 3}, std::tuple{2, 0, true, 3},
           std::tuple{1, 0, true, 3}, std::tuple{1, 2, true, 5}}) {
@@ -617,7 +631,6 @@ class TestStages : public QObject {
                 QString("%1 -> %2 channels, width %3: %4").arg(in).arg(out).arg(width).arg(why)));
       }
     }
-    at::set_num_threads(threads);
     // Wider layers go to the module unchanged.
     torch::nn::Conv2d wide(torch::nn::Conv2dOptions(8, 16, 3).padding(1));
     auto x2 = torch::randn({2, 8, 8, 8});
@@ -651,8 +664,7 @@ class TestStages : public QObject {
     QFETCH(bool, bias);
     QFETCH(int, threads);
     torch::manual_seed(in + out + height);
-    const int before = at::get_num_threads();
-    at::set_num_threads(threads);
+    const ThreadCount count(threads);
     torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 3).padding(1).bias(bias));
     auto x = torch::randn({3, in, height, width}, torch::requires_grad());
     auto y = convForward(*conv, x);
@@ -685,7 +697,6 @@ class TestStages : public QObject {
     const QString alone =
         gradientMismatch(convForward(*conv, x), conv->forward(x), g, {x}, 2e-5, 0);
     QVERIFY2(alone.isEmpty(), qPrintable(alone));
-    at::set_num_threads(before);
   }
 
   // Narrower 3x3 layers (128 channels in and out, up to Winograd's 256) on two threads keep
@@ -695,8 +706,7 @@ class TestStages : public QObject {
   // 64 channels in leave the whole layer to the module, and so does 64 -> 64 on one thread.
   void winogradWeightGradientsOfNarrowerLayers() {
     torch::manual_seed(37);
-    const int before = at::get_num_threads();
-    at::set_num_threads(2);
+    const ThreadCount count(2);
     for (auto [in, out, height, width, bias] :
          {std::tuple{128, 128, 16, 50, true}, std::tuple{128, 131, 7, 9, false},
           std::tuple{130, 256, 5, 6, true}}) {
@@ -723,11 +733,10 @@ class TestStages : public QObject {
     auto g = torch::randn({2, 128, 8, 10});
     QVERIFY(torch::equal(torch::autograd::grad({convForward(*narrow, x)}, {narrow->weight}, {g})[0],
                          torch::autograd::grad({narrow->forward(x)}, {narrow->weight}, {g})[0]));
-    at::set_num_threads(1);
+    count.set(1);
     torch::nn::Conv2d sixtyFour(torch::nn::Conv2dOptions(64, 64, 3).padding(1));
     auto y64 = convForward(*sixtyFour, x);
     QVERIFY(torch::equal(y64, sixtyFour->forward(x)));
-    at::set_num_threads(before);
   }
 
   // Unpadded 2x2 stride-1 layers of 256 channels and more (the VGGs' last layer) train as matrix
@@ -738,11 +747,11 @@ class TestStages : public QObject {
   // module's own convolution, to the bit.
   void columnsMatchTheModule() {
     torch::manual_seed(41);
-    const int before = at::get_num_threads();
+    const ThreadCount count(1);
     for (auto [in, out, height, width, bias, threads] :
          {std::tuple{256, 256, 2, 25, true, 1}, std::tuple{260, 300, 3, 7, false, 2},
           std::tuple{512, 256, 2, 5, true, 2}}) {
-      at::set_num_threads(threads);
+      count.set(threads);
       const QString what = QString("%1 -> %2 on %3x%4").arg(in).arg(out).arg(height).arg(width);
       torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, 2).bias(bias));
       for (bool last : {false, true}) {
@@ -772,7 +781,6 @@ class TestStages : public QObject {
           gradientMismatch(convForward(*conv, x), conv->forward(x), g, {x}, 1e-5, 0);
       QVERIFY2(alone.isEmpty(), qPrintable(what + ", frozen: " + alone));
     }
-    at::set_num_threads(before);
     torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(128, 128, 2));
     auto x = torch::randn({2, 128, 2, 9}, torch::requires_grad());
     QVERIFY(torch::equal(convForward(*narrow, x), narrow->forward(x)));
@@ -827,15 +835,13 @@ class TestStages : public QObject {
   // On two threads 128 channels, and on any 5x5 kernels and other paddings, stay with the
   // module (on one thread 128 -> 128 is Winograd's: winogradMatchesTheModule).
   void winogradLeavesOtherLayersToTheModule() {
-    const int before = at::get_num_threads();
-    at::set_num_threads(2);
+    const ThreadCount two(2);
     for (auto [in, out, kernel, padding] :
          {std::tuple{128, 128, 3, 1}, std::tuple{256, 256, 5, 2}, std::tuple{256, 256, 3, 0}}) {
       torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, out, kernel).padding(padding));
       auto x = torch::randn({2, in, 6, 7});
       QVERIFY(torch::equal(convForward(*conv, x), conv->forward(x)));
     }
-    at::set_num_threads(before);
   }
 
   // The first layer's convolution, ReLU and 2x2 pooling fused (sequentialForward) against the
@@ -909,8 +915,7 @@ class TestStages : public QObject {
   // (asked for or not), the weight's and the bias's. Over two threads, unequal chunks.
   void fusedDirectLayerMatchesTheModules() {
     torch::manual_seed(13);
-    const int threads = at::get_num_threads();
-    at::set_num_threads(2);
+    const ThreadCount two(2);
     for (auto [in, out, height, width] :
          {std::tuple{1, 8, 32, 24}, std::tuple{1, 4, 32, 82}, std::tuple{4, 4, 16, 41},
           std::tuple{1, 8, 33, 100}, std::tuple{2, 3, 7, 13}}) {
@@ -940,7 +945,6 @@ class TestStages : public QObject {
                                                .arg(why)));
       }
     }
-    at::set_num_threads(threads);
   }
 
   // The 2x2 pooling against max_pool2d: values and input gradients, odd sizes (the last row and
@@ -1379,8 +1383,7 @@ class TestStages : public QObject {
     QFETCH(int, depth);
     QFETCH(int, threads);
     if (plainAttentionScores()) QSKIP("FOVEAL_PLAIN_ATTENTION is set");
-    const int before = at::get_num_threads();
-    at::set_num_threads(threads);
+    const ThreadCount count(threads);
     torch::manual_seed(12);
     const auto type = isDouble ? torch::kDouble : torch::kFloat;
     AdditiveAttention att(AdditiveAttentionOptions(6, 7, depth));
@@ -1421,7 +1424,6 @@ class TestStages : public QObject {
                    tol * (1 + want.abs().max().item<double>()),
                "inference-mode scores");
     }
-    at::set_num_threads(before);
   }
 
   void convPlanFusesBatchNormReluAndResidual() {
