@@ -1,5 +1,6 @@
 // foveal-cli: the command-line face of the engine. Parses, calls core, prints; nothing else.
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdio>
 #include <ctime>
@@ -30,6 +31,12 @@
 #include "formats/checkpoint.h"
 #include "formats/easyocr_import.h"
 #include "formats/ocr_formats.h"
+#include <nlohmann/json.hpp>
+
+#include "formats/kraken_import.h"
+#include "formats/page_layout.h"
+#include "model/vgsl_spec.h"
+#include "trace/kraken_lines.h"
 #include "image/grey_image.h"
 #include "image/image_checks.h"
 #include "model/benchmark.h"
@@ -70,6 +77,13 @@ commands:
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (the default), .alto.xml,
               .page.xml and .json (--json, with the entry's true character boxes where the
               data knows them); --hocr is --format hocr
+              --model FILE --layout FILE.xml IMAGE [--json]
+              read every text line of a PAGE-XML 2019 or ALTO v4 layout in reading order, each
+              extracted as kraken extracts it (a TextLine with a Baseline along it, its Coords
+              the boundary polygon; one without through the box of its Coords); --json prints
+              {"lines": [{"id", "prediction", "steps" (each with its cut on the page)}, ...]}.
+              A kraken model (.mlmodel, .safetensors) reads IMAGE alone as one line, as kraken's
+              bounding-box path does; --padding N sets rpred's line padding (default 16)
               --model tesseract:LANG[,psm=N][,chars=SET] reads with Tesseract instead
               (libtesseract's LSTM engine): its symbols as steps, with boxes, confidences
               and the LSTM's per-symbol choices as the top-k
@@ -100,6 +114,10 @@ commands:
   bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--one-step]
               [--json]
               integrated gradients (default 32 steps) for one decoding step and for all
+  bench       --kraken-page [--threads N] [--repeats N] [--json]
+              lines per second reading a 30-line page with kraken's default recognition
+              network (random weights), each line through kraken's baseline path, at 1 and 2
+              threads
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
@@ -232,10 +250,59 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
   return 0;
 }
 
+// `trace --layout FILE.xml IMAGE`: every text line of a PAGE-XML or ALTO layout in its reading
+// order, each extracted as kraken extracts it (a baseline with its boundary polygon, else the box
+// of its coordinates) and read by the model; --json prints {"lines": [...]}.
+int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
+  if (a.positionals().size() != 1) throw UsageError("trace --layout FILE.xml needs exactly one IMAGE");
+  if (a.has("csv") || a.has("hocr") || a.has("alto") || a.has("page") || a.has("out"))
+    throw UsageError("trace --layout prints the lines as a table or, with --json, as JSON");
+  const std::string imagePath = a.positionals()[0];
+  const auto layout = core::readPageLayout(a.value("layout"));
+  const std::string model = a.required("model");
+  if (core::isTesseractSpec(model)) throw UsageError("--layout reads lines with a model file");
+  const auto session = core::ModelSession::open(model, app::importOptions(a, /*formatIsOutput=*/true));
+  std::string warning;
+  const auto page = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  nlohmann::json lines = nlohmann::json::array();
+  for (const auto& l : layout.lines) {
+    const auto spec = core::krakenLineOf(l, layout.textDirection);
+    const auto r = session->traceLine(page, spec, imagePath + "#" + l.id, opt);
+    if (!a.has("json")) {
+      std::cout << (l.id.empty() ? "-" : l.id) << "\t" << r.trace.prediction
+                << (r.empty ? "\t(" + r.why + ")" : "") << "\n";
+      continue;
+    }
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t i = 0; i < r.trace.steps.size(); ++i) {
+      const auto& st = r.trace.steps[i];
+      nlohmann::json cut = nlohmann::json::array();
+      if (i < r.cuts.size())
+        for (const auto& p : r.cuts[i]) cut.push_back({p.x, p.y});
+      steps.push_back({{"token", st.token}, {"prob", st.prob}, {"columns", st.columns}, {"cut", cut}});
+    }
+    nlohmann::json line = {{"id", l.id},
+                           {"region", l.regionId},
+                           {"baseline", !l.baseline.empty()},
+                           {"prediction", r.trace.prediction},
+                           {"confidence", r.trace.confidence},
+                           {"steps", steps}};
+    if (r.empty) line["empty"] = r.why;
+    lines.push_back(line);
+  }
+  if (a.has("json"))
+    std::cout << nlohmann::json{{"image", imagePath}, {"layout", a.value("layout")},
+                                {"format", layout.format}, {"lines", lines}}
+                     .dump(2)
+              << "\n";
+  return 0;
+}
+
 int cmdTrace(const std::vector<std::string>& args) {
   const CliArgs a(args,
                   app::withImportOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
-                                          "dataset", "limit", "format"}),
+                                          "dataset", "limit", "format", "layout"}),
                   app::withImportFlags(
                       {"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"}));
   setComputeThreads(a.intValue("threads", 0));
@@ -249,6 +316,7 @@ int cmdTrace(const std::vector<std::string>& args) {
   if (a.has("format") && !a.has("dataset"))
     throw UsageError("--format goes with --dataset; for one image give --hocr, --alto or --page");
   if (a.has("dataset")) return traceDataset(a, openReader(a, opt));
+  if (a.has("layout")) return traceLayout(a, opt);
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
   const std::string imagePath = a.positionals()[0];
   if (a.has("out")) core::data::checkOutputFolder(a.value("out"), "step patches", a.has("force"));
@@ -403,7 +471,15 @@ int cmdInfo(const std::vector<std::string>& args) {
   auto session = core::ModelSession::open(path, app::importOptions(a), &report);
   if (!report.description.empty()) std::cout << report.description << "\n";
   for (const auto& note : report.assumed) std::cout << "  assumed: " << note << "\n";
-  std::cout << session->config().describe() << "\n" << session->config().toJson() << "\n";
+  std::cout << session->config().describe() << "\n";
+  if (session->config().features == "vgsl")  // a kraken network: its layers
+    std::cout << core::parseVgsl(session->config().kraken.vgsl, path).describe();
+  for (const auto& [metric, points] : session->storedHistory()) {  // what the file says of its training
+    std::cout << "stored " << metric << " (" << points.size() << " evaluations):";
+    for (const auto& p : points) std::cout << " " << p.step << ":" << p.value;
+    std::cout << "\n";
+  }
+  std::cout << session->config().toJson() << "\n";
   return 0;
 }
 
@@ -470,13 +546,74 @@ int benchExplain(const CliArgs& a) {
   return 0;
 }
 
+// `bench --kraken-page`: lines per second reading a 30-line page with a kraken-sized network
+// (kraken's default recognition spec, 120 px lines, 3 BiLSTMs of 200, random weights), each line
+// extracted through kraken's baseline path and read as kraken reads it, at 1 and 2 threads (or
+// --threads N). The page is synthetic: 30 lines of ink strokes, 2400 x 90 px each.
+int benchKrakenPage(const CliArgs& a) {
+  const int repeats = a.intInRange("repeats", 3, 1, 1000);
+  std::string charset;
+  nlohmann::json codec = nlohmann::json::object();
+  for (int c = 33; c < 127; ++c) {
+    charset += static_cast<char>(c);
+    codec[std::string(1, static_cast<char>(c))] = {c - 32};
+  }
+  const auto config = core::krakenModelConfig(core::krakenDefaultSpec(95), codec.dump(), false, 16,
+                                              "kraken default spec");
+  const auto session = core::ModelSession::create(config, 7);
+  const int lines = 30, lineH = 90, pageW = 2400;
+  core::GreyImage page(pageW, lines * lineH, std::vector<uint8_t>(size_t(pageW) * lines * lineH, 235));
+  uint32_t rng = 12345;
+  auto next = [&] { return rng = rng * 1664525u + 1013904223u; };
+  std::vector<core::KrakenLineSpec> specs;
+  for (int l = 0; l < lines; ++l) {
+    const int top = l * lineH, base = top + 60;
+    for (int x = 40; x < pageW - 40; x += 6 + static_cast<int>(next() % 10)) {  // strokes
+      const int h = 15 + static_cast<int>(next() % 30), w = 2 + static_cast<int>(next() % 3);
+      for (int y = base - h; y < base; ++y)
+        for (int dx = 0; dx < w; ++dx) page.pixels[size_t(y) * pageW + x + dx] = 20;
+    }
+    specs.push_back(core::krakenBaselineLine(
+        {{40, double(base)}, {double(pageW - 40), double(base)}},
+        {{40, double(top + 8)}, {double(pageW - 40), double(top + 8)},
+         {double(pageW - 40), double(top + lineH - 4)}, {40, double(top + lineH - 4)}}));
+  }
+  std::vector<int> threads = {1, 2};
+  if (a.has("threads")) threads = {core::computeThreads()};
+  if (!a.has("json"))
+    std::printf("kraken page: %d lines of %dx%d px, %s\n", lines, pageW, lineH,
+                config.describe().c_str());
+  nlohmann::json rows = nlohmann::json::array();
+  for (int t : threads) {
+    if (!a.has("threads")) setComputeThreads(t);
+    std::vector<double> secs;
+    for (int r = 0; r <= repeats; ++r) {  // the first pass warms up
+      const auto t0 = std::chrono::steady_clock::now();
+      for (const auto& s : specs) session->traceLine(page, s, "bench");
+      const double dt =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (r > 0) secs.push_back(dt);
+    }
+    std::sort(secs.begin(), secs.end());
+    const double med = secs[secs.size() / 2];
+    rows.push_back({{"threads", t}, {"page_s", med}, {"lines_per_s", lines / med}});
+    if (!a.has("json"))
+      std::printf("%d thread%s: %.2f s a page, %.1f lines/s\n", t, t > 1 ? "s" : "", med,
+                  lines / med);
+  }
+  if (a.has("json")) std::cout << nlohmann::json{{"kraken_page", rows}}.dump(2) << "\n";
+  return 0;
+}
+
 int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(args,
                   app::withImportOptions({"width", "batch", "repeats", "only", "threads", "device",
                                           "beam", "model", "ig-steps"}),
-                  app::withImportFlags({"no-train", "json", "no-bf16", "explain", "one-step"}));
+                  app::withImportFlags({"no-train", "json", "no-bf16", "explain", "one-step",
+                                        "kraken-page"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("explain")) return benchExplain(a);
+  if (a.has("kraken-page")) return benchKrakenPage(a);
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");

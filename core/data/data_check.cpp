@@ -58,8 +58,7 @@ LabelLimits labelLimits(const ModelConfig& config, const std::string& name) {
   l.charset = config.makeCharset();
   l.maxLength = config.maxLength;
   if (config.isCtc()) {
-    const auto& feat = stageOption(StageKind::Features, config.features);
-    l.ctcColumns = receptiveField(feat.layers(config.width), config.preprocessing.inputW,
+    l.ctcColumns = receptiveField(config.featureLayers(), config.preprocessing.inputW,
                                   config.preprocessing.inputH)
                        .columns;
   }

@@ -16,6 +16,7 @@ ModelFormat fovealModelFormat();   // checkpoint.cpp
 ModelFormat dtrbModelFormat();     // dtrb_import.cpp
 ModelFormat easyocrModelFormat();  // easyocr_import.cpp
 ModelFormat strhubModelFormat();   // strhub_import.cpp
+ModelFormat krakenModelFormat();   // kraken_import.cpp
 
 const std::vector<ModelFormat>& modelFormats() {
   // The registry: one line per format. Sniffers are asked in this order; the highest score wins
@@ -25,6 +26,7 @@ const std::vector<ModelFormat>& modelFormats() {
       easyocrModelFormat(),
       strhubModelFormat(),
       dtrbModelFormat(),
+      krakenModelFormat(),
   };
   return formats;
 }

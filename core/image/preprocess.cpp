@@ -28,7 +28,8 @@ static torch::Tensor resize(const torch::Tensor& img, int64_t w, int64_t h) {
 namespace {
 
 // The image's interleaved 8-bit planes as the model reads them: RGB (a grey image's grey in every
-// band, as PIL's convert('RGB')), PIL's luma of a colour image, or the grey pixels.
+// band, as PIL's convert('RGB')), PIL's luma or OpenCV's grey of a colour image, or the grey
+// pixels.
 static std::vector<uint8_t> inputPlanes(const GreyImage& g, const Preprocessing& pp, int c) {
   const size_t n = static_cast<size_t>(g.width) * g.height;
   if (c == 3) {
@@ -39,15 +40,54 @@ static std::vector<uint8_t> inputPlanes(const GreyImage& g, const Preprocessing&
     return planes;
   }
   if (pp.colour == "pil_luma" && !g.rgb.empty()) return pilLuma(g.rgb.data(), n);
+  if (pp.colour == "opencv_grey" && !g.rgb.empty()) return opencvGrey(g.rgb.data(), n);
   return g.pixels;
+}
+
+// The planes AlignCollate receives (EasyOCR): the input planes, resized to inputH by OpenCV's
+// bilinear for readtext (get_image_list), with get_text's second-pass contrast when asked.
+struct CollateSource {
+  std::vector<uint8_t> planes;
+  int width = 0, height = 0;
+  ContrastAdjustment contrast;
+};
+
+CollateSource collateSource(const GreyImage& g, const Preprocessing& pp, bool contrastPass) {
+  CollateSource s{inputPlanes(g, pp, pp.channels()), g.width, g.height, {}};
+  if (pp.preResize == "opencv_linear") {
+    const auto size = easyocrResizedSize(g.width, g.height, pp.inputH);
+    s.planes = opencvResizeLinear(s.planes.data(), g.width, g.height, size.width, size.height);
+    s.width = size.width;
+    s.height = size.height;
+  }
+  if (contrastPass) {
+    s.contrast = easyocrContrast(s.planes.data(), s.planes.size(), pp.adjustContrast);
+    s.planes = applyContrast(s.planes.data(), s.planes.size(), s.contrast);
+  }
+  return s;
+}
+
+// DTRB's and EasyOCR's keep-ratio width of a w x h image: ceil(inputH * w / h), at most `maxW`.
+int keepRatioWidth(int w, int h, const Preprocessing& pp, int maxW) {
+  const double ratio = static_cast<double>(w) / static_cast<double>(h);
+  return std::max(1, static_cast<int>(std::min<double>(maxW, std::ceil(pp.inputH * ratio))));
 }
 
 // DTRB's input: the image's planes (PIL luma or RGB), PIL-bicubic resized to `w` x `h` (or
 // Foveal's bilinear), / 255, then (x - 0.5) / 0.5 as torchvision's ToTensor and DTRB do, and
 // padded to `padW` by repeating the last column. [1, C, h, padW].
-torch::Tensor pilInput(const GreyImage& g, const Preprocessing& pp, int w, int h, int padW) {
+torch::Tensor pilInput(const GreyImage& image, const Preprocessing& pp, int w, int h, int padW,
+                       const CollateSource* collate = nullptr) {
   const int c = pp.channels();
-  std::vector<uint8_t> planes = inputPlanes(g, pp, c);
+  GreyImage g{image.width, image.height};
+  std::vector<uint8_t> planes;
+  if (collate) {  // EasyOCR's: what AlignCollate receives
+    planes = collate->planes;
+    g.width = collate->width;
+    g.height = collate->height;
+  } else {
+    planes = inputPlanes(image, pp, c);
+  }
   torch::Tensor t;
   if (pp.resize == "pil_bicubic") {
     auto r = pilResizeBicubic(planes.data(), g.width, g.height, c, w, h);
@@ -88,8 +128,25 @@ int variableInputWidth(const std::vector<GreyImage>& images, const Preprocessing
   return static_cast<int>(w);
 }
 
+namespace {
+// kraken's line input depends on the line (its box or baseline: core/image/kraken_line.h), so
+// kraken models read through ModelSession::trace and traceLine, not through a batch of images.
+void refuseKrakenLines(const Preprocessing& pp) {
+  if (pp.resize == "kraken")
+    throw Error("a kraken model reads each line as kraken's rpred does (its box or baseline, "
+                "then kraken's own scaling): open the image or page with the model instead; "
+                "batch evaluation, training and explanations do not take kraken models yet");
+}
+}  // namespace
+
+ContrastAdjustment contrastAdjustmentOf(const GreyImage& image, const Preprocessing& pp) {
+  if (image.empty()) throw Error("cannot preprocess an empty image");
+  return collateSource(image, pp, true).contrast;
+}
+
 ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing& pp,
-                      bool withUpsampled) {
+                      bool withUpsampled, bool contrastPass) {
+  refuseKrakenLines(pp);
   std::vector<torch::Tensor> small, big;
   ModelInput in;
   const int batchW = pp.variableWidth ? variableInputWidth(images, pp) : pp.inputW;
@@ -97,11 +154,19 @@ ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing&
     if (g.empty()) throw Error("cannot preprocess an empty image");
     if (!ownPreprocessing(pp)) {
       int w = batchW;
-      if (pp.keepRatioPad) {  // DTRB: ceil(imgH * (w / h)), at most imgW
-        const double ratio = static_cast<double>(g.width) / static_cast<double>(g.height);
-        w = static_cast<int>(std::min<double>(batchW, std::ceil(pp.inputH * ratio)));
-        w = std::max(w, 1);
+      if (pp.keepRatioPad) {
+        // DTRB and EasyOCR's AlignCollate: ceil(imgH * (w / h)) of the image it receives (for
+        // readtext, get_image_list's resized crop), at most imgW.
+        const CollateSource collate = collateSource(g, pp, contrastPass);
+        w = keepRatioWidth(collate.width, collate.height, pp, batchW);
+        small.push_back(pilInput(g, pp, w, pp.inputH, batchW, &collate));
+        if (withUpsampled)
+          big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
+        in.contentW.push_back(w);
+        continue;
       }
+      if (contrastPass || pp.preResize != "none")
+        throw Error("EasyOCR's pre-resize and contrast pass need keep-ratio padding");
       small.push_back(pilInput(g, pp, w, pp.inputH, batchW));
       if (withUpsampled)
         big.push_back(pilInput(g, pp, pp.upsampledW(), pp.inputH, pp.upsampledW()));
@@ -123,6 +188,7 @@ ModelInput preprocess(const std::vector<GreyImage>& images, const Preprocessing&
 }
 
 torch::Tensor sourceTensor(const GreyImage& g, const Preprocessing& pp) {
+  refuseKrakenLines(pp);
   if (g.empty()) throw Error("cannot preprocess an empty image");
   const int c = pp.channels();
   std::vector<uint8_t> planes = inputPlanes(g, pp, c);
@@ -148,10 +214,26 @@ struct ResizeBand {
   torch::Tensor starts, weights, dense;
 };
 
-ResizeBand resizeBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType type) {
+// The kinds of resize a band is made for.
+enum class BandKind { Bilinear, Bicubic, OpenCvColumns, OpenCvRows };
+
+// [to, from] (double): OpenCV's INTER_LINEAR as a matrix, its fixed-point weights / 2048.
+torch::Tensor opencvLinearMatrix(int64_t from, int64_t to, bool columns) {
+  auto m = torch::zeros({to, from}, torch::kDouble);
+  auto a = m.accessor<double, 2>();
+  const auto taps = opencvLinearTaps(static_cast<int>(from), static_cast<int>(to), columns);
+  for (int64_t j = 0; j < to; ++j) {
+    const auto& t = taps[static_cast<size_t>(j)];
+    a[j][t.first] += t.w0 / 2048.0;
+    a[j][t.second] += t.w1 / 2048.0;
+  }
+  return m;
+}
+
+ResizeBand resizeBand(int64_t from, int64_t to, BandKind kind, torch::ScalarType type) {
   static std::mutex lock;
-  static std::map<std::tuple<int64_t, int64_t, bool, int>, ResizeBand> cache;
-  const auto key = std::make_tuple(from, to, bicubic, static_cast<int>(type));
+  static std::map<std::tuple<int64_t, int64_t, int, int>, ResizeBand> cache;
+  const auto key = std::make_tuple(from, to, static_cast<int>(kind), static_cast<int>(type));
   std::lock_guard<std::mutex> g(lock);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
@@ -159,20 +241,25 @@ ResizeBand resizeBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType 
   // recorded, whatever mode the first call came in.
   c10::InferenceMode notInference(false);
   torch::NoGradGuard noGrad;
-  auto eye =
-      torch::eye(from, torch::TensorOptions().dtype(torch::kDouble)).view({1, 1, from, from});
-  const auto m =
-      F::interpolate(eye.to(type),
-                     F::InterpolateFuncOptions()
-                         .size(std::vector<int64_t>{from, to})
-                         .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
-                                       : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
-                         .align_corners(false)
-                         .antialias(true))
-          .view({from, to})
-          .t()
-          .contiguous()
-          .to(torch::kDouble);  // [to, from]
+  torch::Tensor m;  // [to, from]
+  if (kind == BandKind::OpenCvColumns || kind == BandKind::OpenCvRows) {
+    m = opencvLinearMatrix(from, to, kind == BandKind::OpenCvColumns);
+  } else {
+    const bool bicubic = kind == BandKind::Bicubic;
+    auto eye =
+        torch::eye(from, torch::TensorOptions().dtype(torch::kDouble)).view({1, 1, from, from});
+    m = F::interpolate(eye.to(type),
+                       F::InterpolateFuncOptions()
+                           .size(std::vector<int64_t>{from, to})
+                           .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                         : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                           .align_corners(false)
+                           .antialias(true))
+            .view({from, to})
+            .t()
+            .contiguous()
+            .to(torch::kDouble);
+  }
   const auto acc = m.accessor<double, 2>();
   std::vector<int64_t> first(static_cast<size_t>(to)), last(static_cast<size_t>(to));
   int64_t taps = 1;
@@ -263,8 +350,8 @@ class ResizeAxisFunction : public torch::autograd::Function<ResizeAxisFunction> 
   }
 };
 
-torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, bool bicubic) {
-  const auto band = resizeBand(x.size(-1), to, bicubic, x.scalar_type());
+torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, BandKind kind) {
+  const auto band = resizeBand(x.size(-1), to, kind, x.scalar_type());
   if (!x.is_cpu()) return torch::matmul(x, band.dense.to(x.device()));  // one product there
   return ResizeAxisFunction::apply(x, band.starts, band.weights);
 }
@@ -272,28 +359,46 @@ torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, bool bicubic) {
 }  // namespace
 
 ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
-                           bool withUpsampled) {
+                           bool withUpsampled, const ContrastAdjustment* contrast) {
   // [B, C, H, W] in [-1, 1]. The resize weights sum to one, so resizing the normalised values
   // is the same as normalising the resized ones, as preprocess() does. Each axis by its band of
   // taps (resizeAxis): the same sums as interpolate's separable passes (to float rounding), and
   // a gradient many times cheaper than interpolate's backward.
-  const bool bicubic = pp.resize == "pil_bicubic";
-  auto resized = [&](int64_t w, int64_t h, int64_t padW) {
-    torch::Tensor t = source;
-    if (h != source.size(2)) t = resizeAxis(t.transpose(2, 3), h, bicubic).transpose(2, 3);
-    if (w != source.size(3)) t = resizeAxis(t, w, bicubic);
+  const BandKind kind = pp.resize == "pil_bicubic" ? BandKind::Bicubic : BandKind::Bilinear;
+  auto resizedFrom = [&](const torch::Tensor& from, int64_t w, int64_t h, int64_t padW) {
+    torch::Tensor t = from;
+    if (h != from.size(2)) t = resizeAxis(t.transpose(2, 3), h, kind).transpose(2, 3);
+    if (w != from.size(3)) t = resizeAxis(t, w, kind);
     if (padW > w)
       t = torch::cat({t, t.narrow(3, w - 1, 1).expand({t.size(0), t.size(1), h, padW - w})}, 3);
     return t;
   };
-  ModelInput in;
-  int w = pp.inputW;
-  if (pp.keepRatioPad) {
-    const double ratio = static_cast<double>(source.size(3)) / static_cast<double>(source.size(2));
-    w = std::max(1, static_cast<int>(std::min<double>(pp.inputW, std::ceil(pp.inputH * ratio))));
+  const int srcW = static_cast<int>(source.size(3)), srcH = static_cast<int>(source.size(2));
+  // What AlignCollate receives (EasyOCR): for readtext the crop resized to inputH by OpenCV's
+  // bilinear, rows then columns as cv::resize; in the second pass, its contrast raised.
+  torch::Tensor collate = source;
+  if (pp.preResize == "opencv_linear") {
+    const auto size = easyocrResizedSize(srcW, srcH, pp.inputH);
+    if (size.height != srcH)
+      collate = resizeAxis(collate.transpose(2, 3), size.height, BandKind::OpenCvRows)
+                    .transpose(2, 3);
+    if (size.width != srcW) collate = resizeAxis(collate, size.width, BandKind::OpenCvColumns);
   }
-  in.image = resized(w, pp.inputH, pp.inputW);
-  if (withUpsampled) in.upsampled = resized(pp.upsampledW(), pp.inputH, pp.upsampledW());
+  if (contrast && contrast->adjusted) {  // on grey levels: [-1, 1] -> [0, 255] and back
+    const auto v = collate.add(1.0).mul(127.5);
+    collate = v.sub(contrast->low - 25.0).mul(contrast->ratio).clamp(0.0, 255.0).div(127.5).sub(1.0);
+  }
+  ModelInput in;
+  int w = pp.inputW, padW = pp.inputW;
+  if (pp.variableWidth) {  // EasyOCR's max_width for the source's ratio
+    GreyImage dims(srcW, srcH);
+    padW = variableInputWidth({dims}, pp);
+  }
+  if (pp.keepRatioPad)
+    w = keepRatioWidth(static_cast<int>(collate.size(3)), static_cast<int>(collate.size(2)), pp,
+                       padW);
+  in.image = resizedFrom(collate, w, pp.inputH, padW);
+  if (withUpsampled) in.upsampled = resizedFrom(source, pp.upsampledW(), pp.inputH, pp.upsampledW());
   in.contentW.assign(static_cast<size_t>(source.size(0)), w);
   return in;
 }

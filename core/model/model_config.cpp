@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "model/vgsl_spec.h"
 #include "model/charset.h"
 #include "model/geometry.h"
 #include "model/stages/stage_registry.h"
@@ -37,6 +38,26 @@ int Preprocessing::upsampledW() const {
   return static_cast<int>(std::lround(inputW * regionScale));
 }
 
+std::string Preprocessing::easyocrPipeline() const {
+  if (!variableWidth) return {};
+  std::ostringstream s;
+  const std::string grey = colour == "opencv_grey" ? "cv2.cvtColor(BGR2GRAY) of the colours"
+                           : colour == "pil_luma"  ? "PIL's luma"
+                                                   : "the file's grey as cv2.imread reads it";
+  if (preResize == "opencv_linear")
+    s << "read as EasyOCR's readtext reads a crop: " << grey << ", cv2.resize (INTER_LINEAR) to "
+      << inputH << " px high, then AlignCollate's PIL bicubic";
+  else
+    s << "read as EasyOCR's recogniser alone: " << grey
+      << ", AlignCollate's PIL bicubic from the source";
+  if (contrastThreshold > 0)
+    s << "; contrast retry under confidence " << contrastThreshold << " (adjust_contrast "
+      << adjustContrast << ")";
+  else
+    s << "; no contrast retry";
+  return s.str();
+}
+
 int ModelConfig::cnnChannels() const {
   if (featureChannels > 0) return featureChannels;
   return stageOption(StageKind::Features, features).channels(width);
@@ -61,6 +82,7 @@ bool ModelConfig::selectsRegions() const {
 }
 
 std::vector<LayerSpec> ModelConfig::featureLayers() const {
+  if (features == "vgsl") return parseVgsl(kraken.vgsl, "kraken VGSL spec").geometryLayers();
   if (features == "vit") {
     LayerSpec patch;
     patch.kh = patch.sh = transformer.patchH;
@@ -111,23 +133,58 @@ void ModelConfig::validate() const {
     fail("input size must be in [8, 4096]");
   if (!(preprocessing.regionScale >= 1.0 && preprocessing.regionScale <= 8.0))
     fail("region_scale must be in [1, 8]");
-  if (preprocessing.normalisation != "minus_one_one")
+  const bool vgsl = features == "vgsl";
+  if (vgsl != !kraken.empty() || (vgsl && (sequence != "none" || transformation != "none" ||
+                                            prediction != "ctc")))
+    fail("the vgsl features (a kraken network) go with its VGSL spec and the ctc prediction, "
+         "nothing between (" + stageString() + " given)");
+  if (vgsl != (preprocessing.resize == "kraken") ||
+      vgsl != (preprocessing.normalisation == "kraken"))
+    fail("a kraken network reads lines as kraken does (resize and normalisation \"kraken\") and "
+         "only it does");
+  if (vgsl) {
+    const VgslSpec spec = parseVgsl(kraken.vgsl, "kraken VGSL spec");
+    if (spec.inputHeight() != preprocessing.inputH || spec.inputChannels() != preprocessing.channels())
+      fail("the VGSL input " + std::to_string(spec.inputHeight()) + " px high with " +
+           std::to_string(spec.inputChannels()) + " channels does not match the preprocessing");
+    if (spec.featureChannels() != cnnChannels())
+      fail("feature_channels must be the VGSL output layer's input (" +
+           std::to_string(spec.featureChannels()) + ")");
+    if (spec.outputLayer().outChannels != makeCharset().size())
+      fail("the VGSL output layer has " + std::to_string(spec.outputLayer().outChannels) +
+           " classes and the charset " + std::to_string(makeCharset().size()));
+    if (kraken.padding < 0 || kraken.padding > 1024) fail("kraken padding must be in [0, 1024]");
+  }
+  if (preprocessing.normalisation != "minus_one_one" && !vgsl)
     fail("unknown normalisation '" + preprocessing.normalisation + "'");
   if (preprocessing.colour != "grey" && preprocessing.colour != "pil_luma" &&
-      preprocessing.colour != "rgb")
-    fail("unknown colour '" + preprocessing.colour + "' (expected grey, pil_luma or rgb)");
-  if (preprocessing.resize != "bilinear_antialias" && preprocessing.resize != "pil_bicubic")
+      preprocessing.colour != "opencv_grey" && preprocessing.colour != "rgb")
+    fail("unknown colour '" + preprocessing.colour +
+         "' (expected grey, pil_luma, opencv_grey or rgb)");
+  if (preprocessing.resize != "bilinear_antialias" && preprocessing.resize != "pil_bicubic" &&
+      !vgsl)
     fail("unknown resize '" + preprocessing.resize +
          "' (expected bilinear_antialias or pil_bicubic)");
   if (preprocessing.variableWidth && !preprocessing.keepRatioPad)
     fail("variable_width needs keep_ratio_pad");
   if (preprocessing.variableWidth && (transformation != "none" || needsUpsampled()))
     fail("variable_width needs a model without a transformation and without the sharpener");
-  if (ctcConfidence != "product" && ctcConfidence != "easyocr")
-    fail("unknown ctc_confidence '" + ctcConfidence + "' (expected product or easyocr)");
+  if (preprocessing.preResize != "none" && preprocessing.preResize != "opencv_linear")
+    fail("unknown pre_resize '" + preprocessing.preResize + "' (expected none or opencv_linear)");
+  if (preprocessing.preResize != "none" &&
+      (!preprocessing.keepRatioPad || preprocessing.channels() != 1))
+    fail("pre_resize (EasyOCR's readtext) needs keep_ratio_pad and a grey input");
+  if (!(preprocessing.contrastThreshold >= 0 && preprocessing.contrastThreshold <= 1) ||
+      !(preprocessing.adjustContrast > 0 && preprocessing.adjustContrast <= 1))
+    fail("the contrast retry's threshold must be in [0, 1] and its adjust_contrast in (0, 1]");
+  if (preprocessing.contrastThreshold > 0 &&
+      (!preprocessing.keepRatioPad || preprocessing.channels() != 1))
+    fail("the contrast retry (EasyOCR's get_text) needs keep_ratio_pad and a grey input");
+  if (ctcConfidence != "product" && ctcConfidence != "easyocr" && ctcConfidence != "kraken")
+    fail("unknown ctc_confidence '" + ctcConfidence + "' (expected product, easyocr or kraken)");
   if (featureChannels < 0 || featureChannels > 8192 || hiddenSize < 0 || hiddenSize > 8192)
     fail("feature_channels and hidden_size must be in [0, 8192]");
-  if (featureChannels > 0 && featureChannels < 16)
+  if (featureChannels > 0 && featureChannels < 16 && !vgsl)
     fail("feature_channels must be at least 16 (its layers take 1/16 of it)");
   if (preprocessing.channels() == 3 && needsUpsampled())
     fail("the sharp glimpse reads grey images only");
@@ -229,7 +286,16 @@ std::string ModelConfig::toJson() const {
                         {"keep_ratio_pad", preprocessing.keepRatioPad}};
   // Written only when set, so that the files of every other model stay as they were.
   if (preprocessing.variableWidth) j["preprocessing"]["variable_width"] = true;
+  if (preprocessing.preResize != "none") j["preprocessing"]["pre_resize"] = preprocessing.preResize;
+  if (preprocessing.contrastThreshold > 0)
+    j["preprocessing"]["contrast_retry"] = {{"contrast_ths", preprocessing.contrastThreshold},
+                                            {"adjust_contrast", preprocessing.adjustContrast}};
   if (ctcConfidence != "product") j["ctc_confidence"] = ctcConfidence;
+  if (features == "vgsl")
+    j["kraken"] = {{"vgsl", kraken.vgsl},
+                   {"codec", kraken.codecJson},
+                   {"padding", kraken.padding},
+                   {"legacy_polygons", kraken.legacyPolygons}};
   if (features == "vit") {
     const auto& t = transformer;
     j["transformer"] = {{"patch_h", t.patchH},
@@ -308,6 +374,19 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
       c.preprocessing.resize = p.value("resize", std::string("bilinear_antialias"));
       c.preprocessing.keepRatioPad = p.value("keep_ratio_pad", false);
       c.preprocessing.variableWidth = p.value("variable_width", false);
+      c.preprocessing.preResize = p.value("pre_resize", std::string("none"));
+      if (p.contains("contrast_retry")) {
+        const auto& r = p.at("contrast_retry");
+        c.preprocessing.contrastThreshold = r.value("contrast_ths", 0.1);
+        c.preprocessing.adjustContrast = r.value("adjust_contrast", 0.5);
+      }
+    }
+    if (j.contains("kraken")) {
+      const auto& k = j.at("kraken");
+      c.kraken.vgsl = k.at("vgsl").get<std::string>();
+      c.kraken.codecJson = k.value("codec", std::string("{}"));
+      c.kraken.padding = intField(k, "padding", 16);
+      c.kraken.legacyPolygons = k.value("legacy_polygons", false);
     }
     if (j.contains("transformer")) {
       const auto& p = j.at("transformer");
@@ -339,6 +418,12 @@ ModelConfig ModelConfig::fromJson(const std::string& text, const std::string& or
 
 std::string ModelConfig::describe() const {
   std::ostringstream s;
+  if (features == "vgsl") {
+    s << "kraken network " << kraken.vgsl << ", " << makeCharset().size() - 1 << " labels, lines "
+      << preprocessing.inputH << " px high, padded " << kraken.padding << " px, "
+      << (kraken.legacyPolygons ? "legacy" : "new") << " polygon extractor";
+    return s.str();
+  }
   if (isCtc()) {
     s << stageString();
     if (featureChannels > 0)
@@ -346,6 +431,7 @@ std::string ModelConfig::describe() const {
     else
       s << ", width " << width;
     s << ", charset \"" << charset << "\"";
+    if (!preprocessing.easyocrPipeline().empty()) s << "; " << preprocessing.easyocrPipeline();
     return s.str();
   }
   if (isTransformer()) {

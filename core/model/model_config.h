@@ -24,10 +24,14 @@ struct Preprocessing {
   int inputW = 100;          ///< backbone input width
   int inputH = 32;           ///< backbone input height
   double regionScale = 1.8;  ///< sharpener cuts regions from a (inputW*scale) x inputH copy
-  /// Pixel values: grey in [0,255] maps to [-1, 1] ("minus_one_one"), the only mode for now.
+  /// Pixel values: grey in [0,255] maps to [-1, 1] ("minus_one_one"), or kraken's: the line
+  /// scaled to inputH, padded, in [0, 1] and inverted ("kraken", with resize "kraken": the whole
+  /// pipeline of core/image/kraken_line.h).
   std::string normalisation = "minus_one_one";
-  /// How a colour file becomes the input: "grey" (Foveal's own, the decoder's conversion),
-  /// "pil_luma" (PIL's convert('L'): ITU-R 601-2 luma in integers, as DTRB), "rgb" (3 channels).
+  /// How a colour file becomes the input: "grey" (Foveal's own, the decoder's conversion: with
+  /// OpenCV, cv2.imread(IMREAD_GRAYSCALE)'s, as EasyOCR's readtext reads a file), "pil_luma"
+  /// (PIL's convert('L'): ITU-R 601-2 luma in integers, as DTRB), "opencv_grey" (the colours
+  /// through cv2.cvtColor(BGR2GRAY), as readtext reads a BGR array), "rgb" (3 channels).
   std::string colour = "grey";
   /// "bilinear_antialias" (Foveal's own) or "pil_bicubic" (PIL's resize(BICUBIC) on 8-bit
   /// pixels: support widened by the scale when shrinking, a = -0.5, fixed-point, as DTRB).
@@ -40,7 +44,21 @@ struct Preprocessing {
   /// keeping its ratio and padded to that width; inputW is then only the nominal width (the
   /// geometry shown before an image is read, benchmarks).
   bool variableWidth = false;
+  /// EasyOCR's readtext (get_image_list's compute_ratio_and_resize): "opencv_linear" resizes
+  /// each image to inputH high with OpenCV's INTER_LINEAR (int(inputH * w / h) wide; an image
+  /// narrower than tall to inputH wide, int(inputH * h / w) high) before keepRatioPad's `resize`;
+  /// "none": `resize` reads the source itself (EasyOCR's recogniser alone).
+  std::string preResize = "none";
+  /// EasyOCR's get_text contrast retry: a reading whose confidence is under contrastThreshold
+  /// is read again from the image with its contrast raised (adjust_contrast_grey to the target
+  /// adjustContrast, after preResize), and the second pass kept unless the first was more
+  /// confident. 0: no retry (readtext's defaults are 0.1 and 0.5).
+  double contrastThreshold = 0;
+  double adjustContrast = 0.5;
   int channels() const { return colour == "rgb" ? 3 : 1; }
+  /// How EasyOCR's reading of an image is reproduced, in words (info, traces); empty for a
+  /// model without EasyOCR's variable width.
+  std::string easyocrPipeline() const;
   int upsampledW() const;
 };
 
@@ -56,6 +74,18 @@ struct TransformerConfig {
   int decoderMlpHidden = 1536;  ///< embed_dim * dec_mlp_ratio
   bool decodeAr = true;         ///< PARSeq: autoregressive first pass (else all queries at once)
   int refineIters = 1;          ///< PARSeq: cloze refinement passes after the first
+};
+
+/// A network imported from kraken (features "vgsl"): its VGSL spec and codec as the file holds
+/// them, and the line settings of kraken's rpred (core/formats/kraken_import.cpp).
+struct KrakenConfig {
+  std::string vgsl;       ///< the whole spec, output layer included ("[1,48,0,1 ... O1c40]")
+  std::string codecJson;  ///< kraken's codec: {"a": [1], "ab": [2, 3], ...}
+  int padding = 16;       ///< rpred's blank columns left and right of a line (kraken's default)
+  /// The model was trained with kraken's legacy polygon extractor (its metadata says so), which
+  /// kraken's baseline path then uses.
+  bool legacyPolygons = false;
+  bool empty() const { return vgsl.empty(); }
 };
 
 struct ModelConfig {
@@ -100,6 +130,7 @@ struct ModelConfig {
   std::string ctcConfidence = "product";
   Preprocessing preprocessing;
   TransformerConfig transformer;  ///< features "vit" and its predictions only
+  KrakenConfig kraken;            ///< features "vgsl" only
 
   // Derived sizes.
   int cnnChannels() const;  ///< feature-stage output channels (512 at width 1)

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <torch/utils.h>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/error.h"
@@ -9,6 +10,7 @@
 #include "formats/checkpoint.h"
 #include "image/preprocess.h"
 #include "trace/attribution_engine.h"
+#include "trace/contrast_retry.h"
 #include "trace/trace_builder.h"
 
 namespace foveal::core {
@@ -28,6 +30,7 @@ struct ModelSession::Impl {
   ModelConfig config;
   Recognizer model{nullptr};
   std::string path;
+  std::string metadataJson;  ///< the file's metadata as loaded (formats/checkpoint.h)
   /// Set instead of `model` for an engine named by its spec (tesseract:LANG).
   std::shared_ptr<const TesseractEngine> engine;
 };
@@ -53,6 +56,7 @@ std::shared_ptr<ModelSession> ModelSession::open(const std::string& path,
   auto impl = std::make_unique<Impl>();
   impl->config = loaded.config;
   impl->model = loaded.model;
+  impl->metadataJson = loaded.metadataJson;
   impl->path = path;
   return std::shared_ptr<ModelSession>(new ModelSession(std::move(impl)));
 }
@@ -68,6 +72,32 @@ std::shared_ptr<ModelSession> ModelSession::create(const ModelConfig& config, ui
 }
 
 const ModelConfig& ModelSession::config() const { return d->config; }
+
+std::map<std::string, std::vector<ModelSession::HistoryPoint>> ModelSession::storedHistory() const {
+  std::map<std::string, std::vector<HistoryPoint>> out;
+  if (d->metadataJson.empty()) return out;
+  nlohmann::json meta;
+  try {
+    meta = nlohmann::json::parse(d->metadataJson);
+  } catch (const nlohmann::json::exception&) {
+    return out;
+  }
+  // kraken: "accuracy" is [[step, {"val_accuracy": a, "val_metric": m, ...}], ...] in kraken >=
+  // 5, [[step, a], ...] before.
+  const auto k = meta.find("kraken_meta");
+  if (k == meta.end() || !k->contains("accuracy") || !(*k)["accuracy"].is_array()) return out;
+  for (const auto& e : (*k)["accuracy"]) {
+    if (!e.is_array() || e.size() != 2 || !e[0].is_number()) continue;
+    const double step = e[0].get<double>();
+    if (e[1].is_number()) {
+      out["val_accuracy"].push_back({step, e[1].get<double>()});
+    } else if (e[1].is_object()) {
+      for (const auto& [name, v] : e[1].items())
+        if (v.is_number()) out[name].push_back({step, v.get<double>()});
+    }
+  }
+  return out;
+}
 const std::string& ModelSession::path() const { return d->path; }
 bool ModelSession::isEngine() const { return d->engine != nullptr; }
 std::string ModelSession::describe() const {
@@ -79,24 +109,90 @@ std::vector<Box> ModelSession::inputRegions() const {
   return d->model->geometry().regionBoxes();
 }
 
-Trace ModelSession::trace(const GreyImage& image, const std::string& source,
-                          const TraceOptions& options) const {
-  if (image.empty()) throw Error(source + ": empty image");
-  if (d->engine) return d->engine->read(image, source);  // its own decoding: no beam, no sampling
-  c10::InferenceMode guard;
-  const bool sharp = d->config.needsUpsampled();
-  auto input = preprocess({image}, d->config.preprocessing, sharp);
+namespace {
+
+DecodeOptions decodeOptions(const TraceOptions& options) {
   DecodeOptions dec;
   dec.sample = options.sample;
   dec.beamWidth = options.beamWidth;
   if (options.beamHypothesis != 0 && options.beamWidth <= 1)
     throw Error("a beam hypothesis other than the best needs a beam search (width > 1)");
   dec.beamHypothesis = options.beamHypothesis;
-  if (options.sample) {
-    dec.generator = at::detail::createCPUGenerator(options.seed);
+  if (options.sample) dec.generator = at::detail::createCPUGenerator(options.seed);
+  return dec;
+}
+
+}  // namespace
+
+LineReading ModelSession::traceLine(const GreyImage& page, const KrakenLineSpec& line,
+                                    const std::string& source, const TraceOptions& options) const {
+  if (page.empty()) throw Error(source + ": empty image");
+  const auto& cfg = d->config;
+  KrakenInputSpec in;
+  in.height = cfg.preprocessing.inputH;
+  in.channels = cfg.preprocessing.channels();
+  in.padding = cfg.kraken.empty() ? 0 : cfg.kraken.padding;
+  in.legacyPolygons = cfg.kraken.legacyPolygons;
+  const KrakenLine k = extractKrakenLine(page, line, in);
+  LineReading r;
+  r.line = k.extracted;
+  r.trace.source = source;
+  if (k.empty) {
+    r.empty = true;
+    r.why = k.emptyReason;
+    r.trace.decoder = cfg.prediction;
+    r.trace.modelKind = cfg.isCtc() ? "ctc" : cfg.attention;
+    r.trace.stages = cfg.stageString();
+    r.trace.modelDescription = cfg.describe();
+    r.trace.imageW = k.extracted.width;
+    r.trace.imageH = k.extracted.height;
+    return r;
   }
-  auto out = d->model->forward(input.image, input.upsampled, dec);
+  if (cfg.kraken.empty() || d->engine) {
+    r.trace = trace(k.extracted, source, options);
+  } else {
+    c10::InferenceMode guard;
+    std::vector<float> values = k.input;
+    ModelInput input;
+    input.image = torch::from_blob(values.data(), {1, k.inputC, k.inputH, k.inputW}, torch::kFloat)
+                      .clone();
+    input.contentW = {k.inputW};
+    auto out = d->model->forward(input.image, {}, decodeOptions(options));
+    r.trace = buildTrace(d->model, out, input, 0, k.extracted.width, k.extracted.height,
+                         options.topk, options.stopAtEnd);
+    r.trace.source = source;
+    r.trace.beamWidth = std::max(1, options.beamWidth);
+  }
+  for (const auto& st : r.trace.steps) {
+    std::vector<PointF> cut;
+    for (const auto& p : krakenColumnSpanToPolygon(k, line, static_cast<int>(st.box.x),
+                                                   static_cast<int>(st.box.x + st.box.w)))
+      cut.push_back({p.x, p.y});
+    r.cuts.push_back(std::move(cut));
+  }
+  return r;
+}
+
+Trace ModelSession::trace(const GreyImage& image, const std::string& source,
+                          const TraceOptions& options) const {
+  if (image.empty()) throw Error(source + ": empty image");
+  if (d->engine) return d->engine->read(image, source);  // its own decoding: no beam, no sampling
+  if (!d->config.kraken.empty()) {
+    auto r = traceLine(image, krakenBoxLine(0, 0, image.width, image.height), source, options);
+    if (r.empty) {  // kraken's empty record: an empty reading of the whole image
+      r.trace.imageW = image.width;
+      r.trace.imageH = image.height;
+    }
+    return r.trace;
+  }
+  c10::InferenceMode guard;
+  const bool sharp = d->config.needsUpsampled();
+  auto input = preprocess({image}, d->config.preprocessing, sharp);
+  auto out = d->model->forward(input.image, input.upsampled, decodeOptions(options));
   auto tr = buildTrace(d->model, out, input, 0, image.width, image.height, options.topk,
+                       options.stopAtEnd);
+  if (d->config.preprocessing.contrastThreshold > 0)  // EasyOCR's get_text reads it again
+    tr = contrastRetry(d->model, image, std::move(tr), decodeOptions(options), options.topk,
                        options.stopAtEnd);
   tr.source = source;
   tr.beamWidth = std::max(1, options.beamWidth);

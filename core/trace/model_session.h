@@ -2,6 +2,7 @@
 // Torch-free facade over a loaded recognizer: what the GUI and the CLI use to trace images.
 // Thread-safe for concurrent trace() calls (each runs under its own inference guard).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "model/model_config.h"
 #include "trace/attribution.h"
 #include "trace/faithfulness.h"
+#include "trace/kraken_lines.h"
 #include "trace/trace.h"
 
 namespace foveal::core {
@@ -62,8 +64,16 @@ class ModelSession {
   /// Region boxes of the backbone in model-input pixels (unclipped x, clipped rows).
   std::vector<Box> inputRegions() const;
 
+  /// A kraken model (features "vgsl") reads `image` as one line, as kraken's bounding-box path
+  /// does (traceLine with the whole image's box).
   Trace trace(const GreyImage& image, const std::string& source,
               const TraceOptions& options = {}) const;
+  /// One line of `page` extracted as kraken's rpred extracts it (image/kraken_line.h) and read:
+  /// a kraken model takes kraken's own network input for it (so its readings are kraken's);
+  /// any other model reads the extracted line image as it reads an image. An empty reading (no
+  /// steps, the reason in `why`) where kraken gives an empty record.
+  LineReading traceLine(const GreyImage& page, const KrakenLineSpec& line,
+                        const std::string& source, const TraceOptions& options = {}) const;
   /// Per-step attribution of the reading `trace` shows (made by trace() from `image`), teacher
   /// forced (core/trace/attribution.h). Safe beside concurrent trace() and explain() calls: it
   /// differentiates with respect to the image only, never touching the parameters' gradients.
@@ -75,6 +85,14 @@ class ModelSession {
                                          const std::vector<CurveRequest>& requests,
                                          const CurveOptions& options = {}) const;
   void save(const std::string& path) const;
+
+  /// A training curve the model file itself holds (kraken stores its validation accuracy per
+  /// evaluation): metric -> (step, value) points in order. Empty for files that hold none.
+  struct HistoryPoint {
+    double step = 0;
+    double value = 0;
+  };
+  std::map<std::string, std::vector<HistoryPoint>> storedHistory() const;
 
   struct Impl;
 

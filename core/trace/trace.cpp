@@ -152,6 +152,8 @@ std::string Trace::toJson(int indent) const {
   for (size_t t = 0; t < steps.size(); ++t) steps_.push_back(stepJson(*this, t));
   j["steps"] = steps_;
   if (!focusRule.empty()) j["focus_rule"] = focusRule;
+  if (!inputPass.empty())
+    j["input_pass"] = {{"pass", contrastPass ? "contrast" : "first"}, {"why", inputPass}};
   if (!truthBoxes.empty()) {
     json tb = json::array();
     for (const auto& b : truthBoxes) tb.push_back(boxJson(b));
@@ -189,6 +191,7 @@ std::string Trace::toTable() const {
     }
   }
   if (!stages.empty()) o << "stages     " << stages << "\n";
+  if (!inputPass.empty()) o << "pass       " << inputPass << "\n";
   if (gridRows > 1)
     o << "grid       " << gridRows << " x " << gridColumns << " cells (region r * " << gridColumns
       << " + c is row r, column c)\n";
@@ -305,6 +308,24 @@ double ctcConfidence(const std::string& rule, const std::vector<int>& argmax,
       }
     if (n == 0) return 0.0;  // EasyOCR: np.array([0]), whose custom_mean is 0
     return std::pow(product, 2.0 / std::sqrt(static_cast<double>(n)));
+  }
+  if (rule == "kraken") {
+    // kraken gives each character the largest probability of its run of frames (greedy_decoder)
+    // and a line none: Foveal's line confidence is their mean (1 for an empty reading).
+    double sum = 0.0, runMax = 0.0;
+    size_t runs = 0;
+    for (size_t i = 0; i < argmax.size() && i < maxima.size(); ++i) {
+      const bool starts = argmax[i] != blank && (i == 0 || argmax[i] != argmax[i - 1]);
+      if (starts) {
+        if (runs > 0) sum += runMax;
+        ++runs;
+        runMax = maxima[i];
+      } else if (argmax[i] != blank) {
+        runMax = std::max(runMax, maxima[i]);
+      }
+    }
+    if (runs == 0) return 1.0;
+    return (sum + runMax) / static_cast<double>(runs);
   }
   double product = 1.0;
   for (double m : maxima) product *= m;

@@ -5,6 +5,7 @@
 
 #include "model/charset.h"
 #include "model/stages/ctc_prediction.h"
+#include "trace/kraken_trace.h"
 
 namespace foveal::core {
 
@@ -213,8 +214,9 @@ std::vector<PointF> scaleCentres(const ReceptiveField& rf, double sx, double sy)
 
 // The trace's model and geometry: what decoded it, the source image's size, and the regions
 // and their centres scaled from the model input (sx, sy: source pixels per input pixel).
+// padLeft: input columns before the image's first (kraken's padding), mapped left of the image.
 Trace traceOfModel(const ModelConfig& cfg, const ReceptiveField& rf, int srcW, int srcH, double sx,
-                   double sy) {
+                   double sy, int padLeft = 0) {
   Trace tr;
   tr.modelKind = cfg.isCtc() ? "ctc" : cfg.attention;
   tr.decoder = cfg.prediction;
@@ -225,8 +227,9 @@ Trace traceOfModel(const ModelConfig& cfg, const ReceptiveField& rf, int srcW, i
   tr.gridRows = rf.regionRows();
   tr.gridColumns = rf.columns;
   for (const auto& box : rf.regionBoxes())
-    tr.regions.push_back({box.x * sx, box.y * sy, box.w * sx, box.h * sy});
+    tr.regions.push_back({(box.x - padLeft) * sx, box.y * sy, box.w * sx, box.h * sy});
   tr.regionCentres = scaleCentres(rf, sx, sy);
+  for (auto& c : tr.regionCentres) c.x -= padLeft * sx;
   return tr;
 }
 
@@ -378,6 +381,24 @@ std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const Recognizer
   return located;
 }
 
+namespace {
+
+// A kraken model reads its line as kraken does (trace/kraken_trace.h): image b's own frames
+// (its input is contentW wide, padding included), the softmax, the codec, the cuts.
+void applyKraken(Trace& tr, Recognizer& model, const RecognizerOutput& out, int b, int contentW,
+                 int srcW, int srcH) {
+  const int64_t m = out.logProbs.size(1);
+  const int frames = std::min<int>(static_cast<int>(m), model->geometry(contentW).columns);
+  auto probs = out.logProbs.select(0, b).slice(0, 0, frames).detach().exp().to(torch::kCPU,
+                                                                              torch::kFloat);
+  probs = probs.contiguous();
+  const int classes = static_cast<int>(probs.size(1));
+  std::vector<float> p(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());
+  applyKrakenReading(tr, model->config, p, frames, classes, {contentW, srcW, srcH});
+}
+
+}  // namespace
+
 Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInput& input, int b,
                  int srcW, int srcH, int topk, bool stopAtEnd) {
   const auto& cfg = model->config;
@@ -388,10 +409,12 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   // With keep-ratio padding the image fills only the first contentW input columns.
   const int contentW =
       static_cast<size_t>(b) < input.contentW.size() ? input.contentW[b] : pp.inputW;
-  const double sx = static_cast<double>(srcW) / contentW,
+  // kraken's lines have blank columns on both sides of the image (ModelConfig::kraken).
+  const int pad = cfg.kraken.empty() ? 0 : cfg.kraken.padding;
+  const double sx = static_cast<double>(srcW) / std::max(1, contentW - 2 * pad),
                sy = static_cast<double>(srcH) / pp.inputH;
 
-  Trace tr = traceOfModel(cfg, rf, srcW, srcH, sx, sy);
+  Trace tr = traceOfModel(cfg, rf, srcW, srcH, sx, sy, pad);
   if (out.fiducials.defined()) addTps(tr, out, b, pp, sx, sy);
   // What the features saw: the rectified image when there is a transformation.
   const auto seen = out.rectified.defined() ? out.rectified.select(0, b) : input.image.select(0, b);
@@ -401,7 +424,9 @@ Trace buildTrace(Recognizer& model, const RecognizerOutput& out, const ModelInpu
   if (cfg.isCtc()) {
     buildCtcSteps(tr, out, b, topk, charset, crops, cfg.ctcConfidence);
     locateSteps(tr, FocusRule::Columns);
-    if (usesFocusBoxes(rf, static_cast<int>(seen.size(-1)))) useFocusBoxes(tr, seen.detach(), sx);
+    if (cfg.kraken.empty() && usesFocusBoxes(rf, static_cast<int>(seen.size(-1))))
+      useFocusBoxes(tr, seen.detach(), sx);
+    if (!cfg.kraken.empty()) applyKraken(tr, model, out, b, contentW, srcW, srcH);
     if (out.beam.allTokens.defined()) tr.hypotheses = ctcBeamHypotheses(charset, out.beam, b);
     return tr;
   }

@@ -22,6 +22,7 @@ std::shared_ptr<torch::nn::Module> makeSharpGlimpse(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeVit(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeParseq(const StageContext&);
 std::shared_ptr<torch::nn::Module> makeVitstr(const StageContext&);
+std::shared_ptr<torch::nn::Module> makeVgsl(const StageContext&);
 
 namespace {
 
@@ -49,6 +50,11 @@ std::vector<LayerSpec> vitPatchLayers(double) {
   return {patch};
 }
 int vitChannels(double width) { return static_cast<int>(std::lround(384 * width)); }
+
+// kraken's networks: the layers come from each model's own VGSL spec (ModelConfig::featureLayers);
+// nominally none, and as many channels as the file says (ModelConfig::featureChannels).
+std::vector<LayerSpec> vgslNominalLayers(double) { return {}; }
+int vgslNominalChannels(double) { return 0; }
 
 StageOption importOnly(StageOption o) {
   o.importOnly = true;
@@ -89,6 +95,11 @@ const std::map<StageKind, std::vector<Entry>>& registry() {
                                 "of 8 x 16 patches at 128x32 with 4x8 patches",
                                 vitPatchLayers, vitChannels, true)),
             makeVit},
+           {importOnly(features("vgsl",
+                                "a kraken network from its VGSL spec (convolutions, pools, "
+                                "reshapes, LSTMs, group norms), its output layer the CTC Linear",
+                                vgslNominalLayers, vgslNominalChannels)),
+            makeVgsl},
        }},
       {StageKind::Sequence,
        {
