@@ -26,11 +26,11 @@
 
 #include "compare_page.h"
 #include "dataset_browser.h"
-#include "dtrb_options_dialog.h"
 #include "engines/tesseract_spec.h"
 #include "errors_page.h"
 #include "exporter.h"
 #include "help_menu.h"
+#include "import_options_dialog.h"
 #include "inspector_exports.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
@@ -115,7 +115,7 @@ MainWindow::~MainWindow() {
 void MainWindow::buildDocks() {
   auto* models = new ModelsDock(m_document, this);
   addDockWidget(Qt::LeftDockWidgetArea, models);
-  connect(models, &ModelsDock::addRequested, this, &MainWindow::openModelDialog);
+  connect(models, &ModelsDock::addRequested, this, [this] { openModelDialog(false); });
   connect(models, &ModelsDock::engineRequested, this,
           [this](const QString& spec) { openModel(spec); });
   connect(models, &ModelsDock::inspected, this, [this] { m_tabs->setCurrentWidget(m_inspector); });
@@ -231,7 +231,8 @@ void MainWindow::buildMenus() {
   connect(m_recentMenu, &RecentImagesMenu::chosen, this, &MainWindow::openImage);
   file->addAction(tr("&Paste Image"), QKeySequence::Paste, this, &MainWindow::pasteImage);
   file->addAction(tr("Open &Model..."), QKeySequence(Qt::CTRL | Qt::Key_M), this,
-                  &MainWindow::openModelDialog);
+                  [this] { openModelDialog(false); });
+  file->addAction(tr("Open Model with &Options..."), this, [this] { openModelDialog(true); });
   file->addSeparator();
   file->addAction(tr("&Export View..."), QKeySequence(Qt::CTRL | Qt::Key_E), this,
                   &MainWindow::exportView);
@@ -283,12 +284,12 @@ void MainWindow::wireDocument() {
   connect(
       m_document, &ReadingDocument::modelFailed, this,
       [this](const QString&, const QString& message) { showError(message, ErrorTopic::Model); });
-  connect(m_document, &ReadingDocument::charsetNeeded, this,
-          [this](ModelId id, const QString& message, const QString& architecture, int classes) {
-            const QString path = models()->path(models()->rowOf(id));
-            if (!askDtrbCharacters(path, architecture, classes, this))
-              return m_document->abandonModel(id, message);
-            openModel(path);  // a failed entry is read again, now with the characters
+  connect(m_document, &ReadingDocument::optionsNeeded, this,
+          [this](ModelId id, const ImportQuestion& question) {
+            ImportOptionsDialog dialog(question, this);
+            if (dialog.exec() != QDialog::Accepted)
+              return m_document->abandonModel(id, question.message);
+            openModelWith(question.path, dialog.options());  // the failed entry is read again
           });
   connect(m_document, &ReadingDocument::tracesChanged, this, &MainWindow::onTracesChanged);
 }
@@ -315,10 +316,17 @@ void MainWindow::setImage(const QImage& image, const QString& source, const QStr
   m_document->setImage(image, source, truth, truthBoxes);
 }
 
-bool MainWindow::openModel(const QString& path) {
+bool MainWindow::openModel(const QString& path) { return openModelFile(path, nullptr); }
+
+bool MainWindow::openModelWith(const QString& path, const core::ImportOptions& options) {
+  return openModelFile(path, &options);
+}
+
+bool MainWindow::openModelFile(const QString& path, const core::ImportOptions* options) {
   statusBar()->showMessage(tr("Loading %1 ...").arg(QFileInfo(path).fileName()));
   QString error;
-  if (!m_document->openModel(path, &error)) {
+  if (!(options ? m_document->openModelWith(path, *options, &error)
+                : m_document->openModel(path, &error))) {
     showError(error, ErrorTopic::Model);
     return false;
   }
@@ -326,14 +334,24 @@ bool MainWindow::openModel(const QString& path) {
   return true;
 }
 
-void MainWindow::openModelDialog() {
+void MainWindow::openModelDialog(bool withOptions) {
   const QString path = QFileDialog::getOpenFileName(
-      this, tr("Open model"), kLastFolder.value(),
+      this, withOptions ? tr("Open model with options") : tr("Open model"), kLastFolder.value(),
       tr("Models (*.fvm *.pth *.pt *.ckpt);;Foveal models (*.fvm);;PyTorch checkpoints: "
          "deep-text-recognition-benchmark, EasyOCR, the PARSeq hub (*.pth *.pt *.ckpt);;"
          "All files (*)"));
-  if (!path.isEmpty()) openModel(path);
-  focusCurrentView();
+  if (path.isEmpty()) return focusCurrentView();
+  if (!withOptions) {
+    openModel(path);
+    return focusCurrentView();
+  }
+  statusBar()->showMessage(tr("Reading %1 ...").arg(QFileInfo(path).fileName()));
+  askImportOptions(path, rememberedImportOptions(path).value_or(core::ImportOptions{}), this,
+                   [this, path](std::optional<core::ImportOptions> options) {
+                     statusBar()->clearMessage();
+                     if (options) openModelWith(path, *options);
+                     focusCurrentView();
+                   });
 }
 
 void MainWindow::addModelFolder(const QString& folder) {

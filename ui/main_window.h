@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "error_banner.h"
+#include "formats/model_format.h"
 #include "model/geometry.h"
 #include "trace/trace.h"
 
@@ -50,6 +51,8 @@ class MainWindow : public QMainWindow {
   /// for a file that does not exist; a file that cannot be loaded is reported in the error
   /// banner when its load ends, and its row is removed.
   bool openModel(const QString& path);  ///< a .fvm, or a DTRB .pth (asks what it must)
+  /// The same with the import's options (the import dialog's answers, remembered for the file).
+  bool openModelWith(const QString& path, const core::ImportOptions& options);
   /// Opens the models named (the command line's --model list): they are the ones ticked for
   /// Compare (the first kMaxCompared of them), the first inspected. False when one is missing
   /// (its error shown; the others open).
@@ -147,7 +150,11 @@ class MainWindow : public QMainWindow {
   /// Gives the keyboard focus to the current page's main view (after a dialog, at start).
   void focusCurrentView();
   void openImageDialog();
-  void openModelDialog();
+  /// File > Open Model...; `withOptions`: ... with Options..., which asks the import dialog's
+  /// questions first.
+  void openModelDialog(bool withOptions);
+  /// openModel() (`options` null: those remembered for the file) or openModelWith().
+  bool openModelFile(const QString& path, const core::ImportOptions* options);
   /// Opens a misread image (from an evaluation or the error analysis) with the models that
   /// misread it, in the inspector (one model) or compare (several), at the first step whose
   /// token disagrees with the truth once the reading is shown.

@@ -1,6 +1,7 @@
 #include "formats/easyocr_import.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,6 +19,8 @@ namespace foveal::core {
 namespace {
 
 constexpr int kEasyOcrImgH = 64;  // EasyOCR's config.py: imgH = 64
+// readtext's defaults (easyocr.py): contrast_ths 0.1, adjust_contrast 0.5.
+constexpr double kContrastThs = 0.1, kAdjustContrast = 0.5;
 
 bool startsWith(const std::string& s, const std::string& p) {
   return s.compare(0, p.size(), p) == 0;
@@ -160,6 +163,63 @@ int intScalar(const std::string& raw, const std::string& where) {
   if (used == 0 || used != v.size() || x < 1 || x > 8192)
     throw Error(where + ": expected a whole number in [1, 8192], got '" + v + "'");
   return x;
+}
+
+// A number option in [lo, hi] (lo excluded when `openLo`).
+double numberOption(const ImportOptions& o, const std::string& key, double fallback,
+                    const std::string& file, double lo, double hi, bool openLo) {
+  auto it = o.find(key);
+  if (it == o.end()) return fallback;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(it->second, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != it->second.size() || !(openLo ? v > lo : v >= lo) || !(v <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%s%g, %g]", openLo ? "(" : "[", lo, hi);
+    throw Error(file + ": --" + key + " must be a number in " + range + " (got '" + it->second +
+                "')");
+  }
+  return v;
+}
+
+// How the model reads an image: as EasyOCR's readtext reads a crop (a file, or a BGR array), or
+// as its recogniser alone (get_text given the file's pixels).
+struct EasyOcrInput {
+  std::string name, colour, preResize, words;
+  double contrastThs = 0, adjustContrast = kAdjustContrast;
+};
+
+EasyOcrInput easyocrInput(const ImportOptions& o, const std::string& path) {
+  EasyOcrInput in;
+  in.name = stringOption(o, "easyocr-input", "readtext");
+  if (in.name == "readtext") {
+    in.colour = "grey";  // cv2.imread(IMREAD_GRAYSCALE): Foveal's decoder's grey
+    in.preResize = "opencv_linear";
+    in.words = "as EasyOCR's readtext reads a crop file (cv2.imread's grey, cv2.resize to the "
+               "height, AlignCollate)";
+  } else if (in.name == "readtext-array") {
+    in.colour = "opencv_grey";  // reformat_input's cvtColor(BGR2GRAY) of an array
+    in.preResize = "opencv_linear";
+    in.words = "as EasyOCR's readtext reads a BGR array (cvtColor's grey, cv2.resize to the "
+               "height, AlignCollate)";
+  } else if (in.name == "recogniser") {
+    in.colour = "pil_luma";
+    in.preResize = "none";
+    in.words = "as EasyOCR's recogniser alone reads a crop's pixels (PIL's luma, AlignCollate's "
+               "bicubic from the source)";
+  } else {
+    throw Error(path + ": --easyocr-input " + in.name +
+                " is not one of readtext (as readtext reads a crop file), readtext-array (a BGR "
+                "array) or recogniser (the recogniser alone)");
+  }
+  in.contrastThs = numberOption(o, "contrast-ths", in.name == "recogniser" ? 0.0 : kContrastThs,
+                                path, 0, 1, false);
+  in.adjustContrast = numberOption(o, "adjust-contrast", kAdjustContrast, path, 0, 1, true);
+  return in;
 }
 
 // EasyOCR's recogniser keys: DTRB's without a transformation, with the BiLSTM and a CTC Linear.
@@ -312,6 +372,7 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
     checkNetworkParams(*yaml, a, path);
   }
   const ChosenCharset cs = charsetFor(file, o, yaml.get(), a, report);
+  const EasyOcrInput input = easyocrInput(o, path);
   int imgH = yaml && yaml->imgH ? yaml->imgH : kEasyOcrImgH;
   imgH = intOption(o, "imgH", imgH, path, 8, 4096);
   if (!yaml && !o.count("imgH")) report.assumed.push_back("input height 64 (EasyOCR's imgH)");
@@ -341,10 +402,21 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
   c.ctcConfidence = "easyocr";
   c.preprocessing.inputH = imgH;
   c.preprocessing.inputW = 4 * imgH;  // nominal: a word of ratio 4; each batch sets its own
-  c.preprocessing.colour = "pil_luma";
+  c.preprocessing.colour = input.colour;
   c.preprocessing.resize = "pil_bicubic";
   c.preprocessing.keepRatioPad = true;
   c.preprocessing.variableWidth = true;
+  c.preprocessing.preResize = input.preResize;
+  c.preprocessing.contrastThreshold = input.contrastThs;
+  c.preprocessing.adjustContrast = input.adjustContrast;
+  if (!o.count("easyocr-input"))
+    report.assumed.push_back("read " + input.words + "; --easyocr-input recogniser reads as "
+                             "the recogniser alone");
+  if (!o.count("contrast-ths") && input.contrastThs > 0)
+    report.assumed.push_back("get_text's contrast retry with readtext's defaults (contrast_ths " +
+                             std::string("0.1, adjust_contrast ") +
+                             (o.count("adjust-contrast") ? o.at("adjust-contrast") : "0.5") +
+                             "); --contrast-ths 0 turns it off");
   try {
     c.validate();
   } catch (const Error& e) {
@@ -358,7 +430,8 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
       a.features == "VGG" ? "generation 2 (VGG)" : "generation 1 (ResNet)";
   report.description = "EasyOCR recogniser, " + generation + " (" + sd->format + " format" +
                        (a.modulePrefix ? ", DataParallel 'module.' prefix" : "") +
-                       "): " + a.describe() + "; charset: " + cs.source;
+                       "): " + a.describe() + "; charset: " + cs.source + "; " +
+                       c.preprocessing.easyocrPipeline();
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";
   meta["model"] = nlohmann::json::parse(c.toJson());
@@ -368,6 +441,7 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
                            {"module_prefix", a.modulePrefix},
                            {"architecture", a.describe()},
                            {"charset", cs.source},
+                           {"input", input.name},
                            {"notes", report.assumed}};
   loaded.metadataJson = meta.dump(2);
   report.provenanceJson = meta["imported_from"].dump();
@@ -486,6 +560,18 @@ ModelFormat easyocrModelFormat() {
        "the characters of the classes in order (instead of the released list or "
        "the yaml's)"},
       {"imgH", "the input height", false, "64, or the yaml's imgH"},
+      {"easyocr-input",
+       "how a crop is read: readtext (as readtext reads a crop file: cv2.imread's grey, "
+       "cv2.resize INTER_LINEAR to the height, then AlignCollate), readtext-array (as readtext "
+       "reads a BGR array: cvtColor's grey) or recogniser (the recogniser alone: PIL's luma and "
+       "bicubic from the source)",
+       false, "readtext"},
+      {"contrast-ths",
+       "get_text's contrast retry: a reading under this confidence is read again with the "
+       "contrast raised, the more confident kept; 0 turns it off",
+       false, "0.1; 0 with --easyocr-input recogniser"},
+      {"adjust-contrast", "the contrast the retry raises a crop to (get_text's adjust_contrast)",
+       false, "0.5"},
   };
   f.sniff = sniffEasyOcr;
   f.load = loadEasyOcr;

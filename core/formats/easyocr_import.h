@@ -1,9 +1,13 @@
 #pragma once
 // Opening EasyOCR's recognisers (github.com/JaidedAI/EasyOCR): DTRB-family CTC models
 // (None-VGG-BiLSTM-CTC for generation 2, 256/256; None-ResNet-BiLSTM-CTC for generation 1,
-// 512/512) saved through DataParallel ("module."), read as EasyOCR's get_text reads a crop:
-// grey, height 64 (or a user network's imgH), ratio kept, variable width (EasyOCR's max_width:
-// ceil(max ratio) * 64, padded with the last column), greedy CTC, EasyOCR's confidence. The
+// 512/512) saved through DataParallel ("module."), read as EasyOCR's readtext reads a crop by
+// default (--easyocr-input): cv2.imread's grey (or cvtColor's of a BGR array), get_image_list's
+// cv2.resize (INTER_LINEAR) to height 64 (or a user network's imgH), then get_text: AlignCollate
+// (PIL bicubic, ratio kept, variable width: EasyOCR's max_width ceil(max ratio) * 64, padded
+// with the last column), greedy CTC, EasyOCR's confidence, and the contrast retry
+// (contrast_ths 0.1, adjust_contrast 0.5); or as the recogniser alone (PIL's luma and bicubic
+// from the source, no retry: get_text given the file's pixels). Not the detector. The
 // charset is the released model's (a fact table by name, easyocr_charsets.cpp, generated from
 // EasyOCR's config.py), a user network's NAME.yaml `character_list`, or --character.
 // Torch-free header; the format's registry entry is easyocrModelFormat() (easyocr_import.cpp).

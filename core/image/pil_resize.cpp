@@ -26,6 +26,27 @@ double bicubic(double x) {
   return 0.0;
 }
 
+constexpr double kPi = 3.14159265358979323846;  // M_PI, as Pillow's Resample.c uses
+
+double sinc(double x) {
+  if (x == 0.0) return 1.0;
+  x = x * kPi;
+  return std::sin(x) / x;
+}
+
+// Pillow's LANCZOS: a sinc windowed by a sinc three times wider, support 3.
+double lanczos(double x) {
+  if (-3.0 <= x && x < 3.0) return sinc(x) * sinc(x / 3);
+  return 0.0;
+}
+
+struct Filter {
+  double (*f)(double);
+  double support;
+};
+constexpr Filter kBicubic{bicubic, 2.0};
+constexpr Filter kLanczos{lanczos, 3.0};
+
 // For each output pixel: the first input pixel, how many, and their fixed-point weights.
 struct Coefficients {
   int ksize = 0;
@@ -33,10 +54,10 @@ struct Coefficients {
   std::vector<int32_t> k;   // ksize per output pixel
 };
 
-Coefficients coefficients(int inSize, int outSize) {
+Coefficients coefficients(int inSize, int outSize, const Filter& filter) {
   const double scale = static_cast<double>(inSize) / outSize;
   const double filterscale = std::max(scale, 1.0);
-  const double support = 2.0 * filterscale;
+  const double support = filter.support * filterscale;
   Coefficients c;
   c.ksize = static_cast<int>(std::ceil(support)) * 2 + 1;
   c.bounds.resize(static_cast<size_t>(outSize) * 2);
@@ -52,7 +73,7 @@ Coefficients coefficients(int inSize, int outSize) {
     xmax -= xmin;
     double ww = 0.0;
     for (int x = 0; x < xmax; ++x) {
-      w[static_cast<size_t>(x)] = bicubic((x + xmin - center + 0.5) * ss);
+      w[static_cast<size_t>(x)] = filter.f((x + xmin - center + 0.5) * ss);
       ww += w[static_cast<size_t>(x)];
     }
     for (int x = 0; x < xmax; ++x) {
@@ -71,12 +92,12 @@ uint8_t clip8(int32_t v) {
   return static_cast<uint8_t>(std::clamp(x, 0, 255));
 }
 
-}  // namespace
-
-std::vector<uint8_t> pilResizeBicubic(const uint8_t* src, int w, int h, int channels, int outW,
-                                      int outH) {
+// ImagingResample for 8-bit bands: a horizontal pass (only over the rows the vertical pass
+// reads) to an 8-bit image, then a vertical pass; a pass whose size does not change is skipped.
+std::vector<uint8_t> resample(const uint8_t* src, int w, int h, int channels, int outW, int outH,
+                              const Filter& filter) {
   const bool horizontal = outW != w, vertical = outH != h;
-  const Coefficients cv = coefficients(h, outH);
+  const Coefficients cv = coefficients(h, outH, filter);
   // The rows the vertical pass reads: the horizontal pass makes only those.
   const int yFirst = vertical ? cv.bounds[0] : 0;
   const int yLast = vertical ? cv.bounds[2 * (outH - 1)] + cv.bounds[2 * (outH - 1) + 1] : h;
@@ -84,7 +105,7 @@ std::vector<uint8_t> pilResizeBicubic(const uint8_t* src, int w, int h, int chan
   const uint8_t* in = src;
   int inW = w, rowOffset = 0;
   if (horizontal) {
-    const Coefficients ch = coefficients(w, outW);
+    const Coefficients ch = coefficients(w, outW, filter);
     const int rows = yLast - yFirst;
     tmp.resize(static_cast<size_t>(outW) * rows * channels);
     for (int y = 0; y < rows; ++y) {
@@ -123,6 +144,18 @@ std::vector<uint8_t> pilResizeBicubic(const uint8_t* src, int w, int h, int chan
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<uint8_t> pilResizeBicubic(const uint8_t* src, int w, int h, int channels, int outW,
+                                      int outH) {
+  return resample(src, w, h, channels, outW, outH, kBicubic);
+}
+
+std::vector<uint8_t> pilResizeLanczos(const uint8_t* src, int w, int h, int channels, int outW,
+                                      int outH) {
+  return resample(src, w, h, channels, outW, outH, kLanczos);
 }
 
 }  // namespace foveal::core

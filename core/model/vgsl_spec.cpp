@@ -348,7 +348,13 @@ std::string VgslSpec::describe() const {
         if (l.stride != std::array<int, 2>{1, 1}) s << ", stride " << l.stride[0] << "x" << l.stride[1];
         if (l.dilation != std::array<int, 2>{1, 1})
           s << ", dilation " << l.dilation[0] << "x" << l.dilation[1];
-        s << ", activation " << l.activation;
+        s << ", "
+          << (l.activation == "r"    ? "relu"
+              : l.activation == "t"  ? "tanh"
+              : l.activation == "lr" ? "leaky relu"
+              : l.activation == "m"  ? "softmax"
+              : l.activation == "s"  ? "sigmoid (in kraken's loss only)"
+                                     : "linear");
         break;
       case VgslLayer::Kind::MaxPool:
         s << "max pool " << l.kernel[0] << "x" << l.kernel[1] << ", stride " << l.stride[0] << "x"

@@ -42,11 +42,17 @@ torch::Tensor forcedLogProbs(Recognizer& model, const ForcedReading& reading,
   return forcedOutput(model, reading, source, tokenScale, lastStep).logProbs;
 }
 
+ForcedReading forcedReading(const Recognizer& model, const Trace& trace, const GreyImage& image) {
+  ForcedReading r = forcedReading(model, trace);
+  if (trace.contrastPass) r.contrast = contrastAdjustmentOf(image, model->config.preprocessing);
+  return r;
+}
+
 RecognizerOutput forcedOutput(Recognizer& model, const ForcedReading& reading,
                               const torch::Tensor& source, const torch::Tensor& tokenScale,
                               int64_t lastStep) {
   const auto& cfg = model->config;
-  auto in = inputFromSource(source, cfg.preprocessing, cfg.needsUpsampled());
+  auto in = inputFromSource(source, cfg.preprocessing, cfg.needsUpsampled(), &reading.contrast);
   DecodeOptions dec;
   if (!reading.ctc) {
     const int64_t b = source.size(0);
@@ -169,7 +175,7 @@ Explanation explain(Recognizer& model, const GreyImage& image, const Trace& trac
   c10::InferenceMode notInference(false);
   torch::AutoGradMode gradMode(true);
   const auto& cfg = model->config;
-  const ForcedReading reading = forcedReading(model, trace);
+  const ForcedReading reading = forcedReading(model, trace, image);
   const auto targets = explainedTargets(model, trace, o);
   const auto src = sourceTensor(image, cfg.preprocessing);  // [1, C, H, W]
   const int64_t S = static_cast<int64_t>(targets.size());
@@ -386,7 +392,7 @@ std::vector<FaithfulnessCurves> deletionInsertionCurves(Recognizer& model, const
                 std::to_string(trace.imageH) + " image");
   c10::InferenceMode guard;
   const auto& cfg = model->config;
-  const ForcedReading reading = forcedReading(model, trace);
+  const ForcedReading reading = forcedReading(model, trace, image);
   const auto src = sourceTensor(image, cfg.preprocessing);  // [1, C, H, W]
   const int64_t H = src.size(2), W = src.size(3), N = H * W;
   const double sigma = o.blurSigma > 0 ? o.blurSigma : static_cast<double>(H) / 4.0;

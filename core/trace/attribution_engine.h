@@ -5,6 +5,7 @@
 #include <torch/types.h>
 #include <vector>
 
+#include "image/easyocr_input.h"
 #include "image/grey_image.h"
 #include "model/recognizer.h"
 #include "trace/attribution.h"
@@ -20,9 +21,15 @@ struct ForcedReading {
   std::vector<int> tokens;
   std::vector<std::vector<int>> columns;
   bool ctc = false;
+  /// EasyOCR's contrast pass (Trace::contrastPass): the adjustment the reading was made with,
+  /// applied to every source (inputFromSource); not adjusted otherwise.
+  ContrastAdjustment contrast;
 };
 
 ForcedReading forcedReading(const Recognizer& model, const Trace& trace);
+/// The same, with EasyOCR's contrast pass taken from `image` (the one the trace was made from)
+/// when the trace shows that pass.
+ForcedReading forcedReading(const Recognizer& model, const Trace& trace, const GreyImage& image);
 
 /// One explained quantity: step `step` of the trace, class `target` (minus `contrast`).
 struct StepTarget {

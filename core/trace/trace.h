@@ -133,6 +133,11 @@ struct Trace {
   /// How the steps' focus and box were defined ("alpha-mean", "selected", "stn-quad",
   /// "columns"; core/trace/localisation.h).
   std::string focusRule;
+  /// EasyOCR's get_text contrast retry (Preprocessing::contrastThreshold): true when the
+  /// reading shown is the second pass's, read from the image with its contrast raised;
+  /// `inputPass` says which pass in words and why (empty for a model without the retry).
+  bool contrastPass = false;
+  std::string inputPass;
   /// The true box of each character of the image's label, in source-image pixels, when the data
   /// knows them (empty otherwise). Not set by tracing: whoever knows the label's boxes fills it.
   std::vector<Box> truthBoxes;

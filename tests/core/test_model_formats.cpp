@@ -160,8 +160,10 @@ class TestModelFormats : public QObject {
     QCOMPARE(back.character, std::string("abc"));
   }
 
-  // Every EasyOCR fixture on every image: EasyOCR's reading and confidence, and every column's
-  // probabilities within 1e-4; the input as wide as EasyOCR's max_width for that crop.
+  // Every EasyOCR fixture on every image read as the recogniser alone (--easyocr-input
+  // recogniser: get_text given the file's pixels; test_easyocr_readtext checks readtext's
+  // pipeline): EasyOCR's reading and confidence, and every column's probabilities within 1e-4;
+  // the input as wide as EasyOCR's max_width for that crop.
   void matchesEasyOcr_data() {
     QTest::addColumn<int>("model");
     const json e = expected();
@@ -174,10 +176,12 @@ class TestModelFormats : public QObject {
     const json e = expected();
     const json& m = e["models"][static_cast<size_t>(model)];
     ImportReport report;
-    auto session = ModelSession::open(kEasy + m["file"].get<std::string>(), {}, &report);
+    auto session = ModelSession::open(kEasy + m["file"].get<std::string>(),
+                                      {{"easyocr-input", "recogniser"}}, &report);
     QCOMPARE(report.format, std::string("easyocr"));
     const auto& cfg = session->config();
     QVERIFY(cfg.isCtc());
+    QVERIFY(cfg.preprocessing.preResize == "none" && cfg.preprocessing.contrastThreshold == 0);
     QCOMPARE(cfg.makeCharset().size(), m["num_class"].get<int>());
     QCOMPARE(cfg.preprocessing.inputH, m["imgH"].get<int>());
     QCOMPARE(cfg.features, std::string(m["generation"] == 2 ? "vgg" : "resnet"));

@@ -25,7 +25,7 @@
 #include "metrics_plot.h"
 #include "model/model_variants.h"
 #include "model_list_model.h"
-#include "models/dtrb_options_dialog.h"
+#include "models/import_question.h"
 #include "patch_strip.h"
 #include "reading_document.h"
 #include "run_list_model.h"
@@ -461,9 +461,7 @@ class TestDailyUse : public QObject {
   // many steps at once (it showed two: every patch was the whole rectified image).
   void wideFieldsShowTheFocusBox() {
     const QString tps = m_dtrb + "tps-resnet-bilstm-attn.zip-module.pth";
-    core::DtrbOptions o;
-    o.character = "0123456789-";
-    ui::rememberDtrbOptions(tps, o);
+    ui::rememberImportOptions(tps, {{"character", "0123456789-"}});
     ui::MainWindow w;
     w.setConfirmClose(false);
     w.resize(1366, 768);
@@ -495,7 +493,7 @@ class TestDailyUse : public QObject {
       QTest::qWait(50);
       QVERIFY(w.grab().save(shots + "/tps-resnet-focus-box.png"));
     }
-    ui::forgetDtrbOptions(tps);
+    ui::forgetImportOptions(tps);
   }
 
   // Item 5: four models on Compare at 1366x768: every card whole on screen, no scrolling.

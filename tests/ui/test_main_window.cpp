@@ -30,7 +30,7 @@
 #include "data/dataset_factory.h"
 #include "dataset_browser.h"
 #include "dataset_model.h"
-#include "dtrb_options_dialog.h"
+#include "import_options_dialog.h"
 #include "errors_page.h"
 #include "exporter.h"
 #include "image/grey_image.h"
@@ -675,10 +675,9 @@ class TestMainWindow : public QObject {
     const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/");
     const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";
     const QString vgg = dir + "none-vgg-bilstm-attn.legacy.pth";
-    core::DtrbOptions o;
-    o.character = "0123456789-";  // 11 characters: no standard set fits, so it is remembered
-    ui::rememberDtrbOptions(tps, o);
-    QCOMPARE(ui::rememberedDtrbOptions(tps)->character, o.character);
+    const core::ImportOptions o = {{"character", "0123456789-"}};  // 11: no standard set fits
+    ui::rememberImportOptions(tps, o);
+    QCOMPARE(ui::rememberedImportOptions(tps)->at("character"), o.at("character"));
     ui::MainWindow w;
     w.resize(1366, 768);
     w.show();
@@ -694,12 +693,11 @@ class TestMainWindow : public QObject {
     QVERIFY(w.traceView()->isOverlayOn(ui::overlay::kFiducials));  // its TPS is shown
     if (const char* shots = std::getenv("FOVEAL_SCREENSHOT_DIR"))
       w.grab().save(QString::fromLocal8Bit(shots) + "/dtrb-tps-resnet.png");
-    ui::forgetDtrbOptions(tps);
-    QVERIFY(!ui::rememberedDtrbOptions(tps));
+    ui::forgetImportOptions(tps);
+    QVERIFY(!ui::rememberedImportOptions(tps));
     // The dialog gives back what it shows.
-    ui::DtrbOptionsDialog d(tps, "TPS-ResNet-BiLSTM-Attn", "why", o);
-    QCOMPARE(d.options().character, o.character);
-    QCOMPARE(d.options().imgW, 100);
+    ui::ImportOptionsDialog d({tps, "dtrb", "why", "TPS-ResNet-BiLSTM-Attn", {}, o});
+    QVERIFY(d.options() == o);
   }
 
   // Issue 37, item 1: with DTRB models inspected and ticked, the second image crashed the window
@@ -711,12 +709,8 @@ class TestMainWindow : public QObject {
     const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";
     const QString ctc = dir + "none-resnet-none-ctc.legacy.pth";
     const QString vgg = dir + "none-vgg-bilstm-attn.zip.pth";
-    core::DtrbOptions tpsOptions;
-    tpsOptions.character = "0123456789-";
-    ui::rememberDtrbOptions(tps, tpsOptions);
-    core::DtrbOptions ctcOptions;
-    ctcOptions.imgW = 128;
-    ui::rememberDtrbOptions(ctc, ctcOptions);
+    ui::rememberImportOptions(tps, {{"character", "0123456789-"}});
+    ui::rememberImportOptions(ctc, {{"imgW", "128"}});
     ui::MainWindow w;
     w.setConfirmClose(false);
     w.resize(1366, 768);
@@ -759,8 +753,8 @@ class TestMainWindow : public QObject {
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
     QVERIFY(w.trace());
     QVERIFY(w.stepCount() > 0);
-    ui::forgetDtrbOptions(tps);
-    ui::forgetDtrbOptions(ctc);
+    ui::forgetImportOptions(tps);
+    ui::forgetImportOptions(ctc);
   }
 
   // Opening a DTRB .pth parses nothing on the GUI thread: the worker reads it with the inferred
@@ -769,18 +763,20 @@ class TestMainWindow : public QObject {
   void dtrbCharsetAskedOnlyWhenInferenceFails() {
     const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/");
     const QString tps = dir + "tps-resnet-bilstm-attn.zip-module.pth";  // 13 classes: no set fits
-    ui::forgetDtrbOptions(tps);
+    ui::forgetImportOptions(tps);
     ui::MainWindow w;
     w.show();
     int asked = 0;
+    QStringList seen;
     bool accept = true;
     QTimer answer;
     answer.setInterval(20);
     connect(&answer, &QTimer::timeout, this, [&] {
-      auto* d = qobject_cast<ui::DtrbOptionsDialog*>(QApplication::activeModalWidget());
+      auto* d = qobject_cast<ui::ImportOptionsDialog*>(QApplication::activeModalWidget());
       if (!d) return;
       ++asked;
-      d->findChild<QLineEdit*>(QStringLiteral("dtrbCharacters"))->setText("0123456789-");
+      seen << d->format() + "/" + d->faultyOption();  // the import's message under the option
+      qobject_cast<QLineEdit*>(d->optionWidget("character"))->setText("0123456789-");
       accept ? d->accept() : d->reject();
     });
     answer.start();
@@ -793,11 +789,12 @@ class TestMainWindow : public QObject {
                                  w.models()->rowCount() == 1 && w.models()->session(0),
                              30000);
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
-    QCOMPARE(ui::rememberedDtrbOptions(tps)->character, std::string("0123456789-"));
+    QCOMPARE(seen, QStringList{"dtrb/character"});
+    QCOMPARE(ui::rememberedImportOptions(tps)->at("character"), std::string("0123456789-"));
     QCOMPARE(int(w.models()->session(0)->config().charset.size()), 11);
     // Refused (a new window: this one keeps the answer for the file until it closes): the error
     // names the file, the row goes.
-    ui::forgetDtrbOptions(tps);
+    ui::forgetImportOptions(tps);
     accept = false;
     ui::MainWindow w2;
     w2.show();
@@ -812,7 +809,7 @@ class TestMainWindow : public QObject {
         30000);
     QTRY_COMPARE(w2.models()->rowCount(), 0);
     QVERIFY(w2.errorText().contains("characters"));
-    QVERIFY(!ui::rememberedDtrbOptions(tps));
+    QVERIFY(!ui::rememberedImportOptions(tps));
     // A standard set fits: nothing asked.
     QVERIFY(w2.openModel(dir + "none-vgg-bilstm-attn.legacy.pth"));
     QTRY_VERIFY_WITH_TIMEOUT(

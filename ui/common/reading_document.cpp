@@ -6,10 +6,9 @@
 #include <algorithm>
 #include <utility>
 
-#include "dtrb_options_dialog.h"
 #include "engines/tesseract_spec.h"
-#include "formats/dtrb_import.h"
 #include "image_file.h"
+#include "import_question.h"
 #include "model/charset.h"
 #include "settings.h"
 #include "trace/model_session.h"
@@ -52,13 +51,13 @@ ReadingDocument::ReadingDocument(QObject* parent)
 
   connect(m_models, &ModelListModel::modelLoaded, this, &ReadingDocument::onModelLoaded);
   connect(m_models, &ModelListModel::loadFailed, this, &ReadingDocument::onModelLoadFailed);
-  connect(m_models, &ModelListModel::charsetNeeded, this,
-          [this](ModelId id, const QString& message, const QString& architecture, int classes) {
+  connect(m_models, &ModelListModel::optionsNeeded, this,
+          [this](ModelId id, const ImportQuestion& question) {
             // Only for a file the user opened: a folder's files report the error instead.
             if (m_openRequests.contains(m_models->path(m_models->rowOf(id))))
-              Q_EMIT charsetNeeded(id, message, architecture, classes);
+              Q_EMIT optionsNeeded(id, question);
             else
-              onModelLoadFailed(id, message);
+              onModelLoadFailed(id, question.message);
           });
   connect(m_models, &ModelListModel::comparedChanged, this, [this] {
     requestRead();
@@ -151,14 +150,15 @@ bool ReadingDocument::openModel(const QString& path, QString* error) {
     if (error) *error = notThere(tr("model file"), info);
     return false;
   }
-  // A deep-text-recognition-benchmark .pth: its charset and input size are not in the file. The
-  // answer given once for this file is remembered; otherwise the worker reads it with DTRB's
-  // standard sets where the class count fits, and asks (charsetNeeded) only when none does.
-  // Nothing is parsed here: a 200 MB file is read once, off the GUI thread.
+  // What a file does not hold (a deep-text-recognition-benchmark .pth's charset and input size):
+  // the answers given once for this file are remembered; otherwise the worker reads it with the
+  // import's defaults (DTRB's standard sets where the class count fits) and asks (optionsNeeded)
+  // only when they do not do. Nothing is parsed here: a 200 MB file is read once, off the GUI
+  // thread.
   const QString absolute = engine ? path : info.absoluteFilePath();
-  if (!engine && core::isTorchFile(path.toStdString()))
-    if (const auto remembered = rememberedDtrbOptions(absolute))
-      m_models->setDtrbOptions(absolute, *remembered);
+  if (!engine)
+    if (const auto remembered = rememberedImportOptions(absolute))
+      m_models->setImportOptions(absolute, *remembered);
   const ModelId id = m_models->loadModel(path);
   m_userChoseModel = true;
   if (m_inspected != id && isLoaded(m_inspected)) m_previous = m_inspected;
@@ -170,6 +170,19 @@ bool ReadingDocument::openModel(const QString& path, QString* error) {
   modelsChangedHere();  // the inspector lists it; it is read once loaded
   requestRead();
   return true;
+}
+
+bool ReadingDocument::openModelWith(const QString& path, const core::ImportOptions& options,
+                                    QString* error) {
+  if (!core::isTesseractSpec(path.toStdString()) && !QFileInfo(path).isFile())
+    return openModel(path, error);  // says what is wrong with the path
+  rememberImportOptions(path, options);
+  m_models->setImportOptions(path, options);
+  // An entry of the file read (or being read) with other options goes: it is read again with
+  // these. A failed one stays, as the inspector's way back does: openModel() reads it again.
+  const int row = m_models->rowOf(m_models->idOf(path));
+  if (row >= 0 && (m_models->session(row) || m_models->isLoading(row))) m_models->removeModel(row);
+  return openModel(path, error);
 }
 
 void ReadingDocument::addModelFolder(const QString& folder) { m_models->addFolder(folder); }
@@ -230,7 +243,7 @@ void ReadingDocument::abandonModel(ModelId id, const QString& message) {
 
 void ReadingDocument::onModelLoadFailed(ModelId id, const QString& message) {
   const QString path = m_models->path(m_models->rowOf(id));
-  forgetDtrbOptions(path);  // a .pth opened with a wrong answer asks again next time
+  forgetImportOptions(path);  // a file opened with a wrong answer asks again next time
   // The inspector goes back to the model it showed before, or shows none: never another one
   // that merely happens to be listed.
   if (id == m_inspected) {

@@ -71,6 +71,10 @@ class ReadingDocument : public QObject {
   /// the inspector goes back to the model it showed before when the load fails, and the entry
   /// goes. False, with `error`, for a file that is not there.
   bool openModel(const QString& path, QString* error = nullptr);
+  /// The same with `options` for the import (the import dialog's answers), remembered for the
+  /// file; an entry of the file already listed is read again with them.
+  bool openModelWith(const QString& path, const core::ImportOptions& options,
+                     QString* error = nullptr);
   /// Lists the *.fvm files of a folder (the bundled samples) without inspecting them; the first
   /// one loaded is inspected while the user has opened none.
   void addModelFolder(const QString& folder);
@@ -124,10 +128,9 @@ class ReadingDocument : public QObject {
   void modelLoaded(foveal::ui::ModelId id, bool requested);
   /// A model cannot be used (the entry of one the user opened is gone by now).
   void modelFailed(const QString& path, const QString& message);
-  /// A DTRB file the user opened does not say its characters; answer with openModel() again
-  /// (after remembering them) or abandonModel().
-  void charsetNeeded(foveal::ui::ModelId id, const QString& message, const QString& architecture,
-                     int classes);
+  /// A file the user opened cannot be imported without an answer (a DTRB file's characters, or
+  /// an option given that the import refused): answer with openModelWith() or abandonModel().
+  void optionsNeeded(foveal::ui::ModelId id, const foveal::ui::ImportQuestion& question);
   void truthWarningChanged(const QString& warning);
   void beamWidthChanged(int width);
   void readingStarted(int models);

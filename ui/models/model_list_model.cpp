@@ -29,27 +29,41 @@ ModelListModel::ModelListModel(QObject* parent) : QAbstractListModel(parent) {
 
 ModelListModel::~ModelListModel() { m_pool.waitForDone(); }
 
-void ModelListModel::setDtrbOptions(const QString& path, const core::DtrbOptions& options) {
-  m_dtrb[canonicalModelPath(path)] = options;
+void ModelListModel::setImportOptions(const QString& path, const core::ImportOptions& options) {
+  m_options[canonicalModelPath(path)] = options;
 }
 
 ModelListModel::LoadResult ModelListModel::load(const QString& path,
-                                                const core::DtrbOptions& dtrb) {
+                                                const core::ImportOptions& options) {
   LoadResult r;
+  QString holds;  // what the file holds, for the question
   try {
-    r.session = core::ModelSession::open(path.toStdString(), dtrb);
+    r.session = core::ModelSession::open(path.toStdString(), options);
     r.description = qstr(r.session->describe());
+    return r;
   } catch (const core::DtrbCharsetNeeded& ex) {
-    r.session.reset();
     r.error = QString::fromStdString(ex.what());
-    r.charsetNeeded = true;
-    r.architecture = qstr(ex.architecture);
-    r.classes = ex.numClasses;
+    r.optionsNeeded = true;
+    holds = qstr(ex.architecture);
   } catch (const std::exception& ex) {
-    r.session.reset();
     r.error = QString::fromStdString(ex.what());
     if (!r.error.contains(path)) r.error = QObject::tr("%1: %2").arg(path, r.error);
   }
+  r.session.reset();
+  // An error that names an option of the file's format (--character has 10 characters, ...):
+  // the answer given was wrong, or one is needed. Only then is the file read again, to say which
+  // format it is and why.
+  if (core::isTesseractSpec(path.toStdString()) ||
+      !(r.optionsNeeded || r.error.contains(QLatin1String("--"))))
+    return r;
+  ImportQuestion q = recogniseImportFile(path, options);
+  const auto forced = options.find(core::kFormatOption);
+  const QString used = forced != options.end() ? qstr(forced->second) : q.format;
+  if (!r.optionsNeeded && optionNamedIn(r.error, used).isEmpty()) return r;
+  q.message = r.error;
+  q.description = holds;
+  r.optionsNeeded = true;
+  r.question = std::move(q);
   return r;
 }
 
@@ -66,8 +80,8 @@ ModelId ModelListModel::addModel(const QString& path, QString* error) {
   Entry e;
   e.id = m_nextId++;
   e.path = canonical;
-  auto it = m_dtrb.find(canonical);
-  LoadResult r = load(path, it == m_dtrb.end() ? core::DtrbOptions{} : it->second);
+  auto it = m_options.find(canonical);
+  LoadResult r = load(path, it == m_options.end() ? core::ImportOptions{} : it->second);
   e.session = std::move(r.session);
   e.description = r.description;
   e.error = r.error;
@@ -93,9 +107,9 @@ void ModelListModel::startLoad(Entry& e) {
     if (watcher->future().resultCount() == 0) return;
     onLoaded(id, watcher->result());
   });
-  auto it = m_dtrb.find(e.path);
+  auto it = m_options.find(e.path);
   watcher->setFuture(QtConcurrent::run(&m_pool, &ModelListModel::load, e.path,
-                                       it == m_dtrb.end() ? core::DtrbOptions{} : it->second));
+                                       it == m_options.end() ? core::ImportOptions{} : it->second));
 }
 
 ModelId ModelListModel::loadModel(const QString& path) {
@@ -138,8 +152,8 @@ void ModelListModel::onLoaded(ModelId id, const LoadResult& result) {
   const QString error = e.error;
   Q_EMIT dataChanged(index(row), index(row));
   if (!ok) {
-    if (result.charsetNeeded)
-      Q_EMIT charsetNeeded(id, error, result.architecture, result.classes);
+    if (result.optionsNeeded)
+      Q_EMIT optionsNeeded(id, result.question);
     else
       Q_EMIT loadFailed(id, error);
     return;

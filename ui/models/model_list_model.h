@@ -13,7 +13,7 @@
 #include <memory>
 #include <vector>
 
-#include "formats/dtrb_import.h"
+#include "import_question.h"
 
 namespace foveal::core {
 class ModelSession;
@@ -55,9 +55,9 @@ class ModelListModel : public QAbstractListModel {
   /// is prefixed with its folder ("run-a/latest").
   QString displayName(int row) const;
   bool isLoading(int row) const;
-  /// The options a deep-text-recognition-benchmark .pth is opened with (the charset and sizes its
-  /// file does not hold); used by the next load of that file.
-  void setDtrbOptions(const QString& path, const core::DtrbOptions& options);
+  /// The import options a file is opened with (what it does not hold: a DTRB .pth's charset and
+  /// sizes; "format" forces one), used by its next load; empty options: the import's defaults.
+  void setImportOptions(const QString& path, const core::ImportOptions& options);
   /// Rows still loading.
   int loadingCount() const;
   /// Rows checked for comparison, loaded ones only, in list order.
@@ -83,11 +83,12 @@ class ModelListModel : public QAbstractListModel {
   void modelLoaded(foveal::ui::ModelId id);
   /// A file given to loadModel()/addFolder() cannot be used; `message` names it.
   void loadFailed(foveal::ui::ModelId id, const QString& message);
-  /// A DTRB checkpoint read with the inferred defaults could not be: its characters are not
-  /// known (core::DtrbCharsetNeeded). The row stays failed until loadModel() reads it again
-  /// (after setDtrbOptions()); `architecture` and `classes` describe the file for the question.
-  void charsetNeeded(foveal::ui::ModelId id, const QString& message, const QString& architecture,
-                     int classes);
+  /// A file given to loadModel() could not be imported without an answer: nothing names its
+  /// characters (core::DtrbCharsetNeeded, a DTRB or EasyOCR file), or the import refused an
+  /// option it was given, naming it (--character has 10 characters ...). The row stays failed
+  /// until loadModel() reads it again (after setImportOptions()); `question` says which format,
+  /// why, and the message.
+  void optionsNeeded(foveal::ui::ModelId id, const foveal::ui::ImportQuestion& question);
 
  private:
   struct Entry {
@@ -103,17 +104,16 @@ class ModelListModel : public QAbstractListModel {
     std::shared_ptr<core::ModelSession> session;
     QString description;
     QString error;
-    bool charsetNeeded = false;  ///< a DTRB file whose characters must be given
-    QString architecture;
-    int classes = 0;
+    bool optionsNeeded = false;  ///< the import needs an answer: `question` asks it
+    ImportQuestion question;
   };
-  static LoadResult load(const QString& path, const core::DtrbOptions& dtrb);
+  static LoadResult load(const QString& path, const core::ImportOptions& options);
   void startLoad(Entry& e);
   void onLoaded(ModelId id, const LoadResult& result);
   int checkedCount() const;
 
   std::vector<Entry> m_entries;
-  std::map<QString, core::DtrbOptions> m_dtrb;  ///< per .pth file, by absolute path
+  std::map<QString, core::ImportOptions> m_options;  ///< per file, by absolute path
   ModelId m_nextId = 1;
   QThreadPool m_pool;  ///< loads; its destructor waits for the ones still running
 };
