@@ -369,7 +369,7 @@ class WireDiagnosis {
   /// The problem, or "" when the walk finds none.
   std::string run() {
     try {
-      walk(0, m_bytes.size(), pb::Model::descriptor(), "", 0);
+      walk(0, m_bytes.size(), pb::Model::descriptor(), "", 0, true);
     } catch (const std::string& problem) {
       return problem;
     }
@@ -377,16 +377,16 @@ class WireDiagnosis {
   }
 
  private:
-  [[noreturn]] void cutOff(const std::string& what, size_t at, size_t end) {
+  [[noreturn]] static void cutOff(const std::string& what, size_t at, bool cut) {
     throw what + " at byte " + std::to_string(at) + " is cut off" +
-        (end == m_bytes.size() ? " (file truncated)" : "");
+        (cut ? " (file truncated)" : "");
   }
 
-  uint64_t varint(size_t& pos, size_t end, const std::string& what) {
+  uint64_t varint(size_t& pos, size_t end, const std::string& what, bool cut) {
     const size_t at = pos;
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
-      if (pos >= end) cutOff(what, at, end);
+      if (pos >= end) cutOff(what, at, cut);
       const auto b = static_cast<unsigned char>(m_bytes[pos++]);
       v |= uint64_t(b & 0x7F) << shift;
       if (!(b & 0x80)) return v;
@@ -407,41 +407,50 @@ class WireDiagnosis {
     return true;
   }
 
+  /// `cut`: the message runs to the end of a cut file (the model itself, or a field whose
+  /// declared length runs past the end), rather than to the end its parent declared.
   void walk(size_t pos, size_t end, const google::protobuf::Descriptor* type,
-            const std::string& path, int depth) {
+            const std::string& path, int depth, bool cut) {
     if (depth > kMaxProtoDepth) throw path + " nests deeper than protobuf allows";
     std::map<int, int> seen;
     const std::string in = path.empty() ? "the model" : path;
     while (pos < end) {
       const size_t at = pos;
-      const uint64_t tag = varint(pos, end, "a field tag in " + in);
+      const uint64_t tag = varint(pos, end, "a field tag in " + in, cut);
       const auto number = static_cast<int>(tag >> 3);
       const int wire = static_cast<int>(tag & 7);
       if (number == 0 || (tag >> 3) > 536870911)
         throw "a field tag in " + in + " at byte " + std::to_string(at) + " is invalid";
       const auto* field = type ? type->FindFieldByNumber(number) : nullptr;
       std::string name = field ? field->name() : "field " + std::to_string(number);
-      if (field && field->is_repeated()) name += "[" + std::to_string(seen[number]++) + "]";
+      if (field && field->is_repeated() && !(field->is_packed() && wire == 2))
+        name += "[" + std::to_string(seen[number]++) + "]";
       const std::string sub = path.empty() ? name : path + "." + name;
       switch (wire) {
         case 0:
-          varint(pos, end, sub);
+          varint(pos, end, sub, cut);
           break;
         case 1:
         case 5: {
           const size_t n = wire == 1 ? 8 : 4;
-          if (end - pos < n) cutOff(sub, at, end);
+          if (end - pos < n) cutOff(sub, at, cut);
           pos += n;
           break;
         }
         case 2: {
-          const uint64_t len = varint(pos, end, sub + "'s length");
+          const uint64_t len = varint(pos, end, sub + "'s length", cut);
+          const bool message =
+              field && field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE;
+          // in a cut file, name the innermost field that is cut (inside a message whose own
+          // length fits, a wrong length would only send the walk through the next records)
+          if (len > end - pos && message && cut)
+            walk(pos, end, field->message_type(), sub, depth + 1, true);
           if (len > end - pos)
             throw sub + " at byte " + std::to_string(at) + " declares " + std::to_string(len) +
                 " bytes, but only " + std::to_string(end - pos) + " remain" +
-                (end == m_bytes.size() ? " (file truncated)" : " in " + in);
-          if (field && field->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE)
-            walk(pos, pos + len, field->message_type(), sub, depth + 1);
+                (cut ? " (file truncated)" : " in " + in);
+          if (message)
+            walk(pos, pos + len, field->message_type(), sub, depth + 1, false);
           else if (field && field->type() == google::protobuf::FieldDescriptor::TYPE_STRING &&
                    !validUtf8(m_bytes.substr(pos, len)))
             throw sub + " at byte " + std::to_string(at) + " is not UTF-8 text";

@@ -128,7 +128,7 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
   const VgslSpec spec = parseVgsl(kf.vgsl, path);
   const json codec = parseJsonField(meta, "codec", path);
 
-  ModelConfig c = krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", false),
+  ModelConfig c = krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", true),
                                     intOption(o, "padding", 16, path, 0, 1024), path,
                                     &report.assumed);
   const auto& pp = c.preprocessing;

@@ -89,11 +89,13 @@ std::vector<double> gaussianConstant2d(const std::vector<double>& img, long h, l
     if (axis == 0) {
       std::vector<double> col(static_cast<size_t>(h)), res(static_cast<size_t>(h));
       for (long x = 0; x < w; ++x) {
-        for (long y = 0; y < h; ++y) col[static_cast<size_t>(y)] = cur[static_cast<size_t>(y * w + x)];
+        for (long y = 0; y < h; ++y)
+          col[static_cast<size_t>(y)] = cur[static_cast<size_t>(y * w + x)];
         correlateSymmetric(
             k, h, [&](long i) { return i < 0 || i >= h ? 0.0 : col[static_cast<size_t>(i)]; },
             res.data());
-        for (long y = 0; y < h; ++y) out[static_cast<size_t>(y * w + x)] = res[static_cast<size_t>(y)];
+        for (long y = 0; y < h; ++y)
+          out[static_cast<size_t>(y * w + x)] = res[static_cast<size_t>(y)];
       }
     } else {
       for (long y = 0; y < h; ++y) {
@@ -132,11 +134,13 @@ std::vector<double> uniformConstant2d(const std::vector<double>& img, long h, lo
     if (axis == 0) {
       std::vector<double> col(static_cast<size_t>(h)), res(static_cast<size_t>(h));
       for (long x = 0; x < w; ++x) {
-        for (long y = 0; y < h; ++y) col[static_cast<size_t>(y)] = cur[static_cast<size_t>(y * w + x)];
+        for (long y = 0; y < h; ++y)
+          col[static_cast<size_t>(y)] = cur[static_cast<size_t>(y * w + x)];
         uniformLine(
             size, h, [&](long i) { return i < 0 || i >= h ? 0.0 : col[static_cast<size_t>(i)]; },
             res.data());
-        for (long y = 0; y < h; ++y) out[static_cast<size_t>(y * w + x)] = res[static_cast<size_t>(y)];
+        for (long y = 0; y < h; ++y)
+          out[static_cast<size_t>(y * w + x)] = res[static_cast<size_t>(y)];
       }
     } else {
       for (long y = 0; y < h; ++y) {
@@ -258,16 +262,19 @@ Raster centerNormalize(const Raster& im, int targetHeight) {
       correlateSymmetric(
           k, w, [&](long i) { return a[static_cast<size_t>(reflectIndex(i, w))]; }, res.data());
       for (long x = 0; x < w; ++x)
-        center[static_cast<size_t>(x)] = static_cast<int>(static_cast<int64_t>(res[static_cast<size_t>(x)]));
+        center[static_cast<size_t>(x)] =
+            static_cast<int>(static_cast<int64_t>(res[static_cast<size_t>(x)]));
     } else {
-      for (long x = 0; x < w; ++x) center[static_cast<size_t>(x)] = static_cast<int>(a[static_cast<size_t>(x)]);
+      for (long x = 0; x < w; ++x)
+        center[static_cast<size_t>(x)] = static_cast<int>(a[static_cast<size_t>(x)]);
     }
     double sum = 0;
     size_t count = 0;
     for (long y = 0; y < h; ++y)
       for (long x = 0; x < w; ++x)
         if (temp[static_cast<size_t>(y * w + x)] != 0) {
-          sum += static_cast<double>(std::abs(y - static_cast<long>(center[static_cast<size_t>(x)])));
+          sum +=
+              static_cast<double>(std::abs(y - static_cast<long>(center[static_cast<size_t>(x)])));
           ++count;
         }
     mad = sum / static_cast<double>(count);  // count > 0: tempMax > 0
@@ -320,7 +327,8 @@ Raster centerNormalize(const Raster& im, int targetHeight) {
   const long outW = static_cast<long>(scale * static_cast<double>(w));
   if (outW <= 0) emptyRecord("the normalised line has no width");
   const double zoom = 1.0 / scale;
-  const std::vector<float> scaled = zoomLinear(dewarped, dh, w, targetHeight, outW, zoom, zoom, cval);
+  const std::vector<float> scaled =
+      zoomLinear(dewarped, dh, w, targetHeight, outW, zoom, zoom, cval);
   // array2pil ('F') then convert('L'): Pillow's f2l clips and truncates
   Raster out(static_cast<int>(outW), targetHeight, 1);
   for (size_t i = 0; i < scaled.size(); ++i) {
@@ -343,13 +351,15 @@ Raster toGrey(const Raster& im) {
 Raster toRgb(const Raster& im) {
   if (im.c == 3) return im;
   Raster out(im.w, im.h, 3);
-  for (size_t i = 0; i < im.px.size(); ++i) out.px[3 * i] = out.px[3 * i + 1] = out.px[3 * i + 2] = im.px[i];
+  for (size_t i = 0; i < im.px.size(); ++i)
+    out.px[3 * i] = out.px[3 * i + 1] = out.px[3 * i + 2] = im.px[i];
   return out;
 }
 
 Raster lanczos(const Raster& im, int outW, int outH) {
-  if (outW <= 0 || outH <= 0) emptyRecord("PIL refuses to resize to " + std::to_string(outW) +
-                                          " x " + std::to_string(outH) + " pixels");
+  if (outW <= 0 || outH <= 0)
+    emptyRecord("PIL refuses to resize to " + std::to_string(outW) + " x " + std::to_string(outH) +
+                " pixels");
   if (outW == im.w && outH == im.h) return im;
   Raster out(outW, outH, im.c);
   out.px = pilResizeLanczos(im.px.data(), im.w, im.h, im.c, outW, outH);
@@ -381,7 +391,8 @@ InputPlan planInput(const KrakenInputSpec& in, bool validNorm) {
     p.pad = 0;
   } else {
     throw Error("kraken line: invalid input spec " + std::to_string(h) + ", " + std::to_string(w) +
-                ", " + std::to_string(c) + " (kraken accepts [1, H, 0, 1|3], [1, 0, W, 1|3], "
+                ", " + std::to_string(c) +
+                " (kraken accepts [1, H, 0, 1|3], [1, 0, W, 1|3], "
                 "[1, H, W, 1|3], [1, 0, 0, 1|3] and [1, 1, 0, C])");
   }
   return p;
@@ -415,7 +426,8 @@ void applyTransforms(const Raster& line, const InputPlan& plan, KrakenLine& out)
     for (int y = 0; y < H; ++y)
       for (int x = 0; x < W; ++x) {
         const int sx = x - plan.pad;
-        const uint8_t v = sx < 0 || sx >= im.w ? 255 : im.px[(static_cast<size_t>(y) * im.w + sx) * C + c];
+        const uint8_t v =
+            sx < 0 || sx >= im.w ? 255 : im.px[(static_cast<size_t>(y) * im.w + sx) * C + c];
         const float f = static_cast<float>(v) * scale;
         out.input[(static_cast<size_t>(c) * H + y) * W + x] = f;
         vmax = std::max(vmax, f);
@@ -507,7 +519,8 @@ std::vector<Point2> krakenColumnSpanToPolygon(const KrakenLine& line, const Krak
     const int* b = spec.bbox;
     if (spec.textDirection.rfind("horizontal", 0) == 0) {
       const double xmin = b[0] + x0, xmax = b[0] + x1;
-      return {{xmin, double(b[1])}, {xmin, double(b[3])}, {xmax, double(b[3])}, {xmax, double(b[1])}};
+      return {
+          {xmin, double(b[1])}, {xmin, double(b[3])}, {xmax, double(b[3])}, {xmax, double(b[1])}};
     }
     const double ymin = b[1] + x0, ymax = b[1] + x1;
     return {{double(b[0]), ymin}, {double(b[2]), ymin}, {double(b[2]), ymax}, {double(b[0]), ymax}};

@@ -35,8 +35,8 @@ struct Point2 {
 
 /// One line of a kraken segmentation.
 struct KrakenLineSpec {
-  bool baseline = false;         ///< BaselineLine (baseline + boundary) rather than BBoxLine
-  int bbox[4] = {0, 0, 0, 0};    ///< x0, y0, x1, y1 as kraken's BBoxLine.bbox (PIL crop box)
+  bool baseline = false;       ///< BaselineLine (baseline + boundary) rather than BBoxLine
+  int bbox[4] = {0, 0, 0, 0};  ///< x0, y0, x1, y1 as kraken's BBoxLine.bbox (PIL crop box)
   std::vector<Point2> baselinePoints;
   std::vector<Point2> boundary;  ///< the line's boundary polygon (kraken needs one)
   /// The segmentation's text direction: horizontal-lr, horizontal-rl, vertical-lr, vertical-rl.
@@ -45,10 +45,10 @@ struct KrakenLineSpec {
 
 /// What kraken reads from the model for its input.
 struct KrakenInputSpec {
-  int height = 48;    ///< VGSL input [batch, height, width, channels]
+  int height = 48;  ///< VGSL input [batch, height, width, channels]
   int width = 0;
   int channels = 1;
-  int padding = 16;   ///< rpred's pad (left and right)
+  int padding = 16;  ///< rpred's pad (left and right)
   /// The model's `legacy_polygons` metadata (kraken assumes true when a model lacks it) selects
   /// the legacy polygon extractor for baseline lines.
   bool legacyPolygons = false;
@@ -68,7 +68,7 @@ struct KrakenLine {
   /// The padding rpred's position mapping subtracts (its configured pad, even where the input
   /// transforms drop it for fixed-width models).
   int padding = 16;
-  bool vertical = false;     ///< the line was read as vertical text (bbox turned by 90 degrees)
+  bool vertical = false;  ///< the line was read as vertical text (bbox turned by 90 degrees)
 };
 
 /// Reads one line of `page` as kraken's rpred does. Throws Error for an input spec kraken

@@ -146,7 +146,9 @@ void hline8(uint8_t* im, int w, int h, int x0, int y0, int x1, uint8_t ink) {
   } else if (x1 >= w) {
     x1 = w - 1;
   }
-  if (x0 <= x1) std::fill(im + static_cast<size_t>(y0) * w + x0, im + static_cast<size_t>(y0) * w + x1 + 1, ink);
+  if (x0 <= x1)
+    std::fill(im + static_cast<size_t>(y0) * w + x0, im + static_cast<size_t>(y0) * w + x1 + 1,
+              ink);
 }
 
 inline float edgeX(const Edge& e, int y) {
@@ -203,7 +205,8 @@ void fillPolygon(uint8_t* im, int w, int h, const std::vector<int>& xy, uint8_t 
         if (ymin == cur->ymax && ymin < ymax) {
           xx[static_cast<size_t>(j)] = xx[static_cast<size_t>(j - 1)];
           j++;
-        } else if (cur->dx != 0 && std::round(xx[static_cast<size_t>(j - 1)]) == xx[static_cast<size_t>(j - 1)]) {
+        } else if (cur->dx != 0 &&
+                   std::round(xx[static_cast<size_t>(j - 1)]) == xx[static_cast<size_t>(j - 1)]) {
           // Pillow's "connect discontiguous corners" (it writes xx[k], indexed by edge)
           for (int m = 0; m < k; ++m) {
             const Edge* other = table[static_cast<size_t>(m)];
@@ -229,7 +232,8 @@ void fillPolygon(uint8_t* im, int w, int h, const std::vector<int>& xy, uint8_t 
     }
     std::sort(xx.begin(), xx.begin() + j);
     for (int k = 1; k < j; k += 2)
-      hline8(im, w, h, roundUp(xx[static_cast<size_t>(k - 1)]), ymin, roundDown(xx[static_cast<size_t>(k)]), ink);
+      hline8(im, w, h, roundUp(xx[static_cast<size_t>(k - 1)]), ymin,
+             roundDown(xx[static_cast<size_t>(k)]), ink);
   }
 }
 
@@ -319,8 +323,10 @@ std::vector<Point2> approximatePolygon(const std::vector<Point2>& coords, double
 
 namespace {
 
-inline int coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }        // COORD
-inline int floorInt(double v) { return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v); }
+inline int coord(double v) { return v < 0.0 ? -1 : static_cast<int>(v); }  // COORD
+inline int floorInt(double v) {
+  return v < 0.0 ? static_cast<int>(std::floor(v)) : static_cast<int>(v);
+}
 
 // nearest_filter8/32: false when outside the image
 inline bool nearest(const Raster& im, double xin, double yin, uint8_t* out) {
@@ -577,7 +583,8 @@ struct Envelope {
 Envelope bevelledEnvelope(const std::vector<Point2>& baseline, Point2 start, double outRows,
                           double outCols) {
   auto intPoint = [](double x, double y) {
-    return Point2{static_cast<double>(static_cast<int64_t>(x)), static_cast<double>(static_cast<int64_t>(y))};
+    return Point2{static_cast<double>(static_cast<int64_t>(x)),
+                  static_cast<double>(static_cast<int64_t>(y))};
   };
   const double dy0 = -start.y, dy1 = outRows - start.y;
   const size_t L = baseline.size();
@@ -620,7 +627,8 @@ Envelope bevelledEnvelope(const std::vector<Point2>& baseline, Point2 start, dou
       const Point2 t0{static_cast<double>(static_cast<int64_t>(tx)), 0};
       auto same = [](const Point2& u, const Point2& v) { return u.x == v.x && u.y == v.y; };
       const size_t ns = env.source.size(), nt = env.target.size();
-      if (same(s0, env.source[ns - 2]) || same(s1, env.source[ns - 1]) || same(t0, env.target[nt - 2]))
+      if (same(s0, env.source[ns - 2]) || same(s1, env.source[ns - 1]) ||
+          same(t0, env.target[nt - 2]))
         continue;
       env.source.push_back(s0);
       env.source.push_back(s1);
@@ -629,7 +637,8 @@ Envelope bevelledEnvelope(const std::vector<Point2>& baseline, Point2 start, dou
     }
   }
   const double along = (outCols - cum[L - 1]) - start.x;
-  const Point2 end{baseline[L - 1].x + normed[L - 2].x * along, baseline[L - 1].y + normed[L - 2].y * along};
+  const Point2 end{baseline[L - 1].x + normed[L - 2].x * along,
+                   baseline[L - 1].y + normed[L - 2].y * along};
   env.source.push_back({end.x + dy0 * normals[L - 2].x, end.y + dy0 * normals[L - 2].y});
   env.source.push_back({end.x + dy1 * normals[L - 2].x, end.y + dy1 * normals[L - 2].y});
   env.target.push_back({outCols, 0});
@@ -649,16 +658,12 @@ Raster pilMesh(const Raster& in, int outW, int outH, const Envelope& env, bool b
     if (w == 0 || h == 0) emptyRecord("float division by zero (a mesh cell of width 0)");
     const Point2 nw = s[i], sw = s[i + 1], se = s[i + 3], ne = s[i + 2];
     const double As = 1.0 / w, At = 1.0 / h;
-    const double a[8] = {nw.x,
-                         (ne.x - nw.x) * As,
-                         (sw.x - nw.x) * At,
-                         (((se.x - sw.x) - ne.x) + nw.x) * As * At,
-                         nw.y,
-                         (ne.y - nw.y) * As,
-                         (sw.y - nw.y) * At,
-                         (((se.y - sw.y) - ne.y) + nw.y) * As * At};
+    const double a[8] = {
+        nw.x, (ne.x - nw.x) * As, (sw.x - nw.x) * At, (((se.x - sw.x) - ne.x) + nw.x) * As * At,
+        nw.y, (ne.y - nw.y) * As, (sw.y - nw.y) * At, (((se.y - sw.y) - ne.y) + nw.y) * As * At};
     genericTransform(
-        out, in, static_cast<int>(bx0), static_cast<int>(by0), static_cast<int>(bx1), static_cast<int>(by1),
+        out, in, static_cast<int>(bx0), static_cast<int>(by0), static_cast<int>(bx1),
+        static_cast<int>(by1),
         [&](int x, int y, double& xo, double& yo) {
           const double xin = x + 0.5, yin = y + 0.5;
           xo = a[0] + a[1] * xin + a[2] * yin + a[3] * xin * yin;
@@ -682,7 +687,8 @@ Raster extractBaselineLine(const Raster& page, const KrakenLineSpec& line, bool 
   if (line.boundary.empty()) emptyRecord("No boundary given for line");
   const std::vector<Point2>& bl = line.baselinePoints;
   double blLength = 0;
-  for (size_t i = 0; i + 1 < bl.size(); ++i) blLength += norm2(bl[i + 1].x - bl[i].x, bl[i + 1].y - bl[i].y);
+  for (size_t i = 0; i + 1 < bl.size(); ++i)
+    blLength += norm2(bl[i + 1].x - bl[i].x, bl[i + 1].y - bl[i].y);
   if (bl.size() < 2 || blLength < 5) emptyRecord("Baseline length below minimum 5px");
   std::vector<Point2> pl = line.boundary;
   double minX = pl[0].x, maxX = pl[0].x, minY = pl[0].y, maxY = pl[0].y;
@@ -738,7 +744,8 @@ Raster extractBaselineLine(const Raster& page, const KrakenLineSpec& line, bool 
       normed[k] = {dx / norms[k], dy / norms[k]};
       cum[k + 1] = cum[k] + norms[k];
     }
-    double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX, dMaxY = -dMinX;
+    double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
+           dMaxY = -dMinX;
     for (const Point2& p : full) {
       size_t best = 0;
       double bestDist = std::numeric_limits<double>::infinity(), bx = 0;
@@ -810,7 +817,9 @@ Projection projectOnSegment(Point2 p0, Point2 p1, Point2 p) {
     pr.at = p0;
   } else if (0.0 + len > pr.dist) {
     const double f = (pr.dist - 0.0) / len;
-    pr.at = f <= 0.0 ? p0 : f >= 1.0 ? p1 : Point2{p0.x + f * (p1.x - p0.x), p0.y + f * (p1.y - p0.y)};
+    pr.at = f <= 0.0   ? p0
+            : f >= 1.0 ? p1
+                       : Point2{p0.x + f * (p1.x - p0.x), p0.y + f * (p1.y - p0.y)};
   } else {
     pr.at = p1;
   }
@@ -850,14 +859,17 @@ std::vector<std::array<int, 3>> delaunay(const std::vector<Point2>& P) {
       if (o < 0) return false;
       // on the hull line: in conflict when strictly between the edge's ends
       const Point2 u = P[t[0]], v = P[t[1]], q = P[p];
-      const LD dot = static_cast<LD>(q.x - u.x) * (v.x - u.x) + static_cast<LD>(q.y - u.y) * (v.y - u.y);
-      const LD len = static_cast<LD>(v.x - u.x) * (v.x - u.x) + static_cast<LD>(v.y - u.y) * (v.y - u.y);
+      const LD dot =
+          static_cast<LD>(q.x - u.x) * (v.x - u.x) + static_cast<LD>(q.y - u.y) * (v.y - u.y);
+      const LD len =
+          static_cast<LD>(v.x - u.x) * (v.x - u.x) + static_cast<LD>(v.y - u.y) * (v.y - u.y);
       return dot > 0 && dot < len;
     }
     const LD ax = P[t[0]].x - P[p].x, ay = P[t[0]].y - P[p].y;
     const LD bx = P[t[1]].x - P[p].x, by = P[t[1]].y - P[p].y;
     const LD cx = P[t[2]].x - P[p].x, cy = P[t[2]].y - P[p].y;
-    const LD det = (ax * ax + ay * ay) * (bx * cy - cx * by) - (bx * bx + by * by) * (ax * cy - cx * ay) +
+    const LD det = (ax * ax + ay * ay) * (bx * cy - cx * by) -
+                   (bx * bx + by * by) * (ax * cy - cx * ay) +
                    (cx * cx + cy * cy) * (ax * by - bx * ay);
     return det > 0;
   };
@@ -892,14 +904,16 @@ std::vector<std::array<int, 3>> delaunay(const std::vector<Point2>& P) {
 // here it is solved exactly and rounded once).
 std::array<double, 6> triangleAffine(const Point2 from[3], const Point2 to[3]) {
   using LD = long double;
-  const LD x0 = from[0].x, y0 = from[0].y, x1 = from[1].x, y1 = from[1].y, x2 = from[2].x, y2 = from[2].y;
+  const LD x0 = from[0].x, y0 = from[0].y, x1 = from[1].x, y1 = from[1].y, x2 = from[2].x,
+           y2 = from[2].y;
   const LD det = x0 * (y1 - y2) - y0 * (x1 - x2) + (x1 * y2 - x2 * y1);
   std::array<double, 6> m{};
   for (int k = 0; k < 2; ++k) {
     const LD v0 = k ? to[0].y : to[0].x, v1 = k ? to[1].y : to[1].x, v2 = k ? to[2].y : to[2].x;
     const LD a = (v0 * (y1 - y2) - y0 * (v1 - v2) + (v1 * y2 - v2 * y1)) / det;
     const LD b = (x0 * (v1 - v2) - v0 * (x1 - x2) + (x1 * v2 - x2 * v1)) / det;
-    const LD c = (x0 * (y1 * v2 - y2 * v1) - y0 * (x1 * v2 - x2 * v1) + v0 * (x1 * y2 - x2 * y1)) / det;
+    const LD c =
+        (x0 * (y1 * v2 - y2 * v1) - y0 * (x1 * v2 - x2 * v1) + v0 * (x1 * y2 - x2 * y1)) / det;
     m[static_cast<size_t>(3 * k)] = static_cast<double>(a);
     m[static_cast<size_t>(3 * k + 1)] = static_cast<double>(b);
     m[static_cast<size_t>(3 * k + 2)] = static_cast<double>(c);
@@ -940,7 +954,8 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
     const double lineDist = cum[best] + bestPr.dist;
     polDst[i] = {baseline[0].x + lineDist, baseline[0].y + perDist};
   }
-  double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX, dMaxY = -dMinX;
+  double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
+         dMaxY = -dMinX;
   for (const Point2& q : polDst) {
     dMinX = std::min(dMinX, q.x), dMaxX = std::max(dMaxX, q.x);
     dMinY = std::min(dMinY, q.y), dMaxY = std::max(dMaxY, q.y);
@@ -978,16 +993,19 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
     if (det == 0) continue;
     const double i00 = m11 / det, i01 = -m01 / det, i10 = -m10 / det, i11 = m00 / det;
     const int x0 = std::max(0, static_cast<int>(std::floor(std::min({a.x, b.x, c.x}))) - 1);
-    const int x1 = std::min(outCols - 1, static_cast<int>(std::ceil(std::max({a.x, b.x, c.x}))) + 1);
+    const int x1 =
+        std::min(outCols - 1, static_cast<int>(std::ceil(std::max({a.x, b.x, c.x}))) + 1);
     const int y0 = std::max(0, static_cast<int>(std::floor(std::min({a.y, b.y, c.y}))) - 1);
-    const int y1 = std::min(outRows - 1, static_cast<int>(std::ceil(std::max({a.y, b.y, c.y}))) + 1);
+    const int y1 =
+        std::min(outRows - 1, static_cast<int>(std::ceil(std::max({a.y, b.y, c.y}))) + 1);
     for (int y = y0; y <= y1; ++y)
       for (int x = x0; x <= x1; ++x) {
         int& o = owner[static_cast<size_t>(y) * outCols + x];
         if (o >= 0) continue;
         const double px = x - c.x, py = y - c.y;
         const double l0 = i00 * px + i01 * py, l1 = i10 * px + i11 * py, l2 = 1.0 - l0 - l1;
-        if (l0 >= -eps && l0 <= 1 + eps && l1 >= -eps && l1 <= 1 + eps && l2 >= -eps && l2 <= 1 + eps)
+        if (l0 >= -eps && l0 <= 1 + eps && l1 >= -eps && l1 <= 1 + eps && l2 >= -eps &&
+            l2 <= 1 + eps)
           o = static_cast<int>(t);
       }
   }
@@ -996,8 +1014,12 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
   for (int o : owner)
     if (o >= 0) ++counts[static_cast<size_t>(o)];
   for (size_t t = 0; t < tris.size(); ++t) {
-    const Point2 from[3] = {dst[static_cast<size_t>(tris[t][0])], dst[static_cast<size_t>(tris[t][1])], dst[static_cast<size_t>(tris[t][2])]};
-    const Point2 to[3] = {src[static_cast<size_t>(tris[t][0])], src[static_cast<size_t>(tris[t][1])], src[static_cast<size_t>(tris[t][2])]};
+    const Point2 from[3] = {dst[static_cast<size_t>(tris[t][0])],
+                            dst[static_cast<size_t>(tris[t][1])],
+                            dst[static_cast<size_t>(tris[t][2])]};
+    const Point2 to[3] = {src[static_cast<size_t>(tris[t][0])],
+                          src[static_cast<size_t>(tris[t][1])],
+                          src[static_cast<size_t>(tris[t][2])]};
     affines[t] = triangleAffine(from, to);
   }
   // warp: map_coordinates(order, mode='grid-constant', cval=0), clipped to the patch's range
@@ -1049,8 +1071,9 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
             }
         } else {
           const long r = start[0], cidx = start[1];
-          t = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1] ? 0.0
-                                                                 : patch.row(static_cast<int>(r))[cidx * patch.c + b];
+          t = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1]
+                  ? 0.0
+                  : patch.row(static_cast<int>(r))[cidx * patch.c + b];
         }
         values[(static_cast<size_t>(y) * outCols + x) * patch.c + b] = t;
         outLo = std::min(outLo, t), outHi = std::max(outHi, t);
@@ -1088,7 +1111,8 @@ bool pointInPolygon(Point2 pt, const std::vector<Point2>& poly) {
   return inside;
 }
 
-bool rayBoundaryIntersection(Point2 origin, Point2 dir, const std::vector<Point2>& poly, Point2& hit) {
+bool rayBoundaryIntersection(Point2 origin, Point2 dir, const std::vector<Point2>& poly,
+                             Point2& hit) {
   const size_t n = poly.size();
   double bestT = std::numeric_limits<double>::infinity();
   bool found = false;
@@ -1145,7 +1169,8 @@ std::vector<Point2> polygonSection(const std::vector<Point2>& baseline,
   if (baseline.size() < 2 || boundary.size() < 3) return {};
   std::vector<Point2> bl = baseline;
   auto trunc = [](Point2 p) {
-    return Point2{static_cast<double>(static_cast<int64_t>(p.x)), static_cast<double>(static_cast<int64_t>(p.y))};
+    return Point2{static_cast<double>(static_cast<int64_t>(p.x)),
+                  static_cast<double>(static_cast<int64_t>(p.y))};
   };
   Point2 hit;
   if (pointInPolygon(bl.front(), boundary) &&
@@ -1165,7 +1190,8 @@ std::vector<Point2> polygonSection(const std::vector<Point2>& baseline,
     return std::min(blLength - kEps, d);
   };
   auto segPoint = [&](double d, Point2& unit) {
-    const size_t idx = static_cast<size_t>(std::lower_bound(dists.begin(), dists.end(), d) - dists.begin());
+    const size_t idx =
+        static_cast<size_t>(std::lower_bound(dists.begin(), dists.end(), d) - dists.begin());
     const size_t a = idx == 0 ? L - 1 : idx - 1;  // NumPy's index -1
     const size_t b = idx >= L ? L - 1 : idx;
     const Point2 s = bl[a], e = bl[b];

@@ -17,7 +17,9 @@ struct Raster {
   std::vector<uint8_t> px;
   Raster() = default;
   Raster(int width, int height, int bands)
-      : w(width), h(height), c(bands),
+      : w(width),
+        h(height),
+        c(bands),
         px(static_cast<size_t>(width) * static_cast<size_t>(height) * static_cast<size_t>(bands),
            0) {}
   uint8_t* row(int y) { return px.data() + static_cast<size_t>(y) * w * c; }

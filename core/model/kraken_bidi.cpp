@@ -12,9 +12,9 @@ namespace {
 
 using C = BidiClass;
 
-constexpr int kMaxDepth = 125;         // BD2
-constexpr int kMaxPairingDepth = 63;   // BD16
-constexpr int kNone = -1;              // a level removed by X9
+constexpr int kMaxDepth = 125;        // BD2
+constexpr int kMaxPairingDepth = 63;  // BD16
+constexpr int kNone = -1;             // a level removed by X9
 
 bool isIsolateInitiator(C c) { return c == C::LRI || c == C::RLI || c == C::FSI; }
 bool isIsolate(C c) { return isIsolateInitiator(c) || c == C::PDI; }
@@ -269,8 +269,8 @@ std::vector<std::pair<size_t, size_t>> bracketPairs(const std::vector<int>& seq,
 }
 
 /// N0: the type a bracket pair takes, or kNoStrong when it stays neutral (N0 d).
-C bracketPairType(const std::vector<int>& seq, const std::vector<C>& w, size_t open,
-                  size_t close, C sos, C embedding) {
+C bracketPairType(const std::vector<int>& seq, const std::vector<C>& w, size_t open, size_t close,
+                  C sos, C embedding) {
   bool foundOpposite = false;
   for (size_t k = open + 1; k < close; ++k) {  // N0 b
     const C strong = n0Strong(w[seq[k]]);
@@ -301,8 +301,7 @@ void resolveBrackets(const RunSequence& rs, const std::vector<C>& types, std::ve
     w[seq[close]] = type;
     // NSMs (by their original class) following a re-typed bracket take its type
     for (size_t bracket : {open, close})
-      for (size_t k = bracket + 1; k < seq.size() && types[seq[k]] == C::NSM; ++k)
-        w[seq[k]] = type;
+      for (size_t k = bracket + 1; k < seq.size() && types[seq[k]] == C::NSM; ++k) w[seq[k]] = type;
   }
 }
 

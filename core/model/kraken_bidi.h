@@ -11,9 +11,11 @@
 namespace foveal::core {
 
 /// Bidi_Class values (UAX #9 table 4).
+// clang-format off
 enum class BidiClass : std::uint8_t {
   L, R, AL, EN, ES, ET, AN, CS, NSM, BN, B, S, WS, ON, LRE, LRO, RLE, RLO, PDF, LRI, RLI, FSI, PDI
 };
+// clang-format on
 
 /// The Bidi_Class of a code point in kraken's table (L for anything it does not list).
 BidiClass bidiClass(char32_t codepoint);

@@ -67,8 +67,7 @@ double pairwiseSum(const double* a, size_t n) {
 std::vector<int> parseLabels(const nlohmann::json& value, const std::string& key,
                              const std::string& origin) {
   const std::string where = origin + ": codec entry \"" + key + "\"";
-  if (!value.is_array() || value.empty())
-    throw Error(where + " is not a non-empty list of labels");
+  if (!value.is_array() || value.empty()) throw Error(where + " is not a non-empty list of labels");
   std::vector<int> labels;
   for (const auto& v : value) {
     if (!v.is_number_integer()) throw Error(where + " has a label that is not an integer");
@@ -87,9 +86,11 @@ std::u32string krakenCodepoints(const std::string& text, const std::string& orig
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   for (size_t i = 0, n = text.size(); i < n;) {
     const unsigned c = s[i];
-    const size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
-                                  : c >= 0xF0 && c <= 0xF4   ? 4
-                                                             : 0;
+    const size_t len = c < 0x80                 ? 1
+                       : c >= 0xC2 && c <= 0xDF ? 2
+                       : c >= 0xE0 && c <= 0xEF ? 3
+                       : c >= 0xF0 && c <= 0xF4 ? 4
+                                                : 0;
     if (len == 0 || i + len > n)
       throw Error(origin + ": invalid UTF-8 at byte " + std::to_string(i));
     char32_t cp = len == 1 ? c : c & (0xFF >> (len + 1));
@@ -116,8 +117,8 @@ std::string krakenText(const std::vector<KrakenChar>& chars) {
 std::vector<KrakenRun> krakenGreedyDecode(const float* probs, int classes, int frames, int seqLen) {
   if (classes < 1 || frames < 0 || seqLen < 0 || seqLen > frames)
     throw Error("kraken greedy decoder: " + std::to_string(classes) + " classes x " +
-                std::to_string(frames) + " frames cannot hold a line of " +
-                std::to_string(seqLen) + " frames");
+                std::to_string(frames) + " frames cannot hold a line of " + std::to_string(seqLen) +
+                " frames");
   std::vector<KrakenRun> runs;
   int runLabel = -1;
   for (int t = 0; t < seqLen; ++t) {
@@ -155,8 +156,8 @@ KrakenCodec KrakenCodec::fromJson(const std::string& codecJson, const std::strin
   KrakenCodec codec;
   for (const auto& [key, value] : json.items()) {
     Code code{krakenCodepoints(key, origin + ": codec entry"), parseLabels(value, key, origin)};
-    codec.m_maxLabel = std::max(codec.m_maxLabel, *std::max_element(code.labels.begin(),
-                                                                   code.labels.end()));
+    codec.m_maxLabel =
+        std::max(codec.m_maxLabel, *std::max_element(code.labels.begin(), code.labels.end()));
     codec.m_codes.push_back(std::move(code));
   }
   // kraken's is_valid: sorted, a repeated code sits next to its twin and a prefix next to a code
@@ -174,8 +175,8 @@ KrakenCodec KrakenCodec::fromJson(const std::string& codecJson, const std::strin
                   " (kraken refuses a codec that is not one-to-one)");
     if (std::equal(a.labels.begin(), a.labels.end(), b.labels.begin()))
       throw Error(origin + ": codec entry \"" + utf8(a.text) + "\"'s labels " +
-                  labelList(a.labels) + " begin \"" + utf8(b.text) + "\"'s " +
-                  labelList(b.labels) + " (kraken refuses a codec that is not prefix-free)");
+                  labelList(a.labels) + " begin \"" + utf8(b.text) + "\"'s " + labelList(b.labels) +
+                  " (kraken refuses a codec that is not prefix-free)");
   }
   for (size_t i = 0; i < codec.m_codes.size(); ++i) {
     const auto& labels = codec.m_codes[i].labels;
@@ -245,9 +246,8 @@ std::vector<KrakenChar> krakenReorder(const std::vector<KrakenChar>& chars, Krak
 KrakenScale KrakenScale::forLine(int inputWidth, int outputFrames, int lineWidth, int padding) {
   if (outputFrames < 1 || lineWidth < 1 || padding < 0 || inputWidth - 2 * padding < 1)
     throw Error("kraken line scale: a network input of width " + std::to_string(inputWidth) +
-                " (padding " + std::to_string(padding) + ") with " +
-                std::to_string(outputFrames) + " output frames for a line of width " +
-                std::to_string(lineWidth));
+                " (padding " + std::to_string(padding) + ") with " + std::to_string(outputFrames) +
+                " output frames for a line of width " + std::to_string(lineWidth));
   KrakenScale s;
   s.netScale = static_cast<double>(inputWidth) / outputFrames;
   s.inScale = static_cast<double>(lineWidth) / (inputWidth - 2 * padding);

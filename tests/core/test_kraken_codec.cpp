@@ -94,35 +94,68 @@ class TestKrakenCodec : public QObject {
     QTest::addColumn<QString>("display");
     QTest::addColumn<QVector<int>>("order");
     // Syriac (AL) with European digits, spaces and a full stop
-    QTest::newRow("syriac digits auto") << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "A" << QString(".ܐܡܠܥ 123 ܐܡܠܫ") << QVector<int>{13, 12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0};
-    QTest::newRow("syriac digits L") << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "L" << QString("ܐܡܠܥ 123 ܐܡܠܫ.") << QVector<int>{12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0, 13};
-    QTest::newRow("syriac digits R") << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "R" << QString(".ܐܡܠܥ 123 ܐܡܠܫ") << QVector<int>{13, 12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0};
-    QTest::newRow("latin syriac auto") << QString("abc ܐܒܓ def") << "A" << QString("abc ܓܒܐ def") << QVector<int>{0, 1, 2, 3, 6, 5, 4, 7, 8, 9, 10};
-    QTest::newRow("latin syriac R") << QString("abc ܐܒܓ def") << "R" << QString("def ܓܒܐ abc") << QVector<int>{8, 9, 10, 7, 6, 5, 4, 3, 0, 1, 2};
+    QTest::newRow("syriac digits auto")
+        << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "A" << QString(".ܐܡܠܥ 123 ܐܡܠܫ")
+        << QVector<int>{13, 12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0};
+    QTest::newRow("syriac digits L")
+        << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "L" << QString("ܐܡܠܥ 123 ܐܡܠܫ.")
+        << QVector<int>{12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0, 13};
+    QTest::newRow("syriac digits R")
+        << QString("ܫܠܡܐ 123 ܥܠܡܐ.") << "R" << QString(".ܐܡܠܥ 123 ܐܡܠܫ")
+        << QVector<int>{13, 12, 11, 10, 9, 8, 5, 6, 7, 4, 3, 2, 1, 0};
+    QTest::newRow("latin syriac auto") << QString("abc ܐܒܓ def") << "A" << QString("abc ܓܒܐ def")
+                                       << QVector<int>{0, 1, 2, 3, 6, 5, 4, 7, 8, 9, 10};
+    QTest::newRow("latin syriac R") << QString("abc ܐܒܓ def") << "R" << QString("def ܓܒܐ abc")
+                                    << QVector<int>{8, 9, 10, 7, 6, 5, 4, 3, 0, 1, 2};
     // brackets: paired (N0) and mirrored at odd levels (L4)
-    QTest::newRow("brackets auto") << QString("ܐܒ (ܓܕ) [x] <y>") << "A" << QString("<y> [x] (ܕܓ) ܒܐ") << QVector<int>{14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
-    QTest::newRow("brackets L") << QString("ܐܒ (ܓܕ) [x] <y>") << "L" << QString("(ܕܓ) ܒܐ [x] <y>") << QVector<int>{6, 5, 4, 3, 2, 1, 0, 7, 8, 9, 10, 11, 12, 13, 14};
-    QTest::newRow("hebrew auto") << QString("שלום, world! 12.5%") << "A" << QString("world! 12.5% ,םולש") << QVector<int>{6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 5, 4, 3, 2, 1, 0};
-    QTest::newRow("hebrew L") << QString("שלום, world! 12.5%") << "L" << QString("םולש, world! 12.5%") << QVector<int>{3, 2, 1, 0, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+    QTest::newRow("brackets auto")
+        << QString("ܐܒ (ܓܕ) [x] <y>") << "A" << QString("<y> [x] (ܕܓ) ܒܐ")
+        << QVector<int>{14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+    QTest::newRow("brackets L") << QString("ܐܒ (ܓܕ) [x] <y>") << "L" << QString("(ܕܓ) ܒܐ [x] <y>")
+                                << QVector<int>{6, 5, 4, 3, 2, 1, 0, 7, 8, 9, 10, 11, 12, 13, 14};
+    QTest::newRow("hebrew auto") << QString("שלום, world! 12.5%") << "A"
+                                 << QString("world! 12.5% ,םולש")
+                                 << QVector<int>{6,  7,  8,  9, 10, 11, 12, 13, 14,
+                                                 15, 16, 17, 5, 4,  3,  2,  1,  0};
+    QTest::newRow("hebrew L") << QString("שלום, world! 12.5%") << "L"
+                              << QString("םולש, world! 12.5%")
+                              << QVector<int>{3, 2,  1,  0,  4,  5,  6,  7,  8,
+                                              9, 10, 11, 12, 13, 14, 15, 16, 17};
     // isolates and embeddings are dropped from the display
-    QTest::newRow("isolate auto") << QString("ܐ\u2067abc\u2069 ܒ") << "A" << QString("ܒ abcܐ") << QVector<int>{7, 6, 2, 3, 4, 0};
-    QTest::newRow("embedding auto") << QString("a\u202Bܐܒ 12\u202C c") << "A" << QString("a12 ܒܐ c") << QVector<int>{0, 5, 6, 4, 3, 2, 8, 9};
-    QTest::newRow("embedding R") << QString("a\u202Bܐܒ 12\u202C c") << "R" << QString("c a12 ܒܐ") << QVector<int>{9, 8, 0, 5, 6, 4, 3, 2};
-    QTest::newRow("arabic digits") << QString("٠١٢ ܐ 34") << "A" << QString("34 ܐ ٠١٢") << QVector<int>{6, 7, 5, 4, 3, 0, 1, 2};
+    QTest::newRow("isolate auto") << QString("ܐ\u2067abc\u2069 ܒ") << "A" << QString("ܒ abcܐ")
+                                  << QVector<int>{7, 6, 2, 3, 4, 0};
+    QTest::newRow("embedding auto") << QString("a\u202Bܐܒ 12\u202C c") << "A" << QString("a12 ܒܐ c")
+                                    << QVector<int>{0, 5, 6, 4, 3, 2, 8, 9};
+    QTest::newRow("embedding R") << QString("a\u202Bܐܒ 12\u202C c") << "R" << QString("c a12 ܒܐ")
+                                 << QVector<int>{9, 8, 0, 5, 6, 4, 3, 2};
+    QTest::newRow("arabic digits") << QString("٠١٢ ܐ 34") << "A" << QString("34 ܐ ٠١٢")
+                                   << QVector<int>{6, 7, 5, 4, 3, 0, 1, 2};
     QTest::newRow("empty auto") << QString("") << "A" << QString("") << QVector<int>{};
     QTest::newRow("empty R") << QString("") << "R" << QString("") << QVector<int>{};
     // no strong character: auto is left to right
-    QTest::newRow("neutrals auto") << QString("  ..  ") << "A" << QString("  ..  ") << QVector<int>{0, 1, 2, 3, 4, 5};
-    QTest::newRow("neutrals R") << QString("  ..  ") << "R" << QString("  ..  ") << QVector<int>{5, 4, 3, 2, 1, 0};
-    QTest::newRow("syriac marks") << QString("ܐ\u0730ܒ\u0731 ܓ") << "A" << QString("ܓ \u0731ܒ\u0730ܐ") << QVector<int>{5, 4, 3, 2, 1, 0};
-    QTest::newRow("number separators auto") << QString("1.5-2 ܐ") << "A" << QString("ܐ 1.5-2") << QVector<int>{6, 5, 0, 1, 2, 3, 4};
-    QTest::newRow("number separators L") << QString("1.5-2 ܐ") << "L" << QString("1.5-2 ܐ") << QVector<int>{0, 1, 2, 3, 4, 5, 6};
-    // L1: trailing white space takes the paragraph level
-    QTest::newRow("trailing spaces auto") << QString("ܐܒ  ") << "A" << QString("  ܒܐ") << QVector<int>{3, 2, 1, 0};
-    QTest::newRow("trailing spaces L") << QString("ܐܒ  ") << "L" << QString("ܒܐ  ") << QVector<int>{1, 0, 2, 3};
+    QTest::newRow("neutrals auto")
+        << QString("  ..  ") << "A" << QString("  ..  ") << QVector<int>{0, 1, 2, 3, 4, 5};
+    QTest::newRow("neutrals R") << QString("  ..  ") << "R" << QString("  ..  ")
+                                << QVector<int>{5, 4, 3, 2, 1, 0};
+    QTest::newRow("syriac marks") << QString("ܐ\u0730ܒ\u0731 ܓ") << "A"
+                                  << QString("ܓ \u0731ܒ\u0730ܐ") << QVector<int>{5, 4, 3, 2, 1, 0};
+    QTest::newRow("number separators auto")
+        << QString("1.5-2 ܐ") << "A" << QString("ܐ 1.5-2") << QVector<int>{6, 5, 0, 1, 2, 3, 4};
+    QTest::newRow("number separators L")
+        << QString("1.5-2 ܐ") << "L" << QString("1.5-2 ܐ") << QVector<int>{0, 1, 2, 3, 4, 5, 6};
+    // L1: trailing white space (and isolate controls) take the paragraph level
+    QTest::newRow("trailing spaces auto")
+        << QString("ܐܒ  ") << "A" << QString("  ܒܐ") << QVector<int>{3, 2, 1, 0};
+    QTest::newRow("trailing spaces L")
+        << QString("ܐܒ  ") << "L" << QString("ܒܐ  ") << QVector<int>{1, 0, 2, 3};
+    QTest::newRow("trailing isolate L") << QString("ab \u202Bܐܒ \u2067") << "L" << QString("ab ܒܐ ")
+                                        << QVector<int>{0, 1, 2, 5, 4, 6};
     // BN (soft hyphen, ZWJ) dropped; FSI takes its content's direction
-    QTest::newRow("bn and fsi auto") << QString("a\u00ADb\u200Dc ܐ\u2068ܒ x\u2069") << "A" << QString("abc ܐx ܒ") << QVector<int>{0, 2, 4, 5, 6, 10, 9, 8};
-    QTest::newRow("bn and fsi R") << QString("a\u00ADb\u200Dc ܐ\u2068ܒ x\u2069") << "R" << QString("x ܒܐ abc") << QVector<int>{10, 9, 8, 6, 5, 0, 2, 4};
+    QTest::newRow("bn and fsi auto")
+        << QString("a\u00ADb\u200Dc ܐ\u2068ܒ x\u2069") << "A" << QString("abc ܐx ܒ")
+        << QVector<int>{0, 2, 4, 5, 6, 10, 9, 8};
+    QTest::newRow("bn and fsi R") << QString("a\u00ADb\u200Dc ܐ\u2068ܒ x\u2069") << "R"
+                                  << QString("x ܒܐ abc") << QVector<int>{10, 9, 8, 6, 5, 0, 2, 4};
   }
   void displayMap() {
     QFETCH(QString, text);
@@ -163,7 +196,8 @@ class TestKrakenCodec : public QObject {
         chars.push_back({raw[k], static_cast<int>(2 * k), static_cast<int>(2 * k + 1), 0.5 + k});
       const auto reordered = krakenReorder(chars, KrakenBaseDir::Auto);
       QCOMPARE(krakenText(reordered), expected["readings"][i]["prediction"].get<std::string>());
-      for (size_t k = 0; k < reordered.size(); ++k) QCOMPARE(reordered[k].start, chars[map.order[k]].start);
+      for (size_t k = 0; k < reordered.size(); ++k)
+        QCOMPARE(reordered[k].start, chars[map.order[k]].start);
     }
   }
 
@@ -195,9 +229,19 @@ class TestKrakenCodec : public QObject {
   void greedyDecoder_data() {
     QTest::addColumn<int>("seqLen");
     QTest::addColumn<QVector<QVector<double>>>("runs");  // label, start, end, confidence
-    QTest::newRow("whole line") << 10 << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929}, {2, 4, 4, 0.5}, {2, 6, 6, 0.800000011920929}, {1, 9, 9, 0.30000001192092896}};
-    QTest::newRow("8 frames") << 8 << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929}, {2, 4, 4, 0.5}, {2, 6, 6, 0.800000011920929}};
-    QTest::newRow("7 frames") << 7 << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929}, {2, 4, 4, 0.5}, {2, 6, 6, 0.800000011920929}};
+    QTest::newRow("whole line") << 10
+                                << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929},
+                                                            {2, 4, 4, 0.5},
+                                                            {2, 6, 6, 0.800000011920929},
+                                                            {1, 9, 9, 0.30000001192092896}};
+    QTest::newRow("8 frames") << 8
+                              << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929},
+                                                          {2, 4, 4, 0.5},
+                                                          {2, 6, 6, 0.800000011920929}};
+    QTest::newRow("7 frames") << 7
+                              << QVector<QVector<double>>{{1, 1, 2, 0.800000011920929},
+                                                          {2, 4, 4, 0.5},
+                                                          {2, 6, 6, 0.800000011920929}};
     QTest::newRow("no frames") << 0 << QVector<QVector<double>>{};
   }
   void greedyDecoder() {
@@ -206,11 +250,10 @@ class TestKrakenCodec : public QObject {
     const float nan = std::nanf("");
     // [classes x frames]: frame 5 is a four-way tie (the first, the blank, wins), frame 8's NaN
     // in the blank row is its argmax (torch.max), frame 7 ties blank and label 1
-    const std::vector<float> probs = {
-        0.7f, 0.1f, 0.1f,  0.6f, 0.2f, 0.25f, 0.1f, 0.5f, nan,  0.2f,
-        0.1f, 0.6f, 0.8f,  0.2f, 0.2f, 0.25f, 0.1f, 0.5f, 0.3f, 0.3f,
-        0.1f, 0.2f, 0.05f, 0.1f, 0.5f, 0.25f, 0.8f, 0.0f, nan,  0.3f,
-        0.1f, 0.1f, 0.05f, 0.1f, 0.1f, 0.25f, 0.0f, 0.0f, 0.7f, 0.2f};
+    const std::vector<float> probs = {0.7f, 0.1f, 0.1f,  0.6f, 0.2f, 0.25f, 0.1f, 0.5f, nan,  0.2f,
+                                      0.1f, 0.6f, 0.8f,  0.2f, 0.2f, 0.25f, 0.1f, 0.5f, 0.3f, 0.3f,
+                                      0.1f, 0.2f, 0.05f, 0.1f, 0.5f, 0.25f, 0.8f, 0.0f, nan,  0.3f,
+                                      0.1f, 0.1f, 0.05f, 0.1f, 0.1f, 0.25f, 0.0f, 0.0f, 0.7f, 0.2f};
     const auto got = krakenGreedyDecode(probs.data(), 4, 10, seqLen);
     QCOMPARE(got.size(), static_cast<size_t>(runs.size()));
     for (int i = 0; i < runs.size(); ++i) {
@@ -239,14 +282,19 @@ class TestKrakenCodec : public QObject {
     // 6 then 2 spell ܗ; 9 has no code; 6 then 3 is no code (6 skipped, 3 read); 7 1 3 spell
     // ܘܙ (two code points, the mean of three runs); 8 decodes to nothing; a final 7 alone is
     // skipped
-    const std::vector<KrakenRun> runs = {
-        {1, 0, 1, 0.8999999761581421f},  {6, 3, 3, 0.5f},
-        {2, 4, 6, 0.75f},                {9, 7, 7, 0.9900000095367432f},
-        {5, 9, 10, 0.625f},              {6, 12, 12, 0.30000001192092896f},
-        {3, 13, 13, 0.800000011920929f}, {7, 15, 15, 0.10000000149011612f},
-        {1, 16, 17, 0.20000000298023224f}, {3, 18, 19, 0.30000001192092896f},
-        {8, 20, 20, 0.4000000059604645f}, {4, 22, 22, 0.6000000238418579f},
-        {7, 23, 23, 0.699999988079071f}};
+    const std::vector<KrakenRun> runs = {{1, 0, 1, 0.8999999761581421f},
+                                         {6, 3, 3, 0.5f},
+                                         {2, 4, 6, 0.75f},
+                                         {9, 7, 7, 0.9900000095367432f},
+                                         {5, 9, 10, 0.625f},
+                                         {6, 12, 12, 0.30000001192092896f},
+                                         {3, 13, 13, 0.800000011920929f},
+                                         {7, 15, 15, 0.10000000149011612f},
+                                         {1, 16, 17, 0.20000000298023224f},
+                                         {3, 18, 19, 0.30000001192092896f},
+                                         {8, 20, 20, 0.4000000059604645f},
+                                         {4, 22, 22, 0.6000000238418579f},
+                                         {7, 23, 23, 0.699999988079071f}};
     compareChars(codec.decode(runs), {{U'\u0710', 0, 1, 0.8999999761581421},
                                       {U'\u0717', 3, 6, 0.625},
                                       {U'\u0713', 9, 10, 0.625},
@@ -261,17 +309,30 @@ class TestKrakenCodec : public QObject {
   void codecRefusals_data() {
     QTest::addColumn<QString>("json");
     QTest::addColumn<QString>("message");
-    QTest::newRow("not json") << R"({"a": [1)" << "m.mlmodel: the codec is not JSON";
-    QTest::newRow("not an object") << R"([["a", 1]])" << "m.mlmodel: the codec is not a non-empty object";
-    QTest::newRow("empty") << "{}" << "the codec is not a non-empty object";
-    QTest::newRow("not a list") << R"({"a": 1})" << R"(codec entry "a" is not a non-empty list of labels)";
-    QTest::newRow("empty list") << R"({"a": []})" << R"(codec entry "a" is not a non-empty list)";
-    QTest::newRow("blank label") << R"({"a": [0]})" << R"(codec entry "a" has label 0 (labels are 1 and up; 0 is CTC's blank))";
-    QTest::newRow("float label") << R"({"a": [1.5]})" << "has a label that is not an integer";
+    QTest::newRow("not json") << R"({"a": [1)"
+                              << "m.mlmodel: the codec is not JSON";
+    QTest::newRow("not an object") << R"([["a", 1]])"
+                                   << "m.mlmodel: the codec is not a non-empty object";
+    QTest::newRow("empty") << "{}"
+                           << "the codec is not a non-empty object";
+    QTest::newRow("not a list") << R"({"a": 1})"
+                                << R"(codec entry "a" is not a non-empty list of labels)";
+    QTest::newRow("empty list") << R"({"a": []})"
+                                << R"(codec entry "a" is not a non-empty list)";
+    QTest::newRow("blank label")
+        << R"({"a": [0]})"
+        << R"(codec entry "a" has label 0 (labels are 1 and up; 0 is CTC's blank))";
+    QTest::newRow("float label") << R"({"a": [1.5]})"
+                                 << "has a label that is not an integer";
     // what kraken's PytorchCodec refuses (KrakenCodecException)
-    QTest::newRow("non-singular") << R"({"a": [1], "b": [2, 3], "c": [2, 3]})" << R"(codec entries "b" and "c" have the same labels [2, 3] (kraken refuses a codec that is not one-to-one))";
-    QTest::newRow("prefix") << R"({"a": [1], "ܐ": [2], "b": [2, 1]})" << R"(codec entry "ܐ"'s labels [2] begin "b"'s [2, 1] (kraken refuses a codec that is not prefix-free))";
-    QTest::newRow("longer prefix") << R"({"x": [4, 5], "y": [4, 5, 6], "z": [4, 6]})" << R"("x"'s labels [4, 5] begin "y"'s [4, 5, 6])";
+    QTest::newRow("non-singular")
+        << R"({"a": [1], "b": [2, 3], "c": [2, 3]})"
+        << R"(codec entries "b" and "c" have the same labels [2, 3] (kraken refuses a codec that is not one-to-one))";
+    QTest::newRow("prefix")
+        << R"({"a": [1], "ܐ": [2], "b": [2, 1]})"
+        << R"(codec entry "ܐ"'s labels [2] begin "b"'s [2, 1] (kraken refuses a codec that is not prefix-free))";
+    QTest::newRow("longer prefix") << R"({"x": [4, 5], "y": [4, 5, 6], "z": [4, 6]})"
+                                   << R"("x"'s labels [4, 5] begin "y"'s [4, 5, 6])";
   }
   void codecRefusals() {
     QFETCH(QString, json);
@@ -292,11 +353,17 @@ class TestKrakenCodec : public QObject {
     QTest::addColumn<QVector<int>>("frame");
     QTest::addColumn<QVector<int>>("pixel");
     const QVector<int> f = {0, 1, 3, 4, 5, 7, 12, 13};
-    QTest::newRow("padded") << 400 << 100 << 1000 << 16 << 1000 << (f + QVector<int>{99, 100, 105}) << QVector<int>{0, 0, 0, 0, 11, 33, 87, 98, 999, 999, 999};
-    QTest::newRow("unpadded") << 64 << 16 << 40 << 0 << 40 << (f + QVector<int>{15, 16, 21}) << QVector<int>{0, 2, 8, 10, 12, 18, 30, 32, 38, 39, 39};
-    QTest::newRow("wide line") << 132 << 25 << 2544 << 16 << 2544 << (f + QVector<int>{24, 25, 30}) << QVector<int>{0, 0, 0, 130, 265, 533, 1205, 1339, 2543, 2543, 2543};
+    QTest::newRow("padded") << 400 << 100 << 1000 << 16 << 1000 << (f + QVector<int>{99, 100, 105})
+                            << QVector<int>{0, 0, 0, 0, 11, 33, 87, 98, 999, 999, 999};
+    QTest::newRow("unpadded") << 64 << 16 << 40 << 0 << 40 << (f + QVector<int>{15, 16, 21})
+                              << QVector<int>{0, 2, 8, 10, 12, 18, 30, 32, 38, 39, 39};
+    QTest::newRow("wide line") << 132 << 25 << 2544 << 16 << 2544 << (f + QVector<int>{24, 25, 30})
+                               << QVector<int>{0,    0,    0,    130,  265, 533,
+                                               1205, 1339, 2543, 2543, 2543};
     // frame * 0.5 clamped to [0, 99]: halves round to even as Python's round does
-    QTest::newRow("halves") << 1 << 2 << 1 << 0 << 100 << QVector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11} << QVector<int>{0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6};
+    QTest::newRow("halves") << 1 << 2 << 1 << 0 << 100
+                            << QVector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+                            << QVector<int>{0, 0, 1, 2, 2, 2, 3, 4, 4, 4, 5, 6};
   }
   void scale() {
     QFETCH(int, inputWidth);
@@ -326,10 +393,18 @@ class TestKrakenCodec : public QObject {
     const auto probs = lineProbs(classes, frames);
     const auto chars = codec.decode(krakenGreedyDecode(probs.data(), classes, frames, seqLen));
     QCOMPARE(QString::fromStdString(krakenText(chars)), QString("ܐ ܗ. (12)ܓܕ "));
-    compareChars(chars, {{U'ܐ', 0, 1, 0.875}, {U' ', 3, 3, 0.625}, {U'ܗ', 4, 5, 0.6875},
-                         {U'.', 7, 7, 0.625}, {U' ', 8, 8, 0.5}, {U'(', 9, 9, 0.875},
-                         {U'1', 10, 10, 0.75}, {U'2', 11, 12, 0.625}, {U')', 13, 13, 0.875},
-                         {U'ܓ', 16, 17, 0.875}, {U'ܕ', 16, 17, 0.875}, {U' ', 19, 19, 0.625}});
+    compareChars(chars, {{U'ܐ', 0, 1, 0.875},
+                         {U' ', 3, 3, 0.625},
+                         {U'ܗ', 4, 5, 0.6875},
+                         {U'.', 7, 7, 0.625},
+                         {U' ', 8, 8, 0.5},
+                         {U'(', 9, 9, 0.875},
+                         {U'1', 10, 10, 0.75},
+                         {U'2', 11, 12, 0.625},
+                         {U')', 13, 13, 0.875},
+                         {U'ܓ', 16, 17, 0.875},
+                         {U'ܕ', 16, 17, 0.875},
+                         {U' ', 19, 19, 0.625}});
 
     const KrakenScale scale = KrakenScale::forLine(inputWidth, seqLen, lineWidth, padding);
     // BBoxOCRRecord of the box x 10..343: its characters' x0 and x1 after logical_order(base)
@@ -340,11 +415,13 @@ class TestKrakenCodec : public QObject {
       QVector<double> confidence;
     };
     const Expected expected[] = {
-        {KrakenBaseDir::Auto, " ܕܓ(12) .ܗ ܐ",
+        {KrakenBaseDir::Auto,
+         " ܕܓ(12) .ܗ ܐ",
          {342, 316, 316, 246, 176, 200, 153, 130, 107, 37, 13, 10},
          {342, 340, 340, 246, 176, 223, 153, 130, 107, 60, 13, 10},
          {0.625, 0.875, 0.875, 0.875, 0.75, 0.625, 0.875, 0.5, 0.625, 0.6875, 0.625, 0.875}},
-        {KrakenBaseDir::L, "ܕܓ(12) .ܗ ܐ ",
+        {KrakenBaseDir::L,
+         "ܕܓ(12) .ܗ ܐ ",
          {316, 316, 246, 176, 200, 153, 130, 107, 37, 13, 10, 342},
          {340, 340, 246, 176, 223, 153, 130, 107, 60, 13, 10, 342},
          {0.875, 0.875, 0.875, 0.75, 0.625, 0.875, 0.5, 0.625, 0.6875, 0.625, 0.875, 0.625}},
@@ -360,9 +437,9 @@ class TestKrakenCodec : public QObject {
       }
     }
     // BaselineOCRRecord: its cuts are distances along the baseline, reordered with the text
-    const QVector<QPair<int, int>> baselineCuts = {
-        {332, 332}, {306, 330}, {306, 330}, {236, 236}, {166, 166}, {190, 213},
-        {143, 143}, {120, 120}, {97, 97},   {27, 50},   {3, 3},     {0, 0}};
+    const QVector<QPair<int, int>> baselineCuts = {{332, 332}, {306, 330}, {306, 330}, {236, 236},
+                                                   {166, 166}, {190, 213}, {143, 143}, {120, 120},
+                                                   {97, 97},   {27, 50},   {3, 3},     {0, 0}};
     const auto reordered = krakenReorder(chars, KrakenBaseDir::Auto);
     for (size_t i = 0; i < reordered.size(); ++i) {
       QCOMPARE(scale.toPixel(reordered[i].start, 0, lineWidth), baselineCuts[i].first);

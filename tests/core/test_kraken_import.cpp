@@ -133,8 +133,9 @@ class TestKrakenImport : public QObject {
   void reshapeFoldsHeightIntoChannels() {
     VgslFeaturesImpl net("[1,2,0,1 Cl{C_0}1,1,3 S{S_1}1(1x0)1,3 O{O_2}1c4]");
     torch::NoGradGuard g;
-    auto& w = *net.named_parameters(true).find("C_0.co.weight");
-    auto& b = *net.named_parameters(true).find("C_0.co.bias");
+    auto params = net.named_parameters(true);
+    auto& w = *params.find("C_0.co.weight");
+    auto& b = *params.find("C_0.co.bias");
     w.copy_(torch::tensor({1.f, 10.f, 100.f}).view({3, 1, 1, 1}));
     b.zero_();
     auto x = torch::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({1, 1, 2, 3});  // rows 1 2 3 / 4 5 6
@@ -172,18 +173,24 @@ class TestKrakenImport : public QObject {
     QTest::addColumn<QString>("file");
     QTest::addColumn<int>("classes");
     QTest::addColumn<int>("height");
-    for (const char* f : {"overfit.mlmodel", "overfit_newpoly.mlmodel"})
-      QTest::newRow(f) << f << 16 << 30;
-    for (const char* f : {"overfit_bl.safetensors", "overfit_bl_newpoly.safetensors"})
-      QTest::newRow(f) << f << 36 << 30;
-    for (const char* f : {"model_small.mlmodel", "model_small.safetensors",
-                          "model_small_fp16.safetensors", "model_small_mixed.safetensors"})
-      QTest::newRow(f) << f << 4 << 48;
+    // kraken uses the legacy polygon extractor unless the metadata says legacy_polygons false
+    // (TorchVGSLModel.use_legacy_polygons defaults to True): overfit.mlmodel and
+    // model_small.mlmodel say nothing.
+    QTest::addColumn<bool>("legacy");
+    QTest::newRow("overfit.mlmodel") << "overfit.mlmodel" << 16 << 30 << true;
+    QTest::newRow("overfit_newpoly.mlmodel") << "overfit_newpoly.mlmodel" << 45 << 30 << false;
+    QTest::newRow("overfit_bl") << "overfit_bl.safetensors" << 36 << 30 << true;
+    QTest::newRow("overfit_bl_newpoly") << "overfit_bl_newpoly.safetensors" << 36 << 30 << false;
+    QTest::newRow("model_small.mlmodel") << "model_small.mlmodel" << 4 << 48 << true;
+    for (const char* f : {"model_small.safetensors", "model_small_fp16.safetensors",
+                          "model_small_mixed.safetensors"})
+      QTest::newRow(f) << f << 4 << 48 << false;
   }
   void fixturesOpen() {
     QFETCH(QString, file);
     QFETCH(int, classes);
     QFETCH(int, height);
+    QFETCH(bool, legacy);
     const std::string path = kKraken + "models/" + file.toStdString();
     ImportReport report;
     const auto m = loadModelFile(path, {}, &report);
@@ -191,17 +198,17 @@ class TestKrakenImport : public QObject {
     QCOMPARE(QString::fromStdString(m.config.features), QString("vgsl"));
     QCOMPARE(m.config.makeCharset().size(), classes);
     QCOMPARE(m.config.preprocessing.inputH, height);
-    const bool legacy = file == "overfit_bl.safetensors";
     QCOMPARE(m.config.kraken.legacyPolygons, legacy);
     // The checkpoint round trip keeps the network.
     QTemporaryDir dir;
     const std::string out = dir.filePath("m.fvm").toStdString();
     saveCheckpoint(out, m.model);
-    const auto back = loadCheckpoint(out);
+    auto back = loadCheckpoint(out);
+    auto model = m.model;
     torch::NoGradGuard g;
     auto x = torch::rand({1, 1, height, 64});
     QVERIFY(torch::allclose(back.model->forward(x, {}, {}).logProbs,
-                            m.model->forward(x, {}, {}).logProbs));
+                            model->forward(x, {}, {}).logProbs));
   }
 
   // fp16 and mixed files read the same weights as the fp32 one, within fp16's precision.
@@ -224,7 +231,7 @@ class TestKrakenImport : public QObject {
   // class and probability are kraken's TorchVGSLModel's (Debian's python3-torch 1.13 running
   // kraken's own layers.py on kraken's own line input; docs/DEVELOPING.md "kraken").
   void networkMatchesKraken() {
-    auto session = ModelSession::open(kKraken + "models/overfit.mlmodel", {{"padding", "1"}});
+    auto session = ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
     const auto page = readImage(kKraken + "lines/000236.png", true);
     const auto line = session->traceLine(page, krakenBoxLine(0, 0, 2544, 156), "000236");
     QVERIFY(!line.empty);
@@ -248,7 +255,8 @@ class TestKrakenImport : public QObject {
     for (const auto& r : e["readings"]) {
       // kraken's tests call rpred(model, im, seg, True): the fourth argument is `pad`, so
       // True pads the line by 1 px, not kraken's default of 16.
-      auto session = ModelSession::open(kKraken + r["model"].get<std::string>(), {{"padding", "1"}});
+      auto session = ModelSession::open(kKraken + r["model"].get<std::string>(),
+                                        ImportOptions{{"padding", "1"}});
       const auto page = readImage(kKraken + r["image"].get<std::string>(), true);
       const auto& seg = r["segmentation"];
       KrakenLineSpec spec;

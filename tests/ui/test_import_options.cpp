@@ -88,6 +88,8 @@ class TestImportOptions : public QObject {
   }
   void init() { QSettings().clear(); }
 
+  void screen() { qInfo() << QGuiApplication::primaryScreen()->availableGeometry(); }
+
   // One widget per option of every registered format, of the option's kind, with its default
   // and its help: a format (or an option) the dialog does not show fails here.
   void everyFormatGetsAWidgetPerOption() {
@@ -201,7 +203,7 @@ class TestImportOptions : public QObject {
     QCOMPARE(ui::optionNamedIn("--format dtrb is wrong", "dtrb"), QString());
     QCOMPARE(ui::optionNamedIn("--imgH", "no-such-format"), QString());
     core::ModelFormat hyphens;
-    hyphens.options = {{"easyocr", "a name"}, {"easyocr-input", "how it reads"}};
+    hyphens.options = {{"easyocr", "a name", false, ""}, {"easyocr-input", "how it reads", false, ""}};
     QCOMPARE(ui::optionNamedIn("--easyocr-input must be readtext", hyphens),
              QStringLiteral("easyocr-input"));
     QCOMPARE(ui::optionNamedIn("give --easyocr NAME", hyphens), QStringLiteral("easyocr"));
@@ -242,8 +244,15 @@ class TestImportOptions : public QObject {
                                  {}});
       d.show();
       QVERIFY(QTest::qWaitForWindowExposed(&d));
+      QTest::qWait(20);
       QVERIFY2(d.width() <= 1280 && d.height() <= 720 - 40,  // a task bar or a title bar
                qPrintable(QStringLiteral("%1: %2x%3").arg(name).arg(d.width()).arg(d.height())));
+      const QSize least = d.minimumSizeHint().expandedTo(d.minimumSize());
+      QVERIFY2(least.width() <= 1280 && least.height() <= 720 - 40,
+               qPrintable(QStringLiteral("%1: at least %2x%3")
+                              .arg(name)
+                              .arg(least.width())
+                              .arg(least.height())));
       const QStringList problems = outside(d);
       QVERIFY2(problems.isEmpty(), qPrintable(name + ": " + problems.join("; ")));
     }
@@ -262,8 +271,9 @@ class TestImportOptions : public QObject {
       d.show();
       QVERIFY(QTest::qWaitForWindowExposed(&d));
       QCOMPARE(d.faultyOption(), QStringLiteral("character"));
-      QVERIFY(outside(d).isEmpty());
       saveShot(&d, "import-options-dtrb.png");
+      const QStringList problems = outside(d);
+      QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
     }
     const ui::ImportQuestion easy = ui::recogniseImportFile(kEasyOcr + "english_g2.pth", {});
     QCOMPARE(easy.format, QStringLiteral("easyocr"));
@@ -272,8 +282,9 @@ class TestImportOptions : public QObject {
       ui::ImportOptionsDialog d(easy);
       d.show();
       QVERIFY(QTest::qWaitForWindowExposed(&d));
-      QVERIFY(outside(d).isEmpty());
       saveShot(&d, "import-options-easyocr.png");
+      const QStringList problems = outside(d);
+      QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));
     }
     // Options of another format than the content's: recognised all the same.
     const ui::ImportQuestion mixed =
@@ -395,7 +406,7 @@ class TestImportOptions : public QObject {
     QVERIFY(w.openModel(ctc));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.models()->session(0), 30000);
     QVERIFY(QApplication::activeModalWidget() == nullptr);
-    QCOMPARE(w.models()->session(0)->config().inputW, 100);
+    QCOMPARE(w.models()->session(0)->config().preprocessing.inputW, 100);
     QTimer answer;
     answer.setInterval(20);
     QString shownFormat;
@@ -421,7 +432,7 @@ class TestImportOptions : public QObject {
     QVERIFY(w.openModelWith(ctc, *given));
     QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.models()->session(0), 30000);
     QCOMPARE(w.models()->rowCount(), 1);
-    QCOMPARE(w.models()->session(0)->config().inputW, 128);
+    QCOMPARE(w.models()->session(0)->config().preprocessing.inputW, 128);
     QCOMPARE(ui::rememberedImportOptions(ctc)->at("imgW"), std::string("128"));
     // Cancelled: nothing given.
     cancel = true;

@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
@@ -17,9 +18,10 @@
 namespace foveal::ui {
 
 namespace {
-// Tall enough for seven options with their help; more scroll, so that the dialog fits a
-// 1280x720 screen whatever a format declares.
-constexpr int kMaxOptionsHeight = 430;
+// The dialog shows every option of the format without scrolling while it fits a 1280x720
+// screen (less a title bar); the options of a format with more scroll.
+constexpr int kMaxDialogHeight = 680;
+constexpr int kMinOptionsHeight = 80;
 const QColor kErrorColour(180, 30, 30);  // as the Models dock's failed rows
 
 QLabel* wrappedLabel(const QString& text, QWidget* parent) {
@@ -68,7 +70,7 @@ ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget
     : QDialog(parent), m_question(question), m_message(withoutFile(question.message, question.path)) {
   const QString fileName = QFileInfo(question.path).fileName();
   setWindowTitle(tr("Open Model: %1").arg(fileName));
-  setMinimumWidth(560);
+  setMinimumWidth(640);
   for (const auto& [key, value] : question.options)
     if (key != core::kFormatOption) m_values[key] = value;
 
@@ -79,7 +81,7 @@ ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget
                                         .arg(question.format.toHtmlEscaped(),
                                              question.why.toHtmlEscaped());
   if (!question.description.isEmpty())
-    head += QLatin1String("<br>") + question.description.toHtmlEscaped();
+    head += QLatin1String("<br>") + tr("It holds %1").arg(question.description.toHtmlEscaped());
   QLabel* intro = wrappedLabel(head, this);
   intro->setObjectName(QStringLiteral("importRecognised"));
   intro->setToolTip(question.path);
@@ -92,7 +94,7 @@ ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget
     layout->addWidget(none);
   }
 
-  auto* formatRow = new QFormLayout;
+  auto* formatRow = new QHBoxLayout;
   m_format = new QComboBox(this);
   m_format->setObjectName(QStringLiteral("importFormat"));
   if (question.format.isEmpty()) m_format->addItem(tr("(choose a format)"), QString());
@@ -102,10 +104,13 @@ ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget
     m_format->setItemData(m_format->count() - 1, QString::fromStdString(f.summary),
                           Qt::ToolTipRole);
   }
-  formatRow->addRow(tr("&Format:"), m_format);
-  m_summary = helpLabel(QString(), this);
-  formatRow->addRow(QString(), m_summary);
+  auto* formatLabel = new QLabel(tr("&Format:"), this);
+  formatLabel->setBuddy(m_format);
+  formatRow->addWidget(formatLabel);
+  formatRow->addWidget(m_format, 1);
   layout->addLayout(formatRow);
+  m_summary = helpLabel(QString(), this);
+  layout->addWidget(m_summary);
 
   m_topMessage = errorLabel(m_message, this);
   m_topMessage->setObjectName(QStringLiteral("importMessage"));
@@ -215,11 +220,37 @@ void ImportOptionsDialog::showOptions() {
     form->addRow(label, field);
   }
   m_scroll->setWidget(page);  // deletes the previous format's page
-  m_scroll->setMinimumHeight(std::min(page->sizeHint().height(), kMaxOptionsHeight));
+  fitOptions();
   if (faultyWidget) {
     faultyWidget->setFocus();
     if (auto* edit = qobject_cast<QLineEdit*>(faultyWidget)) edit->selectAll();
   }
+}
+
+void ImportOptionsDialog::fitOptions() {
+  QWidget* page = m_scroll->widget();
+  if (!page) return;
+  // As wide as what cannot wrap (a flag's text), with room for the scroll bar.
+  const int least = page->minimumSizeHint().width();
+  m_scroll->setMinimumWidth(least + m_scroll->verticalScrollBar()->sizeHint().width());
+  // As tall as the options at the width they have, up to what keeps the dialog on the screen.
+  const int width = std::max(m_scroll->viewport()->width(), least);
+  const int want =
+      page->hasHeightForWidth() ? page->heightForWidth(width) : page->sizeHint().height();
+  const int rest = isVisible() ? height() - m_scroll->height()
+                               : layout()->sizeHint().height() - m_scroll->sizeHint().height();
+  const int h = std::max(kMinOptionsHeight, std::min(want, kMaxDialogHeight - rest));
+  if (h != m_scroll->minimumHeight()) m_scroll->setMinimumHeight(h);
+}
+
+void ImportOptionsDialog::showEvent(QShowEvent* event) {
+  QDialog::showEvent(event);
+  fitOptions();
+}
+
+void ImportOptionsDialog::resizeEvent(QResizeEvent* event) {
+  QDialog::resizeEvent(event);
+  fitOptions();
 }
 
 core::ImportOptions ImportOptionsDialog::options() const {

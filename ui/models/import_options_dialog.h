@@ -43,9 +43,14 @@ class ImportOptionsDialog : public QDialog {
   /// The import's message as shown (without the file's path, which the dialog names above).
   QString message() const { return m_message; }
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void keepValues();
   void showOptions();
+  void fitOptions();
 
   ImportQuestion m_question;
   QString m_message;
