@@ -193,7 +193,10 @@ int info(const std::vector<std::string>& args) {
                   kFilterFlags);
   auto ds = openDataset(onePositional(a, "info"), openOptions(a));
   std::optional<Charset> cs;
-  if (a.has("charset")) cs.emplace(a.value("charset"), a.has("case-insensitive"));
+  if (a.has("charset")) {
+    checkCharsetUtf8(a.value("charset"), "--charset");
+    cs.emplace(a.value("charset"), a.has("case-insensitive"));
+  }
   const auto r =
       inspectDataset(*ds, cs ? &*cs : nullptr, count(a, "limit", 0), a.intValue("threads", 0));
   std::printf("%s\n", ds->describe().c_str());
@@ -299,6 +302,7 @@ int show(const std::vector<std::string>& args) {
 
 int glyphs(const std::vector<std::string>& args) {
   const CliArgs a(args, {"out", "charset", "font"}, {"case-insensitive", "force"});
+  checkCharsetUtf8(a.value("charset", "0123456789"), "--charset");
   const Charset cs(a.value("charset", "0123456789"), a.has("case-insensitive"));
   auto g = referenceGlyphs(cs, a.value("font"));
   g.erase(g.begin());  // the blank end token

@@ -125,7 +125,8 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
     throw std::invalid_argument("--errors analyses one dataset: give exactly one --data SPEC");
   const std::vector<std::string> models = splitModels(a.required("model"));
   const std::string dir = a.value("errors");
-  std::vector<std::string> inputs = models;
+  // The model files with the files each import reads (EasyOCR's yaml).
+  std::vector<std::string> inputs = modelInputs(models, eval.importOptions, dir);
   inputs.push_back(sets.front());
   core::data::checkOutputPath(dir, "errors folder", inputs, a.has("force"));
   core::data::checkOutputFolder(dir, "error report", a.has("force"));
@@ -240,7 +241,9 @@ int runEvalCommand(const std::vector<std::string>& args) {
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
 
   if (a.has("failures")) {  // before the evaluation: refuse at once, not after an hour
-    std::vector<std::string> inputs = splitModels(a.value("model"));
+    // The model files with the files each import reads (EasyOCR's yaml).
+    std::vector<std::string> inputs =
+        modelInputs(splitModels(a.value("model")), o.importOptions, a.value("failures"));
     for (const auto& s : split(a.value("data"), ';')) inputs.push_back(s);
     for (const auto& p : a.positionals()) inputs.push_back(p);
     core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));

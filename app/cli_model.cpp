@@ -1,6 +1,9 @@
 #include "cli_model.h"
 
+#include <filesystem>
 #include <stdexcept>
+
+#include "model/charset.h"
 
 namespace foveal::app {
 
@@ -42,6 +45,7 @@ core::ImportOptions importOptions(const CliArgs& a, bool formatIsOutput) {
     throw std::invalid_argument(
         "--character is empty: give the characters the model was trained with, or leave it out "
         "to infer them from the class count");
+  if (a.has("character")) core::checkCharsetUtf8(a.value("character"), "--character");
   // `trace` and the data commands use --format for what they write: there the model file's
   // format is --model-format (accepted everywhere).
   if (!formatIsOutput && a.has(core::kFormatOption))
@@ -52,6 +56,16 @@ core::ImportOptions importOptions(const CliArgs& a, bool formatIsOutput) {
     o[opt.key] = opt.flag ? "1" : a.value(opt.key);
   }
   return o;
+}
+
+std::vector<std::string> modelInputs(const std::vector<std::string>& models,
+                                     const core::ImportOptions& options, const std::string& out) {
+  std::error_code ec;
+  if (!std::filesystem::exists(out, ec)) return models;
+  std::vector<std::string> inputs;
+  for (const auto& m : models)
+    for (auto& f : core::modelFileInputs(m, options)) inputs.push_back(std::move(f));
+  return inputs;
 }
 
 std::set<std::string> withImportOptions(std::set<std::string> base) {

@@ -4,6 +4,7 @@
 // applied over a starting configuration (a named model or a preset's).
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cli_args.h"
 #include "formats/model_format.h"
@@ -26,6 +27,12 @@ void applyStageOptions(const CliArgs& args, core::ModelConfig& config);
 inline constexpr const char* kModelFormatOption = "model-format";
 /// The format options a command was given; `formatIsOutput`: its --format is not the model's.
 core::ImportOptions importOptions(const CliArgs& args, bool formatIsOutput = false);
+/// The inputs of a command that reads `models` and writes `out`, for its output guard
+/// (data/output_guard.h): each model file and the companions its format reads (EasyOCR's yaml:
+/// core::modelFileInputs). Just the files when `out` does not exist: nothing can be replaced, and
+/// no file is read twice.
+std::vector<std::string> modelInputs(const std::vector<std::string>& models,
+                                     const core::ImportOptions& options, const std::string& out);
 /// `base` plus the formats' valued options (and --format), or their flags.
 std::set<std::string> withImportOptions(std::set<std::string> base);
 std::set<std::string> withImportFlags(std::set<std::string> base);

@@ -21,14 +21,15 @@ namespace fs = std::filesystem;
 
 const char* kRunsUsage =
     R"(  train       ... --run DIR --target ssh://[user@]host[:port]/RDIR | slurm | slurm://[user@]login[:port]/RDIR
-              [--remote-cli PATH] [--ssh-config FILE] [--slurm-partition P] [--slurm-gpus N]
-              [--slurm-cpus N] [--slurm-mem M] [--slurm-time T] [--slurm-account A]
+              [--remote-cli PATH] [--ssh-config FILE] [--ssh-identity KEY] [--slurm-partition P]
+              [--slurm-gpus N] [--slurm-cpus N] [--slurm-mem M] [--slurm-time T] [--slurm-account A]
               [--slurm-qos Q] [--slurm-nodes N] [--slurm-ntasks N] [--slurm-ntasks-per-node N]
               [--slurm-signal S] [--slurm-no-requeue] [--slurm-extra LINE[;LINE...]] [--print-script]
               train on an SSH host (RDIR there; relative to the home, //abs for an absolute path) or
               a Slurm cluster (sbatch here, or through a login host by SSH); DIR is the local
               folder: the run's description and, for another machine, the mirror of RDIR's small
-              files. ssh runs in batch mode (keys or an agent) with host keys checked. Slurm jobs
+              files. ssh runs in batch mode (keys or an agent; --ssh-identity: that key only) with
+              host keys checked. Slurm jobs
               are requeueable, get SIGTERM S s (default 120) before their time limit and resume
               from their checkpoint when they start again; --slurm-ntasks N trains data-parallel
               under srun. --print-script prints the batch script and submits nothing
@@ -46,6 +47,7 @@ namespace {
 // The options that say where and how a run is submitted; every other option goes to the trainer.
 const std::set<std::string> kTargetValued = {"target",          "run",
                                              "remote-cli",      "ssh-config",
+                                             "ssh-identity",
                                              "slurm-partition", "slurm-gpus",
                                              "slurm-cpus",      "slurm-mem",
                                              "slurm-time",      "slurm-account",
@@ -88,6 +90,14 @@ int runRemoteTrainCommand(const std::vector<std::string>& args) {
   const CliArgs a(mine, kTargetValued, kTargetFlags);
   core::RunTarget t = core::RunTarget::parse(a.required("target"));
   t.host.configFile = a.value("ssh-config", "");
+  t.host.identityFile = a.value("ssh-identity", "");
+  // ssh only warns about a missing file and goes on with other keys: say so here instead.
+  for (const auto& [option, file] : {std::pair{"--ssh-config", t.host.configFile},
+                                     std::pair{"--ssh-identity", t.host.identityFile}}) {
+    std::error_code ec;
+    if (!file.empty() && !fs::is_regular_file(file, ec))
+      throw core::Error(file + ": no such file (" + option + ")");
+  }
   t.remoteCli = a.value("remote-cli", t.remoteCli);
   auto& s = t.slurm;
   s.partition = a.value("slurm-partition", "");

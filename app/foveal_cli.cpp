@@ -391,6 +391,7 @@ int cmdInitModel(const std::vector<std::string>& args) {
   c.numStns = a.intValue("stns", c.numStns);
   if (a.has("affine-first-stn")) c.firstStnTranslationOnly = false;
   if (a.has("reference")) c.reference = true;
+  if (a.has("charset")) core::checkCharsetUtf8(a.value("charset"), "--charset");
   c.charset = a.value("charset", c.charset);
   if (a.has("case-insensitive")) c.caseInsensitive = true;
   c.maxLength = a.intValue("max-length", c.maxLength);
@@ -425,7 +426,9 @@ int cmdImport(const std::vector<std::string>& args) {
   if (a.positionals().size() != 1) throw UsageError("import needs exactly one model FILE");
   const std::string in = a.positionals()[0];
   const std::string out = a.required("out");
-  core::data::checkOutputPath(out, "imported model", {in}, a.has("force"));
+  // Every file the import reads is an input (EasyOCR's yaml beside the .pth or --yaml's).
+  const auto inputs = app::modelInputs({in}, app::importOptions(a), out);
+  core::data::checkOutputPath(out, "imported model", inputs, a.has("force"));
   core::ImportReport report;
   auto loaded = core::loadModelFile(in, app::importOptions(a), &report);
   std::cout << "read " << in << "\n";

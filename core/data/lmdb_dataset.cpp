@@ -1,9 +1,13 @@
 #include "data/lmdb_dataset.h"
 
+#include <fcntl.h>
 #include <lmdb.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "base/error.h"
@@ -159,26 +163,62 @@ std::string LmdbDataset::describe() const {
 
 LmdbWriter::LmdbWriter(const std::string& path) : m_path(path) {
   std::error_code ec;
+  const bool existed = fs::exists(path, ec);
   fs::create_directories(path, ec);
   if (ec) throw Error(path + ": cannot create folder (" + ec.message() + ")");
-  if (fs::exists(fs::path(path) / "data.mdb"))
-    throw Error(path + ": already holds an LMDB; remove it first");
+  m_createdFolder = !existed;
+  // data.mdb is created here, exclusively: an existing LMDB is refused, and a second writer
+  // racing for the same folder finds this one's file. The writer is then the file's only user,
+  // so liblmdb runs without its lock file (MDB_NOLOCK): lock.mdb is memory-mapped, and on a full
+  // disk the first store into its pages ended the process with SIGBUS (issue 65). data.mdb itself
+  // is written with write(2) (no MDB_WRITEMAP), so a full disk is an error code.
+  const std::string file = (fs::path(path) / "data.mdb").string();
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    const int err = errno;
+    removeLeftovers();
+    if (err == EEXIST) throw Error(path + ": already holds an LMDB; remove it first");
+    throw Error(file + ": cannot create (" + std::strerror(err) + ")");
+  }
+  ::close(fd);
+  m_createdFile = true;
   MDB_env* e = nullptr;
   int rc = mdb_env_create(&e);
   // A sparse map: the file grows with what is written (1 TiB, as the benchmark's script).
   if (rc == 0) rc = mdb_env_set_mapsize(e, size_t(1) << 40);
-  if (rc == 0) rc = mdb_env_open(e, path.c_str(), 0, 0644);
+  if (rc == 0) rc = mdb_env_open(e, path.c_str(), MDB_NOLOCK, 0644);
   if (rc != 0) {
     if (e) mdb_env_close(e);
+    removeLeftovers();
     throw Error(path + ": cannot create LMDB (" + mdb_strerror(rc) + ")");
   }
   m_env = e;
-  commit(true);
+  try {
+    commit(true);
+  } catch (...) {
+    abandon();
+    throw;
+  }
 }
 
-LmdbWriter::~LmdbWriter() {
+LmdbWriter::~LmdbWriter() { abandon(); }
+
+void LmdbWriter::abandon() {
   if (m_txn) mdb_txn_abort(static_cast<MDB_txn*>(m_txn));
-  if (m_env) mdb_env_close(env(m_env));
+  m_txn = nullptr;
+  if (!m_env) return;  // finished, or never opened
+  mdb_env_close(env(m_env));
+  m_env = nullptr;
+  // Not finished (a full disk, a bad entry): no half-written LMDB is left under the name.
+  removeLeftovers();
+}
+
+void LmdbWriter::removeLeftovers() {
+  std::error_code ec;
+  if (m_createdFile) fs::remove(fs::path(m_path) / "data.mdb", ec);
+  m_createdFile = false;
+  if (m_createdFolder) fs::remove(m_path, ec);  // only when empty
+  m_createdFolder = false;
 }
 
 void LmdbWriter::commit(bool reopen) {
@@ -222,6 +262,7 @@ void LmdbWriter::add(const Sample& s) {
 void LmdbWriter::finish() {
   put("num-samples", std::to_string(m_count));
   commit(false);
+  // The data is committed (written and synced): close, and keep what was written.
   mdb_env_close(env(m_env));
   m_env = nullptr;
 }

@@ -43,7 +43,8 @@ class LmdbDataset : public Dataset {
 };
 
 /// Writes a dataset in the same layout. Images are stored PNG-encoded (PGM in a build without
-/// image codecs, so that build can read back what it wrote).
+/// image codecs, so that build can read back what it wrote). A writer destroyed before finish()
+/// (an error) removes the data.mdb it created, and the folder when it created it.
 class LmdbWriter {
  public:
   explicit LmdbWriter(const std::string& path);
@@ -61,12 +62,17 @@ class LmdbWriter {
  private:
   void put(const std::string& key, const std::string& value);
   void commit(bool reopen);
+  /// Closes without finishing and removes what this writer created.
+  void abandon();
+  void removeLeftovers();
 
   std::string m_path;
   void* m_env = nullptr;
   void* m_txn = nullptr;
   unsigned m_dbi = 0;
   size_t m_count = 0;
+  bool m_createdFolder = false;  // the folder did not exist before
+  bool m_createdFile = false;    // data.mdb is this writer's
 };
 
 /// Encodes an image as stored in LMDB and in memory files: PNG, or binary PGM without codecs.

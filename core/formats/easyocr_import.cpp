@@ -330,6 +330,7 @@ ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
     report.assumed.push_back(std::string(released->name) +
                              " is a generation-2 (VGG) model; this file has " + a.features +
                              " features: its character list is used as given");
+  checkCharsetUtf8(c.characters, file.path() + ": " + c.source);  // before counting its tokens
   const int count = static_cast<int>(splitUtf8(c.characters).size());
   if (count != n)
     throw Error(file.path() + ": " + c.source + " has " + std::to_string(count) +
@@ -575,6 +576,10 @@ ModelFormat easyocrModelFormat() {
   };
   f.sniff = sniffEasyOcr;
   f.load = loadEasyOcr;
+  // The yaml load() reads is an input: `import X.pth --out X.yaml` replaced it (issue 65).
+  f.companions = [](const FileProbe& file, const ImportOptions& o) {
+    return std::vector<std::string>{yamlOf(file, o)};
+  };
   return f;
 }
 

@@ -1,9 +1,11 @@
 #include "formats/kraken_file.h"
 
+#ifdef FOVEAL_HAVE_PROTOBUF
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/stubs/common.h>
 #if GOOGLE_PROTOBUF_VERSION < 4022000
 #include <google/protobuf/stubs/logging.h>  // LogSilencer (gone with protobuf 22's abseil logging)
+#endif
 #endif
 #include <nlohmann/json.hpp>
 
@@ -17,17 +19,21 @@
 #include "base/error.h"
 #include "base/little_endian.h"
 #include "base/safe_read.h"
+#ifdef FOVEAL_HAVE_PROTOBUF
 #include "kraken_coreml.pb.h"  // generated from formats/kraken_coreml.proto
+#endif
 
 namespace foveal::core {
 
+#ifdef FOVEAL_HAVE_PROTOBUF
 namespace pb = foveal::kraken_coreml;
+#endif
 using nlohmann::json;
 
 namespace {
 
 constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;  // the safetensors library's own limit
-constexpr int kMaxJsonDepth = 100;  // kraken's metadata nests 4 deep; nlohmann recurses on copy
+constexpr int kMaxJsonDepth = 100;   // kraken's metadata nests 4 deep; nlohmann recurses on copy
 constexpr int kMaxProtoDepth = 100;  // protobuf's own default recursion limit
 constexpr uint64_t kMaxDimension = uint64_t(1) << 40;
 constexpr const char* kNeither = " (neither a kraken safetensors file nor a CoreML model?)";
@@ -146,10 +152,9 @@ struct Dtype {
   char kind;  ///< 'f' F32, 'h' F16, 'b' BF16, 'd' F64: a float type Foveal converts; 0 other
 };
 constexpr Dtype kDtypes[] = {
-    {"F32", 4, 'f'},    {"F16", 2, 'h'},     {"BF16", 2, 'b'},    {"F64", 8, 'd'},
-    {"BOOL", 1, 0},     {"U8", 1, 0},        {"I8", 1, 0},        {"F8_E5M2", 1, 0},
-    {"F8_E4M3", 1, 0},  {"I16", 2, 0},       {"U16", 2, 0},       {"I32", 4, 0},
-    {"U32", 4, 0},      {"I64", 8, 0},       {"U64", 8, 0}};
+    {"F32", 4, 'f'}, {"F16", 2, 'h'}, {"BF16", 2, 'b'},  {"F64", 8, 'd'},   {"BOOL", 1, 0},
+    {"U8", 1, 0},    {"I8", 1, 0},    {"F8_E5M2", 1, 0}, {"F8_E4M3", 1, 0}, {"I16", 2, 0},
+    {"U16", 2, 0},   {"I32", 4, 0},   {"U32", 4, 0},     {"I64", 8, 0},     {"U64", 8, 0}};
 
 const Dtype* findDtype(const std::string& name) {
   for (const auto& d : kDtypes)
@@ -357,6 +362,7 @@ KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin)
   return file;
 }
 
+#ifdef FOVEAL_HAVE_PROTOBUF
 // ---- CoreML ----
 
 /// When the protobuf parser refuses the bytes it says nothing about where: walk the wire format
@@ -463,8 +469,8 @@ class WireDiagnosis {
         }
         case 3:
         case 4:
-          throw sub + " at byte " + std::to_string(at) +
-              " uses a group (wire type " + std::to_string(wire) + "), which CoreML never does";
+          throw sub + " at byte " + std::to_string(at) + " uses a group (wire type " +
+              std::to_string(wire) + "), which CoreML never does";
         default:
           throw sub + " at byte " + std::to_string(at) + " has an invalid wire type " +
               std::to_string(wire);
@@ -537,16 +543,16 @@ class CoremlWeights {
                             const std::string& why) {
     const auto n = static_cast<uint64_t>(w.floatvalue_size());
     if (n != expected) {
-      if (n == 0 && (!w.float16value().empty() || !w.rawvalue().empty() ||
-                     !w.int8rawvalue().empty()))
+      if (n == 0 &&
+          (!w.float16value().empty() || !w.rawvalue().empty() || !w.int8rawvalue().empty()))
         fail(m_origin, m_layer + ": " + what +
                            " are stored as half-precision or quantised values (float16Value, " +
                            "rawValue), which kraken does not read");
-      fail(m_origin, m_layer + ": " + what + " hold " + std::to_string(n) + " values, expected " +
-                         (expected == std::numeric_limits<uint64_t>::max()
-                              ? std::string("more")
-                              : std::to_string(expected)) +
-                         why);
+      fail(m_origin,
+           m_layer + ": " + what + " hold " + std::to_string(n) + " values, expected " +
+               (expected == std::numeric_limits<uint64_t>::max() ? std::string("more")
+                                                                 : std::to_string(expected)) +
+               why);
     }
     return {w.floatvalue().begin(), w.floatvalue().end()};
   }
@@ -578,9 +584,9 @@ class CoremlWeights {
   void linear(const pb::InnerProductLayerParams& p, const std::string& prefix) {
     const uint64_t out = dimension(p.outputchannels(), "outputChannels");
     const uint64_t in = dimension(p.inputchannels(), "inputChannels");
-    const auto w = values(p.weights(), "inner product weights", mulSat(out, in),
-                          " (outputChannels " + std::to_string(out) + " x inputChannels " +
-                              std::to_string(in) + ")");
+    const auto w = values(
+        p.weights(), "inner product weights", mulSat(out, in),
+        " (outputChannels " + std::to_string(out) + " x inputChannels " + std::to_string(in) + ")");
     const auto b = values(p.bias(), "inner product biases", out,
                           " (outputChannels " + std::to_string(out) + ")");
     put(prefix + "weight", {static_cast<int64_t>(out), static_cast<int64_t>(in)}, w);
@@ -598,12 +604,12 @@ class CoremlWeights {
 
   void lstm(const pb::NeuralNetworkLayer& l) {
     const bool bidi = l.layer_case() == pb::NeuralNetworkLayer::kBiDirectionalLSTM;
-    const uint64_t in = dimension(bidi ? l.bidirectionallstm().inputvectorsize()
-                                       : l.unidirectionallstm().inputvectorsize(),
-                                  "inputVectorSize");
-    const uint64_t hidden = dimension(bidi ? l.bidirectionallstm().outputvectorsize()
-                                           : l.unidirectionallstm().outputvectorsize(),
-                                      "outputVectorSize");
+    const uint64_t in = dimension(
+        bidi ? l.bidirectionallstm().inputvectorsize() : l.unidirectionallstm().inputvectorsize(),
+        "inputVectorSize");
+    const uint64_t hidden = dimension(
+        bidi ? l.bidirectionallstm().outputvectorsize() : l.unidirectionallstm().outputvectorsize(),
+        "outputVectorSize");
     const std::string name = "nn." + withoutSuffix(l.name(), "_transposed") + ".layer.";
     if (bidi && l.bidirectionallstm().weightparams_size() != 2)
       fail(m_origin, m_layer + ": a bidirectional LSTM with " +
@@ -611,15 +617,14 @@ class CoremlWeights {
                          " sets of weights, not 2 (forward, backward)");
     const int directions = bidi ? 2 : 1;
     for (int d = 0; d < directions; ++d) {
-      const auto& p = bidi ? l.bidirectionallstm().weightparams(d)
-                           : l.unidirectionallstm().weightparams();
+      const auto& p =
+          bidi ? l.bidirectionallstm().weightparams(d) : l.unidirectionallstm().weightparams();
       const std::string suffix = d == 1 ? "_reverse" : "";
       const std::string dir = bidi ? (d == 1 ? " (backward)" : " (forward)") : "";
       // torch's gate order i, f, g, o is CoreML's input, forget, block input, output
       const pb::WeightParams* ih[] = {&p.inputgateweightmatrix(), &p.forgetgateweightmatrix(),
                                       &p.blockinputweightmatrix(), &p.outputgateweightmatrix()};
-      const pb::WeightParams* hh[] = {&p.inputgaterecursionmatrix(),
-                                      &p.forgetgaterecursionmatrix(),
+      const pb::WeightParams* hh[] = {&p.inputgaterecursionmatrix(), &p.forgetgaterecursionmatrix(),
                                       &p.blockinputrecursionmatrix(),
                                       &p.outputgaterecursionmatrix()};
       const pb::WeightParams* bias[] = {&p.inputgatebiasvector(), &p.forgetgatebiasvector(),
@@ -627,10 +632,10 @@ class CoremlWeights {
       static const char* gates[] = {"input gate", "forget gate", "block input", "output gate"};
       std::vector<float> wih, whh, b;
       for (int g = 0; g < 4; ++g) {
-        const auto a = values(*ih[g], std::string(gates[g]) + " weight matrix" + dir,
-                              mulSat(hidden, in),
-                              " (outputVectorSize " + std::to_string(hidden) +
-                                  " x inputVectorSize " + std::to_string(in) + ")");
+        const auto a =
+            values(*ih[g], std::string(gates[g]) + " weight matrix" + dir, mulSat(hidden, in),
+                   " (outputVectorSize " + std::to_string(hidden) + " x inputVectorSize " +
+                       std::to_string(in) + ")");
         wih.insert(wih.end(), a.begin(), a.end());
         const auto r = values(*hh[g], std::string(gates[g]) + " recursion matrix" + dir,
                               mulSat(hidden, hidden),
@@ -689,8 +694,7 @@ json coremlModelType(const json& meta, bool hasKrakenMeta, const std::string& or
   if (!hasKrakenMeta) return json::array({"recognition"});
   const auto it = meta.find("model_type");
   if (it == meta.end() || it->is_null()) return json::array();  // kraken refuses; Foveal reads it
-  if (it->is_string())
-    return it->get<std::string>().empty() ? json::array() : json::array({*it});
+  if (it->is_string()) return it->get<std::string>().empty() ? json::array() : json::array({*it});
   if (it->is_array() && std::all_of(it->begin(), it->end(), [](const json& t) {
         return t.is_string() && !t.get<std::string>().empty();
       }))
@@ -736,8 +740,8 @@ KrakenFile parseCoreml(const std::string& bytes, const std::string& origin) {
   if (vgsl.empty()) fail(origin, "no VGSL spec (userDefined vgsl, kraken_meta vgsl)");
   meta["vgsl"] = vgsl;
   if (codecText)
-    meta["codec"] = checkedCodec(parseJson(*codecText, origin, "userDefined codec"), origin,
-                                 "userDefined");
+    meta["codec"] =
+        checkedCodec(parseJson(*codecText, origin, "userDefined codec"), origin, "userDefined");
   else if (meta.contains("codec") && !meta["codec"].is_null())
     meta["codec"] = checkedCodec(meta["codec"], origin, "kraken_meta");
   else
@@ -754,6 +758,14 @@ KrakenFile parseCoreml(const std::string& bytes, const std::string& origin) {
   file.metaJson = meta.dump(-1, ' ', false, json::error_handler_t::replace);
   return file;
 }
+
+#else
+// A build without protobuf (an engine-only build against a pip PyTorch) reads safetensors only.
+KrakenFile parseCoreml(const std::string&, const std::string& origin) {
+  fail(origin, "a CoreML .mlmodel, and this build has no protobuf (Debian: libprotobuf-dev and "
+               "protobuf-compiler) to read it: kraken 7's .safetensors files read without it");
+}
+#endif
 
 bool plausibleSafetensorsLength(const std::string& head) {
   if (head.size() < 9) return false;

@@ -128,6 +128,20 @@ Recognised recogniseModelFile(const FileProbe& file, const ImportOptions& option
   return r;
 }
 
+std::vector<std::string> modelFileInputs(const std::string& path, const ImportOptions& options) {
+  std::vector<std::string> inputs = {path};
+  try {
+    FileProbe file(path);
+    const Recognised r = recogniseModelFile(file, options);
+    if (r.format->companions)
+      for (auto& c : r.format->companions(file, options))
+        if (!c.empty()) inputs.push_back(std::move(c));
+  } catch (const Error&) {
+    // Unreadable or unclaimed: the import refuses it with its own message, before it writes.
+  }
+  return inputs;
+}
+
 std::vector<FormatOption> allImportOptions() {
   std::vector<FormatOption> all;
   std::set<std::string> seen;

@@ -86,6 +86,10 @@ struct ModelFormat {
   /// Throws Error naming the file and the problem.
   LoadedModel (*load)(const FileProbe& file, const ImportOptions& options,
                       ImportReport& report) = nullptr;
+  /// The files load() reads besides the file itself (EasyOCR's NAME.yaml beside NAME.pth, or
+  /// --yaml's): inputs of the command, which none of its outputs may replace. nullptr: none.
+  std::vector<std::string> (*companions)(const FileProbe& file,
+                                         const ImportOptions& options) = nullptr;
 };
 
 /// Every format, in the order of the table in model_format.cpp.
@@ -101,6 +105,11 @@ struct Recognised {
   std::string why;
 };
 Recognised recogniseModelFile(const FileProbe& file, const ImportOptions& options);
+
+/// Every file an import of `path` reads: the file itself, then the companions its format names
+/// (ModelFormat::companions): what a command's output guard must count as its inputs. Just
+/// `path` when no format claims the file or it cannot be read (the import then says why).
+std::vector<std::string> modelFileInputs(const std::string& path, const ImportOptions& options);
 
 /// Every format's options once by key (the command line accepts their union); a key that two
 /// formats share keeps the first one's help.

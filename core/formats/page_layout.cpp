@@ -182,8 +182,7 @@ std::optional<double> pyFloat(std::string_view raw) {
     if (expPart.empty()) return std::nullopt;
   }
   if (i != body.size()) return std::nullopt;
-  if (!withoutUnderscores(intPart) || !withoutUnderscores(fracPart) ||
-      !withoutUnderscores(expPart))
+  if (!withoutUnderscores(intPart) || !withoutUnderscores(fracPart) || !withoutUnderscores(expPart))
     return std::nullopt;
   std::string text = negative ? "-" : "";
   for (char c : body)
@@ -257,7 +256,8 @@ std::vector<std::string> flatTags(const TagDict& d) {
   return out;
 }
 
-// ---- the XML tree --------------------------------------------------------------------------------
+// ---- the XML tree
+// --------------------------------------------------------------------------------
 
 using Node = const xmlNode*;
 
@@ -341,7 +341,8 @@ std::string where(Node n) {
   return s + ">";
 }
 
-// ---- the parse -----------------------------------------------------------------------------------
+// ---- the parse
+// -----------------------------------------------------------------------------------
 
 struct ParseGuard {
   bool entityDeclared = false;
@@ -382,6 +383,7 @@ void onError(void* ctx, xmlErrorPtr e) {
   if (!e || e->level < XML_ERR_ERROR || !g->firstError.empty()) return;
   std::string msg = e->message ? e->message : "unknown error";
   while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  std::replace(msg.begin(), msg.end(), '\n', ' ');  // "not proper UTF-8, ...\nBytes: 0xE3 ..."
   g->firstError = msg.empty() ? "unknown error" : msg;
   g->firstErrorLine = e->line;
 }
@@ -412,11 +414,13 @@ DocPtr parseXml(const std::string& bytes, const std::string& origin) {
   xmlParseDocument(ctxt);
   DocPtr doc(ctxt->myDoc);
   ctxt->myDoc = nullptr;
-  const bool wellFormed = ctxt->wellFormed != 0;
+  // lxml (kraken's parser) refuses a document whose last error is an error, not only an
+  // ill-formed one: an undefined namespace prefix is one.
+  const bool wellFormed = ctxt->wellFormed != 0 && ctxt->lastError.level < XML_ERR_ERROR;
   xmlFreeParserCtxt(ctxt);
   if (guard.entityDeclared)
-    throw Error(origin + ": line " + std::to_string(guard.line) + ": the DOCTYPE declares the entity \"" +
-                guard.entity +
+    throw Error(origin + ": line " + std::to_string(guard.line) +
+                ": the DOCTYPE declares the entity \"" + guard.entity +
                 "\"; a layout file needs none, and entities are refused (they can read other "
                 "files or expand without end)");
   if (!wellFormed || !doc) {
@@ -427,7 +431,8 @@ DocPtr parseXml(const std::string& bytes, const std::string& origin) {
   return doc;
 }
 
-// ---- coordinates ---------------------------------------------------------------------------------
+// ---- coordinates
+// ---------------------------------------------------------------------------------
 
 using Points = std::vector<LayoutPoint>;
 
@@ -518,7 +523,8 @@ Parsed altoBox(Node n, double (&v)[4]) {
   return Parsed::Ok;
 }
 
-// ---- what both formats share ---------------------------------------------------------------------
+// ---- what both formats share
+// ---------------------------------------------------------------------
 
 struct Reader {
   std::string origin;
@@ -725,15 +731,26 @@ void addLine(const Reader& r, Node n, LayoutLine line, std::map<std::string, siz
   layout.lines.push_back(std::move(line));
 }
 
-// ---- PAGE ----------------------------------------------------------------------------------------
+// ---- PAGE
+// ----------------------------------------------------------------------------------------
 
 const std::vector<std::pair<std::string, std::string>>& pageRegionTypes() {
   static const std::vector<std::pair<std::string, std::string>> types = {
-      {"TextRegion", "text"},       {"ImageRegion", "image"},   {"LineDrawingRegion", "line drawing"},
-      {"GraphicRegion", "graphic"}, {"TableRegion", "table"},   {"ChartRegion", "chart"},
-      {"MapRegion", "map"},         {"SeparatorRegion", "separator"}, {"MathsRegion", "maths"},
-      {"ChemRegion", "chem"},       {"MusicRegion", "music"},   {"AdvertRegion", "advert"},
-      {"NoiseRegion", "noise"},     {"UnknownRegion", "unknown"}, {"CustomRegion", "custom"}};
+      {"TextRegion", "text"},
+      {"ImageRegion", "image"},
+      {"LineDrawingRegion", "line drawing"},
+      {"GraphicRegion", "graphic"},
+      {"TableRegion", "table"},
+      {"ChartRegion", "chart"},
+      {"MapRegion", "map"},
+      {"SeparatorRegion", "separator"},
+      {"MathsRegion", "maths"},
+      {"ChemRegion", "chem"},
+      {"MusicRegion", "music"},
+      {"AdvertRegion", "advert"},
+      {"NoiseRegion", "noise"},
+      {"UnknownRegion", "unknown"},
+      {"CustomRegion", "custom"}};
   return types;
 }
 
@@ -857,12 +874,13 @@ Parsed1 readPage(const Reader& r, Node root) {
       addLine(r, line, std::move(l), byId, layout);
     }
   }
-  readOrders(r, root, "id", "regionRef",
-             [](Node ro) { return attr(ro, "caption").value_or(""); }, p);
+  readOrders(
+      r, root, "id", "regionRef", [](Node ro) { return attr(ro, "caption").value_or(""); }, p);
   return p;
 }
 
-// ---- ALTO ----------------------------------------------------------------------------------------
+// ---- ALTO
+// ----------------------------------------------------------------------------------------
 
 const std::vector<std::pair<std::string, std::string>>& altoRegionTypes() {
   static const std::vector<std::pair<std::string, std::string>> types = {
@@ -907,8 +925,7 @@ Parsed1 readAlto(const Reader& r, Node root) {
                        "\", not \"pixel\" (kraken reads pixel coordinates only)");
   }
   Node fileName = descendant(root, "fileName");
-  if (!fileName)
-    throw Error(r.origin + ": no <fileName> element (the ALTO file names no image)");
+  if (!fileName) throw Error(r.origin + ": no <fileName> element (the ALTO file names no image)");
   const auto name = textOf(fileName);
   if (!name || name->empty()) r.refuse(fileName, "names no image file");
   layout.imageFilename = *name;
@@ -951,8 +968,8 @@ Parsed1 readAlto(const Reader& r, Node root) {
       if (res == Parsed::Overflow)
         r.refuse(region, "a box coordinate too large (kraken's parser fails on it)");
       if (res == Parsed::Ok)
-        boundary = Points{{b[0], b[1]}, {b[0], b[1] + b[3]}, {b[0] + b[2], b[1] + b[3]},
-                          {b[0] + b[2], b[1]}};
+        boundary = Points{
+            {b[0], b[1]}, {b[0], b[1] + b[3]}, {b[0] + b[2], b[1] + b[3]}, {b[0] + b[2], b[1]}};
     }
     TagDict regTags = altoTagrefs(tagMap, attr(region, "TAGREFS"));
     std::optional<TagList> tagType =
@@ -1031,22 +1048,24 @@ Parsed1 readAlto(const Reader& r, Node root) {
       addLine(r, line, std::move(l), byId, layout);
     }
   }
-  readOrders(r, root, "ID", "REF",
-             [&](Node ro) {
-               const TagDict t = altoTagrefs(tagMap, attr(ro, "TAGREFS"));
-               std::string d;
-               if (const TagList* v = t.find("type"))
-                 for (const auto& e : *v) {
-                   if (!d.empty()) d += "; ";
-                   d += *entryValue(e, "type");
-                 }
-               return d;
-             },
-             p);
+  readOrders(
+      r, root, "ID", "REF",
+      [&](Node ro) {
+        const TagDict t = altoTagrefs(tagMap, attr(ro, "TAGREFS"));
+        std::string d;
+        if (const TagList* v = t.find("type"))
+          for (const auto& e : *v) {
+            if (!d.empty()) d += "; ";
+            d += *entryValue(e, "type");
+          }
+        return d;
+      },
+      p);
   return p;
 }
 
-// ---- XMLPage._apply_result: the orders, flattened ------------------------------------------------
+// ---- XMLPage._apply_result: the orders, flattened
+// ------------------------------------------------
 
 void setOrder(std::vector<LayoutReadingOrder>& orders, LayoutReadingOrder o) {
   for (auto& x : orders)
@@ -1075,19 +1094,19 @@ void flattenOrders(Parsed1& p, bool alto) {
   const auto isLine = [&](const std::string& id) { return lineIndex.count(id) > 0; };
   const auto isRegion = [&](const std::string& id) { return p.regionIds.count(id) > 0; };
 
-  LayoutReadingOrder lineImplicit{"line_implicit", "line", true,
-                                  "Implicit line order derived from element sequence", {}};
+  LayoutReadingOrder lineImplicit{
+      "line_implicit", "line", true, "Implicit line order derived from element sequence", {}};
   for (const auto& l : layout.lines) lineImplicit.ids.push_back(l.id);
-  LayoutReadingOrder regionImplicit{"region_implicit", "region", true,
-                                    "Implicit region order derived from element sequence", {}};
+  LayoutReadingOrder regionImplicit{
+      "region_implicit", "region", true, "Implicit region order derived from element sequence", {}};
   for (const auto& reg : layout.regions) regionImplicit.ids.push_back(reg.id);
   layout.readingOrders = {lineImplicit, regionImplicit};
   if (!alto) {
     auto sorted = p.transkribusRegions;
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& a, const auto& b) { return a.second < b.second; });
-    LayoutReadingOrder tr{"region_transkribus", "region", true,
-                          "Explicit region order from `custom` attribute", {}};
+    LayoutReadingOrder tr{
+        "region_transkribus", "region", true, "Explicit region order from `custom` attribute", {}};
     std::set<std::string> distinct;
     for (const auto& [id, idx] : sorted) {
       tr.ids.push_back(id);
@@ -1131,9 +1150,9 @@ void flattenOrders(Parsed1& p, bool alto) {
     }
     setOrder(layout.readingOrders,
              {raw.id, "line", raw.isTotal, raw.description, cleaned(lines, isLine)});
-    setOrder(layout.readingOrders, {(raw.id.empty() ? std::string("None") : raw.id) + ":regions",
-                                    "region", raw.isTotal, raw.description,
-                                    cleaned(regions, isRegion)});
+    setOrder(layout.readingOrders,
+             {(raw.id.empty() ? std::string("None") : raw.id) + ":regions", "region", raw.isTotal,
+              raw.description, cleaned(regions, isRegion)});
   }
 }
 

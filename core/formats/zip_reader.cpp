@@ -123,7 +123,12 @@ size_t readEntry(const Archive& a, size_t p, std::map<std::string, ZipEntry>& en
   const uint64_t data = local + kLocalHeaderSize + u16(&b[local + 26]) + u16(&b[local + 28]);
   if (data > n || usize > n - data)
     throw a.corrupt("entry '" + name + "' runs past the end: truncated?");
-  entries[name] = ZipEntry{data, usize, crc};
+  // A name listed twice is refused: torch.load reads the first entry of that name, a map keeps the
+  // last, so one file could look harmless here and malicious to torch (a parser differential).
+  if (!entries.emplace(name, ZipEntry{data, usize, crc}).second)
+    throw Error(a.origin + ": zip entry '" + name +
+                "' is listed twice in the directory (torch.load would read the first, another "
+                "reader the last); refusing the ambiguous file");
   return nameAt + nameLen + extraLen + commentLen;
 }
 

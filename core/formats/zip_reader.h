@@ -17,7 +17,8 @@ struct ZipEntry {
 };
 
 /// The entries of the archive `data`, by name. `origin` names it in errors. Throws Error for a
-/// corrupt or truncated directory, an entry outside the file, or a compressed entry. The CRCs are
+/// corrupt or truncated directory, an entry outside the file, a compressed entry, or a name
+/// listed twice. The CRCs are
 /// the caller's to check: it knows which entries it reads.
 std::map<std::string, ZipEntry> readZipDirectory(const uint8_t* data, size_t size,
                                                  const std::string& origin);

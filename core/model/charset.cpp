@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstdio>
 
 #include "base/error.h"
 
@@ -61,6 +62,15 @@ size_t invalidUtf8Offset(const std::string& text) {
   return std::string::npos;
 }
 
+void checkCharsetUtf8(const std::string& characters, const std::string& what) {
+  const size_t bad = invalidUtf8Offset(characters);
+  if (bad == std::string::npos) return;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(characters[bad]));
+  throw Error(what + " is not valid UTF-8 (byte " + std::to_string(bad + 1) + ", " + hex +
+              "): a charset's characters are UTF-8 text");
+}
+
 static std::string lowerAscii(std::string s) {
   if (s.size() == 1) s[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(s[0])));
   return s;
@@ -73,6 +83,9 @@ Charset::Charset(const std::string& characters, bool case_insensitive, ClassLayo
       m_repeats(repeats),
       m_layout(layout) {
   if (characters.empty()) throw Error("charset is empty");
+  // Before the first token: invalid bytes reached the model file's JSON writer as an internal
+  // error (issue 65).
+  checkCharsetUtf8(characters, "charset");
   for (auto& cp : splitUtf8(characters)) {
     const std::string key = m_caseInsensitive ? lowerAscii(cp) : cp;
     if (!m_repeats && std::find(m_tokens.begin(), m_tokens.end(), key) != m_tokens.end())

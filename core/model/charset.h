@@ -29,7 +29,8 @@ class Charset {
   static constexpr const char* kPadName = "[P]";
 
   Charset() = default;
-  /// Characters in order; UTF-8, each code point one token. Throws Error on duplicates or empty,
+  /// Characters in order; UTF-8, each code point one token. Throws Error on invalid UTF-8,
+  /// duplicates or empty,
   /// unless `repeats`: then a character listed twice is two classes that both read as it (the
   /// character lists of EasyOCR's devanagari_g1 and arabic_g1 name one character twice), and a
   /// label encodes it as the later class (EasyOCR's dictionary keeps the last).
@@ -88,5 +89,10 @@ std::vector<std::string> splitUtf8(const std::string& text);
 /// truncated or overlong sequence, a surrogate, a code point beyond U+10FFFF); npos when the whole
 /// text is valid.
 size_t invalidUtf8Offset(const std::string& text);
+
+/// Throws Error "WHAT is not valid UTF-8 (byte N, 0xXX)" when `characters` is not: a charset's
+/// characters are UTF-8 text, and the model file's JSON holds them. `what` names where they came
+/// from ("--charset", "m.pth: character_list of m.yaml"). The Charset constructor checks too.
+void checkCharsetUtf8(const std::string& characters, const std::string& what);
 
 }  // namespace foveal::core

@@ -181,6 +181,14 @@ RemoteRun RemoteRun::create(const std::string& localDir, const RunTarget& target
   return r;
 }
 
+bool RemoteRun::resumable() const {
+  if (!m_target.mirrored()) {
+    std::error_code ec;
+    return fs::exists(fs::path(m_localDir) / run_folder::kState, ec);
+  }
+  return !m_remoteState.empty();
+}
+
 bool RemoteRun::isRemoteRun(const std::string& localDir) {
   std::error_code ec;
   return fs::exists(fs::path(localDir) / run_folder::kRemote, ec);
@@ -201,6 +209,7 @@ RemoteRun RemoteRun::open(const std::string& localDir) {
     r.m_resumeArgs = j.value("resume_args", std::vector<std::string>{});
     r.m_jobId = j.value("job", "");
     r.m_mirrored = j.value("mirrored", std::map<std::string, std::string>{});
+    r.m_remoteState = j.value("remote_state", "");
   } catch (const json::exception& e) {
     throw Error(path + ": not a remote run description (" + e.what() + ")");
   }
@@ -214,6 +223,7 @@ void RemoteRun::save() const {
   j["resume_args"] = m_resumeArgs;
   j["job"] = m_jobId;
   j["mirrored"] = m_mirrored;
+  j["remote_state"] = m_remoteState;
   writeFileAtomically((fs::path(m_localDir) / run_folder::kRemote).string(), j.dump(2) + "\n",
                       "remote run description");
 }
@@ -338,7 +348,7 @@ MirrorResult RemoteRun::mirror() {
     const std::string listing = sh.check(
         "cd " + shellQuote(m_target.remoteDir) +
             " 2>/dev/null || exit 0; for f in config.json metrics.jsonl train.log latest.fvm "
-            "best.fvm history/iter-*.fvm; do [ -f \"$f\" ] && stat -c '%s %.9Y %i %n' -- \"$f\"; "
+            "best.fvm latest.state history/iter-*.fvm; do [ -f \"$f\" ] && stat -c '%s %.9Y %i %n' -- \"$f\"; "
             "done; true",
         "listing the run folder " + m_target.remoteDir);
     std::map<std::string, std::pair<uint64_t, std::string>> remote;  // name -> size, signature
@@ -353,6 +363,15 @@ MirrorResult RemoteRun::mirror() {
     }
     fs::create_directories(fs::path(m_localDir) / run_folder::kHistoryDir);
     bool changed = false;
+    // The optimiser's and loader's state stays there (resuming happens there): only whether
+    // it exists, and which one, so that the window offers Resume.
+    const auto state = remote.find(run_folder::kState);
+    const std::string stateSignature = state == remote.end() ? "" : state->second.second;
+    if (stateSignature != m_remoteState) {
+      m_remoteState = stateSignature;
+      changed = true;
+    }
+    if (state != remote.end()) remote.erase(state);
     for (const auto& [name, info] : remote) {
       const auto& [size, signature] = info;
       const fs::path local = fs::path(m_localDir) / name;

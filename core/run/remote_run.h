@@ -5,7 +5,9 @@
 // bookkeeping) and, for a run on another machine, the mirrored files, so RunLog, the previews and
 // the evaluation read it as they read a local run. Torch-free and Qt-free.
 //
-// The mirror copies config.json, metrics.jsonl, train.log, latest.fvm, best.fvm and history/*.fvm.
+// The mirror copies config.json, metrics.jsonl, train.log, latest.fvm, best.fvm and history/*.fvm,
+// and notes whether latest.state (the optimiser's and loader's state, which only a resume there
+// reads) exists there, without copying it: resumable() says so.
 // metrics.jsonl and train.log only grow while the trainer runs, so the mirror asks for the bytes
 // after the local file's size (the local file is the bookmark: an interrupted transfer writes
 // nothing, the next one asks again, nothing is lost or doubled); a file that was replaced (a
@@ -76,6 +78,9 @@ class RemoteRun {
   MirrorResult mirror();
   /// SIGTERM to the trainer(s): they write a checkpoint and stop. A pending job is cancelled.
   void stop();
+  /// True when the run folder holds a checkpoint to resume from (latest.state): there, as the
+  /// last mirror() saw it, for a mirrored run; here for a Slurm run in this folder.
+  bool resumable() const;
   /// The batch script a Slurm target submits (or would submit).
   std::string batchScript() const;
 
@@ -96,6 +101,8 @@ class RemoteRun {
   std::string m_jobId;
   /// File name -> "size mtime inode" of the copy the local file holds.
   std::map<std::string, std::string> m_mirrored;
+  /// "size mtime inode" of latest.state there as the last mirror saw it; "" when there is none.
+  std::string m_remoteState;
 };
 
 }  // namespace foveal::core

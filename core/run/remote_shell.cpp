@@ -196,6 +196,8 @@ std::vector<std::string> RemoteShell::argv(const std::string& command) const {
   if (local()) return {"/bin/sh", "-c", command};
   std::vector<std::string> a = {"ssh"};
   if (!m_host.configFile.empty()) a.insert(a.end(), {"-F", m_host.configFile});
+  if (!m_host.identityFile.empty())
+    a.insert(a.end(), {"-i", m_host.identityFile, "-o", "IdentitiesOnly=yes"});
   // BatchMode: keys or an agent only, and a failure instead of a prompt. Host keys are checked
   // strictly: an unknown host or a changed key ends the connection with ssh's own message.
   a.insert(a.end(), {"-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", "-o",

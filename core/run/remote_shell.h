@@ -37,6 +37,8 @@ struct SshHost {
   std::string host;
   int port = 0;            ///< 0: ssh's default (or the config's)
   std::string configFile;  ///< empty: ssh's own ~/.ssh/config
+  /// A private key (ssh -i, and only it: IdentitiesOnly); empty: the agent's or the config's.
+  std::string identityFile;
 
   /// Parses [user@]host[:port]. Throws Error naming the text and the problem: an empty host, a
   /// bad port, or a character that ssh could read as an option or a shell could interpret.

@@ -160,6 +160,7 @@ std::string RunTarget::toJson() const {
   j["kind"] = kindName();
   j["host"] = host.toString();
   j["ssh_config"] = host.configFile;
+  j["ssh_identity"] = host.identityFile;
   j["remote_dir"] = remoteDir;
   j["remote_cli"] = remoteCli;
   json s;
@@ -194,6 +195,7 @@ RunTarget RunTarget::fromJson(const std::string& text, const std::string& source
     const std::string host = j.value("host", "");
     if (!host.empty()) t.host = SshHost::parse(host);
     t.host.configFile = j.value("ssh_config", "");
+    t.host.identityFile = j.value("ssh_identity", "");
     t.remoteDir = j.value("remote_dir", "");
     t.remoteCli = j.value("remote_cli", "foveal-cli");
     if (j.contains("slurm")) {

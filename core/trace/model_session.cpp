@@ -11,6 +11,7 @@
 #include "image/preprocess.h"
 #include "trace/attribution_engine.h"
 #include "trace/contrast_retry.h"
+#include "trace/finite_outputs.h"
 #include "trace/trace_builder.h"
 
 namespace foveal::core {
@@ -158,6 +159,7 @@ LineReading ModelSession::traceLine(const GreyImage& page, const KrakenLineSpec&
                       .clone();
     input.contentW = {k.inputW};
     auto out = d->model->forward(input.image, {}, decodeOptions(options));
+    checkFiniteOutputs(out.logProbs, d->path, source);
     r.trace = buildTrace(d->model, out, input, 0, k.extracted.width, k.extracted.height,
                          options.topk, options.stopAtEnd);
     r.trace.source = source;
@@ -189,6 +191,8 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   const bool sharp = d->config.needsUpsampled();
   auto input = preprocess({image}, d->config.preprocessing, sharp);
   auto out = d->model->forward(input.image, input.upsampled, decodeOptions(options));
+  // Before anything reads them: NaN outputs were traced, evaluated and explained in silence.
+  checkFiniteOutputs(out.logProbs, d->path, source);
   auto tr = buildTrace(d->model, out, input, 0, image.width, image.height, options.topk,
                        options.stopAtEnd);
   if (d->config.preprocessing.contrastThreshold > 0)  // EasyOCR's get_text reads it again

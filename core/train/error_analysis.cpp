@@ -457,6 +457,7 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
     o.keepFailures = false;
     o.keepImages = true;
     o.skipBad = true;
+    o.model = models[k];
     const int64_t before = perModel * static_cast<int64_t>(k);
     if (progress)
       o.progress = [&](int64_t done, int64_t) { return progress(before + done, total); };

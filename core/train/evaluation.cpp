@@ -16,6 +16,7 @@
 #include "data/dataset_factory.h"
 #include "formats/checkpoint.h"
 #include "model/charset.h"
+#include "trace/finite_outputs.h"
 #include "trace/trace_builder.h"
 #include "train/dataset_views.h"
 #include "train/evaluate_model.h"
@@ -264,7 +265,12 @@ DatasetEval evaluateDataset(Recognizer model, const data::DatasetPtr& dataset,
       DecodeOptions dec;
       dec.beamWidth = options.beamWidth;
       dec.stopWhenAllEnded = true;  // the steps after every end token change nothing measured
-      scorer.score(*batch, model->forward(images, up, dec));
+      const RecognizerOutput out = model->forward(images, up, dec);
+      // NaN outputs were scored as readings (issue 65): the model, not the entry, is at fault.
+      if (const int64_t bad = firstNonFiniteRow(out.logProbs); bad >= 0)
+        throw Error(nonFiniteOutputsMessage(
+            options.model, ds->entryName(batch->indices[static_cast<size_t>(bad)])));
+      scorer.score(*batch, out);
       // Entries read and skipped alike: the loader hands out whole batches of the order.
       const int64_t done =
           std::min(total, (batch->number + 1) * static_cast<int64_t>(options.batchSize));
@@ -293,9 +299,11 @@ EvalReport evaluateModelFile(const std::string& modelPath, const std::vector<std
   EvalReport report;
   report.model = modelPath;
   report.beamWidth = std::max(1, options.beamWidth);
+  EvalOptions named = options;
+  if (named.model.empty()) named.model = modelPath;
   for (const auto& spec : datasets) {
     report.datasets.push_back(
-        evaluateDataset(loaded.model, data::openDataset(spec), spec, options, device));
+        evaluateDataset(loaded.model, data::openDataset(spec), spec, named, device));
     const auto& d = report.datasets.back();
     if (d.overall.count == 0 && d.skipped > 0)  // "0 images 0.00%" would read as a result
       throw Error(d.description + ": no entry this model can read; " + d.skippedSummary);

@@ -45,6 +45,8 @@ struct EvalOptions {
   bool skipBad = true;
   /// For an imported model file (formats/model_format.h): the options its file does not hold.
   ImportOptions importOptions;
+  /// The model's file, named when its outputs are not finite (empty: "the model").
+  std::string model;
   /// Keep every image's reading (DatasetEval::images), for error analysis.
   bool keepImages = false;
   EvalProgress progress;

@@ -17,6 +17,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "formats/checkpoint.h"
 #include "formats/model_format.h"
 #include "image/easyocr_input.h"
 #include "image/grey_image.h"
@@ -26,6 +27,7 @@
 #include "trace/attribution.h"
 #include "trace/model_session.h"
 #include "trace/trace.h"
+#include "trace/trace_builder.h"
 
 #ifdef FOVEAL_TEST_OPENCV
 #include <opencv2/imgproc.hpp>
@@ -444,6 +446,19 @@ class TestEasyOcrReadtext : public QObject {
         QVERIFY(st.box.x >= 0 && st.box.x + st.box.w <= image.width + 1e-9);
         QVERIFY(st.box.y >= 0 && st.box.y + st.box.h <= image.height + 1e-9);
       }
+      // Evaluation's localisation of a batch read the same way puts the steps where the trace
+      // does (it takes the content width from preprocess()).
+      auto loaded = loadModelFile(kEasy + m["file"].get<std::string>(), {{"contrast-ths", "0"}});
+      c10::InferenceMode guard;
+      const auto input = preprocess({image}, loaded.config.preprocessing, false);
+      QCOMPARE(input.contentW.at(0), static_cast<int>(c.readtextW));
+      const auto out = loaded.model->forward(input.image, input.upsampled);
+      const auto located = locateDecodedSteps(loaded.model, out, 0, image.width, image.height,
+                                              static_cast<int>(input.image.size(3)),
+                                              input.contentW[0]);
+      QCOMPARE(located.size(), a.steps.size());
+      for (size_t t = 0; t < located.size(); ++t)
+        QVERIFY(std::abs(located[t].focus.x - a.steps[t].focus.x) < 1e-9);
     }
   }
 

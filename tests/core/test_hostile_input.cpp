@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "base/atomic_file.h"
 #include "base/error.h"
@@ -33,8 +34,11 @@
 #include "model/charset.h"
 #include "run/run_lock.h"
 #include "run/run_log.h"
+#include "trace/finite_outputs.h"
+#include "trace/model_session.h"
 #include "train/evaluate_model.h"
 #include "train/evaluation.h"
+#include "train/faithfulness_eval.h"
 #include "train/train_config.h"
 #include "train/trainer.h"
 
@@ -476,6 +480,86 @@ class TestHostileInput : public QObject {
     QVERIFY(errorOf([&] {
               evaluateModelFile(model, {d.string()}, o);
             }).contains("character 'H' of label \"Hello\""));
+  }
+
+  // Issue 65, 1: an LMDB writer that does not finish (a full disk, a bad entry) leaves no
+  // half-written data.mdb, and no lock file at all; one over an existing LMDB is refused.
+  void lmdbWriterLeavesNothingHalfWritten() {
+    const fs::path d = dir("lmdb-writer");
+    {
+      LmdbWriter w((d / "new").string());
+      w.addEncoded("not an image", "1");
+      QVERIFY(fs::exists(d / "new" / "data.mdb"));
+      QVERIFY(!fs::exists(d / "new" / "lock.mdb"));  // MDB_NOLOCK: no mapped lock file
+    }
+    QVERIFY2(!fs::exists(d / "new"), "an abandoned writer left its folder");
+    fs::create_directories(d / "kept");
+    writeAll(d / "kept" / "notes.txt", "mine");
+    { LmdbWriter w((d / "kept").string()); }
+    QVERIFY(fs::exists(d / "kept" / "notes.txt") && !fs::exists(d / "kept" / "data.mdb"));
+    {
+      LmdbWriter w((d / "done").string());
+      w.addEncoded("x", "1");
+      w.finish();
+    }
+    QCOMPARE(LmdbDataset((d / "done").string()).size(), size_t(1));
+    const QString msg = errorOf([&] { LmdbWriter w((d / "done").string()); });
+    QVERIFY2(msg.contains("done: already holds an LMDB; remove it first"), qPrintable(msg));
+    QCOMPARE(LmdbDataset((d / "done").string()).size(), size_t(1));  // untouched by the refusal
+  }
+
+  // Issue 65, 4: finite weights of 3e38 overflow float32 and the outputs are NaN: trace (and so
+  // explain, which reads the trace first), eval and the faithfulness evaluation refuse to report
+  // a reading, naming the model and the image; they printed -nan with exit 0.
+  void nonFiniteOutputsAreRefused() {
+    auto cfg = presetConfig("digits-soft", 0.125).model;
+    Recognizer model(cfg);
+    {
+      torch::NoGradGuard ng;
+      for (auto& p : model->parameters()) p.fill_(3e38f);
+    }
+    const std::string path = (dir("nan-model") / "nan.fvm").string();
+    saveCheckpoint(path, model);
+    const QString named = QString::fromStdString(path + ": its outputs are not finite");
+    auto session = ModelSession::open(path);
+    QString msg = errorOf([&] { session->trace(readImage(kImage), kImage); });
+    QVERIFY2(msg.contains(named) && msg.contains(QString::fromStdString("reading " + kImage)),
+             qPrintable(msg));
+    EvalOptions eo;
+    eo.batchSize = 2;
+    eo.skipBad = false;
+    msg = errorOf([&] { evaluateModelFile(path, {"digits:len=5,count=3"}, eo); });
+    QVERIFY2(msg.contains(named) && msg.contains("reading digits") && msg.contains("entry 0"),
+             qPrintable(msg));
+    FaithfulnessOptions fo;
+    fo.limit = 1;
+    fo.methods = {"attention", "random"};
+    fo.workers = 1;
+    msg = errorOf([&] { evaluateFaithfulness(path, "digits:len=5,count=1", fo); });
+    QVERIFY2(msg.contains(named), qPrintable(msg));
+    // The same model with sane weights reads (the check refuses only what is not finite).
+    saveCheckpoint(path, Recognizer(cfg));
+    msg = errorOf([&] { ModelSession::open(path)->trace(readImage(kImage), kImage); });
+    QCOMPARE(msg, QStringLiteral("(no error)"));
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, -inf}).view({1, 1, 2})), int64_t(-1));
+    QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, 0.0f, nan, 0.0f}).view({2, 1, 2})),
+             int64_t(1));
+    QCOMPARE(firstNonFiniteRow(torch::tensor({inf, 0.0f}).view({1, 1, 2})), int64_t(0));
+  }
+
+  // Issue 65, 5: invalid UTF-8 in a charset is refused where it enters, naming the byte; it
+  // reached the model file's JSON writer as "internal error: [json.exception.type_error.316]".
+  void invalidUtf8Charset() {
+    QString msg = errorOf([] { Charset("ab\x80" "c"); });
+    QVERIFY2(msg.contains("charset is not valid UTF-8 (byte 3, 0x80)"), qPrintable(msg));
+    msg = errorOf([] { checkCharsetUtf8("\xFF", "--charset"); });
+    QVERIFY2(msg.contains("--charset is not valid UTF-8 (byte 1, 0xFF)"), qPrintable(msg));
+    ModelConfig c;
+    c.charset = "01\xC3";
+    QVERIFY(errorOf([&] { c.validate(); }).contains("not valid UTF-8 (byte 3, 0xC3)"));
+    checkCharsetUtf8("0123\xC3\xA9", "--charset");  // é: valid
   }
 };
 

@@ -75,10 +75,13 @@ Safetensors splitSafetensors(const std::string& bytes) {
 
 std::string joinSafetensors(const std::string& headerText, const std::string& data) {
   std::string out;
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((headerText.size() >> (8 * i)) & 0xFF));
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<char>((headerText.size() >> (8 * i)) & 0xFF));
   return out + headerText + data;
 }
-std::string joinSafetensors(const Safetensors& s) { return joinSafetensors(s.header.dump(), s.data); }
+std::string joinSafetensors(const Safetensors& s) {
+  return joinSafetensors(s.header.dump(), s.data);
+}
 
 /// The fixture with its kraken_meta (one model) changed by `edit`.
 std::string withKrakenMeta(const std::string& fixture, const std::function<void(json&)>& edit) {
@@ -119,7 +122,8 @@ std::vector<float> counting(float base, int n) {
 std::string coreml(const std::map<std::string, std::string>& userDefined,
                    const std::vector<std::string>& layers) {
   std::string meta = bytesField(1, "kraken model");
-  for (const auto& [k, v] : userDefined) meta += bytesField(100, bytesField(1, k) + bytesField(2, v));
+  for (const auto& [k, v] : userDefined)
+    meta += bytesField(100, bytesField(1, k) + bytesField(2, v));
   const std::string description = bytesField(100, meta);
   std::string network;
   for (const auto& l : layers) network += bytesField(1, l);
@@ -136,10 +140,11 @@ std::string layer(const std::string& name, int field, const std::string& params)
 /// A convolution layer (field 100): out x in x kh x kw weights and out biases (or `nWeights`).
 std::string convLayer(const std::string& name, int out, int in, int kh, int kw, int nWeights = -1,
                       int nBias = -1) {
-  const std::string params = intField(1, out) + intField(2, in) + bytesField(20, varint(kh) + varint(kw)) +
-                             intField(70, 1) +
-                             bytesField(90, weights(counting(0, nWeights < 0 ? out * in * kh * kw : nWeights))) +
-                             bytesField(91, weights(counting(100, nBias < 0 ? out : nBias)));
+  const std::string params =
+      intField(1, out) + intField(2, in) + bytesField(20, varint(kh) + varint(kw)) +
+      intField(70, 1) +
+      bytesField(90, weights(counting(0, nWeights < 0 ? out * in * kh * kw : nWeights))) +
+      bytesField(91, weights(counting(100, nBias < 0 ? out : nBias)));
   return layer(name, 100, params);
 }
 /// One direction's LSTMWeightParams: value 1000 d + 100 kind + 10 gate + index, kind 0 the
@@ -170,12 +175,14 @@ class TestKrakenFile : public QObject {
       QTest::newRow(f) << f << (QString(f).endsWith(".mlmodel") ? "coreml" : "safetensors")
                        << "[1,48,0,1 Cr{C_0}4,2,1,4,2 O{O_1}1c4]" << 4;
     QTest::newRow("overfit.mlmodel")
-        << "overfit.mlmodel" << "coreml"
+        << "overfit.mlmodel"
+        << "coreml"
         << "[1,30,0,1 Cr{C_0}3,3,32,2,2 Gn{Gn_1}32 Cr{C_2}3,3,64,2,2 Gn{Gn_3}32 S{S_4}1(1x0)1,3 "
            "O{O_5}1c16]"
         << 10;
     QTest::newRow("overfit_newpoly.mlmodel")
-        << "overfit_newpoly.mlmodel" << "coreml"
+        << "overfit_newpoly.mlmodel"
+        << "coreml"
         << "[1,30,0,1 Cr{C_0}3,3,32,2,2 Gn{Gn_1}32 Cr{C_2}3,3,64,2,2 Gn{Gn_3}32 S{S_4}1(1x0)1,3 "
            "O{O_5}1c45]"
         << 10;
@@ -204,11 +211,11 @@ class TestKrakenFile : public QObject {
                 {"nn.O_1.lin.bias", {4}}};
     } else {
       const int64_t out = file.startsWith("overfit_newpoly") ? 45 : 16;
-      shapes = {{"nn.C_0.co.weight", {32, 1, 3, 3}}, {"nn.C_0.co.bias", {32}},
-                {"nn.Gn_1.layer.weight", {32}},      {"nn.Gn_1.layer.bias", {32}},
+      shapes = {{"nn.C_0.co.weight", {32, 1, 3, 3}},  {"nn.C_0.co.bias", {32}},
+                {"nn.Gn_1.layer.weight", {32}},       {"nn.Gn_1.layer.bias", {32}},
                 {"nn.C_2.co.weight", {64, 32, 3, 3}}, {"nn.C_2.co.bias", {64}},
-                {"nn.Gn_3.layer.weight", {64}},      {"nn.Gn_3.layer.bias", {64}},
-                {"nn.O_5.lin.weight", {out, 512}},   {"nn.O_5.lin.bias", {out}}};
+                {"nn.Gn_3.layer.weight", {64}},       {"nn.Gn_3.layer.bias", {64}},
+                {"nn.O_5.lin.weight", {out, 512}},    {"nn.O_5.lin.bias", {out}}};
       if (container == "safetensors") {
         shapes["nn.O_6.lin.weight"] = {36, 16};
         shapes["nn.O_6.lin.bias"] = {36};
@@ -295,9 +302,10 @@ class TestKrakenFile : public QObject {
     QCOMPARE(meta["legacy_polygons"], json(true));
     QCOMPARE(meta["codec"].size(), size_t(35));
     QCOMPARE(meta["codec"]["\xC3\xAD"], json::array({35}));  // "í", written as \u00ed
-    QCOMPARE(json::parse(readKrakenFile(kModels + "overfit_bl_newpoly.safetensors").metaJson)
-                 ["legacy_polygons"],
-             json(false));
+    QCOMPARE(
+        json::parse(
+            readKrakenFile(kModels + "overfit_bl_newpoly.safetensors").metaJson)["legacy_polygons"],
+        json(false));
   }
 
   // The CoreML weights are what kraken's _coreml.py makes of them.
@@ -315,8 +323,9 @@ class TestKrakenFile : public QObject {
     for (const auto& [name, ref] : kraken) {
       const auto& t = k.weights.at(name);
       QCOMPARE(t.storedAs, std::string("coreml"));
-      QVERIFY2(std::abs(sum(t) - std::get<0>(ref)) < 1e-5 * std::max(1.0, std::abs(std::get<0>(ref))),
-               name.c_str());
+      QVERIFY2(
+          std::abs(sum(t) - std::get<0>(ref)) < 1e-5 * std::max(1.0, std::abs(std::get<0>(ref))),
+          name.c_str());
       QCOMPARE(t.values.front(), std::get<1>(ref));
       QCOMPARE(t.values.back(), std::get<2>(ref));
     }
@@ -356,27 +365,32 @@ class TestKrakenFile : public QObject {
   // _coreml.py gives for the same layers (built in Python from kraken_coreml.proto): gates in the
   // order i, f, z, o stacked as rows, the one bias vector as bias_hh, zeros as bias_ih.
   void lstmGatesAsKraken() {
-    const std::string bi = intField(1, 3) + intField(2, 2) + bytesField(20, lstmWeights(0, 3, 2, true)) +
+    const std::string bi = intField(1, 3) + intField(2, 2) +
+                           bytesField(20, lstmWeights(0, 3, 2, true)) +
                            bytesField(20, lstmWeights(1, 3, 2, true));
-    const std::string uni = intField(1, 2) + intField(2, 1) + bytesField(20, lstmWeights(3, 2, 1, false));
-    const std::string bytes = coreml(krakenUserDefined(), {layer("L_0", 430, bi),
-                                                           layer("L_1_transposed", 420, uni)});
+    const std::string uni =
+        intField(1, 2) + intField(2, 1) + bytesField(20, lstmWeights(3, 2, 1, false));
+    const std::string bytes =
+        coreml(krakenUserDefined(), {layer("L_0", 430, bi), layer("L_1_transposed", 420, uni)});
     QTemporaryDir dir;
     const KrakenFile k = readKrakenFile(writeFile(dir, "lstm.mlmodel", bytes));
     const std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>> kraken = {
-        {"nn.L_0.layer.weight_ih_l0",
-         {{8, 3}, {0, 1, 2, 3, 4, 5, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25, 30, 31, 32, 33, 34, 35}}},
+        {"nn.L_0.layer.weight_ih_l0", {{8, 3}, {0,  1,  2,  3,  4,  5,  10, 11, 12, 13, 14, 15,
+                                                20, 21, 22, 23, 24, 25, 30, 31, 32, 33, 34, 35}}},
         {"nn.L_0.layer.weight_hh_l0",
-         {{8, 2}, {100, 101, 102, 103, 110, 111, 112, 113, 120, 121, 122, 123, 130, 131, 132, 133}}},
+         {{8, 2},
+          {100, 101, 102, 103, 110, 111, 112, 113, 120, 121, 122, 123, 130, 131, 132, 133}}},
         {"nn.L_0.layer.bias_hh_l0", {{8}, {200, 201, 210, 211, 220, 221, 230, 231}}},
         {"nn.L_0.layer.bias_ih_l0", {{8}, std::vector<float>(8, 0.0f)}},
         {"nn.L_0.layer.weight_ih_l0_reverse",
          {{8, 3}, {1000, 1001, 1002, 1003, 1004, 1005, 1010, 1011, 1012, 1013, 1014, 1015,
                    1020, 1021, 1022, 1023, 1024, 1025, 1030, 1031, 1032, 1033, 1034, 1035}}},
         {"nn.L_0.layer.weight_hh_l0_reverse",
-         {{8, 2}, {1100, 1101, 1102, 1103, 1110, 1111, 1112, 1113, 1120, 1121, 1122, 1123,
-                   1130, 1131, 1132, 1133}}},
-        {"nn.L_0.layer.bias_hh_l0_reverse", {{8}, {1200, 1201, 1210, 1211, 1220, 1221, 1230, 1231}}},
+         {{8, 2},
+          {1100, 1101, 1102, 1103, 1110, 1111, 1112, 1113, 1120, 1121, 1122, 1123, 1130, 1131, 1132,
+           1133}}},
+        {"nn.L_0.layer.bias_hh_l0_reverse",
+         {{8}, {1200, 1201, 1210, 1211, 1220, 1221, 1230, 1231}}},
         {"nn.L_0.layer.bias_ih_l0_reverse", {{8}, std::vector<float>(8, 0.0f)}},
         // a legacy (clstm) LSTM without biases; kraken's loader gives it empty bias tensors,
         // which its own bias-free torch.nn.LSTM refuses: Foveal gives none
@@ -405,20 +419,23 @@ class TestKrakenFile : public QObject {
     const double tenth = 0.1;
     data += std::string(reinterpret_cast<const char*>(&tenth), 8);
     const std::string uuid = "1b4e28ba-2fa1-11d2-883f-0016d3cca427";
-    json meta = {{uuid, {{"_model", "TorchVGSLModel"}, {"_tasks", {"recognition"}},
-                         {"vgsl", "[1,1,0,1 O1c2]"}, {"codec", "{\"a\": [1]}"},
-                         {"accuracy", {{1, {{"val_accuracy", 0.5}}}}}}}};
+    json meta = {{uuid,
+                  {{"_model", "TorchVGSLModel"},
+                   {"_tasks", {"recognition"}},
+                   {"vgsl", "[1,1,0,1 O1c2]"},
+                   {"codec", "{\"a\": [1]}"},
+                   {"accuracy", {{1, {{"val_accuracy", 0.5}}}}}}}};
     // Python's json writes NaN and Infinity: they read as null
     std::string metaText = meta.dump();
     metaText.replace(metaText.find("0.5"), 3, "NaN, \"inf\": -Infinity, \"s\": \"NaN Infinity\"");
-    const json header = {{"__metadata__", {{"kraken_meta", metaText}}},
-                         {uuid + ".h", {{"dtype", "F16"}, {"shape", {10}}, {"data_offsets", {0, 20}}}},
-                         {uuid + ".b", {{"dtype", "BF16"}, {"shape", {5}}, {"data_offsets", {20, 30}}}},
-                         {uuid + ".d", {{"dtype", "F64"}, {"shape", json::array()},
-                                        {"data_offsets", {30, 38}}}}};
+    const json header = {
+        {"__metadata__", {{"kraken_meta", metaText}}},
+        {uuid + ".h", {{"dtype", "F16"}, {"shape", {10}}, {"data_offsets", {0, 20}}}},
+        {uuid + ".b", {{"dtype", "BF16"}, {"shape", {5}}, {"data_offsets", {20, 30}}}},
+        {uuid + ".d", {{"dtype", "F64"}, {"shape", json::array()}, {"data_offsets", {30, 38}}}}};
     QTemporaryDir dir;
-    const KrakenFile k = readKrakenFile(writeFile(dir, "floats.safetensors",
-                                                  joinSafetensors(header.dump(), data)));
+    const KrakenFile k =
+        readKrakenFile(writeFile(dir, "floats.safetensors", joinSafetensors(header.dump(), data)));
     const auto& h = k.weights.at("h").values;
     QCOMPARE(h[0], 0.0f);
     QVERIFY(h[1] == 0.0f && std::signbit(h[1]));
@@ -447,8 +464,8 @@ class TestKrakenFile : public QObject {
   }
 
   void sniffers() {
-    for (const char* f : {"model_small.safetensors", "model_small_fp16.safetensors",
-                          "overfit_bl.safetensors"}) {
+    for (const char* f :
+         {"model_small.safetensors", "model_small_fp16.safetensors", "overfit_bl.safetensors"}) {
       const std::string head = bytesOf(kModels + f).substr(0, 64);
       QVERIFY2(looksLikeSafetensors(head), f);
       QVERIFY2(!looksLikeCoreml(head), f);
@@ -461,9 +478,10 @@ class TestKrakenFile : public QObject {
     // a safetensors file without kraken_meta is not kraken's
     const std::string plain = joinSafetensors(R"({"__metadata__":{"format":"pt"}})", "");
     QVERIFY(!looksLikeSafetensors(plain));
-    for (const std::string& other : {std::string("PK\x03\x04\x14\0\0\0", 8), std::string("\x80\x02\x8a\x0a"),
-                                    std::string("\x89PNG\r\n\x1a\n"), std::string("hello world"),
-                                    std::string(), std::string(64, '\0')}) {
+    for (const std::string& other :
+         {std::string("PK\x03\x04\x14\0\0\0", 8), std::string("\x80\x02\x8a\x0a"),
+          std::string("\x89PNG\r\n\x1a\n"), std::string("hello world"), std::string(),
+          std::string(64, '\0')}) {
       QVERIFY(!looksLikeSafetensors(other));
       QVERIFY(!looksLikeCoreml(other));
     }
@@ -493,20 +511,25 @@ class TestKrakenFile : public QObject {
     Safetensors s = splitSafetensors(good);
     const std::string uuid = "d006c519-31e8-4968-b150-57ff4b15a747";
     s.header[uuid + ".nn.C_0.co.weight"]["shape"] = {1, 1, 4, 3};
-    row("shape disagrees", joinSafetensors(s), "holds 32 bytes, but its dtype F32 and shape [1,1,4,3] need 48");
+    row("shape disagrees", joinSafetensors(s),
+        "holds 32 bytes, but its dtype F32 and shape [1,1,4,3] need 48");
     s = splitSafetensors(good);
     s.header[uuid + ".nn.C_0.co.weight"]["dtype"] = "F12";
-    row("unknown dtype", joinSafetensors(s), "tensor 'd006c519-31e8-4968-b150-57ff4b15a747.nn.C_0.co.weight' has an unknown dtype 'F12'");
+    row("unknown dtype", joinSafetensors(s),
+        "tensor 'd006c519-31e8-4968-b150-57ff4b15a747.nn.C_0.co.weight' has an unknown dtype "
+        "'F12'");
     s = splitSafetensors(good);
     s.header[uuid + ".nn.C_0.co.weight"]["data_offsets"] = {2, 34};
     row("overlapping tensors", joinSafetensors(s), "(they overlap)");
     s = splitSafetensors(good);
     s.header[uuid + ".nn.O_1.lin.weight"]["data_offsets"] = {52, 84};
     s.header[uuid + ".nn.O_1.lin.weight"]["shape"] = {8, 1};
-    row("offsets out of range", joinSafetensors(s), "the tensors need 84 bytes of data, but the file holds 68");
+    row("offsets out of range", joinSafetensors(s),
+        "the tensors need 84 bytes of data, but the file holds 68");
     s = splitSafetensors(good);
     s.header["nn.extra"] = {{"dtype", "F32"}, {"shape", {0}}, {"data_offsets", {68, 68}}};
-    row("tensor of no model", joinSafetensors(s), "tensor 'nn.extra' belongs to no model of kraken_meta");
+    row("tensor of no model", joinSafetensors(s),
+        "tensor 'nn.extra' belongs to no model of kraken_meta");
     s = splitSafetensors(good);
     s.header[uuid + ".nn.C_0.co.bias"]["dtype"] = "I32";
     row("integer weights", joinSafetensors(s), "is stored as I32, not as floating point");
@@ -515,34 +538,46 @@ class TestKrakenFile : public QObject {
     row("kraken_meta not JSON", joinSafetensors(s), "kraken_meta is not valid JSON");
     s = splitSafetensors(good);
     s.header["__metadata__"] = {{"format", "pt"}};
-    row("no kraken_meta", joinSafetensors(s), "__metadata__ has no kraken_meta (not a kraken model)");
+    row("no kraken_meta", joinSafetensors(s),
+        "__metadata__ has no kraken_meta (not a kraken model)");
     s = splitSafetensors(good);
     s.header.erase("__metadata__");
     row("no metadata", joinSafetensors(s), "safetensors header has no __metadata__");
-    row("no vgsl", withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("vgsl"); }),
+    row("no vgsl",
+        withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("vgsl"); }),
         "kraken_meta model 'd006c519-31e8-4968-b150-57ff4b15a747': has no vgsl");
-    row("no codec", withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("codec"); }),
+    row("no codec",
+        withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("codec"); }),
         "has no codec (not a recognition model?)");
-    row("codec not c2l", withKrakenMeta("model_small.safetensors",
-                                        [](json& m) { (*m.begin())["codec"] = {{"a", "1"}}; }),
+    row("codec not c2l",
+        withKrakenMeta("model_small.safetensors",
+                       [](json& m) {
+                         (*m.begin())["codec"] = {{"a", "1"}};
+                       }),
         "codec label 'a' has no list of codes");
-    row("no _model", withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("_model"); }),
+    row("no _model",
+        withKrakenMeta("model_small.safetensors", [](json& m) { m.begin()->erase("_model"); }),
         "has no _model");
-    row("_tasks a dict", withKrakenMeta("model_small.safetensors",
-                                        [](json& m) { (*m.begin())["_tasks"] = {{"recognition", true}}; }),
+    row("_tasks a dict",
+        withKrakenMeta("model_small.safetensors",
+                       [](json& m) {
+                         (*m.begin())["_tasks"] = {{"recognition", true}};
+                       }),
         "_tasks is neither a list of strings nor null");
-    row("no network", withKrakenMeta("model_small.safetensors",
-                                     [](json& m) { (*m.begin())["_model"] = "ROMLP"; }),
+    row("no network",
+        withKrakenMeta("model_small.safetensors",
+                       [](json& m) { (*m.begin())["_model"] = "ROMLP"; }),
         "kraken_meta holds no TorchVGSLModel network (only: ROMLP)");
-    row("two networks", withKrakenMeta("model_small.safetensors", [](json& m) {
-          m["2d4b7c2e-0000-4000-8000-000000000000"] = *m.begin();
-        }),
+    row("two networks",
+        withKrakenMeta("model_small.safetensors",
+                       [](json& m) { m["2d4b7c2e-0000-4000-8000-000000000000"] = *m.begin(); }),
         "kraken_meta holds two TorchVGSLModel networks");
     std::string deep = std::string(200, '[') + std::string(200, ']');
     s = splitSafetensors(good);
     s.header["__metadata__"]["kraken_meta"] = deep;
     row("deep JSON", joinSafetensors(s), "kraken_meta nests deeper than 100 levels");
-    row("text", "neither safetensors nor protobuf", "(neither a kraken safetensors file nor a CoreML model?)");
+    row("text", "neither safetensors nor protobuf",
+        "(neither a kraken safetensors file nor a CoreML model?)");
   }
   void damagedSafetensorsRefused() {
     QFETCH(QByteArray, bytes);
@@ -554,12 +589,15 @@ class TestKrakenFile : public QObject {
   void damagedCoremlRefused_data() {
     QTest::addColumn<QByteArray>("bytes");
     QTest::addColumn<QString>("expected");
-    const auto row = [](const std::string& name, const std::string& bytes, const QString& expected) {
-      QTest::newRow(name.c_str()) << QByteArray(bytes.data(), static_cast<int>(bytes.size())) << expected;
+    const auto row = [](const std::string& name, const std::string& bytes,
+                        const QString& expected) {
+      QTest::newRow(name.c_str()) << QByteArray(bytes.data(), static_cast<int>(bytes.size()))
+                                  << expected;
     };
     const std::string good = bytesOf(kModels + "overfit.mlmodel");
     // Every cut falls inside a length-delimited field: the description, the network, a layer
-    for (size_t cut : {size_t(3), size_t(40), size_t(3000), size_t(50000), good.size() / 2, good.size() - 1})
+    for (size_t cut :
+         {size_t(3), size_t(40), size_t(3000), size_t(50000), good.size() / 2, good.size() - 1})
       row("truncated at " + std::to_string(cut), good.substr(0, cut), "(file truncated)");
     std::string truncated = good.substr(0, 50000);
     row("truncated: the field named", truncated, "neuralNetwork.layers[3].convolution.weights");
@@ -594,25 +632,32 @@ class TestKrakenFile : public QObject {
         "kernelChannels 1 x 2 x 2)");
     row("convolution biases short", coreml(user, {convLayer("C_0_conv", 2, 1, 2, 2, -1, 1)}),
         "layer 'C_0_conv': convolution biases hold 1 values, expected 2");
-    row("kernel of one side", coreml(user, {layer("C_0_conv", 100, intField(1, 1) + intField(2, 1) +
-                                                                   bytesField(20, varint(3)))}),
+    row("kernel of one side",
+        coreml(user, {layer("C_0_conv", 100,
+                            intField(1, 1) + intField(2, 1) + bytesField(20, varint(3)))}),
         "kernelSize has 1 entries");
-    const std::string lin = intField(1, 3) + intField(2, 2) + bytesField(20, weights(counting(0, 5))) +
+    const std::string lin = intField(1, 3) + intField(2, 2) +
+                            bytesField(20, weights(counting(0, 5))) +
                             bytesField(21, weights(counting(0, 2)));
     row("linear weights short", coreml(user, {layer("O_1_lin", 140, lin)}),
         "layer 'O_1_lin': inner product weights hold 5 values, expected 6");
-    const std::string half = intField(1, 1) + intField(2, 1) + bytesField(20, bytesField(2, std::string("\x00\x3c", 2))) +
+    const std::string half = intField(1, 1) + intField(2, 1) +
+                             bytesField(20, bytesField(2, std::string("\x00\x3c", 2))) +
                              bytesField(21, weights({0}));
     row("half-precision weights", coreml(user, {layer("O_1_lin", 140, half)}),
         "stored as half-precision or quantised values");
-    const std::string oneWay = intField(1, 3) + intField(2, 2) + bytesField(20, lstmWeights(0, 3, 2, true));
+    const std::string oneWay =
+        intField(1, 3) + intField(2, 2) + bytesField(20, lstmWeights(0, 3, 2, true));
     row("bidirectional one way", coreml(user, {layer("L_0", 430, oneWay)}),
         "a bidirectional LSTM with 1 sets of weights, not 2");
-    const std::string uni = intField(1, 3) + intField(2, 2) + bytesField(20, lstmWeights(0, 2, 2, true));
+    const std::string uni =
+        intField(1, 3) + intField(2, 2) + bytesField(20, lstmWeights(0, 2, 2, true));
     row("LSTM gate short", coreml(user, {layer("L_0", 420, uni)}),
-        "input gate weight matrix hold 4 values, expected 6 (outputVectorSize 2 x inputVectorSize 3)");
-    const std::string someBias = intField(1, 1) + intField(2, 1) +
-                                 bytesField(20, lstmWeights(0, 1, 1, false) + bytesField(41, weights({1})));
+        "input gate weight matrix hold 4 values, expected 6 (outputVectorSize 2 x inputVectorSize "
+        "3)");
+    const std::string someBias =
+        intField(1, 1) + intField(2, 1) +
+        bytesField(20, lstmWeights(0, 1, 1, false) + bytesField(41, weights({1})));
     row("LSTM with one bias", coreml(user, {layer("L_0", 420, someBias)}),
         "input gate bias vector hold 0 values, expected 1");
     const auto param = [](const std::string& key, int v) {
@@ -620,13 +665,15 @@ class TestKrakenFile : public QObject {
     };
     const std::string gn = bytesField(10, "groupnorm") + bytesField(20, weights({1, 1})) +
                            bytesField(20, weights({0, 0}));
-    row("groupnorm without in_channels", coreml(user, {layer("Gn_1", 500, gn + param("num_groups", 1))}),
+    row("groupnorm without in_channels",
+        coreml(user, {layer("Gn_1", 500, gn + param("num_groups", 1))}),
         "layer 'Gn_1': groupnorm has no in_channels parameter");
     row("groupnorm too short", coreml(user, {layer("Gn_1", 500, gn + param("in_channels", 3))}),
         "groupnorm weights hold 2 values, expected 3 (in_channels 3)");
-    row("two layers, one name", coreml(user, {conv, conv}), "gives the weights 'nn.C_0.co.weight' a second time");
-    row("not a network", intField(1, 4) + bytesField(2, bytesField(1, bytesField(1, "input"))) +
-                             bytesField(555, ""),
+    row("two layers, one name", coreml(user, {conv, conv}),
+        "gives the weights 'nn.C_0.co.weight' a second time");
+    row("not a network",
+        intField(1, 4) + bytesField(2, bytesField(1, bytesField(1, "input"))) + bytesField(555, ""),
         "a protobuf, but not a CoreML neural network");
   }
   void damagedCoremlRefused() {
@@ -644,7 +691,8 @@ class TestKrakenFile : public QObject {
       readKrakenFile(empty);
       QFAIL("an empty file was read");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).contains(QString::fromStdString(empty) + ": empty file"), e.what());
+      QVERIFY2(QString(e.what()).contains(QString::fromStdString(empty) + ": empty file"),
+               e.what());
     }
     QVERIFY_THROWS_EXCEPTION(Error, readKrakenFile(dir.path().toStdString() + "/missing.mlmodel"));
     QVERIFY_THROWS_EXCEPTION(Error, readKrakenFile(dir.path().toStdString()));  // a folder

@@ -320,7 +320,8 @@ class TestModelFormats : public QObject {
   // A character list that names a character twice (EasyOCR's devanagari_g1 and arabic_g1 do):
   // the import keeps both classes, each reads as the character (EasyOCR's rule), and says so.
   // The custom fixture's list with its 'l' replaced by a second 'e': every column's
-  // probabilities stay as they were, and each reading is the original with 'l' read as 'e'.
+  // probabilities stay as they were, and each reading is the original with 'l' read as 'e'
+  // (read as the recogniser alone, whose readings of the fitted images have an 'l').
   void readsACharacterListedTwice() {
     if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
     QTemporaryDir dir;
@@ -330,7 +331,8 @@ class TestModelFormats : public QObject {
               "network_params:\n  input_channel: 1\n  output_channel: 32\n  hidden_size: 16\n"
               "imgH: 48\ncharacter_list: 0123456789abcdefghijkemnopqrstuvwxyz -'\n");
     ImportReport report;
-    auto twice = ModelSession::open(d + "net.pth", {}, &report);
+    const ImportOptions alone{{"easyocr-input", "recogniser"}};
+    auto twice = ModelSession::open(d + "net.pth", alone, &report);
     bool noted = false;
     for (const auto& a : report.assumed) noted |= a.find("names 'e' twice") != std::string::npos;
     QVERIFY(noted);
@@ -340,7 +342,7 @@ class TestModelFormats : public QObject {
     QCOMPARE(cs.token(22), std::string("e"));        // where 'l' was
     QCOMPARE(cs.encode("e"), std::vector<int>{22});  // the later class, as EasyOCR encodes
     QCOMPARE(cs.decode({15, 22, 0, 15}), std::string("eee"));
-    auto once = ModelSession::open(kEasy + "custom/fixture_net.pth");
+    auto once = ModelSession::open(kEasy + "custom/fixture_net.pth", alone);
     TraceOptions opt;
     opt.topk = 1000;
     int differ = 0;
@@ -373,12 +375,14 @@ class TestModelFormats : public QObject {
   // Localisation of a variable-width model (evaluation's locateDecodedSteps) maps columns as the
   // trace does: through the input width the batch was read at and the columns the image fills,
   // not the model's nominal width. A 40x30 image is read 128 wide (ceil(ratio 1.33) x 64) with
-  // 86 columns of content; the nominal width is 256.
+  // 86 columns of content (as the recogniser alone reads it; readtext's resized crop, 85 wide,
+  // fills 85: test_easyocr_readtext); the nominal width is 256.
   void variableWidthLocalisation() {
     if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
     const std::string file = kEasy + "latin.pth";  // reads this image "42"
-    auto loaded = loadModelFile(file);
-    auto session = ModelSession::open(file);
+    const ImportOptions alone{{"easyocr-input", "recogniser"}};
+    auto loaded = loadModelFile(file, alone);
+    auto session = ModelSession::open(file, alone);
     const auto image = readImage(kEasy + "img01_40x30_rgb.png", true);
     const auto& pp = loaded.model->config.preprocessing;
     auto input = preprocess({image}, pp, false);

@@ -233,7 +233,8 @@ class TestPageLayout : public QObject {
     QCOMPARE(order(l, "region_implicit")->ids, (Ids{"r1", "r2"}));
     const auto& ro = order(l, "ro_test")->ids;
     QVERIFY(std::find(ro.begin(), ro.end(), "l3") == ro.end());
-    for (const char* id : {"l1", "l2", "l4"}) QVERIFY(std::find(ro.begin(), ro.end(), id) != ro.end());
+    for (const char* id : {"l1", "l2", "l4"})
+      QVERIFY(std::find(ro.begin(), ro.end(), id) != ro.end());
     QCOMPARE(order(l, "ro_test:regions")->ids, (Ids{"r1", "r2"}));
     // test_page_missing_region_coords_transkribus_ro
     const PageLayout t = readPageLayout(kPages + "page/missing_coords_transkribus.xml");
@@ -356,9 +357,11 @@ class TestPageLayout : public QObject {
     const auto q = [](const std::string& s) { return QString::fromStdString(s); };
     QTest::newRow("not a layout") << "<html><body/></html>"
                                   << QStringList{"line 1", "<html>", "neither ALTO"};
-    QTest::newRow("custom without {")
-        << q(page("<TextRegion id=\"r\" custom=\"a{b{c}\"/>"))
-        << QStringList{"<TextRegion id=\"r\">", "custom"};
+    QTest::newRow("undefined namespace prefix")  // lxml refuses it as kraken parses
+        << q(page("<x:TextRegion id=\"r\"/>"))
+        << QStringList{"line 1", "not well-formed", "prefix x"};
+    QTest::newRow("custom without {") << q(page("<TextRegion id=\"r\" custom=\"a{b{c}\"/>"))
+                                      << QStringList{"<TextRegion id=\"r\">", "custom"};
     QTest::newRow("custom index not a number")
         << q(page("<TextRegion id=\"r\" custom=\"readingOrder {index:one;}\">"
                   "<Coords points=\"0,0 1,1\"/></TextRegion>"))
@@ -414,8 +417,9 @@ class TestPageLayout : public QObject {
         "<Page imageFilename=\"p.png\" imageWidth=\"9\" imageHeight=\"9\"><TextRegion id=\"r\">"
         "<TextLine id=\"l\"><Baseline points=\"1,1 2,2\"/><TextEquiv><Unicode>";
     const std::string end = "</Unicode></TextEquiv></TextLine></TextRegion></Page></PcGts>";
-    const std::string xxe = "<!DOCTYPE PcGts [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><PcGts>" +
-                            body + "&xxe;" + end;
+    const std::string xxe =
+        "<!DOCTYPE PcGts [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><PcGts>" + body + "&xxe;" +
+        end;
     QVERIFY(refusal(xxe).find("declares the entity \"xxe\"") != std::string::npos);
     const std::string param =
         "<!DOCTYPE PcGts [<!ENTITY % p SYSTEM \"file:///etc/passwd\"> %p;]><PcGts>" + body + end;

@@ -126,6 +126,14 @@ class TestRunTarget : public QObject {
     QCOMPARE(args.mid(args.indexOf("-F"), 2), QStringList({"-F", "/etc/foveal/ssh_config"}));
     // The destination after "--" (never an option), the command as one last argument.
     QCOMPARE(args.mid(args.size() - 3), QStringList({"--", "gpu-1.lab", "echo hi"}));
+    QVERIFY(!args.contains("-i"));  // the agent's or the config's keys
+    // A named identity (the window's host entry, --ssh-identity): that key only.
+    h.identityFile = "/home/alice/.ssh/lab key";
+    QStringList withKey;
+    for (const auto& s : RemoteShell(h).argv("echo hi")) withKey << QString::fromStdString(s);
+    QCOMPARE(withKey.mid(withKey.indexOf("-i"), 2), QStringList({"-i", "/home/alice/.ssh/lab key"}));
+    QVERIFY(withKey.contains("IdentitiesOnly=yes"));
+    QVERIFY(withKey.indexOf("-i") < withKey.indexOf("--"));
   }
 
   void sshDestinations_data() {
@@ -204,6 +212,7 @@ class TestRunTarget : public QObject {
     t.slurm.ntasks = 2;
     t.slurm.extra = {"--constraint=a100"};
     t.host.configFile = "/c";
+    t.host.identityFile = "/k";
     const RunTarget back = RunTarget::fromJson(t.toJson(), "remote.json");
     QCOMPARE(QString::fromStdString(back.toJson()), QString::fromStdString(t.toJson()));
     try {
@@ -367,6 +376,18 @@ class TestRunTarget : public QObject {
     const RemoteRun r = RemoteRun::open(local);
     QCOMPARE(QString::fromStdString(r.target().toString()), QString("ssh://u@h:2/r"));
     QCOMPARE(r.status().state, JobState::Unknown);  // never submitted: nothing to ask
+    // Issue 64: latest.state stays on the host; the description says whether the mirror saw it.
+    QVERIFY(!r.resumable());
+    {
+      std::ifstream in(local + "/remote.json");
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const auto at = text.find("\"remote_state\": \"\"");
+      QVERIFY2(at != std::string::npos, text.c_str());
+      text.replace(at, std::string("\"remote_state\": \"\"").size(),
+                   "\"remote_state\": \"4096 1700000000.5 77\"");
+      std::ofstream(local + "/remote.json") << text;
+    }
+    QVERIFY(RemoteRun::open(local).resumable());
     try {
       RemoteRun::create(local, t, {});
       QFAIL("a second run in one folder");

@@ -1,8 +1,9 @@
-// libFuzzer harness: ALTO and PAGE-XML page layouts -> parsePageLayout (core/formats/page_layout.h).
-// Every malformed or hostile file must be refused with an Error; a layout read must be one kraken's
-// parser could give: a known format, a positive image size, lines with distinct ids, and reading
-// orders that name only the layout's own lines and regions, each at most once. The origin lies in
-// a folder that does not exist, so an image a file names (for a zero size) is never found.
+// libFuzzer harness: ALTO and PAGE-XML page layouts -> parsePageLayout
+// (core/formats/page_layout.h). Every malformed or hostile file must be refused with an Error; a
+// layout read must be one kraken's parser could give: a known format, a positive image size, lines
+// with distinct ids, and reading orders that name only the layout's own lines and regions, each at
+// most once. The origin lies in a folder that does not exist, so an image a file names (for a zero
+// size) is never found.
 #include <cstdint>
 #include <set>
 #include <string>
@@ -30,16 +31,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         FUZZ_CHECK(!(l.baseline[i] == l.baseline[i - 1]), "repeated baseline points are merged");
     }
     for (const auto& r : layout.regions) regionIds.insert(r.id);
-    FUZZ_CHECK(layout.readingOrders.size() >= 2 &&
-                   layout.readingOrders[0].id == "line_implicit" &&
+    FUZZ_CHECK(layout.readingOrders.size() >= 2 && layout.readingOrders[0].id == "line_implicit" &&
                    layout.readingOrders[0].ids.size() == layout.lines.size(),
                "the first reading order is the lines' own order");
     for (const auto& o : layout.readingOrders) {
       std::set<std::string> seen;
       // The implicit and Transkribus orders list the elements as they come: regions may share
       // an id (kraken keeps them all); the flattened explicit orders name each once.
-      const bool flattened = o.id != "line_implicit" && o.id != "region_implicit" &&
-                             o.id != "region_transkribus";
+      const bool flattened =
+          o.id != "line_implicit" && o.id != "region_implicit" && o.id != "region_transkribus";
       for (const auto& id : o.ids) {
         if (o.id == "line_implicit") continue;
         FUZZ_CHECK(seen.insert(id).second || !flattened,

@@ -67,6 +67,16 @@ QStringList outside(ui::ImportOptionsDialog& d) {
                       .arg(r.width())
                       .arg(r.height());
   }
+  // The dialog's own rows (labels, the format, the options, the buttons) one under another.
+  QList<QWidget*> rows;
+  for (QWidget* w : d.findChildren<QWidget*>(Qt::FindDirectChildrenOnly))
+    if (w->isVisibleTo(&d) && !w->isWindow()) rows << w;
+  for (int i = 0; i < rows.size(); ++i)
+    for (int j = i + 1; j < rows.size(); ++j)
+      if (rows[i]->geometry().intersects(rows[j]->geometry()))
+        problems << QStringLiteral("%1 '%2' overlaps %3 '%4'")
+                        .arg(rows[i]->metaObject()->className(), rows[i]->objectName(),
+                             rows[j]->metaObject()->className(), rows[j]->objectName());
   auto* scroll = d.findChild<QScrollArea*>();
   if (scroll && scroll->verticalScrollBar()->maximum() > 0)
     problems << QStringLiteral("the options scroll by %1 px")
@@ -88,7 +98,6 @@ class TestImportOptions : public QObject {
   }
   void init() { QSettings().clear(); }
 
-  void screen() { qInfo() << QGuiApplication::primaryScreen()->availableGeometry(); }
 
   // One widget per option of every registered format, of the option's kind, with its default
   // and its help: a format (or an option) the dialog does not show fails here.
@@ -270,6 +279,7 @@ class TestImportOptions : public QObject {
       ui::ImportOptionsDialog d(tps);
       d.show();
       QVERIFY(QTest::qWaitForWindowExposed(&d));
+      QTest::qWait(20);  // the layout settles
       QCOMPARE(d.faultyOption(), QStringLiteral("character"));
       saveShot(&d, "import-options-dtrb.png");
       const QStringList problems = outside(d);
@@ -282,6 +292,7 @@ class TestImportOptions : public QObject {
       ui::ImportOptionsDialog d(easy);
       d.show();
       QVERIFY(QTest::qWaitForWindowExposed(&d));
+      QTest::qWait(20);
       saveShot(&d, "import-options-easyocr.png");
       const QStringList problems = outside(d);
       QVERIFY2(problems.isEmpty(), qPrintable(problems.join("; ")));

@@ -179,6 +179,41 @@ bool RunLauncher::start(const LaunchSpec& spec, QString* error) {
   return true;
 }
 
+void RunLauncher::startFollower(const QString& dir) {
+  const QStringList args{QStringLiteral("runs"), QStringLiteral("follow"), dir,
+                         QStringLiteral("--interval"), QString::number(m_followInterval)};
+  m_jobs[dir].output << QStringLiteral("$ ") + shellQuote(m_program) + QLatin1Char(' ') + [&] {
+    QStringList q;
+    for (const QString& a : args) q << shellQuote(a);
+    return q.join(QLatin1Char(' '));
+  }();
+  QProcess* follower = startProcess(dir, args, QProcessEnvironment::systemEnvironment());
+  // The follower is the run's process for the page: it decides running and exited.
+  auto& procs = m_jobs[dir].processes;
+  procs.erase(std::remove(procs.begin(), procs.end(), follower), procs.end());
+  procs.insert(procs.begin(), follower);
+}
+
+bool RunLauncher::follow(const QString& runDir, QString* error) {
+  const QString dir = QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
+  if (m_program.isEmpty() || !QFileInfo(m_program).isExecutable()) {
+    if (error) *error = tr("foveal-cli was not found next to this program: cannot follow %1.").arg(dir);
+    return false;
+  }
+  if (!QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote))) {
+    if (error) *error = tr("%1 is not a run on another machine (no remote.json).").arg(dir);
+    return false;
+  }
+  if (isRunning(dir)) return true;  // already followed (or being submitted) here
+  Job& job = m_jobs[dir];
+  for (QProcess* p : job.processes) p->deleteLater();
+  job = Job{};
+  job.facts.state = core::ProcessFacts::Running;
+  startFollower(dir);
+  Q_EMIT processChanged(dir);
+  return true;
+}
+
 QProcess* RunLauncher::startProcess(const QString& dir, const QStringList& arguments,
                                     const QProcessEnvironment& env) {
   auto* p = new QProcess(this);
@@ -263,15 +298,7 @@ void RunLauncher::onFinished(const QString& dir, QProcess* process) {
     if (process->error() != QProcess::FailedToStart && process->exitCode() == 0) {
       job.processes.erase(job.processes.begin());
       process->deleteLater();
-      const QStringList args{QStringLiteral("runs"), QStringLiteral("follow"), dir,
-                             QStringLiteral("--interval"), QStringLiteral("5")};
-      job.output << QStringLiteral("$ ") + shellQuote(m_program) + QLatin1Char(' ') +
-                        args.join(QLatin1Char(' '));
-      QProcess* follower = startProcess(dir, args, QProcessEnvironment::systemEnvironment());
-      // The follower is the run's process for the page: it decides running and exited.
-      auto& procs = m_jobs[dir].processes;
-      procs.erase(std::remove(procs.begin(), procs.end(), follower), procs.end());
-      procs.insert(procs.begin(), follower);
+      startFollower(dir);
       Q_EMIT processChanged(dir);
       return;
     }

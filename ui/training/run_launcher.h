@@ -77,6 +77,12 @@ class RunLauncher : public QObject {
 
   /// Starts the run; false with a message when it cannot (no foveal-cli, folder in use...).
   bool start(const LaunchSpec& spec, QString* error);
+  /// Follows a run on another machine that was submitted elsewhere (`foveal-cli runs resume` in
+  /// a terminal): `runs follow` mirrors its folder here and reports the job's state, as for a run
+  /// started here. True when it is followed (already, or now); false with a message otherwise.
+  bool follow(const QString& runDir, QString* error = nullptr);
+  /// Seconds between the follower's looks at the job (`runs follow --interval`; default 5).
+  void setFollowInterval(double seconds) { m_followInterval = seconds; }
   /// SIGTERM to every process of the run. False when none is running.
   bool stop(const QString& runDir);
   bool isRunning(const QString& runDir) const;
@@ -106,9 +112,12 @@ class RunLauncher : public QObject {
   QProcess* startProcess(const QString& dir, const QStringList& arguments,
                          const QProcessEnvironment& env);
   void onFinished(const QString& dir, QProcess* process);
+  /// Starts `runs follow` for `dir` as the run's first process.
+  void startFollower(const QString& dir);
   void readOutput(const QString& dir, QProcess* process);
 
   QString m_program;
+  double m_followInterval = 5;
   std::map<QString, Job> m_jobs;
 };
 

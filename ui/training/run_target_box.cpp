@@ -4,6 +4,7 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
@@ -29,6 +30,8 @@ const Setting<QString> kRemoteDir(QStringLiteral("training/target/remoteDir"),
                                   QStringLiteral("foveal-runs"));
 const Setting<QString> kRemoteCli(QStringLiteral("training/target/remoteCli"),
                                   QStringLiteral("foveal-cli"));
+const Setting<QString> kSshConfig(QStringLiteral("training/target/sshConfig"), QString());
+const Setting<QString> kIdentity(QStringLiteral("training/target/identity"), QString());
 const Setting<QString> kPartition(QStringLiteral("training/slurm/partition"), QString());
 const Setting<int> kGpus(QStringLiteral("training/slurm/gpus"), 1);
 const Setting<int> kCpus(QStringLiteral("training/slurm/cpus"), 0);
@@ -50,19 +53,28 @@ std::vector<std::string> toStd(const QStringList& l) {
 }  // namespace
 
 RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains"), parent) {
+  // Rows that share a line where they belong together (where, then the remote folder and its
+  // foveal-cli): the dialog fits a 1280x720 screen with every target (issue 64).
   auto* layout = new QVBoxLayout(this);
   auto* top = new QFormLayout;
   layout->addLayout(top);
+  auto* kindRow = new QHBoxLayout;
   m_kind = new QComboBox(this);
   m_kind->setObjectName(QStringLiteral("runOn"));
   m_kind->addItems({tr("This machine"), tr("SSH host"), tr("Slurm cluster")});
-  top->addRow(tr("Run &on:"), m_kind);
+  kindRow->addWidget(m_kind);
+  m_hostRow = new QWidget(this);
+  auto* hostRow = new QHBoxLayout(m_hostRow);
+  hostRow->setContentsMargins(0, 0, 0, 0);
+  kindRow->addWidget(m_hostRow, 1);
+  auto* kindLabel = new QLabel(tr("Run &on:"), this);
+  kindLabel->setBuddy(m_kind);
+  top->addRow(kindLabel, kindRow);
 
   m_sshRows = new QWidget(this);
   auto* ssh = new QFormLayout(m_sshRows);
   ssh->setContentsMargins(0, 0, 0, 0);
-  auto* hostRow = new QHBoxLayout;
-  m_hostBox = new QComboBox(m_sshRows);
+  m_hostBox = new QComboBox(m_hostRow);
   m_hostBox->setObjectName(QStringLiteral("host"));
   m_hostBox->setEditable(true);
   m_hostBox->setInsertPolicy(QComboBox::NoInsert);
@@ -73,19 +85,60 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
       tr("ssh logs in with your keys or agent and checks the host key; connect once with ssh "
          "first to accept a new host's key. Hosts used before are in the list, each with the "
          "fields it was last used with."));
+  auto* hostLabel = new QLabel(tr("&Host:"), m_hostRow);
+  hostLabel->setBuddy(m_hostBox);
+  hostRow->addWidget(hostLabel);
   hostRow->addWidget(m_hostBox, 1);
-  m_forget = new QToolButton(m_sshRows);
+  m_forget = new QToolButton(m_hostRow);
   m_forget->setText(tr("Forget"));
   m_forget->setToolTip(tr("Remove this host and its fields from the list"));
   hostRow->addWidget(m_forget);
-  auto* hostLabel = new QLabel(tr("&Host:"), m_sshRows);
-  hostLabel->setBuddy(m_hostBox);
-  ssh->addRow(hostLabel, hostRow);
+  auto* remoteRow = new QHBoxLayout;
   m_remoteDir = new QLineEdit(kRemoteDir.value(), m_sshRows);
   m_remoteDir->setToolTip(tr("The run folder there (relative to the home folder)"));
-  ssh->addRow(tr("Remote &folder:"), m_remoteDir);
+  remoteRow->addWidget(m_remoteDir, 2);
   m_remoteCli = new QLineEdit(kRemoteCli.value(), m_sshRows);
-  ssh->addRow(tr("Remote foveal-&cli:"), m_remoteCli);
+  m_remoteCli->setToolTip(tr("The foveal-cli program there (a name on its PATH, or a path)"));
+  auto* cliLabel = new QLabel(tr("foveal-&cli:"), m_sshRows);
+  cliLabel->setBuddy(m_remoteCli);
+  remoteRow->addWidget(cliLabel);
+  remoteRow->addWidget(m_remoteCli, 1);
+  auto* remoteLabel = new QLabel(tr("Remote &folder:"), m_sshRows);
+  remoteLabel->setBuddy(m_remoteDir);
+  ssh->addRow(remoteLabel, remoteRow);
+  // The CLI's --ssh-config and --ssh-identity: a lab's own ssh_config, a key of its own.
+  auto* keyRow = new QHBoxLayout;
+  const auto fileField = [this, keyRow](const QString& text, const QString& tip,
+                                        const QString& placeholder, QLineEdit** edit) {
+    *edit = new QLineEdit(text, m_sshRows);
+    (*edit)->setToolTip(tip);
+    (*edit)->setPlaceholderText(placeholder);
+    auto* browse = new QToolButton(m_sshRows);
+    browse->setText(tr("..."));
+    browse->setToolTip(tip);
+    QLineEdit* e = *edit;
+    connect(browse, &QToolButton::clicked, this, [this, e] {
+      const QString start =
+          e->text().isEmpty() ? QDir::home().filePath(QStringLiteral(".ssh")) : e->text();
+      const QString file = QFileDialog::getOpenFileName(this, tr("Choose a file"), start);
+      if (!file.isEmpty()) e->setText(file);
+    });
+    keyRow->addWidget(e, 1);
+    keyRow->addWidget(browse);
+  };
+  fileField(kSshConfig.value(),
+            tr("An ssh_config file (ssh -F): the host's name, port, user, keys and known hosts "
+               "as your lab sets them; empty: ~/.ssh/config"),
+            tr("~/.ssh/config"), &m_sshConfig);
+  auto* identityLabel = new QLabel(tr("&Identity:"), m_sshRows);
+  keyRow->addWidget(identityLabel);
+  fileField(kIdentity.value(),
+            tr("A private key (ssh -i), and only it; empty: your agent's or the config's keys"),
+            tr("agent's keys"), &m_identity);
+  identityLabel->setBuddy(m_identity);
+  auto* configLabel = new QLabel(tr("SSH c&onfig:"), m_sshRows);
+  configLabel->setBuddy(m_sshConfig);
+  ssh->addRow(configLabel, keyRow);
   layout->addWidget(m_sshRows);
 
   m_slurmRows = new QWidget(this);
@@ -150,9 +203,10 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   m_script->setObjectName(QStringLiteral("batchScript"));
   m_script->setReadOnly(true);
   m_script->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  m_script->setFixedHeight(m_script->fontMetrics().height() * 9 + 12);
+  m_script->setMinimumHeight(m_script->fontMetrics().height() * 3 + 12);
   scriptLayout->addWidget(m_script);
-  layout->addWidget(m_scriptRow);
+  // Not in this box's layout: the dialog shows it in a tab beside the command line.
+  m_scriptRow->hide();
 
   m_kind->setCurrentIndex(std::clamp(kKind.value(), 0, 2));
   m_hostBox->addItems(knownHosts());
@@ -167,8 +221,8 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
     updateVisibility();
     Q_EMIT changed();
   });
-  for (auto* e :
-       {m_host, m_remoteDir, m_remoteCli, m_partition, m_memory, m_time, m_account, m_qos, m_extra})
+  for (auto* e : {m_host, m_remoteDir, m_remoteCli, m_sshConfig, m_identity, m_partition, m_memory,
+                  m_time, m_account, m_qos, m_extra})
     connect(e, &QLineEdit::textChanged, this, &RunTargetBox::changed);
   for (auto* s : {m_gpus, m_cpus, m_tasks})
     connect(s, &QSpinBox::valueChanged, this, &RunTargetBox::changed);
@@ -180,9 +234,9 @@ RunTargetBox::Kind RunTargetBox::kind() const { return static_cast<Kind>(m_kind-
 void RunTargetBox::setKind(Kind kind) { m_kind->setCurrentIndex(kind); }
 
 void RunTargetBox::updateVisibility() {
+  m_hostRow->setVisible(kind() != ThisMachine);
   m_sshRows->setVisible(kind() != ThisMachine);
   m_slurmRows->setVisible(kind() == Slurm);
-  m_scriptRow->setVisible(kind() == Slurm);
 }
 
 QString RunTargetBox::target(const QString& localRunDir) const {
@@ -207,6 +261,12 @@ QStringList RunTargetBox::arguments(const QString& localRunDir) const {
   QStringList a{QStringLiteral("--target"), target(localRunDir)};
   if (!m_remoteCli->text().trimmed().isEmpty() && m_remoteCli->text().trimmed() != "foveal-cli")
     a << QStringLiteral("--remote-cli") << m_remoteCli->text().trimmed();
+  if (!m_host->text().trimmed().isEmpty()) {  // "slurm" alone runs sbatch here: no ssh
+    if (!m_sshConfig->text().trimmed().isEmpty())
+      a << QStringLiteral("--ssh-config") << m_sshConfig->text().trimmed();
+    if (!m_identity->text().trimmed().isEmpty())
+      a << QStringLiteral("--ssh-identity") << m_identity->text().trimmed();
+  }
   if (kind() != Slurm) return a;
   const std::pair<const char*, QLineEdit*> texts[] = {
       {"--slurm-partition", m_partition}, {"--slurm-mem", m_memory}, {"--slurm-time", m_time},
@@ -263,6 +323,8 @@ QVariantMap RunTargetBox::profile() const {
           {QStringLiteral("kind"), m_kind->currentIndex()},
           {QStringLiteral("remoteDir"), m_remoteDir->text().trimmed()},
           {QStringLiteral("remoteCli"), m_remoteCli->text().trimmed()},
+          {QStringLiteral("sshConfig"), m_sshConfig->text().trimmed()},
+          {QStringLiteral("identity"), m_identity->text().trimmed()},
           {QStringLiteral("partition"), m_partition->text().trimmed()},
           {QStringLiteral("gpus"), m_gpus->value()},
           {QStringLiteral("cpus"), m_cpus->value()},
@@ -286,6 +348,9 @@ void RunTargetBox::applyProfile(const QVariantMap& p) {
   text("host", m_host);
   text("remoteDir", m_remoteDir);
   text("remoteCli", m_remoteCli);
+  // A host saved before these fields existed uses ssh's own configuration.
+  m_sshConfig->setText(p.value(QStringLiteral("sshConfig")).toString());
+  m_identity->setText(p.value(QStringLiteral("identity")).toString());
   text("partition", m_partition);
   text("mem", m_memory);
   text("time", m_time);
@@ -313,6 +378,8 @@ void RunTargetBox::saveSettings() const {
   kHost.set(m_host->text().trimmed());
   kRemoteDir.set(m_remoteDir->text().trimmed());
   kRemoteCli.set(m_remoteCli->text().trimmed());
+  kSshConfig.set(m_sshConfig->text().trimmed());
+  kIdentity.set(m_identity->text().trimmed());
   kPartition.set(m_partition->text().trimmed());
   kGpus.set(m_gpus->value());
   kCpus.set(m_cpus->value());

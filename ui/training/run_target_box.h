@@ -2,8 +2,9 @@
 // "Run on" in the New-run dialog: this machine, an SSH host, or a Slurm cluster (sbatch here, or
 // through a login host), with the Slurm job's requests. It turns into `foveal-cli train
 // --target ...` options and, for Slurm, shows the batch script that will be submitted, copyable.
-// The hosts and their defaults are kept in the settings; passwords are never asked for (ssh runs
-// in batch mode with keys or an agent, core/run/remote_shell.h).
+// The hosts and their defaults (an ssh_config file and an identity among them) are kept in the
+// settings; passwords are never asked for (ssh runs in batch mode with keys or an agent,
+// core/run/remote_shell.h).
 #include <QGroupBox>
 #include <QStringList>
 #include <QVariantMap>
@@ -37,6 +38,9 @@ class RunTargetBox : public QGroupBox {
   /// Updates the shown script for these training arguments.
   void showScript(const QStringList& trainArguments, const QString& localRunDir);
   QString shownScript() const;
+  /// The batch script's view and its Copy button, in no layout of this box (hidden until placed):
+  /// the dialog shows it in a tab of its own, where it does not make the dialog taller.
+  QWidget* scriptPane() const { return m_scriptRow; }
   /// Remembers the fields for the next dialog, and puts the host first in the hosts list with
   /// the fields it was used with (at most 12 hosts are kept).
   void saveSettings() const;
@@ -51,6 +55,9 @@ class RunTargetBox : public QGroupBox {
 
   QLineEdit* hostEdit() const { return m_host; }
   QLineEdit* remoteDirEdit() const { return m_remoteDir; }
+  /// --ssh-config and --ssh-identity, kept with each host.
+  QLineEdit* sshConfigEdit() const { return m_sshConfig; }
+  QLineEdit* identityEdit() const { return m_identity; }
   QSpinBox* gpusBox() const { return m_gpus; }
   QLineEdit* partitionEdit() const { return m_partition; }
 
@@ -64,8 +71,11 @@ class RunTargetBox : public QGroupBox {
   QComboBox* m_hostBox;
   QLineEdit* m_host;  // the host box's line edit
   QToolButton* m_forget;
+  QWidget* m_hostRow;  // "Host:", the host box and Forget, beside "Run on"
   QLineEdit* m_remoteDir;
   QLineEdit* m_remoteCli;
+  QLineEdit* m_sshConfig;
+  QLineEdit* m_identity;
   QLineEdit* m_partition;
   QSpinBox* m_gpus;
   QSpinBox* m_cpus;

@@ -22,7 +22,14 @@
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
+#include <QStyle>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
@@ -38,6 +45,14 @@ const Setting<QString> kPreset(QStringLiteral("training/preset"), QStringLiteral
 const Setting<double> kWidth(QStringLiteral("training/width"), 0.25);
 const Setting<int> kDevice(QStringLiteral("training/device"), 0);
 /// The presets foveal-cli had when this was written; replaced by `train --list-presets` output.
+/// The settings inside the scroll area: scrolled, never squeezed below their rows' heights (a
+/// squeezed form overlapped its last rows).
+class SettingsPane : public QWidget {
+ public:
+  using QWidget::QWidget;
+  QSize minimumSizeHint() const override { return sizeHint(); }
+};
+
 const QStringList kKnownPresets = {QStringLiteral("digits-soft"),
                                    QStringLiteral("digits-hard"),
                                    QStringLiteral("digits-sharp-pooling"),
@@ -59,9 +74,20 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
                                            QWidget* parent)
     : QDialog(parent), m_cli(cli), m_runsRoot(runsRoot) {
   setWindowTitle(tr("New training run"));
+  // The settings scroll when the screen is too short for them (a Slurm target at 1280x720 or at
+  // scale 2 was 1084 px tall, Start out of reach: issue 64); the command line and the batch
+  // script share a tabbed pane under them, and the buttons stay at the bottom, always visible.
   auto* layout = new QVBoxLayout(this);
+  m_scroll = new QScrollArea(this);
+  m_scroll->setObjectName(QStringLiteral("settingsScroll"));
+  m_scroll->setFrameShape(QFrame::NoFrame);
+  m_scroll->setWidgetResizable(true);
+  m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  auto* settings = new SettingsPane(m_scroll);
+  auto* settingsLayout = new QVBoxLayout(settings);
+  settingsLayout->setContentsMargins(0, 0, 0, 0);
   auto* form = new QFormLayout;
-  layout->addLayout(form);
+  settingsLayout->addLayout(form);
 
   m_preset = new QComboBox(this);
   m_preset->setEditable(true);
@@ -118,7 +144,18 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_width->setSingleStep(0.125);
   m_width->setValue(kWidth.value());
   m_width->setToolTip(tr("Channel multiplier: 1.0 is the paper's model, 0.125 trains fast on CPU"));
-  form->addRow(tr("Model &width:"), m_width);
+  m_seed = new QSpinBox(this);
+  m_seed->setRange(0, std::numeric_limits<int>::max());
+  m_seed->setValue(1);
+  auto* widthRow = new QHBoxLayout;
+  widthRow->addWidget(m_width, 1);
+  auto* seedLabel = new QLabel(tr("&Seed:"), this);
+  seedLabel->setBuddy(m_seed);
+  widthRow->addWidget(seedLabel);
+  widthRow->addWidget(m_seed, 1);
+  auto* widthLabel = new QLabel(tr("Model &width:"), this);
+  widthLabel->setBuddy(m_width);
+  form->addRow(widthLabel, widthRow);
 
   m_data = new QLineEdit(this);
   m_data->setPlaceholderText(tr("the preset's training data"));
@@ -135,15 +172,24 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_iterations->setRange(0, 10'000'000);
   m_iterations->setSpecialValueText(tr("preset (30,000)"));
   m_iterations->setSingleStep(1000);
-  form->addRow(tr("&Iterations:"), m_iterations);
   m_batch = new QSpinBox(this);
   m_batch->setRange(0, 4096);
   m_batch->setSpecialValueText(tr("preset (192)"));
-  form->addRow(tr("&Batch size:"), m_batch);
   m_evalInterval = new QSpinBox(this);
   m_evalInterval->setRange(0, 1'000'000);
   m_evalInterval->setSpecialValueText(tr("preset (1,000)"));
-  form->addRow(tr("E&valuate every:"), m_evalInterval);
+  auto* lengthRow = new QHBoxLayout;
+  lengthRow->addWidget(m_iterations, 1);
+  for (const auto& [text, box] : {std::pair{tr("&Batch size:"), m_batch},
+                                  std::pair{tr("E&valuate every:"), m_evalInterval}}) {
+    auto* label = new QLabel(text, this);
+    label->setBuddy(box);
+    lengthRow->addWidget(label);
+    lengthRow->addWidget(box, 1);
+  }
+  auto* iterationsLabel = new QLabel(tr("&Iterations:"), this);
+  iterationsLabel->setBuddy(m_iterations);
+  form->addRow(iterationsLabel, lengthRow);
 
   auto* deviceRow = new QHBoxLayout;
   m_device = new QComboBox(this);
@@ -169,10 +215,6 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   deviceLabel->setBuddy(m_device);
   form->addRow(deviceLabel, deviceRow);
 
-  m_seed = new QSpinBox(this);
-  m_seed->setRange(0, std::numeric_limits<int>::max());
-  m_seed->setValue(1);
-  form->addRow(tr("&Seed:"), m_seed);
   m_skipEnded = new QCheckBox(
       tr("S&kip the glimpses of labels that have ended (sharp: 1.2-1.4x faster)"), this);
   m_skipEnded->setToolTip(
@@ -200,30 +242,45 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   connect(m_runDir, &QLineEdit::textEdited, this, [this] { m_dirEdited = true; });
 
   m_target = new RunTargetBox(this);
-  layout->addWidget(m_target);
-
-  layout->addWidget(new QLabel(tr("Command line (runs as shown; copy it to start the same run on "
-                                  "a server):"),
-                               this));
-  auto* cmdRow = new QHBoxLayout;
-  m_command = new QPlainTextEdit(this);
-  m_command->setReadOnly(true);
-  m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  m_command->setFixedHeight(m_command->fontMetrics().height() * 4 + 12);
-  m_command->setObjectName(QStringLiteral("commandLine"));
-  auto* copy = new QPushButton(tr("&Copy"), this);
-  connect(copy, &QPushButton::clicked, this,
-          [this] { QApplication::clipboard()->setText(commandLine()); });
-  cmdRow->addWidget(m_command, 1);
-  cmdRow->addWidget(copy, 0, Qt::AlignTop);
-  layout->addLayout(cmdRow);
+  settingsLayout->addWidget(m_target);
   m_note = new QLabel(this);
   m_note->setWordWrap(true);
-  layout->addWidget(m_note);
+  settingsLayout->addWidget(m_note);
   // What the run would see of its data, checked before it starts (issue 37: runs whose data
   // was silently filtered away "stayed at accuracy 0").
   m_check = new DataCheckPanel(this);
-  layout->addWidget(m_check);
+  settingsLayout->addWidget(m_check);
+  settingsLayout->addStretch(1);
+  m_scroll->setWidget(settings);
+  layout->addWidget(m_scroll, 1);
+
+  m_outputTabs = new QTabWidget(this);
+  m_outputTabs->setObjectName(QStringLiteral("commandTabs"));
+  m_outputTabs->setDocumentMode(true);
+  auto* cmdPane = new QWidget(m_outputTabs);
+  auto* cmdLayout = new QVBoxLayout(cmdPane);
+  cmdLayout->setContentsMargins(0, 4, 0, 0);
+  auto* cmdHead = new QHBoxLayout;
+  cmdHead->addWidget(
+      new QLabel(tr("Runs as shown; copy it to start the same run on a server:"), cmdPane), 1);
+  auto* copy = new QPushButton(tr("&Copy"), cmdPane);
+  connect(copy, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(commandLine()); });
+  cmdHead->addWidget(copy);
+  cmdLayout->addLayout(cmdHead);
+  m_command = new QPlainTextEdit(cmdPane);
+  m_command->setReadOnly(true);
+  m_command->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  m_command->setMinimumHeight(m_command->fontMetrics().height() * 3 + 12);
+  m_command->setObjectName(QStringLiteral("commandLine"));
+  cmdLayout->addWidget(m_command, 1);
+  m_outputTabs->addTab(cmdPane, tr("Co&mmand line"));
+  m_outputTabs->addTab(m_target->scriptPane(), tr("Batch scri&pt"));
+  // Four lines of the command or the script: the rest scrolls inside them.
+  m_outputTabs->setFixedHeight(m_outputTabs->tabBar()->sizeHint().height() +
+                               copy->sizeHint().height() +
+                               m_command->fontMetrics().height() * 4 + 24);
+  layout->addWidget(m_outputTabs);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
   auto* start = m_start = buttons->addButton(tr("&Start"), QDialogButtonBox::AcceptRole);
@@ -256,15 +313,88 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     connect(s, &QSpinBox::valueChanged, this, changed);
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
   connect(m_target, &RunTargetBox::changed, this, changed);
-  connect(m_device, &QComboBox::currentIndexChanged, this, changed);
+  connect(m_target, &RunTargetBox::changed, this, &TrainingLaunchDialog::fitToScreen);
+  connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
+    suggestJobGpus();
+    updateCommand();
+  });
+  connect(m_gpus, &QSpinBox::valueChanged, this, &TrainingLaunchDialog::suggestJobGpus);
   connect(m_skipEnded, &QCheckBox::toggled, this, changed);
   for (auto* c :
        {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse, m_projection})
     connect(c, &QComboBox::currentIndexChanged, this, changed);
   proposeRunDir();
+  suggestJobGpus();
   updateCommand();
   loadPresets();
-  resize(640, sizeHint().height());
+  fitToScreen();
+}
+
+void TrainingLaunchDialog::suggestJobGpus() {
+  // A Slurm job asks for the GPUs the trainer will use: none for a CPU run (one that asks for a
+  // GPU waits for a GPU node, for ever on a CPU cluster). The box may be changed afterwards.
+  const auto device = static_cast<LaunchSpec::Device>(m_device->currentIndex());
+  m_target->gpusBox()->setValue(device == LaunchSpec::Device::Cpu    ? 0
+                                : device == LaunchSpec::Device::Cuda ? 1
+                                                                     : m_gpus->value());
+}
+
+int TrainingLaunchDialog::scrollBarWidth() const {
+  return style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, m_scroll->verticalScrollBar()) +
+         2 * m_scroll->frameWidth() + 2;
+}
+
+QSize TrainingLaunchDialog::sizeHint() const {
+  if (!m_start) return QDialog::sizeHint();  // still being built
+  // QScrollArea caps its hint at 24 lines: ask for all of the settings, fitToScreen bounds it.
+  const QMargins m = layout()->contentsMargins();
+  const int spacing = std::max(0, layout()->spacing());
+  const QSize settings = m_scroll->widget()->sizeHint();
+  const int scrollBar = scrollBarWidth();
+  const int buttons = m_start->sizeHint().height();
+  return {std::max(640, settings.width() + scrollBar + m.left() + m.right()),
+          m.top() + settings.height() + spacing + m_outputTabs->height() + spacing + buttons +
+              m.bottom() + 12};
+}
+
+QSize TrainingLaunchDialog::minimumSizeHint() const {
+  if (!m_start) return QDialog::minimumSizeHint();
+  // The settings scroll: a few of their lines, the command pane and the buttons.
+  const QMargins m = layout()->contentsMargins();
+  const int scrollBar = scrollBarWidth();
+  return {m_scroll->widget()->minimumSizeHint().width() + scrollBar + m.left() + m.right(),
+          m.top() + fontMetrics().height() * 8 + m_outputTabs->height() +
+              m_start->sizeHint().height() + m.bottom() + 24};
+}
+
+void TrainingLaunchDialog::showEvent(QShowEvent* event) {
+  QDialog::showEvent(event);
+  // Measured once the window is shown: before that the rows a target shows are not counted.
+  QTimer::singleShot(0, this, &TrainingLaunchDialog::fitToScreen);
+}
+
+void TrainingLaunchDialog::fitToScreen() {
+  // The settings never narrower than their rows (they scroll up and down, not sideways).
+  m_scroll->setMinimumWidth(m_scroll->widget()->minimumSizeHint().width() +
+                            scrollBarWidth());
+  // Grows to show every setting (a Slurm target adds rows) as far as the screen allows, less a
+  // title bar and a panel; never shrinks what the user made larger.
+  const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 720);
+  constexpr int kFrame = 64;
+  const QSize want = sizeHint()
+                         .boundedTo(QSize(avail.width(), avail.height() - kFrame))
+                         .expandedTo(minimumSizeHint());
+  if (!isVisible()) {
+    resize(want);
+    return;
+  }
+  const QSize grown = size().expandedTo(want);
+  if (grown == size()) return;
+  resize(grown);
+  // Still on the screen: a taller dialog moves up rather than past the panel.
+  const QRect frame = frameGeometry();
+  if (frame.bottom() > avail.bottom())
+    move(x(), std::max(avail.top(), y() - (frame.bottom() - avail.bottom())));
 }
 
 TrainingLaunchDialog::~TrainingLaunchDialog() {
@@ -374,6 +504,7 @@ QString TrainingLaunchDialog::commandLine() const { return m_command->toPlainTex
 
 void TrainingLaunchDialog::updateCommand() {
   const auto device = static_cast<LaunchSpec::Device>(m_device->currentIndex());
+  m_outputTabs->setTabVisible(1, m_target->kind() == RunTargetBox::Slurm);
   m_cudaIndex->setVisible(device == LaunchSpec::Device::Cuda);
   m_gpus->setVisible(device == LaunchSpec::Device::MultiGpu);
   m_threads->setVisible(device == LaunchSpec::Device::Cpu);

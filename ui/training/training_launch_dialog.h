@@ -14,6 +14,8 @@ class QLineEdit;
 class QPlainTextEdit;
 class QProcess;
 class QPushButton;
+class QScrollArea;
+class QTabWidget;
 class QCheckBox;
 class QSpinBox;
 
@@ -38,11 +40,25 @@ class TrainingLaunchDialog : public QDialog {
   DataCheckPanel* dataCheck() const { return m_check; }
   QPushButton* startButton() const { return m_start; }
   QStringList presets() const;
+  /// The settings' scroll area and the pane with the command line and (Slurm) the batch script.
+  QScrollArea* settingsArea() const { return m_scroll; }
+  QTabWidget* commandTabs() const { return m_outputTabs; }
+  QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void showEvent(QShowEvent* event) override;
 
  private:
   void updateCommand();
   void loadPresets();
   void proposeRunDir();
+  /// Sizes the dialog to its settings, within the screen it is on.
+  void fitToScreen();
+  /// The Slurm job's GPUs from the device: 0 for CPU, 1 for one CUDA device, N for N GPUs.
+  void suggestJobGpus();
+  /// The room the settings' vertical scroll bar takes.
+  int scrollBarWidth() const;
 
   QString m_cli;
   QString m_runsRoot;
@@ -70,10 +86,12 @@ class TrainingLaunchDialog : public QDialog {
   QComboBox* m_projection;
   QLineEdit* m_runDir;
   RunTargetBox* m_target;
+  QScrollArea* m_scroll = nullptr;
+  QTabWidget* m_outputTabs = nullptr;
   QPlainTextEdit* m_command;
   QLabel* m_note;
   DataCheckPanel* m_check;
-  QPushButton* m_start;
+  QPushButton* m_start = nullptr;
   QProcess* m_presetProcess = nullptr;
 };
 

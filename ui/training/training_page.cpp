@@ -1,4 +1,5 @@
 #include "training_page.h"
+#include "run/remote_run.h"
 #include "run/run_folder.h"
 
 #include <QAction>
@@ -50,6 +51,30 @@ constexpr int kCoalesceMs = 40;
 constexpr int kMetricColumns = 2;  // of metric check boxes: three made the column too wide
 constexpr int kPollMs = 1000;
 const QString kDefaultSample = QStringLiteral("digits:len=5,split=test,seed=1");
+
+/// The job a run on another machine last was (remote.json), "" for a local run or an unreadable
+/// description (the runs list says what is wrong with it).
+std::string remoteJob(const QString& dir) {
+  if (!core::RemoteRun::isRemoteRun(dir.toStdString())) return {};
+  try {
+    return core::RemoteRun::open(dir.toStdString()).jobId();
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+/// True when `dir` holds a checkpoint to resume from: latest.state here, or, for a run on
+/// another machine, there (the mirror notes it without copying it).
+bool resumableFolder(const QString& dir) {
+  if (QFileInfo::exists(QDir(dir).filePath(QString::fromLatin1(core::run_folder::kState))))
+    return true;
+  if (!core::RemoteRun::isRemoteRun(dir.toStdString())) return false;
+  try {
+    return core::RemoteRun::open(dir.toStdString()).resumable();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
 }  // namespace
 
 TrainingPage::TrainingPage(QWidget* parent)
@@ -468,7 +493,31 @@ void TrainingPage::refreshNow() {
   if (shownChanged) m_plot->scheduleReplot();
   if (!changed.empty()) updateWatchedPaths();
   m_preview->checkForUpdate();
+  followRemoteJobs();
   updateSelection();
+}
+
+void TrainingPage::followRemoteJobs() {
+  // A job submitted outside the window (`foveal-cli runs resume` in a terminal) is followed as
+  // one started here: its description names a job the page has not seen.
+  for (const QString& dir : m_runs->dirs()) {
+    const std::string job = remoteJob(dir);
+    if (job.empty()) continue;
+    const auto seen = m_remoteJobs.find(dir);
+    if (seen == m_remoteJobs.end()) {
+      m_remoteJobs[dir] = job;  // the job it had when it was added: followed when started here
+      continue;
+    }
+    if (seen->second == job) continue;
+    seen->second = job;
+    if (m_launcher->isRunning(dir)) continue;  // started (and followed) here
+    QString error;
+    if (m_launcher->follow(dir, &error))
+      Q_EMIT message(tr("Following job %1 of %2 (submitted outside the window)")
+                         .arg(QString::fromStdString(job), QFileInfo(dir).fileName()));
+    else
+      Q_EMIT failed(error);
+  }
 }
 
 void TrainingPage::updatePlotRuns() {
@@ -502,10 +551,8 @@ void TrainingPage::updateSelection() {
   const bool running = !dir.isEmpty() && m_launcher->isRunning(dir);
   m_stop->setEnabled(running);
   const auto status = m_runs->status(row).status;
-  m_resume->setEnabled(
-      !dir.isEmpty() && !running &&
-      QFileInfo::exists(QDir(dir).filePath(QString::fromLatin1(core::run_folder::kState))) &&
-      status != core::RunStatus::Finished && status != core::RunStatus::Running);
+  m_resume->setEnabled(!dir.isEmpty() && !running && resumableFolder(dir) &&
+                       status != core::RunStatus::Finished && status != core::RunStatus::Running);
   if (row < 0) {
     m_detail->clear();
     m_preview->setRun({}, {});

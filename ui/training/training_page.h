@@ -7,6 +7,8 @@
 #include <QImage>
 #include <QTimer>
 #include <QWidget>
+#include <map>
+#include <string>
 
 #include "page.h"
 #include "run_launcher.h"
@@ -86,6 +88,7 @@ class TrainingPage : public QWidget, public Page {
   EvaluationPanel* evaluation() const { return m_eval; }
   LivePreview* preview() const { return m_preview; }
   QTableView* runView() const { return m_view; }
+  QPushButton* resumeButton() const { return m_resume; }
   QString detailText() const;
   int refreshCount() const { return m_refreshes; }
 
@@ -107,6 +110,8 @@ class TrainingPage : public QWidget, public Page {
   void updateWatchedPaths();
   void updateSelection();
   void saveRunList() const;
+  /// Starts following the runs on other machines whose job changed outside the window.
+  void followRemoteJobs();
 
   RunListModel* m_runs;
   RunLauncher* m_launcher;
@@ -116,6 +121,8 @@ class TrainingPage : public QWidget, public Page {
   int m_refreshes = 0;
   QString m_shownRun;  ///< the run whose output and checkpoints are shown
   bool m_shownHasCheckpoint = false;
+  /// Run folder -> the job its remote.json named when last looked at.
+  std::map<QString, std::string> m_remoteJobs;
 
   QTableView* m_view = nullptr;
   MetricsPlot* m_plot = nullptr;

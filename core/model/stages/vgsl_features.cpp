@@ -9,6 +9,7 @@
 #include <torch/nn/modules/rnn.h>
 
 #include "base/error.h"
+#include "model/conv_dispatch.h"
 #include "model/stages/stage_factories.h"
 
 namespace foveal::core {
@@ -114,10 +115,10 @@ torch::Tensor VgslFeaturesImpl::runLayer(size_t i, const torch::Tensor& x) {
   switch (l.kind) {
     case VgslLayer::Kind::Conv: {
       auto conv = std::dynamic_pointer_cast<torch::nn::Conv2dImpl>(child("co"));
-      return activate(conv->forward(x), l.activation);
+      return activate(convForward(*conv, x), l.activation);
     }
     case VgslLayer::Kind::MaxPool:
-      return torch::max_pool2d(x, {l.kernel[0], l.kernel[1]}, {l.stride[0], l.stride[1]});
+      return maxPool2d(x, {l.kernel[0], l.kernel[1]}, {l.stride[0], l.stride[1]}, {0, 0});
     case VgslLayer::Kind::Reshape:
       return reshapeLike(x, l);
     case VgslLayer::Kind::Lstm: {

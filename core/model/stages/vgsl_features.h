@@ -8,6 +8,7 @@
 // last step), Dropout, GroupNorm and a LinSoftmax that is not the last layer (a Linear: kraken
 // applies the softmax only to the network's output). Modules are named as kraken names them
 // ("C_0.co", "L_4.layer", "O_5.lin"), so a kraken state dict maps one to one onto features.*.
+// Convolutions and pools run through conv_dispatch.h's kernels (LibTorch's values, faster).
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 
