@@ -267,8 +267,14 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
   nlohmann::json lines = nlohmann::json::array();
   for (const auto& l : layout.lines) {
-    const auto spec = core::krakenLineOf(l, layout.textDirection);
-    const auto r = session->traceLine(page, spec, imagePath + "#" + l.id, opt);
+    core::LineReading r;
+    try {  // a line with neither a usable baseline nor a box is named, and the others read
+      r = session->traceLine(page, core::krakenLineOf(l, layout.textDirection),
+                             imagePath + "#" + l.id, opt);
+    } catch (const core::Error& e) {
+      r.empty = true;
+      r.why = e.what();
+    }
     if (!a.has("json")) {
       std::cout << (l.id.empty() ? "-" : l.id) << "\t" << r.trace.prediction
                 << (r.empty ? "\t(" + r.why + ")" : "") << "\n";

@@ -562,17 +562,12 @@ ModelFormat easyocrModelFormat() {
        "the yaml's)"},
       {"imgH", "the input height", false, "64, or the yaml's imgH"},
       {"easyocr-input",
-       "how a crop is read: readtext (as readtext reads a crop file: cv2.imread's grey, "
-       "cv2.resize INTER_LINEAR to the height, then AlignCollate), readtext-array (as readtext "
-       "reads a BGR array: cvtColor's grey) or recogniser (the recogniser alone: PIL's luma and "
-       "bicubic from the source)",
+       "readtext (as readtext reads a crop file), readtext-array (a BGR array) or recogniser "
+       "(the recogniser alone)",
        false, "readtext"},
-      {"contrast-ths",
-       "get_text's contrast retry: a reading under this confidence is read again with the "
-       "contrast raised, the more confident kept; 0 turns it off",
-       false, "0.1; 0 with --easyocr-input recogniser"},
-      {"adjust-contrast", "the contrast the retry raises a crop to (get_text's adjust_contrast)",
-       false, "0.5"},
+      {"contrast-ths", "under this confidence, read again with more contrast; 0: never", false,
+       "0.1; 0 for the recogniser alone"},
+      {"adjust-contrast", "the contrast of that second reading", false, "0.5"},
   };
   f.sniff = sniffEasyOcr;
   f.load = loadEasyOcr;

@@ -8,6 +8,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QLabel>
+#include <QLayout>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
@@ -78,6 +79,9 @@ QStringList outside(ui::ImportOptionsDialog& d) {
                         .arg(rows[i]->metaObject()->className(), rows[i]->objectName(),
                              rows[j]->metaObject()->className(), rows[j]->objectName());
   auto* scroll = d.findChild<QScrollArea*>();
+  if (qEnvironmentVariableIsSet("FOVEAL_LAYOUT_DEBUG"))
+    qInfo() << d.size() << d.minimumSize() << d.layout()->minimumSize() << d.sizeHint()
+            << scroll->geometry() << scroll->minimumHeight() << scroll->widget()->size();
   if (scroll && scroll->verticalScrollBar()->maximum() > 0)
     problems << QStringLiteral("the options scroll by %1 px")
                     .arg(scroll->verticalScrollBar()->maximum());

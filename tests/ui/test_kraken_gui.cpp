@@ -1,12 +1,16 @@
 // A kraken line in the window (issue 62): `foveal --model overfit.mlmodel 000236.png` opens the
 // line in the Inspector, which steps through kraken's characters, each with its cut (the step's
 // box on the line) and its confidence, and shows the reading kraken gives. kraken's fixtures are
-// in ../shared/fixtures/kraken (never copied here). With FOVEAL_SCREENSHOT_DIR set it saves
+// in ../shared/fixtures/kraken (never copied here). The accuracy kraken stores in the file shows
+// as a curve in the Models dock. With FOVEAL_SCREENSHOT_DIR set it saves
 // inspector-kraken.png at 1366x768.
 #include <QSlider>
 #include <QtTest/QtTest>
 
 #include "inspector_page.h"
+#include "model_list_model.h"
+#include "models_dock.h"
+#include "qcustomplot_include.h"
 #include "main_window.h"
 #include "step_bar.h"
 #include "trace/trace.h"
@@ -52,6 +56,14 @@ class TestKrakenGui : public QObject {
       QVERIFY(trace->steps[i].box.x >= trace->steps[i - 1].box.x);
     w.setStep(3);
     QCOMPARE(w.stepBar()->slider()->value(), 3);
+    // The accuracy kraken stored in the file after each of its 162 evaluations, as a curve in
+    // the Models dock when the model is the current one.
+    auto* dock = w.findChild<ui::ModelsDock*>();
+    QVERIFY(dock);
+    dock->view()->setCurrentIndex(w.models()->index(0, 0));
+    QTRY_VERIFY(dock->storedHistoryPlot()->isVisible());
+    QVERIFY(dock->storedHistoryPlot()->graphCount() >= 1);
+    QCOMPARE(dock->storedHistoryPlot()->graph(0)->dataCount(), 162);
     if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
       QTest::qWait(400);
       QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/inspector-kraken.png"));

@@ -22,6 +22,7 @@ namespace {
 // screen (less a title bar); the options of a format with more scroll.
 constexpr int kMaxDialogHeight = 680;
 constexpr int kMinOptionsHeight = 80;
+constexpr int kMinOptionsWidth = 600;  // a charset of DTRB's 36 or more characters in view
 const QColor kErrorColour(180, 30, 30);  // as the Models dock's failed rows
 
 QLabel* wrappedLabel(const QString& text, QWidget* parent) {
@@ -70,7 +71,6 @@ ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget
     : QDialog(parent), m_question(question), m_message(withoutFile(question.message, question.path)) {
   const QString fileName = QFileInfo(question.path).fileName();
   setWindowTitle(tr("Open Model: %1").arg(fileName));
-  setMinimumWidth(640);
   for (const auto& [key, value] : question.options)
     if (key != core::kFormatOption) m_values[key] = value;
 
@@ -230,9 +230,11 @@ void ImportOptionsDialog::showOptions() {
 void ImportOptionsDialog::fitOptions() {
   QWidget* page = m_scroll->widget();
   if (!page) return;
-  // As wide as what cannot wrap (a flag's text), with room for the scroll bar.
+  // As wide as what cannot wrap (a flag's text), with room for the scroll bar. (On the scroll
+  // area, not the dialog: a dialog's own minimum size would stop its layout from raising it.)
   const int least = page->minimumSizeHint().width();
-  m_scroll->setMinimumWidth(least + m_scroll->verticalScrollBar()->sizeHint().width());
+  m_scroll->setMinimumWidth(
+      std::max(kMinOptionsWidth, least + m_scroll->verticalScrollBar()->sizeHint().width()));
   // As tall as the options at the width they have, up to what keeps the dialog on the screen.
   const int width = std::max(m_scroll->viewport()->width(), least);
   const int want =

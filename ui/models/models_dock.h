@@ -7,6 +7,8 @@
 class QListView;
 class QPushButton;
 
+class QCustomPlot;
+
 namespace foveal::ui {
 
 class ReadingDocument;
@@ -17,6 +19,9 @@ class ModelsDock : public QDockWidget {
   ModelsDock(ReadingDocument* document, QWidget* parent = nullptr);
 
   QListView* view() const { return m_view; }
+  /// The training curve the current model's file holds (kraken stores its validation accuracy
+  /// per evaluation), hidden for files that hold none.
+  QCustomPlot* storedHistoryPlot() const { return m_history; }
   /// The Tesseract... button (disabled, saying why, in a build without Tesseract).
   QPushButton* tesseractButton() const { return m_tesseract; }
 
@@ -32,8 +37,12 @@ class ModelsDock : public QDockWidget {
   void message(const QString& text);
 
  private:
+  /// Shows the stored curve of the model in `row` (hides the plot when it has none).
+  void showStoredHistory(int row);
+
   ReadingDocument* m_document;
   QListView* m_view;
+  QCustomPlot* m_history;
   QPushButton* m_tesseract;
 };
 
