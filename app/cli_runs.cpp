@@ -45,15 +45,11 @@ const char* kRunsUsage =
 namespace {
 
 // The options that say where and how a run is submitted; every other option goes to the trainer.
-const std::set<std::string> kTargetValued = {"target",          "run",
-                                             "remote-cli",      "ssh-config",
-                                             "ssh-identity",
-                                             "slurm-partition", "slurm-gpus",
-                                             "slurm-cpus",      "slurm-mem",
-                                             "slurm-time",      "slurm-account",
-                                             "slurm-qos",       "slurm-nodes",
-                                             "slurm-ntasks",    "slurm-ntasks-per-node",
-                                             "slurm-signal",    "slurm-extra"};
+const std::set<std::string> kTargetValued = {
+    "target",          "run",        "remote-cli",  "ssh-config",   "ssh-identity",
+    "slurm-partition", "slurm-gpus", "slurm-cpus",  "slurm-mem",    "slurm-time",
+    "slurm-account",   "slurm-qos",  "slurm-nodes", "slurm-ntasks", "slurm-ntasks-per-node",
+    "slurm-signal",    "slurm-extra"};
 const std::set<std::string> kTargetFlags = {"print-script", "slurm-no-requeue"};
 
 std::string describe(const core::JobStatus& st) {

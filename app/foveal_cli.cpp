@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/kraken_import.h"
+#include "formats/page_export.h"
 #include "formats/page_layout.h"
 #include "model/vgsl_spec.h"
 #include "trace/kraken_lines.h"
@@ -77,11 +78,15 @@ commands:
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (the default), .alto.xml,
               .page.xml and .json (--json, with the entry's true character boxes where the
               data knows them); --hocr is --format hocr
-              --model FILE --layout FILE.xml IMAGE [--json]
+              --model FILE --layout FILE.xml IMAGE [--json] [--page OUT.xml] [--alto OUT.xml]
+              [--force]
               read every text line of a PAGE-XML 2019 or ALTO v4 layout in reading order, each
               extracted as kraken extracts it (a TextLine with a Baseline along it, its Coords
               the boundary polygon; one without through the box of its Coords); --json prints
-              {"lines": [{"id", "prediction", "steps" (each with its cut on the page)}, ...]}.
+              {"lines": [{"id", "prediction", "steps" (each with its cut on the page)}, ...]};
+              --page / --alto export the page with the readings as PAGE-XML 2019 / ALTO v4
+              (regions, lines with ids, baselines and polygons, reading order; each character
+              a Glyph with its cut as polygon and its confidence), replacing OUT only with --force.
               A kraken model (.mlmodel, .safetensors) reads IMAGE alone as one line, as kraken's
               bounding-box path does; --padding N sets rpred's line padding (default 16)
               --model tesseract:LANG[,psm=N][,chars=SET] reads with Tesseract instead
@@ -255,12 +260,29 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
 // of its coordinates) and read by the model; --json prints {"lines": [...]}.
 int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
   if (a.positionals().size() != 1) throw UsageError("trace --layout FILE.xml needs exactly one IMAGE");
-  if (a.has("csv") || a.has("hocr") || a.has("alto") || a.has("page") || a.has("out"))
-    throw UsageError("trace --layout prints the lines as a table or, with --json, as JSON");
+  if (a.has("csv") || a.has("hocr") || a.has("out"))
+    throw UsageError(
+        "trace --layout prints the lines as a table or, with --json, as JSON, and exports the "
+        "page with --page OUT.xml (PAGE-XML) or --alto OUT.xml (ALTO)");
   const std::string imagePath = a.positionals()[0];
-  const auto layout = core::readPageLayout(a.value("layout"));
   const std::string model = a.required("model");
+  const std::vector<std::string> inputs = {a.value("layout"), imagePath, model};
+  if (a.has("page") && a.has("alto") &&
+      fs::absolute(a.value("page")).lexically_normal() == fs::absolute(a.value("alto")).lexically_normal())
+    throw UsageError("--page and --alto name the same file");
+  for (const char* f : {"page", "alto"})
+    if (a.has(f)) {
+      if (a.value(f).empty()) throw UsageError(std::string("--") + f + " needs a file name");
+      const std::string role = f == std::string("page") ? "PAGE-XML page" : "ALTO page";
+      core::data::checkOutputPath(a.value(f), role, inputs, a.has("force"));
+      std::error_code ec;
+      if (fs::exists(a.value(f), ec) && !a.has("force"))
+        throw core::Error(a.value(f) + ": already exists; refusing to replace it with the " + role +
+                          " (choose another name, or add --force)");
+    }
+  const auto layout = core::readPageLayout(a.value("layout"));
   if (core::isTesseractSpec(model)) throw UsageError("--layout reads lines with a model file");
+  std::vector<core::LineReading> readings;
   const auto session = core::ModelSession::open(model, app::importOptions(a, /*formatIsOutput=*/true));
   std::string warning;
   const auto page = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
@@ -275,6 +297,7 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
       r.empty = true;
       r.why = e.what();
     }
+    readings.push_back(r);
     if (!a.has("json")) {
       std::cout << (l.id.empty() ? "-" : l.id) << "\t" << r.trace.prediction
                 << (r.empty ? "\t(" + r.why + ")" : "") << "\n";
@@ -302,20 +325,44 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
                                 {"format", layout.format}, {"lines", lines}}
                      .dump(2)
               << "\n";
+  core::PageExportOptions exportOptions;
+  for (const auto& r : readings)
+    if (!r.trace.modelDescription.empty()) {
+      exportOptions.modelDescription = r.trace.modelDescription;
+      break;
+    }
+  if (exportOptions.modelDescription.empty()) exportOptions.modelDescription = model;
+  auto& note = a.has("json") ? std::cerr : std::cout;  // --json keeps stdout JSON
+  if (a.has("page")) {
+    writeText(a.value("page"), core::toPageXmlPage(layout, readings, exportOptions));
+    note << "wrote the page as PAGE-XML 2019 to " << a.value("page") << "\n";
+  }
+  if (a.has("alto")) {
+    writeText(a.value("alto"), core::toAltoPage(layout, readings, exportOptions));
+    note << "wrote the page as ALTO v4 to " << a.value("alto") << "\n";
+  }
   return 0;
 }
 
 int cmdTrace(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  app::withImportOptions({"model", "out", "seed", "threads", "beam", "hypothesis",
-                                          "dataset", "limit", "format", "layout"}),
-                  app::withImportFlags(
-                      {"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"}));
+  // With --layout, --page and --alto name the files the page is exported to.
+  const bool withLayout = std::any_of(args.begin(), args.end(), [](const std::string& s) {
+    return s == "--layout" || s.rfind("--layout=", 0) == 0;
+  });
+  std::set<std::string> valued = {"model", "out",   "seed",   "threads", "beam",
+                                   "hypothesis", "dataset", "limit", "format",  "layout"};
+  std::set<std::string> flags = {"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"};
+  if (withLayout)
+    for (const char* f : {"alto", "page"}) {
+      flags.erase(f);
+      valued.insert(f);
+    }
+  const CliArgs a(args, app::withImportOptions(valued), app::withImportFlags(flags));
   setComputeThreads(a.intValue("threads", 0));
   const core::TraceOptions opt = traceOptions(a);
   const int outputs = int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) +
                       int(a.has("alto")) + int(a.has("page"));
-  if (outputs > 1 && !a.has("dataset"))
+  if (outputs > 1 && !a.has("dataset") && !withLayout)
     throw UsageError("--json, --csv, --hocr, --alto and --page choose one output; give one");
   if (a.has("dataset") && (a.has("csv") || a.has("alto") || a.has("page")))
     throw UsageError("trace --dataset writes --format hocr|alto|page and --json");

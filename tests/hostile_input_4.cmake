@@ -30,7 +30,7 @@ hostile_check(init_model_charset_invalid_utf8 1 "--charset is not valid UTF-8 .b
   SETUP "printf 'ab\\200c' > cs" AFTER "test ! -e m.fvm"
   COMMAND sh -c "cd init_model_charset_invalid_utf8 && exec \"$0\" init-model --attention soft --width 0.125 --charset \"$(cat cs)\" --out m.fvm"
   ${cli} PROPERTIES FAIL_REGULAR_EXPRESSION "internal error")
-set(bad_yaml "cp '${easy_net}.pth' m.pth && { printf 'character_list: \\200' && sed -n '1s/^character_list: 0//p' '${easy_net}.yaml' && sed 1d '${easy_net}.yaml'; } > m.yaml")
+set(bad_yaml "cp '${easy_net}.pth' m.pth && (printf 'character_list: \\200' && sed -n '1s/^character_list: 0//p' '${easy_net}.yaml' && sed 1d '${easy_net}.yaml') > m.yaml")
 hostile_check(import_yaml_charset_invalid_utf8 1 "m.pth: character_list of .*m.yaml is not valid UTF-8 .byte 1, 0x80."
   SETUP "${bad_yaml}" AFTER "test ! -e m.fvm"
   COMMAND ${cli} import ${hw}/import_yaml_charset_invalid_utf8/m.pth

@@ -337,9 +337,9 @@ bool MainWindow::openModelFile(const QString& path, const core::ImportOptions* o
 void MainWindow::openModelDialog(bool withOptions) {
   const QString path = QFileDialog::getOpenFileName(
       this, withOptions ? tr("Open model with options") : tr("Open model"), kLastFolder.value(),
-      tr("Models (*.fvm *.pth *.pt *.ckpt);;Foveal models (*.fvm);;PyTorch checkpoints: "
-         "deep-text-recognition-benchmark, EasyOCR, the PARSeq hub (*.pth *.pt *.ckpt);;"
-         "All files (*)"));
+      tr("Models (*.fvm *.pth *.pt *.ckpt *.mlmodel *.safetensors);;Foveal models (*.fvm);;"
+         "PyTorch checkpoints: deep-text-recognition-benchmark, EasyOCR, the PARSeq hub "
+         "(*.pth *.pt *.ckpt);;kraken models (*.mlmodel *.safetensors);;All files (*)"));
   if (path.isEmpty()) return focusCurrentView();
   if (!withOptions) {
     openModel(path);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <lmdb.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,6 +28,16 @@ std::string key(const char* kind, size_t index) {
 }
 
 MDB_env* env(void* p) { return static_cast<MDB_env*>(p); }
+
+// liblmdb's reason for a failed write. It reports a short write(2) as EIO, and a full disk writes
+// short: when the folder's file system has (almost) nothing left, that is the reason to give.
+std::string writeError(int rc, const std::string& folder) {
+  struct statvfs fsInfo {};
+  if (rc == EIO && ::statvfs(folder.c_str(), &fsInfo) == 0 &&
+      uint64_t(fsInfo.f_bavail) * fsInfo.f_frsize < (uint64_t(1) << 20))
+    return std::string(std::strerror(ENOSPC)) + ": liblmdb's write ran short";
+  return mdb_strerror(rc);
+}
 
 }  // namespace
 
@@ -190,7 +201,7 @@ LmdbWriter::LmdbWriter(const std::string& path) : m_path(path) {
   if (rc != 0) {
     if (e) mdb_env_close(e);
     removeLeftovers();
-    throw Error(path + ": cannot create LMDB (" + mdb_strerror(rc) + ")");
+    throw Error(path + ": cannot create LMDB (" + writeError(rc, path) + ")");
   }
   m_env = e;
   try {
@@ -225,7 +236,7 @@ void LmdbWriter::commit(bool reopen) {
   if (m_txn) {
     const int rc = mdb_txn_commit(static_cast<MDB_txn*>(m_txn));
     m_txn = nullptr;
-    if (rc != 0) throw Error(m_path + ": LMDB commit failed (" + mdb_strerror(rc) + ")");
+    if (rc != 0) throw Error(m_path + ": LMDB commit failed (" + writeError(rc, m_path) + ")");
   }
   if (!reopen) return;
   MDB_txn* txn = nullptr;
@@ -234,7 +245,7 @@ void LmdbWriter::commit(bool reopen) {
   if (rc == 0) rc = mdb_dbi_open(txn, nullptr, 0, &dbi);
   if (rc != 0) {
     if (txn) mdb_txn_abort(txn);
-    throw Error(m_path + ": cannot write LMDB (" + mdb_strerror(rc) + ")");
+    throw Error(m_path + ": cannot write LMDB (" + writeError(rc, m_path) + ")");
   }
   m_txn = txn;
   m_dbi = dbi;

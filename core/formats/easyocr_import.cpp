@@ -199,18 +199,21 @@ EasyOcrInput easyocrInput(const ImportOptions& o, const std::string& path) {
   if (in.name == "readtext") {
     in.colour = "grey";  // cv2.imread(IMREAD_GRAYSCALE): Foveal's decoder's grey
     in.preResize = "opencv_linear";
-    in.words = "as EasyOCR's readtext reads a crop file (cv2.imread's grey, cv2.resize to the "
-               "height, AlignCollate)";
+    in.words =
+        "as EasyOCR's readtext reads a crop file (cv2.imread's grey, cv2.resize to the "
+        "height, AlignCollate)";
   } else if (in.name == "readtext-array") {
     in.colour = "opencv_grey";  // reformat_input's cvtColor(BGR2GRAY) of an array
     in.preResize = "opencv_linear";
-    in.words = "as EasyOCR's readtext reads a BGR array (cvtColor's grey, cv2.resize to the "
-               "height, AlignCollate)";
+    in.words =
+        "as EasyOCR's readtext reads a BGR array (cvtColor's grey, cv2.resize to the "
+        "height, AlignCollate)";
   } else if (in.name == "recogniser") {
     in.colour = "pil_luma";
     in.preResize = "none";
-    in.words = "as EasyOCR's recogniser alone reads a crop's pixels (PIL's luma, AlignCollate's "
-               "bicubic from the source)";
+    in.words =
+        "as EasyOCR's recogniser alone reads a crop's pixels (PIL's luma, AlignCollate's "
+        "bicubic from the source)";
   } else {
     throw Error(path + ": --easyocr-input " + in.name +
                 " is not one of readtext (as readtext reads a crop file), readtext-array (a BGR "
@@ -411,7 +414,8 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
   c.preprocessing.contrastThreshold = input.contrastThs;
   c.preprocessing.adjustContrast = input.adjustContrast;
   if (!o.count("easyocr-input"))
-    report.assumed.push_back("read " + input.words + "; --easyocr-input recogniser reads as "
+    report.assumed.push_back("read " + input.words +
+                             "; --easyocr-input recogniser reads as "
                              "the recogniser alone");
   if (!o.count("contrast-ths") && input.contrastThs > 0)
     report.assumed.push_back("get_text's contrast retry with readtext's defaults (contrast_ths " +
@@ -551,15 +555,11 @@ ModelFormat easyocrModelFormat() {
   f.name = "easyocr";
   f.summary = "an EasyOCR recogniser (released generation 1 or 2, or a user_network .pth)";
   f.options = {
-      {"easyocr",
-       "the released model whose characters the classes are (english_g2, latin_g1, "
-       "...: 'foveal-cli formats' lists them); default: from the file's name"},
-      {"yaml",
-       "EasyOCR's user_network NAME.yaml (character_list, imgH, network_params); "
-       "default: the .yaml beside the file"},
-      {"character",
-       "the characters of the classes in order (instead of the released list or "
-       "the yaml's)"},
+      {"easyocr", "the released model it is (english_g2, latin_g1, ...: 'foveal-cli formats')",
+       false, "from the file's name"},
+      {"yaml", "EasyOCR's user_network NAME.yaml", false, "the .yaml beside the file"},
+      {"character", "the characters of the classes in order", false,
+       "the released list or the yaml's"},
       {"imgH", "the input height", false, "64, or the yaml's imgH"},
       {"easyocr-input",
        "readtext (as readtext reads a crop file), readtext-array (a BGR array) or recogniser "
@@ -569,6 +569,7 @@ ModelFormat easyocrModelFormat() {
        "0.1; 0 for the recogniser alone"},
       {"adjust-contrast", "the contrast of that second reading", false, "0.5"},
   };
+
   f.sniff = sniffEasyOcr;
   f.load = loadEasyOcr;
   // The yaml load() reads is an input: `import X.pth --out X.yaml` replaced it (issue 65).

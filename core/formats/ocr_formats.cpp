@@ -21,9 +21,13 @@ bool isSpecialToken(const std::string& t) {
 
 bool isSpace(const std::string& t) { return t == " " || t == "\t" || t == "\u00a0"; }
 
+std::string num(double v, int decimals) { return xmlNumber(v, decimals); }
+
+}  // namespace
+
 // A number in the C locale (the GUI runs under the user's locale, where printf may write "0,5"),
 // with at most `decimals` decimals and no trailing zeros.
-std::string num(double v, int decimals) {
+std::string xmlNumber(double v, int decimals) {
   std::ostringstream o;
   o.imbue(std::locale::classic());
   o.setf(std::ios::fixed);
@@ -36,6 +40,8 @@ std::string num(double v, int decimals) {
   }
   return s == "-0" ? "0" : s;
 }
+
+namespace {
 
 IntBox clampBox(IntBox b, long w, long h) {
   b[0] = std::clamp(b[0], 0L, w);

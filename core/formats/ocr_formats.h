@@ -53,5 +53,8 @@ std::string toPageXml(const Trace& trace, const std::string& createdUtc = {});
 /// Text for XML content and attribute values: & < > " ' escaped, characters XML 1.0 forbids
 /// (C0 controls but tab, newline, return) dropped.
 std::string xmlEscape(const std::string& text);
+/// A number as XML attributes want it: the C locale whatever the user's, at most `decimals`
+/// decimals, no trailing zeros, never "-0".
+std::string xmlNumber(double v, int decimals);
 
 }  // namespace foveal::core

@@ -358,8 +358,8 @@ torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, BandKind kind) {
 
 }  // namespace
 
-ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
-                           bool withUpsampled, const ContrastAdjustment* contrast) {
+ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp, bool withUpsampled,
+                           const ContrastAdjustment* contrast) {
   // [B, C, H, W] in [-1, 1]. The resize weights sum to one, so resizing the normalised values
   // is the same as normalising the resized ones, as preprocess() does. Each axis by its band of
   // taps (resizeAxis): the same sums as interpolate's separable passes (to float rounding), and
@@ -380,13 +380,13 @@ ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
   if (pp.preResize == "opencv_linear") {
     const auto size = easyocrResizedSize(srcW, srcH, pp.inputH);
     if (size.height != srcH)
-      collate = resizeAxis(collate.transpose(2, 3), size.height, BandKind::OpenCvRows)
-                    .transpose(2, 3);
+      collate =
+          resizeAxis(collate.transpose(2, 3), size.height, BandKind::OpenCvRows).transpose(2, 3);
     if (size.width != srcW) collate = resizeAxis(collate, size.width, BandKind::OpenCvColumns);
   }
   if (contrast && contrast->adjusted) {  // on grey levels: [-1, 1] -> [0, 255] and back
-    const auto v = collate.add(1.0).mul(127.5);
-    collate = v.sub(contrast->low - 25.0).mul(contrast->ratio).clamp(0.0, 255.0).div(127.5).sub(1.0);
+    const auto v = collate.add(1.0).mul(127.5).sub(contrast->low - 25.0).mul(contrast->ratio);
+    collate = v.clamp(0.0, 255.0).div(127.5).sub(1.0);
   }
   ModelInput in;
   int w = pp.inputW, padW = pp.inputW;
@@ -398,7 +398,8 @@ ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
     w = keepRatioWidth(static_cast<int>(collate.size(3)), static_cast<int>(collate.size(2)), pp,
                        padW);
   in.image = resizedFrom(collate, w, pp.inputH, padW);
-  if (withUpsampled) in.upsampled = resizedFrom(source, pp.upsampledW(), pp.inputH, pp.upsampledW());
+  if (withUpsampled)
+    in.upsampled = resizedFrom(source, pp.upsampledW(), pp.inputH, pp.upsampledW());
   in.contentW.assign(static_cast<size_t>(source.size(0)), w);
   return in;
 }

@@ -44,8 +44,8 @@ torch::Tensor sourceTensor(const GreyImage& image, const Preprocessing& pp);
 /// this does not), the keep-ratio width (a variable-width model's batch as wide as the source
 /// needs) and the padding that repeats the last column. Mid-grey (0) maps to 0 everywhere
 /// without `contrast`. Gradients flow back to `source`.
-ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp,
-                           bool withUpsampled, const ContrastAdjustment* contrast = nullptr);
+ModelInput inputFromSource(const torch::Tensor& source, const Preprocessing& pp, bool withUpsampled,
+                           const ContrastAdjustment* contrast = nullptr);
 
 /// [H, W] or [1, H, W] tensor in [-1, 1] -> 8-bit image (clamped).
 GreyImage toGreyImage(const torch::Tensor& normalised);

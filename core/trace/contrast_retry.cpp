@@ -43,8 +43,8 @@ Trace contrastRetry(Recognizer& model, const GreyImage& image, Trace first,
     return first;
   }
   std::snprintf(line, sizeof line,
-                "contrast pass (%s; the first pass read \"%s\" at %.4f, under contrast_ths %g)", how,
-                first.prediction.c_str(), first.confidence, pp.contrastThreshold);
+                "contrast pass (%s; the first pass read \"%s\" at %.4f, under contrast_ths %g)",
+                how, first.prediction.c_str(), first.confidence, pp.contrastThreshold);
   second.contrastPass = true;
   second.inputPass = line;
   return second;

@@ -99,8 +99,8 @@ double largestColumnDifference(const Trace& tr, const json& probs, const std::st
     if (tr.columnTopk[c].size() != probs[c].size())
       throw std::runtime_error(what + ": not every class in the trace's top-k");
     for (const auto& tp : tr.columnTopk[c])
-      worst = std::max(
-          worst, std::abs(tp.prob - probs[c][static_cast<size_t>(tp.index)].get<double>()));
+      worst = std::max(worst,
+                       std::abs(tp.prob - probs[c][static_cast<size_t>(tp.index)].get<double>()));
   }
   return worst;
 }
@@ -281,9 +281,10 @@ class TestEasyOcrReadtext : public QObject {
     }
     for (const auto& [kind, worst] : worstByKind)
       qInfo("%s, %s crops: largest |p - p_EasyOCR| %.2e", qPrintable(name), kind.c_str(), worst);
-    qInfo("%s: %d crops, largest |confidence - EasyOCR's| %.2e; contrast pass kept %d times, "
-          "first kept after a retry %d times",
-          qPrintable(name), read, worstConf, contrastKept, firstKeptAfterRetry);
+    qInfo(
+        "%s: %d crops, largest |confidence - EasyOCR's| %.2e; contrast pass kept %d times, "
+        "first kept after a retry %d times",
+        qPrintable(name), read, worstConf, contrastKept, firstKeptAfterRetry);
     QVERIFY(read >= (hasImageCodecs() ? 30 : 11));
     QVERIFY(contrastKept > 0);
     QVERIFY(name == "custom" || firstKeptAfterRetry > 0);  // custom keeps every second pass
@@ -453,9 +454,9 @@ class TestEasyOcrReadtext : public QObject {
       const auto input = preprocess({image}, loaded.config.preprocessing, false);
       QCOMPARE(input.contentW.at(0), static_cast<int>(c.readtextW));
       const auto out = loaded.model->forward(input.image, input.upsampled);
-      const auto located = locateDecodedSteps(loaded.model, out, 0, image.width, image.height,
-                                              static_cast<int>(input.image.size(3)),
-                                              input.contentW[0]);
+      const auto located =
+          locateDecodedSteps(loaded.model, out, 0, image.width, image.height,
+                             static_cast<int>(input.image.size(3)), input.contentW[0]);
       QCOMPARE(located.size(), a.steps.size());
       for (size_t t = 0; t < located.size(); ++t)
         QVERIFY(std::abs(located[t].focus.x - a.steps[t].focus.x) < 1e-9);
@@ -480,8 +481,8 @@ class TestEasyOcrReadtext : public QObject {
       for (bool second : {false, true}) {
         c10::InferenceMode guard;
         const auto traced = preprocess({image}, pp, false, second);
-        const ContrastAdjustment adj = second ? contrastAdjustmentOf(image, pp)
-                                              : ContrastAdjustment{};
+        const ContrastAdjustment adj =
+            second ? contrastAdjustmentOf(image, pp) : ContrastAdjustment{};
         const auto made = inputFromSource(sourceTensor(image, pp), pp, false, &adj);
         QCOMPARE(made.image.sizes(), traced.image.sizes());
         QCOMPARE(made.contentW, traced.contentW);
@@ -489,7 +490,8 @@ class TestEasyOcrReadtext : public QObject {
         worstInput = std::max(worstInput, d);
         // A grey level is 2/255 here; the two resizes round twice, the contrast multiplies.
         const double allowed = (second && adj.adjusted ? adj.ratio : 1.0) * 3.0 * 2.0 / 255.0;
-        QVERIFY2(d <= allowed, (crop["name"].get<std::string>() + ": " + std::to_string(d)).c_str());
+        QVERIFY2(d <= allowed,
+                 (crop["name"].get<std::string>() + ": " + std::to_string(d)).c_str());
       }
       if (tr.steps.empty() || explained >= 6) continue;
       AttributionOptions o;
@@ -508,15 +510,16 @@ class TestEasyOcrReadtext : public QObject {
             withoutContrast, std::abs(session->explain(image, first, o).steps[0].value - traced));
       }
       QVERIFY2(std::abs(e.steps[0].value - traced) < 0.05 * std::max(1.0, std::abs(traced)),
-               (crop["name"].get<std::string>() + ": " + std::to_string(e.steps[0].value) +
-                " vs " + std::to_string(traced))
+               (crop["name"].get<std::string>() + ": " + std::to_string(e.steps[0].value) + " vs " +
+                std::to_string(traced))
                    .c_str());
       contrast += tr.contrastPass;
       ++explained;
     }
-    qInfo("inputs within %.4f of the traced ones; log p at the image within %.4f of the trace's "
-          "(%.4f when a contrast pass is explained as a first pass)",
-          worstInput, worstValue, withoutContrast);
+    qInfo(
+        "inputs within %.4f of the traced ones; log p at the image within %.4f of the trace's "
+        "(%.4f when a contrast pass is explained as a first pass)",
+        worstInput, worstValue, withoutContrast);
     QVERIFY(explained >= 4);
     QVERIFY(contrast >= 1);
     QVERIFY(withoutContrast > 2 * worstValue);

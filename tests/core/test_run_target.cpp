@@ -131,7 +131,8 @@ class TestRunTarget : public QObject {
     h.identityFile = "/home/alice/.ssh/lab key";
     QStringList withKey;
     for (const auto& s : RemoteShell(h).argv("echo hi")) withKey << QString::fromStdString(s);
-    QCOMPARE(withKey.mid(withKey.indexOf("-i"), 2), QStringList({"-i", "/home/alice/.ssh/lab key"}));
+    QCOMPARE(withKey.mid(withKey.indexOf("-i"), 2),
+             QStringList({"-i", "/home/alice/.ssh/lab key"}));
     QVERIFY(withKey.contains("IdentitiesOnly=yes"));
     QVERIFY(withKey.indexOf("-i") < withKey.indexOf("--"));
   }

@@ -102,7 +102,6 @@ class TestImportOptions : public QObject {
   }
   void init() { QSettings().clear(); }
 
-
   // One widget per option of every registered format, of the option's kind, with its default
   // and its help: a format (or an option) the dialog does not show fails here.
   void everyFormatGetsAWidgetPerOption() {
@@ -194,7 +193,8 @@ class TestImportOptions : public QObject {
 
   // A file no format claims: the reason shown, no format chosen, nothing to open until one is.
   void unrecognisedFileWaitsForAChoice() {
-    ui::ImportOptionsDialog d({"/models/odd.bin", {}, "/models/odd.bin: not a model file", {}, {}, {}});
+    ui::ImportOptionsDialog d(
+        {"/models/odd.bin", {}, "/models/odd.bin: not a model file", {}, {}, {}});
     QCOMPARE(d.format(), QString());
     auto* open = d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Open);
     QVERIFY(!open->isEnabled());
@@ -216,7 +216,8 @@ class TestImportOptions : public QObject {
     QCOMPARE(ui::optionNamedIn("--format dtrb is wrong", "dtrb"), QString());
     QCOMPARE(ui::optionNamedIn("--imgH", "no-such-format"), QString());
     core::ModelFormat hyphens;
-    hyphens.options = {{"easyocr", "a name", false, ""}, {"easyocr-input", "how it reads", false, ""}};
+    hyphens.options = {{"easyocr", "a name", false, ""},
+                       {"easyocr-input", "how it reads", false, ""}};
     QCOMPARE(ui::optionNamedIn("--easyocr-input must be readtext", hyphens),
              QStringLiteral("easyocr-input"));
     QCOMPARE(ui::optionNamedIn("give --easyocr NAME", hyphens), QStringLiteral("easyocr"));
@@ -243,13 +244,14 @@ class TestImportOptions : public QObject {
   // Each format's dialog, with a long message, fits a 1280x720 screen: every widget inside it,
   // its options without scrolling.
   void fitsA1280x720Screen() {
-    const QString message =
-        QStringLiteral("/models/x.pth: the file has 13 classes (11 characters besides [GO] and "
-                       "[s]), which fits neither of DTRB's standard sets; give the characters it "
-                       "was trained with (--character)");
+    const QString message = QStringLiteral(
+        "/models/x.pth: the file has 13 classes (11 characters besides [GO] and "
+        "[s]), which fits neither of DTRB's standard sets; give the characters it "
+        "was trained with (--character)");
     for (const core::ModelFormat& f : core::modelFormats()) {
       const QString name = QString::fromStdString(f.name);
-      ui::ImportOptionsDialog d({"/models/x.pth", name,
+      ui::ImportOptionsDialog d({"/models/x.pth",
+                                 name,
                                  "a torch.save zip file of 118 tensors, DataParallel's 'module.' "
                                  "prefix, every key under DTRB's stages",
                                  "TPS-ResNet-BiLSTM-Attn, output_channel 512, hidden_size 256",
@@ -266,6 +268,7 @@ class TestImportOptions : public QObject {
                               .arg(name)
                               .arg(least.width())
                               .arg(least.height())));
+      saveShot(&d, "import-options-fit-" + name + ".png");
       const QStringList problems = outside(d);
       QVERIFY2(problems.isEmpty(), qPrintable(name + ": " + problems.join("; ")));
     }
@@ -323,10 +326,10 @@ class TestImportOptions : public QObject {
     QVERIFY(!ui::rememberedImportOptions(path));
     // Earlier versions' answers: their defaults were DTRB's, only what differs is an option.
     const QString old = m_dir.filePath("old.pth");
-    const QByteArray hash =
-        QCryptographicHash::hash(QFileInfo(old).absoluteFilePath().toUtf8(), QCryptographicHash::Sha1)
-            .toHex()
-            .left(16);
+    const QByteArray hash = QCryptographicHash::hash(QFileInfo(old).absoluteFilePath().toUtf8(),
+                                                     QCryptographicHash::Sha1)
+                                .toHex()
+                                .left(16);
     QSettings s;
     s.beginGroup("dtrb-options/" + QString::fromLatin1(hash));
     s.setValue("character", "0123456789-");
@@ -338,7 +341,8 @@ class TestImportOptions : public QObject {
     s.endGroup();
     const auto legacy = ui::rememberedImportOptions(old);
     QVERIFY(legacy);
-    QVERIFY(*legacy == (core::ImportOptions{{"character", "0123456789-"}, {"imgW", "128"}, {"PAD", "1"}}));
+    QVERIFY(*legacy ==
+            (core::ImportOptions{{"character", "0123456789-"}, {"imgW", "128"}, {"PAD", "1"}}));
     ui::forgetImportOptions(old);
     QVERIFY(!ui::rememberedImportOptions(old));
   }
@@ -362,9 +366,9 @@ class TestImportOptions : public QObject {
     });
     answer.start();
     QVERIFY(w.openModel(kTps));
-    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 &&
-                                 w.models()->session(0),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 && w.models()->session(0),
+        30000);
     QCOMPARE(seen.size(), 1);
     QVERIFY2(seen[0].startsWith("character: --character has 4 characters"), qPrintable(seen[0]));
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
@@ -398,17 +402,16 @@ class TestImportOptions : public QObject {
     });
     answer.start();
     QVERIFY(w.openModel(mystery));
-    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 &&
-                                 w.models()->session(0),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.models()->loadingCount() == 0 && w.models()->rowCount() == 1 && w.models()->session(0),
+        30000);
     QCOMPARE(seen, QStringList{q.format});
     QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
     const auto remembered = ui::rememberedImportOptions(mystery);
     QVERIFY(remembered && remembered->at("easyocr") == "english_g2");
-    QCOMPARE(w.models()->session(0)->config().charset,
-             core::ModelSession::open((kEasyOcr + "english_g2.pth").toStdString())
-                 ->config()
-                 .charset);
+    QCOMPARE(
+        w.models()->session(0)->config().charset,
+        core::ModelSession::open((kEasyOcr + "english_g2.pth").toStdString())->config().charset);
   }
 
   // Nothing asked for a file that reads with the defaults; File > Open Model with Options...

@@ -157,9 +157,9 @@ class TestTraining : public QObject {
     ui::LaunchSpec spec;
     spec.preset = "digits-soft";
     spec.width = 0.125;
-    // Long enough to be seen running and stopped twice: 400 iterations finished within 20 s of
-    // the launch on a Zen 5 core, before the job's state had been read as running.
-    spec.iterations = 3000;
+    // Never over before it is stopped twice (3000 iterations ended unstopped in 95 s on two
+    // busy cores); the last resume sets a short end.
+    spec.iterations = 100000;
     spec.batch = 4;
     spec.data = "digits:len=3,count=48";
     spec.evalData = "digits:len=3,split=test,seed=1,count=8";
@@ -199,7 +199,8 @@ class TestTraining : public QObject {
     };
     stopAndWait(0);
     if (QTest::currentTestFailed()) return;
-    QVERIFY2(where().startsWith(kind + "://" + host + "/" + remote + " · job "), qPrintable(where()));
+    QVERIFY2(where().startsWith(kind + "://" + host + "/" + remote + " · job "),
+             qPrintable(where()));
     const QString firstJob = jobOf();
     // Resume from the window: a new job, followed.
     const int64_t stoppedAt = page->runs()->log(row)->iteration();
@@ -212,7 +213,9 @@ class TestTraining : public QObject {
     const QString secondJob = jobOf();
     // Resumed in a terminal: the window follows the new job by itself.
     QProcess resume;
-    resume.start(cli(), {"runs", "resume", spec.runDir});
+    const int64_t secondStop = page->runs()->log(row)->iteration();
+    resume.start(cli(), {"runs", "resume", spec.runDir, "--iterations",
+                         QString::number(secondStop + 300)});
     QVERIFY(resume.waitForFinished(120000));
     QVERIFY2(resume.exitCode() == 0, resume.readAllStandardError().constData());
     QVERIFY(jobOf() != secondJob);
@@ -916,9 +919,10 @@ class TestTraining : public QObject {
       QVERIFY(command);
       dialog.commandTabs()->setCurrentIndex(0);
       QVERIFY2(command->isVisible() && command->visibleRegion().boundingRect().height() >=
-                                            3 * command->fontMetrics().height(),
+                                           3 * command->fontMetrics().height(),
                qPrintable(where));
-      QVERIFY(dialog.rect().contains(QRect(command->mapTo(&dialog, QPoint(0, 0)), command->size())));
+      QVERIFY(
+          dialog.rect().contains(QRect(command->mapTo(&dialog, QPoint(0, 0)), command->size())));
       // The batch script: a tab for Slurm, none otherwise.
       auto* script = dialog.findChild<QPlainTextEdit*>("batchScript");
       QVERIFY(script);
@@ -938,9 +942,9 @@ class TestTraining : public QObject {
       const auto inputs = dialog.settingsArea()->widget()->findChildren<QWidget*>();
       int checked = 0;
       for (QWidget* input : inputs) {
-        if (!input->isVisible() || !(qobject_cast<QLineEdit*>(input) ||
-                                     qobject_cast<QAbstractSpinBox*>(input) ||
-                                     qobject_cast<QComboBox*>(input)))
+        if (!input->isVisible() ||
+            !(qobject_cast<QLineEdit*>(input) || qobject_cast<QAbstractSpinBox*>(input) ||
+              qobject_cast<QComboBox*>(input)))
           continue;
         if (qobject_cast<QComboBox*>(input->parentWidget()) ||
             qobject_cast<QAbstractSpinBox*>(input->parentWidget()))
@@ -961,7 +965,8 @@ class TestTraining : public QObject {
                                 .arg(input->height())));
         ++checked;
       }
-      QVERIFY2(checked >= (kind == ui::RunTargetBox::Slurm ? 24 : 14), qPrintable(QString::number(checked)));
+      QVERIFY2(checked >= (kind == ui::RunTargetBox::Slurm ? 24 : 14),
+               qPrintable(QString::number(checked)));
     }
     if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR") && kind == ui::RunTargetBox::Slurm &&
         device == 0) {

@@ -21,8 +21,8 @@ namespace {
 // The dialog shows every option of the format without scrolling while it fits a 1280x720
 // screen (less a title bar); the options of a format with more scroll.
 constexpr int kMaxDialogHeight = 680;
-constexpr int kMinOptionsHeight = 80;
-constexpr int kMinOptionsWidth = 600;  // a charset of DTRB's 36 or more characters in view
+constexpr int kMinOptionsHeight = 40;
+constexpr int kMinOptionsWidth = 600;    // a charset of DTRB's 36 or more characters in view
 const QColor kErrorColour(180, 30, 30);  // as the Models dock's failed rows
 
 QLabel* wrappedLabel(const QString& text, QWidget* parent) {
@@ -62,24 +62,28 @@ QString tooltipOf(const core::FormatOption& o) {
   QString tip = QStringLiteral("--") + QString::fromStdString(o.key) + QLatin1String(": ") +
                 QString::fromStdString(o.help);
   if (!o.defaultValue.empty())
-    tip += QLatin1Char('\n') + QObject::tr("Default: %1").arg(QString::fromStdString(o.defaultValue));
+    tip +=
+        QLatin1Char('\n') + QObject::tr("Default: %1").arg(QString::fromStdString(o.defaultValue));
   return tip;
 }
 }  // namespace
 
 ImportOptionsDialog::ImportOptionsDialog(const ImportQuestion& question, QWidget* parent)
-    : QDialog(parent), m_question(question), m_message(withoutFile(question.message, question.path)) {
+    : QDialog(parent),
+      m_question(question),
+      m_message(withoutFile(question.message, question.path)) {
   const QString fileName = QFileInfo(question.path).fileName();
   setWindowTitle(tr("Open Model: %1").arg(fileName));
   for (const auto& [key, value] : question.options)
     if (key != core::kFormatOption) m_values[key] = value;
 
   auto* layout = new QVBoxLayout(this);
+  layout->setSizeConstraint(QLayout::SetNoConstraint);  // fitOptions() sets the minimum size
   QString head = QStringLiteral("<b>%1</b>").arg(fileName.toHtmlEscaped());
   if (!question.format.isEmpty())
-    head += QLatin1String("<br>") + tr("Recognised as <b>%1</b>: %2")
-                                        .arg(question.format.toHtmlEscaped(),
-                                             question.why.toHtmlEscaped());
+    head += QLatin1String("<br>") +
+            tr("Recognised as <b>%1</b>: %2")
+                .arg(question.format.toHtmlEscaped(), question.why.toHtmlEscaped());
   if (!question.description.isEmpty())
     head += QLatin1String("<br>") + tr("It holds %1").arg(question.description.toHtmlEscaped());
   QLabel* intro = wrappedLabel(head, this);
@@ -175,8 +179,8 @@ void ImportOptionsDialog::showOptions() {
   form->setContentsMargins(0, 4, 0, 4);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   if (f && f->options.empty())
-    form->addRow(helpLabel(tr("Files of this format have no options: all they need is in them."),
-                           page));
+    form->addRow(
+        helpLabel(tr("Files of this format have no options: all they need is in them."), page));
   QWidget* faultyWidget = nullptr;
   for (const core::FormatOption& o : f ? f->options : std::vector<core::FormatOption>{}) {
     const QString key = QString::fromStdString(o.key);
@@ -221,6 +225,7 @@ void ImportOptionsDialog::showOptions() {
   }
   m_scroll->setWidget(page);  // deletes the previous format's page
   fitOptions();
+  if (isVisible()) resize(width(), minimumHeight());  // no blank left by a longer format
   if (faultyWidget) {
     faultyWidget->setFocus();
     if (auto* edit = qobject_cast<QLineEdit*>(faultyWidget)) edit->selectAll();
@@ -231,23 +236,39 @@ void ImportOptionsDialog::fitOptions() {
   QWidget* page = m_scroll->widget();
   if (!page) return;
   // As wide as what cannot wrap (a flag's text), with room for the scroll bar. (On the scroll
-  // area, not the dialog: a dialog's own minimum size would stop its layout from raising it.)
+  // area, not the dialog, whose minimum width follows.)
+  const int bar = m_scroll->verticalScrollBar()->sizeHint().width();
   const int least = page->minimumSizeHint().width();
-  m_scroll->setMinimumWidth(
-      std::max(kMinOptionsWidth, least + m_scroll->verticalScrollBar()->sizeHint().width()));
-  // As tall as the options at the width they have, up to what keeps the dialog on the screen.
-  const int width = std::max(m_scroll->viewport()->width(), least);
+  m_scroll->setMinimumWidth(std::max(kMinOptionsWidth, least + bar));
+  // The rows above and below the options at the dialog's width, each word-wrapped label as tall
+  // as its text is there: a layout's minimum size counts them unwrapped, and the dialog came out
+  // too short for its buttons.
+  auto* box = static_cast<QBoxLayout*>(layout());
+  const QMargins margins = box->contentsMargins();
+  const int inner = (isVisible() ? width() : sizeHint().width()) - margins.left() - margins.right();
+  int rest = margins.top() + margins.bottom(), rows = 0;
+  for (int i = 0; i < box->count(); ++i) {
+    QLayoutItem* item = box->itemAt(i);
+    if (item->isEmpty()) continue;  // a hidden label
+    ++rows;
+    if (item->widget() != m_scroll)
+      rest += item->hasHeightForWidth() ? item->heightForWidth(inner) : item->sizeHint().height();
+  }
+  rest += box->spacing() * std::max(0, rows - 1);
+  // The options as tall as they are at that width, up to what keeps the dialog on the screen.
+  const int pageWidth = std::max(least, inner);
   const int want =
-      page->hasHeightForWidth() ? page->heightForWidth(width) : page->sizeHint().height();
-  const int rest = isVisible() ? height() - m_scroll->height()
-                               : layout()->sizeHint().height() - m_scroll->sizeHint().height();
+      page->hasHeightForWidth() ? page->heightForWidth(pageWidth) : page->sizeHint().height();
   const int h = std::max(kMinOptionsHeight, std::min(want, kMaxDialogHeight - rest));
   if (h != m_scroll->minimumHeight()) m_scroll->setMinimumHeight(h);
+  const QSize needed(box->minimumSize().width(), rest + h);
+  if (minimumSize() != needed) setMinimumSize(needed);
 }
 
 void ImportOptionsDialog::showEvent(QShowEvent* event) {
   QDialog::showEvent(event);
   fitOptions();
+  resize(width(), minimumHeight());  // its size hint counts the labels unwrapped
 }
 
 void ImportOptionsDialog::resizeEvent(QResizeEvent* event) {
@@ -265,7 +286,8 @@ core::ImportOptions ImportOptionsDialog::options() const {
     }
   }
   const QString chosen = format();
-  if (!chosen.isEmpty() && chosen != m_question.format) o[core::kFormatOption] = chosen.toStdString();
+  if (!chosen.isEmpty() && chosen != m_question.format)
+    o[core::kFormatOption] = chosen.toStdString();
   return o;
 }
 

@@ -60,8 +60,8 @@ class ImportOptionsDialog : public QDialog {
   QLabel* m_topMessage;  ///< the message when it names no option shown
   QScrollArea* m_scroll;
   QPushButton* m_open;
-  std::map<std::string, QWidget*> m_widgets;      ///< the shown options' widgets by key
-  std::map<std::string, std::string> m_values;    ///< what was given or typed, by key
+  std::map<std::string, QWidget*> m_widgets;    ///< the shown options' widgets by key
+  std::map<std::string, std::string> m_values;  ///< what was given or typed, by key
 };
 
 /// File > Open Model with Options...: reads which format `path` is off the GUI thread (a

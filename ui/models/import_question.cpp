@@ -34,7 +34,8 @@ std::optional<core::ImportOptions> legacyDtrbOptions(const QString& path) {
   if (s.value(QStringLiteral("sensitive"), false).toBool()) o["sensitive"] = "1";
   if (s.value(QStringLiteral("PAD"), false).toBool()) o["PAD"] = "1";
   // Its defaults were DTRB's: only the values that differ are options.
-  for (const auto& [key, fallback] : {std::pair{"imgH", 32}, {"imgW", 100}, {"batch_max_length", 25}})
+  for (const auto& [key, fallback] :
+       {std::pair{"imgH", 32}, {"imgW", 100}, {"batch_max_length", 25}})
     if (const int v = s.value(QLatin1String(key), fallback).toInt(); v != fallback)
       o[key] = std::to_string(v);
   return o;

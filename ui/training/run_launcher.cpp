@@ -197,7 +197,8 @@ void RunLauncher::startFollower(const QString& dir) {
 bool RunLauncher::follow(const QString& runDir, QString* error) {
   const QString dir = QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
   if (m_program.isEmpty() || !QFileInfo(m_program).isExecutable()) {
-    if (error) *error = tr("foveal-cli was not found next to this program: cannot follow %1.").arg(dir);
+    if (error)
+      *error = tr("foveal-cli was not found next to this program: cannot follow %1.").arg(dir);
     return false;
   }
   if (!QFileInfo::exists(dir + QLatin1Char('/') + QString::fromLatin1(core::run_folder::kRemote))) {

@@ -278,8 +278,8 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_outputTabs->addTab(m_target->scriptPane(), tr("Batch scri&pt"));
   // Four lines of the command or the script: the rest scrolls inside them.
   m_outputTabs->setFixedHeight(m_outputTabs->tabBar()->sizeHint().height() +
-                               copy->sizeHint().height() +
-                               m_command->fontMetrics().height() * 4 + 24);
+                               copy->sizeHint().height() + m_command->fontMetrics().height() * 4 +
+                               24);
   layout->addWidget(m_outputTabs);
 
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
@@ -314,6 +314,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   connect(m_width, &QDoubleSpinBox::valueChanged, this, changed);
   connect(m_target, &RunTargetBox::changed, this, changed);
   connect(m_target, &RunTargetBox::changed, this, &TrainingLaunchDialog::fitToScreen);
+  // The data check's lines arrive later: grown for them once their layout is done.
+  connect(m_check, &DataCheckPanel::stateChanged, this,
+          [this] { QTimer::singleShot(0, this, &TrainingLaunchDialog::fitToScreen); });
   connect(m_device, &QComboBox::currentIndexChanged, this, [this] {
     suggestJobGpus();
     updateCommand();
@@ -375,8 +378,7 @@ void TrainingLaunchDialog::showEvent(QShowEvent* event) {
 
 void TrainingLaunchDialog::fitToScreen() {
   // The settings never narrower than their rows (they scroll up and down, not sideways).
-  m_scroll->setMinimumWidth(m_scroll->widget()->minimumSizeHint().width() +
-                            scrollBarWidth());
+  m_scroll->setMinimumWidth(m_scroll->widget()->minimumSizeHint().width() + scrollBarWidth());
   // Grows to show every setting (a Slurm target adds rows) as far as the screen allows, less a
   // title bar and a panel; never shrinks what the user made larger.
   const QRect avail = screen() ? screen()->availableGeometry() : QRect(0, 0, 1280, 720);
