@@ -313,29 +313,48 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
     << xmlEscape(layout.imageFilename) << "\" imageWidth=\"" << layout.imageWidth
     << "\" imageHeight=\"" << layout.imageHeight << "\">\n";
 
-  // The first explicit region order, with the regions written.
-  for (const auto& ro : layout.readingOrders) {
-    if (ro.level != "region" || isImplicit(ro)) continue;
-    std::vector<std::string> refs;
-    for (const auto& id : ro.ids)
-      if (const auto it = p.regionIds.find(id); it != p.regionIds.end()) refs.push_back(it->second);
-    if (refs.empty()) continue;
-    std::string gid = ro.id;
-    if (gid.size() > 8 && gid.compare(gid.size() - 8, 8, ":regions") == 0)
-      gid.resize(gid.size() - 8);
+  // The explicit region orders, with the regions written. PAGE's ReadingOrder holds one group:
+  // one total order is an OrderedGroup; several, or partial ones, OrderedGroups in an
+  // UnorderedGroup (which kraken reads as partial orders, each with its id).
+  {
     Ids ids;  // a group's id must not clash with a region's or line's
     for (const auto& b : p.blocks) ids.used.insert(b.id);
     for (const auto& l : p.lines) ids.used.insert(l.id);
-    gid = ids.take(gid, "foveal_ro_");
-    const char* group = ro.isTotal ? "OrderedGroup" : "UnorderedGroup";
-    o << "    <ReadingOrder>\n      <" << group << " id=\"" << gid << "\""
-      << (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") << ">\n";
-    for (size_t k = 0; k < refs.size(); ++k)
-      o << (ro.isTotal ? "        <RegionRefIndexed index=\"" + std::to_string(k) + "\""
-                       : std::string("        <RegionRef"))
-        << " regionRef=\"" << refs[k] << "\"/>\n";
-    o << "      </" << group << ">\n    </ReadingOrder>\n";
-    break;
+    std::vector<std::string> groups;
+    bool partial = false;
+    for (const auto& ro : layout.readingOrders) {
+      if (ro.level != "region" || isImplicit(ro)) continue;
+      std::vector<std::string> refs;
+      for (const auto& id : ro.ids)
+        if (const auto it = p.regionIds.find(id); it != p.regionIds.end()) refs.push_back(it->second);
+      if (refs.empty()) continue;
+      std::string gid = ro.id;
+      if (gid.size() > 8 && gid.compare(gid.size() - 8, 8, ":regions") == 0)
+        gid.resize(gid.size() - 8);
+      std::string g = "<OrderedGroup id=\"" + ids.take(gid, "foveal_ro_") + "\"" +
+                      (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") +
+                      ">\n";
+      for (size_t k = 0; k < refs.size(); ++k)
+        g += "  <RegionRefIndexed index=\"" + std::to_string(k) + "\" regionRef=\"" + refs[k] + "\"/>\n";
+      groups.push_back(g + "</OrderedGroup>\n");
+      partial = partial || !ro.isTotal;
+    }
+    const auto indent = [](const std::string& text, const std::string& by) {
+      std::string out;
+      for (size_t at = 0; at < text.size();) {
+        const size_t end = text.find('\n', at);
+        out += by + text.substr(at, end - at + 1);
+        at = end + 1;
+      }
+      return out;
+    };
+    if (groups.size() == 1 && !partial) {
+      o << "    <ReadingOrder>\n" << indent(groups[0], "      ") << "    </ReadingOrder>\n";
+    } else if (!groups.empty()) {
+      o << "    <ReadingOrder>\n      <UnorderedGroup id=\"" << ids.take("", "foveal_ro_") << "\">\n";
+      for (const auto& g : groups) o << indent(g, "        ");
+      o << "      </UnorderedGroup>\n    </ReadingOrder>\n";
+    }
   }
 
   for (const auto& b : p.blocks) {
@@ -407,21 +426,27 @@ std::string toAltoPage(const PageLayout& layout, const std::vector<LineReading>&
     << "</softwareName>\n        </processingSoftware>\n      </ocrProcessingStep>\n"
        "    </OCRProcessing>\n  </Description>\n";
 
-  // Explicit line orders, with the lines written.
+  // Explicit line orders, with the lines written, each an OrderedGroup of ElementRefs; partial
+  // ones (kraken's orders under a top-level UnorderedGroup) all in one UnorderedGroup.
   std::string orders;
+  bool partial = false;
   for (const auto& ro : layout.readingOrders) {
     if (ro.level != "line" || isImplicit(ro)) continue;
     std::vector<std::string> refs;
     for (const auto& id : ro.ids)
       if (const auto it = p.lineIds.find(id); it != p.lineIds.end()) refs.push_back(it->second);
     if (refs.empty()) continue;
-    const char* group = ro.isTotal ? "OrderedGroup" : "UnorderedGroup";
-    orders += "    <" + std::string(group) + " ID=\"" + ids.take(ro.id, "foveal_ro_") + "\">\n";
+    orders += "      <OrderedGroup ID=\"" + ids.take(ro.id, "foveal_ro_") + "\">\n";
     for (const auto& r : refs)
-      orders += "      <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
-    orders += "    </" + std::string(group) + ">\n";
+      orders += "        <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
+    orders += "      </OrderedGroup>\n";
+    partial = partial || !ro.isTotal;
   }
-  if (!orders.empty()) o << "  <ReadingOrder>\n" << orders << "  </ReadingOrder>\n";
+  if (partial)
+    o << "  <ReadingOrder>\n    <UnorderedGroup ID=\"" << ids.take("", "foveal_ro_") << "\">\n"
+      << orders << "    </UnorderedGroup>\n  </ReadingOrder>\n";
+  else if (!orders.empty())
+    o << "  <ReadingOrder>\n" << orders << "  </ReadingOrder>\n";
 
   const IBox pageBox{0, 0, layout.imageWidth, layout.imageHeight};
   o << "  <Layout>\n    <Page ID=\"" << ids.take("page_0", "foveal_page_") << "\" WIDTH=\""

@@ -5,6 +5,7 @@
 // (../shared/fixtures/kraken/pages) are exported with readings, validated, and read back by
 // readPageLayout: the lines, their ids, texts, baselines and reading orders survive.
 #include <libxml/parser.h>
+#include <libxml/parserInternals.h>
 #include <libxml/xmlschemas.h>
 
 #include <QtTest/QtTest>
@@ -37,9 +38,12 @@ const std::string kKraken = kFixtures + "kraken/";
 xmlParserInputPtr localOnly(const char* url, const char* id, xmlParserCtxtPtr ctxt) {
   const std::string u = url ? url : "";
   const std::string path = u.rfind("file://", 0) == 0 ? u.substr(7) : u;
-  if (path.rfind(kSchemas, 0) == 0 || (!path.empty() && path[0] != '/' && path.find(':') == std::string::npos &&
-                                       fs::exists(kSchemas + path)))
-    return xmlNewInputFromFile(ctxt, path[0] == '/' ? path.c_str() : (kSchemas + path).c_str());
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(kSchemas, ec);
+  const fs::path file = fs::weakly_canonical(path, ec);
+  if (!path.empty() && path.find("://") == std::string::npos && file.parent_path() == dir &&
+      fs::is_regular_file(file, ec))
+    return xmlNewInputFromFile(ctxt, file.c_str());
   (void)id;
   std::fprintf(stderr, "refused to load %s\n", u.c_str());
   return nullptr;
@@ -142,6 +146,12 @@ std::map<std::string, std::vector<std::string>> explicitOrders(const PageLayout&
   return out;
 }
 
+std::string join(const std::vector<std::string>& ids) {
+  std::string s;
+  for (const auto& i : ids) s += (s.empty() ? "" : " ") + i;
+  return s;
+}
+
 }  // namespace
 
 class TestPageExport : public QObject {
@@ -211,8 +221,7 @@ class TestPageExport : public QObject {
   }
   void fixturePagesExportAndReadBack() {
     QFETCH(QString, path);
-    const PageLayout layout = readPageLayout(path.toStdString());
-    QVERIFY(!layout.lines.empty());
+    const PageLayout layout = readPageLayout(path.toStdString());  // some hold no line
     std::vector<LineReading> readings;
     for (size_t i = 0; i < layout.lines.size(); ++i)
       readings.push_back(i % 4 == 3 ? LineReading{}  // an empty reading now and then
@@ -243,7 +252,12 @@ class TestPageExport : public QObject {
         const auto& a = layout.lines[i];
         const auto& b = back.lines[i];
         if (!a.id.empty()) QCOMPARE(b.id, a.id);
-        QCOMPARE(b.text, readings[i].trace.prediction);
+        // kraken reads an ALTO String with an empty CONTENT as a space (and ALTO's TextLine
+        // holds at least one String): an empty reading comes back as " " from ALTO.
+        const std::string text = readings[i].trace.prediction.empty() && std::string(format) == "alto"
+                                     ? " "
+                                     : readings[i].trace.prediction;
+        QCOMPARE(QString::fromStdString(b.text), QString::fromStdString(text));
         QCOMPARE(b.baseline.size() >= 2, a.baseline.size() >= 2);
         if (a.baseline.size() >= 2 && a.baseline.front().x >= 0 && a.baseline.front().y >= 0) {
           QCOMPARE(b.baseline.front().x, std::round(a.baseline.front().x));
@@ -252,17 +266,13 @@ class TestPageExport : public QObject {
         QVERIFY(b.hasBox);
         if (!a.regionId.empty()) QCOMPARE(b.regionId, a.regionId);
       }
-      // Explicit orders: PAGE keeps its region orders, ALTO its line orders.
+      // Explicit orders, by id: PAGE keeps the region orders, ALTO the line orders.
       const std::string level = std::string(format) == "page" ? "region" : "line";
       const auto want = explicitOrders(layout, level), got = explicitOrders(back, level);
-      if (std::string(format) == "page") {
-        if (!want.empty()) {
-          QCOMPARE(got.size(), size_t(1));
-          QCOMPARE(got.begin()->second, want.begin()->second);
-        }
-      } else {
-        QCOMPARE(got.size(), want.size());
-        for (const auto& [id, ids] : want) QCOMPARE(got.at(id), ids);
+      QCOMPARE(got.size(), want.size());
+      for (const auto& [id, ids] : want) {
+        QVERIFY2(got.count(id), id.c_str());
+        QCOMPARE(QString::fromStdString(join(got.at(id))), QString::fromStdString(join(ids)));
       }
     }
   }
@@ -294,8 +304,11 @@ class TestPageExport : public QObject {
     for (const auto& s : r.trace.steps) chars += s.token != " ";
     QCOMPARE(countElements(page, "Glyph"), chars);
     QCOMPARE(parsePageLayout(page, kKraken + "lines/x.xml").lines[0].text, r.trace.prediction);
-    // The glyph polygons are the cuts: the first step's, rounded.
-    const auto& c = r.cuts[0];
+    // The glyph polygons are the cuts: the first character's, rounded.
+    size_t k0 = 0;
+    while (k0 < r.trace.steps.size() && r.trace.steps[k0].token == " ") ++k0;
+    QVERIFY(k0 < r.cuts.size());
+    const auto& c = r.cuts[k0];
     const std::string first = std::to_string(std::clamp(std::lround(c[0].x), 0L, 2544L)) + "," +
                               std::to_string(std::clamp(std::lround(c[0].y), 0L, 156L));
     QVERIFY2(page.find("<Glyph id=\"l1_w0_g0\">\n            <Coords points=\"" + first) !=
