@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "formats/ocr_formats.h"
 #include "model/charset.h"
+#include "model/kraken_codec.h"
 
 namespace foveal::core {
 
@@ -158,6 +159,37 @@ struct BlockOut {
   std::vector<size_t> lines;
 };
 
+// kraken's steps are in the order of the network's frames and its prediction in display order
+// (rpred's bidi_reordering, model/kraken_codec.h krakenReorder): when the prediction is the
+// steps' code points reordered for display, the glyphs follow it (kraken's record reorders its
+// cuts and confidences with its text, and serialises them so), mirrored glyphs substituted.
+// Otherwise (any other model: its prediction is its steps) they stay as they are.
+std::vector<Glyph> inReadingOrder(const std::vector<Glyph>& seq, const std::string& prediction) {
+  std::u32string cps;
+  try {
+    for (const auto& g : seq) {
+      const std::u32string u = krakenCodepoints(g.token, "a reading");
+      if (u.size() != 1) return seq;
+      cps += u;
+    }
+    if (cps.empty()) return seq;
+    const BidiDisplayMap d = krakenDisplayMap(cps, KrakenBaseDir::Auto);
+    if (d.text == cps || d.text != krakenCodepoints(prediction, "a reading") ||
+        d.order.size() != d.text.size())
+      return seq;
+    std::vector<Glyph> out;
+    for (size_t j = 0; j < d.order.size(); ++j) {
+      if (d.order[j] < 0 || static_cast<size_t>(d.order[j]) >= seq.size()) return seq;
+      Glyph g = seq[static_cast<size_t>(d.order[j])];
+      g.token = krakenText({KrakenChar{d.text[j], 0, 0, 0}});
+      out.push_back(g);
+    }
+    return out;
+  } catch (const Error&) {
+    return seq;
+  }
+}
+
 struct PageOut {
   Frame frame;
   std::vector<LineOut> lines;
@@ -202,17 +234,21 @@ PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readin
           {out.frame.point(l.bbox[0], l.bbox[1]), out.frame.point(l.bbox[2], l.bbox[3])}));
     if (o.boundary.empty() && !o.baseline.empty()) o.boundary = rect(extent(o.baseline));
     if (o.boundary.empty()) o.boundary = {{0, 0}};
-    Word word;
+    std::vector<Glyph> seq;
     for (size_t k = 0; k < r.trace.steps.size(); ++k) {
       const auto& s = r.trace.steps[k];
       if (s.token == Charset::kEndName) break;
-      if (isSpace(s.token)) {
+      if (s.token.empty() || s.token == Charset::kBlankName) continue;
+      seq.push_back({s.token, s.prob, k < r.cuts.size() ? out.frame.polygon(r.cuts[k]) : IPolygon{}});
+    }
+    seq = inReadingOrder(seq, r.trace.prediction);
+    Word word;
+    for (const auto& g : seq) {
+      if (isSpace(g.token)) {
         if (!word.glyphs.empty()) o.words.push_back(word);
         word = {};
         continue;
       }
-      if (s.token.empty() || s.token == Charset::kBlankName) continue;
-      Glyph g{s.token, s.prob, k < r.cuts.size() ? out.frame.polygon(r.cuts[k]) : IPolygon{}};
       word.glyphs.push_back(g);
     }
     if (!word.glyphs.empty()) o.words.push_back(word);

@@ -14,13 +14,21 @@
 //   boundary polygon (PAGE Coords, ALTO Shape/Polygon; a line without one: its box), baseline
 //   (PAGE Baseline, ALTO BASELINE), and the reading split into words at spaces, each character a
 //   glyph whose polygon is the step's cut on the page (PAGE Word > Glyph > Coords with TextEquiv
-//   conf; ALTO String > Glyph with its box, Shape/Polygon and GC). The line's text: PAGE
-//   TextEquiv/Unicode = the trace's prediction with its confidence; ALTO: its Strings' CONTENT
-//   (WC: the product of the characters' probabilities) with SP between.
+//   conf; ALTO String > Glyph with its box, Shape/Polygon and GC; a multi-character label has no
+//   ALTO Glyph, as in toAlto). The line's text: PAGE TextEquiv/Unicode = the trace's prediction
+//   with its confidence; ALTO: its Strings' CONTENT (WC: the product of the characters'
+//   probabilities) with one SP between words, so runs of spaces and spaces at the ends are lost,
+//   and an empty reading is one String with an empty CONTENT (ALTO's TextLine holds at least one),
+//   which kraken reads back as " ".
+// - Glyph order: a kraken reading's steps are in frame order and its prediction in display order
+//   (bidi); when the prediction is the steps reordered for display (kraken's get_display_map),
+//   words and glyphs follow the prediction, each with its own cut, as kraken's records are
+//   serialised; for any other reading, the steps' order.
 // - Explicit reading orders (not the implicit ones, which are the document order written):
-//   PAGE: the first region-level one as ReadingOrder > OrderedGroup (UnorderedGroup when kraken
-//   found it partial) of RegionRefIndexed; ALTO: every explicit line-level one as OrderedGroup /
-//   UnorderedGroup of ElementRef to lines.
+//   PAGE: the region-level ones as ReadingOrder > OrderedGroup of RegionRefIndexed (several, or
+//   partial ones, as OrderedGroups in one UnorderedGroup, which kraken reads back as partial
+//   orders); ALTO: the line-level ones as OrderedGroups of ElementRef to lines (partial ones all
+//   in one UnorderedGroup). Each keeps its id.
 // - Coordinates are rounded to whole pixels and clamped into the image (PAGE allows only
 //   non-negative integers). Ids that are not valid xsd:IDs, empty or repeated get a generated one
 //   ("foveal_line_N", "foveal_region_N"); references follow them.

@@ -73,7 +73,7 @@ class TestModelFormats : public QObject {
       for (const auto& o : f.options) QVERIFY2(!o.help.empty(), (f.name + " --" + o.key).c_str());
       QCOMPARE(findModelFormat(f.name), &f);
     }
-    QCOMPARE(names, (std::set<std::string>{"foveal", "dtrb", "easyocr", "strhub"}));
+    QCOMPARE(names, (std::set<std::string>{"foveal", "dtrb", "easyocr", "strhub", "kraken"}));
     std::set<std::string> keys;
     for (const auto& o : allImportOptions()) QVERIFY2(keys.insert(o.key).second, o.key.c_str());
     QVERIFY(keys.count("character") && keys.count("imgW") && keys.count("easyocr"));
@@ -102,6 +102,12 @@ class TestModelFormats : public QObject {
     QTest::newRow("easyocr user network")
         << QString::fromStdString(kEasy + "custom/fixture_net.pth") << "easyocr"
         << "fixture_net.yaml beside it";
+    const std::string kraken = kSrc + "/../shared/fixtures/kraken/models/";
+    QTest::newRow("kraken coreml") << QString::fromStdString(kraken + "overfit.mlmodel")
+                                   << "kraken" << "a CoreML protobuf";
+    QTest::newRow("kraken safetensors")
+        << QString::fromStdString(kraken + "model_small_fp16.safetensors") << "kraken"
+        << "a safetensors file";
   }
   void recognisesByContent() {
     QFETCH(QString, file);
@@ -140,7 +146,8 @@ class TestModelFormats : public QObject {
              qPrintable(got));
     got = refusal(kDtrb + "none-vgg-bilstm-attn.zip.pth", {{"format", "parseq"}});
     QVERIFY2(
-        got.contains("--format parseq is not a model file format (foveal, easyocr, strhub, dtrb)"),
+        got.contains("--format parseq is not a model file format (foveal, easyocr, strhub, dtrb, "
+                     "kraken)"),
         qPrintable(got));
     got = refusal(kDtrb + "none-vgg-bilstm-attn.zip.pth", {{"imgH", "tall"}});
     QVERIFY2(got.contains("--imgH must be a whole number in [8, 4096] (got 'tall')"),

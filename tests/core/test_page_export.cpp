@@ -304,11 +304,26 @@ class TestPageExport : public QObject {
     for (const auto& s : r.trace.steps) chars += s.token != " ";
     QCOMPARE(countElements(page, "Glyph"), chars);
     QCOMPARE(parsePageLayout(page, kKraken + "lines/x.xml").lines[0].text, r.trace.prediction);
-    // The glyph polygons are the cuts: the first character's, rounded.
-    size_t k0 = 0;
-    while (k0 < r.trace.steps.size() && r.trace.steps[k0].token == " ") ++k0;
-    QVERIFY(k0 < r.cuts.size());
-    const auto& c = r.cuts[k0];
+    // ALTO's words follow kraken's display order (the prediction's, the steps reordered with
+    // their cuts), one SP between words: the prediction with its runs of spaces made one.
+    std::string squeezed;
+    for (const char ch : r.trace.prediction)
+      if (ch != ' ' || (!squeezed.empty() && squeezed.back() != ' ')) squeezed += ch;
+    while (!squeezed.empty() && squeezed.back() == ' ') squeezed.pop_back();
+    QVERIFY(r.trace.prediction != [&] {
+      std::string steps;
+      for (const auto& s : r.trace.steps) steps += s.token;
+      return steps;
+    }());  // the Syriac line's display order is not its frames' order
+    QCOMPARE(QString::fromStdString(parsePageLayout(alto, kKraken + "lines/x.xml").lines[0].text),
+             QString::fromStdString(squeezed));
+    // The glyph polygons are the cuts: the first glyph's is that of the step the prediction's
+    // first character came from (the Syriac line is read right to left: the last step's).
+    size_t k0 = r.trace.steps.size();
+    while (k0 > 0 && r.trace.steps[k0 - 1].token == " ") --k0;
+    QVERIFY(k0 > 0 && k0 <= r.cuts.size());
+    QCOMPARE(r.trace.steps[k0 - 1].token, splitUtf8(squeezed).front());
+    const auto& c = r.cuts[k0 - 1];
     const std::string first = std::to_string(std::clamp(std::lround(c[0].x), 0L, 2544L)) + "," +
                               std::to_string(std::clamp(std::lround(c[0].y), 0L, 156L));
     QVERIFY2(page.find("<Glyph id=\"l1_w0_g0\">\n            <Coords points=\"" + first) !=

@@ -2,7 +2,8 @@
 # foveal-cli reads kraken's fixtures as kraken's own test suite says kraken reads them
 # (../shared/fixtures/kraken/expected.json): the whole line image through kraken's bounding-box
 # path (`trace --model overfit.mlmodel 000236.png`), the baseline line and the out-of-image box
-# through `trace --layout` with PAGE-XML files written here, `info` on every fixture model.
+# through `trace --layout` with PAGE-XML files written here (and that page exported with
+# --page/--alto, validated with xmllint when present), `info` on every fixture model.
 # kraken's tests call rpred(model, im, seg, True): that True is rpred's `pad`, i.e. 1 px.
 # Usage: kraken_trace.sh FOVEAL_CLI FIXTURES_DIR
 set -euo pipefail
@@ -61,6 +62,34 @@ steps=$(field "$tmp/baseline.json" lines 0 steps)
 [ "$(python3 -c 'import json,sys; s=json.loads(sys.argv[1]); print(all(len(x["cut"]) >= 2 for x in s) and len(s) > 0)' "$steps")" = True ] \
   || { echo "FAIL: the baseline line's steps have no cuts on the page"; exit 1; }
 echo "ok baseline cuts"
+
+# 2b. The same page exported with the reading as PAGE-XML and ALTO: refused over an existing file
+# without --force, valid against the published schemas (xmllint, Debian's libxml2-utils, when
+# present), each character a Glyph.
+schemas=$fx/../schemas
+: > "$tmp/exists.xml"
+if "$cli" trace --model "$fx/models/overfit.mlmodel" --padding 1 --layout "$tmp/baseline.xml" \
+  "$fx/lines/000236.png" --page "$tmp/exists.xml" > /dev/null 2> "$tmp/err.txt"; then
+  echo "FAIL: --page replaced an existing file without --force"; exit 1
+fi
+grep -q "already exists" "$tmp/err.txt" || { echo "FAIL: --page refusal says"; cat "$tmp/err.txt"; exit 1; }
+"$cli" trace --model "$fx/models/overfit.mlmodel" --padding 1 --layout "$tmp/baseline.xml" \
+  "$fx/lines/000236.png" --json --page "$tmp/export.page.xml" --alto "$tmp/export.alto.xml" \
+  > "$tmp/export.json"
+check "exported reading" "$(field "$tmp/export.json" lines 0 prediction)" "$(expected 1)"
+glyphs=$(python3 -c 'import json,sys; print(sum(s["token"] != " " for s in json.load(open(sys.argv[1]))["lines"][0]["steps"]))' "$tmp/export.json")
+for f in page alto; do
+  [ "$(grep -c "<Glyph" "$tmp/export.$f.xml")" = "$glyphs" ] \
+    || { echo "FAIL: the $f export has not one Glyph per character ($glyphs)"; exit 1; }
+done
+if command -v xmllint > /dev/null && [ -d "$schemas" ]; then
+  xmllint --noout --nonet --schema "$schemas/pagecontent-2019-07-15.xsd" "$tmp/export.page.xml"
+  xmllint --noout --nonet --schema "$schemas/alto-4-3.xsd" "$tmp/export.alto.xml"
+  xmllint --noout --nonet --schema "$schemas/alto-4-4.xsd" "$tmp/export.alto.xml"
+  echo "ok page export validates"
+else
+  echo "skip: no xmllint or no schemas ($schemas): the exports are not validated here"
+fi
 
 # 3. A box outside the page: an empty reading, not an error.
 page bw.png 0 0 "-1,-1 10000,-1 10000,10000 -1,10000" > "$tmp/outside.xml"
