@@ -78,7 +78,9 @@ std::string utcNow() {
   return buf;
 }
 
-std::string conf(double p) { return xmlNumber(std::clamp(std::isfinite(p) ? p : 0.0, 0.0, 1.0), 4); }
+std::string conf(double p) {
+  return xmlNumber(std::clamp(std::isfinite(p) ? p : 0.0, 0.0, 1.0), 4);
+}
 
 bool isSpace(const std::string& t) { return t == " " || t == "\t" || t == "\u00a0"; }
 
@@ -123,10 +125,12 @@ struct Word {
     for (const auto& g : glyphs) t += g.token;
     return t;
   }
+  // kraken's serialiser's word confidence: the mean of its characters' (as a line's, so the
+  // trace's for a kraken reading).
   double confidence() const {
-    double p = 1;
-    for (const auto& g : glyphs) p *= g.prob;
-    return p;
+    double sum = 0;
+    for (const auto& g : glyphs) sum += g.prob;
+    return glyphs.empty() ? 0.0 : sum / static_cast<double>(glyphs.size());
   }
   bool hasBox() const {
     return std::any_of(glyphs.begin(), glyphs.end(), [](const Glyph& g) { return !g.cut.empty(); });
@@ -230,8 +234,8 @@ PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readin
     o.boundary = out.frame.polygon(l.boundary);
     o.baseline = out.frame.polygon(l.baseline);
     if (o.boundary.empty() && l.hasBox)
-      o.boundary = rect(extent(
-          {out.frame.point(l.bbox[0], l.bbox[1]), out.frame.point(l.bbox[2], l.bbox[3])}));
+      o.boundary = rect(
+          extent({out.frame.point(l.bbox[0], l.bbox[1]), out.frame.point(l.bbox[2], l.bbox[3])}));
     if (o.boundary.empty() && !o.baseline.empty()) o.boundary = rect(extent(o.baseline));
     if (o.boundary.empty()) o.boundary = {{0, 0}};
     std::vector<Glyph> seq;
@@ -239,7 +243,8 @@ PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readin
       const auto& s = r.trace.steps[k];
       if (s.token == Charset::kEndName) break;
       if (s.token.empty() || s.token == Charset::kBlankName) continue;
-      seq.push_back({s.token, s.prob, k < r.cuts.size() ? out.frame.polygon(r.cuts[k]) : IPolygon{}});
+      seq.push_back(
+          {s.token, s.prob, k < r.cuts.size() ? out.frame.polygon(r.cuts[k]) : IPolygon{}});
     }
     seq = inReadingOrder(seq, r.trace.prediction);
     Word word;
@@ -303,13 +308,13 @@ PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readin
 // without lines.
 std::string pageRegionElement(const std::string& type) {
   static const std::map<std::string, std::string> m = {
-      {"image", "ImageRegion"},   {"line drawing", "LineDrawingRegion"},
-      {"graphic", "GraphicRegion"}, {"table", "TableRegion"},
-      {"chart", "ChartRegion"},   {"map", "MapRegion"},
+      {"image", "ImageRegion"},         {"line drawing", "LineDrawingRegion"},
+      {"graphic", "GraphicRegion"},     {"table", "TableRegion"},
+      {"chart", "ChartRegion"},         {"map", "MapRegion"},
       {"separator", "SeparatorRegion"}, {"maths", "MathsRegion"},
-      {"chem", "ChemRegion"},     {"music", "MusicRegion"},
-      {"advert", "AdvertRegion"}, {"noise", "NoiseRegion"},
-      {"unknown", "UnknownRegion"}, {"custom", "CustomRegion"}};
+      {"chem", "ChemRegion"},           {"music", "MusicRegion"},
+      {"advert", "AdvertRegion"},       {"noise", "NoiseRegion"},
+      {"unknown", "UnknownRegion"},     {"custom", "CustomRegion"}};
   const auto it = m.find(type);
   return it == m.end() ? "TextRegion" : it->second;
 }
@@ -362,16 +367,18 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
       if (ro.level != "region" || isImplicit(ro)) continue;
       std::vector<std::string> refs;
       for (const auto& id : ro.ids)
-        if (const auto it = p.regionIds.find(id); it != p.regionIds.end()) refs.push_back(it->second);
+        if (const auto it = p.regionIds.find(id); it != p.regionIds.end())
+          refs.push_back(it->second);
       if (refs.empty()) continue;
       std::string gid = ro.id;
       if (gid.size() > 8 && gid.compare(gid.size() - 8, 8, ":regions") == 0)
         gid.resize(gid.size() - 8);
-      std::string g = "<OrderedGroup id=\"" + ids.take(gid, "foveal_ro_") + "\"" +
-                      (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") +
-                      ">\n";
+      std::string g =
+          "<OrderedGroup id=\"" + ids.take(gid, "foveal_ro_") + "\"" +
+          (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") + ">\n";
       for (size_t k = 0; k < refs.size(); ++k)
-        g += "  <RegionRefIndexed index=\"" + std::to_string(k) + "\" regionRef=\"" + refs[k] + "\"/>\n";
+        g += "  <RegionRefIndexed index=\"" + std::to_string(k) + "\" regionRef=\"" + refs[k] +
+             "\"/>\n";
       groups.push_back(g + "</OrderedGroup>\n");
       partial = partial || !ro.isTotal;
     }
@@ -387,7 +394,8 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
     if (groups.size() == 1 && !partial) {
       o << "    <ReadingOrder>\n" << indent(groups[0], "      ") << "    </ReadingOrder>\n";
     } else if (!groups.empty()) {
-      o << "    <ReadingOrder>\n      <UnorderedGroup id=\"" << ids.take("", "foveal_ro_") << "\">\n";
+      o << "    <ReadingOrder>\n      <UnorderedGroup id=\"" << ids.take("", "foveal_ro_")
+        << "\">\n";
       for (const auto& g : groups) o << indent(g, "        ");
       o << "      </UnorderedGroup>\n    </ReadingOrder>\n";
     }
@@ -404,7 +412,8 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
       const auto& trace = l.reading->trace;
       o << "      <TextLine id=\"" << l.id << "\">\n        <Coords points=\"" << points(l.boundary)
         << "\"/>\n";
-      if (l.baseline.size() >= 2) o << "        <Baseline points=\"" << points(l.baseline) << "\"/>\n";
+      if (l.baseline.size() >= 2)
+        o << "        <Baseline points=\"" << points(l.baseline) << "\"/>\n";
       for (size_t w = 0; w < l.words.size(); ++w) {
         const Word& word = l.words[w];
         const std::string wid = l.id + "_w" + std::to_string(w);
@@ -421,8 +430,9 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
         o << "          <TextEquiv conf=\"" << conf(word.confidence()) << "\"><Unicode>"
           << xmlEscape(word.text()) << "</Unicode></TextEquiv>\n        </Word>\n";
       }
-      o << "        <TextEquiv" << (l.reading->empty ? "" : " conf=\"" + conf(trace.confidence) + "\"")
-        << "><Unicode>" << xmlEscape(trace.prediction) << "</Unicode></TextEquiv>\n      </TextLine>\n";
+      o << "        <TextEquiv"
+        << (l.reading->empty ? "" : " conf=\"" + conf(trace.confidence) + "\"") << "><Unicode>"
+        << xmlEscape(trace.prediction) << "</Unicode></TextEquiv>\n      </TextLine>\n";
     }
     o << "    </" << element << ">\n";
   }
@@ -474,7 +484,8 @@ std::string toAltoPage(const PageLayout& layout, const std::vector<LineReading>&
     if (refs.empty()) continue;
     orders += "      <OrderedGroup ID=\"" + ids.take(ro.id, "foveal_ro_") + "\">\n";
     for (const auto& r : refs)
-      orders += "        <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
+      orders +=
+          "        <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
     orders += "      </OrderedGroup>\n";
     partial = partial || !ro.isTotal;
   }
@@ -490,7 +501,7 @@ std::string toAltoPage(const PageLayout& layout, const std::vector<LineReading>&
     << "\" PHYSICAL_IMG_NR=\"0\">\n      <PrintSpace" << pos(pageBox) << ">\n";
   for (const auto& b : p.blocks) {
     const std::string type = b.region ? b.region->type : "text";
-    const std::string element = !b.lines.empty() || type == "text" ? "TextBlock"
+    const std::string element = !b.lines.empty() || type == "text"          ? "TextBlock"
                                 : type == "image" || type == "illustration" ? "Illustration"
                                                                             : "GraphicalElement";
     o << "        <" << element << " ID=\"" << b.id << "\"" << pos(extent(b.boundary)) << ">\n"

@@ -16,10 +16,10 @@
 //   glyph whose polygon is the step's cut on the page (PAGE Word > Glyph > Coords with TextEquiv
 //   conf; ALTO String > Glyph with its box, Shape/Polygon and GC; a multi-character label has no
 //   ALTO Glyph, as in toAlto). The line's text: PAGE TextEquiv/Unicode = the trace's prediction
-//   with its confidence; ALTO: its Strings' CONTENT (WC: the product of the characters'
-//   probabilities) with one SP between words, so runs of spaces and spaces at the ends are lost,
-//   and an empty reading is one String with an empty CONTENT (ALTO's TextLine holds at least one),
-//   which kraken reads back as " ".
+//   with its confidence; ALTO: its Strings' CONTENT (WC, like a PAGE Word's conf: the mean of
+//   its characters' probabilities, as kraken's serialiser writes them) with one SP between words,
+//   so runs of spaces and spaces at the ends are lost, and an empty reading is one String with an
+//   empty CONTENT (ALTO's TextLine holds at least one), which kraken reads back as " ".
 // - Glyph order: a kraken reading's steps are in frame order and its prediction in display order
 //   (bidi); when the prediction is the steps reordered for display (kraken's get_display_map),
 //   words and glyphs follow the prediction, each with its own cut, as kraken's records are
@@ -42,8 +42,8 @@ namespace foveal::core {
 
 struct PageExportOptions {
   std::string software = "Foveal";  ///< PAGE Creator, ALTO processingSoftware
-  std::string modelDescription;     ///< the model that read the lines (PAGE Comments, ALTO settings)
-  std::string createdUtc;           ///< PAGE Created/LastChange (xsd:dateTime); empty: now
+  std::string modelDescription;  ///< the model that read the lines (PAGE Comments, ALTO settings)
+  std::string createdUtc;        ///< PAGE Created/LastChange (xsd:dateTime); empty: now
 };
 
 /// PAGE-XML 2019-07-15. `readings[i]` is the reading of `layout.lines[i]`; throws Error when the

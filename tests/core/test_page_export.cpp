@@ -118,7 +118,8 @@ LineReading handReading(const LayoutLine& line, const std::string& text) {
     s.columns = {int(k)};
     r.trace.steps.push_back(s);
     const double a = x0 + w * static_cast<double>(k) - (k == 0 ? 7 : 0);
-    r.cuts.push_back({PointF{a, y0 - 3}, PointF{a + w, y0}, PointF{a + w, y1}, PointF{a, y1 + 0.4}});
+    r.cuts.push_back(
+        {PointF{a, y0 - 3}, PointF{a + w, y0}, PointF{a + w, y1}, PointF{a, y1 + 0.4}});
   }
   r.trace.prediction = text;
   r.trace.confidence = 0.75;
@@ -163,8 +164,9 @@ class TestPageExport : public QObject {
     const std::string errors = schema.validate(doc);
     if (!errors.empty()) {
       std::ofstream(m_dir.filePath("invalid.xml").toStdString()) << doc;
-      QFAIL(qPrintable(QString("%1 does not validate (kept as %2): %3")
-                           .arg(what, m_dir.filePath("invalid.xml"), QString::fromStdString(errors))));
+      QFAIL(qPrintable(
+          QString("%1 does not validate (kept as %2): %3")
+              .arg(what, m_dir.filePath("invalid.xml"), QString::fromStdString(errors))));
     }
   }
 
@@ -188,7 +190,8 @@ class TestPageExport : public QObject {
     PageLayout layout = readPageLayout(kKraken + "pages/page/explicit_ro.xml");
     std::vector<LineReading> readings;
     for (const auto& l : layout.lines) readings.push_back(handReading(l, "ab c"));
-    const std::string page = toPageXmlPage(layout, readings, {"Foveal", "", "2026-01-02T03:04:05Z"});
+    const std::string page =
+        toPageXmlPage(layout, readings, {"Foveal", "", "2026-01-02T03:04:05Z"});
     QVERIFY(m_page->validate(page).empty());
     std::string broken = page;
     const auto at = broken.find("<Coords points=\"10,10 ");
@@ -215,8 +218,13 @@ class TestPageExport : public QObject {
   void fixturePagesExportAndReadBack_data() {
     QTest::addColumn<QString>("path");
     for (const auto& p : fixturePages())
-      QTest::newRow(fs::path(p).parent_path().filename().string().append("/").append(
-                        fs::path(p).filename().string()).c_str())
+      QTest::newRow(fs::path(p)
+                        .parent_path()
+                        .filename()
+                        .string()
+                        .append("/")
+                        .append(fs::path(p).filename().string())
+                        .c_str())
           << QString::fromStdString(p);
   }
   void fixturePagesExportAndReadBack() {
@@ -224,8 +232,9 @@ class TestPageExport : public QObject {
     const PageLayout layout = readPageLayout(path.toStdString());  // some hold no line
     std::vector<LineReading> readings;
     for (size_t i = 0; i < layout.lines.size(); ++i)
-      readings.push_back(i % 4 == 3 ? LineReading{}  // an empty reading now and then
-                                    : handReading(layout.lines[i], "é<&> " + std::to_string(i) + " xy"));
+      readings.push_back(i % 4 == 3
+                             ? LineReading{}  // an empty reading now and then
+                             : handReading(layout.lines[i], "é<&> " + std::to_string(i) + " xy"));
     const std::string page = toPageXmlPage(layout, readings, {"Foveal", "model \"m\" & co", ""});
     const std::string alto = toAltoPage(layout, readings, {"Foveal", "model \"m\" & co", ""});
     checkValid(page, *m_page, "the PAGE-XML export");
@@ -254,9 +263,10 @@ class TestPageExport : public QObject {
         if (!a.id.empty()) QCOMPARE(b.id, a.id);
         // kraken reads an ALTO String with an empty CONTENT as a space (and ALTO's TextLine
         // holds at least one String): an empty reading comes back as " " from ALTO.
-        const std::string text = readings[i].trace.prediction.empty() && std::string(format) == "alto"
-                                     ? " "
-                                     : readings[i].trace.prediction;
+        const std::string text =
+            readings[i].trace.prediction.empty() && std::string(format) == "alto"
+                ? " "
+                : readings[i].trace.prediction;
         QCOMPARE(QString::fromStdString(b.text), QString::fromStdString(text));
         QCOMPARE(b.baseline.size() >= 2, a.baseline.size() >= 2);
         if (a.baseline.size() >= 2 && a.baseline.front().x >= 0 && a.baseline.front().y >= 0) {
@@ -290,9 +300,11 @@ class TestPageExport : public QObject {
         "<TextLine id=\"l1\"><Coords points=\"0,0 2543,0 2543,155 0,155\"/>"
         "<Baseline points=\"0,10 2543,10\"/></TextLine></TextRegion></Page></PcGts>";
     const PageLayout layout = parsePageLayout(xml, kKraken + "lines/baseline.xml");
-    auto session = ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
+    auto session =
+        ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
     const auto image = readImage(kKraken + "lines/000236.png", true);
-    const auto r = session->traceLine(image, krakenLineOf(layout.lines[0], layout.textDirection), "l1");
+    const auto r =
+        session->traceLine(image, krakenLineOf(layout.lines[0], layout.textDirection), "l1");
     QVERIFY(!r.empty);
     QCOMPARE(r.cuts.size(), r.trace.steps.size());
     const std::string page = toPageXmlPage(layout, {r});
@@ -329,6 +341,22 @@ class TestPageExport : public QObject {
     QVERIFY2(page.find("<Glyph id=\"l1_w0_g0\">\n            <Coords points=\"" + first) !=
                  std::string::npos,
              first.c_str());
+  }
+
+  // Words' confidences are the mean of their characters' (kraken's serialiser), characters'
+  // their own; "ab c" by hand: a 0.5, b 0.7, c 0.5 (after the space's 0.9).
+  void confidencesAreKrakens() {
+    const PageLayout layout = readPageLayout(kKraken + "pages/page/explicit_ro.xml");
+    std::vector<LineReading> readings;
+    for (const auto& l : layout.lines) readings.push_back(handReading(l, "ab c"));
+    const std::string page = toPageXmlPage(layout, readings);
+    const std::string alto = toAltoPage(layout, readings);
+    QVERIFY(page.find("<TextEquiv conf=\"0.6\"><Unicode>ab</Unicode>") != std::string::npos);
+    QVERIFY(page.find("<TextEquiv conf=\"0.7\"><Unicode>b</Unicode>") != std::string::npos);
+    QVERIFY(page.find("<TextEquiv conf=\"0.75\"><Unicode>ab c</Unicode>") != std::string::npos);
+    QVERIFY(alto.find("CONTENT=\"ab\" HPOS=") != std::string::npos);
+    QVERIFY(alto.find("WC=\"0.6\"") != std::string::npos);
+    QVERIFY(alto.find("GC=\"0.7\"") != std::string::npos);
   }
 
   void readingsMustMatchTheLines() {
@@ -372,7 +400,8 @@ class TestPageExport : public QObject {
   // kraken line and a hand-made trace with every kind of label and boxes outside the image.
   void singleImageWritersValidate_data() {
     QTest::addColumn<QString>("what");
-    for (const char* w : {"sharp-chain", "soft", "beam", "kraken", "hand", "empty"}) QTest::newRow(w) << w;
+    for (const char* w : {"sharp-chain", "soft", "beam", "kraken", "hand", "empty"})
+      QTest::newRow(w) << w;
   }
   void singleImageWritersValidate() {
     QFETCH(QString, what);
@@ -385,7 +414,8 @@ class TestPageExport : public QObject {
       if (what == "beam") opt.beamWidth = 3;
       trace = s->trace(readImage(imagePath), imagePath, opt);
     } else if (what == "kraken") {
-      auto s = ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
+      auto s =
+          ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
       trace = s->trace(readImage(kKraken + "lines/000236.png", true), "000236.png");
     } else {
       trace.source = "straße/画像 <1> & 'two'.png";
@@ -401,8 +431,8 @@ class TestPageExport : public QObject {
           st.topk = {{t, 1, 0.7}, {"\"", 2, 0.2}, {"<end>", 0, 0.1}};
           st.box = {-5.0 + 10.0 * double(trace.steps.size()), -3, 12, 30};
           StnTrace stn;
-          stn.quad = {PointF{st.box.x - 2, -4}, PointF{st.box.x + 13, -1}, PointF{st.box.x + 12, 25},
-                      PointF{st.box.x - 3, 22}};
+          stn.quad = {PointF{st.box.x - 2, -4}, PointF{st.box.x + 13, -1},
+                      PointF{st.box.x + 12, 25}, PointF{st.box.x - 3, 22}};
           st.stn = {stn};
           trace.steps.push_back(st);
         }
