@@ -407,7 +407,10 @@ void InspectorPage::showStep(int step) {
           .arg(breakable(qstr(m_trace->prediction)), verdict)
           .arg(m_trace->confidence, 0, 'f', 3)
           .arg(m_trace->meanEntropy, 0, 'f', 3)
-          .arg(qstr(m_trace->modelDescription).toHtmlEscaped())
+          .arg(qstr(m_trace->modelDescription).toHtmlEscaped() +
+               (m_trace->inputPass.empty()  // EasyOCR's readtext: which pass is shown, and why
+                    ? QString()
+                    : QStringLiteral("<br>") + qstr(m_trace->inputPass).toHtmlEscaped()))
           .arg(m_trace->beamWidth > 1
                    ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
                                                     .arg(m_trace->beamWidth)
