@@ -15,6 +15,7 @@
 #include "base/atomic_file.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/blas_kernels.h"
 #include "base/heap_tuning.h"
 #include "cli_args.h"
 #include "cli_data.h"
@@ -637,8 +638,8 @@ int benchKrakenPage(const CliArgs& a) {
   std::vector<int> threads = {1, 2};
   if (a.has("threads")) threads = {core::computeThreads()};
   if (!a.has("json"))
-    std::printf("kraken page: %d lines of %dx%d px, %s\n", lines, pageW, lineH,
-                config.describe().c_str());
+    std::printf("kraken page: %d lines of %dx%d px, %s; OpenBLAS kernels %s\n", lines, pageW,
+                lineH, config.describe().c_str(), core::blasKernels().c_str());
   nlohmann::json rows = nlohmann::json::array();
   for (int t : threads) {
     if (!a.has("threads")) setComputeThreads(t);
@@ -743,7 +744,8 @@ int cmdBench(const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  core::tuneHeapForTensors();  // before the first tensor: base/heap_tuning.h
+  core::chooseBlasKernels(argv);  // first: it may start the process again (base/blas_kernels.h)
+  core::tuneHeapForTensors();     // before the first tensor: base/heap_tuning.h
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/blas_kernels.h"
 #include "base/heap_tuning.h"
 #include "curve_export.h"
 #include "main_window.h"
@@ -39,6 +40,7 @@ int fail(const QString& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  foveal::core::chooseBlasKernels(argv);  // first: it may start the process again
   foveal::core::tuneHeapForTensors();  // before the first tensor: base/heap_tuning.h
   // Exporting needs no display: without one (or with none chosen) render offscreen.
   const bool exporting = wantsExport(argc, argv);
