@@ -1,7 +1,7 @@
 // foveal-cli: the command-line face of the engine. Parses, calls core, prints; nothing else.
 #include <algorithm>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -12,10 +12,11 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include "base/atomic_file.h"
+#include "base/blas_kernels.h"
 #include "base/cpu_features.h"
 #include "base/error.h"
-#include "base/blas_kernels.h"
 #include "base/heap_tuning.h"
 #include "cli_args.h"
 #include "cli_data.h"
@@ -32,19 +33,18 @@
 #include "formats/checkpoint.h"
 #include "formats/easyocr_import.h"
 #include "formats/ocr_formats.h"
-#include <nlohmann/json.hpp>
 
 #include "formats/kraken_import.h"
 #include "formats/page_export.h"
 #include "formats/page_layout.h"
-#include "model/vgsl_spec.h"
-#include "trace/kraken_lines.h"
 #include "image/grey_image.h"
 #include "image/image_checks.h"
 #include "model/benchmark.h"
 #include "model/charset.h"
 #include "model/model_config.h"
 #include "model/model_variants.h"
+#include "model/vgsl_spec.h"
+#include "trace/kraken_lines.h"
 #include "trace/model_session.h"
 #include "train/model_average.h"
 
@@ -260,7 +260,8 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
 // order, each extracted as kraken extracts it (a baseline with its boundary polygon, else the box
 // of its coordinates) and read by the model; --json prints {"lines": [...]}.
 int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
-  if (a.positionals().size() != 1) throw UsageError("trace --layout FILE.xml needs exactly one IMAGE");
+  if (a.positionals().size() != 1)
+    throw UsageError("trace --layout FILE.xml needs exactly one IMAGE");
   if (a.has("csv") || a.has("hocr") || a.has("out"))
     throw UsageError(
         "trace --layout prints the lines as a table or, with --json, as JSON, and exports the "
@@ -269,7 +270,8 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
   const std::string model = a.required("model");
   const std::vector<std::string> inputs = {a.value("layout"), imagePath, model};
   if (a.has("page") && a.has("alto") &&
-      fs::absolute(a.value("page")).lexically_normal() == fs::absolute(a.value("alto")).lexically_normal())
+      fs::absolute(a.value("page")).lexically_normal() ==
+          fs::absolute(a.value("alto")).lexically_normal())
     throw UsageError("--page and --alto name the same file");
   for (const char* f : {"page", "alto"})
     if (a.has(f)) {
@@ -284,7 +286,8 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
   const auto layout = core::readPageLayout(a.value("layout"));
   if (core::isTesseractSpec(model)) throw UsageError("--layout reads lines with a model file");
   std::vector<core::LineReading> readings;
-  const auto session = core::ModelSession::open(model, app::importOptions(a, /*formatIsOutput=*/true));
+  const auto session =
+      core::ModelSession::open(model, app::importOptions(a, /*formatIsOutput=*/true));
   std::string warning;
   const auto page = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
@@ -310,7 +313,8 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
       nlohmann::json cut = nlohmann::json::array();
       if (i < r.cuts.size())
         for (const auto& p : r.cuts[i]) cut.push_back({p.x, p.y});
-      steps.push_back({{"token", st.token}, {"prob", st.prob}, {"columns", st.columns}, {"cut", cut}});
+      steps.push_back(
+          {{"token", st.token}, {"prob", st.prob}, {"columns", st.columns}, {"cut", cut}});
     }
     nlohmann::json line = {{"id", l.id},
                            {"region", l.regionId},
@@ -322,8 +326,10 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
     lines.push_back(line);
   }
   if (a.has("json"))
-    std::cout << nlohmann::json{{"image", imagePath}, {"layout", a.value("layout")},
-                                {"format", layout.format}, {"lines", lines}}
+    std::cout << nlohmann::json{{"image", imagePath},
+                                {"layout", a.value("layout")},
+                                {"format", layout.format},
+                                {"lines", lines}}
                      .dump(2)
               << "\n";
   core::PageExportOptions exportOptions;
@@ -350,9 +356,10 @@ int cmdTrace(const std::vector<std::string>& args) {
   const bool withLayout = std::any_of(args.begin(), args.end(), [](const std::string& s) {
     return s == "--layout" || s.rfind("--layout=", 0) == 0;
   });
-  std::set<std::string> valued = {"model", "out",   "seed",   "threads", "beam",
-                                   "hypothesis", "dataset", "limit", "format",  "layout"};
-  std::set<std::string> flags = {"json", "csv", "hocr", "alto", "page", "sample", "all-steps", "force"};
+  std::set<std::string> valued = {"model",      "out",     "seed",  "threads", "beam",
+                                  "hypothesis", "dataset", "limit", "format",  "layout"};
+  std::set<std::string> flags = {"json", "csv",    "hocr",      "alto",
+                                 "page", "sample", "all-steps", "force"};
   if (withLayout)
     for (const char* f : {"alto", "page"}) {
       flags.erase(f);
@@ -531,7 +538,8 @@ int cmdInfo(const std::vector<std::string>& args) {
   std::cout << session->config().describe() << "\n";
   if (session->config().features == "vgsl")  // a kraken network: its layers
     std::cout << core::parseVgsl(session->config().kraken.vgsl, path).describe();
-  for (const auto& [metric, points] : session->storedHistory()) {  // what the file says of its training
+  for (const auto& [metric, points] :
+       session->storedHistory()) {  // what the file says of its training
     std::cout << "stored " << metric << " (" << points.size() << " evaluations):";
     for (const auto& p : points) std::cout << " " << p.step << ":" << p.value;
     std::cout << "\n";
@@ -619,7 +627,8 @@ int benchKrakenPage(const CliArgs& a) {
                                               "kraken default spec");
   const auto session = core::ModelSession::create(config, 7);
   const int lines = 30, lineH = 90, pageW = 2400;
-  core::GreyImage page(pageW, lines * lineH, std::vector<uint8_t>(size_t(pageW) * lines * lineH, 235));
+  core::GreyImage page(pageW, lines * lineH,
+                       std::vector<uint8_t>(size_t(pageW) * lines * lineH, 235));
   uint32_t rng = 12345;
   auto next = [&] { return rng = rng * 1664525u + 1013904223u; };
   std::vector<core::KrakenLineSpec> specs;
@@ -630,16 +639,18 @@ int benchKrakenPage(const CliArgs& a) {
       for (int y = base - h; y < base; ++y)
         for (int dx = 0; dx < w; ++dx) page.pixels[size_t(y) * pageW + x + dx] = 20;
     }
-    specs.push_back(core::krakenBaselineLine(
-        {{40, double(base)}, {double(pageW - 40), double(base)}},
-        {{40, double(top + 8)}, {double(pageW - 40), double(top + 8)},
-         {double(pageW - 40), double(top + lineH - 4)}, {40, double(top + lineH - 4)}}));
+    specs.push_back(
+        core::krakenBaselineLine({{40, double(base)}, {double(pageW - 40), double(base)}},
+                                 {{40, double(top + 8)},
+                                  {double(pageW - 40), double(top + 8)},
+                                  {double(pageW - 40), double(top + lineH - 4)},
+                                  {40, double(top + lineH - 4)}}));
   }
   std::vector<int> threads = {1, 2};
   if (a.has("threads")) threads = {core::computeThreads()};
   if (!a.has("json"))
-    std::printf("kraken page: %d lines of %dx%d px, %s; OpenBLAS kernels %s\n", lines, pageW,
-                lineH, config.describe().c_str(), core::blasKernels().c_str());
+    std::printf("kraken page: %d lines of %dx%d px, %s; OpenBLAS kernels %s\n", lines, pageW, lineH,
+                config.describe().c_str(), core::blasKernels().c_str());
   nlohmann::json rows = nlohmann::json::array();
   for (int t : threads) {
     if (!a.has("threads")) setComputeThreads(t);
@@ -663,11 +674,11 @@ int benchKrakenPage(const CliArgs& a) {
 }
 
 int cmdBench(const std::vector<std::string>& args) {
-  const CliArgs a(args,
-                  app::withImportOptions({"width", "batch", "repeats", "only", "threads", "device",
-                                          "beam", "model", "ig-steps"}),
-                  app::withImportFlags({"no-train", "json", "no-bf16", "explain", "one-step",
-                                        "kraken-page"}));
+  const CliArgs a(
+      args,
+      app::withImportOptions(
+          {"width", "batch", "repeats", "only", "threads", "device", "beam", "model", "ig-steps"}),
+      app::withImportFlags({"no-train", "json", "no-bf16", "explain", "one-step", "kraken-page"}));
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("explain")) return benchExplain(a);
   if (a.has("kraken-page")) return benchKrakenPage(a);

@@ -41,7 +41,7 @@ int fail(const QString& message) {
 
 int main(int argc, char** argv) {
   foveal::core::chooseBlasKernels(argv);  // first: it may start the process again
-  foveal::core::tuneHeapForTensors();  // before the first tensor: base/heap_tuning.h
+  foveal::core::tuneHeapForTensors();     // before the first tensor: base/heap_tuning.h
   // Exporting needs no display: without one (or with none chosen) render offscreen.
   const bool exporting = wantsExport(argc, argv);
   if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))

@@ -762,8 +762,9 @@ KrakenFile parseCoreml(const std::string& bytes, const std::string& origin) {
 #else
 // A build without protobuf (an engine-only build against a pip PyTorch) reads safetensors only.
 KrakenFile parseCoreml(const std::string&, const std::string& origin) {
-  fail(origin, "a CoreML .mlmodel, and this build has no protobuf (Debian: libprotobuf-dev and "
-               "protobuf-compiler) to read it: kraken 7's .safetensors files read without it");
+  fail(origin,
+       "a CoreML .mlmodel, and this build has no protobuf (Debian: libprotobuf-dev and "
+       "protobuf-compiler) to read it: kraken 7's .safetensors files read without it");
 }
 #endif
 

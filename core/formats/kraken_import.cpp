@@ -4,8 +4,8 @@
 // layer as the CTC stage's Linear; the codec gives the classes; lines are read as kraken's rpred
 // reads them (preprocessing "kraken", core/image/kraken_line.h) and decoded as it decodes
 // (core/model/kraken_codec.h).
-#include <nlohmann/json.hpp>
 #include <torch/torch.h>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <map>
@@ -72,8 +72,7 @@ std::string charsetFromCodec(const json& codec, int classes, const std::string& 
                     ", outside the output layer's 1.." + std::to_string(classes - 1));
       maxLabel = std::max(maxLabel, l.get<int>());
     }
-    if (labels.size() == 1 && codePoints(chars) == 1 &&
-        !single.count(labels.front().get<int>()))
+    if (labels.size() == 1 && codePoints(chars) == 1 && !single.count(labels.front().get<int>()))
       single[labels.front().get<int>()] = chars;
     else
       ++multi;
@@ -128,9 +127,9 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
   const VgslSpec spec = parseVgsl(kf.vgsl, path);
   const json codec = parseJsonField(meta, "codec", path);
 
-  ModelConfig c = krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", true),
-                                    intOption(o, "padding", 16, path, 0, 1024), path,
-                                    &report.assumed);
+  ModelConfig c =
+      krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", true),
+                        intOption(o, "padding", 16, path, 0, 1024), path, &report.assumed);
   const auto& pp = c.preprocessing;
   const int classes = spec.outputLayer().outChannels;
 
@@ -174,14 +173,17 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
   // The bias first (so that an augmented weight's column adds to it), then the rest.
   std::vector<std::pair<std::string, const KrakenTensor*>> order;
   for (const auto& [k, t] : kf.weights)
-    if (k == "nn." + outName + ".lin.bias") order.insert(order.begin(), {k, &t});
-    else order.push_back({k, &t});
+    if (k == "nn." + outName + ".lin.bias")
+      order.insert(order.begin(), {k, &t});
+    else
+      order.push_back({k, &t});
   std::vector<std::string> unknown;
   for (const auto& [key, tp] : order) {
     const KrakenTensor& t = *tp;
     size_t n = 1;
     for (auto d : t.shape) n *= static_cast<size_t>(d);
-    if (n != t.values.size()) throw Error(path + ": '" + key + "' holds the wrong number of values");
+    if (n != t.values.size())
+      throw Error(path + ": '" + key + "' holds the wrong number of values");
     for (float x : t.values)
       if (!std::isfinite(x)) throw Error(path + ": '" + key + "' holds non-finite values");
     if (fold(key, t)) continue;
@@ -222,9 +224,8 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
                        std::string(kf.container == "coreml" ? "CoreML .mlmodel (kraken <= 6)"
                                                             : "safetensors (kraken 7)") +
                        ", weights " + types + ": VGSL " + kf.vgsl + "; " +
-                       std::to_string(classes - 1) + " labels; lines " +
-                       std::to_string(pp.inputH) + " px high, padded " +
-                       std::to_string(c.kraken.padding) + " px, " +
+                       std::to_string(classes - 1) + " labels; lines " + std::to_string(pp.inputH) +
+                       " px high, padded " + std::to_string(c.kraken.padding) + " px, " +
                        (c.kraken.legacyPolygons ? "legacy" : "new") + " polygon extractor";
   if (meta.contains("accuracy") && meta["accuracy"].is_array() && !meta["accuracy"].empty())
     report.description += "; trained " + std::to_string(meta["accuracy"].size()) +
@@ -232,10 +233,8 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
   json m;
   m["format"] = "foveal-checkpoint";
   m["model"] = json::parse(c.toJson());
-  m["imported_from"] = {{"kind", "kraken"},
-                        {"file", path},
-                        {"container", kf.container},
-                        {"notes", report.assumed}};
+  m["imported_from"] = {
+      {"kind", "kraken"}, {"file", path}, {"container", kf.container}, {"notes", report.assumed}};
   m["kraken_meta"] = meta;
   loaded.metadataJson = m.dump(2);
   report.provenanceJson = m["imported_from"].dump();

@@ -22,11 +22,8 @@ const std::vector<ModelFormat>& modelFormats() {
   // The registry: one line per format. Sniffers are asked in this order; the highest score wins
   // and a tie goes to the earlier line.
   static const std::vector<ModelFormat> formats = {
-      fovealModelFormat(),
-      easyocrModelFormat(),
-      strhubModelFormat(),
-      dtrbModelFormat(),
-      krakenModelFormat(),
+      fovealModelFormat(), easyocrModelFormat(), strhubModelFormat(),
+      dtrbModelFormat(),   krakenModelFormat(),
   };
   return formats;
 }

@@ -119,14 +119,6 @@ Layout layOut(const Trace& trace) {
   return l;
 }
 
-std::string utcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // The other readings of a beam search (not the one the steps show), best first.
 std::vector<const BeamHypothesis*> otherReadings(const Trace& trace) {
@@ -137,6 +129,15 @@ std::vector<const BeamHypothesis*> otherReadings(const Trace& trace) {
 }
 
 }  // namespace
+
+std::string utcNow() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 std::string xmlEscape(const std::string& in) {
   std::string out;

@@ -56,5 +56,7 @@ std::string xmlEscape(const std::string& text);
 /// A number as XML attributes want it: the C locale whatever the user's, at most `decimals`
 /// decimals, no trailing zeros, never "-0".
 std::string xmlNumber(double v, int decimals);
+/// The time now as xsd:dateTime in UTC ("2026-12-01T23:55:00Z"), for the writers' timestamps.
+std::string utcNow();
 
 }  // namespace foveal::core

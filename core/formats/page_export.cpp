@@ -69,15 +69,6 @@ std::string points(IPolygon p) {
   return s;
 }
 
-std::string utcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string conf(double p) {
   return xmlNumber(std::clamp(std::isfinite(p) ? p : 0.0, 0.0, 1.0), 4);
 }

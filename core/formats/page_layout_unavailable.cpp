@@ -6,8 +6,9 @@
 namespace foveal::core {
 
 PageLayout parsePageLayout(const std::string&, const std::string& origin) {
-  throw Error(origin + ": this build reads no page layouts (PAGE-XML, ALTO): it was built without "
-                       "libxml2 (Debian: libxml2-dev)");
+  throw Error(origin +
+              ": this build reads no page layouts (PAGE-XML, ALTO): it was built without "
+              "libxml2 (Debian: libxml2-dev)");
 }
 
 PageLayout readPageLayout(const std::string& path) { return parsePageLayout({}, path); }

@@ -133,9 +133,10 @@ namespace {
 // kraken models read through ModelSession::trace and traceLine, not through a batch of images.
 void refuseKrakenLines(const Preprocessing& pp) {
   if (pp.resize == "kraken")
-    throw Error("a kraken model reads each line as kraken's rpred does (its box or baseline, "
-                "then kraken's own scaling): open the image or page with the model instead; "
-                "batch evaluation, training and explanations do not take kraken models yet");
+    throw Error(
+        "a kraken model reads each line as kraken's rpred does (its box or baseline, "
+        "then kraken's own scaling): open the image or page with the model instead; "
+        "batch evaluation, training and explanations do not take kraken models yet");
 }
 }  // namespace
 

@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "base/error.h"
-#include "model/vgsl_spec.h"
 #include "model/charset.h"
 #include "model/geometry.h"
 #include "model/stages/stage_registry.h"
+#include "model/vgsl_spec.h"
 
 namespace foveal::core {
 
@@ -134,17 +134,21 @@ void ModelConfig::validate() const {
   if (!(preprocessing.regionScale >= 1.0 && preprocessing.regionScale <= 8.0))
     fail("region_scale must be in [1, 8]");
   const bool vgsl = features == "vgsl";
-  if (vgsl != !kraken.empty() || (vgsl && (sequence != "none" || transformation != "none" ||
-                                            prediction != "ctc")))
-    fail("the vgsl features (a kraken network) go with its VGSL spec and the ctc prediction, "
-         "nothing between (" + stageString() + " given)");
+  if (vgsl != !kraken.empty() ||
+      (vgsl && (sequence != "none" || transformation != "none" || prediction != "ctc")))
+    fail(
+        "the vgsl features (a kraken network) go with its VGSL spec and the ctc prediction, "
+        "nothing between (" +
+        stageString() + " given)");
   if (vgsl != (preprocessing.resize == "kraken") ||
       vgsl != (preprocessing.normalisation == "kraken"))
-    fail("a kraken network reads lines as kraken does (resize and normalisation \"kraken\") and "
-         "only it does");
+    fail(
+        "a kraken network reads lines as kraken does (resize and normalisation \"kraken\") and "
+        "only it does");
   if (vgsl) {
     const VgslSpec spec = parseVgsl(kraken.vgsl, "kraken VGSL spec");
-    if (spec.inputHeight() != preprocessing.inputH || spec.inputChannels() != preprocessing.channels())
+    if (spec.inputHeight() != preprocessing.inputH ||
+        spec.inputChannels() != preprocessing.channels())
       fail("the VGSL input " + std::to_string(spec.inputHeight()) + " px high with " +
            std::to_string(spec.inputChannels()) + " channels does not match the preprocessing");
     if (spec.featureChannels() != cnnChannels())

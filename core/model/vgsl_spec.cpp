@@ -32,7 +32,8 @@ int poolOut(int in, int k, int s) {
 
 class Parser {
  public:
-  Parser(std::string origin, std::string text) : m_origin(std::move(origin)), m_text(std::move(text)) {}
+  Parser(std::string origin, std::string text)
+      : m_origin(std::move(origin)), m_text(std::move(text)) {}
 
   VgslSpec parse() {
     VgslSpec spec;
@@ -76,8 +77,9 @@ class Parser {
       spec.layers.push_back(std::move(layer));
     }
     if (spec.layers.empty() || spec.layers.back().kind != VgslLayer::Kind::Output)
-      fail("the VGSL spec does not end with an output layer (O1c...): it is not a recognition "
-           "model");
+      fail(
+          "the VGSL spec does not end with an output layer (O1c...): it is not a recognition "
+          "model");
     for (size_t i = 0; i + 1 < spec.layers.size(); ++i)
       if (spec.layers[i].name == spec.layers.back().name)
         fail("two VGSL layers are both named " + spec.layers[i].name);
@@ -211,7 +213,8 @@ class Parser {
     out = in;
     switch (l.kind) {
       case VgslLayer::Kind::Conv: {
-        const int ph = l.dilation[0] * (l.kernel[0] - 1) / 2, pw = l.dilation[1] * (l.kernel[1] - 1) / 2;
+        const int ph = l.dilation[0] * (l.kernel[0] - 1) / 2,
+                  pw = l.dilation[1] * (l.kernel[1] - 1) / 2;
         out[1] = l.outChannels;
         out[2] = convOut(in[2], l.kernel[0], l.stride[0], l.dilation[0], ph);
         out[3] = convOut(in[3], l.kernel[1], l.stride[1], l.dilation[1], pw);
@@ -221,8 +224,8 @@ class Parser {
         out[2] = poolOut(in[2], l.kernel[0], l.stride[0]);
         out[3] = poolOut(in[3], l.kernel[1], l.stride[1]);
         if ((in[2] != 0 && out[2] < 1) || (in[3] != 0 && out[3] < 1))
-          failLayer(l.block, "the pool is larger than its input (" + std::to_string(in[2]) +
-                                 " rows)");
+          failLayer(l.block,
+                    "the pool is larger than its input (" + std::to_string(in[2]) + " rows)");
         break;
       case VgslLayer::Kind::Reshape: {
         // kraken's Reshape.forward on a tensor of this shape (variable sizes as 1).
@@ -345,7 +348,8 @@ std::string VgslSpec::describe() const {
     switch (l.kind) {
       case VgslLayer::Kind::Conv:
         s << "conv " << l.kernel[0] << "x" << l.kernel[1] << ", " << l.outChannels << " filters";
-        if (l.stride != std::array<int, 2>{1, 1}) s << ", stride " << l.stride[0] << "x" << l.stride[1];
+        if (l.stride != std::array<int, 2>{1, 1})
+          s << ", stride " << l.stride[0] << "x" << l.stride[1];
         if (l.dilation != std::array<int, 2>{1, 1})
           s << ", dilation " << l.dilation[0] << "x" << l.dilation[1];
         s << ", "

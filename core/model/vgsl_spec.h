@@ -43,18 +43,16 @@ struct VgslLayer {
 };
 
 struct VgslSpec {
-  std::string text;                ///< as given
-  std::array<int, 4> input{};      ///< kraken's (batch, channels, height, width); 0 = variable
-  std::vector<VgslLayer> layers;   ///< in order, the last one the output layer
-  std::array<int, 4> output{};     ///< the network's NCHW output shape
+  std::string text;               ///< as given
+  std::array<int, 4> input{};     ///< kraken's (batch, channels, height, width); 0 = variable
+  std::vector<VgslLayer> layers;  ///< in order, the last one the output layer
+  std::array<int, 4> output{};    ///< the network's NCHW output shape
   int inputHeight() const { return input[2]; }
   int inputChannels() const { return input[1]; }
   /// The last layer: the CTC projection (an O1 layer).
   const VgslLayer& outputLayer() const { return layers.back(); }
   /// Every layer but the last: what the feature stage "vgsl" runs.
-  std::vector<VgslLayer> featureLayers() const {
-    return {layers.begin(), layers.end() - 1};
-  }
+  std::vector<VgslLayer> featureLayers() const { return {layers.begin(), layers.end() - 1}; }
   /// The channels of the feature stage's output (the output layer's input).
   int featureChannels() const { return layers.back().inChannels(); }
   /// The layer table of geometry.h for the receptive fields of the output columns (convolutions

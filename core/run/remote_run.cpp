@@ -348,7 +348,8 @@ MirrorResult RemoteRun::mirror() {
     const std::string listing = sh.check(
         "cd " + shellQuote(m_target.remoteDir) +
             " 2>/dev/null || exit 0; for f in config.json metrics.jsonl train.log latest.fvm "
-            "best.fvm latest.state history/iter-*.fvm; do [ -f \"$f\" ] && stat -c '%s %.9Y %i %n' -- \"$f\"; "
+            "best.fvm latest.state history/iter-*.fvm; do [ -f \"$f\" ] && stat -c '%s %.9Y %i %n' "
+            "-- \"$f\"; "
             "done; true",
         "listing the run folder " + m_target.remoteDir);
     std::map<std::string, std::pair<uint64_t, std::string>> remote;  // name -> size, signature

@@ -34,7 +34,8 @@ void applyKrakenReading(Trace& tr, const ModelConfig& config, const std::vector<
   std::vector<std::vector<double>> rows;
   const bool cuts = line.inputWidth > 0 && line.lineWidth > 0 && frames > 0;
   KrakenScale scale;
-  if (cuts) scale = KrakenScale::forLine(line.inputWidth, frames, line.lineWidth, config.kraken.padding);
+  if (cuts)
+    scale = KrakenScale::forLine(line.inputWidth, frames, line.lineWidth, config.kraken.padding);
   double sum = 0;
   for (const auto& ch : chars) {
     TraceStep st;

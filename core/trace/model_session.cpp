@@ -155,8 +155,8 @@ LineReading ModelSession::traceLine(const GreyImage& page, const KrakenLineSpec&
     c10::InferenceMode guard;
     std::vector<float> values = k.input;
     ModelInput input;
-    input.image = torch::from_blob(values.data(), {1, k.inputC, k.inputH, k.inputW}, torch::kFloat)
-                      .clone();
+    input.image =
+        torch::from_blob(values.data(), {1, k.inputC, k.inputH, k.inputW}, torch::kFloat).clone();
     input.contentW = {k.inputW};
     auto out = d->model->forward(input.image, {}, decodeOptions(options));
     checkFiniteOutputs(out.logProbs, d->path, source);

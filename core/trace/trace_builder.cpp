@@ -389,8 +389,8 @@ void applyKraken(Trace& tr, Recognizer& model, const RecognizerOutput& out, int 
                  int srcW, int srcH) {
   const int64_t m = out.logProbs.size(1);
   const int frames = std::min<int>(static_cast<int>(m), model->geometry(contentW).columns);
-  auto probs = out.logProbs.select(0, b).slice(0, 0, frames).detach().exp().to(torch::kCPU,
-                                                                              torch::kFloat);
+  auto probs =
+      out.logProbs.select(0, b).slice(0, 0, frames).detach().exp().to(torch::kCPU, torch::kFloat);
   probs = probs.contiguous();
   const int classes = static_cast<int>(probs.size(1));
   std::vector<float> p(probs.data_ptr<float>(), probs.data_ptr<float>() + probs.numel());

@@ -533,9 +533,8 @@ class TestDtrbImport : public QObject {
     QVERIFY(refused(zip.substr(0, zip.size() - 1)).find("corrupt zip archive") !=
             std::string::npos);
     // A name listed twice (issue 65): torch.load reads the first, a map kept the last.
-    const std::string twice =
-        refused(zipOf({{"a/data.pkl", "harmless", 0}, {"a/data/0", "0", 0},
-                       {"a/data.pkl", "malicious", 0}}));
+    const std::string twice = refused(zipOf(
+        {{"a/data.pkl", "harmless", 0}, {"a/data/0", "0", 0}, {"a/data.pkl", "malicious", 0}}));
     QVERIFY2(twice.find("z.zip: zip entry 'a/data.pkl' is listed twice") != std::string::npos,
              twice.c_str());
   }

@@ -544,15 +544,18 @@ class TestHostileInput : public QObject {
     const float inf = std::numeric_limits<float>::infinity();
     const float nan = std::numeric_limits<float>::quiet_NaN();
     QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, -inf}).view({1, 1, 2})), int64_t(-1));
-    QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, 0.0f, nan, 0.0f}).view({2, 1, 2})),
-             int64_t(1));
+    QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, 0.0f, nan, 0.0f}).view({2, 1, 2})), int64_t(1));
     QCOMPARE(firstNonFiniteRow(torch::tensor({inf, 0.0f}).view({1, 1, 2})), int64_t(0));
   }
 
   // Issue 65, 5: invalid UTF-8 in a charset is refused where it enters, naming the byte; it
   // reached the model file's JSON writer as "internal error: [json.exception.type_error.316]".
   void invalidUtf8Charset() {
-    QString msg = errorOf([] { Charset("ab\x80" "c"); });
+    QString msg = errorOf([] {
+      Charset(
+          "ab\x80"
+          "c");
+    });
     QVERIFY2(msg.contains("charset is not valid UTF-8 (byte 3, 0x80)"), qPrintable(msg));
     msg = errorOf([] { checkCharsetUtf8("\xFF", "--charset"); });
     QVERIFY2(msg.contains("--charset is not valid UTF-8 (byte 1, 0xFF)"), qPrintable(msg));

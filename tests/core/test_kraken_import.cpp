@@ -13,10 +13,10 @@
 #include "formats/checkpoint.h"
 #include "formats/model_format.h"
 #include "image/grey_image.h"
+#include "image/kraken_line.h"
 #include "model/stages/vgsl_features.h"
 #include "model/vgsl_spec.h"
 #include "trace/kraken_lines.h"
-#include "image/kraken_line.h"
 #include "trace/model_session.h"
 
 using namespace foveal::core;
@@ -56,14 +56,16 @@ QString refusalOf(const std::function<void()>& f) {
 // kept): kraken_meta is a JSON text inside the header's __metadata__.
 std::string withVgsl(const std::string& file, const std::string& vgsl) {
   uint64_t n = 0;
-  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(file[static_cast<size_t>(i)]);
+  for (int i = 7; i >= 0; --i)
+    n = (n << 8) | static_cast<unsigned char>(file[static_cast<size_t>(i)]);
   json header = json::parse(file.substr(8, n));
   json meta = json::parse(header["__metadata__"]["kraken_meta"].get<std::string>());
   for (auto& [uuid, m] : meta.items()) m["vgsl"] = vgsl;
   header["__metadata__"]["kraken_meta"] = meta.dump();
   std::string h = header.dump();
   std::string out(8, '\0');
-  for (int i = 0; i < 8; ++i) out[static_cast<size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((h.size() >> (8 * i)) & 0xff);
   return out + h + file.substr(8 + n);
 }
 
@@ -85,8 +87,8 @@ class TestKrakenImport : public QObject {
                              << "C_0 Do_1 Mp_2 C_3 Do_4 Mp_5 C_6 Do_7 Mp_8 C_9 Do_10 S_11 L_12 "
                                 "Do_13 L_14 Do_15 L_16 Do_17";
     QTest::newRow("small") << "[1,48,0,1 Cr{C_0}4,2,1,4,2 O{O_1}1c4]" << 2 << 1 << 4 << "C_0";
-    QTest::newRow("y lstm summarised") << "[1,16,0,1 Ct3,3,8 Lfys12 O1ca5]" << 3 << 12 << 5
-                                       << "C_0 L_1";
+    QTest::newRow("y lstm summarised")
+        << "[1,16,0,1 Ct3,3,8 Lfys12 O1ca5]" << 3 << 12 << 5 << "C_0 L_1";
     QTest::newRow("gru, leaky relu, dilation")
         << "[1,32,0,3 Clr{c}3,3,4,1,1,2,2 Mp2,2,2,1 S1(1x0)1,3 Gbx6 O1s9]" << 5 << 12 << 9
         << "c Mp_1 S_2 G_3";
@@ -109,17 +111,28 @@ class TestKrakenImport : public QObject {
   void vgslRefusesByName_data() {
     QTest::addColumn<QString>("spec");
     QTest::addColumn<QString>("expected");
-    QTest::newRow("unknown kind") << "[1,48,0,1 Cr3,3,32 Xq7 O1c10]" << "unknown or unsupported layer kind 'Xq'";
-    QTest::newRow("parallel") << "[1,48,0,1 (Cr3,3,32 Cr3,3,32) O1c10]" << "parallel block";
-    QTest::newRow("transposed") << "[1,48,0,1 CTr3,3,32 O1c10]" << "transposed convolutions";
-    QTest::newRow("clstm") << "[1,48,0,1 S1(1x0)1,3 Lbxc100 O1c10]" << "clstm";
-    QTest::newRow("heat map") << "[1,48,0,1 Cr3,3,32 O2l8]" << "segmentation models";
-    QTest::newRow("no output") << "[1,48,0,1 Cr3,3,32]" << "does not end with an output layer";
-    QTest::newRow("variable height") << "[1,0,0,1 Cr3,3,32 O1c10]" << "variable height";
-    QTest::newRow("not sequential") << "1,48,0,1 Cr3,3,32 O1c10" << "not a sequential model";
-    QTest::newRow("reshape") << "[1,48,0,1 S1(5x0)1,3 O1c10]" << "cannot split 48 into 5 parts";
-    QTest::newRow("groups") << "[1,48,0,1 Cr3,3,30 Gn8 O1c10]" << "30 channels do not divide into 8";
-    QTest::newRow("pool") << "[1,4,0,1 Mp8,2 O1c10]" << "larger than its input";
+    QTest::newRow("unknown kind") << "[1,48,0,1 Cr3,3,32 Xq7 O1c10]"
+                                  << "unknown or unsupported layer kind 'Xq'";
+    QTest::newRow("parallel") << "[1,48,0,1 (Cr3,3,32 Cr3,3,32) O1c10]"
+                              << "parallel block";
+    QTest::newRow("transposed") << "[1,48,0,1 CTr3,3,32 O1c10]"
+                                << "transposed convolutions";
+    QTest::newRow("clstm") << "[1,48,0,1 S1(1x0)1,3 Lbxc100 O1c10]"
+                           << "clstm";
+    QTest::newRow("heat map") << "[1,48,0,1 Cr3,3,32 O2l8]"
+                              << "segmentation models";
+    QTest::newRow("no output") << "[1,48,0,1 Cr3,3,32]"
+                               << "does not end with an output layer";
+    QTest::newRow("variable height") << "[1,0,0,1 Cr3,3,32 O1c10]"
+                                     << "variable height";
+    QTest::newRow("not sequential") << "1,48,0,1 Cr3,3,32 O1c10"
+                                    << "not a sequential model";
+    QTest::newRow("reshape") << "[1,48,0,1 S1(5x0)1,3 O1c10]"
+                             << "cannot split 48 into 5 parts";
+    QTest::newRow("groups") << "[1,48,0,1 Cr3,3,30 Gn8 O1c10]"
+                            << "30 channels do not divide into 8";
+    QTest::newRow("pool") << "[1,4,0,1 Mp8,2 O1c10]"
+                          << "larger than its input";
   }
   void vgslRefusesByName() {
     QFETCH(QString, spec);
@@ -138,8 +151,9 @@ class TestKrakenImport : public QObject {
     auto& b = *params.find("C_0.co.bias");
     w.copy_(torch::tensor({1.f, 10.f, 100.f}).view({3, 1, 1, 1}));
     b.zero_();
-    auto x = torch::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({1, 1, 2, 3});  // rows 1 2 3 / 4 5 6
-    auto f = net.featureMap(x);                                                // [1, 6, 1, 3]
+    auto x =
+        torch::tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}).view({1, 1, 2, 3});  // rows 1 2 3 / 4 5 6
+    auto f = net.featureMap(x);                                            // [1, 6, 1, 3]
     QCOMPARE(f.sizes().vec(), (std::vector<int64_t>{1, 6, 1, 3}));
     // Row 0 then row 1, each channel 0..2 (x1, x10, x100), at column 2.
     const std::vector<float> want{3, 30, 300, 6, 60, 600};
@@ -221,7 +235,8 @@ class TestKrakenImport : public QObject {
       auto b = h.model->named_parameters(true);
       for (const auto& p : a) {
         const auto& q = *b.find(p.key());
-        QVERIFY2(torch::allclose(p.value(), q, 1e-3, 1e-3), qPrintable(QString::fromStdString(p.key())));
+        QVERIFY2(torch::allclose(p.value(), q, 1e-3, 1e-3),
+                 qPrintable(QString::fromStdString(p.key())));
       }
     }
   }
@@ -231,13 +246,14 @@ class TestKrakenImport : public QObject {
   // class and probability are kraken's TorchVGSLModel's (Debian's python3-torch 1.13 running
   // kraken's own layers.py on kraken's own line input; docs/DEVELOPING.md "kraken").
   void networkMatchesKraken() {
-    auto session = ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
+    auto session =
+        ModelSession::open(kKraken + "models/overfit.mlmodel", ImportOptions{{"padding", "1"}});
     const auto page = readImage(kKraken + "lines/000236.png", true);
     const auto line = session->traceLine(page, krakenBoxLine(0, 0, 2544, 156), "000236");
     QVERIFY(!line.empty);
     QCOMPARE(static_cast<int>(line.trace.columnTopk.size()), 174);
     const std::vector<std::pair<int, double>> want{
-        {0, 0.9078637}, {1, 0.9953329}, {2, 0.998021}, {3, 0.5553733}, {4, 0.9999136},
+        {0, 0.9078637},   {1, 0.9953329},  {2, 0.998021},    {3, 0.5553733},  {4, 0.9999136},
         {100, 0.8268521}, {101, 0.884822}, {102, 0.9996773}, {103, 0.9881506}};
     const std::vector<int> cls{4, 0, 0, 3, 0, 0, 1, 0, 3};
     for (size_t i = 0; i < want.size(); ++i) {
@@ -289,7 +305,8 @@ class TestKrakenImport : public QObject {
     const std::string wrong = dir.filePath("wrong_shape.safetensors").toStdString();
     writeAll(wrong, withVgsl(small, "[1,48,0,1 Cr{C_0}3,2,1,4,2 O{O_1}1c4]"));
     m = refusalOf([&] { loadModelFile(wrong); });
-    QVERIFY2(m.contains("wrong_shape.safetensors") && m.contains("nn.C_0.co.weight"), qPrintable(m));
+    QVERIFY2(m.contains("wrong_shape.safetensors") && m.contains("nn.C_0.co.weight"),
+             qPrintable(m));
     // A spec with a layer the file has no weights for.
     const std::string missing = dir.filePath("missing.safetensors").toStdString();
     writeAll(missing, withVgsl(small, "[1,48,0,1 Cr{C_0}4,2,1,4,2 Cr{C_5}1,1,1 O{O_1}1c4]"));

@@ -103,8 +103,8 @@ class TestModelFormats : public QObject {
         << QString::fromStdString(kEasy + "custom/fixture_net.pth") << "easyocr"
         << "fixture_net.yaml beside it";
     const std::string kraken = kSrc + "/../shared/fixtures/kraken/models/";
-    QTest::newRow("kraken coreml") << QString::fromStdString(kraken + "overfit.mlmodel")
-                                   << "kraken" << "a CoreML protobuf";
+    QTest::newRow("kraken coreml") << QString::fromStdString(kraken + "overfit.mlmodel") << "kraken"
+                                   << "a CoreML protobuf";
     QTest::newRow("kraken safetensors")
         << QString::fromStdString(kraken + "model_small_fp16.safetensors") << "kraken"
         << "a safetensors file";

@@ -8,10 +8,10 @@
 #include <QtTest/QtTest>
 
 #include "inspector_page.h"
+#include "main_window.h"
 #include "model_list_model.h"
 #include "models_dock.h"
 #include "qcustomplot_include.h"
-#include "main_window.h"
 #include "step_bar.h"
 #include "trace/trace.h"
 
@@ -66,7 +66,8 @@ class TestKrakenGui : public QObject {
     QCOMPARE(dock->storedHistoryPlot()->graph(0)->dataCount(), 162);
     if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
       QTest::qWait(400);
-      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/inspector-kraken.png"));
+      QVERIFY(
+          w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/inspector-kraken.png"));
     }
   }
 };

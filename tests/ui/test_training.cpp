@@ -214,8 +214,8 @@ class TestTraining : public QObject {
     // Resumed in a terminal: the window follows the new job by itself.
     QProcess resume;
     const int64_t secondStop = page->runs()->log(row)->iteration();
-    resume.start(cli(), {"runs", "resume", spec.runDir, "--iterations",
-                         QString::number(secondStop + 300)});
+    resume.start(
+        cli(), {"runs", "resume", spec.runDir, "--iterations", QString::number(secondStop + 300)});
     QVERIFY(resume.waitForFinished(120000));
     QVERIFY2(resume.exitCode() == 0, resume.readAllStandardError().constData());
     QVERIFY(jobOf() != secondJob);

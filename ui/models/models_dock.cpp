@@ -12,11 +12,11 @@
 #include <cmath>
 
 #include "engines/tesseract_engine.h"
-#include "qcustomplot_include.h"
-#include "trace/model_session.h"
 #include "model_list_model.h"
+#include "qcustomplot_include.h"
 #include "reading_document.h"
 #include "settings.h"
+#include "trace/model_session.h"
 
 namespace foveal::ui {
 
@@ -57,8 +57,9 @@ ModelsDock::ModelsDock(ReadingDocument* document, QWidget* parent)
   m_history->setObjectName(QStringLiteral("storedHistory"));
   m_history->setMinimumHeight(130);
   m_history->setMaximumHeight(170);
-  m_history->setToolTip(tr("The training curve stored in the model file (kraken keeps its "
-                           "validation accuracy after each evaluation)"));
+  m_history->setToolTip(
+      tr("The training curve stored in the model file (kraken keeps its "
+         "validation accuracy after each evaluation)"));
   m_history->plotLayout()->insertRow(0);
   m_history->plotLayout()->addElement(
       0, 0, new QCPTextElement(m_history, tr("stored in the file"), QFont(font().family(), 8)));
@@ -113,8 +114,9 @@ ModelsDock::ModelsDock(ReadingDocument* document, QWidget* parent)
 void ModelsDock::showStoredHistory(int row) {
   ModelListModel* models = m_document->models();
   const auto session = row >= 0 && row < models->rowCount() ? models->session(row) : nullptr;
-  const auto history = session ? session->storedHistory()
-                               : std::map<std::string, std::vector<core::ModelSession::HistoryPoint>>();
+  const auto history = session
+                           ? session->storedHistory()
+                           : std::map<std::string, std::vector<core::ModelSession::HistoryPoint>>();
   m_history->clearGraphs();
   if (history.empty()) {
     m_history->hide();

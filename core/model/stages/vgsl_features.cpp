@@ -75,17 +75,17 @@ void VgslFeaturesImpl::reset() {
       case VgslLayer::Kind::Conv: {
         const int64_t ph = l.dilation[0] * (l.kernel[0] - 1) / 2,
                       pw = l.dilation[1] * (l.kernel[1] - 1) / 2;
-        torch::nn::Conv2d conv(torch::nn::Conv2dOptions(in, l.outChannels, {l.kernel[0], l.kernel[1]})
-                                   .stride({l.stride[0], l.stride[1]})
-                                   .padding({ph, pw})
-                                   .dilation({l.dilation[0], l.dilation[1]}));
+        torch::nn::Conv2d conv(
+            torch::nn::Conv2dOptions(in, l.outChannels, {l.kernel[0], l.kernel[1]})
+                .stride({l.stride[0], l.stride[1]})
+                .padding({ph, pw})
+                .dilation({l.dilation[0], l.dilation[1]}));
         m = holder("co", conv.ptr());
         break;
       }
       case VgslLayer::Kind::Lstm: {
-        torch::nn::LSTM lstm(torch::nn::LSTMOptions(in, l.hidden)
-                                 .batch_first(true)
-                                 .bidirectional(l.bidirectional));
+        torch::nn::LSTM lstm(
+            torch::nn::LSTMOptions(in, l.hidden).batch_first(true).bidirectional(l.bidirectional));
         m = holder("layer", lstm.ptr());
         break;
       }
@@ -169,7 +169,7 @@ torch::Tensor VgslFeaturesImpl::featureMap(const torch::Tensor& image) {
 }
 
 torch::Tensor VgslFeaturesImpl::grid(const torch::Tensor& image) {
-  auto f = featureMap(image);  // [B, C', H', W']
+  auto f = featureMap(image);                                  // [B, C', H', W']
   return f.mean(2).transpose(1, 2).unsqueeze(1).contiguous();  // [B, 1, W', C']
 }
 
