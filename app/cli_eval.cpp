@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 #include "base/atomic_file.h"
@@ -16,8 +17,11 @@
 #include "data/output_guard.h"
 #include "engines/tesseract_engine.h"
 #include "trace/model_session.h"
+#include "train/calibration.h"
+#include "train/cut_accuracy.h"
 #include "train/error_analysis.h"
 #include "train/evaluation.h"
+#include "train/doubt_eval.h"
 #include "train/faithfulness_eval.h"
 #include "train/reader_evaluation.h"
 #include "train/train_config.h"
@@ -63,9 +67,34 @@ const char* kEvalUsage =
               (a DTRB .pth as --model: see import); progress on stderr every 10 s; Ctrl-C
               stops and prints the table of the images done; --profile N adds the N
               costliest LibTorch operators with their input shapes (self time, every worker)
+              --model FILE --data SPEC --calibration [--bins N] [--plot FILE.png|.svg]
+              [--limit N] [--json]
+              are the confidences calibrated? a reliability diagram of the line confidence
+              (read right or not) and of each read character's probability (right or not, by
+              the alignment the Errors page uses): per bin of confidence (N equal bins,
+              default 10) the count, mean confidence and accuracy, and the expected and
+              maximum calibration errors (ECE, MCE); --plot draws both diagrams
+              --model FILE[,FILE...] --data SPEC --cuts [--limit N] [--json]
+              character cuts against the true boxes (data that knows them: digits, words):
+              per model the IoU, centre hits, width ratio and centre offset of a CTC model's
+              greedy cuts and of its forced alignment of the truth, or of an attention
+              model's step boxes, with the offset per third of the line (kraken #755, #756)
               --model tesseract:LANG[,psm=N][,chars=SET] evaluates Tesseract (libtesseract,
               LSTM engine; psm 7, one text line, by default) on the same data: its reading,
               its symbols' boxes as the steps' boxes (pointing, IoU); text scoring
+              --model FILE[,FILE...] --data SPEC[;SPEC...] --doubt [--limit N] [--beam N]
+              [--attribution METHOD] [--ig-steps N] [--csv FILE] [--steps-csv FILE]
+              [--plot FILE.png] [--json]
+              which steps are likely wrong? every step's doubt signals (probability, margin,
+              output entropy, attention entropy/peak/Gini/coverage, per head for PARSeq;
+              beam_disagreement with --beam N; CTC columns along the emitting run;
+              attribution_gini with --attribution, image_share with --attribution ig), each
+              step labelled right or wrong against the truth (edit-distance alignment;
+              a deletion marks the step after it); per signal AUROC, balanced accuracy at
+              the best threshold and the precision of the 5 % most doubtful steps, on half
+              the images (by id), and a combined score (logistic regression) fitted on the
+              other half, its weights printed; --csv: those figures, --steps-csv: every
+              step's values, --plot: the ROC curves as a PNG
               CER: dinglehopper's, edits over truth characters (Levenshtein over NFC grapheme
               clusters of the raw reading and truth), pooled over the images
 )";
@@ -152,6 +181,155 @@ int runErrorAnalysis(const CliArgs& a, const tr::EvalOptions& eval) {
   return 0;
 }
 
+int runDoubt(const CliArgs& a, const tr::EvalOptions& eval) {
+  if (a.has("digit-protocol") || a.has("failures") || a.has("errors") || a.has("faithfulness"))
+    throw std::invalid_argument(
+        "--doubt goes with --data, not --digit-protocol, --failures, --errors or "
+        "--faithfulness");
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.empty()) throw std::invalid_argument("--doubt needs --data SPEC");
+  const std::vector<std::string> models = splitModels(a.required("model"));
+  // The outputs are refused before the hours of reading, not after.
+  for (const char* out : {"csv", "steps-csv", "plot"})
+    if (a.has(out)) {
+      std::vector<std::string> inputs = modelInputs(models, eval.importOptions, a.value(out));
+      for (const auto& s : sets) inputs.push_back(s);
+      core::data::checkOutputPath(a.value(out), std::string("--") + out + " file", inputs,
+                                  a.has("force"));
+    }
+  tr::DoubtOptions o;
+  o.limit = eval.limit;
+  o.beamWidth = eval.beamWidth;
+  o.scoring = eval.scoring;
+  o.attribution = a.value("attribution", "");
+  o.igSteps = a.intInRange("ig-steps", 16, 1, 4096);
+  o.importOptions = eval.importOptions;
+  std::signal(SIGINT, onFaithfulnessStop);  // the same stop: the report of the images read
+  std::signal(SIGTERM, onFaithfulnessStop);
+  std::vector<tr::DoubtReport> reports;
+  for (const auto& model : models)
+    for (const auto& set : sets) {
+      if (g_faithfulnessStop) break;
+      const auto started = std::chrono::steady_clock::now();
+      auto shown = started;
+      o.progress = [&](int64_t done, int64_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        const bool stop = g_faithfulnessStop;
+        if (done == total || stop || now - shown >= std::chrono::seconds(10)) {
+          shown = now;
+          const double s = std::chrono::duration<double>(now - started).count();
+          std::fprintf(stderr, "doubt of %s on %s: %lld / %lld images, %.1f s\n", model.c_str(),
+                       set.c_str(), static_cast<long long>(done), static_cast<long long>(total),
+                       s);
+        }
+        return !stop;
+      };
+      reports.push_back(tr::evaluateDoubt(model, set, o));
+    }
+  if (reports.empty()) return 0;
+  if (a.has("json")) {
+    std::cout << "[";
+    for (size_t i = 0; i < reports.size(); ++i)
+      std::cout << (i ? ",\n" : "\n") << reports[i].toJson();
+    std::cout << "\n]\n";
+  } else {
+    for (size_t i = 0; i < reports.size(); ++i)
+      std::cout << (i ? "\n" : "") << reports[i].toTable();
+  }
+  std::string wrote;
+  if (a.has("csv")) {
+    std::string text;
+    for (size_t i = 0; i < reports.size(); ++i) text += reports[i].summaryCsv(i == 0);
+    core::writeFileAtomically(a.value("csv"), text, "doubt CSV file");
+    wrote += " " + a.value("csv");
+  }
+  if (a.has("steps-csv")) {
+    std::string text;
+    for (size_t i = 0; i < reports.size(); ++i) {
+      std::string t = reports[i].stepsCsv();
+      if (reports.size() > 1) {  // one file: the model and set before every row
+        std::string out, line;
+        std::istringstream in(t);
+        bool header = true;
+        while (std::getline(in, line)) {
+          if (header && i > 0) {
+            header = false;
+            continue;
+          }
+          out += (header ? std::string("model,dataset") : reports[i].model + "," + reports[i].dataset) +
+                 "," + line + "\n";
+          header = false;
+        }
+        t = out;
+      }
+      text += t;
+    }
+    core::writeFileAtomically(a.value("steps-csv"), text, "doubt steps CSV file");
+    wrote += " " + a.value("steps-csv");
+  }
+  if (a.has("plot")) {
+    tr::writeDoubtRocPlot(reports, a.value("plot"));
+    wrote += " " + a.value("plot");
+  }
+  if (!wrote.empty() && !a.has("json")) std::cout << "\nwrote" << wrote << "\n";
+  return 0;
+}
+
+int runCalibration(const CliArgs& a, const tr::EvalOptions& eval) {
+  if (a.has("digit-protocol") || a.has("failures") || a.has("errors") || a.has("faithfulness") ||
+      a.has("doubt"))
+    throw std::invalid_argument(
+        "--calibration goes with --data, not --digit-protocol, --failures, --errors, --doubt or "
+        "--faithfulness");
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.size() != 1)
+    throw std::invalid_argument("--calibration measures one dataset: give exactly one --data SPEC");
+  tr::CalibrationOptions o;
+  o.bins = a.intInRange("bins", 10, 1, 1000);
+  o.limit = eval.limit;
+  o.scoring = eval.scoring;
+  o.beamWidth = eval.beamWidth;
+  o.importOptions = eval.importOptions;
+  const std::string plot = a.value("plot", "");
+  if (a.has("plot")) {  // refused before an hour of reading, not after
+    if (plot.empty()) throw std::invalid_argument("--plot needs a file name (.png or .svg)");
+    std::vector<std::string> inputs = modelInputs({a.required("model")}, eval.importOptions, plot);
+    inputs.push_back(sets.front());
+    core::data::checkOutputPath(plot, "reliability diagram", inputs, a.has("force"));
+  }
+  const auto report = tr::evaluateCalibration(a.required("model"), sets.front(), o);
+  std::cout << (a.has("json") ? report.toJson() + "\n" : report.toTable());
+  if (a.has("plot")) {
+    tr::writeCalibrationPlot(report, plot);
+    (a.has("json") ? std::cerr : std::cout) << "wrote the reliability diagram to " << plot << "\n";
+  }
+  return 0;
+}
+
+int runCuts(const CliArgs& a, const tr::EvalOptions& eval) {
+  std::vector<std::string> sets = split(a.value("data"), ';');
+  for (const auto& p : a.positionals()) sets.push_back(p);
+  if (sets.size() != 1)
+    throw std::invalid_argument("--cuts measures one dataset: give exactly one --data SPEC");
+  tr::CutOptions o;
+  o.limit = eval.limit;
+  o.importOptions = eval.importOptions;
+  std::vector<tr::CutReport> reports;
+  for (const auto& model : split(a.required("model"), ','))
+    reports.push_back(tr::measureCuts(model, sets.front(), o));
+  if (a.has("json")) {
+    std::cout << "[";
+    for (size_t i = 0; i < reports.size(); ++i) std::cout << (i ? ",\n" : "\n") << reports[i].toJson();
+    std::cout << "\n]\n";
+  } else {
+    std::cout << "character cuts against the true boxes of " << sets.front() << "\n\n"
+              << tr::cutTable(reports);
+  }
+  return 0;
+}
+
 int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
   if (a.has("digit-protocol") || a.has("failures") || a.has("errors"))
     throw std::invalid_argument(
@@ -223,8 +401,10 @@ int runEvalCommand(const std::vector<std::string>& args) {
   const CliArgs a(
       args,
       withImportOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring",
-                         "device", "threads", "beam", "methods", "ig-steps", "points", "profile"}),
-      withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness"}));
+                         "device", "threads", "beam", "methods", "ig-steps", "points", "profile",
+                         "attribution", "csv", "steps-csv", "plot", "bins"}),
+      withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness", "doubt",
+                       "calibration", "cuts"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
@@ -249,6 +429,11 @@ int runEvalCommand(const std::vector<std::string>& args) {
     core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
   }
 
+  if (a.has("bins") && !a.has("calibration"))
+    throw std::invalid_argument("--bins goes with --calibration");
+  if (a.has("calibration")) return runCalibration(a, o);
+  if (a.has("cuts")) return runCuts(a, o);
+  if (a.has("doubt")) return runDoubt(a, o);
   if (a.has("faithfulness")) return runFaithfulness(a, o);
   if (a.has("errors")) return runErrorAnalysis(a, o);
 

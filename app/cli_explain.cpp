@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "cli_args.h"
 #include "cli_model.h"
+#include "engines/tesseract_spec.h"
 #include "image/colour_png.h"
 #include "model/charset.h"
 #include "trace/model_session.h"
@@ -102,13 +103,18 @@ int runExplainCommand(const std::vector<std::string>& args) {
   o.stride = a.intInRange("stride", 4, 1, 4096);
   o.batch = a.intInRange("batch", 32, 1, 4096);
   o.tokens = a.has("tokens");
-  if (o.tokens && o.method != core::AttributionMethod::IntegratedGradients)
-    throw std::invalid_argument("--tokens goes with --method ig");
+  // (--method attention leaves o.method at its default, ig: --tokens was ignored there.)
+  if (o.tokens && (attention || o.method != core::AttributionMethod::IntegratedGradients))
+    throw std::invalid_argument("--tokens goes with --method ig, not --method " + method);
 
   core::TraceOptions to;
   to.beamWidth = a.intInRange("beam", 1, 1, core::kMaxBeamWidth);
   to.beamHypothesis = a.intInRange("hypothesis", 1, 1, to.beamWidth) - 1;
   const std::string imagePath = a.positionals()[0];
+  // Before Tesseract starts (or a build without it says it has none).
+  core::refuseEngine(a.required("model"), core::kEngineNoGradients,
+                     "explain reads a model file; trace --model " + a.required("model") +
+                         " shows the engine's reading");
   auto session = core::ModelSession::open(a.required("model"), importOptions(a));
   const auto image = core::readImage(imagePath, /*keepColour=*/true);
   auto trace = session->trace(image, imagePath, to);

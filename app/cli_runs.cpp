@@ -5,14 +5,24 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "base/error.h"
 #include "cli_args.h"
+#include "image/grey_image.h"
 #include "run/remote_run.h"
+#include "run/run_folder.h"
 #include "run/run_log.h"
+#include "run/trainer_checkpoint_options.h"
+#include "run/trainer_logs.h"
+#include "trace/model_session.h"
 
 namespace foveal::app {
 
@@ -40,6 +50,18 @@ const char* kRunsUsage =
               failure); follow mirrors the run folder and prints its records until the job ends
               (exit 0 when it completed or stopped); stop sends SIGTERM to the trainer, which
               writes a checkpoint; resume starts it again from there
+              show DIR [--json] [--settle S] | follow DIR [--interval S] [--settle S] [--idle S]
+              [--timeout S] [--probe IMAGE...]
+              another trainer's run folder (TensorBoard event files, deep-text-recognition-
+              benchmark's or EasyOCR's log_train.txt, MMEngine's vis_data/scalars.json,
+              PaddleOCR's train.log, Lightning's or PyLaia's metrics.csv): show prints its
+              curves (the trainer's tags and the catalogue names they map to) and its complete
+              checkpoints (--json: {"trainer", "series": [{"tag", "catalogue", "points": [{"step",
+              "value", "wall_time"}]}], "checkpoints": [{"file", "step"}], "damage"}); follow
+              prints the latest values as the logs grow and each checkpoint once complete (its
+              size and time unchanged for --settle S, default 2), and with --probe reads each
+              IMAGE with every new checkpoint (DTRB's options from the run's opt.txt); it stops
+              after --idle S without news (exit 0) or --timeout S (exit 1)
 )";
 
 namespace {
@@ -138,6 +160,7 @@ int follow(const std::string& dir, double interval, double timeout) {
   const auto start = std::chrono::steady_clock::now();
   std::string lastState;
   bool connectionLost = false;
+  std::set<std::string> skippedShown;
   size_t shown = 0;
   int generation = log.generation();
   // Prints the records that arrived since the last call (all again when the file was replaced).
@@ -176,6 +199,10 @@ int follow(const std::string& dir, double interval, double timeout) {
     } else {
       if (connectionLost) std::cout << "connection back; the mirror catches up" << std::endl;
       connectionLost = false;
+      // What the mirror left out (a name the trainer does not write, a file unreadable there),
+      // once each: the pass went on without it.
+      for (const auto& s : m.skipped)
+        if (skippedShown.insert(s).second) std::cout << "left out: " << s << std::endl;
       printNew();
       const std::string state = describe(st);
       if (state != lastState) std::cout << "job " << remote.jobId() << ": " << state << std::endl;
@@ -201,11 +228,181 @@ int follow(const std::string& dir, double interval, double timeout) {
   }
 }
 
+// ---- Another trainer's run folder (issue 72)
+
+bool isForeignRun(const std::string& dir) {
+  // Foveal's own runs (a local one has config.json and metrics.jsonl; one on another machine
+  // remote.json) keep `runs follow`'s job-following behaviour.
+  std::error_code ec;
+  const fs::path d(dir);
+  if (core::RemoteRun::isRemoteRun(dir)) return false;
+  return !(fs::exists(d / core::run_folder::kConfig, ec) &&
+           fs::exists(d / core::run_folder::kMetrics, ec));
+}
+
+nlohmann::ordered_json number(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+int showForeign(const std::string& dir, bool asJson, double settle) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw core::Error(dir + ": not a folder");
+  core::TrainerRun run(dir);
+  run.setSettleSeconds(settle);
+  run.refresh();
+  if (!run.format() && run.checkpoints().empty())
+    throw core::Error(dir +
+                      ": no run of a known trainer here (TensorBoard event files, "
+                      "log_train.txt, vis_data/scalars.json, train.log or metrics.csv)");
+  if (asJson) {
+    nlohmann::ordered_json out;
+    out["trainer"] = run.trainer();
+    out["series"] = nlohmann::ordered_json::array();
+    for (const auto& s : run.series()) {
+      nlohmann::ordered_json points = nlohmann::ordered_json::array();
+      for (const auto& p : s.points)
+        points.push_back(
+            {{"step", p.step}, {"value", number(p.value)}, {"wall_time", number(p.wallTime)}});
+      out["series"].push_back({{"tag", s.tag}, {"catalogue", s.catalogue}, {"points", points}});
+    }
+    out["checkpoints"] = nlohmann::ordered_json::array();
+    for (const auto& c : run.checkpoints())
+      out["checkpoints"].push_back(
+          {{"file", c.file},
+           {"step", c.step >= 0 ? nlohmann::ordered_json(c.step) : nlohmann::ordered_json()}});
+    out["damage"] = nlohmann::ordered_json::array();
+    for (const auto& d : run.damage())
+      out["damage"].push_back({{"file", d.file}, {"offset", d.offset}, {"message", d.message}});
+    std::cout << out.dump(1) << "\n";
+    return 0;
+  }
+  std::cout << "trainer: "
+            << (run.format() ? run.trainer() + " (" + run.format()->name() + ")" : "?")
+            << "\nseries: " << run.series().size() << "\n";
+  for (const auto& s : run.series()) {
+    std::printf("  %-40s %-14s %6zu points", s.tag.c_str(),
+                s.catalogue.empty() ? "-" : s.catalogue.c_str(), s.points.size());
+    if (!s.points.empty())
+      std::printf("  steps %lld..%lld  last %s", static_cast<long long>(s.points.front().step),
+                  static_cast<long long>(s.points.back().step), fmt(s.points.back().value).c_str());
+    std::printf("\n");
+  }
+  std::printf("checkpoints: %zu\n", run.checkpoints().size());
+  for (const auto& c : run.checkpoints())
+    std::printf("  %-60s step %s%s  %llu bytes\n", c.file.c_str(),
+                c.step >= 0 ? std::to_string(c.step).c_str() : "?",
+                c.epoch >= 0 ? (" (epoch " + std::to_string(c.epoch) + ")").c_str() : "",
+                static_cast<unsigned long long>(c.size));
+  for (const auto& d : run.damage())
+    std::printf("damage: %s: byte %llu: %s\n", d.file.c_str(),
+                static_cast<unsigned long long>(d.offset), d.message.c_str());
+  std::fflush(stdout);
+  return 0;
+}
+
+struct Probe {
+  std::string path;
+  core::GreyImage image;
+};
+
+// Reads the probes with checkpoint `c` of the run: opened as `trace` opens a model file, with
+// the options the trainer wrote beside it (DTRB's opt.txt).
+void readProbes(const std::string& dir, const core::TrainerCheckpoint& c,
+                const std::vector<Probe>& probes) {
+  const std::string path = (fs::path(dir) / c.file).string();
+  if (fs::path(c.file).extension() == ".pdparams") {
+    std::cout << "  (PaddlePaddle weights: Foveal cannot open them)" << std::endl;
+    return;
+  }
+  try {
+    const auto options = core::trainerCheckpointOptions(dir, c.file);
+    const auto session = core::ModelSession::open(path, options);
+    for (const auto& p : probes) {
+      const auto t = session->trace(p.image, p.path);
+      std::printf("  probe %s: \"%s\" confidence %.4f\n", fs::path(p.path).filename().c_str(),
+                  t.prediction.c_str(), t.confidence);
+    }
+  } catch (const std::exception& e) {
+    std::cout << "  cannot read the probes with it: " << e.what() << "\n";
+  }
+  std::fflush(stdout);
+}
+
+int followForeign(const std::string& dir, const std::vector<std::string>& images, double interval,
+                  double settle, double idle, double timeout) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw core::Error(dir + ": not a folder");
+  std::vector<Probe> probes;
+  for (const auto& img : images) probes.push_back({img, core::readImage(img, /*keepColour=*/true)});
+  core::TrainerRun run(dir);
+  run.setSettleSeconds(settle);
+  const auto start = std::chrono::steady_clock::now();
+  auto lastNews = start;
+  std::map<std::string, int64_t> printedStep;                 // per tag, the newest step printed
+  std::set<std::tuple<std::string, int64_t, uint64_t>> seen;  // checkpoints: file, time, size
+  size_t damageShown = 0;
+  bool announced = false;
+  for (;;) {
+    const bool changed = run.refresh();
+    if (!announced && run.format()) {
+      std::cout << "following " << dir << ": " << run.trainer() << " (" << run.format()->name()
+                << ")" << std::endl;
+      announced = true;
+    }
+    // One line per look: each tag's newest value, at the newest step among them.
+    int64_t newest = -1;
+    std::string line;
+    for (const auto& s : run.series()) {
+      if (s.points.empty()) continue;
+      auto& printed =
+          printedStep.try_emplace(s.tag, std::numeric_limits<int64_t>::min()).first->second;
+      if (s.points.back().step <= printed) continue;
+      printed = s.points.back().step;
+      newest = std::max(newest, printed);
+      line += "  " + s.tag + " " + fmt(s.points.back().value);
+    }
+    if (!line.empty()) std::cout << "step " << newest << ":" << line << std::endl;
+    if (run.damage().size() < damageShown) damageShown = 0;  // read again from the start
+    for (; damageShown < run.damage().size(); ++damageShown) {
+      const auto& d = run.damage()[damageShown];
+      std::cout << "damage: " << d.file << ": byte " << d.offset << ": " << d.message << std::endl;
+    }
+    for (const auto& c : run.checkpoints()) {
+      if (!seen.insert({c.file, c.mtimeNs, c.size}).second) continue;
+      std::cout << "checkpoint " << c.file << " (step "
+                << (c.step >= 0 ? std::to_string(c.step) : std::string("?"))
+                << (c.epoch >= 0 ? ", epoch " + std::to_string(c.epoch) : std::string()) << ", "
+                << c.size << " bytes)" << std::endl;
+      if (!probes.empty()) readProbes(dir, c, probes);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (changed) lastNews = now;
+    const double quiet = std::chrono::duration<double>(now - lastNews).count();
+    const double elapsed = std::chrono::duration<double>(now - start).count();
+    if (idle > 0 && quiet >= idle) {
+      std::cout << "nothing new for " << idle << " s: stopped following" << std::endl;
+      return 0;
+    }
+    if (timeout > 0 && elapsed > timeout) {
+      std::cout << "gave up following after " << timeout << " s" << std::endl;
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int64_t>(interval * 1000)));
+  }
+}
+
 }  // namespace
 
 int runRunsCommand(const std::vector<std::string>& args) {
   if (args.empty())
-    throw std::invalid_argument("runs needs a subcommand: list, status, follow, stop or resume");
+    throw std::invalid_argument(
+        "runs needs a subcommand: list, status, follow, stop, resume or show");
   const std::string sub = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (sub == "list") {
@@ -229,12 +426,33 @@ int runRunsCommand(const std::vector<std::string>& args) {
     return 0;
   }
   const std::set<std::string> valued =
-      sub == "follow"   ? std::set<std::string>{"interval", "timeout"}
+      sub == "follow"   ? std::set<std::string>{"interval", "timeout", "settle", "idle"}
       : sub == "resume" ? std::set<std::string>{"iterations", "threads", "device"}
+      : sub == "show"   ? std::set<std::string>{"settle"}
                         : std::set<std::string>{};
-  const CliArgs a(rest, valued, {});
-  if (a.positionals().size() != 1) throw std::invalid_argument("runs " + sub + " needs one RUN");
+  const std::set<std::string> flags = sub == "follow" ? std::set<std::string>{"probe"}
+                                      : sub == "show" ? std::set<std::string>{"json"}
+                                                      : std::set<std::string>{};
+  const CliArgs a(rest, valued, flags);
+  if (a.positionals().empty()) throw std::invalid_argument("runs " + sub + " needs one RUN");
   const std::string dir = a.positionals()[0];
+  // --probe IMAGE...: the positionals after the folder.
+  const std::vector<std::string> images(a.positionals().begin() + 1, a.positionals().end());
+  if (!images.empty() && !(sub == "follow" && a.has("probe")))
+    throw std::invalid_argument("runs " + sub + " needs one RUN");
+  if (a.has("probe") && images.empty()) throw std::invalid_argument("--probe needs images");
+  if (sub == "show")
+    return showForeign(dir, a.has("json"), a.doubleInRange("settle", 2.0, 0, 3600));
+  if (sub == "follow" &&
+      (a.has("probe") || a.has("settle") || a.has("idle") || isForeignRun(dir))) {
+    if (core::RemoteRun::isRemoteRun(dir))
+      throw std::invalid_argument(dir +
+                                  ": a Foveal run on another machine: follow it without "
+                                  "--probe, --settle and --idle");
+    return followForeign(dir, images, a.doubleInRange("interval", 2.0, 0.05, 3600),
+                         a.doubleInRange("settle", 2.0, 0, 3600),
+                         a.doubleInRange("idle", 0, 0, 1e7), a.doubleInRange("timeout", 0, 0, 1e7));
+  }
   if (sub == "status") {
     const auto r = core::RemoteRun::open(dir);
     core::RunLog log(r.runDir());

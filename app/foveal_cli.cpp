@@ -73,7 +73,11 @@ commands:
               PNG, trace.json, trace.hocr, trace.alto.xml and trace.page.xml; --beam N decodes
               by beam search with N hypotheses and lists the N best readings with their log p
               (ALTO ALTERNATIVEs, PAGE TextEquivs); the steps show the best one, or the I-th
-              best with --hypothesis I (1 = the best)
+              best with --hypothesis I (1 = the best); --truth TEXT (CTC models) adds the
+              forced alignment of TEXT over the same frames: each true character's frames, box
+              and log p beside what the shown path read there ("alignment" in the JSON);
+              --align also lists the shown and forced paths frame by frame, and fails
+              (status 1) when TEXT cannot be aligned
               --model FILE --dataset SPEC --out DIR [--limit N] [--json]
               [--format hocr|alto|page[,...]]
               trace every entry of a dataset: DIR/NNNNNNNNN.hocr (the default), .alto.xml,
@@ -87,7 +91,8 @@ commands:
               {"lines": [{"id", "prediction", "steps" (each with its cut on the page)}, ...]};
               --page / --alto export the page with the readings as PAGE-XML 2019 / ALTO v4
               (regions, lines with ids, baselines and polygons, reading order; each character
-              a Glyph with its cut as polygon and its confidence), replacing OUT only with --force.
+              a Glyph with its cut as polygon and its confidence), replacing OUT only with --force;
+              --align force-aligns each line's transcription (the XML's text) over its frames
               A kraken model (.mlmodel, .safetensors) reads IMAGE alone as one line, as kraken's
               bounding-box path does; --padding N sets rpred's line padding (default 16)
               --model tesseract:LANG[,psm=N][,chars=SET] reads with Tesseract instead
@@ -162,6 +167,8 @@ core::TraceOptions traceOptions(const CliArgs& a) {
     throw UsageError("--hypothesis must be between 1 and the beam width (--beam " +
                      std::to_string(opt.beamWidth) + ")");
   opt.beamHypothesis = static_cast<int>(hyp - 1);
+  opt.truth = a.value("truth", "");
+  if (a.has("truth") && opt.truth.empty()) throw UsageError("--truth needs the text to align");
   return opt;
 }
 
@@ -229,6 +236,7 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
   core::data::checkOutputFolder(dir.string(), "traces", a.has("force"));
   createFolder(dir);
   size_t withBoxes = 0;
+  core::XmlReplacements replaced;  // control characters the XML formats cannot hold
   for (size_t i = 0; i < n; ++i) {
     const auto sample = dataset->get(i);
     auto trace = read(sample.image, dataset->entryName(i));
@@ -243,8 +251,11 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
     std::snprintf(stem, sizeof stem, "%09zu", i);
     for (const auto f : formats)
       writeText(dir / (std::string(stem) + core::ocrFileSuffix(f)), core::toOcrDocument(trace, f));
+    if (!formats.empty()) replaced.add(trace);
     if (json) writeText(dir / (std::string(stem) + ".json"), trace.toJson() + "\n");
   }
+  if (!replaced.warning().empty())
+    std::cerr << "warning: " << dir.string() << ": " << replaced.warning() << "\n";
   std::vector<std::string> kinds;
   for (const auto f : formats) kinds.push_back(formatLabel(f));
   if (json) kinds.push_back("JSON");
@@ -294,9 +305,11 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
   nlohmann::json lines = nlohmann::json::array();
   for (const auto& l : layout.lines) {
     core::LineReading r;
+    core::TraceOptions lineOptions = opt;
+    if (a.has("align")) lineOptions.truth = l.text;  // the line's transcription, if any
     try {  // a line with neither a usable baseline nor a box is named, and the others read
       r = session->traceLine(page, core::krakenLineOf(l, layout.textDirection),
-                             imagePath + "#" + l.id, opt);
+                             imagePath + "#" + l.id, lineOptions);
     } catch (const core::Error& e) {
       r.empty = true;
       r.why = e.what();
@@ -323,6 +336,8 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
                            {"confidence", r.trace.confidence},
                            {"steps", steps}};
     if (r.empty) line["empty"] = r.why;
+    if (!r.trace.alignment.empty())
+      line["alignment"] = nlohmann::json::parse(r.trace.alignment.toJson(-1));
     lines.push_back(line);
   }
   if (a.has("json"))
@@ -340,6 +355,12 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
     }
   if (exportOptions.modelDescription.empty()) exportOptions.modelDescription = model;
   auto& note = a.has("json") ? std::cerr : std::cout;  // --json keeps stdout JSON
+  if (a.has("page") || a.has("alto")) {
+    core::XmlReplacements replaced;
+    for (const auto& r : readings) replaced.add(r.trace);
+    if (!replaced.warning().empty())
+      std::cerr << "warning: " << imagePath << ": " << replaced.warning() << "\n";
+  }
   if (a.has("page")) {
     writeText(a.value("page"), core::toPageXmlPage(layout, readings, exportOptions));
     note << "wrote the page as PAGE-XML 2019 to " << a.value("page") << "\n";
@@ -356,10 +377,10 @@ int cmdTrace(const std::vector<std::string>& args) {
   const bool withLayout = std::any_of(args.begin(), args.end(), [](const std::string& s) {
     return s == "--layout" || s.rfind("--layout=", 0) == 0;
   });
-  std::set<std::string> valued = {"model",      "out",     "seed",  "threads", "beam",
-                                  "hypothesis", "dataset", "limit", "format",  "layout"};
-  std::set<std::string> flags = {"json", "csv",    "hocr",      "alto",
-                                 "page", "sample", "all-steps", "force"};
+  std::set<std::string> valued = {"model",   "out",   "seed",   "threads", "beam", "hypothesis",
+                                  "dataset", "limit", "format", "layout",  "truth"};
+  std::set<std::string> flags = {"json",   "csv",       "hocr",  "alto", "page",
+                                 "sample", "all-steps", "force", "align"};
   if (withLayout)
     for (const char* f : {"alto", "page"}) {
       flags.erase(f);
@@ -376,6 +397,10 @@ int cmdTrace(const std::vector<std::string>& args) {
     throw UsageError("trace --dataset writes --format hocr|alto|page and --json");
   if (a.has("format") && !a.has("dataset"))
     throw UsageError("--format goes with --dataset; for one image give --hocr, --alto or --page");
+  if (a.has("truth") && (a.has("dataset") || withLayout))
+    throw UsageError("--truth aligns one IMAGE; --layout --align aligns each line's own text");
+  if (a.has("align") && !a.has("truth") && !withLayout)
+    throw UsageError("--align needs --truth TEXT (or --layout, whose lines hold their text)");
   if (a.has("dataset")) return traceDataset(a, openReader(a, opt));
   if (a.has("layout")) return traceLayout(a, opt);
   if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
@@ -385,7 +410,11 @@ int cmdTrace(const std::vector<std::string>& args) {
   std::string warning;  // a truncated JPEG is traced, and said
   const auto image = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
   if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
-  const auto trace = read(image, imagePath);
+  auto trace = read(image, imagePath);
+  if (!opt.truth.empty() && trace.alignment.empty()) {  // an engine read it: no frames
+    trace.alignment.truth = opt.truth;
+    trace.alignment.error = "forced alignment needs a CTC model, not " + a.value("model");
+  }
 
   if (a.has("json")) {
     std::cout << trace.toJson() << "\n";
@@ -399,6 +428,18 @@ int cmdTrace(const std::vector<std::string>& args) {
     std::cout << core::toPageXml(trace);
   } else {
     std::cout << trace.toTable();
+    if (!trace.alignment.empty()) {
+      std::cout << "\n" << trace.alignment.toTable();
+      if (a.has("align")) std::cout << "\n" << trace.alignment.framesTable();
+    }
+  }
+  if (a.has("align") && !trace.alignment.error.empty()) {
+    std::cerr << "error: cannot align \"" << opt.truth << "\": " << trace.alignment.error << "\n";
+    return 1;
+  }
+  if (a.has("hocr") || a.has("alto") || a.has("page") || a.has("out")) {
+    const std::string replaced = core::xmlReplacementWarning(trace);
+    if (!replaced.empty()) std::cerr << "warning: " << replaced << "\n";
   }
   if (a.has("out")) {
     const fs::path dir = a.value("out");
@@ -487,6 +528,7 @@ int cmdImport(const std::vector<std::string>& args) {
   if (a.positionals().size() != 1) throw UsageError("import needs exactly one model FILE");
   const std::string in = a.positionals()[0];
   const std::string out = a.required("out");
+  core::refuseEngine(in, core::kEngineNothingToImport, "import converts a model file to .fvm");
   // Every file the import reads is an input (EasyOCR's yaml beside the .pth or --yaml's).
   const auto inputs = app::modelInputs({in}, app::importOptions(a), out);
   core::data::checkOutputPath(out, "imported model", inputs, a.has("force"));
@@ -557,6 +599,8 @@ int benchExplain(const CliArgs& a) {
   o.method = core::AttributionMethod::IntegratedGradients;
   o.igSteps = a.intInRange("ig-steps", 32, 1, 4096);
   o.batch = a.intInRange("batch", 32, 1, 4096);
+  core::refuseEngine(a.required("model"), core::kEngineNoGradients,
+                     "bench --explain times a model file's explanation");
   auto session = core::ModelSession::open(a.required("model"), app::importOptions(a));
   const auto image = core::readImage(a.positionals()[0], /*keepColour=*/true);
   const auto trace = session->trace(image, a.positionals()[0]);
@@ -685,6 +729,9 @@ int cmdBench(const std::vector<std::string>& args) {
   if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
     const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
     if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
+    core::refuseEngine(a.value("model"), core::kEngineNothingToImport,
+                       "bench --model times a model file's network; eval --model " +
+                           a.value("model") + " reads with the engine");
     const auto r = core::benchModelFile(a.value("model"), app::importOptions(a), batch, repeats);
     if (a.has("json")) {
       std::printf(

@@ -1,6 +1,8 @@
 // foveal: the GUI. `foveal [--model FILE]... [--truth TEXT] [IMAGE]` opens the inspector; the
 // bundled sample models are listed in the Models dock and, on first start, the bundled sample
 // runs on the Training page. Without a model or an image named, the last session comes back.
+// `foveal [--model FILE]... --page IMAGE --layout FILE.xml` opens a page with its PAGE-XML or
+// ALTO layout in the Page view (without --page: the image the layout names).
 // `foveal --export-curves OUT.png --run DIR [--run DIR]... [--metrics K,K] [--smoothing W]
 // [--size WxH] [--log-scale]` writes the runs' training curves without opening a window.
 #include <QApplication>
@@ -81,7 +83,15 @@ int main(int argc, char** argv) {
                           QStringLiteral("WxH"));
   QCommandLineOption logScale(QStringLiteral("log-scale"),
                               QStringLiteral("Logarithmic y axes where values are positive."));
-  parser.addOptions({model, truth, exportCurves, run, metrics, smoothing, size, logScale});
+  QCommandLineOption page(QStringLiteral("page"),
+                          QStringLiteral("Page image to open with --layout in the Page view."),
+                          QStringLiteral("IMAGE"));
+  QCommandLineOption layout(
+      QStringLiteral("layout"),
+      QStringLiteral("PAGE-XML or ALTO layout of the page (its lines are read with the model)."),
+      QStringLiteral("FILE.xml"));
+  parser.addOptions({model, truth, exportCurves, run, metrics, smoothing, size, logScale, page,
+                     layout});
   parser.addPositionalArgument(QStringLiteral("image"), QStringLiteral("Image to read."));
   parser.process(app);
 
@@ -116,6 +126,8 @@ int main(int argc, char** argv) {
     if (parser.isSet(*o))
       return fail(QStringLiteral("--%1 is used with --export-curves").arg(o->names().first()));
 
+  if (parser.isSet(page) && !parser.isSet(layout))
+    return fail(QStringLiteral("--page IMAGE needs its layout: --layout FILE.xml"));
   foveal::core::setComputeThreads(0);
   foveal::ui::MainWindow window;
   // The README beside the samples: the source tree's, or one installed with them.
@@ -133,6 +145,7 @@ int main(int argc, char** argv) {
   if (!parser.positionalArguments().isEmpty())
     window.openImage(parser.positionalArguments().first());
   if (parser.isSet(truth)) window.setTruth(parser.value(truth));  // over the file name's
+  if (parser.isSet(layout)) window.openPage(parser.value(page), parser.value(layout));
   window.show();
   return app.exec();
 }

@@ -35,6 +35,7 @@
 #include "inspector_page.h"
 #include "model_list_model.h"
 #include "models_dock.h"
+#include "page_view.h"
 #include "reading_document.h"
 #include "reading_status.h"
 #include "recent_images_menu.h"
@@ -173,6 +174,9 @@ void MainWindow::buildPages() {
   m_errors = new ErrorsPage(m_tabs);
   m_errors->observe(m_document);
   addPage(m_errors, {models});
+  m_pageView = new PageView(m_tabs);
+  m_pageView->observe(m_document);
+  addPage(m_pageView, {models});
   connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::showPageChrome);
 
   connect(m_inspector, &InspectorPage::overlaysChanged, m_compare, &ComparePage::setOverlays);
@@ -184,6 +188,11 @@ void MainWindow::buildPages() {
   };
   report(m_training);
   report(m_errors);
+  report(m_pageView);
+  // A page's line is the document's image by now: the Inspector shows it.
+  connect(m_pageView, &PageView::inspectRequested, this,
+          [this] { m_tabs->setCurrentWidget(m_inspector); });
+  connect(m_pageView, &PageView::pageOpened, this, [this] { m_tabs->setCurrentWidget(m_pageView); });
   auto inspectFailure = [this](const QImage& image, const QString& source, const QString& truth,
                                const QString& model, int beamWidth) {
     openFailure(image, source, truth, {model}, model, beamWidth);
@@ -233,11 +242,13 @@ void MainWindow::buildMenus() {
   file->addAction(tr("Open &Model..."), QKeySequence(Qt::CTRL | Qt::Key_M), this,
                   [this] { openModelDialog(false); });
   file->addAction(tr("Open Model with &Options..."), this, [this] { openModelDialog(true); });
+  file->addAction(m_pageView->openAction());  // Ctrl+Shift+P
   file->addSeparator();
   file->addAction(tr("&Export View..."), QKeySequence(Qt::CTRL | Qt::Key_E), this,
                   &MainWindow::exportView);
   file->addMenu(tr("Export &Figure"))->addActions(m_exports->figureActions());
   file->addAction(m_exports->traceAction());          // Ctrl+Shift+E
+  file->addActions(m_pageView->exportActions());
   file->addAction(m_training->exportCurvesAction());  // Ctrl+Shift+C
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -390,6 +401,11 @@ void MainWindow::openFailure(const QImage& image, const QString& source, const Q
     return showError(error, ErrorTopic::Model);
   m_tabs->setCurrentWidget(models.size() > 1 ? static_cast<QWidget*>(m_compare) : m_inspector);
   m_goToFirstError = true;
+}
+
+bool MainWindow::openPage(const QString& image, const QString& layout) {
+  m_tabs->setCurrentWidget(m_pageView);
+  return m_pageView->openPage(image, layout);  // failed() reaches the banner
 }
 
 void MainWindow::setTruth(const QString& truth) { m_document->setTruth(truth); }

@@ -24,6 +24,7 @@ namespace foveal::ui {
 class ComparePage;
 class DatasetBrowser;
 class ErrorsPage;
+class PageView;
 class HelpMenu;
 class InspectorExports;
 class InspectorPage;
@@ -57,6 +58,10 @@ class MainWindow : public QMainWindow {
   /// Compare (the first kMaxCompared of them), the first inspected. False when one is missing
   /// (its error shown; the others open).
   bool openModels(const QStringList& paths);
+  /// Opens a page image (empty: the one the layout names) with its PAGE-XML or ALTO layout in
+  /// the Page view (read off the GUI thread, its lines then read with the inspected model).
+  /// False at once, with the error shown, for a file that does not exist.
+  bool openPage(const QString& image, const QString& layout);
   /// Uses an image that is already in memory (paste, dataset browser) with its truth (empty:
   /// unknown, the previous image's truth is cleared).
   void setImage(const QImage& image, const QString& source, const QString& truth = {},
@@ -105,6 +110,7 @@ class MainWindow : public QMainWindow {
   ComparePage* comparePage() const { return m_compare; }
   TrainingPage* trainingPage() const { return m_training; }
   ErrorsPage* errorsPage() const { return m_errors; }
+  PageView* pageView() const { return m_pageView; }
   ModelListModel* models() const;
   StepCursor* cursor() const { return m_cursor; }
   StepBar* stepBar() const { return m_stepBar; }
@@ -173,6 +179,7 @@ class MainWindow : public QMainWindow {
   ComparePage* m_compare = nullptr;
   TrainingPage* m_training = nullptr;
   ErrorsPage* m_errors = nullptr;
+  PageView* m_pageView = nullptr;
   InspectorExports* m_exports = nullptr;
   QToolBar* m_pageBar = nullptr;
   StepBar* m_stepBar = nullptr;

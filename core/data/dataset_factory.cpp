@@ -9,6 +9,7 @@
 #include "data/folder_dataset.h"
 #include "data/lmdb_dataset.h"
 #include "data/packed_dataset.h"
+#include "data/page_dataset.h"
 #include "data/synthetic_words.h"
 
 namespace fs = std::filesystem;
@@ -132,6 +133,7 @@ DatasetPtr openWords(const std::string& spec, const std::string& body) {
 std::string datasetKind(const std::string& a) {
   if (a.rfind("digits:", 0) == 0 || a == "digits") return "digits";
   if (a.rfind("words:", 0) == 0 || a == "words") return "words";
+  if (a.rfind("page:", 0) == 0) return "page";
   std::error_code ec;
   if (fs::is_regular_file(a, ec)) {
     if (PackedDataset::looksPacked(a)) return "packed";
@@ -150,6 +152,8 @@ DatasetPtr openDataset(const std::string& a, const OpenOptions& options) {
     const size_t colon = a.find(':');
     const std::string body = colon == std::string::npos ? "" : a.substr(colon + 1);
     ds = kind == "digits" ? openDigits(a, body) : openWords(a, body);
+  } else if (kind == "page") {
+    ds = std::make_shared<PageDataset>(a.substr(5));
   } else if (kind == "packed") {
     ds = std::make_shared<PackedDataset>(a);
   } else if (kind == "lmdb") {

@@ -6,8 +6,13 @@
 #include <tesseract/resultiterator.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <vector>
 
 #include "base/error.h"
 
@@ -161,6 +166,40 @@ void addTimestepColumns(Trace& tr, const std::vector<SymbolColumns>& symbols) {
   tr.meanEntropy = withMap ? entropySum / withMap : 0.0;
 }
 
+// The languages of a '+'-joined list ("deu+eng"), as Tesseract's ParseLanguageString reads it
+// (a spec holds no '~', which would mean "not this one").
+std::vector<std::string> splitLanguages(const std::string& list) {
+  std::vector<std::string> out;
+  size_t begin = 0;
+  while (begin <= list.size()) {
+    const size_t plus = std::min(list.find('+', begin), list.size());
+    if (plus > begin) out.push_back(list.substr(begin, plus - begin));
+    begin = plus + 1;
+  }
+  return out;
+}
+
+// Why LANG.traineddata in `folder` did not load: absent, a directory, empty, unreadable, or
+// there and readable yet not a traineddata file Tesseract can load (corrupt or truncated).
+std::string traineddataProblem(const std::string& folder, const std::string& language) {
+  namespace fs = std::filesystem;
+  const std::string dir = folder.empty() ? std::string("./") : folder;
+  const fs::path file = fs::path(dir) / (language + ".traineddata");
+  std::error_code ec;
+  const auto status = fs::status(file, ec);
+  if (ec || !fs::exists(status))
+    return "no " + language + ".traineddata in " + dir + "; Debian: apt install tesseract-ocr-" +
+           language;
+  if (fs::is_directory(status)) return file.string() + " is a directory, not a traineddata file";
+  if (!fs::is_regular_file(status)) return file.string() + " is not a regular file";
+  const auto size = fs::file_size(file, ec);
+  if (!ec && size == 0) return file.string() + " is an empty file, not a traineddata file";
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return file.string() + " cannot be read (" + std::strerror(errno) + ")";
+  return file.string() + " (" + std::to_string(size) +
+         " bytes) is corrupt or not a traineddata file: Tesseract could not load it";
+}
+
 }  // namespace
 
 struct TesseractEngine::Impl {
@@ -178,13 +217,24 @@ std::string tesseractVersion() {
 std::shared_ptr<TesseractEngine> TesseractEngine::open(const TesseractSpec& spec) {
   auto impl = std::make_unique<Impl>();
   impl->spec = spec;
-  if (impl->api.Init(nullptr, spec.language.c_str(), tesseract::OEM_LSTM_ONLY) != 0) {
-    const char* prefix = std::getenv("TESSDATA_PREFIX");
-    throw Error(spec.toString() + ": Tesseract cannot load the language '" + spec.language +
-                "' (no " + spec.language + ".traineddata in " +
-                (prefix ? std::string(prefix) : std::string("its tessdata folder")) +
-                "; Debian: apt install tesseract-ocr-" + spec.language + ")");
+  const bool started =
+      impl->api.Init(nullptr, spec.language.c_str(), tesseract::OEM_LSTM_ONLY) == 0;
+  // Tesseract starts with the languages it could load and only prints the others' failure
+  // ("eng+nope" read with eng alone): each language asked for must be among the loaded ones.
+  std::vector<std::string> loaded;
+  if (started) impl->api.GetLoadedLanguagesAsVector(&loaded);
+  std::string failed, why;
+  for (const auto& language : splitLanguages(spec.language)) {
+    if (std::find(loaded.begin(), loaded.end(), language) != loaded.end()) continue;
+    failed += (failed.empty() ? "'" : ", '") + language + "'";
+    // The folder it searched (TESSDATA_PREFIX, or the one compiled in): set by Init even when
+    // it fails.
+    why += (why.empty() ? "" : "; ") + traineddataProblem(impl->api.GetDatapath(), language);
   }
+  if (!failed.empty())
+    throw Error(spec.toString() + ": Tesseract cannot load the language" +
+                (failed.find(',') == std::string::npos ? " " : "s ") + failed + " (" + why + ")");
+  if (!started) throw Error(spec.toString() + ": Tesseract did not start (its messages above)");
   impl->api.SetPageSegMode(static_cast<tesseract::PageSegMode>(spec.psm));
   // The LSTM's choices per symbol (what hOCR's lstm_choices spans show).
   impl->api.SetVariable("lstm_choice_mode", "2");

@@ -18,6 +18,10 @@ std::string TesseractSpec::toString() const {
   return s;
 }
 
+void refuseEngine(const std::string& model, const std::string& lack, const std::string& hint) {
+  if (isTesseractSpec(model)) throw Error(model + ": " + lack + " (" + hint + ")");
+}
+
 TesseractSpec parseTesseractSpec(const std::string& text) {
   if (!isTesseractSpec(text))
     throw Error("'" + text + "' is not a Tesseract spec (tesseract:LANG[,psm=N][,chars=SET])");
@@ -56,6 +60,11 @@ TesseractSpec parseTesseractSpec(const std::string& text) {
       }
       if (used != value.size() || value.empty() || psm < 0 || psm > 13)
         fail("psm must be a page segmentation mode 0-13, not '" + value + "'");
+      // Modes 0 and 2 find the layout (0 the orientation and script) and read no text.
+      if (psm == 0)
+        fail("psm=0 detects orientation and script only and reads no text (psm=7: one line)");
+      if (psm == 2)
+        fail("psm=2 segments the page without reading it: no text (psm=7: one line, 3: a page)");
       spec.psm = psm;
     } else {
       fail("unknown option '" + key + "'");

@@ -16,8 +16,20 @@ struct TesseractSpec {
 /// Whether `text` names Tesseract (starts with "tesseract:").
 bool isTesseractSpec(const std::string& text);
 
+/// What an engine lacks that a model file has, for refuseEngine(): commands that differentiate
+/// the network (explain, faithfulness) and those that read a model file's weights (import,
+/// bench).
+inline constexpr const char* kEngineNoGradients = "an engine has no gradients to explain";
+inline constexpr const char* kEngineNothingToImport =
+    "an engine, not a model file: nothing to import";
+
+/// Throws Error "<spec>: <lack> (<hint>)" when `model` is an engine spec; nothing otherwise.
+/// `lack` is kEngineNoGradients or kEngineNothingToImport; `hint` says what the command takes.
+void refuseEngine(const std::string& model, const std::string& lack, const std::string& hint);
+
 /// Reads "tesseract:LANG[,psm=N][,chars=SET]". Throws Error naming the spec and what is wrong
-/// (an empty or odd language, a psm outside 0-13, an unknown key).
+/// (an empty or odd language, a psm outside 0-13 or one that reads no text, 0 and 2, an unknown
+/// key).
 TesseractSpec parseTesseractSpec(const std::string& text);
 
 }  // namespace foveal::core

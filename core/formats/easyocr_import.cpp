@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -151,6 +152,50 @@ std::string scalar(const std::string& raw, const std::string& where) {
   return trimRight(comment == std::string::npos ? raw : raw.substr(0, comment));
 }
 
+// A one-line flow mapping "{a: 1, b: 2}" (a comment may follow) as its keys and raw values;
+// nested collections and quoted keys are not read. Anything else -- a flow list "[...]", a
+// scalar -- is refused: `what` is a mapping in EasyOCR's yaml.
+std::vector<std::pair<std::string, std::string>> flowMapping(const std::string& raw,
+                                                             const std::string& where,
+                                                             const std::string& what) {
+  if (raw[0] == '[')
+    throw Error(where + ": " + what + " is a list ('" + trimRight(raw) +
+                "'); EasyOCR's yaml gives a mapping (input_channel, output_channel, "
+                "hidden_size)");
+  if (raw[0] != '{')
+    throw Error(where + ": " + what + " is a value ('" + trimRight(raw) +
+                "'), not a mapping of input_channel, output_channel and hidden_size");
+  const size_t close = raw.find('}');
+  if (close == std::string::npos)
+    throw Error(where + ": " + what + " opens '{' without closing it on the line");
+  std::string after = trimRight(raw.substr(close + 1));
+  after.erase(0, std::min(after.size(), after.find_first_not_of(' ')));
+  if (!after.empty() && after[0] != '#')
+    throw Error(where + ": text after " + what + "'s closing '}' ('" + after + "')");
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string body = raw.substr(1, close - 1);
+  size_t start = 0;
+  while (start <= body.size()) {
+    size_t comma = body.find(',', start);
+    if (comma == std::string::npos) comma = body.size();
+    std::string item = body.substr(start, comma - start);
+    start = comma + 1;
+    item.erase(0, std::min(item.size(), item.find_first_not_of(' ')));
+    item = trimRight(item);
+    if (item.empty()) continue;
+    if (item.find_first_of("{}[]\"'") != std::string::npos)
+      throw Error(where + ": " + what + " holds '" + item +
+                  "': only plain 'key: number' pairs are read in its one-line form");
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      throw Error(where + ": " + what + " holds '" + item + "', not 'key: value'");
+    std::string value = item.substr(colon + 1);
+    value.erase(0, std::min(value.size(), value.find_first_not_of(' ')));
+    out.emplace_back(trimRight(item.substr(0, colon)), value);
+  }
+  return out;
+}
+
 int intScalar(const std::string& raw, const std::string& where) {
   const std::string v = scalar(raw, where);
   size_t used = 0;
@@ -262,10 +307,20 @@ KeyShape keyShape(const StoredStateDict& sd) {
   return k;
 }
 
+// NAME.yaml beside NAME.pth, whatever it is: a directory or a FIFO there is named when it is
+// read (readRegularFile says which), not skipped as if there were none (issue 65).
+std::string yamlBeside(const FileProbe& file) {
+  std::filesystem::path p(file.path());
+  p.replace_extension(".yaml");
+  std::error_code ec;
+  const auto st = std::filesystem::symlink_status(p, ec);
+  return !ec && std::filesystem::exists(st) ? p.string() : std::string();
+}
+
 // The yaml the options name, or NAME.yaml beside NAME.pth (EasyOCR's user_network layout).
 std::string yamlOf(const FileProbe& file, const ImportOptions& o) {
   const std::string given = stringOption(o, "yaml");
-  return given.empty() ? file.sibling(".yaml") : given;
+  return given.empty() ? yamlBeside(file) : given;
 }
 
 // The characters a list names more than once, each quoted once, in order of their repeat:
@@ -304,6 +359,9 @@ ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
     c = {stringOption(o, "character"), "--character"};
   } else if (yaml) {
     c = {yaml->characters, "character_list of " + yaml->path};
+    if (released)  // it went unused without a word (issue 65)
+      report.assumed.push_back("--easyocr " + named + " not used for the characters: " +
+                               c.source + " names them (give --character to choose)");
   } else if (released) {
     c = {released->characters, "--easyocr " + named +
                                    ": the character list EasyOCR's config.py "
@@ -334,6 +392,15 @@ ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
                              " is a generation-2 (VGG) model; this file has " + a.features +
                              " features: its character list is used as given");
   checkCharsetUtf8(c.characters, file.path() + ": " + c.source);  // before counting its tokens
+  // EasyOCR's own released lists name some characters twice (devanagari_g1, arabic_g1), and
+  // EasyOCR reads both classes as the character; a list given by a yaml or --character that does
+  // is refused as the DTRB import refuses one: which class would a label be?
+  if (!stringOption(o, "character").empty() || yaml) {
+    const std::string repeated = repeatedCharacters(c.characters);
+    if (!repeated.empty())
+      throw Error(file.path() + ": " + c.source + " names " + repeated +
+                  " more than once (each class needs its own character)");
+  }
   const int count = static_cast<int>(splitUtf8(c.characters).size());
   if (count != n)
     throw Error(file.path() + ": " + c.source + " has " + std::to_string(count) +
@@ -462,7 +529,7 @@ Sniff sniffEasyOcr(const FileProbe& file, const ImportOptions& o) {
     return {95, k.why + ", and --easyocr " + stringOption(o, "easyocr") + " given"};
   if (!stringOption(o, "yaml").empty())
     return {95, k.why + ", and --yaml " + stringOption(o, "yaml") + " given"};
-  const std::string yaml = file.sibling(".yaml");
+  const std::string yaml = yamlBeside(file);
   if (!yaml.empty())
     return {90, k.why + ", and " + yaml + " beside it (EasyOCR's user_network layout)"};
   if (const auto* m = findEasyOcrModel(file.stem()))
@@ -515,10 +582,24 @@ EasyOcrUserNetwork parseEasyOcrYaml(const std::string& text, const std::string& 
     const std::string key = trimRight(content.substr(0, colon));
     std::string rest = content.substr(colon + 1);
     rest.erase(0, std::min(rest.size(), rest.find_first_not_of(' ')));
+    // network_params' three sizes, from its block mapping or a flow one.
+    auto networkParam = [&](const std::string& name, const std::string& value) {
+      if (name == "input_channel")
+        n.inputChannel = intScalar(value, where);
+      else if (name == "output_channel")
+        n.outputChannel = intScalar(value, where);
+      else if (name == "hidden_size")
+        n.hiddenSize = intScalar(value, where);
+    };
     if (indent == 0) {
       section.clear();
       if (rest.empty() || rest[0] == '#') {
         section = key;
+        continue;
+      }
+      if (key == "network_params") {  // written on one line: read, or refused (issue 65)
+        for (const auto& [name, value] : flowMapping(rest, where, "network_params"))
+          networkParam(name, value);
         continue;
       }
       if (key == "character_list") {
@@ -531,12 +612,7 @@ EasyOcrUserNetwork parseEasyOcrYaml(const std::string& text, const std::string& 
     }
     if (section.empty()) throw Error(where + ": an indented line outside any key");
     if (section != "network_params") continue;
-    if (key == "input_channel")
-      n.inputChannel = intScalar(rest, where);
-    else if (key == "output_channel")
-      n.outputChannel = intScalar(rest, where);
-    else if (key == "hidden_size")
-      n.hiddenSize = intScalar(rest, where);
+    networkParam(key, rest);
   }
   if (!haveCharacters || n.characters.empty())
     throw Error(origin +

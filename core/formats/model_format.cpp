@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "base/safe_read.h"
+#include "engines/tesseract_spec.h"
 #include "formats/checkpoint.h"
 #include "formats/torch_file.h"
 
@@ -178,6 +179,8 @@ bool flagOption(const ImportOptions& o, const std::string& key) {
 
 LoadedModel loadModelFile(const std::string& path, const ImportOptions& options,
                           ImportReport* report) {
+  refuseEngine(path, kEngineNothingToImport, "a model file is read here; " + path +
+                         " reads images with its own engine (trace, eval)");
   FileProbe file(path);
   const Recognised r = recogniseModelFile(file, options);
   ImportReport rep;

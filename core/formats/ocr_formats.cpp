@@ -139,6 +139,14 @@ std::string utcNow() {
   return buf;
 }
 
+namespace {
+// The C0 controls XML 1.0 does not allow, in content or attributes (all but tab, LF, CR).
+bool xmlForbidden(char c) {
+  return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r';
+}
+constexpr const char* kReplacementCharacter = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+}  // namespace
+
 std::string xmlEscape(const std::string& in) {
   std::string out;
   out.reserve(in.size());
@@ -160,11 +168,50 @@ std::string xmlEscape(const std::string& in) {
         out += "&#39;";
         break;
       default:
-        // Control characters are not allowed in XML 1.0; a label never needs them.
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') out += c;
+        // XML 1.0 forbids the other C0 controls: U+FFFD shows where one was (dropped, a
+        // reading's character vanished without a word: issue 65).
+        if (xmlForbidden(c))
+          out += kReplacementCharacter;
+        else
+          out += c;
     }
   }
   return out;
+}
+
+size_t xmlForbiddenCount(const std::string& text) {
+  return static_cast<size_t>(std::count_if(text.begin(), text.end(), xmlForbidden));
+}
+
+void XmlReplacements::add(const Trace& trace) {
+  // The words and glyphs are the steps' tokens (the prediction is their text).
+  if (trace.steps.empty()) reading += xmlForbiddenCount(trace.prediction);
+  for (const auto& s : trace.steps) {
+    reading += xmlForbiddenCount(s.token);
+    for (const auto& t : s.topk)
+      if (t.token != s.token) alternatives += xmlForbiddenCount(t.token);
+  }
+  for (const auto& h : trace.hypotheses)
+    if (h.reading != trace.prediction) alternatives += xmlForbiddenCount(h.reading);
+}
+
+std::string XmlReplacements::warning() const {
+  if (reading == 0 && alternatives == 0) return {};
+  auto count = [](size_t n) {
+    return std::to_string(n) + (n == 1 ? " control character" : " control characters");
+  };
+  std::string w = reading ? count(reading) + " of the reading" : std::string();
+  if (alternatives)
+    w += (w.empty() ? count(alternatives) : " and " + std::to_string(alternatives)) +
+         " of its alternatives";
+  return w + " written as U+FFFD (XML 1.0 forbids them; the JSON trace keeps them)";
+}
+
+std::string xmlReplacementWarning(const Trace& trace) {
+  XmlReplacements r;
+  r.add(trace);
+  const std::string w = r.warning();
+  return w.empty() || trace.source.empty() ? w : trace.source + ": " + w;
 }
 
 std::string toString(OcrFormat format) {

@@ -50,9 +50,25 @@ std::string toAlto(const Trace& trace);
 /// LastChange timestamp (xsd:dateTime); empty: now.
 std::string toPageXml(const Trace& trace, const std::string& createdUtc = {});
 
-/// Text for XML content and attribute values: & < > " ' escaped, characters XML 1.0 forbids
-/// (C0 controls but tab, newline, return) dropped.
+/// Text for XML content and attribute values: & < > " ' escaped, each character XML 1.0 forbids
+/// (C0 controls but tab, newline, return) written as U+FFFD, so the document stays valid and
+/// shows where one was.
 std::string xmlEscape(const std::string& text);
+/// How many characters of `text` XML 1.0 forbids (what xmlEscape replaces).
+size_t xmlForbiddenCount(const std::string& text);
+
+/// The characters the writers replace in the readings of one or more traces: in the reading
+/// (the prediction) and in its alternatives (the steps' other top-k tokens, the beam's other
+/// readings). A charset may hold control characters; the JSON trace keeps them.
+struct XmlReplacements {
+  size_t reading = 0, alternatives = 0;
+  void add(const Trace& trace);
+  /// "2 control characters of the reading written as U+FFFD (...)"; empty when none.
+  std::string warning() const;
+};
+/// XmlReplacements of `trace` alone, its source first ("a.png: 1 control character ..."); empty
+/// when the writers replace nothing. The CLI prints it on stderr, the window in its status bar.
+std::string xmlReplacementWarning(const Trace& trace);
 /// A number as XML attributes want it: the C locale whatever the user's, at most `decimals`
 /// decimals, no trailing zeros, never "-0".
 std::string xmlNumber(double v, int decimals);

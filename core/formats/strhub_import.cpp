@@ -104,7 +104,13 @@ class Settings {
  public:
   Settings(const StoredStateDict& sd, const ImportOptions& o, std::string path,
            ImportReport& report)
-      : m_sd(sd), m_o(o), m_path(std::move(path)), m_report(report) {}
+      : m_sd(sd), m_o(o), m_path(std::move(path)), m_report(report) {
+    // Not a dictionary: read as absent, it sent users after missing settings (issue 65).
+    if (!sd.hyperParametersKind.empty())
+      throw Error(m_path + ": the checkpoint's hyper_parameters is a pickled " +
+                  sd.hyperParametersKind +
+                  ", not a dictionary (Lightning saves the model's settings as one)");
+  }
 
   const nlohmann::json* hp(const std::string& key) const {
     auto it = m_sd.hyperParameters.find(key);
@@ -553,6 +559,13 @@ LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportRepo
   if (parseq) {
     const auto& queries = need(sd, p + "pos_queries", path, 3);
     c.maxLength = static_cast<int>(queries.shape[1]) - 1;
+    // The shapes fix PARSeq's: a --max_label_length is checked (it was accepted unread, even
+    // when not a number).
+    if (o.count("max_label_length") &&
+        intOption(o, "max_label_length", c.maxLength, path, 1, 1000) != c.maxLength)
+      throw Error(path + ": --max_label_length " + o.at("max_label_length") +
+                  ", but PARSeq's pos_queries hold " + std::to_string(c.maxLength + 1) +
+                  " positions: it reads at most " + std::to_string(c.maxLength) + " characters");
     const auto& embed = need(sd, p + "text_embed.embedding.weight", path, 2);
     if (embed.shape[0] != classes + 2)
       throw Error(path + ": text_embed has " + std::to_string(embed.shape[0]) +
@@ -660,8 +673,9 @@ ModelFormat strhubModelFormat() {
        "the .ckpt's, else true"},
       {"refine_iters", "PARSeq: cloze refinement passes", false, "the .ckpt's, else 1"},
       {"max_label_length",
-       "ViTSTR and TRBA: characters read (the output tokens or decoder steps minus one)", false,
-       "the .ckpt's, else 25"},
+       "ViTSTR and TRBA: characters read (the output tokens or decoder steps minus one); "
+       "PARSeq: checked against its pos_queries",
+       false, "the .ckpt's, else 25 (PARSeq: its pos_queries')"},
   };
   f.sniff = sniffStrhub;
   f.load = loadStrhub;

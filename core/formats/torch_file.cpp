@@ -274,9 +274,11 @@ void collectHyperParameters(const Unpickler& u, const PickleValue& top, StoredSt
   for (size_t k = 0; k + 1 < top.items.size(); k += 2) {
     const PickleValue& key = u.at(top.items[k]);
     const PickleValue& value = u.at(top.items[k + 1]);
-    if (key.kind != PickleValue::String || key.s != "hyper_parameters" ||
-        value.kind != PickleValue::Dict)
+    if (key.kind != PickleValue::String || key.s != "hyper_parameters") continue;
+    if (value.kind != PickleValue::Dict) {
+      out.hyperParametersKind = kindName(value.kind);
       continue;
+    }
     out.hasHyperParameters = true;
     for (size_t h = 0; h + 1 < value.items.size(); h += 2) {
       const PickleValue& name = u.at(value.items[h]);

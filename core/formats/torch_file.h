@@ -52,6 +52,9 @@ struct StoredStateDict {
   /// ("[32, 128]", "\"0123...\"", "true"); empty when the file has none.
   std::map<std::string, std::string> hyperParameters;
   bool hasHyperParameters = false;
+  /// What "hyper_parameters" holds when it is not a dictionary ("list", "str", "None"): such a
+  /// file has no usable hyper-parameters, and a reader that needs them says so (not "absent").
+  std::string hyperParametersKind;
 
   const StoredTensor* find(const std::string& key) const;
   /// Copies tensor `t` out of its storage as contiguous float32 values (row-major).

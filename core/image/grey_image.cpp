@@ -215,9 +215,17 @@ GreyImage decodeImageWarning(const std::vector<uint8_t>& bytes, const std::strin
                 "limit with "
                 "FOVEAL_MAX_IMAGE_PIXELS=N)");
   GreyImage image = imaging::decodeWithOpenCv(bytes, origin, keepColour);
-  if (isTruncatedJpeg(bytes))
+  if (isTruncatedJpeg(bytes)) {
     warning = origin + ": truncated JPEG (the file ends before its end-of-image marker; " +
               "the rows after the cut are filled in grey)";
+  } else {
+    // Cut and closed again by an end marker, or zeroed in the middle: libjpeg's warning (OpenCV
+    // decodes such a file without a word).
+    const std::string damage = jpegDamage(bytes);
+    if (!damage.empty())
+      warning = origin + ": truncated or damaged JPEG (libjpeg: " + damage +
+                "; what it could not decode is filled in)";
+  }
   return image;
 #else
   throw Error(origin + ": this build has no OpenCV and reads only PGM/PPM images");

@@ -25,6 +25,13 @@ std::pair<int64_t, int64_t> statedImageSize(const std::vector<uint8_t>& bytes);
 /// True when `bytes` start like a JPEG whose end-of-image marker is missing: a file cut short.
 bool isTruncatedJpeg(const std::vector<uint8_t>& bytes);
 
+/// What libjpeg says is damaged in a JPEG's entropy-coded data ("Corrupt JPEG data: premature
+/// end of data segment": a scan cut short yet closed by an end marker, a run of zeros in it),
+/// read without decoding the pixels; empty for an intact JPEG, for other formats, and in a build
+/// without libjpeg's headers (jpegDamageChecked() false), where only isTruncatedJpeg() applies.
+std::string jpegDamage(const std::vector<uint8_t>& bytes);
+bool jpegDamageChecked();
+
 /// readImage / decodeImage for a viewer: a truncated JPEG is read, and `warning` (cleared first)
 /// says so, naming the file; everything else is refused as readImage refuses it.
 GreyImage readImageWarning(const std::string& path, bool keepColour, std::string& warning);

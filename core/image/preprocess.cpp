@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <list>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -207,84 +208,156 @@ namespace {
 
 // The antialiased resize of one axis from `from` to `to` samples, as interpolate computes it: a
 // band of taps per output sample. `starts` [to] (int64): each output's first source sample;
-// `weights` [to, K]: its K taps (zero past its own support). The resize is linear and separable,
-// so the taps are those of the resized identity (each row the image of one source sample); made
-// once per (sizes, kind, type). `dense` [from, to]: the same resize as a matrix, for devices
-// other than the CPU.
+// `weights` [to, K]: its K taps (zero past its own support). Memory and work linear in the sizes
+// (a dense [to, from] matrix of a 16000-pixel line took 3.2 GB: issue 65).
 struct ResizeBand {
-  torch::Tensor starts, weights, dense;
+  torch::Tensor starts, weights;
+  size_t bytes() const {
+    return static_cast<size_t>(starts.numel()) * 8 +
+           static_cast<size_t>(weights.numel()) * weights.element_size();
+  }
 };
 
 // The kinds of resize a band is made for.
 enum class BandKind { Bilinear, Bicubic, OpenCvColumns, OpenCvRows };
 
-// [to, from] (double): OpenCV's INTER_LINEAR as a matrix, its fixed-point weights / 2048.
-torch::Tensor opencvLinearMatrix(int64_t from, int64_t to, bool columns) {
-  auto m = torch::zeros({to, from}, torch::kDouble);
-  auto a = m.accessor<double, 2>();
-  const auto taps = opencvLinearTaps(static_cast<int>(from), static_cast<int>(to), columns);
-  for (int64_t j = 0; j < to; ++j) {
-    const auto& t = taps[static_cast<size_t>(j)];
-    a[j][t.first] += t.w0 / 2048.0;
-    a[j][t.second] += t.w1 / 2048.0;
-  }
-  return m;
-}
+// One output sample's non-zero taps: (source sample, weight), in source order.
+using Taps = std::vector<std::pair<int64_t, double>>;
 
-ResizeBand resizeBand(int64_t from, int64_t to, BandKind kind, torch::ScalarType type) {
-  static std::mutex lock;
-  static std::map<std::tuple<int64_t, int64_t, int, int>, ResizeBand> cache;
-  const auto key = std::make_tuple(from, to, static_cast<int>(kind), static_cast<int>(type));
-  std::lock_guard<std::mutex> g(lock);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  // Plain tensors (not inference ones) without a graph: they are used where gradients are
-  // recorded, whatever mode the first call came in.
-  c10::InferenceMode notInference(false);
-  torch::NoGradGuard noGrad;
-  torch::Tensor m;  // [to, from]
-  if (kind == BandKind::OpenCvColumns || kind == BandKind::OpenCvRows) {
-    m = opencvLinearMatrix(from, to, kind == BandKind::OpenCvColumns);
-  } else {
-    const bool bicubic = kind == BandKind::Bicubic;
-    auto eye =
-        torch::eye(from, torch::TensorOptions().dtype(torch::kDouble)).view({1, 1, from, from});
-    m = F::interpolate(eye.to(type),
-                       F::InterpolateFuncOptions()
-                           .size(std::vector<int64_t>{from, to})
-                           .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
-                                         : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
-                           .align_corners(false)
-                           .antialias(true))
-            .view({from, to})
-            .t()
-            .contiguous()
-            .to(torch::kDouble);
-  }
-  const auto acc = m.accessor<double, 2>();
-  std::vector<int64_t> first(static_cast<size_t>(to)), last(static_cast<size_t>(to));
+// The band from each output's taps, as the dense matrix's rows gave it: K = the widest support
+// (first to last non-zero), each row's window starting at its first tap (moved left where the
+// window would pass the last sample).
+ResizeBand bandFromTaps(const std::vector<Taps>& rows, int64_t from, torch::ScalarType type) {
+  const auto to = static_cast<int64_t>(rows.size());
   int64_t taps = 1;
-  for (int64_t j = 0; j < to; ++j) {
-    int64_t f = 0, l = 0;
-    while (f < from - 1 && acc[j][f] == 0) ++f;
-    l = from - 1;
-    while (l > f && acc[j][l] == 0) --l;
-    first[static_cast<size_t>(j)] = f;
-    last[static_cast<size_t>(j)] = l;
-    taps = std::max(taps, l - f + 1);
-  }
+  for (const auto& r : rows)
+    if (!r.empty()) taps = std::max(taps, r.back().first - r.front().first + 1);
   ResizeBand band;
   band.starts = torch::empty({to}, torch::kLong);
   auto w = torch::zeros({to, taps}, torch::kDouble);
+  auto sa = band.starts.accessor<int64_t, 1>();
   auto wa = w.accessor<double, 2>();
   for (int64_t j = 0; j < to; ++j) {
-    const int64_t start = std::min(first[static_cast<size_t>(j)], from - taps);
-    band.starts[j] = start;
-    for (int64_t k = 0; k < taps; ++k) wa[j][k] = acc[j][start + k];
+    const auto& r = rows[static_cast<size_t>(j)];
+    const int64_t first = r.empty() ? from - 1 : r.front().first;
+    const int64_t start = std::min(first, from - taps);
+    sa[j] = start;
+    for (const auto& [p, v] : r) wa[j][p - start] += v;
   }
   band.weights = w.to(type).contiguous();
-  band.dense = m.t().to(type).contiguous();
-  return cache.emplace(key, band).first->second;
+  return band;
+}
+
+// OpenCV's INTER_LINEAR taps: its fixed-point weights / 2048.
+ResizeBand opencvBand(int64_t from, int64_t to, bool columns, torch::ScalarType type) {
+  const auto taps = opencvLinearTaps(static_cast<int>(from), static_cast<int>(to), columns);
+  std::vector<Taps> rows(static_cast<size_t>(to));
+  for (int64_t j = 0; j < to; ++j) {
+    const auto& t = taps[static_cast<size_t>(j)];
+    auto& r = rows[static_cast<size_t>(j)];
+    std::map<int64_t, double> sum;  // two taps, or one where they coincide
+    sum[t.first] += t.w0 / 2048.0;
+    sum[t.second] += t.w1 / 2048.0;
+    for (const auto& [p, v] : sum) r.emplace_back(p, v);
+    // Zero weights at either end are not taps (an output on a source sample).
+    while (!r.empty() && r.back().second == 0) r.pop_back();
+    while (!r.empty() && r.front().second == 0) r.erase(r.begin());
+  }
+  return bandFromTaps(rows, from, type);
+}
+
+// interpolate's own antialiased taps (bilinear, or bicubic with a = -0.5), bit for bit: the
+// resize is linear, so it maps an impulse at source sample p to p's weight in every output it
+// reaches. Impulses `spacing` samples apart (a comb) reach disjoint outputs, since an output's
+// support is at most 2 * radius + 1 samples around its centre; resizing `spacing` combs, one per
+// phase, yields every weight, each output's taken from the comb's impulse nearest its centre.
+// Work: spacing resizes of one row (a few phases at a time, at most kCombElements values).
+ResizeBand interpolateBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType type) {
+  const double scale = static_cast<double>(from) / static_cast<double>(to);
+  const double support = (bicubic ? 2.0 : 1.0) * std::max(1.0, scale);  // in source samples
+  const auto radius = static_cast<int64_t>(std::ceil(support)) + 2;       // with room for rounding
+  const int64_t spacing = std::min(from, 2 * radius + 2);
+  constexpr int64_t kCombElements = int64_t(1) << 22;
+  const int64_t perPass = std::clamp<int64_t>(kCombElements / from, 1, spacing);
+  std::vector<Taps> rows(static_cast<size_t>(to));
+  for (int64_t phase0 = 0; phase0 < spacing; phase0 += perPass) {
+    const int64_t n = std::min(perPass, spacing - phase0);
+    auto comb = torch::zeros({n, 1, 1, from}, torch::TensorOptions().dtype(type));
+    for (int64_t b = 0; b < n; ++b) comb.narrow(0, b, 1).slice(3, phase0 + b, from, spacing).fill_(1);
+    const auto out =
+        F::interpolate(comb, F::InterpolateFuncOptions()
+                                 .size(std::vector<int64_t>{1, to})
+                                 .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                               : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                                 .align_corners(false)
+                                 .antialias(true))
+            .view({n, to})
+            .to(torch::kDouble)
+            .contiguous();
+    const auto oa = out.accessor<double, 2>();
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t phase = phase0 + b;
+      for (int64_t j = 0; j < to; ++j) {
+        const double v = oa[b][j];
+        if (v == 0) continue;
+        const double centre = (static_cast<double>(j) + 0.5) * scale - 0.5;
+        // The comb's impulse nearest the centre (k-th after the phase, within the row).
+        const auto k = std::clamp<int64_t>(
+            std::llround((centre - static_cast<double>(phase)) / static_cast<double>(spacing)), 0,
+            (from - 1 - phase) / spacing);
+        const int64_t p = phase + k * spacing;
+        if (p < 0 || p >= from || std::abs(static_cast<double>(p) - centre) > radius)
+          throw Error("internal error: a resize tap " + std::to_string(p) + " outside output " +
+                      std::to_string(j) + "'s support (" + std::to_string(from) + " -> " +
+                      std::to_string(to) + ")");
+        rows[static_cast<size_t>(j)].emplace_back(p, v);
+      }
+    }
+  }
+  for (auto& r : rows) std::sort(r.begin(), r.end());
+  return bandFromTaps(rows, from, type);
+}
+
+// The bands made so far, the most recently used first, at most kBandCacheBytes together (an
+// explanation resizes the same sizes at every path point; a long line's band is a few MB).
+constexpr size_t kBandCacheBytes = size_t(64) << 20;
+
+ResizeBand resizeBand(int64_t from, int64_t to, BandKind kind, torch::ScalarType type) {
+  using Key = std::tuple<int64_t, int64_t, int, int>;
+  static std::mutex lock;
+  static std::list<std::pair<Key, ResizeBand>> cache;
+  const Key key{from, to, static_cast<int>(kind), static_cast<int>(type)};
+  {
+    std::lock_guard<std::mutex> g(lock);
+    for (auto it = cache.begin(); it != cache.end(); ++it)
+      if (it->first == key) {
+        cache.splice(cache.begin(), cache, it);
+        return cache.front().second;
+      }
+  }
+  ResizeBand band;
+  {
+    // Plain tensors (not inference ones) without a graph: they are used where gradients are
+    // recorded, whatever mode the first call came in.
+    c10::InferenceMode notInference(false);
+    torch::NoGradGuard noGrad;
+    if (kind == BandKind::OpenCvColumns || kind == BandKind::OpenCvRows)
+      band = opencvBand(from, to, kind == BandKind::OpenCvColumns, type);
+    else
+      band = interpolateBand(from, to, kind == BandKind::Bicubic, type);
+  }
+  std::lock_guard<std::mutex> g(lock);
+  cache.emplace_front(key, band);
+  size_t total = 0;
+  for (auto it = cache.begin(); it != cache.end();) {
+    if (it != cache.begin() && total + it->second.bytes() > kBandCacheBytes) {
+      it = cache.erase(it);
+    } else {
+      total += it->second.bytes();
+      ++it;
+    }
+  }
+  return band;
 }
 
 // x [..., from] -> [..., to] along the last axis by the band's taps, forward and backward. Each
@@ -353,7 +426,16 @@ class ResizeAxisFunction : public torch::autograd::Function<ResizeAxisFunction> 
 
 torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, BandKind kind) {
   const auto band = resizeBand(x.size(-1), to, kind, x.scalar_type());
-  if (!x.is_cpu()) return torch::matmul(x, band.dense.to(x.device()));  // one product there
+  if (!x.is_cpu()) {  // there: each output's taps gathered [..., to, K], weighted and summed
+    const int64_t taps = band.weights.size(1);
+    const auto index = (band.starts.view({to, 1}) + torch::arange(taps, torch::kLong).view({1, taps}))
+                           .view({-1})
+                           .to(x.device());
+    auto sizes = x.sizes().vec();
+    sizes.back() = to;
+    sizes.push_back(taps);
+    return (x.index_select(x.dim() - 1, index).view(sizes) * band.weights.to(x.device())).sum(-1);
+  }
   return ResizeAxisFunction::apply(x, band.starts, band.weights);
 }
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #ifdef FOVEAL_HAVE_DNNL
-#include <dnnl.hpp>
+#include "model/dnnl_compat.h"
 #endif
 
 namespace foveal::core {
@@ -188,11 +188,10 @@ struct ConvPlan::Impl {
           break;
         }
         if (plain) continue;
-        dnnl::pooling_forward::desc d(
-            dnnl::prop_kind::forward_inference, dnnl::algorithm::pooling_max, src.get_desc(),
+        const auto pd = dnnl_compat::maxPoolInference(
+            engine, src.get_desc(),
             memory::desc(od, memory::data_type::f32, memory::format_tag::any), strides, {kh, kw},
-            padL, padR);
-        dnnl::pooling_forward::primitive_desc pd(d, userScratchpad(), engine);
+            padL, padR, userScratchpad());
         memory dst(pd.dst_desc(), engine);
         c->steps.push_back({dnnl::pooling_forward(pd),
                             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
@@ -206,7 +205,7 @@ struct ConvPlan::Impl {
       const Dims wd{op.weight.size(0), op.weight.size(1), kh, kw};
       dnnl::post_ops po;
       if (op.residual >= 0) po.append_sum(1.0f);
-      if (op.relu) po.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      if (op.relu) dnnl_compat::appendEltwise(po, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
       dnnl::primitive_attr attr = userScratchpad();
       attr.set_post_ops(po);
       auto any = [](const Dims& d) {
@@ -216,9 +215,8 @@ struct ConvPlan::Impl {
       const memory::desc dstMd = op.residual >= 0 ? values[op.residual].get_desc() : any(od);
       const memory::desc biasMd({od[1]}, memory::data_type::f32, memory::format_tag::x);
       auto make = [&](dnnl::algorithm alg) {
-        dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg, srcMd, any(wd),
-                                          biasMd, dstMd, strides, padL, padR);
-        return dnnl::convolution_forward::primitive_desc(d, attr, engine);
+        return dnnl_compat::convolutionInference(engine, alg, srcMd, any(wd), biasMd, dstMd,
+                                                 strides, padL, padR, attr);
       };
       dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
       const bool winogradShape = kh == 3 && kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;

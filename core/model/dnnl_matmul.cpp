@@ -9,7 +9,7 @@
 #include "base/env_switch.h"
 
 #ifdef FOVEAL_HAVE_DNNL
-#include <dnnl.hpp>
+#include "model/dnnl_compat.h"
 #endif
 
 namespace foveal::core::dnnl_ops {
@@ -75,20 +75,20 @@ std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor&
   dnnl::primitive_attr attr;
   if (gelu) {
     dnnl::post_ops ops;
-    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+    dnnl_compat::appendEltwise(ops, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
     attr.set_post_ops(ops);
   }
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), in.data_ptr())},
                                        {DNNL_ARG_WEIGHTS, memory(wt, engine(), w.data_ptr())},
                                        {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  memory::desc bd;  // none
+  torch::Tensor b;
   if (bias.defined()) {
-    const auto b = bias.contiguous();
-    const memory::desc bd({1, n}, memory::data_type::f32, memory::dims{n, 1});
+    b = bias.contiguous();
+    bd = memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1});
     args.emplace(DNNL_ARG_BIAS, memory(bd, engine(), b.data_ptr()));
-    run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, bd, dst), attr, engine()), args);
-  } else {
-    run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, dst), attr, engine()), args);
   }
+  run(dnnl_compat::matmul(engine(), src, wt, bd, dst, attr), args);
   return out;
 }
 
@@ -110,13 +110,14 @@ std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor&
   auto sizes = a.sizes().vec();
   sizes.back() = b.size(d - 1);
   auto out = torch::empty(sizes, a.options());
-  dnnl::primitive_attr attr;
-  if (scale != 1.0) attr.set_output_scales(0, {static_cast<float>(scale)});
   const auto src = describe(x), wt = describe(y), dst = describe(out);
-  run(dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, wt, dst), attr, engine()),
-      {{DNNL_ARG_SRC, memory(src, engine(), x.data_ptr())},
-       {DNNL_ARG_WEIGHTS, memory(wt, engine(), y.data_ptr())},
-       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}});
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), x.data_ptr())},
+                                       {DNNL_ARG_WEIGHTS, memory(wt, engine(), y.data_ptr())},
+                                       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  dnnl::primitive_attr attr;
+  const float factor = static_cast<float>(scale);
+  if (scale != 1.0) dnnl_compat::scaleResult(attr, args, engine(), &factor);
+  run(dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, attr), args);
   return out;
 }
 

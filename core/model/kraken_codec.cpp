@@ -230,6 +230,33 @@ std::vector<KrakenChar> KrakenCodec::decode(const std::vector<KrakenRun>& runs) 
   return out;
 }
 
+std::vector<KrakenCodec::EncodedCode> KrakenCodec::encode(const std::u32string& text,
+                                                          std::u32string* unencodable) const {
+  // kraken's c_sorted: the codes longest first (a stable sort, so equal lengths keep their order).
+  std::vector<const Code*> sorted;
+  for (const auto& c : m_codes) sorted.push_back(&c);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Code* a, const Code* b) { return a->text.size() > b->text.size(); });
+  std::vector<EncodedCode> out;
+  for (size_t idx = 0; idx < text.size();) {
+    const Code* found = nullptr;
+    for (const Code* c : sorted)
+      if (!c->text.empty() && text.compare(idx, c->text.size(), c->text) == 0) {
+        found = c;
+        break;
+      }
+    if (!found) {
+      if (unencodable && unencodable->find(text[idx]) == std::u32string::npos)
+        unencodable->push_back(text[idx]);
+      ++idx;
+      continue;
+    }
+    out.push_back({found->text, found->labels});
+    idx += found->text.size();
+  }
+  return out;
+}
+
 std::vector<KrakenChar> krakenReorder(const std::vector<KrakenChar>& chars, KrakenBaseDir base) {
   std::u32string text;
   for (const auto& c : chars) text.push_back(c.codepoint);

@@ -66,6 +66,16 @@ class KrakenCodec {
   /// the code's first start, last end and mean confidence.
   std::vector<KrakenChar> decode(const std::vector<KrakenRun>& runs) const;
 
+  /// One code of an encoded text: what it spells and its labels.
+  struct EncodedCode {
+    std::u32string text;
+    std::vector<int> labels;
+  };
+  /// codec.encode, code by code: from the start, the longest code that spells the text there.
+  /// Where none does (kraken raises KrakenEncodeException) the code point is skipped and listed
+  /// in `unencodable` (each once, in order), so one call names every character the codec lacks.
+  std::vector<EncodedCode> encode(const std::u32string& text, std::u32string* unencodable) const;
+
  private:
   struct Code {
     std::u32string text;

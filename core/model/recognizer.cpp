@@ -113,7 +113,7 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   auto x = encode(image, &t, config.prediction == "vitstr" ? &encoderAttention : nullptr);
   auto up = rectifyUpsampled(upsampled, t);
   RecognizerOutput out;
-  if (options.beamWidth <= 1) {
+  if (options.beamWidth <= 1 || !m_prediction->searchesWithBeam()) {
     out = m_prediction->predict(x, up, options);
   } else {
     if (is_training() || options.sample || options.targets.defined() ||
@@ -154,6 +154,8 @@ RecognizerOutput RecognizerImpl::forward(const torch::Tensor& image, const torch
   out.fiducials = t.fiducials;
   return out;
 }
+
+bool RecognizerImpl::searchesWithBeam() const { return m_prediction->searchesWithBeam(); }
 
 BeamResult RecognizerImpl::beamSearch(const torch::Tensor& image, const torch::Tensor& upsampled,
                                       int width) {

@@ -26,6 +26,8 @@ class RecognizerImpl : public torch::nn::Cloneable<RecognizerImpl> {
   /// per image, a finished one (end token emitted) extended only by the end token at no cost.
   /// Width >= K^(T-1) is exact.
   BeamResult beamSearch(const torch::Tensor& image, const torch::Tensor& upsampled, int width);
+  /// Whether a beam width over 1 searches (false: forward() reads greedily; see Prediction).
+  bool searchesWithBeam() const;
 
   /// The prediction stage's loss (pure) and batch figures; readings: class indices per image.
   LossTerms loss(const RecognizerOutput& out, const LossInputs& in) const;

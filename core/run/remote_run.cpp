@@ -1,6 +1,9 @@
 #include "run/remote_run.h"
 
+#include <cctype>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -155,12 +158,113 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
-// The files the mirror copies: every monitor reads these and nothing else.
-bool appendOnly(const std::string& name) {
-  return name == run_folder::kMetrics || name == run_folder::kTrainLog;
+bool endsWith(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// A part of a path as trainers write them: letters, digits and . _ - = + , @, not starting
+// with '.' (hidden, "..") or '-' (an option to a command).
+bool plainPart(const std::string& part) {
+  if (part.empty() || part.size() > 255 || part[0] == '.' || part[0] == '-') return false;
+  for (unsigned char c : part)
+    if (!std::isalnum(c) && c != '.' && c != '_' && c != '-' && c != '=' && c != '+' && c != ',' &&
+        c != '@')
+      return false;
+  return true;
+}
+
+constexpr int kForeignDepth = 4;  // strhub's lightning_logs/version_N/, MMEngine's TS/vis_data/
+constexpr const char* kEventPrefix = "events.out.tfevents.";
+
 }  // namespace
+
+MirrorKind mirrorKind(const std::string& name, bool foreign) {
+  std::vector<std::string> parts = splitOn(name, '/');
+  if (parts.empty() || int(parts.size()) > (foreign ? kForeignDepth : 2)) return MirrorKind::Skip;
+  for (const auto& p : parts)
+    if (!plainPart(p)) return MirrorKind::Skip;
+  const std::string& base = parts.back();
+  const bool top = parts.size() == 1;
+  if (base.rfind(kEventPrefix, 0) == 0 && base.size() > std::strlen(kEventPrefix))
+    return foreign || top ? MirrorKind::Append : MirrorKind::Skip;
+  if (!foreign) {
+    if (parts.size() == 2)
+      return parts[0] == run_folder::kHistoryDir &&
+                     run_folder::historyIteration(base) >= 0 &&
+                     base == run_folder::historyFileName(run_folder::historyIteration(base))
+                 ? MirrorKind::Whole
+                 : MirrorKind::Skip;
+    if (base == run_folder::kMetrics || base == run_folder::kTrainLog) return MirrorKind::Append;
+    if (base == run_folder::kConfig || base == run_folder::kLatestModel ||
+        base == run_folder::kBestModel)
+      return MirrorKind::Whole;
+    if (base == run_folder::kState) return MirrorKind::Note;
+    return MirrorKind::Skip;
+  }
+  // The logs: DTRB's and EasyOCR's (log_train.txt, log_dataset.txt, opt.txt, all appended),
+  // PaddleOCR's train.log, MMEngine's TIMESTAMP.log and vis_data/scalars.json (appended).
+  if (base == "log_train.txt" || base == "log_dataset.txt" || base == "opt.txt" ||
+      base == "scalars.json" || endsWith(base, ".log"))
+    return MirrorKind::Append;
+  // Rewritten whole: Lightning's CSVLogger rewrites metrics.csv (its header grows with new keys),
+  // hparams.yaml, PaddleOCR's config.yml, MMEngine's last_checkpoint.
+  if (base == "metrics.csv" || base == "hparams.yaml" || base == "config.yml" ||
+      base == "config.yaml" || base == "last_checkpoint")
+    return MirrorKind::Whole;
+  for (const char* ext : {".pth", ".ckpt", ".pdparams", ".mlmodel", ".pt", ".safetensors",
+                          ".pth.tar"})
+    if (endsWith(base, ext) && base.size() > std::strlen(ext)) return MirrorKind::Checkpoint;
+  return MirrorKind::Skip;
+}
+
+std::string printableName(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::vector<RemoteFileEntry> parseRemoteListing(const std::string& listing,
+                                                std::vector<std::string>* bad) {
+  std::vector<RemoteFileEntry> out;
+  size_t at = 0;
+  while (at < listing.size()) {
+    size_t end = listing.find('\0', at);
+    if (end == std::string::npos) end = listing.size();  // a record cut short: parsed as it is
+    const std::string record = listing.substr(at, end - at);
+    at = end + 1;
+    if (record.empty()) continue;
+    // SIZE MTIME INODE NAME: the name is everything after the third space (it may hold spaces
+    // and newlines itself).
+    const size_t s1 = record.find(' ');
+    const size_t s2 = s1 == std::string::npos ? s1 : record.find(' ', s1 + 1);
+    const size_t s3 = s2 == std::string::npos ? s2 : record.find(' ', s2 + 1);
+    const std::string size = record.substr(0, s1);
+    if (s3 == std::string::npos || size.empty() ||
+        size.find_first_not_of("0123456789") != std::string::npos || size.size() > 19) {
+      if (bad) bad->push_back(printableName(record) + ": not a listing record");
+      continue;
+    }
+    RemoteFileEntry e;
+    e.size = std::stoull(size);
+    e.signature = record.substr(0, s3);
+    e.name = record.substr(s3 + 1);
+    if (e.name.rfind("./", 0) == 0) e.name.erase(0, 2);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 RemoteRun RemoteRun::create(const std::string& localDir, const RunTarget& target,
                             const std::vector<std::string>& trainArgs) {
@@ -177,6 +281,26 @@ RemoteRun RemoteRun::create(const std::string& localDir, const RunTarget& target
   r.m_target = target;
   if (!target.mirrored()) r.m_target.remoteDir = fs::absolute(localDir).lexically_normal().string();
   r.m_trainArgs = trainArgs;
+  r.save();
+  return r;
+}
+
+RemoteRun RemoteRun::attach(const std::string& localDir, const RunTarget& target) {
+  if (!target.mirrored())
+    throw Error("run target '" + target.toString() +
+                "': another trainer's run folder is followed on an SSH host (ssh://HOST/DIR or "
+                "slurm://LOGIN/DIR); a folder on this machine is added as it is");
+  if (target.remoteDir.empty()) throw Error(target.toString() + ": names no run folder");
+  std::error_code ec;
+  fs::create_directories(localDir, ec);
+  if (ec) throw Error(localDir + ": cannot create the mirror folder (" + ec.message() + ")");
+  if (fs::exists(fs::path(localDir) / run_folder::kRemote))
+    throw Error(localDir + ": this folder already holds a run (" +
+                std::string(run_folder::kRemote) + "); choose another folder for the mirror");
+  RemoteRun r;
+  r.m_localDir = localDir;
+  r.m_target = target;
+  r.m_foreign = true;
   r.save();
   return r;
 }
@@ -210,6 +334,8 @@ RemoteRun RemoteRun::open(const std::string& localDir) {
     r.m_jobId = j.value("job", "");
     r.m_mirrored = j.value("mirrored", std::map<std::string, std::string>{});
     r.m_remoteState = j.value("remote_state", "");
+    r.m_foreign = j.value("foreign", false);
+    r.m_pending = j.value("pending", std::map<std::string, std::string>{});
   } catch (const json::exception& e) {
     throw Error(path + ": not a remote run description (" + e.what() + ")");
   }
@@ -224,6 +350,10 @@ void RemoteRun::save() const {
   j["job"] = m_jobId;
   j["mirrored"] = m_mirrored;
   j["remote_state"] = m_remoteState;
+  if (m_foreign) {
+    j["foreign"] = true;
+    j["pending"] = m_pending;
+  }
   writeFileAtomically((fs::path(m_localDir) / run_folder::kRemote).string(), j.dump(2) + "\n",
                       "remote run description");
 }
@@ -277,7 +407,9 @@ std::string RemoteRun::submit(bool resume, const std::vector<std::string>& resum
 }
 
 JobStatus RemoteRun::status() const {
-  if (m_jobId.empty()) return {JobState::Unknown, "not submitted", 0};
+  if (m_jobId.empty())
+    return {JobState::Unknown, m_foreign ? "another trainer's run, followed here" : "not submitted",
+            0};
   const RemoteShell sh = m_target.shell();
   if (m_target.kind == RunTarget::Kind::Slurm) {
     const std::string j = shellQuote(m_jobId);
@@ -323,14 +455,47 @@ void RemoteRun::stop() {
   sh.check("kill -TERM \"$(cat " + pid + ")\"", "stopping trainer " + m_jobId);
 }
 
+namespace {
+
+// A file there that cannot be read: named and left out of this pass. A dropped connection is
+// not the file's fault: it ends the pass (thrown), and the next pass asks again.
+struct Unreadable {
+  std::string message;
+};
+struct ConnectionLost {
+  std::string message;
+};
+
+std::string fetch(const RemoteShell& sh, const std::string& command, const std::string& name) {
+  ProcessResult p;
+  try {
+    p = sh.run(command);
+  } catch (const std::exception& e) {  // ssh itself could not be started
+    throw ConnectionLost{e.what()};
+  }
+  if (p.ok()) return p.out;
+  std::string why = p.err;
+  while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
+  if (p.timedOut) why = "timed out";
+  if (!sh.local() && (p.exitCode == kSshConnectionFailed || p.timedOut || p.exitCode < 0))
+    throw ConnectionLost{
+        "reading " + printableName(name) + " on " + sh.where() + " failed: " +
+        (why.empty() ? "ssh exited with status " + std::to_string(p.exitCode) : why)};
+  throw Unreadable{why.empty() ? "cannot be read (status " + std::to_string(p.exitCode) + ")"
+                               : "cannot be read: " + why};
+}
+
+}  // namespace
+
 std::string RemoteRun::mirrorAppend(const std::string& name, uint64_t remoteSize, MirrorResult& r) {
   const fs::path local = fs::path(m_localDir) / name;
   std::error_code ec;
   const uint64_t have = fs::exists(local, ec) ? fs::file_size(local, ec) : 0;
   if (remoteSize <= have) return {};
   const std::string path = shellQuote(m_target.remoteDir + "/" + name);
-  const std::string bytes = m_target.shell().check(
-      "tail -c +" + std::to_string(have + 1) + " " + path, "reading " + name);
+  const std::string bytes =
+      fetch(m_target.shell(), "tail -c +" + std::to_string(have + 1) + " -- " + path, name);
+  if (!local.parent_path().empty()) fs::create_directories(local.parent_path(), ec);
   std::ofstream out(local, std::ios::binary | std::ios::app);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.flush();
@@ -340,41 +505,66 @@ std::string RemoteRun::mirrorAppend(const std::string& name, uint64_t remoteSize
   return bytes;
 }
 
+std::string RemoteRun::listingCommand() const {
+  // NUL-separated (any byte but NUL may be in a name): find's names, stat's size, time and
+  // inode. Hidden folders (the SSH launcher's .foveal) are not looked into.
+  std::string names;
+  const auto add = [&](const std::string& pattern) {
+    names += (names.empty() ? "-name " : " -o -name ") + shellQuote(pattern);
+  };
+  if (m_foreign) {
+    for (const char* p : {"log_train.txt", "log_dataset.txt", "opt.txt", "*.log", "scalars.json",
+                          "metrics.csv", "hparams.yaml", "config.yml", "config.yaml",
+                          "last_checkpoint", "events.out.tfevents.*", "*.pth", "*.ckpt",
+                          "*.pdparams", "*.mlmodel", "*.pt", "*.safetensors", "*.pth.tar"})
+      add(p);
+  } else {
+    for (const char* p : {run_folder::kConfig, run_folder::kMetrics, run_folder::kTrainLog,
+                          run_folder::kLatestModel, run_folder::kBestModel, run_folder::kState,
+                          "iter-*.fvm", "events.out.tfevents.*"})
+      add(p);
+  }
+  return "cd " + shellQuote(m_target.remoteDir) + " 2>/dev/null || exit 0; find . -maxdepth " +
+         std::to_string(m_foreign ? kForeignDepth : 2) + " -name '.?*' -prune -o -type f \\( " +
+         names + " \\) -print0 | xargs -0r stat --printf '%s %.9Y %i %n\\0' -- 2>/dev/null; true";
+}
+
 MirrorResult RemoteRun::mirror() {
   MirrorResult r;
   if (!m_target.mirrored()) return r;  // the trainer writes the local folder itself
   const RemoteShell sh = m_target.shell();
   try {
-    const std::string listing = sh.check(
-        "cd " + shellQuote(m_target.remoteDir) +
-            " 2>/dev/null || exit 0; for f in config.json metrics.jsonl train.log latest.fvm "
-            "best.fvm latest.state history/iter-*.fvm; do [ -f \"$f\" ] && stat -c '%s %.9Y %i %n' "
-            "-- \"$f\"; "
-            "done; true",
-        "listing the run folder " + m_target.remoteDir);
+    const std::string listing =
+        sh.check(listingCommand(), "listing the run folder " + m_target.remoteDir);
     std::map<std::string, std::pair<uint64_t, std::string>> remote;  // name -> size, signature
-    std::istringstream in(listing);
-    std::string line;
-    while (std::getline(in, line)) {
-      std::istringstream ls(line);
-      uint64_t size = 0;
-      std::string mtime, inode, name;
-      if (!(ls >> size >> mtime >> inode >> name)) continue;
-      remote[name] = {size, std::to_string(size) + " " + mtime + " " + inode};
+    std::vector<std::string> bad;
+    for (auto& e : parseRemoteListing(listing, &bad)) {
+      if (mirrorKind(e.name, m_foreign) == MirrorKind::Skip) {
+        r.skipped.push_back(printableName(e.name) + ": not a name " +
+                            (m_foreign ? "the trainer writes" : "Foveal's trainer writes") +
+                            "; left out");
+        continue;
+      }
+      remote[e.name] = {e.size, e.signature};
     }
-    fs::create_directories(fs::path(m_localDir) / run_folder::kHistoryDir);
+    for (const auto& b : bad) r.skipped.push_back(b);
+    if (!m_foreign) fs::create_directories(fs::path(m_localDir) / run_folder::kHistoryDir);
     bool changed = false;
     // The optimiser's and loader's state stays there (resuming happens there): only whether
     // it exists, and which one, so that the window offers Resume.
-    const auto state = remote.find(run_folder::kState);
+    const auto state = m_foreign ? remote.end() : remote.find(run_folder::kState);
     const std::string stateSignature = state == remote.end() ? "" : state->second.second;
-    if (stateSignature != m_remoteState) {
+    if (!m_foreign && stateSignature != m_remoteState) {
       m_remoteState = stateSignature;
       changed = true;
     }
     if (state != remote.end()) remote.erase(state);
+    const double now = std::chrono::duration<double>(
+                           std::chrono::system_clock::now().time_since_epoch())
+                           .count();
     for (const auto& [name, info] : remote) {
       const auto& [size, signature] = info;
+      const MirrorKind kind = mirrorKind(name, m_foreign);
       const fs::path local = fs::path(m_localDir) / name;
       std::string inode = signature.substr(signature.rfind(' ') + 1);
       const auto old = m_mirrored.find(name);
@@ -382,28 +572,63 @@ MirrorResult RemoteRun::mirror() {
           old == m_mirrored.end() ? "" : old->second.substr(old->second.rfind(' ') + 1);
       std::error_code ec;
       const uint64_t have = fs::exists(local, ec) ? fs::file_size(local, ec) : 0;
-      if (appendOnly(name) && (oldInode.empty() || oldInode == inode) && size >= have) {
-        // Grown in place: the bytes after the local size.
-        mirrorAppend(name, size, r);
-        if (old == m_mirrored.end() || old->second != signature) {
-          m_mirrored[name] = signature;
-          changed = true;
+      try {
+        if (kind == MirrorKind::Append && (oldInode.empty() || oldInode == inode) &&
+            size >= have) {
+          // Grown in place: the bytes after the local size.
+          mirrorAppend(name, size, r);
+          if (old == m_mirrored.end() || old->second != signature) {
+            m_mirrored[name] = signature;
+            changed = true;
+          }
+          continue;
         }
-        continue;
+        if (old != m_mirrored.end() && old->second == signature && fs::exists(local, ec)) {
+          if (m_pending.erase(name)) changed = true;
+          continue;
+        }
+        if (kind == MirrorKind::Checkpoint) {
+          // Copied once it is complete: the same size, time and inode across two listings
+          // settleSeconds() apart (a trainer writing it in place changes them as it writes).
+          const auto p = m_pending.find(name);
+          const size_t bar = p == m_pending.end() ? std::string::npos : p->second.rfind('|');
+          const bool same = bar != std::string::npos && p->second.substr(0, bar) == signature;
+          if (!same) {
+            m_pending[name] = signature + "|" + std::to_string(now);
+            changed = true;
+            continue;
+          }
+          if (now - std::atof(p->second.c_str() + bar + 1) < m_settleSeconds) continue;
+        }
+        const std::string bytes =
+            fetch(sh, "cat -- " + shellQuote(m_target.remoteDir + "/" + name), name);
+        if (kind == MirrorKind::Checkpoint && bytes.size() != size) {
+          // Written to while it was read: it settles again.
+          m_pending[name] = "|0";
+          changed = true;
+          continue;
+        }
+        if (!local.parent_path().empty()) fs::create_directories(local.parent_path(), ec);
+        writeFileAtomically(local.string(), bytes, "mirrored " + printableName(name));
+        r.bytes += bytes.size();
+        r.files.push_back(name);
+        m_mirrored[name] = signature;
+        m_pending.erase(name);
+        changed = true;
+      } catch (const Unreadable& u) {
+        r.skipped.push_back(printableName(name) + ": " + u.message + "; left out");
+      } catch (const Error& e) {  // not writable here (a folder in its place, a full disk)
+        r.skipped.push_back(printableName(name) + ": " + e.what() + "; left out");
       }
-      if (old != m_mirrored.end() && old->second == signature && fs::exists(local, ec)) continue;
-      const std::string bytes =
-          sh.check("cat -- " + shellQuote(m_target.remoteDir + "/" + name), "reading " + name);
-      writeFileAtomically(local.string(), bytes, "mirrored " + name);
-      r.bytes += bytes.size();
-      r.files.push_back(name);
-      m_mirrored[name] = signature;
-      changed = true;
     }
-    // History files that the trainer pruned go here too.
+    // What the trainer removed there (pruned history, strhub's worse checkpoints) goes here too;
+    // logs and settings stay.
     for (auto it = m_mirrored.begin(); it != m_mirrored.end();) {
-      if (!remote.count(it->first) &&
-          it->first.rfind(std::string(run_folder::kHistoryDir) + "/", 0) == 0) {
+      const MirrorKind kind = mirrorKind(it->first, m_foreign);
+      const bool prunable =
+          m_foreign ? kind == MirrorKind::Checkpoint
+                    : it->first.rfind(std::string(run_folder::kHistoryDir) + "/", 0) == 0;
+      if (!remote.count(it->first) && prunable) {
         std::error_code ec;
         fs::remove(fs::path(m_localDir) / it->first, ec);
         r.files.push_back(it->first);
@@ -413,7 +638,17 @@ MirrorResult RemoteRun::mirror() {
         ++it;
       }
     }
+    for (auto it = m_pending.begin(); it != m_pending.end();)
+      if (!remote.count(it->first)) {
+        it = m_pending.erase(it);
+        changed = true;
+      } else {
+        ++it;
+      }
     if (changed) save();
+  } catch (const ConnectionLost& e) {
+    r.ok = false;
+    r.error = e.message;
   } catch (const std::exception& e) {
     r.ok = false;
     r.error = e.what();

@@ -13,6 +13,18 @@
 // nothing, the next one asks again, nothing is lost or doubled); a file that was replaced (a
 // resume rewrites metrics.jsonl; the checkpoints are written by rename) is copied whole once its
 // size, time or inode changes, into a temporary file renamed into place.
+//
+// Another trainer's run folder there (deep-text-recognition-benchmark, strhub, MMOCR, PaddleOCR,
+// kraken...; attach()) is mirrored the same way, for what core/run/trainer_logs.h reads: its logs
+// and event files by their appended bytes, and each checkpoint copied once, when it is complete
+// (its size, time and inode unchanged across two listings at least settleSeconds() apart; a
+// 300 MB file is never copied half-written, nor copied again until the trainer replaces it).
+//
+// The listing is NUL-separated (find -print0, stat --printf '...\0'), so any byte but NUL may be
+// in a name there; only the names the trainer writes are copied (mirrorKind()), onto the same
+// name here. A file whose name is not one (a space, a newline, a path that leaves the folder) or
+// that cannot be read there or written here is left out and named in MirrorResult::skipped; the
+// pass goes on with the others.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -57,7 +69,40 @@ struct MirrorResult {
   std::string error;               ///< why the mirror stopped (a dropped connection...)
   std::vector<std::string> files;  ///< the files that changed locally
   uint64_t bytes = 0;              ///< bytes copied
+  /// What the pass left out, one "NAME: why" each (the name with its control characters
+  /// escaped): not a name the trainer writes, unreadable there, not writable here.
+  std::vector<std::string> skipped;
 };
+
+/// What the mirror does with a file of the run folder (its path relative to the folder).
+enum class MirrorKind {
+  Skip,        ///< not a file the trainer writes: never copied
+  Append,      ///< a log that only grows: the bytes after the local copy's size
+  Whole,       ///< a small file that is rewritten: copied whole when it changes
+  Checkpoint,  ///< a model another trainer writes in place: copied whole once complete
+  Note,        ///< Foveal's latest.state: only whether it exists there (resumable())
+};
+/// Foveal's run folder (`foreign` false): config.json, metrics.jsonl, train.log, latest.fvm,
+/// best.fvm, latest.state, history/iter-NNNNNNNNN.fvm and top-level event files. Another
+/// trainer's (`foreign`): its logs (log_train.txt, opt.txt, train.log, *.log, scalars.json,
+/// metrics.csv, hparams.yaml, events.out.tfevents.*) and checkpoints (*.pth, *.ckpt, *.pdparams,
+/// *.mlmodel, *.safetensors, *.pt, *.pth.tar), at most four folders deep, every part of the path plain (letters, digits,
+/// . _ - = + , @; not starting with '.' or '-').
+MirrorKind mirrorKind(const std::string& name, bool foreign);
+
+/// One file of the remote listing: its path relative to the run folder, its size, and its
+/// signature ("size mtime inode").
+struct RemoteFileEntry {
+  std::string name;
+  uint64_t size = 0;
+  std::string signature;
+};
+/// Parses the NUL-separated listing "SIZE MTIME INODE NAME\0..." (a leading "./" on NAME is
+/// dropped); a record that does not parse is named in `bad` and left out.
+std::vector<RemoteFileEntry> parseRemoteListing(const std::string& listing,
+                                                std::vector<std::string>* bad = nullptr);
+/// A name as messages show it: control characters (a newline) escaped, e.g. "a\nb".
+std::string printableName(const std::string& name);
 
 class RemoteRun {
  public:
@@ -68,6 +113,17 @@ class RemoteRun {
   /// The run of `localDir`. Throws Error naming the file when it is missing or not readable.
   static RemoteRun open(const std::string& localDir);
   static bool isRemoteRun(const std::string& localDir);
+  /// Follows another trainer's run folder `target.remoteDir` on `target`'s host (DTRB, strhub...)
+  /// from local folder `localDir` (created), which mirrors it: nothing is submitted and jobId()
+  /// stays empty. Throws Error when the target is not on another host or the folder already
+  /// holds a run.
+  static RemoteRun attach(const std::string& localDir, const RunTarget& target);
+  /// A folder of another trainer's (attach()), not one of Foveal's trainer.
+  bool foreign() const { return m_foreign; }
+  /// Seconds a foreign checkpoint must keep its size, time and inode before it is copied
+  /// (default 2).
+  void setSettleSeconds(double seconds) { m_settleSeconds = seconds; }
+  double settleSeconds() const { return m_settleSeconds; }
 
   /// Starts the run (or, with `resume`, starts it again from its checkpoint with `resumeArgs`
   /// such as --iterations N). Returns the Slurm job id or the remote pid.
@@ -93,6 +149,8 @@ class RemoteRun {
  private:
   void save() const;
   std::string mirrorAppend(const std::string& name, uint64_t remoteSize, MirrorResult& r);
+  /// The listing of the remote folder's files that mirrorKind() may accept.
+  std::string listingCommand() const;
 
   std::string m_localDir;
   RunTarget m_target;
@@ -103,6 +161,10 @@ class RemoteRun {
   std::map<std::string, std::string> m_mirrored;
   /// "size mtime inode" of latest.state there as the last mirror saw it; "" when there is none.
   std::string m_remoteState;
+  bool m_foreign = false;
+  double m_settleSeconds = 2;
+  /// A foreign checkpoint seen but not yet settled: name -> "signature|unix seconds first seen".
+  std::map<std::string, std::string> m_pending;
 };
 
 }  // namespace foveal::core

@@ -28,6 +28,9 @@ inline constexpr const char* kBatchScript = "job.sbatch";
 /// Periodic copies of the model (TrainConfig::historyInterval, at most historyKeep of them):
 /// history/iter-NNNNNNNNN.fvm, the iteration zero-padded to nine digits, oldest first by name.
 inline constexpr const char* kHistoryDir = "history";
+/// The run's scalars as TensorBoard event files (the same as metrics.jsonl's, tags
+/// "<kind>/<field>" and "eval/<set>/<field>"; core/run/tensorboard_events.h), one file a session.
+inline constexpr const char* kTensorBoardDir = "tensorboard";
 
 /// The file name of the history checkpoint written at `iteration`.
 inline std::string historyFileName(int64_t iteration) {

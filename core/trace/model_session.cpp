@@ -13,6 +13,7 @@
 #include "trace/contrast_retry.h"
 #include "trace/finite_outputs.h"
 #include "trace/trace_builder.h"
+#include "trace/truth_alignment.h"
 
 namespace foveal::core {
 
@@ -162,6 +163,7 @@ LineReading ModelSession::traceLine(const GreyImage& page, const KrakenLineSpec&
     checkFiniteOutputs(out.logProbs, d->path, source);
     r.trace = buildTrace(d->model, out, input, 0, k.extracted.width, k.extracted.height,
                          options.topk, options.stopAtEnd);
+    if (!options.truth.empty()) alignTruth(r.trace, d->model, out, input, 0, options.truth);
     r.trace.source = source;
     r.trace.beamWidth = std::max(1, options.beamWidth);
   }
@@ -178,7 +180,14 @@ LineReading ModelSession::traceLine(const GreyImage& page, const KrakenLineSpec&
 Trace ModelSession::trace(const GreyImage& image, const std::string& source,
                           const TraceOptions& options) const {
   if (image.empty()) throw Error(source + ": empty image");
-  if (d->engine) return d->engine->read(image, source);  // its own decoding: no beam, no sampling
+  if (d->engine) {  // its own decoding: no beam, no sampling, no frames to align
+    Trace tr = d->engine->read(image, source);
+    if (!options.truth.empty()) {
+      tr.alignment.truth = options.truth;
+      tr.alignment.error = "forced alignment needs a CTC model, not " + d->path;
+    }
+    return tr;
+  }
   if (!d->config.kraken.empty()) {
     auto r = traceLine(image, krakenBoxLine(0, 0, image.width, image.height), source, options);
     if (r.empty) {  // kraken's empty record: an empty reading of the whole image
@@ -198,14 +207,29 @@ Trace ModelSession::trace(const GreyImage& image, const std::string& source,
   if (d->config.preprocessing.contrastThreshold > 0)  // EasyOCR's get_text reads it again
     tr = contrastRetry(d->model, image, std::move(tr), decodeOptions(options), options.topk,
                        options.stopAtEnd);
+  if (!options.truth.empty()) {
+    if (!tr.contrastPass) {
+      alignTruth(tr, d->model, out, input, 0, options.truth);
+    } else {  // the pass shown is the contrast pass: align over its frames
+      const auto again = preprocess({image}, d->config.preprocessing, sharp, true);
+      const auto second = d->model->forward(again.image, again.upsampled, decodeOptions(options));
+      alignTruth(tr, d->model, second, again, 0, options.truth);
+    }
+  }
   tr.source = source;
   tr.beamWidth = std::max(1, options.beamWidth);
   tr.hypothesis = options.beamWidth > 1 ? options.beamHypothesis : 0;
+  if (tr.beamWidth > 1 && !d->model->searchesWithBeam()) {
+    tr.beamWidth = 1;
+    tr.hypothesis = 0;
+    tr.decodingNote = "beam not available for this model: read greedily";
+  }
   return tr;
 }
 
 Explanation ModelSession::explain(const GreyImage& image, const Trace& trace,
                                   const AttributionOptions& options) const {
+  if (d->engine) refuseEngine(d->path, kEngineNoGradients, "explanations differentiate a model");
   if (image.empty()) throw Error(trace.source + ": empty image");
   return core::explain(d->model, image, trace, options);
 }
@@ -213,6 +237,8 @@ Explanation ModelSession::explain(const GreyImage& image, const Trace& trace,
 std::vector<FaithfulnessCurves> ModelSession::curves(const GreyImage& image, const Trace& trace,
                                                      const std::vector<CurveRequest>& requests,
                                                      const CurveOptions& options) const {
+  if (d->engine)
+    refuseEngine(d->path, kEngineNoGradients, "faithfulness curves need a model's maps");
   if (image.empty()) throw Error(trace.source + ": empty image");
   return deletionInsertionCurves(d->model, image, trace, requests, options);
 }

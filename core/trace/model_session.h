@@ -28,6 +28,11 @@ struct TraceOptions {
   /// Beam search: the steps show this one of the N best hypotheses (0: the best); the trace's
   /// `hypotheses` lists them all. An index past the hypotheses found is an error.
   int beamHypothesis = 0;
+  /// A known transcription: the trace's `alignment` is its forced alignment over the frames the
+  /// trace read (CTC models; trace/ctc_alignment.h). One that cannot be made says why in
+  /// `alignment.error` (an attention model or an engine, characters outside the charset, a
+  /// truth longer than the frames allow). Empty: none.
+  std::string truth;
 };
 
 /// At most this many compute threads: more only oversubscribe the cores, and thousands of threads

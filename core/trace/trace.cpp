@@ -152,6 +152,7 @@ std::string Trace::toJson(int indent) const {
   for (size_t t = 0; t < steps.size(); ++t) steps_.push_back(stepJson(*this, t));
   j["steps"] = steps_;
   if (!focusRule.empty()) j["focus_rule"] = focusRule;
+  if (!decodingNote.empty()) j["decoding_note"] = decodingNote;
   if (!inputPass.empty())
     j["input_pass"] = {{"pass", contrastPass ? "contrast" : "first"}, {"why", inputPass}};
   if (!truthBoxes.empty()) {
@@ -159,6 +160,7 @@ std::string Trace::toJson(int indent) const {
     for (const auto& b : truthBoxes) tb.push_back(boxJson(b));
     j["truth_boxes"] = tb;
   }
+  if (!alignment.empty()) j["alignment"] = json::parse(alignment.toJson(-1));
   j["decoder"] = decoder;
   if (!stages.empty()) j["stages"] = stages;
   if (!fiducials.empty()) {
@@ -192,6 +194,7 @@ std::string Trace::toTable() const {
   }
   if (!stages.empty()) o << "stages     " << stages << "\n";
   if (!inputPass.empty()) o << "pass       " << inputPass << "\n";
+  if (!decodingNote.empty()) o << "note       " << decodingNote << "\n";
   if (gridRows > 1)
     o << "grid       " << gridRows << " x " << gridColumns << " cells (region r * " << gridColumns
       << " + c is row r, column c)\n";

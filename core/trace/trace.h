@@ -7,6 +7,7 @@
 
 #include "image/grey_image.h"
 #include "model/geometry.h"
+#include "trace/ctc_alignment.h"
 
 namespace foveal::core {
 
@@ -123,6 +124,9 @@ struct Trace {
   /// prediction and confidence show (0: the best). Empty for greedy decoding.
   std::vector<BeamHypothesis> hypotheses;
   int hypothesis = 0;
+  /// Why the decoding differs from the one asked for, e.g. "beam not available for this model:
+  /// read greedily" (PARSeq and ViTSTR with a beam width over 1); empty when it does not.
+  std::string decodingNote;
   /// TPS: the fiducial points on the source image (pixels), top edge then bottom edge, and the
   /// rectified model input the features saw.
   std::vector<PointF> fiducials;
@@ -141,6 +145,10 @@ struct Trace {
   /// The true box of each character of the image's label, in source-image pixels, when the data
   /// knows them (empty otherwise). Not set by tracing: whoever knows the label's boxes fills it.
   std::vector<Box> truthBoxes;
+  /// CTC: the forced alignment of a known truth over the same frames (TraceOptions::truth;
+  /// trace/ctc_alignment.h), each true character's frames and box beside the steps'. Empty
+  /// when no truth was given.
+  CtcAlignment alignment;
 
   /// What the trace has, for views to ask instead of reading the model's kind.
   bool hasMap(const std::string& name) const { return map(name) != nullptr; }

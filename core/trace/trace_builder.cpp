@@ -271,6 +271,8 @@ std::vector<BeamHypothesis> ctcBeamHypotheses(const Charset& charset, const Beam
   return hyps;
 }
 
+}  // namespace
+
 // Receptive fields as wide as the input (a ResNet's, TPS-ResNet included) make every region the
 // whole image: a region crop shows nothing of the step, and its box spans the view. For a row of
 // such columns each step gets a character box instead: centred on its focus point, as wide as
@@ -287,6 +289,8 @@ Box focusBox(double focusX, double stride, size_t characters, int imageW, int im
   const double x1 = std::clamp(focusX + half, 0.0, static_cast<double>(imageW));
   return {x0, 0.0, std::max(1.0, x1 - x0), static_cast<double>(imageH)};
 }
+
+namespace {
 
 // The focus boxes of a trace, and each step's patch: what the features saw under its box.
 // `seen` [C, H, W]: the model input as read (or the rectified image); sx: source pixels per

@@ -25,6 +25,13 @@ FocusRule focusRuleFor(const ModelConfig& config, bool hasStn);
 std::vector<StepLocation> locateDecodedSteps(Recognizer& model, const RecognizerOutput& out, int b,
                                              int srcW, int srcH, int inputW = 0, int contentW = 0);
 
+/// Columns whose receptive fields are as wide as the input (a ResNet's): each CTC or soft step
+/// then gets a character box (focusBox) instead of its regions' union.
+bool usesFocusBoxes(const ReceptiveField& rf, int inputWidth);
+/// That box: centred on `focusX`, as wide as one of `characters` sharing the image evenly (at
+/// least `stride`), the image's height, clipped to it.
+Box focusBox(double focusX, double stride, size_t characters, int imageW, int imageH);
+
 /// The N best readings of image `b` from a beam search, best first (unfilled slots dropped).
 std::vector<BeamHypothesis> beamHypotheses(const Charset& charset, const BeamResult& beam, int b);
 

@@ -395,6 +395,9 @@ std::string ErrorAnalysis::summary() const {
       o << ": " << x.n << " times in " << c.images(x.t, x.r).size() << " images\n";
     }
   }
+  for (const auto& u : unread)
+    o << "\nmodel " << u.model << "\n  skipped: " << u.skipped << " of " << u.skipped
+      << " entries, none read (" << u.why << ")\n";
   return o.str();
 }
 
@@ -463,9 +466,11 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
       o.progress = [&](int64_t done, int64_t) { return progress(before + done, total); };
     DatasetEval d = engine ? evaluateReaderOn(tesseractReader(models[k]), *ds, dataset, o)
                            : evaluateDataset(loaded.model, ds, dataset, o, device);
-    if (d.overall.count == 0 && d.skipped > 0)
-      throw Error(models[k] + " can read no entry of " + d.description + ": " + d.skippedSummary);
     a.description = d.description;
+    if (d.overall.count == 0 && d.skipped > 0) {
+      a.unread.push_back({models[k], d.skipped, d.skippedSummary});
+      continue;
+    }
     ModelErrors m =
         analyseReadings(models[k], std::move(d.images),
                         engine ? options.scoring != "exact"
@@ -477,6 +482,11 @@ ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std
       measureImageShares(m, *ds, models[k], options,
                          [&] { return !progress || progress(before + perModel, total); });
     a.models.push_back(std::move(m));
+  }
+  if (a.models.empty()) {
+    std::string why;
+    for (const auto& u : a.unread) why += (why.empty() ? "" : "; ") + u.model + ": " + u.why;
+    throw Error("no model can read an entry of " + a.description + " (" + why + ")");
   }
   return a;
 }

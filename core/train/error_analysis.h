@@ -108,6 +108,15 @@ struct ErrorAnalysis {
   std::string dataset;      ///< the dataset argument
   std::string description;  ///< the dataset's own description
   std::vector<ModelErrors> models;
+  /// The models that could read no entry of the dataset (every label outside their charset...):
+  /// set aside, not analysed, and named in the summary (issue 64: one such model failed the
+  /// whole page before).
+  struct Unread {
+    std::string model;
+    int64_t skipped = 0;
+    std::string why;  ///< the skipped entries' reasons, e.g. "40 label outside the charset"
+  };
+  std::vector<Unread> unread;
 
   /// Dataset entries read by at least one model, ascending.
   std::vector<size_t> entries() const;
@@ -144,8 +153,9 @@ struct ErrorRunOptions {
 using ErrorProgress = EvalProgress;
 
 /// Reads `dataset` with each model file (batched, greedy unless a beam width is given), skipping
-/// and counting the entries a model cannot read. Throws Error (a model that cannot be loaded, a
-/// dataset that cannot be opened or that a model can read no entry of) or EvalCancelled.
+/// and counting the entries a model cannot read; a model that can read no entry is set aside in
+/// `unread`. Throws Error (a model that cannot be loaded, a dataset that cannot be opened, no
+/// model able to read any entry) or EvalCancelled.
 ErrorAnalysis runErrorAnalysis(const std::vector<std::string>& models, const std::string& dataset,
                                const ErrorRunOptions& options = {},
                                const ErrorProgress& progress = {});

@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "data/dataset_factory.h"
+#include "engines/tesseract_spec.h"
 #include "model/charset.h"
 #include "trace/model_session.h"
 #include "trace/pixel_maps.h"
@@ -124,6 +125,7 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   for (const auto& m : o.methods)
     if (m != "attention" && m != "random") attributionMethodFromString(m);  // throws naming it
   if (o.methods.empty()) throw Error("--methods names no map");
+  refuseEngine(modelPath, kEngineNoGradients, "faithfulness is measured on a model file's maps");
   auto session = ModelSession::open(modelPath, o.importOptions);
   auto data = data::openDataset(dataset);
   if (data->endless() && o.limit <= 0) throw Error(dataset + ": an endless stream needs --limit");

@@ -34,6 +34,7 @@
 #include "model/charset.h"
 #include "model/losses.h"
 #include "run/run_lock.h"
+#include "run/tensorboard_events.h"
 #include "trace/model_session.h"
 #include "train/adadelta.h"
 #include "train/dataset_views.h"
@@ -244,6 +245,40 @@ struct Trainer::Impl {
     if (!out)
       throw Error((run / run_folder::kMetrics).string() + ": cannot append to the metrics log (" +
                   (errno ? std::strerror(errno) : "write failed") + ")");
+    appendEvents(record);
+  }
+  // The same scalars as TensorBoard events (run_folder::kTensorBoardDir), for a user's own
+  // dashboard (TensorBoard, `wandb sync`): "train/<field>", "eval/<field>", "eval/<set>/<field>"
+  // at step = iteration, with the record's time. A session's first record opens its file; a
+  // resume's record is torch's purge marker, so TensorBoard drops the interrupted tail as
+  // resumeMetrics drops it from metrics.jsonl. Secondary to metrics.jsonl: a failure is said once
+  // and stops only the events.
+  mutable std::unique_ptr<TensorBoardWriter> events;
+  mutable bool eventsFailed = false;
+  void appendEvents(const json& record) const {
+    const std::string kind = record.value("kind", "");
+    if (eventsFailed || (kind != "train" && kind != "eval" && kind != "resume")) return;
+    try {
+      const double time = record.at(run_folder::kTimeKey).get<double>();
+      const int64_t it = record.value("iteration", int64_t(0));
+      if (!events)
+        events = std::make_unique<TensorBoardWriter>((run / run_folder::kTensorBoardDir).string(),
+                                                     time);
+      if (kind == "resume") return events->addSessionStart(it + 1, time);
+      const auto scalars = [&](const json& fields, const std::string& prefix) {
+        for (const auto& [key, value] : fields.items())
+          if (value.is_number() && key != "iteration" && key != "elapsed_s" && key != "count" &&
+              key != run_folder::kTimeKey)
+            events->addScalar(prefix + key, value.get<double>(), it, time);
+      };
+      scalars(record, kind + "/");
+      if (kind == "eval")
+        for (const auto& set : record.value("datasets", json::array()))
+          scalars(set, "eval/" + set.value("name", std::string("set")) + "/");
+    } catch (const Error& e) {
+      eventsFailed = true;
+      log(std::string("no TensorBoard events from here on: ") + e.what());
+    }
   }
   double elapsed() const { return elapsedBefore + seconds(sessionStart, Clock::now()); }
 
@@ -385,6 +420,11 @@ void Trainer::Impl::startFresh() {
   if (writer) {
     writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
     writeTextAtomically(run / run_folder::kMetrics, "");
+    // The event files of an earlier start that never checkpointed go with its metrics.
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(run / run_folder::kTensorBoardDir, ec))
+      if (e.path().filename().string().rfind("events.out.tfevents.", 0) == 0)
+        fs::remove(e.path(), ec);
   }
 }
 

@@ -11,6 +11,7 @@
 //   latest.state   everything --resume needs, self-contained: weights, optimiser state, sampling
 //                  generator, baseline, iteration, data position
 //   best.fvm       the model with the best evaluation accuracy so far
+//   tensorboard/   metrics.jsonl's scalars as TensorBoard event files, one file a session
 // Every file is written to a temporary name and renamed. Torch-free interface.
 #include <atomic>
 #include <cstdint>

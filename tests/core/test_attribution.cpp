@@ -4,6 +4,7 @@
 // step can see.
 #include <torch/torch.h>
 #include <QtTest/QtTest>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "image/preprocess.h"
@@ -313,6 +314,152 @@ class TestAttribution : public QObject {
       const double goff = (g1 - g2).abs().max().item<double>();
       QVERIFY2(goff < 10 * tol, qPrintable(QString("gradient off by %1").arg(goff)));
     }
+  }
+
+  // The bands are made without the dense [to, from] matrix the resize once went through (issue
+  // 65: 3.2 GB for a 16000-pixel line), yet hold that matrix's weights (interpolate of the
+  // identity; OpenCV's fixed-point taps): the same input and gradient, shrinking and growing by
+  // little and by much, from a source of one sample and from one narrower than a comb's spacing,
+  // in float and double.
+  void resizeBandsMatchTheDenseMatrix_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<int>("srcW");
+    QTest::addColumn<int>("srcH");
+    const std::vector<std::pair<int, int>> sizes{{1, 32},   {3, 5},     {7, 32},   {99, 32},
+                                                 {101, 33}, {250, 20},  {1000, 32}, {2048, 9}};
+    for (const char* kind : {"bilinear", "bicubic", "opencv"})
+      for (auto [w, h] : sizes)
+        if (std::string(kind) != "opencv" || w <= 250)  // (its pre-resize makes wide matrices)
+          QTest::newRow(qPrintable(QString("%1 %2x%3").arg(kind).arg(w).arg(h)))
+              << QString(kind) << w << h;
+  }
+  void resizeBandsMatchTheDenseMatrix() {
+    QFETCH(QString, kind);
+    QFETCH(int, srcW);
+    QFETCH(int, srcH);
+    namespace F = torch::nn::functional;
+    // The matrix [to, from] the bands were cut from before.
+    auto dense = [](const QString& k, int64_t from, int64_t to, torch::ScalarType type,
+                    bool columns) {
+      if (k == "opencv") {
+        auto m = torch::zeros({to, from}, torch::kDouble);
+        const auto taps = opencvLinearTaps(static_cast<int>(from), static_cast<int>(to), columns);
+        for (int64_t j = 0; j < to; ++j) {
+          m[j][taps[size_t(j)].first] += taps[size_t(j)].w0 / 2048.0;
+          m[j][taps[size_t(j)].second] += taps[size_t(j)].w1 / 2048.0;
+        }
+        return m.to(type);
+      }
+      const auto eye = torch::eye(from, torch::kDouble).view({1, 1, from, from}).to(type);
+      return F::interpolate(eye, F::InterpolateFuncOptions()
+                                     .size(std::vector<int64_t>{from, to})
+                                     .mode(k == "bicubic"
+                                               ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                               : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                                     .align_corners(false)
+                                     .antialias(true))
+          .view({from, to})
+          .t();
+    };
+    // Rows (the height) then columns, by the dense matrices.
+    auto byDense = [&](torch::Tensor t, const QString& k, int64_t h, int64_t w) {
+      if (h != t.size(2)) t = torch::matmul(dense(k, t.size(2), h, t.scalar_type(), false), t);
+      if (w != t.size(3)) t = torch::matmul(t, dense(k, t.size(3), w, t.scalar_type(), true).t());
+      return t;
+    };
+    Preprocessing pp;
+    pp.inputW = 100;
+    pp.inputH = 32;
+    if (kind == "bicubic") pp.resize = "pil_bicubic";
+    if (kind == "opencv") {  // EasyOCR's readtext: OpenCV's resize to the height, then PIL's
+      pp.resize = "pil_bicubic";
+      pp.preResize = "opencv_linear";
+      pp.keepRatioPad = true;
+      pp.inputW = 2048;  // wide enough for every pre-resized width here
+    }
+    for (auto type : {torch::kFloat, torch::kDouble}) {
+      torch::manual_seed(srcW * 7 + srcH);
+      const auto src = (torch::rand({2, 1, srcH, srcW}) * 2 - 1).to(type);
+      auto reference = [&](const torch::Tensor& x) {
+        if (kind != "opencv") return byDense(x, kind, pp.inputH, pp.inputW);
+        const auto size = easyocrResizedSize(srcW, srcH, pp.inputH);
+        const auto collate = byDense(x, "opencv", size.height, size.width);
+        const int kw = static_cast<int>(std::min<double>(
+            pp.inputW, std::ceil(pp.inputH * double(size.width) / double(size.height))));
+        return byDense(collate, "bicubic", pp.inputH, std::max(1, kw));
+      };
+      const auto x = src.clone().requires_grad_(true);
+      const auto in = inputFromSource(x, pp, /*withUpsampled=*/false);
+      auto x2 = src.clone().requires_grad_(true);
+      const auto want = reference(x2);
+      const int64_t w = want.size(3);
+      QCOMPARE(in.contentW.front(), int(w));
+      const auto got = in.image.narrow(3, 0, w);
+      QCOMPARE(got.sizes(), want.sizes());
+      const double off = (got - want).abs().max().item<double>();
+      QVERIFY2(off < 1e-6, qPrintable(QString("%1: off by %2").arg(toString(type)).arg(off)));
+      // The gradient: the matrices' transposes applied to the weights.
+      auto wts = torch::rand(want.sizes()).to(type);
+      const auto g1 = torch::autograd::grad({(got * wts).sum()}, {x})[0];
+      const auto g2 = torch::autograd::grad({(want * wts).sum()}, {x2})[0];
+      const double goff = (g1 - g2).abs().max().item<double>();
+      QVERIFY2(goff < 1e-6,
+               qPrintable(QString("%1: gradient off by %2").arg(toString(type)).arg(goff)));
+    }
+  }
+
+  // An explanation of a 16000 x 32 line needs memory linear in its width: the resize's dense
+  // matrix took 3.2 GB (issue 65). Peak resident memory, measured from a reset high-water mark
+  // (Linux: writing 5 to /proc/self/clear_refs), stays under 400 MB for an IG explanation of a
+  // step through Foveal's bilinear and DTRB's padded bicubic.
+  void longLineExplanationNeedsLittleMemory_data() {
+    QTest::addColumn<int>("index");
+    QTest::newRow("soft") << 0;
+    QTest::newRow("padded-dtrb-bicubic") << 8;
+  }
+  void longLineExplanationNeedsLittleMemory() {
+    QFETCH(int, index);
+    const auto kind = kinds()[static_cast<size_t>(index)];
+    QCOMPARE(QString::fromStdString(kind.first), QString(QTest::currentDataTag()));
+    auto m = makeModel(kind.second, 5);
+    const GreyImage img = testImage(16000, 32, 3);
+    const Trace tr = readingFor(m, img, 2);
+    AttributionOptions o;
+    o.method = AttributionMethod::IntegratedGradients;
+    o.igSteps = 4;
+    o.batch = 4;
+    o.steps = {0};
+    auto peakKb = []() -> long {
+      std::ifstream status("/proc/self/status");
+      std::string line;
+      while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+      return -1;
+    };
+    auto rssKb = []() -> long {
+      std::ifstream status("/proc/self/status");
+      std::string line;
+      while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+      return -1;
+    };
+    {
+      std::ofstream reset("/proc/self/clear_refs");
+      reset << "5";
+      reset.close();
+      if (!reset || peakKb() > rssKb() + 1024)
+        QSKIP("this kernel cannot reset the peak resident memory (/proc/self/clear_refs)");
+    }
+    const long before = rssKb();
+    const auto e = explain(m, img, tr, o);
+    const long peak = peakKb();
+    QCOMPARE(e.width, 16000);
+    QCOMPARE(e.steps.size(), size_t(1));
+    QVERIFY(std::isfinite(e.steps.front().imageTotal));
+    const double mb = double(peak - before) / 1024.0;
+    qInfo("peak resident memory of the explanation: %.0f MB above the %.0f MB before", mb,
+          double(before) / 1024.0);
+    QVERIFY2(mb < 400, qPrintable(QString("the explanation's peak took %1 MB").arg(mb)));
   }
 
   // The per-target objectives taken from the decoder's own steps are stepObjectives' columns, and

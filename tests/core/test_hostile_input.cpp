@@ -28,8 +28,10 @@
 #include "data/output_guard.h"
 #include "data/packed_dataset.h"
 #include "formats/checkpoint.h"
+#include "formats/model_format.h"
 #include "formats/state_file.h"
 #include "image/grey_image.h"
+#include "image/image_checks.h"
 #include "image/preprocessing_check.h"
 #include "model/charset.h"
 #include "run/run_lock.h"
@@ -546,6 +548,109 @@ class TestHostileInput : public QObject {
     QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, -inf}).view({1, 1, 2})), int64_t(-1));
     QCOMPARE(firstNonFiniteRow(torch::tensor({0.0f, 0.0f, nan, 0.0f}).view({2, 1, 2})), int64_t(1));
     QCOMPARE(firstNonFiniteRow(torch::tensor({inf, 0.0f}).view({1, 1, 2})), int64_t(0));
+  }
+
+  // Issue 65, 9: a JPEG cut short and closed again by an end-of-image marker, or with a run of
+  // zeros inside its data, decodes through OpenCV in silence (the marker is there): libjpeg's
+  // warning makes it a truncated or damaged JPEG, said by the viewers and refused by readImage.
+  void damagedJpegIsSaid() {
+    if (!hasImageCodecs()) QSKIP("this build has no OpenCV");
+    if (!jpegDamageChecked()) QSKIP("this build has no libjpeg headers");
+    std::ifstream in(std::string(FOVEAL_SOURCE_DIR) + "/tests/data/dtrb/img05_400x50_rgb.jpg",
+                     std::ios::binary);
+    const std::vector<uint8_t> whole{std::istreambuf_iterator<char>(in), {}};
+    QVERIFY(whole.size() > 4000);
+    std::string warning;
+    decodeImageWarning(whole, "whole.jpg", false, warning);
+    QVERIFY2(warning.empty(), warning.c_str());
+    std::vector<uint8_t> closed(whole.begin(), whole.begin() + 2900);  // cut, then FF D9
+    closed.push_back(0xFF);
+    closed.push_back(0xD9);
+    std::vector<uint8_t> zeroed = whole;  // a hole in the middle of the scan
+    std::fill(zeroed.begin() + 2000, zeroed.begin() + 3000, 0);
+    for (const auto& [name, bytes, damage] :
+         std::vector<std::tuple<std::string, std::vector<uint8_t>, std::string>>{
+             {"closed.jpg", closed, "premature end of data segment"},
+             {"zeroed.jpg", zeroed, "extraneous bytes before marker 0xd9"}}) {
+      QVERIFY(!isTruncatedJpeg(bytes));  // what round three checked
+      const GreyImage shown = decodeImageWarning(bytes, name, true, warning);
+      QCOMPARE(shown.width, 400);
+      QVERIFY2(QString::fromStdString(warning).contains(
+                   QString::fromStdString(name + ": truncated or damaged JPEG (libjpeg: Corrupt "
+                                                 "JPEG data: ")),
+               warning.c_str());
+      QVERIFY2(QString::fromStdString(warning).contains(QString::fromStdString(damage)),
+               warning.c_str());
+      const QString refused = errorOf([&] { decodeImage(bytes, name, false); });
+      QVERIFY2(refused.contains("truncated or damaged JPEG"), qPrintable(refused));
+    }
+  }
+
+  // Issue 65, 11: EasyOCR's yaml read as strictly as the DTRB import reads its options.
+  void easyocrYamlIsReadStrictly() {
+    const std::string net = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/easyocr/custom/fixture_net";
+    QTemporaryDir dir;
+    const std::string d = dir.path().toStdString();
+    fs::copy_file(net + ".pth", d + "/m.pth");
+    std::ifstream yin(net + ".yaml");
+    const std::string yaml{std::istreambuf_iterator<char>(yin), {}};
+    auto write = [&](const std::string& text) {
+      std::ofstream(d + "/m.yaml", std::ios::trunc) << text;
+    };
+    auto replaced = [&](const std::string& from, const std::string& to) {
+      std::string t = yaml;
+      const size_t at = t.find(from);
+      if (at != std::string::npos) t.replace(at, from.size(), to);
+      return t;
+    };
+    const std::string m = d + "/m.pth";
+    // A character listed twice: refused as the DTRB import refuses one ('z' replaced by 'a').
+    write(replaced("vwxyz", "vwxya"));
+    QString msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("m.pth: character_list of " + QString::fromStdString(d) +
+                          "/m.yaml names 'a' more than once"),
+             qPrintable(msg));
+    msg = errorOf([&] { loadModelFile(m, {{"character", "0123456789abcdefghijklmnopqrstuvwxya -'"}}); });
+    QVERIFY2(msg.contains("m.pth: --character names 'a' more than once"), qPrintable(msg));
+    // network_params on one line: a mapping is read (and checked against the file) ...
+    write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
+                   "network_params: {hidden_size: 16, input_channel: 1, output_channel: 31}"));
+    msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("says network_params.output_channel 31, but the file's "
+                          "FeatureExtraction gives 32"),
+             qPrintable(msg));
+    write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
+                   "network_params: {hidden_size: 16, input_channel: 1, output_channel: 32}  # ok"));
+    loadModelFile(m);
+    // ... a list or a value is refused.
+    write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
+                   "network_params: [16, 1, 32]"));
+    msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("m.yaml:") && msg.contains("network_params is a list ('[16, 1, 32]')"),
+             qPrintable(msg));
+    write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
+                   "network_params: 16"));
+    msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("network_params is a value ('16'), not a mapping"), qPrintable(msg));
+    // --easyocr NAME with the yaml beside the file: the yaml's characters, and said.
+    write(yaml);
+    ImportReport report;
+    loadModelFile(m, {{"easyocr", "english_g2"}}, &report);
+    bool said = false;
+    for (const auto& note : report.assumed)
+      said = said || note.rfind("--easyocr english_g2 not used for the characters: "
+                                "character_list of " + d + "/m.yaml names them", 0) == 0;
+    QVERIFY2(said, report.assumed.empty() ? "no notes" : report.assumed.back().c_str());
+    // A directory or a FIFO where the yaml would be: named, not skipped (the file then read as
+    // an unnamed EasyOCR .pth: "nothing says it is EasyOCR's").
+    fs::remove(d + "/m.yaml");
+    fs::create_directory(d + "/m.yaml");
+    msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("m.yaml") && msg.contains("a directory"), qPrintable(msg));
+    fs::remove(d + "/m.yaml");
+    QCOMPARE(mkfifo((d + "/m.yaml").c_str(), 0600), 0);
+    msg = errorOf([&] { loadModelFile(m); });
+    QVERIFY2(msg.contains("m.yaml") && msg.contains("a FIFO"), qPrintable(msg));
   }
 
   // Issue 65, 5: invalid UTF-8 in a charset is refused where it enters, naming the byte; it

@@ -730,6 +730,53 @@ class TestOcrFormats : public QObject {
     }
   }
 
+  // Issue 65, 8: control characters in a reading (a charset may hold them) vanished from every
+  // XML format (CONTENT="", no word said); they are written as U+FFFD, the documents stay
+  // well-formed, and XmlReplacements counts them for the warning the CLI and the window give.
+  void controlCharactersBecomeReplacementCharacters() {
+    Trace tr = handTrace();
+    tr.steps[0].token = "\x07";                     // BEL where "é" was
+    tr.steps[0].topk[0].token = tr.steps[0].token;  // (the token itself: not an alternative)
+    tr.steps[3].token = "\x1b";                     // ESC where "中" was
+    tr.steps[3].topk[0].token = tr.steps[3].token;
+    tr.steps[1].topk[1].token = "\x01";  // an alternative
+    const QString fffd = QString(QChar(0xFFFD));
+    const QString word1 = fffd + QString::fromUtf8("ß"), word2 = fffd + "<&";
+    for (auto format : {OcrFormat::Hocr, OcrFormat::Alto, OcrFormat::Page}) {
+      const QByteArray doc = QByteArray::fromStdString(toOcrDocument(tr, format));
+      const QString name = QString::fromStdString(toString(format));
+      for (char c : doc)
+        QVERIFY2(static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t' || c == '\r',
+                 qPrintable(name + ": a control character written"));
+      QString error;
+      const Node root = parse(doc, &error);
+      QVERIFY2(error.isEmpty(), qPrintable(name + ": " + error));
+      if (format == OcrFormat::Alto) {
+        const auto strings = root.all("String");
+        QCOMPARE(strings.size(), size_t(2));
+        QCOMPARE(strings[0]->attr("CONTENT"), word1);
+        QCOMPARE(strings[1]->attr("CONTENT"), word2);
+      } else if (format == OcrFormat::Page) {
+        const auto words = root.all("Word");
+        QCOMPARE(words.size(), size_t(2));
+        QCOMPARE(mainText(*words[0]), word1);
+        QCOMPARE(mainText(*words[1]), word2);
+      } else {
+        QVERIFY2(doc.count("\xEF\xBF\xBD") >= 2, qPrintable(name));
+      }
+    }
+    XmlReplacements r;
+    r.add(tr);
+    QCOMPARE(r.reading, size_t(2));
+    QCOMPARE(r.alternatives, size_t(1));
+    QCOMPARE(QString::fromStdString(xmlReplacementWarning(tr)),
+             QString::fromStdString(tr.source) +
+                 ": 2 control characters of the reading and 1 of its alternatives written as "
+                 "U+FFFD (XML 1.0 forbids them; the JSON trace keeps them)");
+    QVERIFY(xmlReplacementWarning(handTrace()).empty());
+    QCOMPARE(xmlEscape("a\tb\x7f\x02"), std::string("a\tb\x7f\xEF\xBF\xBD"));
+  }
+
   // An empty reading still makes valid documents (no line, no word).
   void emptyReading() {
     Trace tr = handTrace();

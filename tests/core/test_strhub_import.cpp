@@ -264,6 +264,23 @@ class TestStrhubImport : public QObject {
     for (const auto& st : e.steps) QCOMPARE(st.imageShare, 1.0);
   }
 
+  // Issue 64: PARSeq asked for a beam reads greedily and says so, per model: not a failure.
+  void beamWidthOverOneReadsGreedilyWithANote() {
+    if (!hasImageCodecs()) QSKIP("built without OpenCV: the fixture images are PNG");
+    auto parseq = ModelSession::open(kDir + "parseq_small.ckpt");
+    const auto image = readImage(kDir + "img02_160x48.png", true);
+    const auto greedy = parseq->trace(image, "x");
+    QVERIFY(greedy.decodingNote.empty());
+    TraceOptions o;
+    o.beamWidth = 5;
+    const auto beam = parseq->trace(image, "x", o);
+    QCOMPARE(beam.prediction, greedy.prediction);
+    QCOMPARE(beam.beamWidth, 1);
+    QVERIFY2(beam.decodingNote.find("beam not available") != std::string::npos,
+             beam.decodingNote.c_str());
+    QVERIFY(beam.toJson().find("decoding_note") != std::string::npos);
+  }
+
   // The sniffer's choice and reason, what a .ckpt and a .pt import report, and what a .pt import
   // assumed; an imported model kept as .fvm reads the same.
   void reportsAndRoundTrips() {

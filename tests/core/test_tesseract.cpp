@@ -9,13 +9,17 @@
 #include <QtTest/QtTest>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "base/error.h"
 #include "base/text_metrics.h"
 #include "data/dataset_factory.h"
 #include "engines/tesseract_engine.h"
+#include "formats/checkpoint.h"
 #include "formats/ocr_formats.h"
 #include "trace/localisation.h"
+#include "trace/model_session.h"
+#include "train/faithfulness_eval.h"
 #include "train/reader_evaluation.h"
 
 using namespace foveal::core;
@@ -25,6 +29,23 @@ namespace {
 QString samplePath() {
   return hasImageCodecs() ? FOVEAL_SAMPLES_DIR "/images/digits-46214.png"
                           : FOVEAL_SAMPLES_DIR "/images/digits-46214.pgm";
+}
+
+QString errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return QStringLiteral("no error");
+}
+
+// The tessdata folder Tesseract reads without TESSDATA_PREFIX (Debian's, where eng lives).
+std::string tessdataFolder() {
+  for (const char* d : {"/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
+                        "/usr/share/tessdata"})
+    if (QFile::exists(QString(d) + "/eng.traineddata")) return d;
+  return "/usr/share/tesseract-ocr/5/tessdata";
 }
 
 QByteArray runTesseract(const QStringList& args) {
@@ -124,6 +145,10 @@ class TestTesseract : public QObject {
         << "language '../eng' has a character a traineddata name does not";
     QTest::newRow("not a spec") << "model.fvm"
                                 << "'model.fvm' is not a Tesseract spec";
+    QTest::newRow("psm 0 reads nothing")
+        << "tesseract:eng,psm=0" << "psm=0 detects orientation and script only and reads no text";
+    QTest::newRow("psm 2 reads nothing")
+        << "tesseract:eng,psm=2" << "psm=2 segments the page without reading it: no text";
   }
   void badSpecsSayWhy() {
     QFETCH(QString, spec);
@@ -151,6 +176,103 @@ class TestTesseract : public QObject {
       if (tesseractAvailable())
         QVERIFY2(QString(e.what()).contains("tesseract-ocr-xyzzy"), e.what());
     }
+  }
+
+  // Issue 65, 6: a traineddata that is there but cannot be loaded is named as such, not as
+  // missing: empty, a directory, a file of random bytes and one cut short, each in a tessdata
+  // folder of its own (TESSDATA_PREFIX); and a missing one still says which package has it.
+  void brokenTraineddataIsNamedAsSuch_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("empty") << "empty"
+                           << "xx.traineddata is an empty file, not a traineddata file";
+    QTest::newRow("directory") << "directory"
+                               << "xx.traineddata is a directory, not a traineddata file";
+    QTest::newRow("random bytes")
+        << "random" << "xx.traineddata (5000 bytes) is corrupt or not a traineddata file";
+    QTest::newRow("cut short") << "cut"
+                               << "xx.traineddata (100000 bytes) is corrupt or not a traineddata";
+    QTest::newRow("missing") << "missing"
+                             << "no xx.traineddata in %1/; Debian: apt install tesseract-ocr-xx";
+  }
+  void brokenTraineddataIsNamedAsSuch() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    QFETCH(QString, kind);
+    QFETCH(QString, message);
+    QTemporaryDir dir;
+    const QString file = dir.filePath("xx.traineddata");
+    if (kind == "directory") {
+      QVERIFY(QDir(dir.path()).mkdir("xx.traineddata"));
+    } else if (kind != "missing") {
+      QFile f(file);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      if (kind == "random") {
+        QByteArray bytes(5000, 0);
+        for (int i = 0; i < bytes.size(); ++i) bytes[i] = char((i * 7919 + 13) % 251);
+        f.write(bytes);
+      } else if (kind == "cut") {
+        QFile eng(QString::fromStdString(tessdataFolder()) + "/eng.traineddata");
+        if (!eng.open(QIODevice::ReadOnly)) QSKIP("no eng.traineddata to cut short");
+        f.write(eng.read(100000));
+      }
+    }
+    const QByteArray previous = qgetenv("TESSDATA_PREFIX");
+    const bool had = qEnvironmentVariableIsSet("TESSDATA_PREFIX");
+    qputenv("TESSDATA_PREFIX", dir.path().toLocal8Bit());
+    const QString msg = [&] {
+      try {
+        TesseractEngine::open(parseTesseractSpec("tesseract:xx"));
+      } catch (const Error& e) {
+        return QString::fromStdString(e.what());
+      }
+      return QString();
+    }();
+    if (had)
+      qputenv("TESSDATA_PREFIX", previous);
+    else
+      qunsetenv("TESSDATA_PREFIX");
+    QVERIFY2(msg.contains("Tesseract cannot load the language 'xx'"), qPrintable(msg));
+    QVERIFY2(msg.contains(message.arg(dir.path())), qPrintable(msg));
+    if (kind != "missing") QVERIFY2(!msg.contains("apt install"), qPrintable(msg));
+  }
+
+  // Tesseract starts with the languages it can load and only prints the others' failure: a spec
+  // naming one it cannot is refused, naming that one (it read with eng alone, exit 0).
+  void everyLanguageOfASpecLoads() {
+    if (!tesseractAvailable()) QSKIP("this build has no Tesseract");
+    for (const char* spec : {"tesseract:eng+nope", "tesseract:nope+eng"}) {
+      try {
+        TesseractEngine::open(parseTesseractSpec(spec));
+        QFAIL(qPrintable(QString("%1 opened").arg(spec)));
+      } catch (const Error& e) {
+        QVERIFY2(QString(e.what()).contains("cannot load the language 'nope' (no nope.traineddata"),
+                 e.what());
+        QVERIFY2(!QString(e.what()).contains("'eng'"), e.what());
+      }
+    }
+    TesseractEngine::open(parseTesseractSpec("tesseract:eng"));  // and eng alone still opens
+  }
+
+  // An engine has no network: explaining it, measuring its faithfulness, importing or timing it
+  // says so (not "charset is empty" or "cannot open model file").
+  void enginesHaveNoGradientsAndNothingToImport() {
+    QString msg = errorOf([] { loadModelFile("tesseract:eng"); });
+    QVERIFY2(msg.contains("tesseract:eng: an engine, not a model file: nothing to import"),
+             qPrintable(msg));
+    msg = errorOf([] {
+      train::FaithfulnessOptions o;
+      train::evaluateFaithfulness("tesseract:eng", "digits:len=5,count=2", o);
+    });
+    QVERIFY2(msg.contains("tesseract:eng: an engine has no gradients to explain"), qPrintable(msg));
+    if (!tesseractAvailable()) return;
+    auto session = ModelSession::open("tesseract:eng,psm=7");
+    const GreyImage image = readImage(samplePath().toStdString());
+    const Trace trace = session->trace(image, "sample");
+    msg = errorOf([&] { session->explain(image, trace, {}); });
+    QVERIFY2(msg.contains("tesseract:eng,psm=7: an engine has no gradients to explain"),
+             qPrintable(msg));
+    msg = errorOf([&] { session->curves(image, trace, {}, {}); });
+    QVERIFY2(msg.contains("an engine has no gradients to explain"), qPrintable(msg));
   }
 
   // The engine reads the sample as the tesseract program does with the same settings: the same

@@ -17,6 +17,7 @@
 #include <set>
 
 #include "compare_page.h"
+#include "compare_summary_model.h"
 #include "confusion_view.h"
 #include "data/dataset_factory.h"
 #include "dataset_browser.h"
@@ -26,6 +27,7 @@
 #include "inspector_page.h"
 #include "main_window.h"
 #include "model_list_model.h"
+#include "model_names.h"
 #include "patch_strip.h"
 #include "test_models.h"
 #include "trace/attribution.h"
@@ -256,6 +258,92 @@ class TestErrorsPage : public QObject {
     QVERIFY2(page.statusText().contains("outside the charset"), qPrintable(page.statusText()));
   }
 
+  // Issue 64: a model that can read no entry (every label outside its charset) is set aside and
+  // named once with why; the models that can read are analysed. Two files with one stem in two
+  // folders are told apart wherever the page names them.
+  void aModelThatReadsNothingIsSetAside() {
+    const QString letters = m_dir.filePath("letters/model.fvm");
+    const QString digitsA = m_dir.filePath("exp1/model.fvm");
+    const QString digitsB = m_dir.filePath("exp2/model.fvm");
+    for (const QString& p : {letters, digitsA, digitsB}) QVERIFY(QDir().mkpath(QFileInfo(p).path()));
+    auto lettersConfig = test::tinyConfig("soft");
+    lettersConfig.charset = "abcdef";
+    core::ModelSession::create(lettersConfig, 3)->save(letters.toStdString());
+    core::ModelSession::create(test::tinyConfig("soft"), 4)->save(digitsA.toStdString());
+    core::ModelSession::create(test::tinyConfig("hard"), 5)->save(digitsB.toStdString());
+    const QString folder = m_dir.filePath("digits-only");
+    QVERIFY(QDir().mkpath(folder));
+    QImage img(100, 32, QImage::Format_Grayscale8);
+    img.fill(200);
+    QFile gt(folder + "/gt.txt");
+    QVERIFY(gt.open(QIODevice::WriteOnly));
+    for (int i = 0; i < 4; ++i) {
+      QVERIFY(img.save(folder + QStringLiteral("/%1.png").arg(i)));
+      gt.write(QStringLiteral("%1.png\t%2\n").arg(i).arg(1234 + i).toUtf8());
+    }
+    gt.close();
+    ui::ErrorsPage page;
+    QSignalSpy failed(&page, &ui::ErrorsPage::failed);
+    QSignalSpy analysed(&page, &ui::ErrorsPage::analysed);
+    page.setModels({letters, digitsA, digitsB});
+    page.setDataset(folder);
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1 || failed.count() == 1, 60000);
+    QCOMPARE(failed.count(), 0);
+    const auto* a = page.table()->analysis();
+    QVERIFY(a);
+    QCOMPARE(int(a->models.size()), 2);
+    QCOMPARE(int(a->unread.size()), 1);
+    QCOMPARE(QString::fromStdString(a->unread[0].model), letters);
+    QCOMPARE(page.table()->rowCount(), 4);
+    const QString status = page.statusText();
+    QVERIFY2(status.contains("letters/model") && status.contains("can read none of the 4") &&
+                 status.contains("outside the charset"),
+             qPrintable(status));
+    QCOMPARE(status.count("outside the charset"), 1);  // once
+    QVERIFY2(status.contains("exp1/model") && status.contains("exp2/model"), qPrintable(status));
+    auto* by = page.findChild<QComboBox*>("focusModel");
+    QVERIFY(by);
+    QCOMPARE(by->count(), 2);
+    QCOMPARE(by->itemText(0), QString("exp1/model"));
+    QCOMPARE(by->itemText(1), QString("exp2/model"));
+    QVERIFY(QString::fromStdString(a->summary()).contains("none read"));
+    // No model able to read: then it fails, naming each.
+    page.setModels({letters});
+    QVERIFY(page.analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 60000);
+    QVERIFY2(failed.last().at(0).toString().contains("no model can read"),
+             qPrintable(failed.last().at(0).toString()));
+  }
+
+  // Compare scores a reading as eval does (issue 64): a text model or an engine case-folded,
+  // a digits model exactly.
+  void compareScoresAsEvalDoes() {
+    ui::CompareSummaryModel model;
+    auto trace = std::make_shared<core::Trace>();
+    trace->prediction = "Available";
+    model.setRows({{"tesseract:eng", trace, {}, true}, {"digits", trace, {}, false}});
+    model.setTruth("available");
+    const int correct = ui::CompareSummaryModel::Correct;
+    QCOMPARE(model.data(model.index(0, correct)).toString(), QString("✔ right"));
+    QCOMPARE(model.data(model.index(1, correct)).toString(), QString("✘ wrong"));
+  }
+
+  void displayNamesTellFilesApart() {
+    using ui::modelDisplayNames;
+    QCOMPARE(modelDisplayNames({"/a/soft.fvm", "/b/hard.fvm"}), QStringList({"soft", "hard"}));
+    QCOMPARE(modelDisplayNames({"/runs/x/model.pth", "/runs/x/model.ckpt"}),
+             QStringList({"model.pth", "model.ckpt"}));
+    QCOMPARE(modelDisplayNames({"/r/exp1/best_accuracy.pth", "/r/exp2/best_accuracy.pth"}),
+             QStringList({"exp1/best_accuracy", "exp2/best_accuracy"}));
+    QCOMPARE(modelDisplayNames({"/r/a/run/best.fvm", "/r/b/run/best.fvm"}),
+             QStringList({"a/run/best", "b/run/best"}));
+    QCOMPARE(modelDisplayNames({"/r/run1/latest.fvm"}), QStringList({"run1/latest"}));
+    QCOMPARE(modelDisplayNames({"tesseract:eng,psm=7", "/m/soft.fvm"}),
+             QStringList({"tesseract:eng,psm=7", "soft"}));
+    QCOMPARE(ui::modelDisplayName("/x/model.pth", {"/y/model.pth"}), QString("x/model"));
+  }
+
   // Several models; clicking a matrix cell filters the rows; double-click opens compare; the
   // exports are written.
   // Read or guessed: with "From the image %" ticked, each wrong reading gets the image share of
@@ -307,6 +395,11 @@ class TestErrorsPage : public QObject {
     const int column = page.table()->column(0, ui::ErrorTableModel::ImageShare);
     QCOMPARE(page.view()->horizontalHeader()->sortIndicatorSection(), column);
     QCOMPARE(page.view()->horizontalHeader()->sortIndicatorOrder(), Qt::AscendingOrder);
+    // The column in view, not hidden off to the right (issue 64).
+    QTest::qWait(50);
+    const int x = page.view()->columnViewportPosition(column);
+    QVERIFY2(x >= 0 && x + page.view()->columnWidth(column) <= page.view()->viewport()->width(),
+             qPrintable(QString("column at %1 of %2").arg(x).arg(page.view()->viewport()->width())));
     auto* view = page.view()->model();
     double previous = -1;
     for (int r = 0; r < view->rowCount(); ++r) {

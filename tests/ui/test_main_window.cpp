@@ -1033,6 +1033,17 @@ class TestMainWindow : public QObject {
     const QString json = m_dir.filePath("trace.json");
     QCOMPARE(ui::exportTrace(*w.trace(), json), QString());
     QVERIFY(ui::exportTrace(*w.trace(), m_dir.filePath("trace.txt")).contains("unknown format"));
+    // The save dialog's chosen filter decides the ending (issue 64: "_trace.xml" for ALTO).
+    QCOMPARE(ui::withFilterSuffix("/d/img_trace.xml", "ALTO v4 (*.alto.xml)"),
+             QString("/d/img_trace.alto.xml"));
+    QCOMPARE(ui::withFilterSuffix("/d/img_trace.xml", "PAGE-XML 2019 (*.page.xml)"),
+             QString("/d/img_trace.page.xml"));
+    QCOMPARE(ui::withFilterSuffix("/d/img_trace", "CSV (*.csv)"), QString("/d/img_trace.csv"));
+    QCOMPARE(ui::withFilterSuffix("/d/a.alto.xml", "ALTO v4 (*.alto.xml)"), QString("/d/a.alto.xml"));
+    QCOMPARE(ui::withFilterSuffix("/d/a.json", "CSV (*.csv)"), QString("/d/a.json"));  // typed
+    QCOMPARE(ui::exportTrace(*w.trace(), ui::withFilterSuffix(m_dir.filePath("t_trace.xml"),
+                                                              "ALTO v4 (*.alto.xml)")),
+             QString());
     // The OCR formats by their endings: each file is the core writer's document for the trace.
     for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page}) {
       const QString path = m_dir.filePath("trace" + QString::fromStdString(core::ocrFileSuffix(f)));

@@ -3,6 +3,7 @@
 // analysed on the Errors page. A build without Tesseract shows the dock's button disabled, saying
 // why. With FOVEAL_SCREENSHOT_DIR set the screenshots go there (tesseract-compare.png,
 // tesseract-inspector.png, tesseract-errors.png).
+#include <QLabel>
 #include <QPushButton>
 #include <QtTest/QtTest>
 
@@ -118,6 +119,30 @@ class TestTesseractGui : public QObject {
     page->setFocusModel(tesseract);
     QTest::qWait(300);
     QVERIFY(w.grab().save(shotPath("tesseract-errors.png")));
+
+    // Errors -> Compare with Tesseract among the analysed (issue 64: "cannot open model file").
+    QStringList analysed3;
+    for (const auto& m : analysis->models) analysed3 << QString::fromStdString(m.model);
+    QImage image(200, 32, QImage::Format_Grayscale8);
+    image.fill(255);
+    Q_EMIT page->compareRequested(image, QStringLiteral("entry 0"), QStringLiteral("1234567"),
+                                  analysed3, spec, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(w.comparePage()->columnCount() == 3 && !w.isTracing(), 60000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    QCOMPARE(w.tabs()->currentWidget(), static_cast<QWidget*>(w.comparePage()));
+
+    // A blank line read by Tesseract reads nothing: the Inspector says so, not "Reading..."
+    // (issue 64), and keeps no deletion curve of another model.
+    w.document()->inspect(w.models()->idAt(row));
+    w.tabs()->setCurrentWidget(w.inspector());
+    QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->decoder == "tesseract" && !w.isTracing(),
+                             30000);
+    QCOMPARE(w.trace()->prediction, std::string());
+    auto* summary = w.inspector()->findChild<QLabel*>("readingSummary");
+    QVERIFY(summary);
+    QTRY_VERIFY2_WITH_TIMEOUT(summary->text().contains("Read nothing"),
+                              qPrintable(summary->text()), 5000);
+    QVERIFY(!summary->text().contains("Reading..."));
   }
 };
 

@@ -18,6 +18,7 @@
 #include <QScrollBar>
 #include <QSlider>
 #include <QTabWidget>
+#include <QTableView>
 #include <QtTest/QtTest>
 #include <cmath>
 
@@ -384,6 +385,32 @@ class TestTraining : public QObject {
     QCOMPARE(status(1), QString("missing"));
     model.removeRun(1);
     QCOMPARE(model.rowCount(), 3);
+  }
+
+  // Issue 64: at 1366x768 the run list shows the runs' names whole, not colour swatches and "...".
+  void runNamesReadableAt1366() {
+    ui::TrainingPage page;
+    page.resize(1366, 768 - 120);  // the window's menus, tool bar and status bar take the rest
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    const QStringList names = {"digits-sharp-chain-2stn-w025", "text-sharp-weighting-2stn",
+                               "digits-soft-seed3"};
+    for (const QString& n : names) page.addRunFolder(makeFinishedRun("names/" + n, 0.5));
+    QTest::qWait(100);
+    QTableView* view = nullptr;
+    for (auto* v : page.findChildren<QTableView*>())
+      if (v->model() == page.runs()) view = v;
+    QVERIFY(view);
+    for (int row = 0; row < page.runs()->rowCount(); ++row) {
+      const QString shown = page.runs()->data(page.runs()->index(row, ui::RunListModel::Name)).toString();
+      QVERIFY2(names.contains(shown), qPrintable(shown));
+      const int need = view->fontMetrics().horizontalAdvance(shown);
+      const int have = view->columnWidth(ui::RunListModel::Name);
+      QVERIFY2(have >= need, qPrintable(QString("%1: %2 px of %3").arg(shown).arg(have).arg(need)));
+      const QRect cell = view->visualRect(page.runs()->index(row, ui::RunListModel::Name));
+      QVERIFY2(view->viewport()->rect().contains(cell),
+               qPrintable(QString("%1 is outside the list").arg(shown)));
+    }
   }
 
   void corruptAndVanishingFoldersOnThePage() {

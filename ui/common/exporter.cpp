@@ -1,6 +1,7 @@
 #include "exporter.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSaveFile>
@@ -114,6 +115,21 @@ QString exportImage(const QImage& image, const QString& path) {
 QString traceToCsv(const core::Trace& trace) {
   // One CSV for the CLI and the GUI: core's (its columns are documented there).
   return QString::fromStdString(trace.toCsv());
+}
+
+QString withFilterSuffix(const QString& path, const QString& filter) {
+  const int star = filter.indexOf(QLatin1String("(*"));
+  if (star < 0) return path;
+  const QString ending = filter.mid(star + 2, filter.indexOf(QLatin1Char(')'), star) - star - 2);
+  if (ending.isEmpty() || path.endsWith(ending, Qt::CaseInsensitive)) return path;
+  const QString name = QFileInfo(path).fileName();
+  if (!name.contains(QLatin1Char('.'))) return path + ending;
+  const QString xml = QStringLiteral(".xml");
+  if (ending.endsWith(xml) && path.endsWith(xml, Qt::CaseInsensitive) &&
+      !path.endsWith(QStringLiteral(".alto.xml"), Qt::CaseInsensitive) &&
+      !path.endsWith(QStringLiteral(".page.xml"), Qt::CaseInsensitive))
+    return path.left(path.size() - xml.size()) + ending;
+  return path;
 }
 
 QString exportTrace(const core::Trace& trace, const QString& path) {

@@ -26,5 +26,10 @@ QString traceToCsv(const core::Trace& trace);
 /// .json, .csv, .hocr, .alto.xml (ALTO v4) or .page.xml (PAGE-XML 2019) by the file's ending.
 /// Returns an error message or empty.
 QString exportTrace(const core::Trace& trace, const QString& path);
+/// The path a save dialog returned, with the ending of the filter chosen in it ("JSON (*.json)",
+/// "ALTO v4 (*.alto.xml)"...): added when the name has none, and for ALTO and PAGE put in front of
+/// a bare ".xml" (the dialog turns the suggested "_trace.json" into "_trace.xml", which no format
+/// reads as ALTO: issue 64).
+QString withFilterSuffix(const QString& path, const QString& filter);
 
 }  // namespace foveal::ui

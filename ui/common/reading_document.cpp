@@ -113,6 +113,7 @@ void ReadingDocument::onImageRead(const QString& path, ImageFile read) {
 void ReadingDocument::setImage(core::GreyImage grey, QImage display, const QString& source,
                                std::vector<core::Box> truthBoxes) {
   dropImageRead();  // an image given now is newer than a file still being read
+  m_page.reset();   // a page's line only through setPageLine()
   m_truthBoxes = std::move(truthBoxes);
   m_grey = std::move(grey);
   m_display = std::move(display);
@@ -126,6 +127,15 @@ void ReadingDocument::setImage(const QImage& image, const QString& source, const
   ImageFile read = imageFromQImage(image);
   setTruth(truth);
   setImage(std::move(read.grey), std::move(read.display), source, std::move(truthBoxes));
+}
+
+void ReadingDocument::setPageLine(std::shared_ptr<const core::GreyImage> page,
+                                  const core::KrakenLineSpec& spec, core::GreyImage line,
+                                  QImage display, const QString& source, const QString& truth) {
+  setTruth(truth);
+  setImage(std::move(line), std::move(display), source);  // the reading waits for this turn's end
+  m_page = std::move(page);
+  m_pageLine = spec;
 }
 
 void ReadingDocument::setTruth(const QString& truth) {
@@ -199,8 +209,9 @@ void ReadingDocument::restoreModels(const QStringList& compared, const QString& 
 bool ReadingDocument::readFailure(const QImage& image, const QString& source, const QString& truth,
                                   const QStringList& models, const QString& focus, int beamWidth,
                                   QString* error) {
+  // An engine (tesseract:eng,psm=7) opens through its spec wherever a model file does (issue 64).
   for (const QString& m : models)
-    if (const QFileInfo info(m); !info.isFile()) {
+    if (const QFileInfo info(m); !core::isTesseractSpec(m.toStdString()) && !info.isFile()) {
       if (error) *error = notThere(tr("model file"), info);
       return false;
     }
@@ -336,7 +347,10 @@ void ReadingDocument::read() {
   core::TraceOptions options;
   options.beamWidth = m_beamWidth;
   options.beamHypothesis = m_beamWidth > 1 && m_traced.front() == m_inspected ? hypothesis : 0;
-  m_runner->start(m_grey, m_source, std::move(sessions), options);
+  if (m_page)
+    m_runner->startLine(m_page, m_pageLine, m_source, std::move(sessions), options);
+  else
+    m_runner->start(m_grey, m_source, std::move(sessions), options);
 }
 
 void ReadingDocument::onTracesFinished(const std::vector<TraceOutcome>& outcomes) {

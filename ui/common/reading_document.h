@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "image/grey_image.h"
+#include "image/kraken_line.h"
 #include "model/geometry.h"
 #include "model_list_model.h"
 #include "trace_runner.h"
@@ -56,6 +57,15 @@ class ReadingDocument : public QObject {
                 std::vector<core::Box> truthBoxes = {});
   /// The expected text, trimmed; empty: unknown.
   void setTruth(const QString& truth);
+  /// One line of a page (the Page view): `line` is what kraken's extraction cuts out of `page`
+  /// for `spec` (shown, and the pixels of every trace), and every model reads it as it reads that
+  /// line on the page (ModelSession::traceLine), so a kraken model gives the reading it gives
+  /// there. `truth`: the layout's transcription. Any other image given later ends it.
+  void setPageLine(std::shared_ptr<const core::GreyImage> page, const core::KrakenLineSpec& spec,
+                   core::GreyImage line, QImage display, const QString& source,
+                   const QString& truth);
+  /// The image is a page's line (setPageLine), read through its page.
+  bool isPageLine() const { return m_page != nullptr; }
 
   bool hasImage() const { return !m_grey.empty(); }
   const core::GreyImage& image() const { return m_grey; }
@@ -156,6 +166,8 @@ class ReadingDocument : public QObject {
   QString m_source;
   QString m_truth;
   std::vector<core::Box> m_truthBoxes;
+  std::shared_ptr<const core::GreyImage> m_page;  ///< setPageLine(): the page m_grey is cut from
+  core::KrakenLineSpec m_pageLine;                ///< ... and the line it is
   QFutureWatcher<ImageFile>* m_imageRead = nullptr;  ///< the newest openImage() still reading
   bool m_truthGiven = false;                         ///< a truth was set while m_imageRead reads
 

@@ -29,6 +29,24 @@ void TraceRunner::start(const core::GreyImage& image, const QString& source,
   launch(std::move(r));
 }
 
+void TraceRunner::startLine(std::shared_ptr<const core::GreyImage> page,
+                            const core::KrakenLineSpec& line, const QString& source,
+                            std::vector<std::shared_ptr<core::ModelSession>> sessions,
+                            const core::TraceOptions& options) {
+  Request r;
+  r.generation = ++m_latest;
+  r.page = std::move(page);
+  r.line = line;
+  r.source = source.toStdString();
+  r.sessions = std::move(sessions);
+  r.options = options;
+  if (m_running) {
+    m_pending = std::move(r);
+    return;
+  }
+  launch(std::move(r));
+}
+
 void TraceRunner::launch(Request request) {
   m_running = true;
   const int n = static_cast<int>(request.sessions.size());
@@ -40,8 +58,10 @@ void TraceRunner::launch(Request request) {
       try {
         core::TraceOptions options = r.options;
         if (i > 0) options.beamHypothesis = 0;  // the chosen hypothesis is the first model's
+        const auto& session = *r.sessions[static_cast<size_t>(i)];
         out.push_back({std::make_shared<const core::Trace>(
-                           r.sessions[static_cast<size_t>(i)]->trace(r.image, r.source, options)),
+                           r.page ? session.traceLine(*r.page, r.line, r.source, options).trace
+                                  : session.trace(r.image, r.source, options)),
                        {}});
       } catch (const std::exception& e) {
         out.push_back({nullptr, QString::fromStdString(e.what())});

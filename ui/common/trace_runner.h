@@ -36,6 +36,11 @@ class TraceRunner : public QObject {
   void start(const core::GreyImage& image, const QString& source,
              std::vector<std::shared_ptr<core::ModelSession>> sessions,
              const core::TraceOptions& options = {});
+  /// The same for one line of a page: every session reads it with ModelSession::traceLine (a
+  /// kraken model as kraken reads the line on the page); the traces are the line's.
+  void startLine(std::shared_ptr<const core::GreyImage> page, const core::KrakenLineSpec& line,
+                 const QString& source, std::vector<std::shared_ptr<core::ModelSession>> sessions,
+                 const core::TraceOptions& options = {});
   /// True from start() until the newest request's finished() has been emitted.
   bool isRunning() const { return m_running || m_pending.has_value(); }
 
@@ -51,6 +56,8 @@ class TraceRunner : public QObject {
     std::string source;
     std::vector<std::shared_ptr<core::ModelSession>> sessions;
     core::TraceOptions options;
+    std::shared_ptr<const core::GreyImage> page;  ///< startLine(): the page `line` is read from
+    core::KrakenLineSpec line;
   };
   void launch(Request request);
   void onTaskDone(quint64 generation, std::vector<TraceOutcome> outcomes);

@@ -22,6 +22,7 @@
 #include "reading_document.h"
 #include "step_cursor.h"
 #include "trace_view.h"
+#include "train/evaluation.h"
 
 namespace foveal::ui {
 
@@ -100,8 +101,12 @@ void ComparePage::observe(ReadingDocument* document) {
     m_sessions.clear();
     for (ModelId id : models->comparedIds())
       if (const TraceOutcome* o = document->outcome(id)) {
-        rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error});
-        m_sessions.push_back(models->session(models->rowOf(id)));
+        const auto session = models->session(models->rowOf(id));
+        bool text = true;  // an engine reads text
+        if (session && !session->isEngine())
+          text = core::train::wantsTextScoring(session->config().charset, "auto");
+        rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error, text});
+        m_sessions.push_back(session);
       }
     setRows(std::move(rows));
   });

@@ -17,6 +17,9 @@ class CompareSummaryModel : public QAbstractTableModel {
     QString model;
     std::shared_ptr<const core::Trace> trace;  ///< null when the model failed
     QString error;
+    /// Scored as eval scores this model (train/evaluation.h): case-folded letters and digits for
+    /// a text model or an engine, exactly for a digits model. One rule everywhere (issue 64).
+    bool textScoring = false;
   };
 
   explicit CompareSummaryModel(QObject* parent = nullptr);

@@ -1,4 +1,5 @@
 #include "error_table_model.h"
+#include "model_names.h"
 
 #include <QColor>
 #include <QFileInfo>
@@ -14,7 +15,13 @@ const QColor kWrong(198, 40, 40);
 const QColor kRight(46, 125, 50);
 const QColor kGuessed(178, 106, 0);
 
-QString modelName(const std::string& path) { return QFileInfo(qstr(path)).completeBaseName(); }
+// The names the whole window uses (model_names.h), told apart among the analysis's models.
+QString modelName(const core::train::ErrorAnalysis* a, const std::string& path) {
+  QStringList all;
+  if (a)
+    for (const auto& m : a->models) all << qstr(m.model);
+  return modelDisplayName(qstr(path), all);
+}
 }  // namespace
 
 ErrorTableModel::ErrorTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -165,7 +172,7 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
       QStringList who;
       for (int m = 0; m < modelCount(); ++m)
-        if (correct(row, m)) who << modelName(m_analysis->models[size_t(m)].model);
+        if (correct(row, m)) who << modelName(m_analysis.get(), m_analysis->models[size_t(m)].model);
       return who.isEmpty() ? tr("No model read it right")
                            : tr("Read right by %1").arg(who.join(QStringLiteral(", ")));
     }
@@ -179,7 +186,7 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::DisplayRole) return QStringLiteral("—");
     if (role == Qt::ToolTipRole)
       return tr("%1 skipped this entry (it cannot read it)")
-          .arg(modelName(m_analysis->models[size_t(model)].model));
+          .arg(modelName(m_analysis.get(), m_analysis->models[size_t(model)].model));
     if (role == SortRole) return field == Reading ? QVariant(QString()) : QVariant(-1.0);
     return {};
   }
@@ -262,7 +269,7 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
       "Wrong readings: how much of its least-read character came from the image rather than "
       "the previous tokens (integrated gradients; below 50 %: guessed). Sort ascending: the "
       "most guessed first"};
-  const QString name = modelName(m_analysis->models[size_t(model)].model);
+  const QString name = modelName(m_analysis.get(), m_analysis->models[size_t(model)].model);
   if (role == Qt::ToolTipRole) return QStringLiteral("%1: %2").arg(name, tr(tips[field]));
   return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name) : tr(names[field]);
 }

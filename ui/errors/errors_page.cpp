@@ -32,6 +32,7 @@
 #include "error_analysis_runner.h"
 #include "error_filter_model.h"
 #include "error_table_model.h"
+#include "model_names.h"
 #include "exporter.h"
 #include "model_list_model.h"
 #include "qt_convert.h"
@@ -49,7 +50,15 @@ const Setting<int> kShow(QStringLiteral("errors/show"), ErrorFilterModel::Wrong)
 const Setting<QByteArray> kSplitter(QStringLiteral("errors/splitter"), {});
 const Setting<QString> kExportFolder(QStringLiteral("errors/exportFolder"), {});
 
-QString modelName(const std::string& path) { return QFileInfo(qstr(path)).completeBaseName(); }
+// The names the whole window uses (model_names.h), told apart among the analysis's models.
+QString modelName(const core::train::ErrorAnalysis* a, const std::string& path) {
+  QStringList all;
+  if (a) {
+    for (const auto& m : a->models) all << qstr(m.model);
+    for (const auto& u : a->unread) all << qstr(u.model);
+  }
+  return modelDisplayName(qstr(path), all);
+}
 
 /// Shows `text`, sorts by `value` (QTableWidgetItem alone sorts "1000" before "7").
 class NumberItem : public QTableWidgetItem {
@@ -178,6 +187,7 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   auto* byLabel = new QLabel(tr("b&y:"), this);
   row2->addWidget(byLabel);
   m_focus = new QComboBox(this);
+  m_focus->setObjectName(QStringLiteral("focusModel"));
   m_focus->setToolTip(
       tr("The model the filters, the confusion matrix and the statistics are "
          "about"));
@@ -374,8 +384,7 @@ QList<QAction*> ErrorsPage::toolBarActions() const {
 void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
   m_modelPaths = paths;
   m_modelOrigin = origin;
-  QStringList shown;
-  for (const QString& p : paths) shown << QFileInfo(p).completeBaseName();
+  const QStringList shown = modelDisplayNames(paths);
   m_run->setToolTip(paths.isEmpty()
                         ? tr("Open a model first (tick several in the Models dock to compare)")
                         : tr("Read the dataset with %1").arg(shown.join(QStringLiteral(", "))));
@@ -385,8 +394,7 @@ void ErrorsPage::setModels(const QStringList& paths, const QString& origin) {
         tr("<i>Open a model (tick several in the Models dock to compare them), choose a "
            "dataset and press Analyse.</i>"));
   else {
-    QStringList names;
-    for (const QString& p : paths) names << QFileInfo(p).completeBaseName();
+    const QStringList names = modelDisplayNames(paths);
     setStatus(tr("Models: <b>%1</b>%2. Press Analyse to read the dataset with %3.")
                   .arg(names.join(QStringLiteral(", ")).toHtmlEscaped(),
                        origin.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(origin),
@@ -436,8 +444,7 @@ bool ErrorsPage::analyse() {
   m_byChar->setRowCount(0);
   m_progress->setRange(0, 0);
   setRunning(true);
-  QStringList names;
-  for (const QString& p : m_modelPaths) names << QFileInfo(p).completeBaseName();
+  const QStringList names = modelDisplayNames(m_modelPaths);
   setStatus(tr("Reading %1 with %2 ...")
                 .arg(m_runningDataset.toHtmlEscaped(), names.join(QStringLiteral(", "))));
   m_runner->start(m_modelPaths, m_runningDataset, o);
@@ -458,7 +465,7 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   {
     const QSignalBlocker block(m_focus);
     m_focus->clear();
-    for (const auto& m : analysis->models) m_focus->addItem(modelName(m.model));
+    for (const auto& m : analysis->models) m_focus->addItem(modelName(analysis.get(), m.model));
     m_focus->setCurrentIndex(0);
   }
   m_filter->setFocusModel(0);
@@ -474,8 +481,13 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   m_view->resizeColumnsToContents();
   m_view->setColumnWidth(ErrorTableModel::Image, ErrorTableModel::kThumbnail.width() + 8);
   // Read or guessed measured: the most guessed readings first.
-  if (m_runningShare)
-    m_view->sortByColumn(m_table->column(0, ErrorTableModel::ImageShare), Qt::AscendingOrder);
+  if (m_runningShare) {
+    const int share = m_table->column(0, ErrorTableModel::ImageShare);
+    m_view->sortByColumn(share, Qt::AscendingOrder);
+    // In view, not off to the right past every model's other columns (issue 64).
+    if (m_view->model()->rowCount() > 0)
+      m_view->scrollTo(m_view->model()->index(0, share), QAbstractItemView::PositionAtCenter);
+  }
   showFocus();
 
   // The status: what was read, and what was left out and why.
@@ -487,7 +499,7 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   m_status->setToolTip(qstr(analysis->description));
   for (const auto& m : analysis->models) {
     QString s = tr("%1 %2 % right, CER %3")
-                    .arg(modelName(m.model).toHtmlEscaped())
+                    .arg(modelName(analysis.get(), m.model).toHtmlEscaped())
                     .arg(100.0 * m.overall.accuracy(), 0, 'f', 1)
                     .arg(m.overall.cer(), 0, 'f', 3);
     if (m.skipped > 0)
@@ -497,6 +509,13 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
                         .arg(qstr(m.skippedSummary).toHtmlEscaped(), QString::number(m.skipped)));
     parts << s;
   }
+  // Issue 64: a model that could read no entry is named with why, once; the others are analysed.
+  for (const auto& u : analysis->unread)
+    parts << QStringLiteral("%1 <span style='color:#c62828'>(%2)</span>")
+                 .arg(modelName(analysis.get(), u.model).toHtmlEscaped(),
+                      tr("skipped: it can read none of the %1 entries: %2")
+                          .arg(u.skipped)
+                          .arg(qstr(u.why).toHtmlEscaped()));
   if (m_runningBeam > 1) parts << tr("beam search, width %1").arg(m_runningBeam);
   setStatus(parts.join(QStringLiteral(" · ")));
   updateSummary();
@@ -525,7 +544,7 @@ void ErrorsPage::showFocus() {
   if (!a || f < 0 || f >= int(a->models.size())) return;
   const auto& m = a->models[size_t(f)];
   m_matrixTitle->setText(tr("<b>Confusion matrix</b> of %1 (truth ↓ × read →)")
-                             .arg(modelName(m.model).toHtmlEscaped()));
+                             .arg(modelName(a, m.model).toHtmlEscaped()));
   m_confusion->setMatrix(m.confusion);
   m_byLength->setSortingEnabled(false);
   m_byLength->setRowCount(int(m.byLength.size()));
@@ -649,7 +668,7 @@ QString ErrorsPage::exportConfusion(const QString& path, double scale) const {
     const auto& m = a->models[size_t(m_filter->focusModel())];
     return writeExport(path, suffix == QLatin1String("csv")
                                  ? c.csv()
-                                 : c.svg(modelName(m.model).toStdString() + " on " + a->dataset +
+                                 : c.svg(modelName(a, m.model).toStdString() + " on " + a->dataset +
                                          ": truth (rows) x reading (columns)"));
   }
   if (suffix != QLatin1String("png")) return tr("%1: export as .png, .svg or .csv").arg(path);

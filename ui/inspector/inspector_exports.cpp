@@ -9,6 +9,7 @@
 
 #include "alignment_view.h"
 #include "exporter.h"
+#include "formats/ocr_formats.h"
 #include "inspector_page.h"
 #include "model_list_model.h"
 #include "patch_strip.h"
@@ -42,10 +43,12 @@ InspectorExports::InspectorExports(InspectorPage* inspector, ReadingDocument* do
 }
 
 void InspectorExports::report(const QString& error, const QString& path) {
-  if (!error.isEmpty())
+  if (!error.isEmpty()) {
     Q_EMIT failed(error);
-  else
-    Q_EMIT message(tr("Exported %1").arg(path));
+    return;
+  }
+  kLastFolder.set(QFileInfo(path).absolutePath());  // the next export suggests the same folder
+  Q_EMIT message(tr("Exported %1").arg(path));
 }
 
 QString InspectorExports::exportImageFigure(const QString& path, double scale) {
@@ -137,13 +140,21 @@ void InspectorExports::exportTrace() {
          "(*.page.xml)"),
       &filter);
   if (path.isEmpty()) return;
-  if (QFileInfo(path).suffix().isEmpty()) {  // the chosen filter's ending
-    const int star = filter.indexOf(QLatin1String("(*"));
-    if (star >= 0) path += filter.mid(star + 2, filter.indexOf(')', star) - star - 2);
-  }
+  path = withFilterSuffix(path, filter);
   core::Trace withTruth = *m_inspector->trace();  // the true character boxes, when known
   withTruth.truthBoxes = m_document->truthBoxes();
-  report(ui::exportTrace(withTruth, path), path);
+  const QString error = ui::exportTrace(withTruth, path);
+  report(error, path);
+  // The XML formats write each control character of the reading as U+FFFD: said (issue 65).
+  if (!error.isEmpty()) return;
+  for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page})
+    if (path.endsWith(QString::fromStdString(core::ocrFileSuffix(f)), Qt::CaseInsensitive)) {
+      core::XmlReplacements replaced;
+      replaced.add(withTruth);
+      if (!replaced.warning().empty())
+        Q_EMIT message(tr("Exported %1, but: %2")
+                           .arg(path, QString::fromStdString(replaced.warning())));
+    }
 }
 
 }  // namespace foveal::ui

@@ -30,6 +30,8 @@
 #include "step_cursor.h"
 #include "topk_model.h"
 #include "trace_view.h"
+#include "why_misread_dialog.h"
+#include "why_misread_panel.h"
 
 namespace foveal::ui {
 
@@ -102,10 +104,21 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* sideLayout = new QVBoxLayout(side);
   sideLayout->setContentsMargins(6, 0, 0, 0);
   m_summary = new QLabel(side);
+  m_summary->setObjectName(QStringLiteral("readingSummary"));
   m_summary->setWordWrap(true);
   m_summary->setTextFormat(Qt::RichText);
   m_summary->setMinimumWidth(220);
   sideLayout->addWidget(m_summary);
+  // CTC models with a truth: where each true character is, beside what was read (a dialog).
+  m_whyButton = new QToolButton(side);
+  m_whyButton->setObjectName(QStringLiteral("why-misread-button"));
+  m_whyButton->setText(tr("Why misread?"));
+  m_whyButton->setToolTip(
+      tr("The truth force-aligned over the model's frames beside the greedy path, both sets of "
+         "character boxes, the posteriorgram and each character's attribution (CTC models)"));
+  m_whyButton->hide();
+  connect(m_whyButton, &QToolButton::clicked, this, &InspectorPage::openWhyMisread);
+  sideLayout->addWidget(m_whyButton);
   m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
   sideLayout->addWidget(m_beams);
   connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
@@ -169,6 +182,11 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   });
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
+  m_stepInfo->setToolTip(
+      tr("The step's token and probability, where it looks and the entropy of its attention.\n"
+         "\"from the image N %\": of this step's integrated-gradients attribution, the share on "
+         "the image's pixels rather than on the previous tokens (100 % = read from the image; "
+         "under 50 %, mostly guessed from the tokens before it)."));
   m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
   sideLayout->addWidget(m_stepInfo);
   m_patchRow = new QHBoxLayout;
@@ -313,6 +331,30 @@ void InspectorPage::setTruth(const QString& truth) {
   m_truth = truth;
   m_strip->setTruth(truth);
   showStep(m_cursor->step());
+  updateWhyMisread();
+}
+
+void InspectorPage::updateWhyMisread() {
+  const bool offered = m_trace && m_trace->isCtc() && !m_truth.isEmpty() && m_document;
+  m_whyButton->setVisible(offered);
+  // An open dialog follows the reading and the truth.
+  if (m_why && m_why->isVisible() && offered) openWhyMisread();
+}
+
+void InspectorPage::openWhyMisread() {
+  if (!m_trace || m_truth.isEmpty() || !m_document) return;
+  const int row = m_document->models()->rowOf(m_document->inspectedModel());
+  auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
+  if (!session) return;
+  if (!m_why) m_why = new WhyMisreadDialog(this);
+  m_why->setWindowTitle(tr("Why misread? %1").arg(m_document->models()->displayName(row)));
+  core::TraceOptions options;
+  options.beamWidth = m_trace->beamWidth;
+  options.beamHypothesis = m_trace->hypothesis;
+  m_why->panel()->setReading(session, m_document->image(), m_document->displayImage(),
+                             m_document->source(), m_truth, options);
+  m_why->show();
+  m_why->raise();
 }
 
 void InspectorPage::setTruthWarning(const QString& text) {
@@ -367,6 +409,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   }
   setStatus({});
   showStep(m_cursor->step());
+  updateWhyMisread();
 }
 
 QString InspectorPage::stepText() const { return m_stepInfo->text(); }
@@ -382,6 +425,17 @@ void InspectorPage::showStep(int step) {
     m_stepInfo->clear();
     for (auto* l : m_patchLabels) l->deleteLater();
     m_patchLabels.clear();
+    // A reading of "" is a reading (issue 64): say so, and keep nothing of another model's.
+    m_deletion->clearCurve(tr("no deletion curve: nothing was read"));
+    if (m_trace) {
+      QString verdict;
+      if (!m_truth.isEmpty())
+        verdict = tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(breakable(m_truth));
+      m_summary->setText(tr("<b>Read nothing</b>%1<br>confidence %2<br><small>%3</small>")
+                             .arg(verdict)
+                             .arg(m_trace->confidence, 0, 'f', 3)
+                             .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
+    }
     return;
   }
   step = std::clamp(step, 0, static_cast<int>(m_trace->steps.size()) - 1);
@@ -410,7 +464,11 @@ void InspectorPage::showStep(int step) {
           .arg(qstr(m_trace->modelDescription).toHtmlEscaped() +
                (m_trace->inputPass.empty()  // EasyOCR's readtext: which pass is shown, and why
                     ? QString()
-                    : QStringLiteral("<br>") + qstr(m_trace->inputPass).toHtmlEscaped()))
+                    : QStringLiteral("<br>") + qstr(m_trace->inputPass).toHtmlEscaped()) +
+               (m_trace->decodingNote.empty()  // PARSeq with a beam: read greedily, and why
+                    ? QString()
+                    : QStringLiteral("<br><span style='color:#b26a00'>%1</span>")
+                          .arg(qstr(m_trace->decodingNote).toHtmlEscaped())))
           .arg(m_trace->beamWidth > 1
                    ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
                                                     .arg(m_trace->beamWidth)

@@ -19,6 +19,7 @@ class QLabel;
 class QScrollArea;
 class QTableView;
 class QHBoxLayout;
+class QToolButton;
 class QStackedWidget;
 
 namespace foveal::ui {
@@ -36,6 +37,7 @@ class PatchStrip;
 class StepCursor;
 class TopkModel;
 class TraceView;
+class WhyMisreadDialog;
 
 class InspectorPage : public QWidget, public Page {
   Q_OBJECT
@@ -86,6 +88,11 @@ class InspectorPage : public QWidget, public Page {
   /// computes them (tests wait on it).
   QComboBox* heatSourceBox() const { return m_heatSource; }
   ExplainRunner* explainRunner() const { return m_explainer; }
+  /// "Why misread?": shown for a CTC reading with a truth; it opens (and the dialog then
+  /// follows) the forced alignment of the truth (why_misread_panel.h). Null until opened.
+  QToolButton* whyMisreadButton() const { return m_whyButton; }
+  WhyMisreadDialog* whyMisreadDialog() const { return m_why; }
+  void openWhyMisread();
 
  Q_SIGNALS:
   /// The user chose the model box's `index`th entry (observe() makes it the inspected model).
@@ -150,6 +157,9 @@ class InspectorPage : public QWidget, public Page {
   QString explainStepText(int step) const;
   QString readShareText(const core::StepAttribution& figures) const;
   void explanationReady(const ExplainResult& result);
+  void updateWhyMisread();
+  QToolButton* m_whyButton = nullptr;
+  WhyMisreadDialog* m_why = nullptr;
 };
 
 }  // namespace foveal::ui

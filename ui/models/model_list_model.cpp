@@ -1,4 +1,5 @@
 #include "model_list_model.h"
+#include "model_names.h"
 
 #include <QBrush>
 #include <QDir>
@@ -207,12 +208,9 @@ QString ModelListModel::path(int row) const {
 }
 
 QString ModelListModel::displayName(int row) const {
-  const QFileInfo info(path(row));
-  const QString name = info.completeBaseName();
-  bool shared = name == QLatin1String("latest") || name == QLatin1String("best");
-  for (int r = 0; r < rowCount() && !shared; ++r)
-    shared = r != row && QFileInfo(path(r)).completeBaseName() == name;
-  return shared ? info.dir().dirName() + QLatin1Char('/') + name : name;
+  QStringList all;
+  for (int r = 0; r < rowCount(); ++r) all << path(r);
+  return modelDisplayName(path(row), all);
 }
 
 void ModelListModel::setCompared(const QStringList& paths) {

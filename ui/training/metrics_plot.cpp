@@ -226,10 +226,72 @@ void MetricsPlot::setRuns(std::vector<PlotRun> runs) {
 }
 
 void MetricsPlot::setMetrics(const QStringList& keys) {
+  m_wanted = keys;
   m_metrics.clear();
   for (const auto& d : metricDefs())
     if (keys.contains(d.key)) m_metrics << d.key;
+  for (const auto& d : m_extraDefs)
+    if (keys.contains(d.key) && !m_metrics.contains(d.key)) m_metrics << d.key;
   scheduleReplot();
+}
+
+void MetricsPlot::setExtraMetrics(std::vector<MetricDef> defs) {
+  bool same = defs.size() == m_extraDefs.size();
+  for (size_t i = 0; same && i < defs.size(); ++i)
+    same = defs[i].key == m_extraDefs[i].key && defs[i].label == m_extraDefs[i].label &&
+           defs[i].kind == m_extraDefs[i].kind;
+  if (same) return;
+  m_extraDefs = std::move(defs);
+  setMetrics(m_wanted);
+}
+
+void MetricsPlot::setMarkedStep(double step) {
+  if (std::isnan(step) && std::isnan(m_markedStep)) return;
+  if (step == m_markedStep) return;
+  m_markedStep = step;
+  scheduleReplot();
+}
+
+const MetricDef* MetricsPlot::defOf(const QString& key) const {
+  for (const auto& d : metricDefs())
+    if (d.key == key) return &d;
+  for (const auto& d : m_extraDefs)
+    if (d.key == key) return &d;
+  return nullptr;
+}
+
+MetricSeries MetricsPlot::seriesOf(const PlotRun& run, const MetricDef& def) const {
+  const bool time = m_xAxis == XAxis::Time;
+  const bool wall = m_xAxis == XAxis::WallClock;
+  const bool hasRecords = run.log && !run.log->records().empty();
+  const auto p = run.points.find(def.key);
+  if (p == run.points.end()) {
+    if (!run.log) return {};
+    MetricSeries s = extractSeries(*run.log, def);
+    if (time) toElapsedTime(*run.log, s);
+    if (wall) toWallClock(*run.log, s, run.startedAt);
+    return s;
+  }
+  MetricSeries s = p->second.series;
+  if (!time && !wall) return s;
+  if (hasRecords) {  // a Foveal run's own clock places its steps
+    if (time) toElapsedTime(*run.log, s);
+    if (wall) toWallClock(*run.log, s, run.startedAt);
+    return s;
+  }
+  // Another trainer's: each point at its own wall time (time axis: since the run's first one).
+  double first = std::numeric_limits<double>::infinity();
+  for (const auto& [key, pts] : run.points)
+    for (double w : pts.wallTimes)
+      if (std::isfinite(w)) first = std::min(first, w);
+  MetricSeries out;
+  for (size_t i = 0; i < s.keys.size() && i < p->second.wallTimes.size(); ++i) {
+    const double w = p->second.wallTimes[i];
+    if (!std::isfinite(w)) continue;
+    out.keys.push_back(wall ? w : w - first);
+    out.values.push_back(s.values[i]);
+  }
+  return out;
 }
 
 void MetricsPlot::setSmoothing(double weight) {
@@ -335,7 +397,29 @@ void MetricsPlot::rebuild() {
   const bool wall = m_xAxis == XAxis::WallClock;
   double maxKey = 1;
   double wallFirst = std::numeric_limits<double>::infinity(), wallLast = -wallFirst;
-  for (const auto& run : m_runs)
+  for (const auto& run : m_runs) {
+    if (!run.points.empty() && !(run.log && !run.log->records().empty())) {
+      // Another trainer's run: its own points say how far it went.
+      double first = std::numeric_limits<double>::infinity(), lastWall = -first;
+      double lastStep = 0;
+      for (const auto& [key, pts] : run.points) {
+        for (double k : pts.series.keys) lastStep = std::max(lastStep, k);
+        for (double w : pts.wallTimes)
+          if (std::isfinite(w)) {
+            first = std::min(first, w);
+            lastWall = std::max(lastWall, w);
+          }
+      }
+      if (wall && std::isfinite(first)) {
+        wallFirst = std::min(wallFirst, first);
+        wallLast = std::max(wallLast, lastWall);
+      } else if (time && std::isfinite(first)) {
+        maxKey = std::max(maxKey, lastWall - first);
+      } else if (!time && !wall) {
+        maxKey = std::max(maxKey, lastStep);
+      }
+      continue;
+    }
     if (run.log) {
       if (wall) {
         const auto [first, last] = wallClockSpan(*run.log, run.startedAt);
@@ -353,6 +437,7 @@ void MetricsPlot::rebuild() {
           break;
         }
     }
+  }
   if (m_zoomTo > 0) maxKey = m_zoomTo;
   // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
   // as new records arrive).
@@ -396,9 +481,7 @@ void MetricsPlot::rebuild() {
   }
 
   for (int m = 0; m < n; ++m) {
-    const MetricDef* def = nullptr;
-    for (const auto& d : metricDefs())
-      if (d.key == m_metrics[m]) def = &d;
+    const MetricDef* def = defOf(m_metrics[m]);
     if (!def) continue;
     auto* rect = new QCPAxisRect(m_plot);
     panels->addElement(m / cols, m % cols, rect);
@@ -436,9 +519,7 @@ void MetricsPlot::rebuild() {
     std::vector<QCPGraph*> markerGraphs;
     std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
     for (const auto& run : m_runs) {
-      panel.series.push_back(run.log ? extractSeries(*run.log, *def) : MetricSeries{});
-      if (time && run.log) toElapsedTime(*run.log, panel.series.back());
-      if (wall && run.log) toWallClock(*run.log, panel.series.back(), run.startedAt);
+      panel.series.push_back(seriesOf(run, *def));
       const MetricSeries& s = panel.series.back();
       QVector<double> keys, values;
       for (size_t i = 0; i < s.keys.size(); ++i) {
@@ -530,6 +611,18 @@ void MetricsPlot::rebuild() {
     cursor->setVisible(false);
     m_panels.push_back(std::move(panel));
   }
+  // The checkpoint chosen in the filmstrip, on every panel (after the hover lines: hover()
+  // finds panel i's at item i).
+  if (std::isfinite(m_markedStep) && !time && !wall)
+    for (const auto& p : m_panels) {
+      auto* mark = new QCPItemStraightLine(m_plot);
+      mark->setClipAxisRect(p.rect);
+      mark->point1->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
+      mark->point2->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
+      mark->point1->setCoords(m_markedStep, 0);
+      mark->point2->setCoords(m_markedStep, 1);
+      mark->setPen(QPen(QColor(21, 101, 192, 160), 1.5));
+    }
   m_rebuilding = false;
   // The readout follows the runs shown: one unticked since the mouse moved is no longer listed.
   if (!m_hoverKey.isEmpty()) showHoverText(valuesAt(m_hoverKey, m_hoverIteration));
@@ -688,8 +781,7 @@ QString MetricsPlot::valuesAt(const QString& key, double iteration) const {
     if (p.key == key) panel = &p;
   if (!panel) return {};
   QString label = key;
-  for (const auto& d : metricDefs())
-    if (d.key == key) label = d.label;
+  if (const MetricDef* d = defOf(key)) label = d->label;
   QStringList parts;
   for (size_t r = 0; r < panel->series.size() && r < m_runs.size(); ++r) {
     const MetricSeries& s = panel->series[r];
@@ -743,6 +835,7 @@ void MetricsPlot::hover(const QString& key, double iteration) {
   m_hoverIteration = iteration;
   showHoverText(valuesAt(key, iteration));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+  Q_EMIT hovered(key, iteration);
 }
 
 void MetricsPlot::onMouseMove(QMouseEvent* event) {

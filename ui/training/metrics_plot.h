@@ -6,11 +6,17 @@
 // enter a curve: they are drawn as red markers on the panel's bottom edge (+inf on its top), so
 // the axes keep the finite range. Updates are coalesced: setRuns() and every option schedule
 // one replot ~40 ms later, however many arrive in between.
+//
+// A run may also bring points of its own (PlotRun::points): another trainer's curves
+// (core/run/trainer_logs.h), whose tags that map onto the catalogue share its panels ("loss",
+// "accuracy"...) and whose other tags are panels of their own ("tag:NAME", offered through
+// setExtraMetrics()), and the probe set's accuracy at each checkpoint ("probe_accuracy").
 #include <QColor>
 #include <QString>
 #include <QTimer>
 #include <QWidget>
 #include <limits>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -34,6 +40,10 @@ struct MetricDef {
 
 /// Every metric the trainer logs, in display order.
 const std::vector<MetricDef>& metricDefs();
+/// The panel of the probe set's accuracy at each checkpoint (probe_filmstrip.h).
+inline const QString kProbeAccuracyKey = QStringLiteral("probe_accuracy");
+/// The panel key of another trainer's tag that maps onto no metric of the catalogue.
+inline QString trainerTagKey(const QString& tag) { return QStringLiteral("tag:") + tag; }
 
 /// One run's points of one metric: finite points in `keys`/`values`, the rest as markers.
 struct MetricSeries {
@@ -62,6 +72,13 @@ QString wallClockText(double unixSeconds);
 /// Exponential moving average with TensorBoard's debiasing; weight in [0, 1).
 std::vector<double> smooth(const std::vector<double>& values, double weight);
 
+/// Points a run brings besides its records: step keys, and the wall-clock time of each (Unix
+/// seconds, NaN unknown) for the time axes.
+struct PlotPoints {
+  MetricSeries series;
+  std::vector<double> wallTimes;  ///< parallel to series.keys
+};
+
 struct PlotRun {
   QString name;
   QColor colour;
@@ -69,6 +86,9 @@ struct PlotRun {
   /// When the run started (Unix seconds; NaN unknown): places a run whose records carry no time
   /// on the wall clock (the training page passes its config.json's modification time).
   double startedAt = std::numeric_limits<double>::quiet_NaN();
+  /// Panel key -> points that replace what the log has for it (another trainer's run has no
+  /// records: everything it shows is here).
+  std::map<QString, PlotPoints> points;
 };
 
 class MetricsPlot : public QWidget {
@@ -77,8 +97,16 @@ class MetricsPlot : public QWidget {
   explicit MetricsPlot(QWidget* parent = nullptr);
 
   void setRuns(std::vector<PlotRun> runs);
-  /// Metric keys shown as panels, in metricDefs() order.
+  /// Metric keys shown as panels, in metricDefs() order (then setExtraMetrics()' order).
   void setMetrics(const QStringList& keys);
+  /// Panels beyond the catalogue that runs bring points for (another trainer's tags, the probe
+  /// accuracy); a chosen key that is not offered (yet) waits and is shown once it is.
+  void setExtraMetrics(std::vector<MetricDef> defs);
+  const std::vector<MetricDef>& extraMetrics() const { return m_extraDefs; }
+  /// Draws a line at `step` on every panel (the checkpoint chosen in the probe filmstrip);
+  /// NaN: none. Iteration axis only.
+  void setMarkedStep(double step);
+  double markedStep() const { return m_markedStep; }
   QStringList metrics() const { return m_metrics; }
   void setSmoothing(double weight);
   void setLogScale(bool on);
@@ -127,6 +155,10 @@ class MetricsPlot : public QWidget {
   /// The label of a panel's x or y axis.
   QString axisLabel(const QString& key, bool xAxis) const;
 
+ Q_SIGNALS:
+  /// The mouse is over panel `key` at `x` (iterations, seconds or Unix seconds as the axis says).
+  void hovered(const QString& key, double x);
+
  protected:
   void resizeEvent(QResizeEvent* event) override;
 
@@ -138,6 +170,10 @@ class MetricsPlot : public QWidget {
   int legendColumns() const;
   /// The readout line: `text`, or the hint when it is empty.
   void showHoverText(const QString& text);
+  /// The definition of a panel key: the catalogue's, then the extra ones; null when unknown.
+  const MetricDef* defOf(const QString& key) const;
+  /// The series of `run` for panel `def` on the current x axis.
+  MetricSeries seriesOf(const PlotRun& run, const MetricDef& def) const;
 
   QCustomPlot* m_plot;
   QLabel* m_hover;
@@ -147,6 +183,9 @@ class MetricsPlot : public QWidget {
   QTimer m_timer;
   std::vector<PlotRun> m_runs;
   QStringList m_metrics;
+  QStringList m_wanted;  ///< every key chosen, also extra ones not offered yet
+  std::vector<MetricDef> m_extraDefs;
+  double m_markedStep = std::numeric_limits<double>::quiet_NaN();
   double m_smoothing = 0.6;
   bool m_log = false;
   double m_zoomTo = 0;

@@ -2,8 +2,10 @@
 
 #include "base/error.h"
 #include "run/remote_run.h"
+#include "run/run_folder.h"
 
 #include <QDir>
+#include <QDirIterator>
 #include <QFileInfo>
 #include <cmath>
 #include <limits>
@@ -37,9 +39,97 @@ QColor statusColour(core::RunStatus s) {
   return {};
 }
 
+/// True when the folder is (or mirrors) one of Foveal's runs: its config.json or metrics.jsonl,
+/// or the description of a run Foveal submitted on another machine.
+bool fovealFolder(const QString& dir) {
+  const QDir d(dir);
+  if (QFileInfo::exists(d.filePath(QString::fromLatin1(core::run_folder::kConfig))) ||
+      QFileInfo::exists(d.filePath(QString::fromLatin1(core::run_folder::kMetrics))))
+    return true;
+  if (!core::RemoteRun::isRemoteRun(dir.toStdString())) return false;
+  try {
+    return !core::RemoteRun::open(dir.toStdString()).foreign();
+  } catch (const std::exception&) {
+    return true;  // unreadable: the Where column says so, as for Foveal's runs
+  }
+}
+
+/// The newest file time in a folder another trainer writes (a few levels, a bounded count).
+QDateTime newestFile(const QString& dir) {
+  QDateTime newest;
+  QDirIterator it(dir, QDir::Files | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+  for (int n = 0; it.hasNext() && n < 4000; ++n) {
+    it.next();
+    const QDateTime t = it.fileInfo().lastModified();
+    if (!newest.isValid() || t > newest) newest = t;
+  }
+  return newest;
+}
+
+QString ageText(qint64 seconds) {
+  if (seconds < 120) return QObject::tr("%1 s").arg(seconds);
+  if (seconds < 7200) return QObject::tr("%1 min").arg(seconds / 60);
+  if (seconds < 172800) return QObject::tr("%1 h").arg(seconds / 3600);
+  return QObject::tr("%1 days").arg(seconds / 86400);
+}
+
 }  // namespace
 
 RunListModel::RunListModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+qint64 RunListModel::latestStep(const core::TrainerRun& run) {
+  qint64 last = -1;
+  for (const auto& s : run.series())
+    for (const auto& p : s.points) last = std::max<qint64>(last, p.step);
+  for (const auto& c : run.checkpoints()) last = std::max<qint64>(last, c.step);
+  return last;
+}
+
+double RunListModel::bestAccuracy(const core::TrainerRun& run) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  if (!run.format()) return best;
+  for (const auto& s : run.series()) {
+    if (s.catalogue != "accuracy") continue;
+    for (const auto& p : s.points) {
+      const double v = core::catalogueValue(run.format()->name(), s.tag, p.value);
+      if (std::isfinite(v) && !(v <= best)) best = v;
+    }
+  }
+  return best;
+}
+
+bool RunListModel::refreshTrainer(Entry& e) {
+  if (e.process.state == core::ProcessFacts::Running || fovealFolder(e.dir)) {
+    const bool had = e.trainer != nullptr;
+    e.trainer.reset();
+    return had;
+  }
+  if (!e.trainer) {
+    e.trainer = std::make_shared<core::TrainerRun>(e.dir.toStdString());
+    if (m_settleSeconds >= 0) e.trainer->setSettleSeconds(m_settleSeconds);
+    e.trainer->refresh();
+    e.trainerChanged = newestFile(e.dir);  // what it read now was written then
+    return true;
+  }
+  const bool more = e.trainer->refresh();
+  if (more) e.trainerChanged = QDateTime::currentDateTime();
+  return more;
+}
+
+void RunListModel::setTrainerSettleSeconds(double seconds) {
+  m_settleSeconds = seconds;
+  for (auto& e : m_entries)
+    if (e.trainer && seconds >= 0) e.trainer->setSettleSeconds(seconds);
+}
+
+std::shared_ptr<const core::TrainerRun> RunListModel::trainer(int row) const {
+  return row >= 0 && row < rowCount() ? m_entries[size_t(row)].trainer : nullptr;
+}
+
+bool RunListModel::isForeign(int row) const {
+  const auto t = trainer(row);
+  return t && t->format();
+}
 
 QColor RunListModel::nextColour() const {
   // The first palette colour no listed run uses, so removing a run frees its colour.
@@ -58,6 +148,7 @@ int RunListModel::addRun(const QString& dir) {
   e.dir = clean;
   e.log = std::make_shared<core::RunLog>(clean.toStdString());
   e.log->refresh();
+  refreshTrainer(e);
   e.colour = nextColour();
   updateStatus(e);
   const int row = static_cast<int>(m_entries.size());
@@ -137,7 +228,36 @@ void RunListModel::setProcess(const QString& dir, const core::ProcessFacts& fact
 }
 
 bool RunListModel::updateStatus(Entry& e) {
-  const auto s = e.log->status(e.process, m_staleAfter);
+  auto s = e.log->status(e.process, m_staleAfter);
+  if (e.trainer) {
+    // Another trainer's run: it writes no end record, so it runs while its logs grow.
+    const auto& t = *e.trainer;
+    if (!QFileInfo(e.dir).isDir()) {
+      s = {core::RunStatus::Missing, "the folder does not exist (yet)"};
+    } else if (!t.format()) {
+      s = {core::RunStatus::Starting,
+           "waiting for a trainer's logs (log_train.txt, events.out.tfevents.*, metrics.csv, "
+           "scalars.json, train.log)"};
+    } else {
+      const qint64 age = e.trainerChanged.isValid()
+                             ? e.trainerChanged.secsTo(QDateTime::currentDateTime())
+                             : qint64(m_staleAfter) + 1;
+      const qint64 step = latestStep(t);
+      std::string detail = t.trainer();
+      if (step >= 0) detail += ": step " + std::to_string(step);
+      detail += ", " + std::to_string(t.checkpoints().size()) + " checkpoint(s)";
+      if (!t.damage().empty())
+        detail += ", " + std::to_string(t.damage().size()) + " damaged record(s) skipped";
+      if (age > m_staleAfter) {
+        s.status = core::RunStatus::Stale;
+        detail += "; nothing new for " + ageText(age).toStdString() +
+                  " (finished or stopped: the trainer does not say which)";
+      } else {
+        s.status = core::RunStatus::Running;
+      }
+      s.detail = detail;
+    }
+  }
   const bool changed = s.status != e.status.status || s.detail != e.status.detail;
   e.status = s;
   return changed;
@@ -148,7 +268,7 @@ std::vector<int> RunListModel::refresh() {
   for (size_t i = 0; i < m_entries.size(); ++i) {
     auto& e = m_entries[i];
     if (e.target.isEmpty() || e.jobId.isEmpty()) readTarget(e);
-    const bool records = e.log->refresh();
+    const bool records = e.log->refresh() | refreshTrainer(e);
     const bool status = updateStatus(e);
     if (records) changed.push_back(static_cast<int>(i));
     // ETA moves with the clock only through new records; status can change with time (stale).
@@ -248,6 +368,24 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
                    .arg(log.config().width)
                    .arg(log.config().batchSize)
                    .arg(QString::fromStdString(log.config().device));
+      if (e.trainer && e.trainer->format())
+        tip += tr("<br>%1's run (%2 logs): %n curve(s)", nullptr, int(e.trainer->series().size()))
+                   .arg(QString::fromStdString(e.trainer->trainer()).toHtmlEscaped(),
+                        QString::fromStdString(e.trainer->format()->name()));
+      if (e.trainer && !e.trainer->damage().empty()) {
+        QStringList lines;
+        for (const auto& d : e.trainer->damage()) {
+          if (lines.size() == 5) {
+            lines << QStringLiteral("...");
+            break;
+          }
+          lines << tr("%1 at byte %2: %3")
+                       .arg(QString::fromStdString(d.file).toHtmlEscaped())
+                       .arg(qulonglong(d.offset))
+                       .arg(QString::fromStdString(d.message).toHtmlEscaped());
+        }
+        tip += tr("<br><b>skipped:</b> ") + lines.join(QStringLiteral("<br>"));
+      }
       if (!log.corruptLines().empty()) {
         QStringList lines;
         for (const auto& c : log.corruptLines()) {
@@ -280,6 +418,10 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       if (role == Qt::ForegroundRole) return statusColour(e.status.status);
       break;
     case Progress:
+      if (role == Qt::DisplayRole && e.trainer && e.trainer->format()) {
+        const qint64 step = latestStep(*e.trainer);
+        return step >= 0 ? QString::number(step) : QString();
+      }
       if (role == Qt::DisplayRole) {
         if (log.totalIterations() <= 0)
           return log.records().empty() ? QString() : QString::number(log.iteration());
@@ -293,7 +435,8 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       break;
     case Best:
       if (role == Qt::DisplayRole) {
-        const double b = log.bestAccuracy();
+        const double b =
+            e.trainer && e.trainer->format() ? bestAccuracy(*e.trainer) : log.bestAccuracy();
         return std::isfinite(b) ? QStringLiteral("%1%").arg(100.0 * b, 0, 'f', 2)
                                 : QStringLiteral("—");
       }
@@ -301,8 +444,11 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       break;
     case Where:
       if (role == Qt::DisplayRole) {
-        if (e.target.isEmpty()) return tr("this machine");
-        QString s = e.target;
+        const QString trainer = e.trainer && e.trainer->format()
+                                    ? QStringLiteral(" · ") + QString::fromStdString(e.trainer->trainer())
+                                    : QString();
+        if (e.target.isEmpty()) return tr("this machine") + trainer;
+        QString s = e.target + trainer;
         if (!e.jobId.isEmpty()) s += tr(" · job %1").arg(e.jobId);
         const int colon = e.jobState.indexOf(QStringLiteral(": "));
         if (colon > 0) s += QStringLiteral(" · ") + e.jobState.mid(colon + 2);

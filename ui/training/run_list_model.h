@@ -3,13 +3,18 @@
 // e.g. synced from a GPU server), with its status, progress, ETA and best evaluation accuracy.
 // The name column is checkable: checked runs are overlaid in the plots, each in its own colour.
 // Rows read their folder only when refresh() is called (the page polls and coalesces).
+// A folder of another trainer (deep-text-recognition-benchmark, strhub, MMOCR, PaddleOCR...;
+// core/run/trainer_logs.h) is a row too: its trainer's logs are read by core::TrainerRun, its
+// status is Running while they grow and Stale once they stop (such a trainer writes no end).
 #include <QAbstractTableModel>
+#include <QDateTime>
 #include <QColor>
 #include <QStringList>
 #include <memory>
 #include <vector>
 
 #include "run/run_log.h"
+#include "run/trainer_logs.h"
 
 namespace foveal::ui {
 
@@ -33,6 +38,14 @@ class RunListModel : public QAbstractTableModel {
   std::shared_ptr<const core::RunLog> log(int row) const;
   core::RunStatusInfo status(int row) const;
   QStringList dirs() const;
+  /// Another trainer's run: its logs and checkpoints as read so far (null for Foveal's runs).
+  std::shared_ptr<const core::TrainerRun> trainer(int row) const;
+  /// True when the row is another trainer's run whose logs were recognised.
+  bool isForeign(int row) const;
+  /// The latest step another trainer's run logged (-1 none).
+  static qint64 latestStep(const core::TrainerRun& run);
+  /// Its best validation accuracy as a fraction (core::catalogueValue); NaN without one.
+  static double bestAccuracy(const core::TrainerRun& run);
 
   /// What the launcher knows about the process writing `dir`.
   void setProcess(const QString& dir, const core::ProcessFacts& facts);
@@ -40,6 +53,9 @@ class RunListModel : public QAbstractTableModel {
   void setJobState(const QString& dir, const QString& state);
   /// Runs whose status is older than this many seconds without a final record are stale.
   void setStaleAfter(double seconds) { m_staleAfter = seconds; }
+  /// Seconds another trainer's checkpoint must keep its size before it counts as complete
+  /// (core::TrainerRun::setSettleSeconds; negative: TrainerRun's default).
+  void setTrainerSettleSeconds(double seconds);
 
   /// Reads what was appended to every folder. Returns the rows whose records changed (their
   /// status, progress and ETA cells are updated either way).
@@ -73,13 +89,19 @@ class RunListModel : public QAbstractTableModel {
     QString target;  ///< where it trains (remote.json), "" on this machine
     QString jobId;
     QString jobState;  ///< the follower's last "job N: state" line
+    /// Another trainer's folder (no config.json, metrics.jsonl nor Foveal remote run).
+    std::shared_ptr<core::TrainerRun> trainer;
+    QDateTime trainerChanged;  ///< when its logs or checkpoints last changed
   };
+  /// Makes or drops the row's TrainerRun as the folder's content says; true when it read more.
+  bool refreshTrainer(Entry& e);
   void readTarget(Entry& e) const;
   bool updateStatus(Entry& e);
   QColor nextColour() const;
 
   std::vector<Entry> m_entries;
   double m_staleAfter = 600;
+  double m_settleSeconds = -1;
 };
 
 }  // namespace foveal::ui

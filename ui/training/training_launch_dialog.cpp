@@ -1,6 +1,8 @@
 #include "training_launch_dialog.h"
 #include "run/run_folder.h"
 
+#include <functional>
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QClipboard>
@@ -47,10 +49,21 @@ const Setting<int> kDevice(QStringLiteral("training/device"), 0);
 /// The presets foveal-cli had when this was written; replaced by `train --list-presets` output.
 /// The settings inside the scroll area: scrolled, never squeezed below their rows' heights (a
 /// squeezed form overlapped its last rows).
+/// Whenever its rows change (a device or target shows or hides a setting), it says so: the scroll
+/// area is then kept as wide as the rows, so that none is cut at the right (CI saw a GPU-count box
+/// cut by 14 px when the width had been measured before the box was shown).
 class SettingsPane : public QWidget {
  public:
   using QWidget::QWidget;
   QSize minimumSizeHint() const override { return sizeHint(); }
+  std::function<void()> onLayoutChange;
+
+ protected:
+  bool event(QEvent* e) override {
+    const bool handled = QWidget::event(e);
+    if (e->type() == QEvent::LayoutRequest && onLayoutChange) onLayoutChange();
+    return handled;
+  }
 };
 
 const QStringList kKnownPresets = {QStringLiteral("digits-soft"),
@@ -84,6 +97,10 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_scroll->setWidgetResizable(true);
   m_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   auto* settings = new SettingsPane(m_scroll);
+  settings->onLayoutChange = [this, settings] {
+    const int wide = settings->minimumSizeHint().width() + scrollBarWidth();
+    if (m_scroll->minimumWidth() != wide) m_scroll->setMinimumWidth(wide);
+  };
   auto* settingsLayout = new QVBoxLayout(settings);
   settingsLayout->setContentsMargins(0, 0, 0, 0);
   auto* form = new QFormLayout;

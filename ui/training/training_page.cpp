@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -22,14 +23,22 @@
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QMenu>
 #include <QTabWidget>
 #include <QTableView>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <cmath>
 
 #include "evaluation_panel.h"
+#include "image_file.h"
+#include "import_question.h"
 #include "live_preview.h"
 #include "metrics_plot.h"
+#include "probe_filmstrip.h"
+#include "remote_mirrors.h"
+#include "run/remote_run.h"
+#include "trainer_curves.h"
 #include "qcustomplot_include.h"
 #include "run_list_model.h"
 #include "run_settings_model.h"
@@ -43,6 +52,9 @@ const Setting<QStringList> kRuns(QStringLiteral("training/runs"), {});
 const Setting<QString> kRunsRoot(QStringLiteral("training/runsRoot"),
                                  QDir::home().filePath(QStringLiteral("foveal-runs")));
 const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
+/// The panels beyond the catalogue chosen in "More" (other trainers' tags, the probe accuracy).
+const Setting<QStringList> kExtraMetrics(QStringLiteral("training/extraMetrics"),
+                                         {QStringLiteral("probe_accuracy")});
 const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
 const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
 const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
@@ -112,9 +124,13 @@ TrainingPage::TrainingPage(QWidget* parent)
     m_output->setPlainText(m_launcher->output(dir));
     m_output->verticalScrollBar()->setValue(m_output->verticalScrollBar()->maximum());
   });
+  m_mirrors = new RemoteMirrors(this);
+  connect(m_mirrors, &RemoteMirrors::mirrored, this, &TrainingPage::onMirrored);
   for (const QString& dir : kRuns.value()) m_runs->addRun(dir);
   updateWatchedPaths();
+  updateExtraMetrics();
   updatePlotRuns();
+  updateMirrors();
   if (m_runs->rowCount()) selectRun(0);
 }
 
@@ -150,6 +166,12 @@ void TrainingPage::buildLayout() {
   buttons->addWidget(remove, 0, 2);
   buttons->addWidget(m_stop, 1, 0);
   buttons->addWidget(m_resume, 1, 1);
+  auto* remote = new QPushButton(tr("Follow re&mote..."), left);
+  remote->setToolTip(
+      tr("Follow another trainer's run folder on an SSH host or a cluster (DTRB, strhub, "
+         "MMOCR...): its logs and complete checkpoints are mirrored here"));
+  buttons->addWidget(remote, 1, 2);
+  connect(remote, &QPushButton::clicked, this, &TrainingPage::addRemoteFolderDialog);
   ll->addLayout(buttons);
   connect(add, &QPushButton::clicked, this, &TrainingPage::newRun);
   connect(open, &QPushButton::clicked, this, [this] {
@@ -166,8 +188,11 @@ void TrainingPage::buildLayout() {
   m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_view->setSelectionMode(QAbstractItemView::SingleSelection);
   m_view->verticalHeader()->hide();
+  // The names whole (at 1366x768 a stretched Name column was squeezed to "..." by the others:
+  // issue 64); the Where column (host, job, queue state) takes what is left, elided in its middle.
   m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_view->horizontalHeader()->setSectionResizeMode(RunListModel::Name, QHeaderView::Stretch);
+  m_view->horizontalHeader()->setSectionResizeMode(RunListModel::Where, QHeaderView::Stretch);
+  m_view->setTextElideMode(Qt::ElideMiddle);
   m_view->setMinimumHeight(120);
   connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           &TrainingPage::updateSelection);
@@ -218,6 +243,16 @@ void TrainingPage::buildLayout() {
       kMetrics.set(m_plot->metrics());
     });
   }
+  // Other trainers' tags and the probe set's accuracy: in a menu (their names are the trainers').
+  m_moreCurves = new QToolButton(metricsBox);
+  m_moreCurves->setText(tr("More"));
+  m_moreCurves->setObjectName(QStringLiteral("moreCurves"));
+  m_moreCurves->setToolTip(
+      tr("Curves beyond Foveal's own: the probe set's accuracy, other trainers' tags"));
+  m_moreCurves->setPopupMode(QToolButton::InstantPopup);
+  m_moreCurves->setMenu(new QMenu(m_moreCurves));
+  grid->addWidget(m_moreCurves, i / kMetricColumns, i % kMetricColumns, Qt::AlignLeft);
+  ++i;
   auto* options = new QHBoxLayout;
   options->addWidget(new QLabel(tr("Smoothing"), metricsBox));
   m_smoothing = new QSlider(Qt::Horizontal, metricsBox);
@@ -296,6 +331,10 @@ void TrainingPage::buildLayout() {
   // fold of a 1366x768 screen.
   m_preview = new LivePreview(tabs);
   tabs->addTab(m_preview, tr("Live preview"));
+  // Every checkpoint's reading of the run's probe images (another trainer's too).
+  m_filmstrip = new ProbeFilmstrip(tabs);
+  tabs->addTab(m_filmstrip, tr("&Probes"));
+  m_bottomTabs = tabs;
   m_eval = new EvaluationPanel(tabs);
   m_eval->setProgram(m_launcher->program());
   tabs->addTab(m_eval, tr("E&valuate"));
@@ -313,6 +352,24 @@ void TrainingPage::buildLayout() {
   split->setSizes({420, 900});
   connect(m_eval, &EvaluationPanel::failed, this, &TrainingPage::failed);
   connect(m_eval, &EvaluationPanel::failureChosen, this, &TrainingPage::failureChosen);
+  connect(m_filmstrip, &ProbeFilmstrip::failed, this, &TrainingPage::failed);
+  connect(m_filmstrip, &ProbeFilmstrip::columnsChanged, this, &TrainingPage::updatePlotRuns);
+  connect(m_filmstrip, &ProbeFilmstrip::stepChosen, m_plot, &MetricsPlot::setMarkedStep);
+  connect(m_plot, &MetricsPlot::hovered, this, [this](const QString&, double x) {
+    if (m_plot->xAxis() == MetricsPlot::XAxis::Iteration) m_filmstrip->setCurrentStep(x);
+  });
+  connect(m_filmstrip, &ProbeFilmstrip::cellChosen, this,
+          [this](const QString& checkpoint, const ProbeImage& probe, qint64) {
+            // The Inspector opens the checkpoint with the options the filmstrip read it with
+            // (DTRB's opt.txt), remembered for the file as an answer given in the window is.
+            QString error;
+            const auto options = probeImportOptions(m_filmstrip->runDir(), checkpoint, &error);
+            if (!error.isEmpty()) return Q_EMIT failed(error);
+            if (!options.empty()) rememberImportOptions(checkpoint, options);
+            const ImageFile image = readImageFile(probe.path);
+            if (!image.error.isEmpty()) return Q_EMIT failed(image.error);
+            Q_EMIT failureChosen(image.display, probe.path, probe.truth, checkpoint, 1);
+          });
 }
 
 int TrainingPage::addRunFolder(const QString& dir) {
@@ -320,7 +377,9 @@ int TrainingPage::addRunFolder(const QString& dir) {
   m_runs->setProcess(m_runs->dir(row), m_launcher->facts(m_runs->dir(row)));
   saveRunList();
   updateWatchedPaths();
+  updateExtraMetrics();
   updatePlotRuns();
+  updateMirrors();
   selectRun(row);
   const auto st = m_runs->status(row);
   if (st.status == core::RunStatus::Corrupt || st.status == core::RunStatus::Missing)
@@ -395,6 +454,7 @@ void TrainingPage::removeRun(int row) {
   m_runs->removeRun(row);
   saveRunList();
   updateWatchedPaths();
+  updateMirrors();
   updateSelection();
 }
 
@@ -488,11 +548,20 @@ void TrainingPage::refreshNow() {
   m_coalesce.stop();
   ++m_refreshes;
   const auto changed = m_runs->refresh();
-  bool shownChanged = false;
-  for (int row : changed) shownChanged = shownChanged || m_runs->isShown(row);
-  if (shownChanged) m_plot->scheduleReplot();
+  bool shownChanged = false, foreignChanged = false;
+  for (int row : changed) {
+    shownChanged = shownChanged || m_runs->isShown(row);
+    foreignChanged = foreignChanged || m_runs->trainer(row);
+  }
+  if (foreignChanged) {  // their points are copies: made again
+    updateExtraMetrics();
+    updatePlotRuns();
+  } else if (shownChanged) {
+    m_plot->scheduleReplot();
+  }
   if (!changed.empty()) updateWatchedPaths();
   m_preview->checkForUpdate();
+  m_filmstrip->checkForUpdate();
   followRemoteJobs();
   updateSelection();
 }
@@ -522,10 +591,113 @@ void TrainingPage::followRemoteJobs() {
 
 void TrainingPage::updatePlotRuns() {
   std::vector<PlotRun> runs;
-  for (int r = 0; r < m_runs->rowCount(); ++r)
-    if (m_runs->isShown(r))
-      runs.push_back({m_runs->name(r), m_runs->colour(r), m_runs->log(r), runStartedAt(r)});
+  const bool probes = m_plot->metrics().contains(kProbeAccuracyKey);
+  for (int r = 0; r < m_runs->rowCount(); ++r) {
+    if (!m_runs->isShown(r)) continue;
+    PlotRun run{m_runs->name(r), m_runs->colour(r), m_runs->log(r), runStartedAt(r), {}};
+    if (const auto trainer = m_runs->trainer(r)) run.points = plotPointsOf(*trainer);
+    if (probes) {
+      // The probe set's accuracy: the filmstrip's run as it reads, the others as they were kept.
+      const QString dir = m_runs->dir(r);
+      if (m_filmstrip && m_filmstrip->runDir() == dir) {
+        run.points[kProbeAccuracyKey] =
+            probeAccuracyPoints(m_filmstrip->columns(), m_filmstrip->probes());
+      } else if (const QString side = probeSideFolder(dir, nullptr, false); !side.isEmpty()) {
+        run.points[kProbeAccuracyKey] =
+            probeAccuracyPoints(loadProbeColumns(side), loadProbeSet(side));
+      }
+    }
+    runs.push_back(std::move(run));
+  }
   m_plot->setRuns(std::move(runs));
+}
+
+void TrainingPage::updateExtraMetrics() {
+  std::vector<std::shared_ptr<const core::TrainerRun>> trainers;
+  for (int r = 0; r < m_runs->rowCount(); ++r)
+    if (m_runs->isForeign(r)) trainers.push_back(m_runs->trainer(r));
+  std::vector<MetricDef> defs = extraMetricDefsOf(trainers);
+  bool same = defs.size() == m_plot->extraMetrics().size();
+  for (size_t i = 0; same && i < defs.size(); ++i) same = defs[i].key == m_plot->extraMetrics()[i].key;
+  if (same && !m_moreCurves->menu()->isEmpty()) return;
+  m_plot->setExtraMetrics(defs);
+  QStringList keys = m_plot->metrics();
+  for (const QString& k : kExtraMetrics.value())
+    if (!keys.contains(k)) keys << k;
+  m_plot->setMetrics(keys);
+  QMenu* menu = m_moreCurves->menu();
+  menu->clear();
+  for (const auto& d : defs) {
+    QAction* a = menu->addAction(d.label);
+    a->setCheckable(true);
+    a->setChecked(kExtraMetrics.value().contains(d.key));
+    a->setData(d.key);
+    connect(a, &QAction::toggled, this, [this, key = d.key](bool on) {
+      QStringList extra = kExtraMetrics.value();
+      extra.removeAll(key);
+      if (on) extra << key;
+      kExtraMetrics.set(extra);
+      QStringList keys = m_plot->metrics();
+      keys.removeAll(key);
+      if (on) keys << key;
+      m_plot->setMetrics(keys);
+      updatePlotRuns();
+    });
+  }
+  m_moreCurves->setText(defs.size() > 1 ? tr("More (%1)").arg(defs.size()) : tr("More"));
+}
+
+void TrainingPage::updateMirrors() {
+  QStringList dirs;
+  for (const QString& dir : m_runs->dirs()) {
+    if (!core::RemoteRun::isRemoteRun(dir.toStdString())) continue;
+    try {
+      if (core::RemoteRun::open(dir.toStdString()).foreign()) dirs << dir;
+    } catch (const std::exception&) {  // the runs list says what is wrong with it
+    }
+  }
+  if (dirs != m_mirrors->folders()) m_mirrors->setFolders(dirs);
+}
+
+void TrainingPage::onMirrored(const MirrorPass& pass) {
+  if (m_runs->rowOf(pass.dir) < 0) return;
+  const QString when = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
+  if (!pass.ok) {
+    m_runs->setJobState(pass.dir, tr("mirror: connection lost at %1 (%2); retrying").arg(when, pass.error));
+    return;
+  }
+  QString state = tr("mirror: mirrored %1").arg(when);
+  if (!pass.skipped.isEmpty()) {
+    state += tr(", %n file(s) left out", nullptr, int(pass.skipped.size()));
+    Q_EMIT message(tr("%1: left out %2").arg(QFileInfo(pass.dir).fileName(),
+                                            pass.skipped.join(QStringLiteral("; "))));
+  }
+  m_runs->setJobState(pass.dir, state);
+  if (!pass.files.isEmpty()) scheduleRefresh();
+}
+
+int TrainingPage::addRemoteFolder(const QString& target, const QString& sshConfig,
+                                  const QString& identity, const QString& localDir,
+                                  QString* error) {
+  QString why;
+  if (localDir.trimmed().isEmpty())
+    why = tr("Choose a local folder for the mirror.");
+  else if (!attachRemoteFolder(target, sshConfig, identity, localDir, &why))
+    why = tr("Cannot follow %1: %2").arg(target, why);
+  if (!why.isEmpty()) {
+    if (error) *error = why;
+    Q_EMIT failed(why);
+    return -1;
+  }
+  const int row = addRunFolder(localDir);
+  m_mirrors->mirrorNow();
+  return row;
+}
+
+void TrainingPage::addRemoteFolderDialog() {
+  RemoteFolderDialog dialog(kRunsRoot.value(), this);
+  if (dialog.exec() == QDialog::Accepted)
+    addRemoteFolder(dialog.target(), dialog.sshConfig(), dialog.identity(), dialog.localDir());
 }
 
 void TrainingPage::updateWatchedPaths() {
@@ -556,6 +728,7 @@ void TrainingPage::updateSelection() {
   if (row < 0) {
     m_detail->clear();
     m_preview->setRun({}, {});
+    m_filmstrip->setRun({}, nullptr);
     return;
   }
   const auto log = m_runs->log(row);
@@ -568,12 +741,21 @@ void TrainingPage::updateSelection() {
       QFileInfo::exists(folder.filePath(QString::fromLatin1(core::run_folder::kBestModel)));
   const bool live =
       running || st.status == core::RunStatus::Running || st.status == core::RunStatus::Starting;
+  const bool foreign = m_runs->isForeign(row);
+  // Another trainer's run shows its checkpoints' readings: the Probes tab, once per run shown.
+  if (m_filmstrip->runDir() != QDir::cleanPath(QFileInfo(dir).absoluteFilePath()))
+    m_showedProbesFor = false;
+  m_filmstrip->setRun(dir, m_runs->trainer(row));
+  if (foreign && !m_showedProbesFor && m_bottomTabs->currentWidget() == m_preview) {
+    m_bottomTabs->setCurrentWidget(m_filmstrip);
+    m_showedProbesFor = true;
+  }
   QString detail = QString::fromStdString(st.detail);
   if (st.status == core::RunStatus::Stopped && !m_resume->isEnabled())
     detail = tr("stopped (this folder holds no checkpoint to resume from)");
   QString text = QStringLiteral("<b>%1</b> — %2")
                      .arg(m_runs->name(row).toHtmlEscaped(), detail.toHtmlEscaped());
-  if (!hasCheckpoint && !live && log->folderExists())
+  if (!hasCheckpoint && !live && log->folderExists() && !m_runs->trainer(row))
     text += QStringLiteral("<br><i>%1</i>")
                 .arg(tr("Logs only: no checkpoint (latest.fvm, best.fvm) to preview or evaluate.")
                          .toHtmlEscaped());

@@ -4,6 +4,9 @@
 // selected run's latest checkpoint, its process output, and the evaluation of a checkpoint.
 // Folders are watched (QFileSystemWatcher, plus a 1 s poll for synced folders, where change
 // notifications do not arrive) and every change is coalesced into one refresh ~40 ms later.
+// Another trainer's run folder (DTRB, strhub, MMOCR, PaddleOCR...; issue 72) is followed the same
+// way, here or mirrored from an SSH host (RemoteMirrors): its curves beside Foveal's runs, and
+// its checkpoints read on the run's probe set as they appear (the Probes tab, ProbeFilmstrip).
 #include <QImage>
 #include <QTimer>
 #include <QWidget>
@@ -22,12 +25,17 @@ class QPlainTextEdit;
 class QPushButton;
 class QSlider;
 class QTableView;
+class QTabWidget;
+class QToolButton;
 
 namespace foveal::ui {
 
 class EvaluationPanel;
 class LivePreview;
 class MetricsPlot;
+class ProbeFilmstrip;
+class RemoteMirrors;
+struct MirrorPass;
 class RunListModel;
 class RunSettingsModel;
 
@@ -46,6 +54,13 @@ class TrainingPage : public QWidget, public Page {
 
   /// Follows a run folder (it may not exist yet); selects it. Returns its row.
   int addRunFolder(const QString& dir);
+  /// Follows another trainer's run folder on an SSH host or a cluster's login host (`target`
+  /// "ssh://[user@]host[:port]/DIR" or "slurm://login/DIR"), mirrored into `localDir`; selects it.
+  /// Returns its row, or -1 with a message (failed() too).
+  int addRemoteFolder(const QString& target, const QString& sshConfig, const QString& identity,
+                      const QString& localDir, QString* error = nullptr);
+  /// Asks for such a folder ("Follow remote...").
+  void addRemoteFolderDialog();
   /// The bundled sample runs: on a first start (no run list saved yet) or when the saved list
   /// is empty, follows every subfolder of `runsFolder` holding a metrics.jsonl (in name order)
   /// and selects the first. Returns how many were added; 0 when the user already has runs.
@@ -87,6 +102,9 @@ class TrainingPage : public QWidget, public Page {
   RunLauncher* launcher() const { return m_launcher; }
   EvaluationPanel* evaluation() const { return m_eval; }
   LivePreview* preview() const { return m_preview; }
+  ProbeFilmstrip* filmstrip() const { return m_filmstrip; }
+  RemoteMirrors* mirrors() const { return m_mirrors; }
+  QTabWidget* bottomTabs() const { return m_bottomTabs; }
   QTableView* runView() const { return m_view; }
   QPushButton* resumeButton() const { return m_resume; }
   QString detailText() const;
@@ -112,6 +130,11 @@ class TrainingPage : public QWidget, public Page {
   void saveRunList() const;
   /// Starts following the runs on other machines whose job changed outside the window.
   void followRemoteJobs();
+  /// The panels other trainers' runs bring (their tags, the probe accuracy), offered in "More".
+  void updateExtraMetrics();
+  /// Mirrors the other trainers' folders on other machines that the list holds.
+  void updateMirrors();
+  void onMirrored(const MirrorPass& pass);
 
   RunListModel* m_runs;
   RunLauncher* m_launcher;
@@ -139,6 +162,11 @@ class TrainingPage : public QWidget, public Page {
   QTableView* m_settingsView = nullptr;
   QComboBox* m_xAxis = nullptr;
   QAction* m_exportAction = nullptr;
+  ProbeFilmstrip* m_filmstrip = nullptr;
+  RemoteMirrors* m_mirrors = nullptr;
+  QTabWidget* m_bottomTabs = nullptr;
+  QToolButton* m_moreCurves = nullptr;
+  bool m_showedProbesFor = false;  ///< the Probes tab was brought up for the run shown
 };
 
 }  // namespace foveal::ui

@@ -182,6 +182,9 @@ class Prediction {
                                    const DecodeOptions& options) = 0;
   virtual BeamResult beamSearch(const torch::Tensor& x, const torch::Tensor& upsampled,
                                 int width) = 0;
+  /// False for the stages imported for reading only (PARSeq, ViTSTR): a beam width over 1 then
+  /// reads greedily and the trace says so (Trace::decodingNote), per model, not as a failure.
+  virtual bool searchesWithBeam() const { return true; }
   /// Pure: the same inputs give the same terms; nothing is updated.
   virtual LossTerms loss(const RecognizerOutput& out, const LossInputs& in) const = 0;
   virtual BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,

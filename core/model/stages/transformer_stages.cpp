@@ -378,6 +378,7 @@ class ReadOnlyPrediction : public Prediction {
   BeamResult beamSearch(const torch::Tensor&, const torch::Tensor&, int) override {
     notTrained(m_stage);
   }
+  bool searchesWithBeam() const override { return false; }
   LossTerms loss(const RecognizerOutput&, const LossInputs&) const override { notTrained(m_stage); }
   BatchStats stats(const RecognizerOutput& out, const torch::Tensor& targets,
                    const torch::Tensor& lengths) const override {

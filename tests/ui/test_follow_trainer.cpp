@@ -1,0 +1,633 @@
+// Following another trainer's run from the Training page (issue 72, items 2-4): a
+// deep-text-recognition-benchmark run replayed into a folder while the page follows it (its
+// log_train.txt lines appended at intervals, best_accuracy.pth rewritten as train.py rewrites
+// it): the curves grow beside a Foveal run's, each complete checkpoint adds a column to the probe
+// filmstrip within seconds, a half-written checkpoint is never opened; the readings are kept in
+// the run's side folder, so a page opened again reads nothing; a cell opens that checkpoint's
+// reading in the Inspector; Foveal's own runs get the same filmstrip from history/*.fvm. The
+// same over SSH against a real sshd (followsOverSsh; tests/e2e/cluster_suite.sh starts it, the
+// plain suite skips it). With FOVEAL_SCREENSHOT_DIR: follow-dtrb.png and follow-strhub.png at
+// 1366x768.
+//
+// The run replayed is tests/data/trainer_runs/dtrb (DTRB's own train.py on a tiny LMDB, with the
+// checkpoint it wrote at each improvement) when it is there; else one made of the DTRB import
+// fixtures (tests/data/dtrb: the checkpoints, the log lines in train.py's format).
+#include <QAction>
+#include <QElapsedTimer>
+#include <QMenu>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QtTest/QtTest>
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+#include "main_window.h"
+#include "metrics_plot.h"
+#include "probe_filmstrip.h"
+#include "probe_reader.h"
+#include "import_question.h"
+#include "remote_mirrors.h"
+#include "run/run_folder.h"
+#include "run_list_model.h"
+#include "test_models.h"
+#include "trace/model_session.h"
+#include "trainer_curves.h"
+#include "training_page.h"
+
+using namespace foveal;
+using ui::ProbeColumn;
+using ui::ProbeImage;
+using ui::ProbeReading;
+using ui::ProbeVerdict;
+
+namespace {
+
+const QString kSource = QStringLiteral(FOVEAL_SOURCE_DIR);
+const QString kDtrb = kSource + "/tests/data/dtrb/";
+
+QByteArray readFile(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void writeFile(const QString& path, const QByteArray& bytes, bool append = false) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile f(path);
+  QVERIFY2(f.open(append ? QIODevice::Append : QIODevice::WriteOnly | QIODevice::Truncate),
+           qPrintable(path));
+  QCOMPARE(f.write(bytes), bytes.size());
+}
+
+/// One validation block as train.py writes it (its f-strings).
+QByteArray dtrbBlock(int it, int total, double trainLoss, double validLoss, double elapsed,
+                     double accuracy, double ned, double bestAcc, double bestNed) {
+  auto pad = [](const char* s) { return QString::fromLatin1(s).leftJustified(17); };
+  QString b = QStringLiteral("[%1/%2] Train loss: %3, Valid loss: %4, Elapsed_time: %5\n")
+                  .arg(it)
+                  .arg(total)
+                  .arg(trainLoss, 0, 'f', 5)
+                  .arg(validLoss, 0, 'f', 5)
+                  .arg(elapsed, 0, 'f', 5);
+  b += QStringLiteral("%1: %2, %3: %4\n")
+           .arg(pad("Current_accuracy"))
+           .arg(accuracy, 0, 'f', 3)
+           .arg(pad("Current_norm_ED"))
+           .arg(ned, 0, 'f', 2);
+  b += QStringLiteral("%1: %2, %3: %4\n")
+           .arg(pad("Best_accuracy"))
+           .arg(bestAcc, 0, 'f', 3)
+           .arg(pad("Best_norm_ED"))
+           .arg(bestNed, 0, 'f', 2);
+  const QString dashed(80, QLatin1Char('-'));
+  b += dashed + "\n" + QStringLiteral("Ground Truth").leftJustified(25) + " | " +
+       QStringLiteral("Prediction").leftJustified(25) + " | Confidence Score & T/F\n" + dashed +
+       "\n";
+  b += QStringLiteral("hello").leftJustified(25) + " | " + QStringLiteral("hallo").leftJustified(25) +
+       " | 0.4100\tFalse\n";
+  b += dashed + "\n";
+  return b.toUtf8();
+}
+
+const char* kOptTxt =
+    "------------ Options -------------\n"
+    "exp_name: None-VGG-BiLSTM-Attn-Seed1111\n"
+    "train_data: data_lmdb/training\n"
+    "valid_data: data_lmdb/validation\n"
+    "manualSeed: 1111\n"
+    "batch_size: 8\n"
+    "num_iter: 300\n"
+    "valInterval: 50\n"
+    "batch_max_length: 25\n"
+    "imgH: 32\n"
+    "imgW: 100\n"
+    "rgb: False\n"
+    "character: 0123456789abcdefghijklmnopqrstuvwxyz\n"
+    "sensitive: False\n"
+    "PAD: False\n"
+    "Transformation: None\n"
+    "FeatureExtraction: VGG\n"
+    "SequenceModeling: BiLSTM\n"
+    "Prediction: Attn\n"
+    "num_fiducial: 20\n"
+    "input_channel: 1\n"
+    "output_channel: 512\n"
+    "hidden_size: 256\n"
+    "num_gpu: 0\n"
+    "num_class: 38\n"
+    "---------------------------------------\n";
+
+/// A DTRB run to replay: per validation, its log block and the checkpoint train.py saved
+/// before writing it (empty: no improvement, no save).
+struct Replay {
+  QByteArray opt;
+  QByteArray datasetLog;
+  struct Step {
+    QByteArray log;
+    QString checkpoint;  ///< the file best_accuracy.pth holds after this validation
+  };
+  std::vector<Step> steps;
+};
+
+Replay dtrbReplay() {
+  Replay r;
+  // Versions of one architecture (None-VGG-BiLSTM-Attn): zip, then legacy containers.
+  const QStringList versions = {kDtrb + "none-vgg-bilstm-attn.zip.pth",
+                                kDtrb + "none-vgg-bilstm-attn.zip-module.pth",
+                                kDtrb + "none-vgg-bilstm-attn.legacy.pth"};
+  r.opt = kOptTxt;
+  r.datasetLog = "dataset_root: data_lmdb/training\nopt.select_data: ['/']\n";
+  double best = -1, bestNed = -1;
+  const double acc[] = {0.0, 12.5, 12.5, 37.5, 40.0, 62.5};
+  for (int i = 0; i < 6; ++i) {
+    const int it = 50 * (i + 1);
+    const double ned = 0.1 + 0.12 * i;
+    const bool save = acc[i] > best;
+    best = std::max(best, acc[i]);
+    bestNed = std::max(bestNed, ned);
+    Replay::Step s;
+    s.log = dtrbBlock(it, 300, 3.2 * std::exp(-it / 150.0) + 0.1, 3.0 * std::exp(-it / 170.0) + 0.2,
+                      it * 0.31, acc[i], ned, best, bestNed);
+    int saves = 0;
+    for (const auto& done : r.steps) saves += !done.checkpoint.isEmpty();
+    if (save && saves < versions.size()) s.checkpoint = versions[saves];
+    r.steps.push_back(s);
+  }
+  return r;
+}
+
+std::vector<ProbeImage> dtrbProbes() {
+  return ui::probesFromFiles({kDtrb + "img00_100x32.png", kDtrb + "img04_150x30.png",
+                              kDtrb + "img07_128x32_rgb.png"});
+}
+
+/// Writes `bytes` as train.py's torch.save does: in place, in two halves with a pause between
+/// (`halfway` runs then: the file is half there).
+template <typename F>
+void writeSlowly(const QString& path, const QByteArray& bytes, F halfway) {
+  {
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    QCOMPARE(f.write(bytes.left(bytes.size() / 2)), bytes.size() / 2);
+  }
+  halfway();
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::Append));
+  QCOMPARE(f.write(bytes.mid(bytes.size() / 2)), bytes.size() - bytes.size() / 2);
+}
+
+int rowOf(ui::TrainingPage& page, const QString& dir) {
+  return page.runs()->rowOf(dir);
+}
+
+/// Its index among the runs the plot shows (the ticked ones, in list order).
+int plotIndex(ui::TrainingPage& page, int row) {
+  int shown = 0;
+  for (int r = 0; r < row; ++r) shown += page.runs()->isShown(r);
+  return shown;
+}
+
+int columnsRead(const ui::ProbeFilmstrip& strip, int probes) {
+  int n = 0;
+  for (const auto& c : strip.columns()) n += int(c.readings.size()) == probes;
+  return n;
+}
+
+}  // namespace
+
+class TestFollowTrainer : public QObject {
+  Q_OBJECT
+  QTemporaryDir m_tmp;
+
+  /// A Foveal run beside the foreign one: config.json, metrics.jsonl.
+  QString fovealRun(const QString& name) {
+    const QString dir = m_tmp.filePath(name);
+    writeFile(dir + "/config.json",
+              "{\"preset\":\"digits-soft\",\"model\":{\"attention\":\"soft\",\"width\":0.125},"
+              "\"iterations\":300,\"batch_size\":8,\"device\":\"cpu\",\"eval_data\":[]}");
+    QByteArray lines;
+    for (int it = 10; it <= 300; it += 10)
+      lines += QStringLiteral("{\"kind\":\"train\",\"iteration\":%1,\"loss\":%2,\"elapsed_s\":%3}\n")
+                   .arg(it)
+                   .arg(2.5 * std::exp(-it / 100.0) + 0.2)
+                   .arg(it * 0.2)
+                   .toUtf8();
+    writeFile(dir + "/metrics.jsonl", lines);
+    return dir;
+  }
+
+  /// Replays `replay` into the folder the trainer writes (`there`: the followed folder, or the
+  /// one on the SSH host), checking after each step that the curves of the page's run `localDir`
+  /// grew and that each new checkpoint got a read column in seconds. While a checkpoint is half
+  /// written (the trainer pausing midway), nothing may open it; `halfway` checks more.
+  void replayInto(ui::TrainingPage& page, const QString& localDir, const QString& there,
+                  const Replay& replay, const std::function<void(const QString&)>& halfway,
+                  double* slowestColumn) {
+    const int row = rowOf(page, localDir);
+    QVERIFY(row >= 0);
+    const int probes = int(page.filmstrip()->probes().size());
+    int points = 0, expectedColumns = 0;
+    for (const auto& step : replay.steps) {
+      if (!step.checkpoint.isEmpty()) {
+        const QByteArray bytes = readFile(step.checkpoint);
+        QVERIFY(!bytes.isEmpty());
+        const bool zip = bytes.startsWith("PK");
+        const QString path = there + "/best_accuracy.pth";
+        writeSlowly(path, bytes, [&] {
+          // A zip's missing end record says it is not whole however long it waits; another
+          // file, that its size has not settled yet.
+          const QStringList before = page.filmstrip()->opened();
+          QElapsedTimer t;
+          t.start();
+          while (t.elapsed() < (zip ? 2500 : 300)) QTest::qWait(50);
+          QCOMPARE(page.filmstrip()->opened(), before);
+          for (const auto& c : page.filmstrip()->columns())
+            QVERIFY2(c.size != bytes.size() / 2, "a half-written checkpoint became a column");
+          if (halfway) halfway(QStringLiteral("best_accuracy.pth"));
+        });
+        ++expectedColumns;
+      }
+      writeFile(there + "/log_train.txt", step.log, /*append=*/true);
+      QElapsedTimer since;
+      since.start();
+      // The curves grow: the block's train loss is a new point.
+      QTRY_VERIFY_WITH_TIMEOUT(
+          (page.plot()->replotNow(),
+           page.plot()->pointCount(QStringLiteral("loss"), plotIndex(page, row)) > points),
+          20000);
+      points = page.plot()->pointCount(QStringLiteral("loss"), plotIndex(page, row));
+      if (!step.checkpoint.isEmpty()) {
+        QTRY_VERIFY_WITH_TIMEOUT(columnsRead(*page.filmstrip(), probes) >= expectedColumns, 30000);
+        *slowestColumn = std::max(*slowestColumn, since.elapsed() / 1000.0);
+      }
+    }
+    QCOMPARE(points, int(replay.steps.size()));
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(m_tmp.isValid());
+    QCoreApplication::setOrganizationName(QStringLiteral("FovealFollowTrainerTest"));
+    QSettings().clear();
+  }
+  void init() { QSettings().clear(); }
+
+  void verdicts_data() {
+    QTest::addColumn<QString>("marks");  // per column: R right, W wrong, - not read
+    QTest::addColumn<bool>("truth");
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("step");
+    QTest::newRow("never read") << "---" << true << int(ProbeVerdict::NotRead) << -1;
+    QTest::newRow("still wrong") << "WWW" << true << int(ProbeVerdict::StillWrong) << -1;
+    QTest::newRow("learnt") << "WWRR" << true << int(ProbeVerdict::FirstCorrect) << 300;
+    QTest::newRow("right at once") << "RRR" << true << int(ProbeVerdict::FirstCorrect) << 100;
+    QTest::newRow("regressed") << "WRRW" << true << int(ProbeVerdict::Regressed) << 400;
+    QTest::newRow("regressed twice") << "RWRWW" << true << int(ProbeVerdict::Regressed) << 400;
+    QTest::newRow("relearnt") << "WRWR" << true << int(ProbeVerdict::FirstCorrect) << 200;
+    QTest::newRow("gaps") << "W-R-" << true << int(ProbeVerdict::FirstCorrect) << 300;
+    QTest::newRow("no truth") << "RRR" << false << int(ProbeVerdict::NoTruth) << -1;
+  }
+  void verdicts() {
+    QFETCH(QString, marks);
+    QFETCH(bool, truth);
+    QFETCH(int, kind);
+    QFETCH(int, step);
+    const ProbeImage probe{QStringLiteral("/p.png"), truth ? QStringLiteral("ab") : QString()};
+    std::vector<ProbeColumn> columns;
+    for (int i = 0; i < marks.size(); ++i) {
+      ProbeColumn c;
+      c.file = QStringLiteral("c%1.pth").arg(i);
+      c.step = 100 * (i + 1);
+      if (marks[i] != QLatin1Char('-')) {
+        ProbeReading r;
+        r.reading = marks[i] == QLatin1Char('R') ? QStringLiteral("ab") : QStringLiteral("xy");
+        if (truth) r.correct = marks[i] == QLatin1Char('R');
+        c.readings[probe.path] = r;
+      }
+      columns.push_back(c);
+    }
+    const ProbeVerdict v = ui::probeVerdict(columns, probe);
+    QCOMPARE(int(v.kind), kind);
+    QCOMPARE(v.step, qint64(step));
+    if (kind == ProbeVerdict::FirstCorrect)
+      QCOMPARE(v.text(), QStringLiteral("first read correctly at step %1").arg(step));
+    if (kind == ProbeVerdict::Regressed)
+      QCOMPARE(v.text(), QStringLiteral("regressed at step %1").arg(step));
+    // The probe set's accuracy per column: this probe alone.
+    const auto acc = ui::probeAccuracy(columns, {probe});
+    for (int i = 0; i < marks.size(); ++i) {
+      if (!truth || marks[i] == QLatin1Char('-'))
+        QVERIFY(std::isnan(acc[size_t(i)]));
+      else
+        QCOMPARE(acc[size_t(i)], marks[i] == QLatin1Char('R') ? 1.0 : 0.0);
+    }
+  }
+
+  void readingsRoundTripThroughTheCache() {
+    const QString side = m_tmp.filePath("cache-side");
+    QVERIFY(QDir().mkpath(side));
+    ProbeColumn c;
+    c.file = QStringLiteral("checkpoints/epoch=1-step=40.ckpt");
+    c.step = 40;
+    c.size = 123456;
+    c.mtimeNs = 1796174597123456789LL;  // past 2^53: kept exactly
+    ProbeReading r;
+    r.reading = QStringLiteral("hel lo");
+    r.confidence = 0.625;
+    r.correct = false;
+    r.decoder = QStringLiteral("attention");
+    r.imageW = 120;
+    r.imageH = 32;
+    r.regions = {QRectF(0, 0, 10, 32), QRectF(8, 0, 10.5, 32)};
+    r.tokens = {QStringLiteral("h"), QStringLiteral("end")};
+    r.attention = {{0.9f, 0.1f}, {0.25f, 0.75f}};
+    c.readings[QStringLiteral("/probes/a.png")] = r;
+    ProbeColumn broken;
+    broken.file = QStringLiteral("best_accuracy.pth");
+    broken.step = 10;
+    broken.error = QStringLiteral("best_accuracy.pth: no charset");
+    QVERIFY(ui::saveProbeColumns(side, {c, broken}));
+    QString error;
+    const auto back = ui::loadProbeColumns(side, &error);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(back.size(), size_t(2));
+    QCOMPARE(back[0].step, qint64(10));  // step order
+    QCOMPARE(back[0].error, broken.error);
+    const ProbeColumn& b = back[1];
+    QCOMPARE(b.key(), c.key());
+    const ProbeReading& br = b.readings.at(QStringLiteral("/probes/a.png"));
+    QCOMPARE(br.reading, r.reading);
+    QCOMPARE(br.confidence, r.confidence);
+    QVERIFY(br.correct && !*br.correct);
+    QCOMPARE(br.regions.size(), size_t(2));
+    QCOMPARE(br.regions[1], QRectF(8, 0, 10.5, 32));
+    QCOMPARE(br.tokens, r.tokens);
+    QCOMPARE(br.attention.size(), size_t(2));
+    QCOMPARE(br.attention[1][1], 0.75f);
+    // A damaged cache is named and read again (not a crash, not a silent loss of the file).
+    writeFile(side + "/filmstrip.json", "{\"version\": 1, \"columns\": [");
+    QVERIFY(ui::loadProbeColumns(side, &error).empty());
+    QVERIFY2(error.contains("filmstrip.json") && error.contains("byte"), qPrintable(error));
+    // The probe set and the truths its files state (gt.txt beside them, as DTRB's data has).
+    const auto probes = dtrbProbes();
+    QCOMPARE(probes.size(), size_t(3));
+    QCOMPARE(probes[0].truth, QStringLiteral("42"));
+    QCOMPARE(probes[1].truth, QStringLiteral("2026-11"));
+    QVERIFY(ui::saveProbeSet(side, probes));
+    const auto again = ui::loadProbeSet(side);
+    QCOMPARE(again.size(), size_t(3));
+    QCOMPARE(again[2].path, probes[2].path);
+    QCOMPARE(again[2].truth, QStringLiteral("AbC123"));
+  }
+
+  void sideFolderOfAReadOnlyRun() {
+    // A folder the user may not write (another user's run): the probes go to the application's
+    // data folder, keyed by the path, and are found there again.
+    const QString run = m_tmp.filePath("read-only-run");
+    QVERIFY(QDir().mkpath(run));
+    QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::ExeOwner);
+    const bool root = QFileInfo(run).isWritable();  // root writes anyway: then the run's own
+    const QString side = ui::probeSideFolder(run);
+    QVERIFY(!side.isEmpty());
+    if (root)
+      QCOMPARE(side, run + "/.foveal/probes");
+    else
+      QVERIFY2(!side.startsWith(run) && side.contains("run-probes/read-only-run-"), qPrintable(side));
+    QCOMPARE(ui::probeSideFolder(run, nullptr, false), side);
+    QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                   QFileDevice::ExeOwner);
+  }
+
+  // The replay, locally: curves, columns, a half-written checkpoint, the cache, the Inspector.
+  void followsADtrbRunAsItTrains() {
+    const QString dir = m_tmp.filePath("saved_models/None-VGG-BiLSTM-Attn-Seed1111");
+    QVERIFY(QDir().mkpath(dir));
+    const Replay replay = dtrbReplay();
+    writeFile(dir + "/opt.txt", replay.opt);
+    writeFile(dir + "/log_dataset.txt", replay.datasetLog);
+    const QString foveal = fovealRun("foveal-soft");
+    ui::TrainingPage page;
+    page.setPollInterval(100);
+    page.runs()->setTrainerSettleSeconds(0.5);
+    page.resize(1366, 768);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    page.addRunFolder(foveal);
+    const int row = page.addRunFolder(dir);
+    QCOMPARE(page.currentRun(), row);
+    QVERIFY(page.runs()->trainer(row) != nullptr);
+    QCOMPARE(page.filmstrip()->runDir(), dir);
+    QCOMPARE(page.bottomTabs()->currentWidget(), static_cast<QWidget*>(page.filmstrip()));
+    page.filmstrip()->setProbes(dtrbProbes());
+    QVERIFY(QFileInfo::exists(dir + "/.foveal/probes/probes.json"));
+    double slowest = 0;
+    replayInto(page, dir, dir, replay, nullptr, &slowest);
+    qInfo("a new checkpoint's column was read %.1f s after its log block at most", slowest);
+    QVERIFY2(slowest < 15, "a checkpoint took too long to reach the filmstrip");
+    QVERIFY(page.runs()->isForeign(row));
+    QCOMPARE(page.runs()->status(row).status, core::RunStatus::Running);
+    // The foreign run's loss shares Foveal's loss panel: both runs have points there.
+    page.plot()->replotNow();
+    QCOMPARE(page.plot()->pointCount(QStringLiteral("loss"), plotIndex(page, rowOf(page, foveal))),
+             30);
+    // Every checkpoint version was opened once, and only complete ones.
+    const auto& strip = *page.filmstrip();
+    int saved = 0;
+    for (const auto& s : replay.steps) saved += !s.checkpoint.isEmpty();
+    QCOMPARE(int(strip.columns().size()), saved);
+    QCOMPARE(strip.opened().size(), saved);
+    for (const auto& c : strip.columns()) {
+      QVERIFY2(c.error.isEmpty(), qPrintable(c.error));
+      QVERIFY2(c.step > 0, qPrintable(c.file));
+      for (const auto& p : strip.probes()) {
+        const auto& r = c.readings.at(p.path);
+        QVERIFY2(r.error.isEmpty(), qPrintable(r.error));
+        QVERIFY(r.correct.has_value());
+        QVERIFY(!r.attention.empty());
+        QCOMPARE(r.attention.front().size(), r.regions.size());
+      }
+    }
+    // The same weights read as DTRB's demo reads them (tests/data/dtrb/expected.json): "42" is
+    // read right by every column, so first at the first checkpoint's step.
+    QCOMPARE(strip.columns().front().readings.at(strip.probes()[0].path).reading,
+             QStringLiteral("42"));
+    const ProbeVerdict v = strip.verdict(0);
+    QCOMPARE(int(v.kind), int(ProbeVerdict::FirstCorrect));
+    QCOMPARE(v.step, strip.columns().front().step);
+    // The probe accuracy is a curve on the plot, at the checkpoints' steps.
+    page.plot()->setMetrics(page.plot()->metrics() << ui::kProbeAccuracyKey);
+    page.plot()->replotNow();
+    QTRY_COMPARE(page.plot()->pointCount(ui::kProbeAccuracyKey, plotIndex(page, row)), saved);
+    // Scrubbing: the last column's reading of probe 1 goes to the Inspector, with opt.txt's
+    // options remembered for the file.
+    QSignalSpy chosen(&page, &ui::TrainingPage::failureChosen);
+    page.filmstrip()->chooseCell(1, int(strip.columns().size()) - 1);
+    QCOMPARE(chosen.size(), 1);
+    QCOMPARE(chosen[0][3].toString(), dir + "/best_accuracy.pth");
+    QCOMPARE(chosen[0][2].toString(), QStringLiteral("2026-11"));
+    QCOMPARE(chosen[0][1].toString(), strip.probes()[1].path);
+    const auto remembered = ui::rememberedImportOptions(dir + "/best_accuracy.pth");
+    QVERIFY(remembered.has_value());
+    QCOMPARE(QString::fromStdString(remembered->at("character")),
+             QStringLiteral("0123456789abcdefghijklmnopqrstuvwxyz"));
+    QCOMPARE(page.plot()->markedStep(), double(strip.columns().back().step));
+    // An earlier version was replaced by the trainer: said, not opened.
+    QSignalSpy failed(&page, &ui::TrainingPage::failed);
+    page.filmstrip()->chooseCell(0, 0);
+    QCOMPARE(chosen.size(), 1);
+    QVERIFY(!failed.isEmpty() && failed.last()[0].toString().contains("replaced by the trainer"));
+    // Hovering the curves picks the checkpoint nearest that step.
+    page.plot()->hover(QStringLiteral("loss"), double(strip.columns()[1].step) + 3);
+    QCOMPARE(page.filmstrip()->currentColumn(), 1);
+  }
+
+  void reopeningReadsNothing() {
+    const QString dir = m_tmp.filePath("saved_models/None-VGG-BiLSTM-Attn-Seed1111");
+    if (!QFileInfo::exists(dir + "/.foveal/probes/filmstrip.json"))
+      QSKIP("needs followsADtrbRunAsItTrains");
+    ui::TrainingPage page;
+    page.setPollInterval(100);
+    page.addRunFolder(dir);
+    const auto& strip = *page.filmstrip();
+    QCOMPARE(strip.probes().size(), size_t(3));
+    QVERIFY(strip.columns().size() >= 1);
+    QCOMPARE(columnsRead(strip, 3), int(strip.columns().size()));
+    QElapsedTimer t;
+    t.start();
+    while (t.elapsed() < 1500) QTest::qWait(50);  // refreshes come and go: nothing to read
+    QVERIFY2(strip.opened().isEmpty(), qPrintable(strip.opened().join(", ")));
+    QCOMPARE(int(strip.verdict(0).kind), int(ProbeVerdict::FirstCorrect));
+  }
+
+  // Foveal's own run: the filmstrip reads its history/*.fvm.
+  void fovealRunsGetTheFilmstripFromTheirHistory() {
+    const QString dir = fovealRun("foveal-history");
+    QVERIFY(QDir().mkpath(dir + "/history"));
+    for (int i = 1; i <= 3; ++i) {
+      auto session = core::ModelSession::create(test::tinyConfig("soft"), uint64_t(i));
+      session->save(
+          (dir + "/history/" + QString::fromStdString(core::run_folder::historyFileName(100 * i)))
+              .toStdString());
+    }
+    writeFile(dir + "/history/iter-7.fvm", "not the trainer's name");
+    ui::TrainingPage page;
+    page.setPollInterval(100);
+    page.addRunFolder(dir);
+    QVERIFY(!page.runs()->trainer(page.currentRun()));
+    const QString samples = QStringLiteral(FOVEAL_SAMPLES_DIR) + "/images";
+    QStringList images;
+    for (const QFileInfo& f : QDir(samples).entryInfoList({"digits-*.png"}, QDir::Files))
+      if (images.size() < 2) images << f.filePath();
+    QCOMPARE(images.size(), 2);
+    page.filmstrip()->setProbes(ui::probesFromFiles(images));
+    QVERIFY(!page.filmstrip()->probes()[0].truth.isEmpty());  // digits-NNN.png states it
+    QTRY_COMPARE_WITH_TIMEOUT(columnsRead(*page.filmstrip(), 2), 3, 30000);
+    QCOMPARE(page.filmstrip()->columns()[0].step, qint64(100));
+    QCOMPARE(page.filmstrip()->columns()[2].step, qint64(300));
+    QCOMPARE(page.filmstrip()->columns()[1].file, QStringLiteral("history/iter-000000200.fvm"));
+  }
+
+  // The same replay over SSH: the folder there, mirrored here by the page.
+  void followsOverSsh() {
+    const QString host = qEnvironmentVariable("FOVEAL_TEST_SSH_HOST");
+    if (host.isEmpty()) QSKIP("no sshd (FOVEAL_TEST_SSH_HOST): tests/e2e/cluster_suite.sh");
+    const QString remote = m_tmp.filePath("cluster/saved_models/TPS ResNet run");
+    QVERIFY(QDir().mkpath(remote));
+    const Replay replay = dtrbReplay();
+    writeFile(remote + "/opt.txt", replay.opt);
+    writeFile(remote + "/log_dataset.txt", replay.datasetLog);
+    const QString local = m_tmp.filePath("mirrors/dtrb-on-the-cluster");
+    ui::TrainingPage page;
+    page.setPollInterval(100);
+    page.runs()->setTrainerSettleSeconds(0.5);
+    page.mirrors()->setInterval(300);
+    page.mirrors()->setSettleSeconds(0.6);
+    QString error;
+    const int row = page.addRemoteFolder("ssh://" + host + "/" + remote,
+                                         qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"), {}, local,
+                                         &error);
+    QVERIFY2(row >= 0, qPrintable(error));
+    QTRY_VERIFY_WITH_TIMEOUT(page.mirrors()->passes() > 0, 20000);
+    QTRY_VERIFY_WITH_TIMEOUT(page.runs()->isForeign(row), 20000);
+    page.filmstrip()->setProbes(dtrbProbes());
+    double slowest = 0;
+    replayInto(page, local, remote, replay,
+               [&](const QString& name) {
+                 // The half file was not copied here: what is here is a whole earlier version.
+                 const QFileInfo here(local + "/" + name);
+                 QVERIFY(!here.exists() || here.size() != QFileInfo(remote + "/" + name).size());
+               },
+               &slowest);
+    qInfo("over SSH, a new checkpoint's column was read %.1f s after its log block at most",
+          slowest);
+    QCOMPARE(readFile(local + "/log_train.txt"), readFile(remote + "/log_train.txt"));
+    QCOMPARE(readFile(local + "/best_accuracy.pth"), readFile(remote + "/best_accuracy.pth"));
+    QVERIFY(page.runs()->data(page.runs()->index(row, ui::RunListModel::Where)).toString().contains(
+        "mirrored"));
+  }
+
+  // The README's screenshots at 1366x768: a DTRB run (the replay above, read from its side
+  // folder) beside a Foveal run, and a strhub-style run (Lightning's event files from
+  // tests/data/trainer_runs/tensorboard/lightning, checkpoints named as strhub's ModelCheckpoint
+  // names them; the import fixtures stand in for the weights).
+  void screenshots() {
+    const QString shots = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+    if (shots.isEmpty()) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
+    const QString dtrb = m_tmp.filePath("saved_models/None-VGG-BiLSTM-Attn-Seed1111");
+    if (!QFileInfo::exists(dtrb + "/.foveal/probes/filmstrip.json"))
+      QSKIP("needs followsADtrbRunAsItTrains");
+    auto shoot = [&](ui::MainWindow& w, const QString& run, const QString& name, int probes) {
+      auto* page = w.trainingPage();
+      page->addRunFolder(run);
+      w.tabs()->setCurrentWidget(page);
+      w.resize(1366, 768);
+      w.show();
+      QVERIFY(QTest::qWaitForWindowExposed(&w));
+      QTRY_VERIFY_WITH_TIMEOUT(
+          !page->filmstrip()->isBusy() && columnsRead(*page->filmstrip(), probes) ==
+                                              int(page->filmstrip()->columns().size()) &&
+              !page->filmstrip()->columns().empty(),
+          120000);
+      page->filmstrip()->chooseCell(0, int(page->filmstrip()->columns().size()) - 1);
+      page->plot()->replotNow();
+      page->plot()->hover(QStringLiteral("loss"), double(page->filmstrip()->columns().back().step));
+      QTest::qWait(400);
+      QVERIFY(w.grab().save(shots + "/" + name));
+    };
+    {
+      ui::MainWindow w;
+      w.setConfirmClose(false);
+      w.trainingPage()->addRunFolder(fovealRun("soft-digits"));
+      shoot(w, dtrb, QStringLiteral("follow-dtrb.png"), 3);
+    }
+    QSettings().clear();
+    const QString lightning = kSource + "/tests/data/trainer_runs/tensorboard/lightning";
+    if (!QFileInfo::exists(lightning)) QSKIP("no Lightning event files (tests/data/trainer_runs)");
+    const QString run = m_tmp.filePath("outputs/parseq/2026-11-23_08-15-02");
+    for (const char* v : {"version_0", "version_1"})
+      for (const QFileInfo& f :
+           QDir(lightning + "/lightning_logs/" + v).entryInfoList(QDir::Files))
+        writeFile(run + "/lightning_logs/" + v + "/" + f.fileName(), readFile(f.filePath()));
+    const QString parseq = kSource + "/tests/data/parseq/";
+    writeFile(run + "/checkpoints/epoch=0-step=40-val_accuracy=31.2500-val_NED=55.0000.ckpt",
+              readFile(parseq + "parseq_dec2.ckpt"));
+    writeFile(run + "/checkpoints/epoch=2-step=120-val_accuracy=79.9908-val_NED=91.0000.ckpt",
+              readFile(parseq + "vitstr_small.ckpt"));
+    writeFile(run + "/checkpoints/epoch=3-step=160-val_accuracy=87.8299-val_NED=95.0000.ckpt",
+              readFile(parseq + "parseq_small.ckpt"));
+    writeFile(run + "/checkpoints/last.ckpt", readFile(parseq + "parseq_small.ckpt"));
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.trainingPage()->runs()->setTrainerSettleSeconds(0.2);
+    w.trainingPage()->addRunFolder(fovealRun("soft-words"));
+    auto* page = w.trainingPage();
+    page->addRunFolder(run);
+    page->filmstrip()->setProbes(ui::probesFromFiles(
+        {parseq + "img00_120x32.png", parseq + "img02_160x48.png", parseq + "img07_64x24_rgb.png"}));
+    shoot(w, run, QStringLiteral("follow-strhub.png"), 3);
+  }
+};
+
+QTEST_MAIN(TestFollowTrainer)
+#include "test_follow_trainer.moc"
