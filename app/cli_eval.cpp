@@ -83,14 +83,15 @@ const char* kEvalUsage =
               LSTM engine; psm 7, one text line, by default) on the same data: its reading,
               its symbols' boxes as the steps' boxes (pointing, IoU); text scoring
               --model FILE[,FILE...] --data SPEC[;SPEC...] --doubt [--limit N] [--beam N]
-              [--attribution METHOD] [--ig-steps N] [--csv FILE] [--steps-csv FILE]
-              [--plot FILE.png] [--json]
+              [--attribution METHOD] [--ig-steps N] [--no-end-steps] [--csv FILE]
+              [--steps-csv FILE] [--plot FILE.png] [--json]
               which steps are likely wrong? every step's doubt signals (probability, margin,
               output entropy, attention entropy/peak/Gini/coverage, per head for PARSeq;
               beam_disagreement with --beam N; CTC columns along the emitting run;
               attribution_gini with --attribution, image_share with --attribution ig), each
               step labelled right or wrong against the truth (edit-distance alignment;
-              a deletion marks the step after it); per signal AUROC, balanced accuracy at
+              a deletion marks the step after it; --no-end-steps: character steps
+              only); per signal AUROC, balanced accuracy at
               the best threshold and the precision of the 5 % most doubtful steps, on half
               the images (by id), and a combined score (logistic regression) fitted on the
               other half, its weights printed; --csv: those figures, --steps-csv: every
@@ -204,6 +205,7 @@ int runDoubt(const CliArgs& a, const tr::EvalOptions& eval) {
   o.scoring = eval.scoring;
   o.attribution = a.value("attribution", "");
   o.igSteps = a.intInRange("ig-steps", 16, 1, 4096);
+  o.endSteps = !a.has("no-end-steps");
   o.importOptions = eval.importOptions;
   std::signal(SIGINT, onFaithfulnessStop);  // the same stop: the report of the images read
   std::signal(SIGTERM, onFaithfulnessStop);
@@ -404,7 +406,7 @@ int runEvalCommand(const std::vector<std::string>& args) {
                          "device", "threads", "beam", "methods", "ig-steps", "points", "profile",
                          "attribution", "csv", "steps-csv", "plot", "bins"}),
       withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness", "doubt",
-                       "calibration", "cuts"}));
+                       "calibration", "cuts", "no-end-steps"}));
   core::setComputeThreads(a.intValue("threads", 0));
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);

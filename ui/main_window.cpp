@@ -57,6 +57,7 @@ const Setting<QByteArray> kDockState(QStringLiteral("window/state"), {});
 const Setting<QStringList> kClosedDocks(QStringLiteral("window/closedDocks"), {});
 const Setting<QString> kLastImage(QStringLiteral("inspector/lastImage"), {});
 const Setting<QStringList> kComparedModels(QStringLiteral("inspector/comparedModels"), {});
+const Setting<QStringList> kOpenedModels(QStringLiteral("inspector/openedModels"), {});
 const Setting<QString> kInspectedModel(QStringLiteral("inspector/model"), {});
 constexpr int kWindowStateVersion = 1;
 const QString kImageFilter =
@@ -282,6 +283,7 @@ void MainWindow::wireDocument() {
     m_recentMenu->remember(path);
     kLastFolder.set(QFileInfo(path).absolutePath());
     kLastImage.set(QFileInfo(path).absoluteFilePath());
+    m_datasets->forgetEntry();
     setWindowTitle(tr("%1 - Foveal").arg(QFileInfo(path).fileName()));
   });
   connect(m_document, &ReadingDocument::imageOpenFailed, this,
@@ -445,6 +447,9 @@ void MainWindow::saveSession() const {
   kClosedDocks.set(m_closedDocks);
   // Ticked models still loading are kept: saved while they load, they come back next time.
   kComparedModels.set(models()->checkedPaths());
+  QStringList opened;  // ticked or not, engines too
+  for (int r = 0; r < models()->rowCount(); ++r) opened << models()->path(r);
+  kOpenedModels.set(opened);
   if (currentModel() >= 0 || models()->loadingCount() == 0)
     kInspectedModel.set(models()->path(currentModel()));
 }
@@ -478,7 +483,10 @@ void MainWindow::restoreSession() {
     restoreState(st, kWindowStateVersion);
   }
   showPageChrome();  // the state was saved on some page: this one's docks and toolbar
-  m_document->restoreModels(kComparedModels.value(), kInspectedModel.value());
+  m_document->restoreModels(kOpenedModels.value(), kComparedModels.value(),
+                            kInspectedModel.value());
+  // The image last shown: a dataset entry (with its truth) or an image file.
+  if (m_datasets->restoreLastEntry()) return;
   const QString image = kLastImage.value();
   if (!image.isEmpty() && QFileInfo(image).isFile()) openImage(image);
 }

@@ -599,6 +599,17 @@ MirrorResult RemoteRun::mirror() {
             continue;
           }
           if (now - std::atof(p->second.c_str() + bar + 1) < m_settleSeconds) continue;
+          // A torch zip (.pth, .pt, .ckpt) is whole once its end record is there: a trainer that
+          // pauses midway leaves a still, half file, which is not copied (26 bytes asked).
+          if (endsWith(name, ".pth") || endsWith(name, ".pt") || endsWith(name, ".ckpt") ||
+              endsWith(name, ".pth.tar")) {
+            const std::string q = shellQuote(m_target.remoteDir + "/" + name);
+            const std::string ends =
+                fetch(sh, "head -c 4 -- " + q + " && tail -c 22 -- " + q, name);
+            if (ends.size() >= 26 && ends.compare(0, 4, "PK\x03\x04") == 0 &&
+                ends.compare(ends.size() - 22, 4, "PK\x05\x06") != 0)
+              continue;
+          }
         }
         const std::string bytes =
             fetch(sh, "cat -- " + shellQuote(m_target.remoteDir + "/" + name), name);

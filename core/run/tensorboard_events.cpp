@@ -36,10 +36,10 @@ namespace pb = foveal::tensorboard;
 namespace {
 
 constexpr const char* kEventFilePrefix = "events.out.tfevents.";
-constexpr int kMaxDepth = 3;                       // folders searched below the run folder
-constexpr size_t kHeader = 12, kFooter = 4;        // length + its CRC; the data's CRC
+constexpr int kMaxDepth = 3;                          // folders searched below the run folder
+constexpr size_t kHeader = 12, kFooter = 4;           // length + its CRC; the data's CRC
 constexpr uint64_t kMaxRecord = uint64_t(256) << 20;  // larger records are skipped, not read
-constexpr size_t kChunk = size_t(8) << 20;         // bytes read at a time
+constexpr size_t kChunk = size_t(8) << 20;            // bytes read at a time
 constexpr size_t kHead = 64;  // a file's first bytes: another file under the same name differs
 
 uint64_t littleEndian64(const char* p) {
@@ -124,8 +124,7 @@ std::vector<FoundFile> findEventFiles(const fs::path& dir, size_t limit = SIZE_M
     const std::string name = it->path().filename().string();
     std::error_code sec;
     if (it->is_directory(sec)) {
-      if (it.depth() >= kMaxDepth || name.empty() || name[0] == '.')
-        it.disable_recursion_pending();
+      if (it.depth() >= kMaxDepth || name.empty() || name[0] == '.') it.disable_recursion_pending();
       continue;
     }
     if (name.size() <= std::strlen(kEventFilePrefix) ||
@@ -235,9 +234,8 @@ RecordScan scanEventRecords(const std::string& bytes, uint64_t offset, const std
       // A good length: the record can be stepped over without reading it (an image summary, or
       // damage the CRC did not catch).
       s.damage.push_back({file, at,
-                          "a record of " + std::to_string(length) +
-                              " bytes, more than the " + std::to_string(kMaxRecord >> 20) +
-                              " MiB Foveal reads: skipped"});
+                          "a record of " + std::to_string(length) + " bytes, more than the " +
+                              std::to_string(kMaxRecord >> 20) + " MiB Foveal reads: skipped"});
       if (length > UINT64_MAX - at - kHeader - kFooter) {
         s.stopped = true;
         return s;
@@ -250,9 +248,9 @@ RecordScan scanEventRecords(const std::string& bytes, uint64_t offset, const std
     if (bytes.size() - pos - kHeader < length + kFooter) break;  // not yet complete
     const char* data = p + kHeader;
     if (maskedCrc32c(data, length) != littleEndian32(data + length))
-      s.damage.push_back({file, at,
-                          "the record's data (" + std::to_string(length) +
-                              " bytes) fails its CRC-32C: skipped"});
+      s.damage.push_back(
+          {file, at,
+           "the record's data (" + std::to_string(length) + " bytes) fails its CRC-32C: skipped"});
     else
       s.records.push_back({at, std::string(data, length)});
     pos += kHeader + length + kFooter;
@@ -396,10 +394,9 @@ struct TensorBoardRunReader::State {
     }
     files.erase(std::remove_if(files.begin(), files.end(),
                                [&](const File& f) {
-                                 return std::none_of(found.begin(), found.end(),
-                                                     [&](const FoundFile& x) {
-                                                       return x.rel == f.rel;
-                                                     });
+                                 return std::none_of(
+                                     found.begin(), found.end(),
+                                     [&](const FoundFile& x) { return x.rel == f.rel; });
                                }),
                 files.end());  // only files not read from yet can be gone here
     for (size_t i = 0; i < found.size(); ++i) {
@@ -531,9 +528,8 @@ struct TensorBoardRunReader::State {
       if (t.purged) u.purged.emplace_back(t.name, t.purgeStep);
       t.purged = false;
       if (t.delivered < t.points.size())
-        u.series.push_back({t.name, "",
-                            std::vector<ScalarPoint>(t.points.begin() + t.delivered,
-                                                     t.points.end())});
+        u.series.push_back(
+            {t.name, "", std::vector<ScalarPoint>(t.points.begin() + t.delivered, t.points.end())});
       t.delivered = t.points.size();
     }
   }
@@ -576,7 +572,8 @@ RunLogReader::Update TensorBoardRunReader::readNew() {
     }
     m->collect(u);
   } catch (const std::exception& e) {  // bad_alloc, a filesystem error: said, never thrown
-    u.damage.push_back({m->dir.string(), 0, std::string("cannot read the event files: ") + e.what()});
+    u.damage.push_back(
+        {m->dir.string(), 0, std::string("cannot read the event files: ") + e.what()});
   }
   if (u.reset || !u.series.empty() || !u.purged.empty() || !u.damage.empty()) m->reported = true;
   return u;
@@ -631,8 +628,9 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir, double wallTime) {
     throw Error(dir + ": cannot write a TensorBoard event file: " + kNoProtobuf);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw Error(dir + ": cannot create the folder for TensorBoard event files (" +
-                      ec.message() + ")");
+  if (ec)
+    throw Error(dir + ": cannot create the folder for TensorBoard event files (" + ec.message() +
+                ")");
   const double t = std::isfinite(wallTime) ? wallTime : now();
   // As TensorBoard's EventFileWriter names them (tensorboard/summary/writer/event_file_writer.py):
   // the time, the host, the process and a counter of the files this process opened.

@@ -78,9 +78,9 @@ RecordScan scanEventRecords(const std::string& bytes, uint64_t offset, const std
 struct EventValue {
   std::string tag;
   bool hasMetadata = false;
-  std::string plugin;       ///< the metadata's plugin name ("scalars", "hparams", ...)
-  bool scalarClass = false;  ///< the metadata's data_class is DATA_CLASS_SCALAR
-  bool simple = false;       ///< a simple_value
+  std::string plugin;         ///< the metadata's plugin name ("scalars", "hparams", ...)
+  bool scalarClass = false;   ///< the metadata's data_class is DATA_CLASS_SCALAR
+  bool simple = false;        ///< a simple_value
   bool scalarTensor = false;  ///< a rank-0 DT_FLOAT or DT_DOUBLE tensor holding one value
   double value = std::numeric_limits<double>::quiet_NaN();  ///< of a simple value or such a tensor
 };

@@ -69,7 +69,9 @@ ImageResult readImage(const ModelSession& session, const data::Dataset& data, in
   for (const auto& st : trace.steps) tokens.push_back(st.token);
   const bool endStep =
       !trace.isCtc() && !trace.steps.empty() && trace.steps.back().tokenIndex == end;
-  const auto labels = labelSteps(tokens, endStep, sample.label, textScoring);
+  if (endStep && !o.endSteps) tokens.pop_back();  // labelled as if the reading had none
+  auto labels = labelSteps(tokens, endStep && o.endSteps, sample.label, textScoring);
+  labels.labels.resize(trace.steps.size(), StepLabel::Unscored);
   ImageResult r;
   r.signals = signals.signals;
   r.unattached = labels.unattached;
@@ -162,6 +164,7 @@ DoubtReport evaluateDoubt(const std::string& modelPath, const std::string& datas
   report.dataset = dataset;
   report.beamWidth = o.beamWidth;
   report.attribution = o.attribution;
+  report.endSteps = o.endSteps;
   report.textScoring = wantsTextScoring(session->config().charset, o.scoring);
   const int end = session->config().makeCharset().endIndex();
   const int workers = static_cast<int>(
@@ -231,12 +234,14 @@ std::string DoubtReport::toTable() const {
   std::ostringstream o;
   char line[512];
   std::snprintf(line, sizeof line,
-                "doubt signals: %s on %s, %lld images (%lld read wrong), %s, %s scoring, %.1f s\n",
+                "doubt signals: %s on %s, %lld images (%lld read wrong), %s, %s scoring%s, "
+                "%.1f s\n",
                 model.c_str(), dataset.c_str(), static_cast<long long>(images),
                 static_cast<long long>(wrongImages),
                 beamWidth > 1 ? ("beam search width " + std::to_string(beamWidth)).c_str()
                               : "greedy",
-                textScoring ? "text" : "exact", seconds);
+                textScoring ? "text" : "exact", endSteps ? "" : ", character steps only",
+                seconds);
   o << line;
   const auto& s = scores;
   std::snprintf(line, sizeof line,
@@ -307,6 +312,7 @@ std::string DoubtReport::toJson() const {
   j["wrong_images"] = wrongImages;
   j["scoring"] = textScoring ? "text" : "exact";
   j["beam_width"] = beamWidth;
+  j["end_steps"] = endSteps;
   if (!attribution.empty()) j["attribution"] = attribution;
   j["seconds"] = seconds;
   j["unattached_deletions"] = unattached;

@@ -20,6 +20,10 @@ struct DoubtOptions {
   /// attention decoder image_share too; empty: none (the fast signals only).
   std::string attribution;
   int igSteps = 16;
+  /// Score attention decoders' end steps (a reading that stops early is wrong there); false:
+  /// character steps only (a trailing deletion then marks the last character step), which keeps
+  /// the end step's own attention (spread over the image's tail) out of the attention signals.
+  bool endSteps = true;
   ImportOptions importOptions;
   /// Images read at once, each by its own copy of the model with one compute thread (0: as many
   /// as the compute threads). The report does not depend on the number.
@@ -34,6 +38,7 @@ struct DoubtReport {
   bool textScoring = false;
   int beamWidth = 1;
   std::string attribution;
+  bool endSteps = true;
   int64_t images = 0;      ///< read
   int64_t wrongImages = 0;  ///< read wrong (some step wrong, or an unattached deletion)
   int64_t unattached = 0;   ///< deleted characters with no step to carry them

@@ -458,6 +458,12 @@ class TestDoubtSignals : public QObject {
     const auto one = evaluateDoubt(model, spec, o);
     QCOMPARE(one.steps.size(), report.steps.size());
     for (size_t i = 0; i < one.steps.size(); ++i) QCOMPARE(one.steps[i].wrong, report.steps[i].wrong);
+    // Character steps only: no end step, the same images wrong.
+    o.endSteps = false;
+    const auto characters = evaluateDoubt(model, spec, o);
+    QCOMPARE(characters.steps.size() + 40, report.steps.size());
+    for (const auto& st : characters.steps) QVERIFY(st.token != "<end>");
+    QCOMPARE(characters.wrongImages, report.wrongImages);
     const auto j = nlohmann::json::parse(report.toJson());
     QVERIFY(j["signals"].is_array());
     QCOMPARE(j["signals"].front()["signal"].get<std::string>(), std::string("probability"));

@@ -75,6 +75,15 @@ grep -q '^checkpoint best_norm_ED.pth (step [0-9]*, 308439 bytes)$' "$work/follo
 [ "$(grep -c '^  probe probe-[0-9]*.png: ".*" confidence [0-9.]*$' "$work/follow")" = 12 ] ||
   fail "expected 12 probe readings (4 checkpoints x 3 images)"
 ! grep -q "cannot read" "$work/follow" || fail "a checkpoint could not be opened"
+# The readings are DTRB's own: replay/probes.txt holds what its Model (demo.py's decoding) reads
+# with each of these checkpoints; the confidences as printed, to their 4 decimals.
+grep -A3 '^checkpoint ' "$work/follow" | grep '^  probe ' |
+  sed -E 's/^  probe ([^:]*): "(.*)" confidence ([0-9.]*)$/\1 \2 \3/' >"$work/read"
+awk '{print $3, $4, $5}' "$data/replay/probes.txt" >"$work/want"
+paste -d' ' "$work/read" "$work/want" | awk '
+  $1 != $4 || $2 != $5 || ($3 - $6 > 0.00006 || $6 - $3 > 0.00006) { bad = 1; print "  got " $1 " \"" $2 "\" " $3 ", DTRB reads \"" $5 "\" " $6 }
+  END { exit bad }' || fail "a reading differs from DTRB's"
+[ "$(wc -l <"$work/read")" = "$(wc -l <"$work/want")" ] || fail "not every checkpoint was read"
 # The values as the log grew, up to the last validation.
 grep -q '^step 1500:  Train_loss 0.05401  Valid_loss 0.1398  Elapsed_time 108.785  Current_accuracy 88  Current_norm_ED 0.97  Best_accuracy 90  Best_norm_ED 0.97$' \
   "$work/follow" || fail "no line with the last validation's values"

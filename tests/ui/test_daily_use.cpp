@@ -11,6 +11,7 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextDocument>
+#include <QListView>
 #include <QtTest/QtTest>
 
 #include <QPushButton>
@@ -21,6 +22,8 @@
 #include "inspector_exports.h"
 #include "inspector_page.h"
 #include "live_preview.h"
+#include "data/dataset_factory.h"
+#include "dataset_browser.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "model/model_variants.h"
@@ -257,6 +260,7 @@ class TestDailyUse : public QObject {
   // the ticked models (one still loading included), the inspected one, the geometry.
   void sessionIsSavedWhenItChanges() {
     QSettings().remove(QStringLiteral("inspector/comparedModels"));
+    QSettings().remove(QStringLiteral("inspector/openedModels"));
     QSettings().remove(QStringLiteral("window/geometry"));
     auto* w = new ui::MainWindow;
     w->setConfirmClose(false);
@@ -281,9 +285,39 @@ class TestDailyUse : public QObject {
     ui::MainWindow again;
     again.setConfirmClose(false);
     again.restoreSession();
-    QTRY_VERIFY_WITH_TIMEOUT(again.models()->loadingCount() == 0 && again.models()->rowCount() == 1,
+    // Both come back, the unticked one unticked (issue 64: only the ticked ones came back).
+    QTRY_VERIFY_WITH_TIMEOUT(again.models()->loadingCount() == 0 && again.models()->rowCount() == 2,
                              60000);
-    QCOMPARE(again.models()->path(0), QFileInfo(m_soft).absoluteFilePath());
+    QStringList listed = {again.models()->path(0), again.models()->path(1)};
+    listed.sort();
+    QCOMPARE(listed, both);
+    QCOMPARE(again.models()->checkedPaths(), QStringList{QFileInfo(m_soft).absoluteFilePath()});
+  }
+
+  // Issue 64: the viewed dataset entry comes back with its truth, and the datasets opened before
+  // are offered in the spec field.
+  void sessionBringsBackTheDatasetEntry() {
+    QSettings().remove(QStringLiteral("datasets"));
+    {
+      ui::MainWindow w;
+      w.setConfirmClose(false);
+      w.show();
+      QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=5,split=test,seed=4")));
+      QVERIFY(w.datasetBrowser()->openDataset(QStringLiteral("digits:len=7,split=test,seed=3")));
+      w.datasetBrowser()->chooseEntry(5);
+      QTRY_VERIFY(!w.truth().isEmpty());
+      QVERIFY(w.close());
+    }
+    const auto ds = core::data::openDataset("digits:len=7,split=test,seed=3");
+    const QString truth = QString::fromStdString(ds->get(5).label);
+    ui::MainWindow again;
+    again.setConfirmClose(false);
+    again.restoreSession();
+    QCOMPARE(again.truth(), truth);
+    QCOMPARE(again.datasetBrowser()->view()->currentIndex().row(), 5);
+    QCOMPARE(again.datasetBrowser()->recentDatasets(),
+             QStringList({"digits:len=7,split=test,seed=3", "digits:len=5,split=test,seed=4"}));
+    QSettings().remove(QStringLiteral("datasets"));
   }
 
   // Item 6: the hover readout lists the runs ticked, and drops one as soon as it is unticked.

@@ -548,6 +548,11 @@ class TestFollowTrainer : public QObject {
                                          qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"), {}, local,
                                          &error);
     QVERIFY2(row >= 0, qPrintable(error));
+    connect(page.mirrors(), &ui::RemoteMirrors::mirrored, this, [](const ui::MirrorPass& p) {
+      if (!p.ok || !p.skipped.isEmpty() || !p.files.isEmpty())
+        qInfo("mirror pass: %s%s %s", p.ok ? "" : qPrintable("failed: " + p.error + " "),
+              qPrintable(p.files.join(", ")), qPrintable(p.skipped.join("; ")));
+    });
     QTRY_VERIFY_WITH_TIMEOUT(page.mirrors()->passes() > 0, 20000);
     QTRY_VERIFY_WITH_TIMEOUT(page.runs()->isForeign(row), 20000);
     page.filmstrip()->setProbes(dtrbProbes());

@@ -3,7 +3,9 @@
 // analysed on the Errors page. A build without Tesseract shows the dock's button disabled, saying
 // why. With FOVEAL_SCREENSHOT_DIR set the screenshots go there (tesseract-compare.png,
 // tesseract-inspector.png, tesseract-errors.png).
+#include <QComboBox>
 #include <QLabel>
+#include <QStandardItemModel>
 #include <QPushButton>
 #include <QtTest/QtTest>
 
@@ -89,6 +91,17 @@ class TestTesseractGui : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(w.trace() && w.trace()->decoder == "tesseract" && !w.isTracing(),
                              30000);
     QCOMPARE(w.stepCount(), int(w.trace()->steps.size()));
+    // Only what works for an engine is offered: no gradient method, and the menu says why
+    // (issue 64: "computing..." for ever before).
+    auto* heat = w.inspector()->findChild<QComboBox*>("heat-source");
+    QVERIFY(heat && heat->count() > 1);
+    auto* items = qobject_cast<QStandardItemModel*>(heat->model());
+    QVERIFY(items);
+    QVERIFY(items->item(0)->isEnabled());
+    for (int i = 1; i < heat->count(); ++i) {
+      QVERIFY2(!items->item(i)->isEnabled(), qPrintable(heat->itemText(i)));
+      QVERIFY(items->item(i)->toolTip().contains("no gradients"));
+    }
     for (int s = 0; s < w.stepCount(); ++s) {
       w.setStep(s);
       QTest::qWait(20);

@@ -197,12 +197,15 @@ bool ReadingDocument::openModelWith(const QString& path, const core::ImportOptio
 
 void ReadingDocument::addModelFolder(const QString& folder) { m_models->addFolder(folder); }
 
-void ReadingDocument::restoreModels(const QStringList& compared, const QString& inspected) {
-  if (!compared.isEmpty()) {
-    for (const QString& path : compared)
-      if (QFileInfo(path).isFile()) m_models->loadModel(path);
-    m_models->setCompared(compared);
-  }
+void ReadingDocument::restoreModels(const QStringList& opened, const QStringList& compared,
+                                   const QString& inspected) {
+  QStringList all = opened;
+  for (const QString& path : compared)
+    if (!all.contains(path)) all << path;
+  for (const QString& path : all)
+    if (core::isTesseractSpec(path.toStdString()) || QFileInfo(path).isFile())
+      m_models->loadModel(path);
+  if (!all.isEmpty()) m_models->setCompared(compared);
   if (const ModelId id = m_models->idOf(inspected)) inspect(id);
 }
 

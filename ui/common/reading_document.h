@@ -90,7 +90,10 @@ class ReadingDocument : public QObject {
   void addModelFolder(const QString& folder);
   /// Last session's models: those of `compared` still there are listed and ticked, `inspected`
   /// is inspected.
-  void restoreModels(const QStringList& compared, const QString& inspected);
+  /// `opened`: every model and engine listed last time, ticked or not (issue 64: the unticked
+  /// ones were lost); `compared`: the ticked ones.
+  void restoreModels(const QStringList& opened, const QStringList& compared,
+                     const QString& inspected);
   /// A misread image to read again as its evaluation did: with `models` at `beamWidth`. One
   /// model is loaded afresh (its file may have changed since it was listed) and inspected;
   /// several keep their entries (the analysis read those), are ticked, and `focus` is inspected.

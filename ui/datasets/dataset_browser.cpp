@@ -1,5 +1,8 @@
 #include "dataset_browser.h"
 
+#include <QCompleter>
+#include <QStringListModel>
+
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -20,6 +23,11 @@ namespace foveal::ui {
 namespace {
 const Setting<QString> kLastDataset(QStringLiteral("datasets/last"),
                                     QStringLiteral("digits:len=7,rotated,split=test,seed=1"));
+/// The entry last shown (-1: the last image shown was not a dataset entry) and the datasets
+/// opened before, newest first: they come back with the session (issue 64).
+const Setting<int> kLastEntry(QStringLiteral("datasets/lastEntry"), -1);
+const Setting<QStringList> kRecentDatasets(QStringLiteral("datasets/recent"), {});
+constexpr int kMaxRecentDatasets = 12;
 }
 
 DatasetBrowser::DatasetBrowser(QWidget* parent) : QWidget(parent), m_model(new DatasetModel(this)) {
@@ -36,6 +44,12 @@ DatasetBrowser::DatasetBrowser(QWidget* parent) : QWidget(parent), m_model(new D
          "training with it does (aug-scale, aug-shear, aug-rot, aug-shift, aug-elastic, "
          "aug-sigma, aug-thick set single ranges): choose an entry to see it."));
   connect(m_spec, &QLineEdit::returnPressed, this, [this] { openDataset(m_spec->text()); });
+  // The datasets opened before, offered as the spec is typed (and all of them on Alt+Down).
+  m_recent = new QStringListModel(kRecentDatasets.value(), this);
+  auto* completer = new QCompleter(m_recent, this);
+  completer->setCaseSensitivity(Qt::CaseInsensitive);
+  completer->setFilterMode(Qt::MatchContains);
+  m_spec->setCompleter(completer);
   row->addWidget(m_spec, 1);
   auto* browse = new QToolButton(this);
   browse->setText(tr("..."));
@@ -77,6 +91,13 @@ bool DatasetBrowser::openDataset(const QString& argument) {
   }
   m_spec->setText(argument.trimmed());
   kLastDataset.set(argument.trimmed());
+  QStringList recent = kRecentDatasets.value();
+  recent.removeAll(argument.trimmed());
+  recent.prepend(argument.trimmed());
+  while (recent.size() > kMaxRecentDatasets) recent.removeLast();
+  kRecentDatasets.set(recent);
+  m_recent->setStringList(recent);
+  m_spec->setText(argument.trimmed());
   m_model->setDataset(dataset);
   m_info->setText(qstr(dataset->describe()).toHtmlEscaped());
   return true;
@@ -87,11 +108,27 @@ void DatasetBrowser::chooseEntry(int row) {
   if (!dataset || row < 0) return;
   try {
     const auto sample = dataset->get(static_cast<size_t>(row));
+    kLastEntry.set(row);
     Q_EMIT entryChosen(toQImage(sample.image), qstr(dataset->entryName(static_cast<size_t>(row))),
                        qstr(sample.label), dataset->charBoxes(static_cast<size_t>(row)));
   } catch (const core::Error& e) {
     Q_EMIT failed(QString::fromStdString(e.what()));
   }
+}
+
+QStringList DatasetBrowser::recentDatasets() const { return m_recent->stringList(); }
+
+void DatasetBrowser::forgetEntry() { kLastEntry.set(-1); }
+
+bool DatasetBrowser::restoreLastEntry() {
+  const int row = kLastEntry.value();
+  if (row < 0 || kLastDataset.value().isEmpty()) return false;
+  if (!openDataset(kLastDataset.value())) return false;
+  if (row >= m_model->total()) return false;
+  while (row >= m_model->rowCount() && m_model->canFetchMore({})) m_model->fetchMore({});
+  m_view->setCurrentIndex(m_model->index(row, 0));  // chooses it: the image and its truth
+  m_view->scrollTo(m_model->index(row, 0));
+  return true;
 }
 
 }  // namespace foveal::ui

@@ -11,6 +11,7 @@
 class QLabel;
 class QLineEdit;
 class QListView;
+class QStringListModel;
 
 namespace foveal::ui {
 
@@ -26,6 +27,12 @@ class DatasetBrowser : public QWidget {
   /// Emits entryChosen for entry `row` (or failed when it cannot be read).
   void chooseEntry(int row);
   DatasetModel* model() const { return m_model; }
+  /// The datasets opened before, newest first (the spec field offers them).
+  QStringList recentDatasets() const;
+  /// Opens the last dataset at the entry last shown; false when the last image was not an entry.
+  bool restoreLastEntry();
+  /// The image shown now is not a dataset entry: the session does not bring an entry back.
+  void forgetEntry();
   QListView* view() const { return m_view; }
 
  Q_SIGNALS:
@@ -39,6 +46,7 @@ class DatasetBrowser : public QWidget {
   QLineEdit* m_spec;
   QListView* m_view;
   QLabel* m_info;
+  QStringListModel* m_recent;
 };
 
 }  // namespace foveal::ui

@@ -1,5 +1,7 @@
 #include "inspector_page.h"
 
+#include <QStandardItemModel>
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QEvent>
@@ -396,6 +398,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
   offerAttentionSources(m_heatSource, m_trace.get());  // PARSeq's heads, its first pass
+  offerEngineMethods();
   m_strip->setTruth(m_truth);
   if (m_trace && m_trace->hasTps() && !m_trace->rectified.empty()) {
     const QImage img = toQImage(m_trace->rectified);
@@ -608,6 +611,22 @@ QString InspectorPage::readShareText(const core::StepAttribution& f) const {
                    : QString());
 }
 
+void InspectorPage::offerEngineMethods() {
+  // An engine (Tesseract) reads with its own code: no gradient method applies to it (issue 64).
+  auto* items = qobject_cast<QStandardItemModel*>(m_heatSource->model());
+  if (!items) return;
+  const bool engine = m_trace && m_trace->decoder == "tesseract";
+  for (int i = 0; i < items->rowCount(); ++i) {
+    const QString method = m_heatSource->itemData(i).toString();
+    if (isAttentionSource(method)) continue;
+    items->item(i)->setEnabled(!engine);
+    items->item(i)->setToolTip(
+        engine ? tr("Not for an engine: Tesseract has no gradients to explain") : QString());
+  }
+  if (engine && !isAttentionSource(m_heatSource->currentData().toString()))
+    m_heatSource->setCurrentIndex(0);
+}
+
 void InspectorPage::explainStep(int step) {
   const QString method = m_heatSource->currentData().toString();
   if (!m_trace || !m_document || !m_explained) return;
@@ -625,7 +644,14 @@ void InspectorPage::explainStep(int step) {
   m_explainPending = request;
   const int row = m_document->models()->rowOf(m_document->inspectedModel());
   auto session = row >= 0 ? m_document->models()->session(row) : nullptr;
-  if (!session || session->isEngine()) return;
+  if (!session) return;
+  if (session->isEngine()) {  // nothing to differentiate: say so, not "computing..." for ever
+    m_explainError = tr("%1 is an engine: it has no gradients to explain")
+                         .arg(m_document->models()->displayName(row));
+    m_explainBusy->hide();
+    showStep(m_cursor->step());
+    return;
+  }
   if (attention) {  // only the curve: quick, no progress bar
     m_explainBusy->hide();
     m_explainer->startAttentionCurve(session, m_document->image(), m_trace, step);

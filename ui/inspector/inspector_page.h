@@ -153,6 +153,7 @@ class InspectorPage : public QWidget, public Page {
   void showCurve(int step);
   QString m_explainError;
   std::pair<std::string, int> m_explainPending;  ///< the (method, step) being computed
+  void offerEngineMethods();
   void explainStep(int step);
   QString explainStepText(int step) const;
   QString readShareText(const core::StepAttribution& figures) const;

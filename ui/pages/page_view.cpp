@@ -315,7 +315,7 @@ void PageView::buildActions() {
   connect(m_whyAction, &QAction::triggered, this, [this] {
     const int line = currentLine();
     if (line < 0) return;
-    showLineInDocument(line);
+    if (!documentShows(line)) showLineInDocument(line);
     Q_EMIT whyMisreadRequested(line);
   });
 
@@ -575,9 +575,20 @@ int PageView::currentLine() const {
   return m_selection->currentIndex().isValid() ? m_selection->currentIndex().row() : -1;
 }
 
+bool PageView::documentShows(int line) const {
+  return m_document && hasPage() && line >= 0 && line < m_lines->lineCount() &&
+         m_document->isPageLine() &&
+         m_document->source().toStdString() ==
+             PageReadingRunner::lineSource(m_page.imagePath,
+                                           m_page.layout->lines[static_cast<size_t>(line)]);
+}
+
 void PageView::chooseLine(int line) {
   if (line < 0 || line >= m_lines->lineCount()) return;
-  if (line == currentLine()) return showLineInDocument(line);  // the document may show another
+  if (line == currentLine()) {  // the document may show another image by now
+    if (!documentShows(line)) showLineInDocument(line);
+    return;
+  }
   m_selection->setCurrentIndex(m_lines->index(line, 0),
                                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
 }
@@ -585,12 +596,7 @@ void PageView::chooseLine(int line) {
 void PageView::inspectLine(int line) {
   if (line < 0 || line >= m_lines->lineCount()) return;
   chooseLine(line);
-  // Only once the document shows this line (kraken may cut nothing out for it).
-  if (m_document && m_document->isPageLine() &&
-      m_document->source().toStdString() ==
-          PageReadingRunner::lineSource(m_page.imagePath,
-                                        m_page.layout->lines[static_cast<size_t>(line)]))
-    Q_EMIT inspectRequested();
+  if (documentShows(line)) Q_EMIT inspectRequested();  // kraken may cut nothing out for it
 }
 
 void PageView::onCurrentLineChanged(int line) {

@@ -150,6 +150,8 @@ class PageView : public QWidget, public Page {
   void onCurrentLineChanged(int line);
   /// The document shows `line`: its extraction by the inspected model, read as on the page.
   void showLineInDocument(int line);
+  /// The document's image is `line` (showLineInDocument() made it so, and nothing replaced it).
+  bool documentShows(int line) const;
   void updateDetail();
   void updateStatus();
   void updateActions();

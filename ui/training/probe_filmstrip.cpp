@@ -403,7 +403,8 @@ std::vector<ProbeColumn> ProbeFilmstrip::listCheckpoints() const {
     const QDir dir(QDir(m_runDir).filePath(QString::fromLatin1(core::run_folder::kHistoryDir)));
     for (const QFileInfo& f : dir.entryInfoList({QStringLiteral("iter-*.fvm")}, QDir::Files)) {
       const qint64 it = core::run_folder::historyIteration(f.fileName().toStdString());
-      if (it < 0) continue;
+      if (it < 0 || f.fileName().toStdString() != core::run_folder::historyFileName(it))
+        continue;  // only the names the trainer writes
       ProbeColumn col;
       col.file = QString::fromLatin1(core::run_folder::kHistoryDir) + QLatin1Char('/') + f.fileName();
       col.step = it;
