@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 
 #include "base/atomic_file.h"
@@ -247,27 +246,8 @@ int runDoubt(const CliArgs& a, const tr::EvalOptions& eval) {
     wrote += " " + a.value("csv");
   }
   if (a.has("steps-csv")) {
-    std::string text;
-    for (size_t i = 0; i < reports.size(); ++i) {
-      std::string t = reports[i].stepsCsv();
-      if (reports.size() > 1) {  // one file: the model and set before every row
-        std::string out, line;
-        std::istringstream in(t);
-        bool header = true;
-        while (std::getline(in, line)) {
-          if (header && i > 0) {
-            header = false;
-            continue;
-          }
-          out += (header ? std::string("model,dataset") : reports[i].model + "," + reports[i].dataset) +
-                 "," + line + "\n";
-          header = false;
-        }
-        t = out;
-      }
-      text += t;
-    }
-    core::writeFileAtomically(a.value("steps-csv"), text, "doubt steps CSV file");
+    core::writeFileAtomically(a.value("steps-csv"), tr::doubtStepsCsv(reports),
+                              "doubt steps CSV file");
     wrote += " " + a.value("steps-csv");
   }
   if (a.has("plot")) {

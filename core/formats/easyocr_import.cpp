@@ -392,14 +392,16 @@ ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
                              " is a generation-2 (VGG) model; this file has " + a.features +
                              " features: its character list is used as given");
   checkCharsetUtf8(c.characters, file.path() + ": " + c.source);  // before counting its tokens
-  // EasyOCR's own released lists name some characters twice (devanagari_g1, arabic_g1), and
-  // EasyOCR reads both classes as the character; a list given by a yaml or --character that does
-  // is refused as the DTRB import refuses one: which class would a label be?
-  if (!stringOption(o, "character").empty() || yaml) {
+  // A list EasyOCR reads may name a character twice (its released devanagari_g1 and arabic_g1,
+  // and the yaml of a network fine-tuned from them): both classes read as it (below). --character
+  // is Foveal's own option, which EasyOCR never sees: a repeat there is a typing error, refused
+  // as the DTRB import refuses one (it was accepted: issue 65).
+  if (c.source == "--character") {
     const std::string repeated = repeatedCharacters(c.characters);
     if (!repeated.empty())
-      throw Error(file.path() + ": " + c.source + " names " + repeated +
-                  " more than once (each class needs its own character)");
+      throw Error(file.path() + ": --character names " + repeated +
+                  " more than once (each class needs its own character; EasyOCR's rule for a "
+                  "repeat applies to the lists it reads, a yaml's character_list)");
   }
   const int count = static_cast<int>(splitUtf8(c.characters).size());
   if (count != n)

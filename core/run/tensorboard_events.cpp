@@ -639,9 +639,18 @@ TensorBoardWriter::TensorBoardWriter(const std::string& dir, double wallTime) {
   if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "localhost");
   for (char* c = host; *c; ++c)
     if (*c == '/') *c = '_';
+  // Readers order a folder's files by the time in their names (and then by name, where "12345"
+  // sorts before "9999"): a session started within the second the last one ended (a quick
+  // resume) is named a second after the latest file, so it is read after it.
+  int64_t stamp = static_cast<int64_t>(std::floor(t));
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.compare(0, std::strlen(kEventFilePrefix), kEventFilePrefix) == 0)
+      stamp = std::max(stamp, nameTime(n) + 1);
+  }
   char name[400];
   std::snprintf(name, sizeof name, "%s%010lld.%s.%lld.%d", kEventFilePrefix,
-                static_cast<long long>(std::floor(t)), host, static_cast<long long>(getpid()),
+                static_cast<long long>(stamp), host, static_cast<long long>(getpid()),
                 counter.fetch_add(1));
   m_path = (fs::path(dir) / name).string();
   m_file = std::fopen(m_path.c_str(), "wb");

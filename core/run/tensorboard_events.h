@@ -124,8 +124,10 @@ class TensorBoardRunReader : public RunLogReader {
 /// written through to the file as it comes (a monitor or `tensorboard` sees it at once).
 class TensorBoardWriter {
  public:
-  /// Creates `dir` (and its parents) and a new event file in it. Throws Error naming the file
-  /// when it cannot (or when Foveal was built without protobuf).
+  /// Creates `dir` (and its parents) and a new event file in it, named with `wallTime` (now when
+  /// NaN) or, when a file in `dir` is named as late or later, a second after the latest: readers
+  /// order files by that time. Throws Error naming the file when it cannot (or when Foveal was
+  /// built without protobuf).
   explicit TensorBoardWriter(const std::string& dir,
                              double wallTime = std::numeric_limits<double>::quiet_NaN());
   ~TensorBoardWriter();

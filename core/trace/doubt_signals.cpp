@@ -31,8 +31,7 @@ std::vector<bool> matchedPositions(const std::vector<int>& shown, const std::vec
   std::vector<bool> matched(n, false);
   size_t i = n, j = m;
   while (i > 0 || j > 0) {
-    if (i > 0 && j > 0 &&
-        d[i][j] == d[i - 1][j - 1] + (shown[i - 1] == other[j - 1] ? 0 : 1)) {
+    if (i > 0 && j > 0 && d[i][j] == d[i - 1][j - 1] + (shown[i - 1] == other[j - 1] ? 0 : 1)) {
       matched[i - 1] = shown[i - 1] == other[j - 1];
       --i;
       --j;
@@ -198,7 +197,8 @@ DoubtSignals doubtSignals(const Trace& trace, const Explanation* attribution) {
   for (int h = 1; h <= heads; ++h)
     addMapSignals(out, trace, kAttentionHeadPrefix + std::to_string(h),
                   "head" + std::to_string(h) + "_");
-  if (!trace.hypotheses.empty()) add("beam_disagreement", true, DoubtScale::Unit, beamDisagreement(trace));
+  if (!trace.hypotheses.empty())
+    add("beam_disagreement", true, DoubtScale::Unit, beamDisagreement(trace));
   if (trace.isCtc() && !trace.columnTopk.empty()) {
     std::vector<double> runEntropy(n, kNaN), runMin(n, kNaN);
     for (size_t s = 0; s < n; ++s) {

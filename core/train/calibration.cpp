@@ -15,6 +15,8 @@
 #include "image/chart_png.h"
 #include "image/colour_png.h"
 #include "model/charset.h"
+#include "model/kraken_bidi.h"
+#include "model/kraken_codec.h"
 #include "trace/model_session.h"
 #include "train/evaluation.h"
 
@@ -273,6 +275,17 @@ void drawReport(Painter& p, const CalibrationReport& r, double w, double h) {
   drawDiagram(p, r.characters, "characters", w / 2, 0, w / 2, h);
 }
 
+// kraken's steps are in the order its network reads (display order, left to right); its
+// truths are in logical order: put the truth in the steps' order before aligning them.
+std::string inReadingOrder(const ModelSession& s, const std::string& truth) {
+  if (s.isEngine() || s.config().kraken.empty()) return truth;
+  const BidiDisplayMap map = krakenDisplayMap(krakenCodepoints(truth, "the truth"),
+                                              KrakenBaseDir::Auto);
+  std::vector<KrakenChar> chars;
+  for (char32_t cp : map.text) chars.push_back({cp, 0, 0, 0});
+  return krakenText(chars);
+}
+
 std::string confidenceRuleOf(const ModelSession& s) {
   if (s.isEngine()) return "the engine's own";
   const auto& c = s.config();
@@ -395,7 +408,8 @@ CalibrationReport evaluateCalibration(const std::string& model, const std::strin
     const Trace tr = session->trace(s.image, ds->entryName(i), topt);
     r.lines.add(std::clamp(tr.confidence, 0.0, 1.0),
                 scorePrediction(tr.prediction, s.label, text).correct);
-    const CharacterConfidences chars = characterConfidences(tr, s.label, text);
+    const CharacterConfidences chars =
+        characterConfidences(tr, inReadingOrder(*session, s.label), text);
     for (size_t k = 0; k < chars.confidence.size(); ++k)
       r.characters.add(std::clamp(chars.confidence[k], 0.0, 1.0), chars.correct[k]);
     ++r.images;

@@ -54,7 +54,8 @@ ReliabilityDiagram makeReliabilityDiagram(int bins, const std::string& level);
 
 /// One reading's characters: each read character's (step's) probability and whether it is right,
 /// its steps' tokens aligned with `truth` (end tokens left out; a step of several code points is
-/// right when all of them are). `textScoring`: letters compared case-blind (ASCII).
+/// right when all of them are). `textScoring`: letters compared case-blind (ASCII). `truth` in
+/// the order of the steps (evaluateCalibration puts a kraken truth in kraken's reading order).
 struct CharacterConfidences {
   std::vector<double> confidence;
   std::vector<bool> correct;

@@ -20,6 +20,8 @@
 #include "image/chart_png.h"
 #include "image/colour_png.h"
 #include "model/charset.h"
+#include "model/kraken_bidi.h"
+#include "model/kraken_codec.h"
 #include "trace/model_session.h"
 #include "train/evaluation.h"
 
@@ -31,6 +33,48 @@ using nlohmann::json;
 
 // Every class in the top-k: the output entropy and the CTC columns' entropy are then exact.
 constexpr int kAllClasses = 1 << 20;
+
+std::string utf8Of(const std::u32string& text) {
+  std::string s;
+  for (char32_t cp : text) {
+    if (cp < 0x80) {
+      s += static_cast<char>(cp);
+    } else if (cp < 0x800) {
+      s += static_cast<char>(0xC0 | (cp >> 6));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      s += static_cast<char>(0xE0 | (cp >> 12));
+      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    } else {
+      s += static_cast<char>(0xF0 | (cp >> 18));
+      s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+      s += static_cast<char>(0x80 | (cp & 0x3F));
+    }
+  }
+  return s;
+}
+
+// The truth in the order the steps read. A reading shown reordered for display (kraken's records:
+// the network reads right-to-left text from the left, rpred gives it back in logical order) has
+// steps whose text reorders into the prediction: the truth is then reordered the same way, as
+// kraken reorders its training lines (trace/truth_alignment.h does the same for forced
+// alignment). Any other reading is its steps' text in order, and the truth stays as it is.
+std::string truthInStepOrder(const Trace& trace, const std::vector<std::string>& characterTokens,
+                             const std::string& truth) {
+  std::string text;
+  for (const auto& t : characterTokens) text += t;
+  if (text == trace.prediction || truth.empty()) return truth;
+  try {
+    const std::u32string steps = krakenCodepoints(text, "the steps");
+    for (auto base : {KrakenBaseDir::Auto, KrakenBaseDir::R, KrakenBaseDir::L})
+      if (utf8Of(krakenDisplayMap(steps, base).text) == trace.prediction)
+        return utf8Of(krakenDisplayMap(krakenCodepoints(truth, "the truth"), base).text);
+  } catch (const Error&) {  // not UTF-8: compared as it is
+  }
+  return truth;
+}
 
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -69,8 +113,10 @@ ImageResult readImage(const ModelSession& session, const data::Dataset& data, in
   for (const auto& st : trace.steps) tokens.push_back(st.token);
   const bool endStep =
       !trace.isCtc() && !trace.steps.empty() && trace.steps.back().tokenIndex == end;
+  const std::vector<std::string> characters(tokens.begin(), tokens.end() - (endStep ? 1 : 0));
+  const std::string truth = truthInStepOrder(trace, characters, sample.label);
   if (endStep && !o.endSteps) tokens.pop_back();  // labelled as if the reading had none
-  auto labels = labelSteps(tokens, endStep && o.endSteps, sample.label, textScoring);
+  auto labels = labelSteps(tokens, endStep && o.endSteps, truth, textScoring);
   labels.labels.resize(trace.steps.size(), StepLabel::Unscored);
   ImageResult r;
   r.signals = signals.signals;
@@ -233,15 +279,14 @@ DoubtReport evaluateDoubt(const std::string& modelPath, const std::string& datas
 std::string DoubtReport::toTable() const {
   std::ostringstream o;
   char line[512];
-  std::snprintf(line, sizeof line,
-                "doubt signals: %s on %s, %lld images (%lld read wrong), %s, %s scoring%s, "
-                "%.1f s\n",
-                model.c_str(), dataset.c_str(), static_cast<long long>(images),
-                static_cast<long long>(wrongImages),
-                beamWidth > 1 ? ("beam search width " + std::to_string(beamWidth)).c_str()
-                              : "greedy",
-                textScoring ? "text" : "exact", endSteps ? "" : ", character steps only",
-                seconds);
+  std::snprintf(
+      line, sizeof line,
+      "doubt signals: %s on %s, %lld images (%lld read wrong), %s, %s scoring%s, "
+      "%.1f s\n",
+      model.c_str(), dataset.c_str(), static_cast<long long>(images),
+      static_cast<long long>(wrongImages),
+      beamWidth > 1 ? ("beam search width " + std::to_string(beamWidth)).c_str() : "greedy",
+      textScoring ? "text" : "exact", endSteps ? "" : ", character steps only", seconds);
   o << line;
   const auto& s = scores;
   std::snprintf(line, sizeof line,
@@ -260,24 +305,25 @@ std::string DoubtReport::toTable() const {
     o << unattached << " deleted characters had no step to carry them (empty readings)\n";
   o << "a step is wrong when substituted or inserted, or when a deleted truth character "
        "precedes it (the end step\nwhen a reading stops early); doubtful: which way the signal "
-       "flags; flag: the best balanced accuracy's\nthreshold (flag at >= for high, <= for low; none: flagging\nnothing is best); top 5 %: the "
+       "flags; flag: the best balanced accuracy's\nthreshold (flag at >= for high, <= for low; "
+       "none: flagging\nnothing is best); top 5 %: the "
        "share wrong among the 5 % most doubtful; every figure over the reported half\n\n";
   size_t width = 8;
   for (const auto& sc : s.scores) width = std::max(width, sc.signal.size());
   std::snprintf(line, sizeof line, "%-*s  %8s  %6s  %5s  %6s  %8s  %10s  %8s\n",
-                static_cast<int>(width), "signal", "doubtful", "steps", "wrong", "AUROC",
-                "bal.acc", "flag", "top 5 %");
+                static_cast<int>(width), "signal", "doubtful", "steps", "wrong", "AUROC", "bal.acc",
+                "flag", "top 5 %");
   o << line;
   for (const auto& sc : s.scores) {
-    std::snprintf(line, sizeof line, "%-*s  %8s  %6lld  %5lld  %6s  %8s  %10s  %8s\n",
-                  static_cast<int>(width), sc.signal.c_str(), sc.higherIsDoubtful ? "high" : "low",
-                  static_cast<long long>(sc.steps), static_cast<long long>(sc.wrong),
-                  fixed(sc.auroc, 3).c_str(), fixed(sc.balancedAccuracy, 3).c_str(),
-                  std::isfinite(sc.balancedAccuracy) && !std::isfinite(sc.threshold)
-                      ? "none"
-                      : fixed(sc.threshold, 4).c_str(),
-                  std::isfinite(sc.precisionTop5) ? (fixed(100 * sc.precisionTop5, 1) + " %").c_str()
-                                                  : "-");
+    std::snprintf(
+        line, sizeof line, "%-*s  %8s  %6lld  %5lld  %6s  %8s  %10s  %8s\n",
+        static_cast<int>(width), sc.signal.c_str(), sc.higherIsDoubtful ? "high" : "low",
+        static_cast<long long>(sc.steps), static_cast<long long>(sc.wrong),
+        fixed(sc.auroc, 3).c_str(), fixed(sc.balancedAccuracy, 3).c_str(),
+        std::isfinite(sc.balancedAccuracy) && !std::isfinite(sc.threshold)
+            ? "none"
+            : fixed(sc.threshold, 4).c_str(),
+        std::isfinite(sc.precisionTop5) ? (fixed(100 * sc.precisionTop5, 1) + " %").c_str() : "-");
     o << line;
   }
   if (!s.combinedNote.empty()) {
@@ -366,20 +412,32 @@ std::string DoubtReport::summaryCsv(bool header) const {
   return o.str();
 }
 
-std::string DoubtReport::stepsCsv() const {
+std::string doubtStepsCsv(const std::vector<DoubtReport>& reports) {
+  std::vector<std::string> names;  // every report's signals, in order of first appearance
+  for (const auto& r : reports)
+    for (const auto& s : r.signals)
+      if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
   std::ostringstream o;
-  o << "image,entry,split,step,token,wrong";
-  for (const auto& s : signals) o << ',' << s.name;
+  o << "model,dataset,image,entry,split,step,token,wrong";
+  for (const auto& n : names) o << ',' << n;
   o << ',' << kCombinedSignal << '\n';
-  std::vector<double> combined(steps.size(), std::numeric_limits<double>::quiet_NaN());
-  for (size_t r = 0; r < scores.reported.size(); ++r)
-    combined[scores.reported[r]] = scores.combinedScore[r];
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const auto& st = steps[i];
-    o << st.image << ',' << csvField(st.entry) << ',' << doubtSplit(st.entry) << ',' << st.step
-      << ',' << csvField(st.token) << ',' << (st.wrong ? 1 : 0);
-    for (double v : st.values) o << ',' << csvNumber(v);
-    o << ',' << csvNumber(combined[i]) << '\n';
+  for (const auto& r : reports) {
+    std::vector<int> column(names.size(), -1);  // the report's signal in each column
+    for (size_t k = 0; k < r.signals.size(); ++k)
+      column[static_cast<size_t>(std::find(names.begin(), names.end(), r.signals[k].name) -
+                                 names.begin())] = static_cast<int>(k);
+    std::vector<double> combined(r.steps.size(), std::numeric_limits<double>::quiet_NaN());
+    for (size_t i = 0; i < r.scores.reported.size(); ++i)
+      combined[r.scores.reported[i]] = r.scores.combinedScore[i];
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const auto& st = r.steps[i];
+      o << csvField(r.model) << ',' << csvField(r.dataset) << ',' << st.image << ','
+        << csvField(st.entry) << ',' << doubtSplit(st.entry) << ',' << st.step << ','
+        << csvField(st.token) << ',' << (st.wrong ? 1 : 0);
+      for (int k : column)
+        o << ',' << (k < 0 ? std::string() : csvNumber(st.values[static_cast<size_t>(k)]));
+      o << ',' << csvNumber(combined[i]) << '\n';
+    }
   }
   return o.str();
 }
@@ -440,8 +498,8 @@ void writeDoubtRocPlot(const std::vector<DoubtReport>& reports, const std::strin
       c.text(x0 - 6, y0 + (1 - f) * kPlot + 4, tick, 8, black, ChartCanvas::Align::Right);
     }
     c.line(x0, y0 + kPlot, x0 + kPlot, y0, grey);  // chance
-    c.text(x0 + kPlot / 2.0, y0 + kPlot + 38, "false positive rate (right steps flagged)", 9,
-           black, ChartCanvas::Align::Centre);
+    c.text(x0 + kPlot / 2.0, y0 + kPlot + 38, "false positive rate (right steps flagged)", 9, black,
+           ChartCanvas::Align::Centre);
     c.verticalText(18, y0 + kPlot / 2.0, "true positive rate (wrong steps flagged)", 9, black);
     const double lx = x0 + kPlot + 28;
     double ly = y0 + 10;

@@ -13,8 +13,8 @@
 namespace foveal::core::train {
 
 struct DoubtOptions {
-  int64_t limit = 0;  ///< the first N images (0: all; an endless stream needs one)
-  int beamWidth = 1;  ///< > 1: beam search, and the beam_disagreement signal
+  int64_t limit = 0;             ///< the first N images (0: all; an endless stream needs one)
+  int beamWidth = 1;             ///< > 1: beam search, and the beam_disagreement signal
   std::string scoring = "auto";  ///< as evaluation's (train/evaluation.h wantsTextScoring)
   /// An attribution method (trace/attribution.h) for attribution_gini, and with "ig" on an
   /// attention decoder image_share too; empty: none (the fast signals only).
@@ -39,7 +39,7 @@ struct DoubtReport {
   int beamWidth = 1;
   std::string attribution;
   bool endSteps = true;
-  int64_t images = 0;      ///< read
+  int64_t images = 0;       ///< read
   int64_t wrongImages = 0;  ///< read wrong (some step wrong, or an unattached deletion)
   int64_t unattached = 0;   ///< deleted characters with no step to carry them
   double seconds = 0;
@@ -55,9 +55,13 @@ struct DoubtReport {
   std::string toJson() const;
   /// One row per signal (the table's figures), with the model and dataset; `header` first.
   std::string summaryCsv(bool header = true) const;
-  /// One row per step: image, entry, split, step, token, wrong, every signal, combined.
-  std::string stepsCsv() const;
 };
+
+/// One row per scored step of every report: model, dataset, image (index), entry, split (0 the
+/// fitting half, 1 the reported one), step, token, wrong, then every signal any report has (empty
+/// where a report lacks it or the step has no value) and the combined score (empty for the
+/// fitting half's steps).
+std::string doubtStepsCsv(const std::vector<DoubtReport>& reports);
 
 /// Reads the first `limit` images of `dataset` with the model, computes every step's signals and
 /// scores them. Throws Error naming the model, the dataset or an unknown attribution method.

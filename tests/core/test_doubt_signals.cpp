@@ -12,7 +12,10 @@
 #include <random>
 #include <set>
 
+#include "base/text_metrics.h"
+#include "image/grey_image.h"
 #include "trace/doubt_signals.h"
+#include "trace/model_session.h"
 #include "train/doubt_eval.h"
 #include "train/doubt_metrics.h"
 #include "train/evaluation.h"
@@ -82,28 +85,44 @@ class TestDoubtSignals : public QObject {
     QTest::addColumn<bool>("text");
     QTest::addColumn<QString>("expected");
     QTest::addColumn<int>("unattached");
-    QTest::newRow("right") << "123$" << "123" << false << "RRRR" << 0;
-    QTest::newRow("substitution") << "193$" << "123" << false << "RWRR" << 0;
-    QTest::newRow("insertion inside") << "1723$" << "123" << false << "RWRRR" << 0;
-    QTest::newRow("insertion at the start") << "012$" << "12" << false << "WRRR" << 0;
-    QTest::newRow("insertion at the end") << "1234$" << "123" << false << "RRRWR" << 0;
+    QTest::newRow("right") << "123$"
+                           << "123" << false << "RRRR" << 0;
+    QTest::newRow("substitution") << "193$"
+                                  << "123" << false << "RWRR" << 0;
+    QTest::newRow("insertion inside") << "1723$"
+                                      << "123" << false << "RWRRR" << 0;
+    QTest::newRow("insertion at the start") << "012$"
+                                            << "12" << false << "WRRR" << 0;
+    QTest::newRow("insertion at the end") << "1234$"
+                                          << "123" << false << "RRRWR" << 0;
     // A deleted character marks the step that read on in its place.
-    QTest::newRow("deletion inside") << "13$" << "123" << false << "RWR" << 0;
-    QTest::newRow("two deletions inside") << "14$" << "1234" << false << "RWR" << 0;
-    QTest::newRow("deletion at the start") << "23$" << "123" << false << "WRR" << 0;
-    QTest::newRow("deletion at the end: the end step") << "12$" << "123" << false << "RRW" << 0;
-    QTest::newRow("empty reading: the end step") << "$" << "12" << false << "W" << 0;
+    QTest::newRow("deletion inside") << "13$"
+                                     << "123" << false << "RWR" << 0;
+    QTest::newRow("two deletions inside") << "14$"
+                                          << "1234" << false << "RWR" << 0;
+    QTest::newRow("deletion at the start") << "23$"
+                                           << "123" << false << "WRR" << 0;
+    QTest::newRow("deletion at the end: the end step") << "12$"
+                                                       << "123" << false << "RRW" << 0;
+    QTest::newRow("empty reading: the end step") << "$"
+                                                 << "12" << false << "W" << 0;
     // CTC has no end step: a trailing deletion marks the last step.
-    QTest::newRow("ctc deletion at the end") << "12" << "123" << false << "RW" << 0;
-    QTest::newRow("ctc deletion at the start") << "23" << "123" << false << "WR" << 0;
-    QTest::newRow("ctc empty reading") << "" << "12" << false << "" << 2;
+    QTest::newRow("ctc deletion at the end") << "12"
+                                             << "123" << false << "RW" << 0;
+    QTest::newRow("ctc deletion at the start") << "23"
+                                               << "123" << false << "WR" << 0;
+    QTest::newRow("ctc empty reading") << ""
+                                       << "12" << false << "" << 2;
     // 1 (2) (3) 9/4: the deletions and the substitution mark one step, the end step is right.
-    QTest::newRow("substitution after deletions") << "19$" << "1234" << false << "RWR" << 0;
-    QTest::newRow("exact scoring keeps case") << "Ab$" << "ab" << false << "WRR" << 0;
-    QTest::newRow("text scoring folds case, drops punctuation")
-        << "A-b$" << "ab" << true << "RURR" << 0;
+    QTest::newRow("substitution after deletions") << "19$"
+                                                  << "1234" << false << "RWR" << 0;
+    QTest::newRow("exact scoring keeps case") << "Ab$"
+                                              << "ab" << false << "WRR" << 0;
+    QTest::newRow("text scoring folds case, drops punctuation") << "A-b$"
+                                                                << "ab" << true << "RURR" << 0;
     QTest::newRow("text scoring: a deletion skips the dropped step")
-        << "a-c$" << "abc" << true << "RUWR" << 0;
+        << "a-c$"
+        << "abc" << true << "RUWR" << 0;
   }
   void labelling() {
     QFETCH(QString, tokens);
@@ -150,8 +169,8 @@ class TestDoubtSignals : public QObject {
       if (std::count(w.begin(), w.end(), true) == 0) w[0] = true;
       if (std::count(w.begin(), w.end(), false) == 0) w[1] = false;
       QVERIFY(std::abs(auroc(d, w) - bruteAuroc(d, w)) < 1e-12);
-      QVERIFY(std::abs(bestBalancedAccuracy(d, w).balancedAccuracy -
-                       bruteBalancedAccuracy(d, w)) < 1e-12);
+      QVERIFY(std::abs(bestBalancedAccuracy(d, w).balancedAccuracy - bruteBalancedAccuracy(d, w)) <
+              1e-12);
     }
     QCOMPARE(auroc({1, 2, 3, 4}, {false, false, true, true}), 1.0);
     QCOMPARE(auroc({1, 2, 3, 4}, {true, true, false, false}), 0.0);
@@ -254,7 +273,8 @@ class TestDoubtSignals : public QObject {
     QCOMPARE(scores.reportImages + scores.fitImages, int64_t(400));
     QVERIFY(scores.combinedNote.empty());
     QCOMPARE(scores.combinedSignals, (std::vector<std::string>{"leak", "honest"}));
-    QVERIFY2(scores.combined.weights[0] > 1.0, qPrintable(QString::number(scores.combined.weights[0])));
+    QVERIFY2(scores.combined.weights[0] > 1.0,
+             qPrintable(QString::number(scores.combined.weights[0])));
     const auto& combined = scores.scores.back();
     QCOMPARE(combined.signal, std::string(kCombinedSignal));
     QCOMPARE(combined.steps, ofReportedHalf);
@@ -295,8 +315,8 @@ class TestDoubtSignals : public QObject {
     }
     const auto m = fitLogistic(x, y);
     const double w1 = m.weights[0] / m.scale[0], w2 = m.weights[1] / m.scale[1];
-    const double b = m.bias - m.weights[0] * m.mean[0] / m.scale[0] -
-                     m.weights[1] * m.mean[1] / m.scale[1];
+    const double b =
+        m.bias - m.weights[0] * m.mean[0] / m.scale[0] - m.weights[1] * m.mean[1] / m.scale[1];
     QVERIFY2(std::abs(w1 - 2.0) < 0.1, qPrintable(QString::number(w1)));
     QVERIFY2(std::abs(w2 + 1.0) < 0.07, qPrintable(QString::number(w2)));
     QVERIFY2(std::abs(b + 0.5) < 0.07, qPrintable(QString::number(b)));
@@ -334,8 +354,7 @@ class TestDoubtSignals : public QObject {
     QVERIFY(std::abs(topkEntropy({{"a", 1, 0.5}, {"b", 2, 0.25}, {"c", 3, 0.25}}) -
                      1.5 * std::log(2.0)) < 1e-12);
     // The mass the top-k leave out counts as one outcome.
-    QVERIFY(std::abs(topkEntropy({{"a", 1, 0.5}, {"b", 2, 0.25}}) - 1.5 * std::log(2.0)) <
-            1e-12);
+    QVERIFY(std::abs(topkEntropy({{"a", 1, 0.5}, {"b", 2, 0.25}}) - 1.5 * std::log(2.0)) < 1e-12);
   }
 
   void traceSignalsByHand() {
@@ -371,7 +390,7 @@ class TestDoubtSignals : public QObject {
     QCOMPARE(value("attention_gini", 1), 0.0);
     // Sorted 0.1 0.1 0.1 0.7: 2 (0.1 + 0.2 + 0.3 + 2.8) / 4 - 5/4 = 0.45.
     QVERIFY(std::abs(value("attention_gini", 0) - 0.45) < 1e-12);
-    QCOMPARE(value("attention_coverage", 0), 0.75);  // 0.7 + 0.1 + 0.1
+    QCOMPARE(value("attention_coverage", 0), 0.75);      // 0.7 + 0.1 + 0.1
     QVERIFY(std::isnan(value("attention_entropy", 2)));  // the step has no map
     QCOMPARE(value("head1_attention_peak", 0), 1.0);
     QCOMPARE(value("head1_attention_coverage", 1), 0.5);
@@ -383,8 +402,7 @@ class TestDoubtSignals : public QObject {
     QCOMPARE(s.indexOf("ctc_run_entropy"), -1);
     QCOMPARE(s.indexOf("attribution_gini"), -1);
     QCOMPARE(s.signals[static_cast<size_t>(s.indexOf("probability"))].higherIsDoubtful, false);
-    QCOMPARE(s.signals[static_cast<size_t>(s.indexOf("attention_entropy"))].higherIsDoubtful,
-             true);
+    QCOMPARE(s.signals[static_cast<size_t>(s.indexOf("attention_entropy"))].higherIsDoubtful, true);
     QVERIFY(s.signals[static_cast<size_t>(s.indexOf("probability"))].scale == DoubtScale::Unit);
     QVERIFY(s.signals[static_cast<size_t>(s.indexOf("head2_attention_entropy"))].scale ==
             DoubtScale::Positive);
@@ -457,13 +475,19 @@ class TestDoubtSignals : public QObject {
     o.workers = 1;
     const auto one = evaluateDoubt(model, spec, o);
     QCOMPARE(one.steps.size(), report.steps.size());
-    for (size_t i = 0; i < one.steps.size(); ++i) QCOMPARE(one.steps[i].wrong, report.steps[i].wrong);
+    for (size_t i = 0; i < one.steps.size(); ++i)
+      QCOMPARE(one.steps[i].wrong, report.steps[i].wrong);
     // Character steps only: no end step, the same images wrong.
     o.endSteps = false;
     const auto characters = evaluateDoubt(model, spec, o);
     QCOMPARE(characters.steps.size() + 40, report.steps.size());
     for (const auto& st : characters.steps) QVERIFY(st.token != "<end>");
     QCOMPARE(characters.wrongImages, report.wrongImages);
+    // Both in one steps CSV: the signals' union as columns, a row per step.
+    const std::string csv = doubtStepsCsv({report, characters});
+    QVERIFY(csv.rfind("model,dataset,image,entry,split,step,token,wrong,probability,", 0) == 0);
+    QCOMPARE(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')),
+             1 + report.steps.size() + characters.steps.size());
     const auto j = nlohmann::json::parse(report.toJson());
     QVERIFY(j["signals"].is_array());
     QCOMPARE(j["signals"].front()["signal"].get<std::string>(), std::string("probability"));
@@ -476,6 +500,39 @@ class TestDoubtSignals : public QObject {
       bad.attribution = "lime";
       evaluateDoubt(model, spec, bad);
     }());
+  }
+
+  // kraken's steps read right-to-left text from the left and its prediction is in logical order:
+  // the truth is compared in the steps' order, so a near-right Syriac line has few wrong steps
+  // (at most one per edit), not most of them as a logical-order comparison would make.
+  void rightToLeftLineIsLabelledInReadingOrder() {
+    const std::string kraken = std::string(FOVEAL_SOURCE_DIR) + "/../shared/fixtures/kraken/";
+    if (!QFileInfo::exists(QString::fromStdString(kraken + "models/overfit.mlmodel")))
+      QSKIP("kraken's fixtures are not here (../shared/fixtures/kraken)");
+    QTemporaryDir dir;
+    QVERIFY(QFile::copy(QString::fromStdString(kraken + "lines/000236.png"),
+                        dir.filePath("000236.png")));
+    QFile gt(QString::fromStdString(kraken + "lines/000236.gt.txt"));
+    QVERIFY(gt.open(QIODevice::ReadOnly));
+    const std::string truth = QString::fromUtf8(gt.readAll()).trimmed().toStdString();
+    QFile out(dir.filePath("gt.txt"));
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(QByteArray::fromStdString("000236.png\t" + truth + "\n"));
+    out.close();
+    DoubtOptions o;
+    o.workers = 1;
+    o.scoring = "exact";
+    const auto report =
+        evaluateDoubt(kraken + "models/overfit.mlmodel", dir.path().toStdString(), o);
+    QCOMPARE(report.images, int64_t(1));
+    int64_t wrong = 0;
+    for (const auto& st : report.steps) wrong += st.wrong;
+    const auto trace = ModelSession::open(kraken + "models/overfit.mlmodel")
+                           ->trace(readImage(kraken + "lines/000236.png"), "line");
+    const int distance = editDistance(trace.prediction, truth);
+    QVERIFY2(wrong > 0 && wrong <= distance,
+             qPrintable(QString("%1 wrong steps, distance %2").arg(wrong).arg(distance)));
+    QVERIFY(static_cast<size_t>(distance) * 3 < report.steps.size());
   }
 };
 

@@ -604,13 +604,12 @@ class TestHostileInput : public QObject {
       return t;
     };
     const std::string m = d + "/m.pth";
-    // A character listed twice: refused as the DTRB import refuses one ('z' replaced by 'a').
-    write(replaced("vwxyz", "vwxya"));
-    QString msg = errorOf([&] { loadModelFile(m); });
-    QVERIFY2(msg.contains("m.pth: character_list of " + QString::fromStdString(d) +
-                          "/m.yaml names 'a' more than once"),
-             qPrintable(msg));
-    msg = errorOf([&] { loadModelFile(m, {{"character", "0123456789abcdefghijklmnopqrstuvwxya -'"}}); });
+    // A character listed twice in --character: refused as the DTRB import refuses one ('z'
+    // replaced by 'a'). (A yaml's list may repeat one, as EasyOCR's own lists do: EasyOCR reads
+    // both classes as the character, and so does the import: test_model_formats.)
+    write(yaml);
+    QString msg = errorOf(
+        [&] { loadModelFile(m, {{"character", "0123456789abcdefghijklmnopqrstuvwxya -'"}}); });
     QVERIFY2(msg.contains("m.pth: --character names 'a' more than once"), qPrintable(msg));
     // network_params on one line: a mapping is read (and checked against the file) ...
     write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",

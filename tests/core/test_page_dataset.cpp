@@ -41,31 +41,32 @@ void writeText(const std::string& path, const std::string& text) {
 
 // A PAGE 2019 file of the shape eScriptorium exports: a region, lines with Coords, a Baseline
 // and TextEquiv; one line without text, one without a baseline (read through its box).
-const char* kOwnPage = R"(<?xml version="1.0" encoding="UTF-8"?>
-<PcGts xmlns="http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15">
-  <Metadata><Creator>escriptorium</Creator><Created>2024-01-01T00:00:00</Created>
-    <LastChange>2024-01-01T00:00:00</LastChange></Metadata>
-  <Page imageFilename="own.png" imageWidth="400" imageHeight="200">
-    <TextRegion id="r1">
-      <Coords points="0,0 400,0 400,200 0,200"/>
-      <TextLine id="o1">
-        <Coords points="10,10 390,10 390,60 10,60"/>
-        <Baseline points="10,55 390,55"/>
-        <TextEquiv><Unicode>first line</Unicode></TextEquiv>
-      </TextLine>
-      <TextLine id="o2">
-        <Coords points="10,70 390,70 390,120 10,120"/>
-        <Baseline points="10,115 390,115"/>
-        <TextEquiv><Unicode></Unicode></TextEquiv>
-      </TextLine>
-      <TextLine id="o3">
-        <Coords points="20,130 300,130 300,180 20,180"/>
-        <TextEquiv><Unicode>boxed</Unicode></TextEquiv>
-      </TextLine>
-    </TextRegion>
-  </Page>
-</PcGts>
-)";
+// (Plain string literals: moc does not read raw strings holding markup.)
+const char* kOwnPage =
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+    "<PcGts xmlns=\"http://schema.primaresearch.org/PAGE/gts/pagecontent/2019-07-15\">\n"
+    "  <Metadata><Creator>escriptorium</Creator><Created>2024-01-01T00:00:00</Created>\n"
+    "    <LastChange>2024-01-01T00:00:00</LastChange></Metadata>\n"
+    "  <Page imageFilename=\"own.png\" imageWidth=\"400\" imageHeight=\"200\">\n"
+    "    <TextRegion id=\"r1\">\n"
+    "      <Coords points=\"0,0 400,0 400,200 0,200\"/>\n"
+    "      <TextLine id=\"o1\">\n"
+    "        <Coords points=\"10,10 390,10 390,60 10,60\"/>\n"
+    "        <Baseline points=\"10,55 390,55\"/>\n"
+    "        <TextEquiv><Unicode>first line</Unicode></TextEquiv>\n"
+    "      </TextLine>\n"
+    "      <TextLine id=\"o2\">\n"
+    "        <Coords points=\"10,70 390,70 390,120 10,120\"/>\n"
+    "        <Baseline points=\"10,115 390,115\"/>\n"
+    "        <TextEquiv><Unicode></Unicode></TextEquiv>\n"
+    "      </TextLine>\n"
+    "      <TextLine id=\"o3\">\n"
+    "        <Coords points=\"20,130 300,130 300,180 20,180\"/>\n"
+    "        <TextEquiv><Unicode>boxed</Unicode></TextEquiv>\n"
+    "      </TextLine>\n"
+    "    </TextRegion>\n"
+    "  </Page>\n"
+    "</PcGts>\n";
 
 QString errorOf(const std::function<void()>& f) {
   try {

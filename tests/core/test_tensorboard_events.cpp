@@ -489,10 +489,11 @@ class TestTensorBoardEvents : public QObject {
     QVERIFY(!u.reset);
     QCOMPARE(u.series.size(), size_t(1));
     std::string earlyPath;
-    {
-      TensorBoardWriter early((d / "tb").string(), t0);
+    {  // written elsewhere and copied in late, as a mirror may
+      TensorBoardWriter early(dir("resets-elsewhere").string(), t0);
       early.addScalar("x", 1.0, 10, t0);
-      earlyPath = early.path();
+      earlyPath = (d / "tb" / fs::path(early.path()).filename()).string();
+      fs::rename(early.path(), earlyPath);
     }
     u = reader.readNew();
     QVERIFY(u.reset);
@@ -570,6 +571,17 @@ class TestTensorBoardEvents : public QObject {
       QCOMPARE(p.wallTime, t0 + 0.125 * i);
     }
     QVERIFY_THROWS_EXCEPTION(Error, (void)TensorBoardWriter(writeFileAndReturn(d / "a-file")));
+    // A second session opened within the same second is named after the first, and read after.
+    TensorBoardWriter again(d.string(), t0);
+    QVERIFY2(
+        fs::path(again.path()).filename().string().rfind("events.out.tfevents.1712345679.", 0) == 0,
+        again.path().c_str());
+    again.addScalar("a/even", 42.0, 1, t0 + 9);
+    TensorBoardRunReader later(d.string());
+    later.readNew();
+    QCOMPARE(later.files().back(), fs::path(again.path()).filename().string());
+    QCOMPARE(later.series()[0].points.back().value, 42.0);
+    QCOMPARE(later.series()[0].points.size(), size_t(2));  // step 1 replaced the steps >= 1
   }
 
   // Foveal's own trainer writes metrics.jsonl's scalars as events too; a run interrupted after

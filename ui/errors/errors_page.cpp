@@ -513,9 +513,7 @@ void ErrorsPage::onFinished(std::shared_ptr<const core::train::ErrorAnalysis> an
   for (const auto& u : analysis->unread)
     parts << QStringLiteral("%1 <span style='color:#c62828'>(%2)</span>")
                  .arg(modelName(analysis.get(), u.model).toHtmlEscaped(),
-                      tr("skipped: it can read none of the %1 entries: %2")
-                          .arg(u.skipped)
-                          .arg(qstr(u.why).toHtmlEscaped()));
+                      tr("skipped, it can read no entry: %1").arg(qstr(u.why).toHtmlEscaped()));
   if (m_runningBeam > 1) parts << tr("beam search, width %1").arg(m_runningBeam);
   setStatus(parts.join(QStringLiteral(" · ")));
   updateSummary();

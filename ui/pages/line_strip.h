@@ -22,7 +22,7 @@ class LineStrip : public QWidget {
   const QImage& image() const { return m_image; }
 
   QSize sizeHint() const override { return {360, 64}; }
-  QSize minimumSizeHint() const override { return {120, 40}; }
+  QSize minimumSizeHint() const override { return {120, 48}; }
 
  protected:
   void paintEvent(QPaintEvent* event) override;

@@ -267,8 +267,12 @@ void PageCanvas::paintEvent(QPaintEvent*) {
     const auto r = m_model->reading(current);
     QString text = QString::fromStdString(m_layout->lines[static_cast<size_t>(current)].id);
     if (r)
+      // The reading isolated (FSI ... PDI): a right-to-left one keeps the id and the
+      // confidence where they are.
       text += QStringLiteral(": ") +
-              (r->empty ? tr("(nothing read)") : QString::fromStdString(r->trace.prediction)) +
+              (r->empty ? tr("(nothing read)")
+                        : QChar(0x2068) + QString::fromStdString(r->trace.prediction) +
+                              QChar(0x2069)) +
               (std::isfinite(m_model->confidence(current))
                    ? QStringLiteral("  (%1)").arg(m_model->confidence(current), 0, 'f', 2)
                    : QString());

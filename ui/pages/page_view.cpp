@@ -15,6 +15,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -167,7 +168,12 @@ PageView::PageView(QWidget* parent)
                 PageLineModel::Cer})
     m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   m_table->setMinimumWidth(200);
-  auto* detail = new QWidget(side);
+  // The current line: its strip and its texts, scrolled when a long line's texts wrap.
+  auto* detailScroll = new QScrollArea(side);
+  detailScroll->setWidgetResizable(true);
+  detailScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  detailScroll->setFrameShape(QFrame::NoFrame);
+  auto* detail = new QWidget(detailScroll);
   auto* detailLayout = new QVBoxLayout(detail);
   detailLayout->setContentsMargins(2, 2, 2, 2);
   m_strip = new LineStrip(detail);
@@ -179,14 +185,19 @@ PageView::PageView(QWidget* parent)
   m_detail->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   m_detail->setMinimumWidth(120);
   detailLayout->addWidget(m_detail);
+  detailLayout->addStretch(1);
+  detailScroll->setWidget(detail);
   side->addWidget(m_table);
-  side->addWidget(detail);
-  side->setStretchFactor(0, 3);
+  side->addWidget(detailScroll);
+  side->setStretchFactor(0, 2);
   side->setStretchFactor(1, 1);
+  side->setSizes({400, 200});
   m_split->addWidget(m_canvas);
   m_split->addWidget(side);
-  m_split->setStretchFactor(0, 3);
-  m_split->setStretchFactor(1, 2);
+  // A page is mostly portrait: the table of its lines gets as much room as the page.
+  m_split->setStretchFactor(0, 1);
+  m_split->setStretchFactor(1, 1);
+  m_split->setSizes({500, 500});
   outer->addWidget(m_split, 1);
 
   buildActions();
