@@ -227,13 +227,13 @@ class PngPainter : public Painter {
   }
 };
 
-constexpr Rgb kInk{40, 40, 40}, kGrid{220, 220, 220}, kBar{74, 127, 181}, kGap{229, 115, 115},
-    kDiagonal{120, 120, 120};
+constexpr Rgb kInk{40, 40, 40}, kGrid{220, 220, 220}, kBar{74, 127, 181}, kGap{239, 154, 154},
+    kGapLine{198, 40, 40}, kDiagonal{120, 120, 120};
 
 // One reliability diagram in the panel (x, y, w, h).
 void drawDiagram(Painter& p, const ReliabilityDiagram& d, const std::string& title, double x,
                  double y, double w, double h) {
-  const double left = x + 64, top = y + 44, size = std::min(w - 84, h - 100);
+  const double left = x + 64, top = y + 44, size = std::min(w - 84, h - 130);
   const double bottom = top + size;
   auto px = [&](double v) { return left + v * size; };
   auto py = [&](double v) { return bottom - v * size; };
@@ -254,19 +254,28 @@ void drawDiagram(Painter& p, const ReliabilityDiagram& d, const std::string& tit
     const double bx = px(b.lower) + 1, bw = std::max(1.0, (b.upper - b.lower) * size - 2);
     const double acc = b.accuracy(), conf = b.meanConfidence();
     p.rect(bx, py(acc), bw, py(0) - py(acc), kBar);
-    // The gap to the bin's mean confidence: what the model claimed beyond (or short of) it.
+    // The gap to the bin's mean confidence: filled above an over-confident bin's bar, outlined
+    // over an under-confident one's (the bar stays visible); the confidence itself a black line.
     const double hi = std::max(acc, conf), lo = std::min(acc, conf);
-    if (py(lo) - py(hi) >= 1) p.rect(bx, py(hi), bw, py(lo) - py(hi), kGap);
+    if (conf > acc && py(lo) - py(hi) >= 1) p.rect(bx, py(hi), bw, py(lo) - py(hi), kGap);
+    if (py(lo) - py(hi) >= 1) p.frame(bx, py(hi), bw, py(lo) - py(hi), kGapLine);
+    p.line(bx, py(conf), bx + bw - 1, py(conf), kInk, false);
+    char n[32];
+    std::snprintf(n, sizeof n, "%lld", static_cast<long long>(b.count));
+    p.text(bx + bw / 2, py(hi) - 4, n, 8, kDiagonal, ChartCanvas::Align::Centre);
   }
   p.line(px(0), py(0), px(1), py(1), kDiagonal, true);
   p.frame(left, top, size, size, kInk);
   p.text(left + size / 2, bottom + 40, "confidence", 12, kInk, ChartCanvas::Align::Centre);
   p.verticalText(left - 44, top + size / 2, "accuracy", 12, kInk);
-  // The legend, inside the top-left corner.
-  p.rect(left + 10, top + 10, 14, 10, kBar);
-  p.text(left + 30, top + 20, "accuracy", 10, kInk, ChartCanvas::Align::Left);
-  p.rect(left + 10, top + 28, 14, 10, kGap);
-  p.text(left + 30, top + 38, "gap to confidence", 10, kInk, ChartCanvas::Align::Left);
+  // The legend, under the axis.
+  const double ly = bottom + 54;
+  p.rect(left, ly, 14, 10, kBar);
+  p.text(left + 20, ly + 10, "accuracy", 10, kInk, ChartCanvas::Align::Left);
+  p.rect(left + 100, ly, 14, 10, kGap);
+  p.frame(left + 100, ly, 14, 10, kGapLine);
+  p.text(left + 120, ly + 10, "gap to the mean confidence (black line)", 10, kInk,
+         ChartCanvas::Align::Left);
 }
 
 void drawReport(Painter& p, const CalibrationReport& r, double w, double h) {

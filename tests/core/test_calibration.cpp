@@ -135,8 +135,9 @@ class TestCalibration : public QObject {
       if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == QLatin1String("rect"))
         ++rects;
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
-    // background + per diagram: 3 bars, 3 gaps, the frame, 2 legend swatches
-    QCOMPARE(rects, 1 + 2 * (3 + 3 + 1 + 2));
+    // background + per diagram: 3 bars, the gaps of the 2 over-confident bins filled, all 3
+    // gaps outlined, the frame, the legend's 2 swatches and an outline
+    QCOMPARE(rects, 1 + 2 * (3 + 2 + 3 + 1 + 3));
     QVERIFY(svg.contains("ECE 0.229"));
     const std::string svgPath = m_dir.filePath("r.svg").toStdString();
     writeCalibrationPlot(r, svgPath);
@@ -151,7 +152,7 @@ class TestCalibration : public QObject {
     QCOMPARE(back.height, 520);
     // The accuracy bar of the [0.9, 1] bin of the lines' diagram (0.75 high) is drawn: its
     // middle is the bar colour, (74, 127, 181).
-    const int left = 64, top = 44, size = std::min(500 - 84, 520 - 100);  // as drawDiagram
+    const int left = 64, top = 44, size = std::min(500 - 84, 520 - 130);  // as drawDiagram
     const int x = left + static_cast<int>(0.95 * size), y = top + size - static_cast<int>(0.4 * size);
     const size_t at = (static_cast<size_t>(y) * 1000 + x) * 3;
     QVERIFY2(back.rgb[at] == 74 && back.rgb[at + 1] == 127 && back.rgb[at + 2] == 181,

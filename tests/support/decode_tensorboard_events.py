@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -68,9 +69,13 @@ def main():
         sys.exit(__doc__)
     run, proto = sys.argv[1], os.path.abspath(sys.argv[2])
     tmp = tempfile.mkdtemp(prefix="foveal-tb-proto-")
-    subprocess.run(["protoc", "-I", os.path.dirname(proto), "--python_out", tmp, proto], check=True)
-    sys.path.insert(0, tmp)
-    pb = importlib.import_module(os.path.splitext(os.path.basename(proto))[0] + "_pb2")
+    try:
+        subprocess.run(["protoc", "-I", os.path.dirname(proto), "--python_out", tmp, proto],
+                       check=True)
+        sys.path.insert(0, tmp)
+        pb = importlib.import_module(os.path.splitext(os.path.basename(proto))[0] + "_pb2")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
     folder = os.path.join(run, "tensorboard")
     names = sorted(os.listdir(folder), key=lambda n: (int(n.split(".")[3]), n))

@@ -247,6 +247,28 @@ class TestHostileGui : public QObject {
     }
   }
 
+  // Issue 65, 9: a JPEG cut short and closed again by an end-of-image marker (round three's check
+  // saw the marker and passed it): the window reads it and its banner says it is damaged.
+  void jpegClosedAfterItsCutIsSaid() {
+    QFile whole(QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/dtrb/img05_400x50_rgb.jpg"));
+    QVERIFY(whole.open(QIODevice::ReadOnly));
+    const QString closed = m_dir.filePath(QStringLiteral("closed.jpg"));
+    QFile out(closed);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(whole.read(2900) + QByteArray("\xFF\xD9", 2));
+    out.close();
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.show();
+    QVERIFY(w.openModel(QStringLiteral(FOVEAL_SAMPLES_DIR "/models/soft.fvm")));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0, 60000);
+    QVERIFY(w.openImage(closed));
+    QTRY_VERIFY_WITH_TIMEOUT(w.errorText().contains(QStringLiteral("truncated or damaged JPEG")),
+                             10000);
+    QVERIFY(w.errorText().contains(QStringLiteral("closed.jpg")));
+    QVERIFY(w.errorText().contains(QStringLiteral("premature end of data segment")));
+  }
+
   // Item 11 of issue 35: every committed file of the image and model fuzz corpora (and their
   // regressions) opened in the window, every page shown: refused with a message or shown, never
   // a crash (under the asan-ubsan preset, never a sanitizer report).

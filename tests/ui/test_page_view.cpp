@@ -62,9 +62,8 @@ int textLinesIn(const QString& path) {
 QString xmllint(const QString& schema, const QString& file) {
   QProcess p;
   p.setProcessChannelMode(QProcess::MergedChannels);
-  p.start(QStringLiteral("xmllint"),
-          {QStringLiteral("--noout"), QStringLiteral("--nonet"), QStringLiteral("--schema"),
-           kSchemas + schema, file});
+  p.start(QStringLiteral("xmllint"), {QStringLiteral("--noout"), QStringLiteral("--nonet"),
+                                      QStringLiteral("--schema"), kSchemas + schema, file});
   if (!p.waitForFinished(60000)) return QStringLiteral("xmllint did not finish");
   const QString out = QString::fromUtf8(p.readAll());
   return p.exitStatus() == QProcess::NormalExit && p.exitCode() == 0 ? QString() : out;
@@ -99,10 +98,10 @@ class TestPageView : public QObject {
   // repository); without a model the view says so and reads nothing.
   void fixturePagesOpenWithEveryLine_data() {
     QTest::addColumn<QString>("file");
-    for (const char* f : {"page/cPAS-2000.xml", "page/explicit_ro.xml",
-                          "page/explicit_ro_unordered.xml", "page/missing_coords_ro.xml",
-                          "page/missing_coords_transkribus.xml", "alto/bsb00084914_00007.xml",
-                          "alto/missing_coords_ro.xml"})
+    for (const char* f :
+         {"page/cPAS-2000.xml", "page/explicit_ro.xml", "page/explicit_ro_unordered.xml",
+          "page/missing_coords_ro.xml", "page/missing_coords_transkribus.xml",
+          "alto/bsb00084914_00007.xml", "alto/missing_coords_ro.xml"})
       QTest::newRow(f) << kKraken + "pages/" + f;
   }
   void fixturePagesOpenWithEveryLine() {
@@ -234,12 +233,13 @@ class TestPageView : public QObject {
     auto expectLine = [&](int l) {
       const auto& ll = layout.lines[static_cast<size_t>(l)];
       const std::string source = kBwImage.toStdString() + "#" + ll.id;
-      const auto want = session->traceLine(page, core::krakenLineOf(ll, layout.textDirection),
-                                           source);
+      const auto want =
+          session->traceLine(page, core::krakenLineOf(ll, layout.textDirection), source);
       const auto got = m_w->trace();
       QVERIFY(got);
       QCOMPARE(QString::fromStdString(got->source), QString::fromStdString(source));
-      QCOMPARE(QString::fromStdString(got->prediction), QString::fromStdString(want.trace.prediction));
+      QCOMPARE(QString::fromStdString(got->prediction),
+               QString::fromStdString(want.trace.prediction));
       QCOMPARE(got->steps.size(), want.trace.steps.size());
       for (size_t k = 0; k < got->steps.size(); ++k) {
         QCOMPARE(QString::fromStdString(got->steps[k].token),
@@ -281,8 +281,9 @@ class TestPageView : public QObject {
     QTest::keyClick(canvas, Qt::Key_Down);
     QCOMPARE(view()->currentLine(), line + 1);
     QTRY_VERIFY_WITH_TIMEOUT(
-        m_w->trace() && QString::fromStdString(m_w->trace()->source).endsWith(
-                            QString::fromStdString("#" + layout.lines[line + 1].id)) &&
+        m_w->trace() &&
+            QString::fromStdString(m_w->trace()->source)
+                .endsWith(QString::fromStdString("#" + layout.lines[line + 1].id)) &&
             !m_w->isTracing(),
         60000);
     expectLine(line + 1);
@@ -299,8 +300,8 @@ class TestPageView : public QObject {
     QVERIFY(m_w->document()->isPageLine());
     QCOMPARE(m_w->tabs()->currentWidget(), static_cast<QWidget*>(m_w->inspector()));
     QTRY_VERIFY_WITH_TIMEOUT(m_w->trace() && !m_w->isTracing() &&
-                                 QString::fromStdString(m_w->trace()->source).endsWith(
-                                     QString::fromStdString("#" + layout.lines[line].id)),
+                                 QString::fromStdString(m_w->trace()->source)
+                                     .endsWith(QString::fromStdString("#" + layout.lines[line].id)),
                              60000);
     expectLine(line);
   }
@@ -327,7 +328,8 @@ class TestPageView : public QObject {
     QCOMPARE(int(core::readPageLayout(altoPath.toStdString()).lines.size()), kBwLines);
     for (const auto* a : view()->exportActions()) QVERIFY(a->isEnabled());
     // The page's own files are never overwritten.
-    QVERIFY(view()->exportPage(kBwLayout, ui::PageView::ExportFormat::PageXml)
+    QVERIFY(view()
+                ->exportPage(kBwLayout, ui::PageView::ExportFormat::PageXml)
                 .contains("the page's own file"));
   }
 
@@ -346,7 +348,8 @@ class TestPageView : public QObject {
     QCOMPARE(view()->lineModel()->readCount(), 0);
     QVERIFY2(view()->statusText().contains("cancelled"), qPrintable(view()->statusText()));
     QVERIFY(!view()->cancelAction()->isEnabled());
-    QVERIFY(view()->exportPage(m_tmp.filePath("partial.xml"), ui::PageView::ExportFormat::PageXml)
+    QVERIFY(view()
+                ->exportPage(m_tmp.filePath("partial.xml"), ui::PageView::ExportFormat::PageXml)
                 .contains("Not every line"));
     QVERIFY(!QFileInfo::exists(m_tmp.filePath("partial.xml")));
     // Cancelled half way: the lines read so far stay, no more come.
@@ -406,8 +409,8 @@ class TestPageView : public QObject {
     const QString orphan = m_tmp.filePath("orphan.xml");
     QVERIFY(QFile::copy(kBwLayout, orphan));
     QVERIFY(w.openPage({}, orphan));
-    QTRY_VERIFY_WITH_TIMEOUT(w.errorText().contains("orphan.xml") && w.errorText().contains("bw.png"),
-                             30000);
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.errorText().contains("orphan.xml") && w.errorText().contains("bw.png"), 30000);
     // An image of another size than the layout states: opened, with a warning naming both.
     QImage small(462, 812, QImage::Format_Grayscale8);
     small.fill(255);
@@ -423,8 +426,8 @@ class TestPageView : public QObject {
     ui::PageLineModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     QCOMPARE(model.rowCount(), 0);
-    auto layout = std::make_shared<const core::PageLayout>(
-        core::readPageLayout(kBwLayout.toStdString()));
+    auto layout =
+        std::make_shared<const core::PageLayout>(core::readPageLayout(kBwLayout.toStdString()));
     model.setLayout(layout);
     QCOMPARE(model.rowCount(), kBwLines);
     QCOMPARE(model.columnCount(), int(ui::PageLineModel::ColumnCount));
@@ -443,7 +446,8 @@ class TestPageView : public QObject {
     // dinglehopper's CER: one substitution in the 12 characters of "214 HISTOIRE".
     QVERIFY(std::abs(model.cer(0) - 1.0 / 12) < 1e-12);
     QCOMPARE(model.data(model.index(0, ui::PageLineModel::Cer)).toString(), QString("8.3%"));
-    QCOMPARE(model.data(model.index(1, ui::PageLineModel::Reading)).toString(), QString("(not read)"));
+    QCOMPARE(model.data(model.index(1, ui::PageLineModel::Reading)).toString(),
+             QString("(not read)"));
     model.setThreshold(0.4);
     QVERIFY(!model.isFlagged(0));
   }

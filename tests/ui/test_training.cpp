@@ -411,6 +411,19 @@ class TestTraining : public QObject {
       QVERIFY2(view->viewport()->rect().contains(cell),
                qPrintable(QString("%1 is outside the list").arg(shown)));
     }
+    // No y title longer than its panel ("gradient nor" was cut at the panel's edge).
+    page.plot()->plot()->replot();
+    QTest::qWait(50);
+    int titles = 0;
+    for (QCPAxisRect* rect : page.plot()->plot()->axisRects()) {
+      QCPAxis* y = rect->axis(QCPAxis::atLeft);
+      if (y->label().isEmpty()) continue;
+      ++titles;
+      const int need = QFontMetrics(y->labelFont()).horizontalAdvance(y->label());
+      QVERIFY2(need <= rect->height(),
+               qPrintable(QString("'%1': %2 px in a %3 px panel").arg(y->label()).arg(need).arg(rect->height())));
+    }
+    QVERIFY(titles >= 4);
   }
 
   void corruptAndVanishingFoldersOnThePage() {

@@ -42,8 +42,9 @@ PageCanvas::PageCanvas(QWidget* parent) : QWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);
   setMouseTracking(false);
   setAttribute(Qt::WA_OpaquePaintEvent);
-  setPlaceholder(tr("Open a page: File > Open Page... (Ctrl+Shift+P) opens a PAGE-XML or ALTO "
-                    "layout with its image."));
+  setPlaceholder(
+      tr("Open a page: File > Open Page... (Ctrl+Shift+P) opens a PAGE-XML or ALTO "
+         "layout with its image."));
 }
 
 void PageCanvas::setLines(PageLineModel* model, QItemSelectionModel* selection) {
@@ -61,6 +62,8 @@ void PageCanvas::setLines(PageLineModel* model, QItemSelectionModel* selection) 
 
 void PageCanvas::setPage(const QImage& image, std::shared_ptr<const core::PageLayout> layout) {
   m_image = image;
+  m_scaled = {};
+  m_scaledFor = 0;
   m_layout = std::move(layout);
   m_lines.clear();
   m_regions.clear();
@@ -174,13 +177,23 @@ void PageCanvas::paintEvent(QPaintEvent*) {
     return;
   }
   p.setRenderHint(QPainter::Antialiasing);
-  p.setRenderHint(QPainter::SmoothPixmapTransform, m_scale < 1);
   const int current = currentLine();
   const double threshold = m_model ? m_model->threshold() : 0.8;
+  if (m_scale < 1) {
+    if (m_scaledFor != m_scale) {
+      m_scaled =
+          m_image.scaled(std::max(1, static_cast<int>(std::lround(m_image.width() * m_scale))),
+                         std::max(1, static_cast<int>(std::lround(m_image.height() * m_scale))),
+                         Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+      m_scaledFor = m_scale;
+    }
+    p.drawImage(QRectF(m_offset, QSizeF(m_image.width() * m_scale, m_image.height() * m_scale)),
+                m_scaled);
+  }
   p.save();
   p.translate(m_offset);
   p.scale(m_scale, m_scale);
-  p.drawImage(QPointF(0, 0), m_image);
+  if (m_scale >= 1) p.drawImage(QPointF(0, 0), m_image);  // pixels enlarged, not smoothed
   QPen regionPen(QColor(40, 90, 200, 170), 1.4, Qt::DashLine);
   regionPen.setCosmetic(true);
   p.setPen(regionPen);
@@ -248,10 +261,9 @@ void PageCanvas::paintEvent(QPaintEvent*) {
                                ? QString::number(m_model->confidence(line), 'f', 2)
                                : QString();
       const double confW = box.width() > 140 ? fm.horizontalAdvance(conf) + 8 : 0;
-      const QString text =
-          r->empty ? tr("(nothing read)")
-                   : fm.elidedText(QString::fromStdString(r->trace.prediction), Qt::ElideRight,
-                                   box.width() - 8 - confW);
+      const QString text = r->empty ? tr("(nothing read)")
+                                    : fm.elidedText(QString::fromStdString(r->trace.prediction),
+                                                    Qt::ElideRight, box.width() - 8 - confW);
       p.setPen(m_model->isFlagged(line) ? QColor(150, 20, 20) : QColor(25, 25, 25));
       p.drawText(box.adjusted(4, 0, -4 - confW, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
       if (confW > 0) {
@@ -269,13 +281,13 @@ void PageCanvas::paintEvent(QPaintEvent*) {
     if (r)
       // The reading isolated (FSI ... PDI): a right-to-left one keeps the id and the
       // confidence where they are.
-      text += QStringLiteral(": ") +
-              (r->empty ? tr("(nothing read)")
-                        : QChar(0x2068) + QString::fromStdString(r->trace.prediction) +
-                              QChar(0x2069)) +
-              (std::isfinite(m_model->confidence(current))
-                   ? QStringLiteral("  (%1)").arg(m_model->confidence(current), 0, 'f', 2)
-                   : QString());
+      text +=
+          QStringLiteral(": ") +
+          (r->empty ? tr("(nothing read)")
+                    : QChar(0x2068) + QString::fromStdString(r->trace.prediction) + QChar(0x2069)) +
+          (std::isfinite(m_model->confidence(current))
+               ? QStringLiteral("  (%1)").arg(m_model->confidence(current), 0, 'f', 2)
+               : QString());
     QFont f = font();
     f.setPixelSize(14);
     p.setFont(f);
@@ -328,7 +340,8 @@ void PageCanvas::wheelEvent(QWheelEvent* event) {
   if (m_image.isNull()) return;
   const QPointF pos = event->position();
   const QPointF at = toPage(pos);
-  const double fit = std::min((width() - 12.0) / m_image.width(), (height() - 12.0) / m_image.height());
+  const double fit =
+      std::min((width() - 12.0) / m_image.width(), (height() - 12.0) / m_image.height());
   const double s = std::clamp(m_scale * std::pow(1.0015, event->angleDelta().y()), fit * 0.5,
                               std::max(kMaxScale, fit));
   m_scale = s;

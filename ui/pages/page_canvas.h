@@ -83,6 +83,10 @@ class PageCanvas : public QWidget {
   PageLineModel* m_model = nullptr;
   QItemSelectionModel* m_selection = nullptr;
   QImage m_image;
+  /// m_image scaled to m_scaledFor, smoothly, for the scales under 1: a 17-megapixel scan is
+  /// not resampled on every paint.
+  QImage m_scaled;
+  double m_scaledFor = 0;
   std::shared_ptr<const core::PageLayout> m_layout;
   std::vector<LineShape> m_lines;
   std::vector<QPolygonF> m_regions;

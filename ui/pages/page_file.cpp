@@ -20,8 +20,9 @@ PageFile readPageFile(const QString& imagePath, const QString& layoutPath) {
   r.imagePath = imagePath.isEmpty() ? QString::fromStdString(r.layout->imagePath) : imagePath;
   if (!QFileInfo(r.imagePath).isFile()) {
     r.error = imagePath.isEmpty()
-                  ? QObject::tr("%1: the image it names, %2, is not there (open the page with "
-                                "its image named)")
+                  ? QObject::tr(
+                        "%1: the image it names, %2, is not there (open the page with "
+                        "its image named)")
                         .arg(layoutPath, r.imagePath)
                   : QObject::tr("%1: cannot open the page image (no such file)").arg(r.imagePath);
     return r;
@@ -37,8 +38,9 @@ PageFile readPageFile(const QString& imagePath, const QString& layoutPath) {
   const auto& l = *r.layout;
   if (l.imageWidth != image.grey.width || l.imageHeight != image.grey.height) {
     const QString mismatch =
-        QObject::tr("%1 gives the page as %2x%3 pixels but %4 is %5x%6: the lines may be "
-                    "misplaced")
+        QObject::tr(
+            "%1 gives the page as %2x%3 pixels but %4 is %5x%6: the lines may be "
+            "misplaced")
             .arg(layoutPath)
             .arg(l.imageWidth)
             .arg(l.imageHeight)

@@ -163,8 +163,8 @@ QVariant PageLineModel::data(const QModelIndex& index, int role) const {
     if (index.column() == Id && !l.regionId.empty())
       return tr("In region %1").arg(QString::fromStdString(l.regionId));
   }
-  if (role == Qt::TextAlignmentRole && (index.column() == Number || index.column() == Confidence ||
-                                        index.column() == Cer))
+  if (role == Qt::TextAlignmentRole &&
+      (index.column() == Number || index.column() == Confidence || index.column() == Cer))
     return int(Qt::AlignRight | Qt::AlignVCenter);
   return {};
 }

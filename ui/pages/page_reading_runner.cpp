@@ -63,48 +63,48 @@ void PageReadingRunner::start(std::shared_ptr<const core::GreyImage> page,
   const int models = static_cast<int>(sessions.size());
   const int total = lines * models;
   Q_EMIT started(total);
-  m_tasks.push_back(QtConcurrent::run([this, generation, page, layout, imagePath, sessions,
-                                       options, lines, models, total] {
-    int done = 0;
-    for (int l = 0; l < lines; ++l)
-      for (int m = 0; m < models; ++m) {
-        if (m_latest.load() != generation) return;  // cancelled or superseded
-        std::shared_ptr<const core::LineReading> reading;
-        QString error;
-        try {
-          reading = std::make_shared<const core::LineReading>(
-              readLine(*sessions[static_cast<size_t>(m)], *page, *layout, static_cast<size_t>(l),
-                       imagePath, options));
-        } catch (const std::exception& e) {
-          error = QString::fromStdString(e.what());
-        }
-        ++done;
-        QMetaObject::invokeMethod(
-            this,
-            [this, generation, m, l, reading, error, done, total] {
-              if (m_latest.load() != generation) return;
-              if (reading)
-                Q_EMIT lineRead(m, l, reading);
-              else
-                Q_EMIT lineFailed(m, l, error);
-              Q_EMIT progress(done, total);
-              if (done == total) {
+  m_tasks.push_back(QtConcurrent::run(
+      [this, generation, page, layout, imagePath, sessions, options, lines, models, total] {
+        int done = 0;
+        for (int l = 0; l < lines; ++l)
+          for (int m = 0; m < models; ++m) {
+            if (m_latest.load() != generation) return;  // cancelled or superseded
+            std::shared_ptr<const core::LineReading> reading;
+            QString error;
+            try {
+              reading = std::make_shared<const core::LineReading>(
+                  readLine(*sessions[static_cast<size_t>(m)], *page, *layout,
+                           static_cast<size_t>(l), imagePath, options));
+            } catch (const std::exception& e) {
+              error = QString::fromStdString(e.what());
+            }
+            ++done;
+            QMetaObject::invokeMethod(
+                this,
+                [this, generation, m, l, reading, error, done, total] {
+                  if (m_latest.load() != generation) return;
+                  if (reading)
+                    Q_EMIT lineRead(m, l, reading);
+                  else
+                    Q_EMIT lineFailed(m, l, error);
+                  Q_EMIT progress(done, total);
+                  if (done == total) {
+                    m_running = false;
+                    Q_EMIT finished();
+                  }
+                },
+                Qt::QueuedConnection);
+          }
+        if (total == 0)
+          QMetaObject::invokeMethod(
+              this,
+              [this, generation] {
+                if (m_latest.load() != generation) return;
                 m_running = false;
                 Q_EMIT finished();
-              }
-            },
-            Qt::QueuedConnection);
-      }
-    if (total == 0)
-      QMetaObject::invokeMethod(
-          this,
-          [this, generation] {
-            if (m_latest.load() != generation) return;
-            m_running = false;
-            Q_EMIT finished();
-          },
-          Qt::QueuedConnection);
-  }));
+              },
+              Qt::QueuedConnection);
+      }));
 }
 
 }  // namespace foveal::ui

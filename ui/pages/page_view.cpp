@@ -83,16 +83,14 @@ core::KrakenInputSpec inputSpecOf(const core::ModelSession* session) {
 
 QString esc(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
 // A marked character: a space shows as a marked blank.
-QString escMarked(const std::string& s) {
-  return s == " " ? QStringLiteral("&nbsp;") : esc(s);
-}
+QString escMarked(const std::string& s) { return s == " " ? QStringLiteral("&nbsp;") : esc(s); }
 
 // The reading and the transcription, each with what the other lacks marked: a character read
 // wrongly or read where the transcription has none in red on the reading, a character of the
 // transcription not read (or read as another) in amber on it, and a caret where one is missing.
 std::pair<QString, QString> markedTexts(const std::string& reading, const std::string& truth) {
-  static const QString wrong = QStringLiteral(
-      "<span style='background:#ffcdd2;color:#b71c1c;font-weight:bold'>%1</span>");
+  static const QString wrong =
+      QStringLiteral("<span style='background:#ffcdd2;color:#b71c1c;font-weight:bold'>%1</span>");
   static const QString missed = QStringLiteral("<span style='background:#ffe082'>%1</span>");
   static const QString caret = QStringLiteral("<span style='color:#b71c1c'>&#8248;</span>");
   QString r, t;
@@ -164,8 +162,8 @@ PageView::PageView(QWidget* parent)
   m_table->horizontalHeader()->setSectionResizeMode(PageLineModel::Reading, QHeaderView::Stretch);
   m_table->horizontalHeader()->setSectionResizeMode(PageLineModel::Transcription,
                                                     QHeaderView::Stretch);
-  for (int c : {PageLineModel::Number, PageLineModel::Id, PageLineModel::Confidence,
-                PageLineModel::Cer})
+  for (int c :
+       {PageLineModel::Number, PageLineModel::Id, PageLineModel::Confidence, PageLineModel::Cer})
     m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   m_table->setMinimumWidth(200);
   // The current line: its strip and its texts, scrolled when a long line's texts wrap.
@@ -331,8 +329,9 @@ void PageView::buildActions() {
   });
 
   m_exportPage = new QAction(tr("Export Page as PAGE-&XML..."), this);
-  m_exportPage->setToolTip(tr("Write the page with its readings, cuts and confidences as "
-                              "PAGE-XML 2019"));
+  m_exportPage->setToolTip(
+      tr("Write the page with its readings, cuts and confidences as "
+         "PAGE-XML 2019"));
   connect(m_exportPage, &QAction::triggered, this, [this] { exportDialog(ExportFormat::PageXml); });
   m_exportAlto = new QAction(tr("Export Page as &ALTO..."), this);
   m_exportAlto->setToolTip(tr("Write the page with its readings, cuts and confidences as ALTO v4"));
@@ -343,9 +342,17 @@ void PageView::buildActions() {
     s->setSeparator(true);
     return s;
   }();
-  m_toolActions = {m_openAction,   m_readAction, m_cancelAction,      m_withTicked,
-                   separator,      m_modelBoxAction, item(thresholdLabel, this),
-                   item(m_thresholdBox, this), m_showReadings, m_inspectAction, m_whyAction};
+  m_toolActions = {m_openAction,
+                   m_readAction,
+                   m_cancelAction,
+                   m_withTicked,
+                   separator,
+                   m_modelBoxAction,
+                   item(thresholdLabel, this),
+                   item(m_thresholdBox, this),
+                   m_showReadings,
+                   m_inspectAction,
+                   m_whyAction};
 }
 
 QList<QAction*> PageView::toolBarActions() const {
@@ -379,7 +386,8 @@ bool PageView::openPage(const QString& imagePath, const QString& layoutPath) {
     Q_EMIT failed(error);
     return true;
   };
-  if (missing(layoutPath, tr("layout")) || (!imagePath.isEmpty() && missing(imagePath, tr("image"))))
+  if (missing(layoutPath, tr("layout")) ||
+      (!imagePath.isEmpty() && missing(imagePath, tr("image"))))
     return false;
   if (m_opening) {  // a newer page supersedes one still being read: its result is nobody's
     m_opening->disconnect(this);
@@ -392,8 +400,8 @@ bool PageView::openPage(const QString& imagePath, const QString& layoutPath) {
     m_opening = nullptr;
     onPageRead(watcher->result());
   });
-  watcher->setFuture(QtConcurrent::run(
-      [imagePath, layoutPath] { return readPageFile(imagePath, layoutPath); }));
+  watcher->setFuture(
+      QtConcurrent::run([imagePath, layoutPath] { return readPageFile(imagePath, layoutPath); }));
   setStatus(tr("Opening %1 ...").arg(QFileInfo(layoutPath).fileName().toHtmlEscaped()));
   return true;
 }
@@ -401,9 +409,9 @@ bool PageView::openPage(const QString& imagePath, const QString& layoutPath) {
 void PageView::openPageDialog() {
   const QString start =
       kLastLayoutFolder.value().isEmpty() ? kLastFolder.value() : kLastLayoutFolder.value();
-  const QString layout = QFileDialog::getOpenFileName(
-      this, tr("Open page layout"), start,
-      tr("Page layouts: PAGE-XML, ALTO (*.xml);;All files (*)"));
+  const QString layout =
+      QFileDialog::getOpenFileName(this, tr("Open page layout"), start,
+                                   tr("Page layouts: PAGE-XML, ALTO (*.xml);;All files (*)"));
   if (layout.isEmpty()) return;
   kLastLayoutFolder.set(QFileInfo(layout).absolutePath());
   QString error;
@@ -536,9 +544,9 @@ void PageView::onLineRead(int model, int line, std::shared_ptr<const core::LineR
 }
 
 int PageView::shownModel() const {
-  return m_read.empty() ? -1
-                        : std::clamp(m_modelBox->currentIndex(), 0,
-                                     static_cast<int>(m_read.size()) - 1);
+  return m_read.empty()
+             ? -1
+             : std::clamp(m_modelBox->currentIndex(), 0, static_cast<int>(m_read.size()) - 1);
 }
 
 void PageView::showModel(int index) {
@@ -641,7 +649,8 @@ void PageView::showLineInDocument(int line) {
   QString why;
   if (cut.empty()) {
     try {
-      const core::KrakenLine k = core::extractKrakenLine(*m_page.grey, spec, inputSpecOf(session.get()));
+      const core::KrakenLine k =
+          core::extractKrakenLine(*m_page.grey, spec, inputSpecOf(session.get()));
       if (k.empty)
         why = QString::fromStdString(k.emptyReason);
       else
@@ -655,9 +664,10 @@ void PageView::showLineInDocument(int line) {
     return;
   }
   const QImage display = displayOf(cut);
-  m_document->setPageLine(m_page.grey, spec, std::move(cut), display,
-                          QString::fromStdString(PageReadingRunner::lineSource(m_page.imagePath, l)),
-                          QString::fromStdString(l.text));
+  m_document->setPageLine(
+      m_page.grey, spec, std::move(cut), display,
+      QString::fromStdString(PageReadingRunner::lineSource(m_page.imagePath, l)),
+      QString::fromStdString(l.text));
 }
 
 QString PageView::lineText() const { return m_detail->text(); }
@@ -688,8 +698,9 @@ void PageView::updateDetail() {
                  .arg(confidenceColour(conf, threshold()).lighter(140).name(),
                       tr("mean confidence %1%2")
                           .arg(conf, 0, 'f', 2)
-                          .arg(m_lines->isFlagged(line) ? tr(", under %1").arg(threshold(), 0, 'f', 2)
-                                                        : QString()));
+                          .arg(m_lines->isFlagged(line)
+                                   ? tr(", under %1").arg(threshold(), 0, 'f', 2)
+                                   : QString()));
   if (std::isfinite(m_lines->cer(line)))
     facts << tr("CER %1%").arg(100 * m_lines->cer(line), 0, 'f', 1);
   QString html = facts.join(QStringLiteral(" &middot; "));
@@ -697,8 +708,7 @@ void PageView::updateDetail() {
   html += QStringLiteral("<table cellspacing='0' cellpadding='1'>");
   if (!r) {
     html += row.arg(tr("Reading"), tr("<i>not read</i>"));
-    if (!l.text.empty())
-      html += row.arg(tr("Transcription"), esc(l.text));
+    if (!l.text.empty()) html += row.arg(tr("Transcription"), esc(l.text));
   } else if (r->empty) {
     html += row.arg(tr("Reading"),
                     tr("<i>nothing: %1</i>").arg(QString::fromStdString(r->why).toHtmlEscaped()));
@@ -744,8 +754,9 @@ void PageView::updateActions() {
 void PageView::updateStatus() {
   if (!hasPage()) {
     if (!isOpening())
-      setStatus(tr("<i>Open a page (File > Open Page..., Ctrl+Shift+P): a page image with its "
-                   "PAGE-XML or ALTO layout. Its lines are read with the inspected model.</i>"));
+      setStatus(
+          tr("<i>Open a page (File > Open Page..., Ctrl+Shift+P): a page image with its "
+             "PAGE-XML or ALTO layout. Its lines are read with the inspected model.</i>"));
     return;
   }
   const auto& layout = *m_page.layout;
@@ -764,7 +775,8 @@ void PageView::updateStatus() {
   } else if (shown >= 0) {
     const int read = m_lines->readCount();
     html += tr(". %1: ").arg(m_read[static_cast<size_t>(shown)].name.toHtmlEscaped());
-    if (m_readCancelled) html += tr("cancelled after %1 of %2 lines; ").arg(read).arg(m_lines->lineCount());
+    if (m_readCancelled)
+      html += tr("cancelled after %1 of %2 lines; ").arg(read).arg(m_lines->lineCount());
     const int flagged = m_lines->flaggedCount();
     html += tr("<span style='color:%1'>%2 under %3</span>")
                 .arg(flagged ? QStringLiteral("#c62828") : QStringLiteral("#2e7d32"))
@@ -782,14 +794,18 @@ QString PageView::readingSummary() const {
   if (!hasPage() || isReading()) return {};
   const int shown = shownModel();
   if (shown < 0)
-    return tr("Page %1: %2 lines").arg(QFileInfo(m_page.layoutPath).fileName()).arg(m_lines->lineCount());
-  QString s = tr("Page %1 read by %2: %3 of %4 lines, %5 under %6")
-                  .arg(QFileInfo(m_page.layoutPath).fileName(), m_read[static_cast<size_t>(shown)].name)
-                  .arg(m_lines->readCount())
-                  .arg(m_lines->lineCount())
-                  .arg(m_lines->flaggedCount())
-                  .arg(threshold(), 0, 'f', 2);
-  if (std::isfinite(m_lines->pageCer())) s += tr(", CER %1%").arg(100 * m_lines->pageCer(), 0, 'f', 1);
+    return tr("Page %1: %2 lines")
+        .arg(QFileInfo(m_page.layoutPath).fileName())
+        .arg(m_lines->lineCount());
+  QString s =
+      tr("Page %1 read by %2: %3 of %4 lines, %5 under %6")
+          .arg(QFileInfo(m_page.layoutPath).fileName(), m_read[static_cast<size_t>(shown)].name)
+          .arg(m_lines->readCount())
+          .arg(m_lines->lineCount())
+          .arg(m_lines->flaggedCount())
+          .arg(threshold(), 0, 'f', 2);
+  if (std::isfinite(m_lines->pageCer()))
+    s += tr(", CER %1%").arg(100 * m_lines->pageCer(), 0, 'f', 1);
   return s;
 }
 
@@ -837,15 +853,16 @@ QString PageView::exportPage(const QString& path, ExportFormat format) const {
 void PageView::exportDialog(ExportFormat format) {
   const bool alto = format == ExportFormat::Alto;
   const QFileInfo layout(m_page.layoutPath);
-  const QString name = layout.completeBaseName() +
-                       (alto ? QStringLiteral(".foveal.alto.xml") : QStringLiteral(".foveal.page.xml"));
+  const QString name = layout.completeBaseName() + (alto ? QStringLiteral(".foveal.alto.xml")
+                                                         : QStringLiteral(".foveal.page.xml"));
   const QString path = QFileDialog::getSaveFileName(
       this, alto ? tr("Export page as ALTO") : tr("Export page as PAGE-XML"),
       QDir(layout.absolutePath()).filePath(name), tr("XML (*.xml)"));
   if (path.isEmpty()) return;
   const QString error = exportPage(path, format);
   if (!error.isEmpty()) return Q_EMIT failed(error);
-  Q_EMIT message(tr("Exported the page as %1 to %2").arg(alto ? tr("ALTO v4") : tr("PAGE-XML 2019"), path));
+  Q_EMIT message(
+      tr("Exported the page as %1 to %2").arg(alto ? tr("ALTO v4") : tr("PAGE-XML 2019"), path));
 }
 
 }  // namespace foveal::ui

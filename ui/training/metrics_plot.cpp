@@ -1,6 +1,7 @@
 #include "metrics_plot.h"
 #include "run/run_folder.h"
 
+#include <QFontMetrics>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -19,6 +20,10 @@ namespace foveal::ui {
 namespace {
 constexpr int kCoalesceMs = 40;
 const QColor kMarker(211, 47, 47);
+}  // namespace
+
+namespace {
+const char* const kFullLabel = "fovealFullLabel";  ///< an axis's title before it is elided
 }  // namespace
 
 const std::vector<MetricDef>& metricDefs() {
@@ -200,6 +205,18 @@ MetricsPlot::MetricsPlot(QWidget* parent)
   m_hover->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   m_hover->setMinimumWidth(0);
   showHoverText({});
+  // A panel shorter than its y title ("gradient norm" on a 1366x768 screen) shows the title
+  // elided, not cut at the panel's edge (issue 64): measured once the panels are laid out.
+  connect(m_plot, &QCustomPlot::afterLayout, this, [this] {
+    for (QCPAxisRect* rect : m_plot->axisRects()) {
+      QCPAxis* y = rect->axis(QCPAxis::atLeft);
+      const QString full = y->property(kFullLabel).toString();
+      if (full.isEmpty()) continue;
+      const QString shown =
+          QFontMetrics(y->labelFont()).elidedText(full, Qt::ElideRight, std::max(8, rect->height()));
+      if (y->label() != shown) y->setLabel(shown);
+    }
+  });
   layout->addWidget(m_hover);
   m_plot->setMinimumSize(320, 200);
   m_plot->setMouseTracking(true);
@@ -489,6 +506,7 @@ void MetricsPlot::rebuild() {
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     y->setLabel(def->label);
+    y->setProperty(kFullLabel, def->label);  // fitAxisLabels() shortens it to the panel's height
     x->setLabel(time ? tr("time since start (h:mm)")
                      : (wall ? wallClockAxisLabel(shown.lower, shown.upper) : tr("iteration")));
     if (time) {
