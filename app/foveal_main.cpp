@@ -139,7 +139,9 @@ int main(int argc, char** argv) {
   // The last session (geometry, docks, ticked models, last image) unless the command line
   // names what to open.
   const bool named = !parser.values(model).isEmpty() || !parser.positionalArguments().isEmpty();
-  if (!named) window.restoreSession();
+  // A first start (no session saved) opens what `scripts/foveal-dev run` opens: the sample
+  // image read by the README's sharp-chain, and the sample dataset in its dock (issue 64).
+  if (!named && !window.restoreSession()) window.openFirstStart(samplesFolder());
   // The models named are the ones ticked for Compare (not the samples listed before them).
   window.openModels(parser.values(model));
   if (!parser.positionalArguments().isEmpty())

@@ -369,8 +369,19 @@ void MainWindow::openModelDialog(bool withOptions) {
 
 void MainWindow::addModelFolder(const QString& folder) {
   m_document->addModelFolder(folder);
-  if (const int n = models()->loadingCount())
+  if (const int n = models()->loadingCount()) {
     statusBar()->showMessage(tr("Loading %n model(s)...", nullptr, n));
+    // The message ends with the loading (issue 64: it stayed for good).
+    auto* done = new QMetaObject::Connection;
+    auto finish = [this, done] {
+      if (models()->loadingCount() > 0) return;
+      if (statusBar()->currentMessage().startsWith(tr("Loading")))
+        statusBar()->showMessage(tr("%n model(s) listed", nullptr, models()->rowCount()), 4000);
+      QObject::disconnect(*done);
+      delete done;
+    };
+    *done = connect(models(), &QAbstractItemModel::dataChanged, this, finish);
+  }
 }
 
 int MainWindow::addSampleRuns(const QString& runsFolder) {
@@ -475,7 +486,9 @@ bool MainWindow::openModels(const QStringList& paths) {
   return all;
 }
 
-void MainWindow::restoreSession() {
+bool MainWindow::restoreSession() {
+  const bool saved = !kGeometry.value().isEmpty() || !kComparedModels.value().isEmpty() ||
+                     !kOpenedModels.value().isEmpty() || !kLastImage.value().isEmpty();
   if (const QByteArray g = kGeometry.value(); !g.isEmpty()) restoreGeometry(g);
   m_closedDocks = kClosedDocks.value();
   if (const QByteArray st = kDockState.value(); !st.isEmpty()) {
@@ -486,9 +499,18 @@ void MainWindow::restoreSession() {
   m_document->restoreModels(kOpenedModels.value(), kComparedModels.value(),
                             kInspectedModel.value());
   // The image last shown: a dataset entry (with its truth) or an image file.
-  if (m_datasets->restoreLastEntry()) return;
+  if (m_datasets->restoreLastEntry()) return saved;
   const QString image = kLastImage.value();
   if (!image.isEmpty() && QFileInfo(image).isFile()) openImage(image);
+  return saved;
+}
+
+void MainWindow::openFirstStart(const QString& samplesFolder) {
+  const QString chain = samplesFolder + QStringLiteral("/models/sharp-chain.fvm");
+  const QString image = samplesFolder + QStringLiteral("/images/digits-46214.png");
+  if (QFileInfo::exists(chain)) openModels({chain});
+  if (QFileInfo::exists(image)) openImage(image);
+  m_datasets->openDataset(QStringLiteral("digits:len=7,rotated,split=test,seed=1"));
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

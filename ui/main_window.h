@@ -74,8 +74,12 @@ class MainWindow : public QMainWindow {
   int addSampleRuns(const QString& runsFolder);
 
   /// Opens the models ticked for comparison last time, the last image, the window geometry and
-  /// the dock layout (the models listed by then keep their rows).
-  void restoreSession();
+  /// the dock layout (the models listed by then keep their rows). False on a first start: no
+  /// session was saved.
+  bool restoreSession();
+  /// A first start: what `scripts/foveal-dev run` opens, from the samples folder (its models/,
+  /// images/): sharp-chain inspected on the sample image, and the sample dataset in its dock.
+  void openFirstStart(const QString& samplesFolder);
   /// Saves the session now (it is saved a moment after each change: the ticked and inspected
   /// models, the image, the docks, the geometry; and on closing).
   void saveSession() const;

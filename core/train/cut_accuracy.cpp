@@ -175,7 +175,7 @@ std::string CutReport::toJson() const {
 
 std::string cutTable(const std::vector<CutReport>& reports) {
   std::ostringstream o;
-  o << "model                      boxes      images  right   IoU   IoU(ok)  centre-in  "
+  o << "model                        boxes          images  right   IoU   IoU(ok)  centre-in  "
        "width  offset  |offset|  offset by third (first, middle, last)\n";
   char line[320];
   for (const auto& r : reports)
@@ -184,7 +184,7 @@ std::string cutTable(const std::vector<CutReport>& reports) {
       const size_t slash = name.find_last_of('/');
       if (slash != std::string::npos) name = name.substr(slash + 1);
       std::snprintf(line, sizeof line,
-                    "%-26s %-9s %7lld  %5.1f%%  %5.3f  %5.3f    %5.1f%%    %5.2f  %+6.3f  %6.3f    "
+                    "%-28s %-13s %7lld  %5.1f%%  %5.3f  %5.3f    %5.1f%%    %5.2f  %+6.3f  %6.3f    "
                     "%+6.3f %+6.3f %+6.3f\n",
                     name.c_str(), k.name.c_str(), static_cast<long long>(r.images),
                     r.images ? 100.0 * static_cast<double>(r.right) / r.images : 0.0,

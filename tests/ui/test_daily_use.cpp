@@ -12,6 +12,7 @@
 #include <QTableView>
 #include <QTextDocument>
 #include <QListView>
+#include <QStatusBar>
 #include <QtTest/QtTest>
 
 #include <QPushButton>
@@ -24,6 +25,7 @@
 #include "live_preview.h"
 #include "data/dataset_factory.h"
 #include "dataset_browser.h"
+#include "dataset_model.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "model/model_variants.h"
@@ -292,6 +294,29 @@ class TestDailyUse : public QObject {
     listed.sort();
     QCOMPARE(listed, both);
     QCOMPARE(again.models()->checkedPaths(), QStringList{QFileInfo(m_soft).absoluteFilePath()});
+  }
+
+  // Issue 64: a first start (no session) opens what `foveal-dev run` opens: the README's
+  // sharp-chain inspected on the sample image, the sample dataset listed; loading ends.
+  void firstStartOpensTheSamples() {
+    QSettings().remove(QStringLiteral("window"));
+    QSettings().remove(QStringLiteral("inspector"));
+    QSettings().remove(QStringLiteral("datasets"));
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.addModelFolder(QStringLiteral(FOVEAL_SAMPLES_DIR "/models"));
+    QVERIFY(!w.restoreSession());
+    w.openFirstStart(QStringLiteral(FOVEAL_SAMPLES_DIR));
+    w.show();
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && !w.isTracing() && w.trace(), 60000);
+    QCOMPARE(QFileInfo(w.models()->path(w.currentModel())).fileName(), QString("sharp-chain.fvm"));
+    QCOMPARE(w.models()->checkedPaths().size(), 1);
+    QVERIFY(w.windowTitle().contains("digits-46214.png"));
+    QVERIFY(w.datasetBrowser()->model()->rowCount() > 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!w.statusBar()->currentMessage().contains("Loading"), 10000);
+    QVERIFY(w.close());
+    ui::MainWindow again;  // now there is a session
+    QVERIFY(again.restoreSession());
   }
 
   // Issue 64: the viewed dataset entry comes back with its truth, and the datasets opened before
