@@ -537,10 +537,12 @@ void MainWindow::exportView() {
       tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   const QString error = exportWidget(m_tabs->currentWidget(), path);
-  if (!error.isEmpty())
+  if (!error.isEmpty()) {
     showError(error);
-  else
+  } else {
+    kLastFolder.set(QFileInfo(path).absolutePath());  // the next export starts there
     statusBar()->showMessage(tr("Exported %1").arg(path), 5000);
+  }
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* event) {

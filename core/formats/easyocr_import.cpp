@@ -360,8 +360,8 @@ ChosenCharset charsetFor(const FileProbe& file, const ImportOptions& o,
   } else if (yaml) {
     c = {yaml->characters, "character_list of " + yaml->path};
     if (released)  // it went unused without a word (issue 65)
-      report.assumed.push_back("--easyocr " + named + " not used for the characters: " +
-                               c.source + " names them (give --character to choose)");
+      report.assumed.push_back("--easyocr " + named + " not used for the characters: " + c.source +
+                               " names them (give --character to choose)");
   } else if (released) {
     c = {released->characters, "--easyocr " + named +
                                    ": the character list EasyOCR's config.py "

@@ -179,8 +179,9 @@ bool flagOption(const ImportOptions& o, const std::string& key) {
 
 LoadedModel loadModelFile(const std::string& path, const ImportOptions& options,
                           ImportReport* report) {
-  refuseEngine(path, kEngineNothingToImport, "a model file is read here; " + path +
-                         " reads images with its own engine (trace, eval)");
+  refuseEngine(
+      path, kEngineNothingToImport,
+      "a model file is read here; " + path + " reads images with its own engine (trace, eval)");
   FileProbe file(path);
   const Recognised r = recogniseModelFile(file, options);
   ImportReport rep;

@@ -275,7 +275,7 @@ ResizeBand opencvBand(int64_t from, int64_t to, bool columns, torch::ScalarType 
 ResizeBand interpolateBand(int64_t from, int64_t to, bool bicubic, torch::ScalarType type) {
   const double scale = static_cast<double>(from) / static_cast<double>(to);
   const double support = (bicubic ? 2.0 : 1.0) * std::max(1.0, scale);  // in source samples
-  const auto radius = static_cast<int64_t>(std::ceil(support)) + 2;       // with room for rounding
+  const auto radius = static_cast<int64_t>(std::ceil(support)) + 2;     // with room for rounding
   const int64_t spacing = std::min(from, 2 * radius + 2);
   constexpr int64_t kCombElements = int64_t(1) << 22;
   const int64_t perPass = std::clamp<int64_t>(kCombElements / from, 1, spacing);
@@ -283,14 +283,16 @@ ResizeBand interpolateBand(int64_t from, int64_t to, bool bicubic, torch::Scalar
   for (int64_t phase0 = 0; phase0 < spacing; phase0 += perPass) {
     const int64_t n = std::min(perPass, spacing - phase0);
     auto comb = torch::zeros({n, 1, 1, from}, torch::TensorOptions().dtype(type));
-    for (int64_t b = 0; b < n; ++b) comb.narrow(0, b, 1).slice(3, phase0 + b, from, spacing).fill_(1);
+    for (int64_t b = 0; b < n; ++b)
+      comb.narrow(0, b, 1).slice(3, phase0 + b, from, spacing).fill_(1);
     const auto out =
-        F::interpolate(comb, F::InterpolateFuncOptions()
-                                 .size(std::vector<int64_t>{1, to})
-                                 .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
-                                               : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
-                                 .align_corners(false)
-                                 .antialias(true))
+        F::interpolate(comb,
+                       F::InterpolateFuncOptions()
+                           .size(std::vector<int64_t>{1, to})
+                           .mode(bicubic ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                         : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                           .align_corners(false)
+                           .antialias(true))
             .view({n, to})
             .to(torch::kDouble)
             .contiguous();
@@ -428,9 +430,10 @@ torch::Tensor resizeAxis(const torch::Tensor& x, int64_t to, BandKind kind) {
   const auto band = resizeBand(x.size(-1), to, kind, x.scalar_type());
   if (!x.is_cpu()) {  // there: each output's taps gathered [..., to, K], weighted and summed
     const int64_t taps = band.weights.size(1);
-    const auto index = (band.starts.view({to, 1}) + torch::arange(taps, torch::kLong).view({1, taps}))
-                           .view({-1})
-                           .to(x.device());
+    const auto index =
+        (band.starts.view({to, 1}) + torch::arange(taps, torch::kLong).view({1, taps}))
+            .view({-1})
+            .to(x.device());
     auto sizes = x.sizes().vec();
     sizes.back() = to;
     sizes.push_back(taps);

@@ -325,8 +325,8 @@ class TestAttribution : public QObject {
     QTest::addColumn<QString>("kind");
     QTest::addColumn<int>("srcW");
     QTest::addColumn<int>("srcH");
-    const std::vector<std::pair<int, int>> sizes{{1, 32},   {3, 5},     {7, 32},   {99, 32},
-                                                 {101, 33}, {250, 20},  {1000, 32}, {2048, 9}};
+    const std::vector<std::pair<int, int>> sizes{{1, 32},   {3, 5},    {7, 32},    {99, 32},
+                                                 {101, 33}, {250, 20}, {1000, 32}, {2048, 9}};
     for (const char* kind : {"bilinear", "bicubic", "opencv"})
       for (auto [w, h] : sizes)
         if (std::string(kind) != "opencv" || w <= 250)  // (its pre-resize makes wide matrices)
@@ -351,13 +351,14 @@ class TestAttribution : public QObject {
         return m.to(type);
       }
       const auto eye = torch::eye(from, torch::kDouble).view({1, 1, from, from}).to(type);
-      return F::interpolate(eye, F::InterpolateFuncOptions()
-                                     .size(std::vector<int64_t>{from, to})
-                                     .mode(k == "bicubic"
-                                               ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
-                                               : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
-                                     .align_corners(false)
-                                     .antialias(true))
+      return F::interpolate(
+                 eye,
+                 F::InterpolateFuncOptions()
+                     .size(std::vector<int64_t>{from, to})
+                     .mode(k == "bicubic" ? F::InterpolateFuncOptions::mode_t(torch::kBicubic)
+                                          : F::InterpolateFuncOptions::mode_t(torch::kBilinear))
+                     .align_corners(false)
+                     .antialias(true))
           .view({from, to})
           .t();
     };
@@ -403,11 +404,12 @@ class TestAttribution : public QObject {
       auto wts = torch::rand(want.sizes()).to(type);
       const auto g1 = torch::autograd::grad({(got * wts).sum()}, {x})[0];
       const auto g2 = torch::autograd::grad({(want * wts).sum()}, {x2})[0];
-      const double goff = (g1 - g2).abs().max().item<double>() /
-                          std::max(1.0, g2.abs().max().item<double>());
-      QVERIFY2(goff < 1e-6, qPrintable(QString("%1: gradient off by %2 (relative)")
-                                           .arg(c10::toString(type))
-                                           .arg(goff)));
+      const double goff =
+          (g1 - g2).abs().max().item<double>() / std::max(1.0, g2.abs().max().item<double>());
+      QVERIFY2(
+          goff < 1e-6,
+          qPrintable(
+              QString("%1: gradient off by %2 (relative)").arg(c10::toString(type)).arg(goff)));
     }
   }
 

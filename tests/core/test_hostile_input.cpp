@@ -588,7 +588,8 @@ class TestHostileInput : public QObject {
 
   // Issue 65, 11: EasyOCR's yaml read as strictly as the DTRB import reads its options.
   void easyocrYamlIsReadStrictly() {
-    const std::string net = std::string(FOVEAL_SOURCE_DIR) + "/tests/data/easyocr/custom/fixture_net";
+    const std::string net =
+        std::string(FOVEAL_SOURCE_DIR) + "/tests/data/easyocr/custom/fixture_net";
     QTemporaryDir dir;
     const std::string d = dir.path().toStdString();
     fs::copy_file(net + ".pth", d + "/m.pth");
@@ -608,8 +609,9 @@ class TestHostileInput : public QObject {
     // replaced by 'a'). (A yaml's list may repeat one, as EasyOCR's own lists do: EasyOCR reads
     // both classes as the character, and so does the import: test_model_formats.)
     write(yaml);
-    QString msg = errorOf(
-        [&] { loadModelFile(m, {{"character", "0123456789abcdefghijklmnopqrstuvwxya -'"}}); });
+    QString msg = errorOf([&] {
+      loadModelFile(m, {{"character", "0123456789abcdefghijklmnopqrstuvwxya -'"}});
+    });
     QVERIFY2(msg.contains("m.pth: --character names 'a' more than once"), qPrintable(msg));
     // network_params on one line: a mapping is read (and checked against the file) ...
     write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
@@ -618,8 +620,9 @@ class TestHostileInput : public QObject {
     QVERIFY2(msg.contains("says network_params.output_channel 31, but the file's "
                           "FeatureExtraction gives 32"),
              qPrintable(msg));
-    write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
-                   "network_params: {hidden_size: 16, input_channel: 1, output_channel: 32}  # ok"));
+    write(
+        replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
+                 "network_params: {hidden_size: 16, input_channel: 1, output_channel: 32}  # ok"));
     loadModelFile(m);
     // ... a list or a value is refused.
     write(replaced("network_params:\n  hidden_size: 16\n  input_channel: 1\n  output_channel: 32",
@@ -637,8 +640,11 @@ class TestHostileInput : public QObject {
     loadModelFile(m, {{"easyocr", "english_g2"}}, &report);
     bool said = false;
     for (const auto& note : report.assumed)
-      said = said || note.rfind("--easyocr english_g2 not used for the characters: "
-                                "character_list of " + d + "/m.yaml names them", 0) == 0;
+      said = said || note.rfind(
+                         "--easyocr english_g2 not used for the characters: "
+                         "character_list of " +
+                             d + "/m.yaml names them",
+                         0) == 0;
     QVERIFY2(said, report.assumed.empty() ? "no notes" : report.assumed.back().c_str());
     // A directory or a FIFO where the yaml would be: named, not skipped (the file then read as
     // an unnamed EasyOCR .pth: "nothing says it is EasyOCR's").

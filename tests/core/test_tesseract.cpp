@@ -42,8 +42,8 @@ QString errorOf(const std::function<void()>& f) {
 
 // The tessdata folder Tesseract reads without TESSDATA_PREFIX (Debian's, where eng lives).
 std::string tessdataFolder() {
-  for (const char* d : {"/usr/share/tesseract-ocr/5/tessdata", "/usr/share/tesseract-ocr/4.00/tessdata",
-                        "/usr/share/tessdata"})
+  for (const char* d : {"/usr/share/tesseract-ocr/5/tessdata",
+                        "/usr/share/tesseract-ocr/4.00/tessdata", "/usr/share/tessdata"})
     if (QFile::exists(QString(d) + "/eng.traineddata")) return d;
   return "/usr/share/tesseract-ocr/5/tessdata";
 }
@@ -146,9 +146,10 @@ class TestTesseract : public QObject {
     QTest::newRow("not a spec") << "model.fvm"
                                 << "'model.fvm' is not a Tesseract spec";
     QTest::newRow("psm 0 reads nothing")
-        << "tesseract:eng,psm=0" << "psm=0 detects orientation and script only and reads no text";
-    QTest::newRow("psm 2 reads nothing")
-        << "tesseract:eng,psm=2" << "psm=2 segments the page without reading it: no text";
+        << "tesseract:eng,psm=0"
+        << "psm=0 detects orientation and script only and reads no text";
+    QTest::newRow("psm 2 reads nothing") << "tesseract:eng,psm=2"
+                                         << "psm=2 segments the page without reading it: no text";
   }
   void badSpecsSayWhy() {
     QFETCH(QString, spec);
@@ -189,7 +190,8 @@ class TestTesseract : public QObject {
     QTest::newRow("directory") << "directory"
                                << "xx.traineddata is a directory, not a traineddata file";
     QTest::newRow("random bytes")
-        << "random" << "xx.traineddata (5000 bytes) is corrupt or not a traineddata file";
+        << "random"
+        << "xx.traineddata (5000 bytes) is corrupt or not a traineddata file";
     QTest::newRow("cut short") << "cut"
                                << "xx.traineddata (100000 bytes) is corrupt or not a traineddata";
     QTest::newRow("missing") << "missing"

@@ -31,6 +31,7 @@
 #include "import_question.h"
 #include "remote_mirrors.h"
 #include "run/run_folder.h"
+#include "run/trainer_logs.h"
 #include "run_list_model.h"
 #include "test_models.h"
 #include "trace/model_session.h"
@@ -340,7 +341,8 @@ class TestFollowTrainer : public QObject {
     QVERIFY(ui::loadProbeColumns(side, &error).empty());
     QVERIFY2(error.contains("filmstrip.json") && error.contains("byte"), qPrintable(error));
     // The probe set and the truths its files state (gt.txt beside them, as DTRB's data has).
-    const auto probes = dtrbProbes();
+    const auto probes = ui::probesFromFiles({kDtrb + "img00_100x32.png", kDtrb + "img04_150x30.png",
+                                             kDtrb + "img07_128x32_rgb.png"});
     QCOMPARE(probes.size(), size_t(3));
     QCOMPARE(probes[0].truth, QStringLiteral("42"));
     QCOMPARE(probes[1].truth, QStringLiteral("2026-11"));
@@ -510,6 +512,46 @@ class TestFollowTrainer : public QObject {
     QCOMPARE(page.filmstrip()->columns()[1].file, QStringLiteral("history/iter-000000200.fvm"));
   }
 
+  // A strhub run (Lightning's event files): its tags on Foveal's panels in Foveal's units (its
+  // val_accuracy is 100 x accuracy, its val_NED 100 x (1 - NED)), the others by name.
+  void strhubCurvesShareFovealsPanels() {
+    const QString lightning = kSource + "/tests/data/trainer_runs/tensorboard/lightning";
+    if (!QFileInfo::exists(lightning)) QSKIP("no Lightning event files (tests/data/trainer_runs)");
+    core::TrainerRun run(lightning.toStdString());
+    run.refresh();
+    QVERIFY(run.format());
+    const auto points = ui::plotPointsOf(run);
+    QVERIFY(points.count(QStringLiteral("loss")));
+    QVERIFY(points.count(QStringLiteral("accuracy")));
+    QVERIFY(points.count(QStringLiteral("ned")));
+    QVERIFY(points.count(ui::trainerTagKey(QStringLiteral("val_loss"))));
+    QVERIFY(points.count(ui::trainerTagKey(QStringLiteral("hp_metric"))));
+    const core::ScalarSeries* acc = run.find("val_accuracy");
+    QVERIFY(acc && !acc->points.empty());
+    const auto& a = points.at(QStringLiteral("accuracy")).series;
+    QCOMPARE(a.values.size(), acc->points.size());
+    double best = 0;
+    for (size_t i = 0; i < a.values.size(); ++i) {
+      QVERIFY(a.values[i] >= 0 && a.values[i] <= 1);
+      QCOMPARE(a.values[i], acc->points[i].value / 100);
+      best = std::max(best, a.values[i]);
+    }
+    QCOMPARE(ui::RunListModel::bestAccuracy(run), best);
+    const core::ScalarSeries* ned = run.find("val_NED");
+    QVERIFY(ned);
+    const auto& n = points.at(QStringLiteral("ned")).series;
+    QCOMPARE(n.values.front(), 1 - ned->points.front().value / 100);
+    // Each point keeps its wall time for the time axes.
+    QCOMPARE(points.at(QStringLiteral("loss")).wallTimes.size(),
+             points.at(QStringLiteral("loss")).series.keys.size());
+    QVERIFY(std::isfinite(points.at(QStringLiteral("loss")).wallTimes.front()));
+    const auto defs = ui::extraMetricDefsOf({std::make_shared<core::TrainerRun>(std::move(run))});
+    QCOMPARE(defs.front().key, ui::kProbeAccuracyKey);
+    bool valLoss = false;
+    for (const auto& d : defs) valLoss = valLoss || d.key == ui::trainerTagKey("val_loss");
+    QVERIFY(valLoss);
+  }
+
   // The same replay over SSH: the folder there, mirrored here by the page.
   void followsOverSsh() {
     const QString host = qEnvironmentVariable("FOVEAL_TEST_SSH_HOST");
@@ -566,9 +608,17 @@ class TestFollowTrainer : public QObject {
     const QString dtrb = m_tmp.filePath("saved_models/tiny-None-VGG-BiLSTM-Attn");
     if (!QFileInfo::exists(dtrb + "/.foveal/probes/filmstrip.json"))
       QSKIP("needs followsADtrbRunAsItTrains");
+    // The curves both trainers log: loss, validation accuracy and edit distance (Foveal's
+    // panels), validation loss (a tag), and the probe set's accuracy.
+    const auto panels = [] {
+      QSettings().setValue("training/metrics", QStringList{"loss", "accuracy", "ned"});
+      QSettings().setValue("training/extraMetrics", QStringList{"tag:val_loss", "probe_accuracy"});
+    };
     auto shoot = [&](ui::MainWindow& w, const QString& run, const QString& name, int probes) {
       auto* page = w.trainingPage();
-      page->addRunFolder(run);
+      page->runs()->setTrainerSettleSeconds(0.2);
+      const int row = page->addRunFolder(run);
+      QTRY_VERIFY_WITH_TIMEOUT(!page->runs()->trainer(row)->checkpoints().empty(), 20000);
       w.tabs()->setCurrentWidget(page);
       w.resize(1366, 768);
       w.show();
@@ -578,13 +628,18 @@ class TestFollowTrainer : public QObject {
                                               int(page->filmstrip()->columns().size()) &&
               !page->filmstrip()->columns().empty(),
           120000);
+      // The last checkpoint's reading of the first probe chosen: the Inspector reads it, the
+      // curves mark its step; then back to the Training page.
       page->filmstrip()->chooseCell(0, int(page->filmstrip()->columns().size()) - 1);
+      QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing() && w.trace() != nullptr, 60000);
+      w.tabs()->setCurrentWidget(page);
       page->plot()->replotNow();
       page->plot()->hover(QStringLiteral("loss"), double(page->filmstrip()->columns().back().step));
       QTest::qWait(400);
       QVERIFY(w.grab().save(shots + "/" + name));
     };
     {
+      panels();
       ui::MainWindow w;
       w.setConfirmClose(false);
       w.trainingPage()->addRunFolder(fovealRun("soft-digits"));
@@ -606,6 +661,7 @@ class TestFollowTrainer : public QObject {
     writeFile(run + "/checkpoints/epoch=3-step=160-val_accuracy=87.8299-val_NED=95.0000.ckpt",
               readFile(parseq + "parseq_small.ckpt"));
     writeFile(run + "/checkpoints/last.ckpt", readFile(parseq + "parseq_small.ckpt"));
+    panels();
     ui::MainWindow w;
     w.setConfirmClose(false);
     w.trainingPage()->runs()->setTrainerSettleSeconds(0.2);

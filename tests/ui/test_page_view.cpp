@@ -18,6 +18,7 @@
 #include <cmath>
 #include <memory>
 
+#include "compare_page.h"
 #include "confidence_scale.h"
 #include "formats/page_layout.h"
 #include "image/grey_image.h"
@@ -32,6 +33,7 @@
 #include "reading_document.h"
 #include "trace/kraken_lines.h"
 #include "trace/model_session.h"
+#include "trace_view.h"
 
 using namespace foveal;
 
@@ -376,6 +378,56 @@ class TestPageView : public QObject {
     QTest::qWait(400);
     QCOMPARE(m_w->size(), QSize(1366, 768));
     QVERIFY(m_w->grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/page-view.png"));
+  }
+
+  // With a second model ticked, Compare reads the chosen line with both, each as traceLine reads
+  // it; with "With Ticked Models" the page is read by both, and the model box chooses whose
+  // readings it shows.
+  void compareAndTickedModelsReadThePageLine() {
+    if (!m_w) QSKIP("needs pageIsReadWithTheModel");
+    const QString second = kKraken + "models/overfit_newpoly.mlmodel";
+    if (!QFileInfo::exists(second)) QSKIP("no overfit_newpoly.mlmodel");
+    QVERIFY(m_w->openModel(second));
+    QTRY_VERIFY_WITH_TIMEOUT(m_w->models()->loadingCount() == 0, 60000);
+    m_w->models()->setCompared({kModel, second});
+    // The inspected model changed (the one opened last): the page is read again with it.
+    QTRY_VERIFY_WITH_TIMEOUT(view()->modelsRead() == QStringList{"overfit_newpoly"} &&
+                                 !view()->isReading() &&
+                                 view()->lineModel()->readCount() == kBwLines,
+                             kReadTimeout);
+    view()->withTickedAction()->setChecked(true);
+    QTRY_VERIFY_WITH_TIMEOUT(view()->modelsRead().size() == 2 && !view()->isReading() &&
+                                 view()->reading(1, kBwLines - 1) != nullptr,
+                             kReadTimeout);
+    const QString first = view()->lineModel()->readingText(7);
+    view()->showModel(1);
+    QCOMPARE(view()->lineModel()->readingText(7),
+             QString::fromStdString(view()->reading(1, 7)->trace.prediction));
+    view()->showModel(0);
+    QCOMPARE(view()->lineModel()->readingText(7), first);
+
+    m_w->tabs()->setCurrentWidget(m_w->comparePage());
+    view()->chooseLine(7);
+    QTRY_VERIFY_WITH_TIMEOUT(m_w->comparePage()->columnCount() == 2 && !m_w->isTracing(), 60000);
+    const auto layout = core::readPageLayout(kBwLayout.toStdString());
+    const auto page = core::readImage(kBwImage.toStdString(), /*keepColour=*/true);
+    const auto& ll = layout.lines[7];
+    const std::string source = kBwImage.toStdString() + "#" + ll.id;
+    QStringList want, got;
+    for (const QString& m : {kModel, second})
+      want << QString::fromStdString(
+          core::ModelSession::open(m.toStdString())
+              ->traceLine(page, core::krakenLineOf(ll, layout.textDirection), source)
+              .trace.prediction);
+    for (int c = 0; c < 2; ++c) {
+      const auto t = m_w->comparePage()->traceView(c)->trace();
+      QVERIFY(t);
+      QCOMPARE(QString::fromStdString(t->source), QString::fromStdString(source));
+      got << QString::fromStdString(t->prediction);
+    }
+    std::sort(want.begin(), want.end());
+    std::sort(got.begin(), got.end());
+    QCOMPARE(got, want);
   }
 
   // A layout that is not well-formed XML, one kraken refuses, and files that are not there are

@@ -136,6 +136,39 @@ class TestWhyMisread : public QObject {
     QVERIFY(!view->hoverText(view->frameColumn(3).center()).isEmpty());
   }
 
+  // kraken's own model on kraken's own Syriac line (right to left, 2544 px, hundreds of frames):
+  // the truth aligned through the codec and kraken's reordering, every box on the line.
+  void krakenLine() {
+    const QString dir = QStringLiteral(FOVEAL_SOURCE_DIR "/../shared/fixtures/kraken/");
+    if (!QFileInfo::exists(dir + "models/overfit.mlmodel")) QSKIP("no kraken fixtures");
+    auto session = core::ModelSession::open((dir + "models/overfit.mlmodel").toStdString());
+    const auto image = core::readImage((dir + "lines/000236.png").toStdString(), true);
+    QFile gt(dir + "lines/000236.gt.txt");
+    QVERIFY(gt.open(QIODevice::ReadOnly));
+    const QString truth = QString::fromUtf8(gt.readAll()).trimmed();
+    ui::WhyMisreadPanel panel;
+    panel.resize(1100, 560);
+    panel.show();
+    QSignalSpy ready(&panel, &ui::WhyMisreadPanel::ready);
+    QSignalSpy explained(&panel, &ui::WhyMisreadPanel::explained);
+    QSignalSpy failed(panel.explainRunner(), &ui::ExplainRunner::failed);
+    panel.setReading(session, image, ui::toQImage(image), "000236", truth);
+    QTRY_VERIFY_WITH_TIMEOUT(ready.count() == 1, 60000);
+    const auto trace = panel.view()->trace();
+    QVERIFY(trace && trace->alignment.ok());
+    QCOMPARE(panel.view()->frameCount(), trace->alignment.frames);
+    const QRectF img = panel.view()->imageRect();
+    for (int c = 0; c < static_cast<int>(trace->alignment.chars.size()); ++c) {
+      const QRectF r = panel.view()->boxRect(ui::WhyMisreadView::Row::Truth, c);
+      QVERIFY(r.left() >= img.left() - 1e-6 && r.right() <= img.right() + 1e-6);
+    }
+    // kraken models take no explanations yet: the attribution says so instead of drawing.
+    QTRY_VERIFY_WITH_TIMEOUT(explained.count() + failed.count() >= 1, 60000);
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR"))
+      QVERIFY(panel.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") +
+                                "/why-misread-kraken.png"));
+  }
+
   void impossibleTruthIsSaid() {
     auto session = core::ModelSession::open(kCrnn);
     ui::WhyMisreadPanel panel;

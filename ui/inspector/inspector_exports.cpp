@@ -152,8 +152,8 @@ void InspectorExports::exportTrace() {
       core::XmlReplacements replaced;
       replaced.add(withTruth);
       if (!replaced.warning().empty())
-        Q_EMIT message(tr("Exported %1, but: %2")
-                           .arg(path, QString::fromStdString(replaced.warning())));
+        Q_EMIT message(
+            tr("Exported %1, but: %2").arg(path, QString::fromStdString(replaced.warning())));
     }
 }
 

@@ -188,7 +188,7 @@ void WhyMisreadView::relayout() {
   l.shownRow = y;
   y += l.rowH;
   l.forcedRow = y;
-  y += l.rowH + 10;
+  y += l.rowH + fm.height() + 10;  // room for the posteriorgram's caption
   l.posterior = y;
   const int rows = std::max<int>(1, static_cast<int>(m_rowTokens.size()));
   l.cellH = std::clamp((height() - y - 22) / rows, 9.0, 18.0);

@@ -107,6 +107,8 @@ class PageView : public QWidget, public Page {
   QAction* openAction() const { return m_openAction; }
   QAction* readAction() const { return m_readAction; }
   QAction* cancelAction() const { return m_cancelAction; }
+  /// "With Ticked Models": the ticked models read the page too (remembered).
+  QAction* withTickedAction() const { return m_withTicked; }
   /// File > Export Page as PAGE-XML... and ... as ALTO...
   QList<QAction*> exportActions() const;
   /// Shown in the toolbar once something listens to whyMisreadRequested() (a view of why a line

@@ -23,7 +23,9 @@ namespace foveal::ui {
 
 namespace {
 constexpr int kLabelWidth = 172;  // the probe's image, truth and verdict
-constexpr int kHeaderHeight = 58;  // the step ruler and the probe set's accuracy
+constexpr int kHeaderHeight = 66;  // the step ruler and the probe set's accuracy
+constexpr int kThumbHeight = 24;   // a probe's image in a cell
+constexpr int kAlignHeight = 6;    // the steps x regions strip under it
 const QColor kRight(46, 125, 50);
 const QColor kWrong(198, 40, 40);
 const QColor kUnknown(90, 90, 90);
@@ -159,14 +161,14 @@ class FilmstripCanvas : public QWidget {
     g.setPen(kUnknown);
     g.drawText(QRect(4, 2, kLabelWidth - 8, 16), Qt::AlignLeft | Qt::AlignVCenter,
                QObject::tr("training step"));
-    g.drawText(QRect(4, 34, kLabelWidth - 8, 16), Qt::AlignLeft | Qt::AlignVCenter,
+    g.drawText(QRect(4, 42, kLabelWidth - 8, 16), Qt::AlignLeft | Qt::AlignVCenter,
                QObject::tr("probe accuracy"));
     if (columns.empty()) return;
     // The ruler: the steps on a linear axis, as the curves have them, each checkpoint's tick
     // joined to its column.
     const int x0 = kLabelWidth + 4;
     const int x1 = kLabelWidth + int(columns.size()) * ProbeFilmstrip::kCellWidth - 4;
-    qint64 last = 1;
+    qint64 last = std::max<qint64>(1, m_strip->m_lastStep);
     for (const auto& c : columns) last = std::max(last, c.step);
     const auto stepX = [&](qint64 step) {
       return x0 + (x1 - x0) * double(std::max<qint64>(0, step)) / double(last);
@@ -194,7 +196,7 @@ class FilmstripCanvas : public QWidget {
     const std::vector<double> acc = m_strip->accuracy();
     QPainterPath path;
     bool started = false;
-    const double top = 36, bottom = kHeaderHeight - 4;
+    const double top = 42, bottom = kHeaderHeight - 6;
     g.setPen(QPen(QColor(220, 220, 220), 1, Qt::DotLine));
     g.drawLine(QPointF(x0, top), QPointF(x1, top));
     g.drawLine(QPointF(x0, bottom), QPointF(x1, bottom));
@@ -211,8 +213,8 @@ class FilmstripCanvas : public QWidget {
       g.setBrush(QColor(21, 101, 192));
       g.drawEllipse(p, 2.5, 2.5);
       g.setPen(QColor(21, 101, 192));
-      g.drawText(QRectF(p.x() + 4, p.y() - 7, 40, 12), Qt::AlignLeft | Qt::AlignVCenter,
-                 QStringLiteral("%1%").arg(qRound(acc[c] * 100)));
+      g.drawText(QRectF(p.x() + 5, p.y() - (acc[c] > 0.5 ? -1 : 13), 40, 12),
+                 Qt::AlignLeft | Qt::AlignVCenter, QStringLiteral("%1%").arg(qRound(acc[c] * 100)));
     }
     g.setBrush(Qt::NoBrush);
     g.setPen(QPen(QColor(21, 101, 192), 1.5));
@@ -259,7 +261,7 @@ class FilmstripCanvas : public QWidget {
     const ProbeReading& rd = it->second;
     // The image with the attention over its regions (the most any step gave each region).
     const QImage img = thumbnail(p.path);
-    const QRect imgBox(inner.left(), inner.top(), inner.width(), 30);
+    const QRect imgBox(inner.left(), inner.top(), inner.width(), kThumbHeight);
     QRect drawn = imgBox;
     if (!img.isNull()) {
       const QSize s = img.size().scaled(imgBox.size(), Qt::KeepAspectRatio);
@@ -277,21 +279,30 @@ class FilmstripCanvas : public QWidget {
         most[i] = std::max(most[i], rd.attention[s][i]);
     }
     for (float m : most) peak = std::max(peak, m);
+    // Each region as a band around its centre, as wide as the regions are apart: receptive
+    // fields overlap, and drawn whole they covered the image.
     g.save();
     g.setClipRect(drawn);
+    const int cols = std::max(1, rd.gridColumns > 0 ? rd.gridColumns : int(rd.regions.size()));
+    const int rows = std::max(1, rd.gridRows);
+    const double bw = double(drawn.width()) / cols, bh = double(drawn.height()) / rows;
     for (size_t i = 0; i < most.size() && peak > 0; ++i) {
+      const double w = double(most[i] / peak);
+      if (w < 0.04) continue;
       QColor heat = kHeat;
-      heat.setAlphaF(std::clamp(0.75 * double(most[i] / peak), 0.0, 0.75));
+      heat.setAlphaF(std::clamp(0.6 * w, 0.0, 0.6));
       const QRectF b = rd.regions[i];
-      g.fillRect(QRectF(drawn.left() + b.x() * sx, drawn.top() + b.y() * sy, b.width() * sx,
-                        b.height() * sy),
-                 heat);
+      const double cx = drawn.left() + (b.x() + b.width() / 2) * sx;
+      const double cy = drawn.top() + (b.y() + b.height() / 2) * sy;
+      const QRectF band = rows > 1 ? QRectF(cx - bw / 2, cy - bh / 2, bw, bh)
+                                   : QRectF(cx - bw / 2, drawn.top(), bw, drawn.height());
+      g.fillRect(band, heat);
     }
     g.restore();
     // The alignment under it: a row per step, a column per region.
     const int steps = int(rd.attention.size());
     const int regions = int(rd.regions.size());
-    const QRect align(inner.left(), imgBox.bottom() + 2, drawn.width(), 8);
+    const QRect align(inner.left(), imgBox.bottom() + 2, drawn.width(), kAlignHeight);
     if (steps > 0 && regions > 0 && rd.gridRows <= 1) {
       const double cw = double(align.width()) / regions, ch = double(align.height()) / steps;
       for (int s = 0; s < steps; ++s) {
@@ -315,7 +326,7 @@ class FilmstripCanvas : public QWidget {
     bold.setBold(true);
     g.setFont(bold);
     const QString text = rd.reading.isEmpty() ? QObject::tr("(empty)") : rd.reading;
-    g.drawText(QRect(inner.left(), inner.bottom() - 26, inner.width(), 14),
+    g.drawText(QRect(inner.left(), align.bottom() + 2, inner.width(), 14),
                Qt::AlignLeft | Qt::AlignVCenter,
                QFontMetrics(bold).elidedText(text, Qt::ElideRight, inner.width()));
     g.setFont(font());
@@ -323,7 +334,7 @@ class FilmstripCanvas : public QWidget {
     small.setPointSizeF(small.pointSizeF() * 0.85);
     g.setFont(small);
     g.setPen(kUnknown);
-    g.drawText(QRect(inner.left(), inner.bottom() - 12, inner.width(), 12),
+    g.drawText(QRect(inner.left(), align.bottom() + 16, inner.width(), 12),
                Qt::AlignLeft | Qt::AlignVCenter,
                QObject::tr("conf. %1%2")
                    .arg(rd.confidence, 0, 'f', 2)
@@ -419,13 +430,7 @@ std::vector<ProbeColumn> ProbeFilmstrip::listCheckpoints() const {
 }
 
 bool ProbeFilmstrip::isCurrentFile(const ProbeColumn& c) const {
-  if (m_trainer) {  // the version the trainer's run lists now (its own clock for the time)
-    for (const auto& l : m_trainer->checkpoints())
-      if (QString::fromStdString(l.file) == c.file && qint64(l.size) == c.size &&
-          l.mtimeNs == c.mtimeNs)
-        return true;
-    return false;
-  }
+  // The file as it is (its time in Unix nanoseconds, as the trainer's run lists it, to the ms).
   const QFileInfo f(QDir(m_runDir).filePath(c.file));
   return f.isFile() && f.size() == c.size && fileTimeNs(f) / 1000000 == c.mtimeNs / 1000000;
 }
@@ -574,6 +579,12 @@ void ProbeFilmstrip::chooseCell(int probe, int column) {
     return;
   }
   Q_EMIT cellChosen(QDir(m_runDir).filePath(c.file), m_probes[size_t(probe)], c.step);
+}
+
+void ProbeFilmstrip::setLastStep(qint64 step) {
+  if (step == m_lastStep) return;
+  m_lastStep = step;
+  m_canvas->update();
 }
 
 void ProbeFilmstrip::setCurrentStep(double step) {

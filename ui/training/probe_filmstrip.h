@@ -69,10 +69,12 @@ class ProbeFilmstrip : public QWidget {
   int currentColumn() const { return m_current; }
   /// Highlights the checkpoint nearest `step` (the curves' hover); NaN clears it.
   void setCurrentStep(double step);
+  /// The run's latest step: the ruler spans 0 to it, as the curves do.
+  void setLastStep(qint64 step);
 
   /// Cell size in pixels (the screenshots fit 1366x768 with the defaults).
   static constexpr int kCellWidth = 116;
-  static constexpr int kCellHeight = 70;
+  static constexpr int kCellHeight = 72;
 
  Q_SIGNALS:
   /// New readings arrived or the probe set changed (the page redraws the probe-accuracy curve).
@@ -100,6 +102,7 @@ class ProbeFilmstrip : public QWidget {
   QStringList m_opened;
   QString m_reading;  ///< the key being read
   int m_current = -1;
+  qint64 m_lastStep = 0;
   QFutureWatcher<ProbeJobResult> m_watcher;
   QString m_sideError;
 

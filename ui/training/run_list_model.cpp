@@ -3,6 +3,7 @@
 #include "base/error.h"
 #include "run/remote_run.h"
 #include "run/run_folder.h"
+#include "trainer_curves.h"
 
 #include <QDir>
 #include <QDirIterator>
@@ -90,8 +91,9 @@ double RunListModel::bestAccuracy(const core::TrainerRun& run) {
   if (!run.format()) return best;
   for (const auto& s : run.series()) {
     if (s.catalogue != "accuracy") continue;
+    const double scale = percentAccuracy(run, s) ? 0.01 : 1.0;
     for (const auto& p : s.points) {
-      const double v = core::catalogueValue(run.format()->name(), s.tag, p.value);
+      const double v = core::catalogueValue(run.format()->name(), s.tag, p.value) * scale;
       if (std::isfinite(v) && !(v <= best)) best = v;
     }
   }

@@ -27,6 +27,15 @@ bool looksEvaluated(const QString& name) {
 
 }  // namespace
 
+bool percentAccuracy(const core::TrainerRun& run, const core::ScalarSeries& s) {
+  // Foveal's accuracies are fractions; one above 1 in the catalogue's units is a percentage that
+  // the conversion does not know (strhub's val_accuracy is 100 x accuracy).
+  if (!run.format() || (s.catalogue != "accuracy" && s.catalogue != "train_accuracy")) return false;
+  for (const auto& p : s.points)
+    if (core::catalogueValue(run.format()->name(), s.tag, p.value) > 1.0) return true;
+  return false;
+}
+
 QString panelKeyOf(const core::ScalarSeries& series) {
   const QString cat = QString::fromStdString(series.catalogue);
   if (!cat.isEmpty() && inCatalogue(cat)) return cat;
@@ -43,9 +52,11 @@ std::map<QString, PlotPoints> plotPointsOf(const core::TrainerRun& run) {
     // In the catalogue's units where the panel is the catalogue's (DTRB's percent accuracy a
     // fraction, its norm_ED a distance), so that the runs compare; the trainer's own otherwise.
     const bool convert = inCatalogue(key) && run.format();
+    const double scale = convert && percentAccuracy(run, s) ? 0.01 : 1.0;
     for (const auto& pt : s.points) {
       const double v =
-          convert ? core::catalogueValue(run.format()->name(), s.tag, pt.value) : pt.value;
+          (convert ? core::catalogueValue(run.format()->name(), s.tag, pt.value) : pt.value) *
+          scale;
       if (std::isfinite(v)) {
         p.series.keys.push_back(double(pt.step));
         p.series.values.push_back(v);
@@ -81,7 +92,7 @@ std::vector<MetricDef> extraMetricDefsOf(
 }
 
 MetricDef probeAccuracyDef() {
-  return {kProbeAccuracyKey, QStringLiteral("eval"), QObject::tr("probe set accuracy"), false};
+  return {kProbeAccuracyKey, QStringLiteral("eval"), QObject::tr("probe acc."), false};
 }
 
 PlotPoints probeAccuracyPoints(const std::vector<ProbeColumn>& columns,

@@ -20,6 +20,9 @@ struct ScalarSeries;
 
 namespace foveal::ui {
 
+/// True when an accuracy series is in percent even in the catalogue's units (a value above 1:
+/// strhub's val_accuracy), so that it is divided by 100 to be Foveal's fraction.
+bool percentAccuracy(const core::TrainerRun& run, const core::ScalarSeries& series);
 /// The panel a series goes to: its catalogue name when Foveal's catalogue has the metric, else
 /// trainerTagKey() of its catalogue name (shared by trainers that log the same thing) or its tag.
 QString panelKeyOf(const core::ScalarSeries& series);

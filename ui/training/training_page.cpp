@@ -746,6 +746,8 @@ void TrainingPage::updateSelection() {
   if (m_filmstrip->runDir() != QDir::cleanPath(QFileInfo(dir).absoluteFilePath()))
     m_showedProbesFor = false;
   m_filmstrip->setRun(dir, m_runs->trainer(row));
+  m_filmstrip->setLastStep(foreign ? RunListModel::latestStep(*m_runs->trainer(row))
+                                   : log->iteration());
   if (foreign && !m_showedProbesFor && m_bottomTabs->currentWidget() == m_preview) {
     m_bottomTabs->setCurrentWidget(m_filmstrip);
     m_showedProbesFor = true;
