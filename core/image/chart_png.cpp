@@ -2,9 +2,11 @@
 
 #include <cmath>
 
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 #if FOVEAL_WITH_OPENCV
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 #endif
 
@@ -97,6 +99,21 @@ void ChartCanvas::line(double, double, double, double, Rgb, int) {}
 void ChartCanvas::text(double, double, const std::string&, double, Rgb, Align) {}
 void ChartCanvas::verticalText(double, double, const std::string&, double, Rgb) {}
 #endif
+
+void ChartCanvas::writePng(const std::string& path) const {
+#if FOVEAL_WITH_OPENCV
+  cv::Mat rgb(m_h, m_w, CV_8UC3, const_cast<uint8_t*>(m_rgb.data())), bgr;
+  cv::cvtColor(rgb, bgr, cv::COLOR_RGB2BGR);
+  std::vector<uint8_t> bytes;
+  if (!cv::imencode(".png", bgr, bytes, {cv::IMWRITE_PNG_COMPRESSION, 9}))
+    throw Error(path + ": cannot encode the chart as PNG");
+  writeFileAtomically(path,
+                      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                      "PNG chart");
+#else
+  throw Error(path + ": this build has no OpenCV to write PNG charts");
+#endif
+}
 
 GreyImage ChartCanvas::image() const {
   GreyImage out(m_w, m_h);

@@ -31,8 +31,11 @@ class ChartCanvas {
             Align align = Align::Left);
   /// Text turned 90 degrees counter-clockwise (a vertical axis title), centred on (x, y).
   void verticalText(double x, double y, const std::string& text, double height, Rgb colour);
-  /// The drawing as a colour image (rgb set, pixels its luma), for writeColourPng.
+  /// The drawing as a colour image (rgb set, pixels its luma).
   GreyImage image() const;
+  /// Writes the drawing as a compressed PNG (through the atomic writer). Throws Error naming the
+  /// file when it cannot be written.
+  void writePng(const std::string& path) const;
 
  private:
   int m_w, m_h;

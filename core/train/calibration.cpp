@@ -13,7 +13,6 @@
 #include "data/dataset_factory.h"
 #include "engines/tesseract_engine.h"
 #include "image/chart_png.h"
-#include "image/colour_png.h"
 #include "model/charset.h"
 #include "model/kraken_bidi.h"
 #include "model/kraken_codec.h"
@@ -350,7 +349,7 @@ void CalibrationReport::writePng(const std::string& path, int width, int height)
   ChartCanvas canvas(width, height);
   PngPainter p(canvas);
   drawReport(p, *this, width, height);
-  writeColourPng(canvas.image(), path);
+  canvas.writePng(path);
 }
 
 void writeCalibrationPlot(const CalibrationReport& report, const std::string& path) {
