@@ -44,19 +44,19 @@ PageDataset::PageDataset(const std::string& path, bool legacyPolygons)
     }
     if (ec) throw Error(path + ": cannot list the folder (" + ec.message() + ")");
     std::sort(m_files.begin(), m_files.end());
-    if (m_files.empty())
-      throw Error(path + ": no PAGE-XML or ALTO files (*.xml) in the folder");
+    if (m_files.empty()) throw Error(path + ": no PAGE-XML or ALTO files (*.xml) in the folder");
   } else if (fs::is_regular_file(path, ec)) {
     m_files.push_back(path);
   } else {
-    throw Error(path + ": no such folder or XML file (page:DIR takes a folder of PAGE-XML or "
-                       "ALTO files and their page images)");
+    throw Error(path +
+                ": no such folder or XML file (page:DIR takes a folder of PAGE-XML or "
+                "ALTO files and their page images)");
   }
   for (const auto& xml : m_files) {
     const PageLayout layout = readPageLayout(xml);  // names the file and the element
     if (!fs::is_regular_file(layout.imagePath, ec))
-      throw Error(xml + ": its page image \"" + layout.imageFilename + "\" is missing (looked for " +
-                  layout.imagePath + ")");
+      throw Error(xml + ": its page image \"" + layout.imageFilename +
+                  "\" is missing (looked for " + layout.imagePath + ")");
     const size_t page = m_pages.size();
     m_pages.push_back({xml, layout.imagePath});
     int number = 0;

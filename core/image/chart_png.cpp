@@ -49,8 +49,7 @@ void ChartCanvas::fillRect(double x, double y, double w, double h, Rgb colour) {
 }
 void ChartCanvas::strokeRect(double x, double y, double w, double h, Rgb colour, int thickness) {
   FOVEAL_CANVAS;
-  cv::rectangle(canvas, pt(x, y), pt(x + w - 1, y + h - 1), scalar(colour), thickness,
-                cv::LINE_AA);
+  cv::rectangle(canvas, pt(x, y), pt(x + w - 1, y + h - 1), scalar(colour), thickness, cv::LINE_AA);
 }
 void ChartCanvas::line(double x0, double y0, double x1, double y1, Rgb colour, int thickness) {
   FOVEAL_CANVAS;

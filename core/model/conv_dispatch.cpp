@@ -1042,7 +1042,12 @@ class ColumnsConvFunction : public torch::autograd::Function<ColumnsConvFunction
     auto y = hasBias ? torch::addmm(bias.unsqueeze(1), w2, col) : torch::mm(w2, col);
     ctx->save_for_backward({weight.requires_grad() ? col : torch::empty({0}, x.options()), weight});
     ctx->saved_data["bias"] = hasBias;
-    return y.view({o, n, oh, ow}).permute({1, 0, 2, 3}).contiguous();
+    auto out = y.view({o, n, oh, ow}).permute({1, 0, 2, 3}).contiguous();
+    // With one image the permuted view is contiguous already and contiguous() returns the view
+    // itself: a Function's output that is a view cannot be changed in place (the in-place ReLU
+    // after it failed: "is a view and is being modified inplace", explain on a CRNN at width 1).
+    if (out.is_view()) out = out.clone();
+    return out;
   }
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {

@@ -541,8 +541,7 @@ MirrorResult RemoteRun::mirror() {
     for (auto& e : parseRemoteListing(listing, &bad)) {
       if (mirrorKind(e.name, m_foreign) == MirrorKind::Skip) {
         r.skipped.push_back(printableName(e.name) + ": not a name " +
-                            (m_foreign ? "the trainer writes" : "Foveal's trainer writes") +
-                            "; left out");
+                            (m_foreign ? "the trainer writes" : "Foveal's trainer writes"));
         continue;
       }
       remote[e.name] = {e.size, e.signature};
@@ -627,9 +626,9 @@ MirrorResult RemoteRun::mirror() {
         m_pending.erase(name);
         changed = true;
       } catch (const Unreadable& u) {
-        r.skipped.push_back(printableName(name) + ": " + u.message + "; left out");
+        r.skipped.push_back(printableName(name) + ": " + u.message);
       } catch (const Error& e) {  // not writable here (a folder in its place, a full disk)
-        r.skipped.push_back(printableName(name) + ": " + e.what() + "; left out");
+        r.skipped.push_back(printableName(name) + ": " + e.what());
       }
     }
     // What the trainer removed there (pruned history, strhub's worse checkpoints) goes here too;

@@ -58,7 +58,8 @@ DtrbOptions parseDtrbOptTxt(const std::string& text, const std::string& path) {
     const size_t colon = line.find(": ");
     if (colon == std::string::npos || colon == 0) {
       // A value written as "key: " (an empty string) loses its space to nothing: keep it.
-      if (!line.empty() && line.back() == ':') block[line.substr(0, line.size() - 1)] = {"", number};
+      if (!line.empty() && line.back() == ':')
+        block[line.substr(0, line.size() - 1)] = {"", number};
       continue;
     }
     // The value runs to the end of the line: a charset may hold ':' and spaces.

@@ -276,10 +276,10 @@ std::vector<TruthUnit> charsetUnits(const Charset& charset, const std::string& t
   if (!outside.empty()) {
     std::string list;
     for (const auto& c : outside) list += (list.empty() ? "'" : ", '") + c + "'";
-    throw Error("the truth \"" + truth + "\" has " +
-                (outside.size() == 1 ? "a character" : std::to_string(outside.size()) +
-                                                           " characters") +
-                " outside the model's charset: " + list);
+    throw Error(
+        "the truth \"" + truth + "\" has " +
+        (outside.size() == 1 ? "a character" : std::to_string(outside.size()) + " characters") +
+        " outside the model's charset: " + list);
   }
   return units;
 }
@@ -412,8 +412,8 @@ std::string CtcAlignment::toTable() const {
   o << line;
   o << " char  frames     box(x,w)        log p      p  read there\n";
   for (const auto& c : chars) {
-    std::snprintf(line, sizeof line, " %-4s  %3d-%-3d  %6.1f,%-6.1f  %9.4f  %5.3f  ", c.text.c_str(),
-                  c.firstFrame, c.lastFrame, c.box.x, c.box.w, c.logProb, c.prob);
+    std::snprintf(line, sizeof line, " %-4s  %3d-%-3d  %6.1f,%-6.1f  %9.4f  %5.3f  ",
+                  c.text.c_str(), c.firstFrame, c.lastFrame, c.box.x, c.box.w, c.logProb, c.prob);
     o << line;
     const bool right = c.readLabels == c.labels;
     o << (c.readText.empty() ? std::string("(blank)") : "\"" + c.readText + "\"")

@@ -94,15 +94,15 @@ struct CtcAlignment {
   std::vector<AlignedChar> chars;  ///< in the order the network emits them (left to right)
   int frames = 0;
   int blank = 0;
-  std::vector<int> path;         ///< per frame: the forced path's class
-  std::vector<int> pathChar;     ///< per frame: the index in `chars` it emits, -1 for a blank
-  std::vector<double> pathProb;  ///< per frame: p of the forced path's class
-  std::vector<int> shownPath;    ///< per frame: the trace's path (greedy argmax, or a beam's)
+  std::vector<int> path;               ///< per frame: the forced path's class
+  std::vector<int> pathChar;           ///< per frame: the index in `chars` it emits, -1 for a blank
+  std::vector<double> pathProb;        ///< per frame: p of the forced path's class
+  std::vector<int> shownPath;          ///< per frame: the trace's path (greedy argmax, or a beam's)
   std::vector<std::string> shownText;  ///< per frame: its class as text ("" for the blank)
   std::vector<double> shownProb;       ///< per frame: p of the shown path's class
-  double logProb = 0;            ///< log p of the forced path
-  double logLikelihood = 0;      ///< log p(truth | image) over every path (minus the CTC loss)
-  double shownLogProb = 0;       ///< log p of the shown path
+  double logProb = 0;                  ///< log p of the forced path
+  double logLikelihood = 0;       ///< log p(truth | image) over every path (minus the CTC loss)
+  double shownLogProb = 0;        ///< log p of the shown path
   std::vector<double> blankProb;  ///< per frame: p(blank)
   /// Per frame: where it lies on the image (x of its focus by the same mapping as the boxes;
   /// empty without a mapping): the posteriorgram's columns line up with the image by it.

@@ -116,9 +116,9 @@ void alignTruth(Trace& tr, Recognizer& model, const RecognizerOutput& out, const
       const auto seenW = out.rectified.defined() ? out.rectified.size(-1) : input.image.size(-1);
       const bool wide = usesFocusBoxes(rf, static_cast<int>(seenW)) && tr.gridRows == 1 &&
                         tr.regionCentres.size() >= 2;
-      const double stride =
-          tr.regionCentres.size() >= 2 ? std::abs(tr.regionCentres[1].x - tr.regionCentres[0].x)
-                                       : 0.0;
+      const double stride = tr.regionCentres.size() >= 2
+                                ? std::abs(tr.regionCentres[1].x - tr.regionCentres[0].x)
+                                : 0.0;
       const Trace* geometry = &tr;
       locate = [geometry, wide, stride](const std::vector<int>& f, size_t characters) {
         TraceStep st;
@@ -128,8 +128,7 @@ void alignTruth(Trace& tr, Recognizer& model, const RecognizerOutput& out, const
                        geometry->imageH, geometry->regionCentres);
         FrameSpanLocation where{at.box, at.focus};
         if (wide)
-          where.box =
-              focusBox(at.focus.x, stride, characters, geometry->imageW, geometry->imageH);
+          where.box = focusBox(at.focus.x, stride, characters, geometry->imageW, geometry->imageH);
         return where;
       };
     }

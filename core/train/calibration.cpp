@@ -86,7 +86,8 @@ CharacterConfidences characterConfidences(const Trace& trace, const std::string&
   size_t at = 0;
   for (size_t s = 0; s < steps.size(); ++s) {
     bool right = true;
-    for (size_t k = 0; k < lengths[s]; ++k, ++at) right = right && at < perPoint.size() && perPoint[at];
+    for (size_t k = 0; k < lengths[s]; ++k, ++at)
+      right = right && at < perPoint.size() && perPoint[at];
     out.confidence.push_back(steps[s]->prob);
     out.correct.push_back(right);
   }
@@ -104,10 +105,14 @@ json diagramJson(const ReliabilityDiagram& d) {
                     {"correct", b.correct},
                     {"mean_confidence", b.meanConfidence()},
                     {"accuracy", b.accuracy()}});
-  return {{"level", d.level},           {"count", d.count},
-          {"correct", d.correct},       {"accuracy", d.accuracy()},
-          {"mean_confidence", d.meanConfidence()}, {"ece", d.ece()},
-          {"mce", d.mce()},             {"bins", bins}};
+  return {{"level", d.level},
+          {"count", d.count},
+          {"correct", d.correct},
+          {"accuracy", d.accuracy()},
+          {"mean_confidence", d.meanConfidence()},
+          {"ece", d.ece()},
+          {"mce", d.mce()},
+          {"bins", bins}};
 }
 
 std::string diagramTable(const ReliabilityDiagram& d, const std::string& title) {
@@ -118,19 +123,20 @@ std::string diagramTable(const ReliabilityDiagram& d, const std::string& title) 
   for (const auto& b : d.bins) {
     const bool last = &b == &d.bins.back();
     if (b.count == 0) {
-      std::snprintf(line, sizeof line, "  [%.2f, %.2f%c  %7lld       -          -         -        -\n",
-                    b.lower, b.upper, last ? ']' : ')', static_cast<long long>(b.count));
+      std::snprintf(line, sizeof line,
+                    "  [%.2f, %.2f%c  %7lld       -          -         -        -\n", b.lower,
+                    b.upper, last ? ']' : ')', static_cast<long long>(b.count));
     } else {
-      std::snprintf(line, sizeof line, "  [%.2f, %.2f%c  %7lld  %5.1f%%     %6.4f    %6.4f  %+7.4f\n",
-                    b.lower, b.upper, last ? ']' : ')', static_cast<long long>(b.count),
+      std::snprintf(line, sizeof line,
+                    "  [%.2f, %.2f%c  %7lld  %5.1f%%     %6.4f    %6.4f  %+7.4f\n", b.lower,
+                    b.upper, last ? ']' : ')', static_cast<long long>(b.count),
                     100.0 * static_cast<double>(b.count) / static_cast<double>(d.count),
                     b.meanConfidence(), b.accuracy(), b.accuracy() - b.meanConfidence());
     }
     o << line;
   }
-  std::snprintf(line, sizeof line,
-                "  accuracy %.4f  mean confidence %.4f  ECE %.4f  MCE %.4f\n", d.accuracy(),
-                d.meanConfidence(), d.ece(), d.mce());
+  std::snprintf(line, sizeof line, "  accuracy %.4f  mean confidence %.4f  ECE %.4f  MCE %.4f\n",
+                d.accuracy(), d.meanConfidence(), d.ece(), d.mce());
   o << line;
   return o.str();
 }
@@ -144,8 +150,7 @@ class Painter {
   virtual void line(double x0, double y0, double x1, double y1, Rgb stroke, bool dashed) = 0;
   virtual void text(double x, double y, const std::string& s, double size, Rgb colour,
                     ChartCanvas::Align align) = 0;
-  virtual void verticalText(double x, double y, const std::string& s, double size,
-                            Rgb colour) = 0;
+  virtual void verticalText(double x, double y, const std::string& s, double size, Rgb colour) = 0;
 };
 
 class SvgPainter : public Painter {
@@ -159,10 +164,14 @@ class SvgPainter : public Painter {
   static std::string escape(const std::string& s) {
     std::string o;
     for (char c : s) {
-      if (c == '<') o += "&lt;";
-      else if (c == '>') o += "&gt;";
-      else if (c == '&') o += "&amp;";
-      else o += c;
+      if (c == '<')
+        o += "&lt;";
+      else if (c == '>')
+        o += "&gt;";
+      else if (c == '&')
+        o += "&amp;";
+      else
+        o += c;
     }
     return o;
   }
@@ -287,8 +296,8 @@ void drawReport(Painter& p, const CalibrationReport& r, double w, double h) {
 // truths are in logical order: put the truth in the steps' order before aligning them.
 std::string inReadingOrder(const ModelSession& s, const std::string& truth) {
   if (s.isEngine() || s.config().kraken.empty()) return truth;
-  const BidiDisplayMap map = krakenDisplayMap(krakenCodepoints(truth, "the truth"),
-                                              KrakenBaseDir::Auto);
+  const BidiDisplayMap map =
+      krakenDisplayMap(krakenCodepoints(truth, "the truth"), KrakenBaseDir::Auto);
   std::vector<KrakenChar> chars;
   for (char32_t cp : map.text) chars.push_back({cp, 0, 0, 0});
   return krakenText(chars);
@@ -389,9 +398,8 @@ CalibrationReport evaluateCalibration(const std::string& model, const std::strin
   topt.beamWidth = o.beamWidth;
   if (ds->endless() && o.limit <= 0)
     throw Error(dataset + ": an endless stream needs a limit (--limit N)");
-  const int64_t total =
-      o.limit > 0 ? std::min<int64_t>(o.limit, static_cast<int64_t>(ds->size()))
-                  : static_cast<int64_t>(ds->size());
+  const int64_t total = o.limit > 0 ? std::min<int64_t>(o.limit, static_cast<int64_t>(ds->size()))
+                                    : static_cast<int64_t>(ds->size());
   auto skip = [&](size_t i, const std::string& why) {
     ++r.skipped;
     if (r.skippedExamples.size() < 5) r.skippedExamples.push_back(ds->entryName(i) + ": " + why);

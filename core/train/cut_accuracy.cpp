@@ -74,8 +74,7 @@ CutStats scoreCuts(const std::vector<Box>& boxes, const std::vector<Box>& truth)
   return out;
 }
 
-CutReport measureCuts(const std::string& model, const std::string& dataset,
-                      const CutOptions& o) {
+CutReport measureCuts(const std::string& model, const std::string& dataset, const CutOptions& o) {
   auto session = ModelSession::open(model, o.importOptions);
   if (session->isEngine()) throw Error(model + ": --cuts measures a model's own boxes");
   const auto ds = data::openDataset(dataset);
@@ -94,8 +93,8 @@ CutReport measureCuts(const std::string& model, const std::string& dataset,
   else
     r.kinds = {CutKind{"attention", false, {}, {}, {}}};
   if (ds->endless() && o.limit <= 0) throw Error(dataset + ": an endless stream needs a limit");
-  const size_t total = o.limit > 0 ? std::min<size_t>(static_cast<size_t>(o.limit), ds->size())
-                                   : ds->size();
+  const size_t total =
+      o.limit > 0 ? std::min<size_t>(static_cast<size_t>(o.limit), ds->size()) : ds->size();
   for (size_t i = 0; i < total; ++i) {
     std::vector<Box> truth;
     data::Sample s;
@@ -147,7 +146,8 @@ CutReport measureCuts(const std::string& model, const std::string& dataset,
       std::vector<Box> forced, forcedSpans;
       for (const auto& ch : tr.alignment.chars) {
         forced.push_back(ch.box);
-        if (static_cast<size_t>(ch.lastFrame) < c.size()) forcedSpans.push_back(frameSpan(ch.frames));
+        if (static_cast<size_t>(ch.lastFrame) < c.size())
+          forcedSpans.push_back(frameSpan(ch.frames));
       }
       addImage(r.kinds[1], forced, truth, right);
       addImage(r.kinds[3], forcedSpans, truth, right);
@@ -161,15 +161,15 @@ CutReport measureCuts(const std::string& model, const std::string& dataset,
 std::string CutReport::toJson() const {
   json kindsJ = json::array();
   for (const auto& k : kinds)
-    kindsJ.push_back({{"boxes", k.name},
-                      {"aligned", k.aligned},
-                      {"all", statsJson(k.all)},
-                      {"read_right", statsJson(k.right)},
-                      {"thirds", {statsJson(k.thirds[0]), statsJson(k.thirds[1]),
-                                  statsJson(k.thirds[2])}}});
-  return json{{"model", model},       {"kind", kind},       {"stages", stages},
-              {"dataset", dataset},   {"images", images},   {"read_right", right},
-              {"skipped", skipped},   {"unaligned", unaligned}, {"cuts", kindsJ}}
+    kindsJ.push_back(
+        {{"boxes", k.name},
+         {"aligned", k.aligned},
+         {"all", statsJson(k.all)},
+         {"read_right", statsJson(k.right)},
+         {"thirds", {statsJson(k.thirds[0]), statsJson(k.thirds[1]), statsJson(k.thirds[2])}}});
+  return json{{"model", model},     {"kind", kind},           {"stages", stages},
+              {"dataset", dataset}, {"images", images},       {"read_right", right},
+              {"skipped", skipped}, {"unaligned", unaligned}, {"cuts", kindsJ}}
       .dump(2);
 }
 
@@ -183,14 +183,15 @@ std::string cutTable(const std::vector<CutReport>& reports) {
       std::string name = r.model;
       const size_t slash = name.find_last_of('/');
       if (slash != std::string::npos) name = name.substr(slash + 1);
-      std::snprintf(line, sizeof line,
-                    "%-28s %-13s %7lld  %5.1f%%  %5.3f  %5.3f    %5.1f%%    %5.2f  %+6.3f  %6.3f    "
-                    "%+6.3f %+6.3f %+6.3f\n",
-                    name.c_str(), k.name.c_str(), static_cast<long long>(r.images),
-                    r.images ? 100.0 * static_cast<double>(r.right) / r.images : 0.0,
-                    k.all.meanIou(), k.right.meanIou(), 100 * k.all.centreHits(),
-                    k.shape().meanWidthRatio(), k.shape().meanOffset(), k.shape().meanAbsOffset(),
-                    k.thirds[0].meanOffset(), k.thirds[1].meanOffset(), k.thirds[2].meanOffset());
+      std::snprintf(
+          line, sizeof line,
+          "%-28s %-13s %7lld  %5.1f%%  %5.3f  %5.3f    %5.1f%%    %5.2f  %+6.3f  %6.3f    "
+          "%+6.3f %+6.3f %+6.3f\n",
+          name.c_str(), k.name.c_str(), static_cast<long long>(r.images),
+          r.images ? 100.0 * static_cast<double>(r.right) / r.images : 0.0, k.all.meanIou(),
+          k.right.meanIou(), 100 * k.all.centreHits(), k.shape().meanWidthRatio(),
+          k.shape().meanOffset(), k.shape().meanAbsOffset(), k.thirds[0].meanOffset(),
+          k.thirds[1].meanOffset(), k.thirds[2].meanOffset());
       o << line;
     }
   o << "\nIoU: mean over every true character (a step the reading lacks counts 0); IoU(ok): over "

@@ -28,9 +28,9 @@
 namespace foveal::core::train {
 
 struct CutStats {
-  int64_t chars = 0;       ///< true characters scored
+  int64_t chars = 0;  ///< true characters scored
   double iouSum = 0;
-  int64_t boxed = 0;       ///< of them, with a box (the others count IoU 0 and nothing else)
+  int64_t boxed = 0;         ///< of them, with a box (the others count IoU 0 and nothing else)
   double widthRatioSum = 0;  ///< box width / true width
   double offsetSum = 0;      ///< (box centre - true centre) / true width
   double absOffsetSum = 0;
@@ -67,8 +67,8 @@ struct CutReport {
   std::string stages;
   std::string dataset;
   int64_t images = 0, right = 0;
-  int64_t skipped = 0;           ///< no true boxes, unreadable, outside the charset
-  int64_t unaligned = 0;         ///< CTC: truths the frames could not hold (not in "forced")
+  int64_t skipped = 0;    ///< no true boxes, unreadable, outside the charset
+  int64_t unaligned = 0;  ///< CTC: truths the frames could not hold (not in "forced")
   /// CTC: greedy, forced, greedy-frames, forced-frames; attention: attention.
   std::vector<CutKind> kinds;
   std::string toJson() const;

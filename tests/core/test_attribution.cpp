@@ -9,6 +9,7 @@
 
 #include "image/preprocess.h"
 #include "model/charset.h"
+#include "model/model_variants.h"
 #include "test_models.h"
 #include "trace/attribution_engine.h"
 #include "trace/model_session.h"
@@ -505,6 +506,24 @@ class TestAttribution : public QObject {
   // Occlusion: each map pixel is the mean, over the patches that cover it, of the drop in
   // p(token) when that patch is mid-grey; here computed by hand for chosen pixels, with the last
   // patch of a row placed against the far edge.
+  // A full-width CRNN (its last 2x2 convolution has 512 channels: the columns kernel) explained
+  // on one image: the kernel's output was a view, and the in-place ReLU after it failed
+  // ("is a view and is being modified inplace").
+  void fullWidthCrnnExplains() {
+    auto config = modelVariant("crnn", 1.0).config;
+    auto m = makeModel(config, 5);
+    const GreyImage img = testImage(100, 32, 7);
+    const Trace tr = readingFor(m, img, 2);
+    AttributionOptions o;
+    o.method = AttributionMethod::Saliency;
+    o.steps = {0};
+    const auto e = explain(m, img, tr, o);
+    QVERIFY(!e.maps.empty() && !e.maps[0].empty());
+    double total = 0;
+    for (double v : e.maps[0]) total += std::abs(v);
+    QVERIFY(std::isfinite(total) && total > 0);
+  }
+
   void occlusionMatchesAHandComputation() {
     auto m = makeModel(tinyConfig("soft"), 3);
     const GreyImage img = testImage(30, 32, 4);  // 30 px: origins 0, 4, ..., 20 and then 22

@@ -1,8 +1,8 @@
 // Calibration (train/calibration.h): the reliability diagram's bins, ECE and MCE against
 // hand-computed values, the characters' confidences against the truth, the report's table,
 // JSON, SVG and PNG, and a shipped model's diagram on digits agreeing with `eval`.
-#include <QtTest/QtTest>
 #include <QXmlStreamReader>
+#include <QtTest/QtTest>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -92,16 +92,16 @@ class TestCalibration : public QObject {
 
   void charactersAgainstTheTruth() {
     // "cat" read for "cut": c right, a wrong, t right; the end step is no character.
-    const auto c = characterConfidences(traceOf({{"c", 0.9}, {"a", 0.8}, {"t", 0.7}, {"<end>", 0.99}}),
-                                        "cut", false);
+    const auto c = characterConfidences(
+        traceOf({{"c", 0.9}, {"a", 0.8}, {"t", 0.7}, {"<end>", 0.99}}), "cut", false);
     QCOMPARE(c.confidence, (std::vector<double>{0.9, 0.8, 0.7}));
     QCOMPARE(c.correct, (std::vector<bool>{true, false, true}));
     // Exact scoring: case counts; text scoring: case-blind, punctuation is no character.
-    const auto exact = characterConfidences(traceOf({{"C", 0.6}, {"-", 0.5}, {"t", 0.4}}), "ct",
-                                            false);
+    const auto exact =
+        characterConfidences(traceOf({{"C", 0.6}, {"-", 0.5}, {"t", 0.4}}), "ct", false);
     QCOMPARE(exact.correct, (std::vector<bool>{false, false, true}));
-    const auto text = characterConfidences(traceOf({{"C", 0.6}, {"-", 0.5}, {"t", 0.4}}), "ct",
-                                           true);
+    const auto text =
+        characterConfidences(traceOf({{"C", 0.6}, {"-", 0.5}, {"t", 0.4}}), "ct", true);
     QCOMPARE(text.confidence, (std::vector<double>{0.6, 0.4}));
     QCOMPARE(text.correct, (std::vector<bool>{true, true}));
     // A character the reading left out costs nothing here: only read characters have a
@@ -142,8 +142,9 @@ class TestCalibration : public QObject {
     const std::string svgPath = m_dir.filePath("r.svg").toStdString();
     writeCalibrationPlot(r, svgPath);
     QVERIFY(QFileInfo(QString::fromStdString(svgPath)).size() > 1000);
-    QVERIFY(errorOf([&] { writeCalibrationPlot(r, m_dir.filePath("r.gif").toStdString()); })
-                .contains(".png or .svg"));
+    QVERIFY(errorOf([&] {
+              writeCalibrationPlot(r, m_dir.filePath("r.gif").toStdString());
+            }).contains(".png or .svg"));
     if (!ChartCanvas::available() || !hasImageCodecs()) return;
     const std::string png = m_dir.filePath("r.png").toStdString();
     writeCalibrationPlot(r, png);
@@ -153,10 +154,13 @@ class TestCalibration : public QObject {
     // The accuracy bar of the [0.9, 1] bin of the lines' diagram (0.75 high) is drawn: its
     // middle is the bar colour, (74, 127, 181).
     const int left = 64, top = 44, size = std::min(500 - 84, 520 - 130);  // as drawDiagram
-    const int x = left + static_cast<int>(0.95 * size), y = top + size - static_cast<int>(0.4 * size);
+    const int x = left + static_cast<int>(0.95 * size),
+              y = top + size - static_cast<int>(0.4 * size);
     const size_t at = (static_cast<size_t>(y) * 1000 + x) * 3;
-    QVERIFY2(back.rgb[at] == 74 && back.rgb[at + 1] == 127 && back.rgb[at + 2] == 181,
-             qPrintable(QString("%1 %2 %3").arg(back.rgb[at]).arg(back.rgb[at + 1]).arg(back.rgb[at + 2])));
+    QVERIFY2(
+        back.rgb[at] == 74 && back.rgb[at + 1] == 127 && back.rgb[at + 2] == 181,
+        qPrintable(
+            QString("%1 %2 %3").arg(back.rgb[at]).arg(back.rgb[at + 1]).arg(back.rgb[at + 2])));
   }
 
   // The shipped CRNN on 30 digit sequences: its lines' accuracy is the word accuracy `eval`

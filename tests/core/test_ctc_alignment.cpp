@@ -210,19 +210,16 @@ class TestCtcAlignment : public QObject {
   void alignmentShowsWhatWasReadInstead() {
     // Classes blank, a, b. Frames 0-1 favour b (greedy reads "b a"), the truth is "a a": the
     // forced alignment puts the first a where b was read and says so.
-    const auto lp = logOf({{0.1, 0.3, 0.6},
-                           {0.2, 0.3, 0.5},
-                           {0.8, 0.1, 0.1},
-                           {0.1, 0.8, 0.1},
-                           {0.7, 0.2, 0.1}});
+    const auto lp = logOf(
+        {{0.1, 0.3, 0.6}, {0.2, 0.3, 0.5}, {0.8, 0.1, 0.1}, {0.1, 0.8, 0.1}, {0.7, 0.2, 0.1}});
     const std::vector<int> greedy{2, 2, 0, 1, 0};
     std::vector<std::vector<int>> located;
     const FrameSpanMapper mapper = [&](const std::vector<int>& f, size_t n) {
       located.push_back(f);
       // A toy mapping: 10 px a frame, the reading's characters say the height.
-      return FrameSpanLocation{{10.0 * f.front(), 0, 10.0 * (f.back() - f.front() + 1),
-                                static_cast<double>(n)},
-                               {10.0 * f.front() + 5, 1}};
+      return FrameSpanLocation{
+          {10.0 * f.front(), 0, 10.0 * (f.back() - f.front() + 1), static_cast<double>(n)},
+          {10.0 * f.front() + 5, 1}};
     };
     const auto a = alignTranscription("aa", {{"a", {1}}, {"a", {1}}}, lp, 5, 3, greedy, 0, mapper,
                                       {"", "a", "b"});
@@ -257,9 +254,9 @@ class TestCtcAlignment : public QObject {
   // why.
   void traceAlignmentOfACrnn() {
     auto session = ModelSession::open(std::string(FOVEAL_SAMPLES_DIR) + "/models/crnn.fvm");
-    const GreyImage image = readImage(std::string(FOVEAL_SAMPLES_DIR) +
-                                      (hasImageCodecs() ? "/images/digits-46214.png"
-                                                        : "/images/digits-46214.pgm"));
+    const GreyImage image =
+        readImage(std::string(FOVEAL_SAMPLES_DIR) +
+                  (hasImageCodecs() ? "/images/digits-46214.png" : "/images/digits-46214.pgm"));
     const Trace plain = session->trace(image, "bars");
     QVERIFY(plain.alignment.empty());
     QVERIFY(splitUtf8(plain.prediction).size() >= 2);

@@ -61,8 +61,8 @@ class TestCutAccuracy : public QObject {
     const auto j = nlohmann::json::parse(r.toJson());
     QCOMPARE(j["cuts"][1]["boxes"].get<std::string>(), std::string("forced"));
     QVERIFY(QString::fromStdString(cutTable({r})).contains("forced"));
-    const CutReport soft = measureCuts(std::string(FOVEAL_SAMPLES_DIR) + "/models/soft.fvm",
-                                       data, CutOptions{5, {}});
+    const CutReport soft =
+        measureCuts(std::string(FOVEAL_SAMPLES_DIR) + "/models/soft.fvm", data, CutOptions{5, {}});
     QCOMPARE(soft.kinds.size(), size_t(1));
     QCOMPARE(soft.kinds[0].name, std::string("attention"));
     QCOMPARE(soft.images, int64_t(5));

@@ -119,8 +119,9 @@ class TestPageDataset : public QObject {
     QCOMPARE(ds->label(9), std::string("first line"));
     QCOMPARE(ds->label(10), std::string("boxed"));
     QVERIFY(QString::fromStdString(ds->entryName(10)).endsWith("own.xml: line 3 (o3)"));
-    QVERIFY(QString::fromStdString(ds->describe()).contains("3 pages, 11 transcribed lines, 1 "
-                                                            "without text"));
+    QVERIFY(QString::fromStdString(ds->describe())
+                .contains("3 pages, 11 transcribed lines, 1 "
+                          "without text"));
   }
 
   void linesAreCutAsKrakenCutsThem() {

@@ -98,8 +98,7 @@ class TestRemoteMirror : public QObject {
     QTest::newRow("dtrb best") << "best_accuracy.pth" << true << ckpt;
     QTest::newRow("dtrb iter") << "iter_300000.pth" << true << ckpt;
     QTest::newRow("strhub ckpt")
-        << "checkpoints/epoch=3-step=120-val_accuracy=85.0000-val_NED=90.0000.ckpt" << true
-        << ckpt;
+        << "checkpoints/epoch=3-step=120-val_accuracy=85.0000-val_NED=90.0000.ckpt" << true << ckpt;
     QTest::newRow("lightning events")
         << "lightning_logs/version_0/events.out.tfevents.1700000000.gpu-1.77.0" << true << append;
     QTest::newRow("lightning csv") << "lightning_logs/version_0/metrics.csv" << true << whole;
@@ -125,11 +124,12 @@ class TestRemoteMirror : public QObject {
 
   void listingIsNulSeparated() {
     using namespace std::string_literals;
-    const std::string listing = "12 1700000000.500000000 7 ./a b\nc.pth\0"s  // a space, a newline
-                                "junk\0"s                                       // not a record
-                                "5 1.000000000 3 ./metrics.jsonl\0"s
-                                "x 1 2 ./bad-size\0"s
-                                "9 2.000000000 4 history/iter-000000001.fvm"s;  // cut: no NUL
+    const std::string listing =
+        "12 1700000000.500000000 7 ./a b\nc.pth\0"s  // a space, a newline
+        "junk\0"s                                    // not a record
+        "5 1.000000000 3 ./metrics.jsonl\0"s
+        "x 1 2 ./bad-size\0"s
+        "9 2.000000000 4 history/iter-000000001.fvm"s;  // cut: no NUL
     std::vector<std::string> bad;
     const auto e = parseRemoteListing(listing, &bad);
     QCOMPARE(e.size(), size_t(3));
@@ -210,11 +210,13 @@ class TestRemoteMirror : public QObject {
              joined(r.skipped).c_str());
     QVERIFY2(anyContains(r.skipped, "iter-000000020.fvm\\nlatest.fvm"), joined(r.skipped).c_str());
     QVERIFY2(anyContains(r.skipped, "best.fvm: "), joined(r.skipped).c_str());
-    for (const char* f : {"config.json", "metrics.jsonl", "latest.fvm", "history/iter-000000010.fvm"})
+    for (const char* f :
+         {"config.json", "metrics.jsonl", "latest.fvm", "history/iter-000000010.fvm"})
       QVERIFY2(readAll(local / f) == readAll(remote / f), f);
     QVERIFY(fs::is_directory(local / "best.fvm"));
     size_t historyFiles = 0;
-    for (const auto& e : fs::directory_iterator(local / "history")) historyFiles += e.is_regular_file();
+    for (const auto& e : fs::directory_iterator(local / "history"))
+      historyFiles += e.is_regular_file();
     QCOMPARE(historyFiles, size_t(1));
     // The log grows: only its new bytes come, the unchanged checkpoints not again.
     const std::string more = "{\"kind\":\"train\",\"iteration\":2,\"loss\":1.5}\n";
@@ -267,16 +269,15 @@ class TestRemoteMirror : public QObject {
     r = run.mirror();
     QVERIFY2(r.ok, r.error.c_str());
     QCOMPARE(r.bytes, uint64_t(0));
-    const std::string more =
-        "Current_accuracy : 10.000, Current_norm_ED  : 0.50\n";
+    const std::string more = "Current_accuracy : 10.000, Current_norm_ED  : 0.50\n";
     writeAll(remote / "log_train.txt", more, /*append=*/true);
     r = run.mirror();
     QCOMPARE(r.bytes, uint64_t(more.size()));
     QCOMPARE(readAll(local / "log_train.txt"), block + more);
     // A torch zip that its trainer left half-written while it paused is still for the settle
     // time, yet not whole (no end record): not copied; once whole, it is.
-    const std::string zip = readAll(std::string(FOVEAL_SOURCE_DIR) +
-                                    "/tests/data/dtrb/none-vgg-bilstm-attn.zip.pth");
+    const std::string zip =
+        readAll(std::string(FOVEAL_SOURCE_DIR) + "/tests/data/dtrb/none-vgg-bilstm-attn.zip.pth");
     QVERIFY(zip.size() > 1000 && zip.compare(0, 2, "PK") == 0);
     writeAll(remote / "best_norm_ED.pth", zip.substr(0, zip.size() / 2));
     for (int pass = 0; pass < 3; ++pass) {

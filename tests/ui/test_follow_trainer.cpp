@@ -24,11 +24,11 @@
 #include <cmath>
 #include <functional>
 
+#include "import_question.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "probe_filmstrip.h"
 #include "probe_reader.h"
-#include "import_question.h"
 #include "remote_mirrors.h"
 #include "run/run_folder.h"
 #include "run/trainer_logs.h"
@@ -119,7 +119,8 @@ Replay dtrbReplay() {
   }
   r.tail = log.mid(cursor);
   for (const QString& name : {"probe-307.png", "probe-4182.png", "probe-65.png"})
-    r.probes.push_back({kFixture + "probes/" + name, QString(name).section('-', 1).section('.', 0, 0)});
+    r.probes.push_back(
+        {kFixture + "probes/" + name, QString(name).section('-', 1).section('.', 0, 0)});
   for (const QByteArray& l : readFile(kFixture + "replay/probes.txt").split('\n')) {
     const QStringList f = QString::fromUtf8(l).split(QLatin1Char(' '), Qt::SkipEmptyParts);
     if (f.size() == 5) r.expected[f[0] + " " + f[1] + " " + f[2]] = {f[3], f[4].toDouble()};
@@ -142,9 +143,7 @@ void writeSlowly(const QString& path, const QByteArray& bytes, F halfway) {
   QCOMPARE(f.write(bytes.mid(bytes.size() / 2)), bytes.size() - bytes.size() / 2);
 }
 
-int rowOf(ui::TrainingPage& page, const QString& dir) {
-  return page.runs()->rowOf(dir);
-}
+int rowOf(ui::TrainingPage& page, const QString& dir) { return page.runs()->rowOf(dir); }
 
 /// Its index among the runs the plot shows (the ticked ones, in list order).
 int plotIndex(ui::TrainingPage& page, int row) {
@@ -173,11 +172,12 @@ class TestFollowTrainer : public QObject {
               "\"iterations\":300,\"batch_size\":8,\"device\":\"cpu\",\"eval_data\":[]}");
     QByteArray lines;
     for (int it = 10; it <= 300; it += 10)
-      lines += QStringLiteral("{\"kind\":\"train\",\"iteration\":%1,\"loss\":%2,\"elapsed_s\":%3}\n")
-                   .arg(it)
-                   .arg(2.5 * std::exp(-it / 100.0) + 0.2)
-                   .arg(it * 0.2)
-                   .toUtf8();
+      lines +=
+          QStringLiteral("{\"kind\":\"train\",\"iteration\":%1,\"loss\":%2,\"elapsed_s\":%3}\n")
+              .arg(it)
+              .arg(2.5 * std::exp(-it / 100.0) + 0.2)
+              .arg(it * 0.2)
+              .toUtf8();
     writeFile(dir + "/metrics.jsonl", lines);
     return dir;
   }
@@ -232,8 +232,9 @@ class TestFollowTrainer : public QObject {
       *slowestColumn = std::max(*slowestColumn, since.elapsed() / 1000.0);
     }
     log(replay.tail);
-    QCOMPARE(points, int(readFile(kFixture + "tiny-None-VGG-BiLSTM-Attn/log_train.txt")
-                             .count("] Train loss:")));
+    QCOMPARE(
+        points,
+        int(readFile(kFixture + "tiny-None-VGG-BiLSTM-Attn/log_train.txt").count("] Train loss:")));
   }
 
  private Q_SLOTS:
@@ -341,8 +342,8 @@ class TestFollowTrainer : public QObject {
     QVERIFY(ui::loadProbeColumns(side, &error).empty());
     QVERIFY2(error.contains("filmstrip.json") && error.contains("byte"), qPrintable(error));
     // The probe set and the truths its files state (gt.txt beside them, as DTRB's data has).
-    const auto probes = ui::probesFromFiles({kDtrb + "img00_100x32.png", kDtrb + "img04_150x30.png",
-                                             kDtrb + "img07_128x32_rgb.png"});
+    const auto probes = ui::probesFromFiles(
+        {kDtrb + "img00_100x32.png", kDtrb + "img04_150x30.png", kDtrb + "img07_128x32_rgb.png"});
     QCOMPARE(probes.size(), size_t(3));
     QCOMPARE(probes[0].truth, QStringLiteral("42"));
     QCOMPARE(probes[1].truth, QStringLiteral("2026-11"));
@@ -365,10 +366,11 @@ class TestFollowTrainer : public QObject {
     if (root)
       QCOMPARE(side, run + "/.foveal/probes");
     else
-      QVERIFY2(!side.startsWith(run) && side.contains("run-probes/read-only-run-"), qPrintable(side));
+      QVERIFY2(!side.startsWith(run) && side.contains("run-probes/read-only-run-"),
+               qPrintable(side));
     QCOMPARE(ui::probeSideFolder(run, nullptr, false), side);
-    QFile::setPermissions(run, QFileDevice::ReadOwner | QFileDevice::WriteOwner |
-                                   QFileDevice::ExeOwner);
+    QFile::setPermissions(run,
+                          QFileDevice::ReadOwner | QFileDevice::WriteOwner | QFileDevice::ExeOwner);
   }
 
   // The replay, locally: curves, columns, a half-written checkpoint, the cache, the Inspector.
@@ -495,6 +497,7 @@ class TestFollowTrainer : public QObject {
               .toStdString());
     }
     writeFile(dir + "/history/iter-7.fvm", "not the trainer's name");
+    writeFile(dir + "/history/iter-000000400.fvm", "damaged: not a model");
     ui::TrainingPage page;
     page.setPollInterval(100);
     page.addRunFolder(dir);
@@ -504,12 +507,27 @@ class TestFollowTrainer : public QObject {
     for (const QFileInfo& f : QDir(samples).entryInfoList({"digits-*.png"}, QDir::Files))
       if (images.size() < 2) images << f.filePath();
     QCOMPARE(images.size(), 2);
+    QSignalSpy failed(&page, &ui::TrainingPage::failed);
+    images << m_tmp.filePath("gone.png");  // a probe that is not there
     page.filmstrip()->setProbes(ui::probesFromFiles(images));
     QVERIFY(!page.filmstrip()->probes()[0].truth.isEmpty());  // digits-NNN.png states it
-    QTRY_COMPARE_WITH_TIMEOUT(columnsRead(*page.filmstrip(), 2), 3, 30000);
-    QCOMPARE(page.filmstrip()->columns()[0].step, qint64(100));
-    QCOMPARE(page.filmstrip()->columns()[2].step, qint64(300));
-    QCOMPARE(page.filmstrip()->columns()[1].file, QStringLiteral("history/iter-000000200.fvm"));
+    QTRY_COMPARE_WITH_TIMEOUT(columnsRead(*page.filmstrip(), 3), 3, 30000);
+    const auto& columns = page.filmstrip()->columns();
+    QCOMPARE(columns.size(), size_t(4));  // iter-7.fvm is not the trainer's name
+    QCOMPARE(columns[0].step, qint64(100));
+    QCOMPARE(columns[2].step, qint64(300));
+    QCOMPARE(columns[1].file, QStringLiteral("history/iter-000000200.fvm"));
+    // The damaged file: its column says why, once, naming it; the missing image, its cells.
+    QTRY_VERIFY_WITH_TIMEOUT(!columns[3].error.isEmpty(), 30000);
+    QVERIFY2(columns[3].error.contains("iter-000000400.fvm"), qPrintable(columns[3].error));
+    QVERIFY(columns[3].readings.empty());
+    bool named = false;
+    for (const auto& f : failed) named = named || f[0].toString().contains("iter-000000400.fvm");
+    QVERIFY(named);
+    const auto& missing = columns[0].readings.at(page.filmstrip()->probes()[2].path);
+    QVERIFY2(missing.error.contains("gone.png"), qPrintable(missing.error));
+    QVERIFY(!columns[0].readings.at(page.filmstrip()->probes()[0].path).reading.isEmpty() ||
+            columns[0].readings.at(page.filmstrip()->probes()[0].path).error.isEmpty());
   }
 
   // A strhub run (Lightning's event files): its tags on Foveal's panels in Foveal's units (its
@@ -568,9 +586,9 @@ class TestFollowTrainer : public QObject {
     page.mirrors()->setInterval(300);
     page.mirrors()->setSettleSeconds(0.6);
     QString error;
-    const int row = page.addRemoteFolder("ssh://" + host + "/" + remote,
-                                         qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"), {}, local,
-                                         &error);
+    const int row =
+        page.addRemoteFolder("ssh://" + host + "/" + remote,
+                             qEnvironmentVariable("FOVEAL_TEST_SSH_CONFIG"), {}, local, &error);
     QVERIFY2(row >= 0, qPrintable(error));
     connect(page.mirrors(), &ui::RemoteMirrors::mirrored, this, [](const ui::MirrorPass& p) {
       if (!p.ok || !p.skipped.isEmpty() || !p.files.isEmpty())
@@ -581,21 +599,24 @@ class TestFollowTrainer : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(page.runs()->isForeign(row), 20000);
     page.filmstrip()->setProbes(replay.probes);
     double slowest = 0;
-    replayInto(page, local, remote, replay,
-               [&](const QString& name) {
-                 // The half file was not copied here: what is here is a whole earlier version.
-                 const QFileInfo here(local + "/" + name);
-                 QVERIFY(!here.exists() || here.size() != QFileInfo(remote + "/" + name).size());
-               },
-               &slowest);
+    replayInto(
+        page, local, remote, replay,
+        [&](const QString& name) {
+          // The half file was not copied here: what is here is a whole earlier version.
+          const QFileInfo here(local + "/" + name);
+          QVERIFY(!here.exists() || here.size() != QFileInfo(remote + "/" + name).size());
+        },
+        &slowest);
     qInfo("over SSH, a new checkpoint's column was read %.1f s after its log block at most",
           slowest);
     QCOMPARE(readFile(local + "/log_train.txt"), readFile(remote + "/log_train.txt"));
     for (const auto& step : replay.steps)
       QCOMPARE(readFile(local + "/" + step.file), readFile(remote + "/" + step.file));
     QCOMPARE(int(page.filmstrip()->columns().size()), int(replay.steps.size()));
-    QVERIFY(page.runs()->data(page.runs()->index(row, ui::RunListModel::Where)).toString().contains(
-        "mirrored"));
+    QVERIFY(page.runs()
+                ->data(page.runs()->index(row, ui::RunListModel::Where))
+                .toString()
+                .contains("mirrored"));
   }
 
   // The README's screenshots at 1366x768: a DTRB run (the replay above, read from its side
@@ -624,8 +645,8 @@ class TestFollowTrainer : public QObject {
       w.show();
       QVERIFY(QTest::qWaitForWindowExposed(&w));
       QTRY_VERIFY_WITH_TIMEOUT(
-          !page->filmstrip()->isBusy() && columnsRead(*page->filmstrip(), probes) ==
-                                              int(page->filmstrip()->columns().size()) &&
+          !page->filmstrip()->isBusy() &&
+              columnsRead(*page->filmstrip(), probes) == int(page->filmstrip()->columns().size()) &&
               !page->filmstrip()->columns().empty(),
           120000);
       // The last checkpoint's reading of the first probe chosen: the Inspector reads it, the
@@ -650,8 +671,7 @@ class TestFollowTrainer : public QObject {
     if (!QFileInfo::exists(lightning)) QSKIP("no Lightning event files (tests/data/trainer_runs)");
     const QString run = m_tmp.filePath("outputs/parseq/2026-11-23_08-15-02");
     for (const char* v : {"version_0", "version_1"})
-      for (const QFileInfo& f :
-           QDir(lightning + "/lightning_logs/" + v).entryInfoList(QDir::Files))
+      for (const QFileInfo& f : QDir(lightning + "/lightning_logs/" + v).entryInfoList(QDir::Files))
         writeFile(run + "/lightning_logs/" + v + "/" + f.fileName(), readFile(f.filePath()));
     const QString parseq = kSource + "/tests/data/parseq/";
     writeFile(run + "/checkpoints/epoch=0-step=40-val_accuracy=31.2500-val_NED=55.0000.ckpt",
@@ -668,8 +688,9 @@ class TestFollowTrainer : public QObject {
     w.trainingPage()->addRunFolder(fovealRun("soft-words"));
     auto* page = w.trainingPage();
     page->addRunFolder(run);
-    page->filmstrip()->setProbes(ui::probesFromFiles(
-        {parseq + "img00_120x32.png", parseq + "img02_160x48.png", parseq + "img07_64x24_rgb.png"}));
+    page->filmstrip()->setProbes(
+        ui::probesFromFiles({parseq + "img00_120x32.png", parseq + "img02_160x48.png",
+                             parseq + "img07_64x24_rgb.png"}));
     shoot(w, run, QStringLiteral("follow-strhub.png"), 3);
   }
 };

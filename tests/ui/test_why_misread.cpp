@@ -207,8 +207,8 @@ class TestWhyMisread : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(!panel->explainRunner()->isRunning(), 60000);
     if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
       QTest::qWait(300);
-      QVERIFY(dialog->grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") +
-                                  "/why-misread.png"));
+      QVERIFY(
+          dialog->grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/why-misread.png"));
     }
     dialog->close();
     // Without a truth the button goes.

@@ -180,20 +180,20 @@ void WhyMisreadPanel::showSummary() {
     return;
   }
   if (!m_trace) {
-    m_summary->setText(m_error.isEmpty() ? tr("<b>Nothing to show yet</b>")
-                                         : tr("<span style='color:#c62828'>%1</span>")
-                                               .arg(m_error.toHtmlEscaped()));
+    m_summary->setText(
+        m_error.isEmpty()
+            ? tr("<b>Nothing to show yet</b>")
+            : tr("<span style='color:#c62828'>%1</span>").arg(m_error.toHtmlEscaped()));
     return;
   }
   const auto& a = m_trace->alignment;
   const QString reading = qstr(m_trace->prediction);
-  QString text = reading == m_truth
-                     ? tr("<b>Read right:</b> %1 (confidence %2)")
-                           .arg(quoted(reading))
-                           .arg(m_trace->confidence, 0, 'f', 3)
-                     : tr("<b>Truth</b> %1 <b>read as</b> %2 (confidence %3)")
-                           .arg(quoted(m_truth), quoted(reading))
-                           .arg(m_trace->confidence, 0, 'f', 3);
+  QString text = reading == m_truth ? tr("<b>Read right:</b> %1 (confidence %2)")
+                                          .arg(quoted(reading))
+                                          .arg(m_trace->confidence, 0, 'f', 3)
+                                    : tr("<b>Truth</b> %1 <b>read as</b> %2 (confidence %3)")
+                                          .arg(quoted(m_truth), quoted(reading))
+                                          .arg(m_trace->confidence, 0, 'f', 3);
   if (!a.ok()) {
     text += tr("<br><span style='color:#c62828'>No forced alignment: %1</span>")
                 .arg(m_error.toHtmlEscaped());
@@ -216,7 +216,8 @@ void WhyMisreadPanel::showSummary() {
                    .arg(c.readText.empty() ? tr("nothing") : quoted(qstr(c.readText)))
                    .arg(c.prob, 0, 'f', 3);
   if (!wrong.isEmpty())
-    text += tr("<br><span style='color:#c62828'>Misread:</span> %1").arg(wrong.join(QStringLiteral("; ")));
+    text += tr("<br><span style='color:#c62828'>Misread:</span> %1")
+                .arg(wrong.join(QStringLiteral("; ")));
   m_summary->setText(text);
 }
 
@@ -229,10 +230,11 @@ void WhyMisreadPanel::explainCharacter(WhyMisreadView::Row row, int index) {
       core::attributionMethodFromString(m_method->currentData().toString().toStdString());
   m_progress->setValue(0);
   m_progress->show();
-  m_attribution->setText(tr("%1 of %2 %3...")
-                             .arg(m_method->currentText())
-                             .arg(row == WhyMisreadView::Row::Truth ? tr("true") : tr("read"))
-                             .arg(quoted(qstr(explained->steps[static_cast<size_t>(index)].token))));
+  m_attribution->setText(
+      tr("%1 of %2 %3...")
+          .arg(m_method->currentText())
+          .arg(row == WhyMisreadView::Row::Truth ? tr("true") : tr("read"))
+          .arg(quoted(qstr(explained->steps[static_cast<size_t>(index)].token))));
   m_explainer->start(m_session, m_image, explained, method, index, /*curves=*/false);
 }
 

@@ -20,10 +20,10 @@ constexpr double kRight = 12;
 constexpr double kTop = 6;
 constexpr double kMaxImageHeight = 150;
 constexpr int kMaxPosteriorRows = 14;
-const QColor kRead(230, 124, 20);      // the read characters (the shown path)
-const QColor kTruth(30, 110, 200);     // the true characters (the forced alignment)
-const QColor kMisread(198, 40, 40);    // a true character read as something else
-const QColor kDiffer(255, 205, 210);   // a frame where the paths differ
+const QColor kRead(230, 124, 20);     // the read characters (the shown path)
+const QColor kTruth(30, 110, 200);    // the true characters (the forced alignment)
+const QColor kMisread(198, 40, 40);   // a true character read as something else
+const QColor kDiffer(255, 205, 210);  // a frame where the paths differ
 const QString kBlankMark = QStringLiteral("\u00b7");
 
 double nan() { return std::numeric_limits<double>::quiet_NaN(); }
@@ -254,13 +254,13 @@ QRectF WhyMisreadView::frameColumn(int frame) const {
   const int n = frameCount();
   if (!m_trace || frame < 0 || frame >= n) return {};
   const double c = frameCentre(frame);
-  const double lo = frame > 0 ? (frameCentre(frame - 1) + c) / 2 : c - (n > 1 ? (frameCentre(1) - c) / 2 : c);
+  const double lo =
+      frame > 0 ? (frameCentre(frame - 1) + c) / 2 : c - (n > 1 ? (frameCentre(1) - c) / 2 : c);
   const double hi = frame + 1 < n ? (frameCentre(frame + 1) + c) / 2
                                   : c + (n > 1 ? (c - frameCentre(frame - 1)) / 2 : c);
   const double x0 = std::clamp(lo, 0.0, static_cast<double>(m_trace->imageW));
   const double x1 = std::clamp(hi, 0.0, static_cast<double>(m_trace->imageW));
-  return {m_l.left + x0 * m_l.scale, m_l.shownRow, std::max(1.0, (x1 - x0) * m_l.scale),
-          m_l.rowH};
+  return {m_l.left + x0 * m_l.scale, m_l.shownRow, std::max(1.0, (x1 - x0) * m_l.scale), m_l.rowH};
 }
 
 QString WhyMisreadView::shownAt(int frame) const {

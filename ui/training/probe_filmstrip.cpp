@@ -22,7 +22,7 @@
 namespace foveal::ui {
 
 namespace {
-constexpr int kLabelWidth = 172;  // the probe's image, truth and verdict
+constexpr int kLabelWidth = 172;   // the probe's image, truth and verdict
 constexpr int kHeaderHeight = 66;  // the step ruler and the probe set's accuracy
 constexpr int kThumbHeight = 24;   // a probe's image in a cell
 constexpr int kAlignHeight = 6;    // the steps x regions strip under it
@@ -88,12 +88,9 @@ class FilmstripCanvas : public QWidget {
     if (col >= 0) {
       m_strip->chooseCell(row, col);
     } else if (e->position().y() < kHeaderHeight && e->position().x() >= kLabelWidth) {
+      // The training time scrubbed: that checkpoint's reading of the probe chosen last.
       const int c = int(e->position().x() - kLabelWidth) / ProbeFilmstrip::kCellWidth;
-      if (c < int(m_strip->m_columns.size())) {
-        m_strip->m_current = c;
-        Q_EMIT m_strip->stepChosen(double(m_strip->m_columns[size_t(c)].step));
-        update();
-      }
+      if (c < int(m_strip->m_columns.size())) m_strip->chooseCell(m_strip->m_probeRow, c);
     }
   }
   void mouseMoveEvent(QMouseEvent* e) override {
@@ -110,18 +107,19 @@ class FilmstripCanvas : public QWidget {
                       .arg(QFileInfo(p.path).fileName().toHtmlEscaped());
     const auto it = c.readings.find(p.path);
     if (!c.error.isEmpty())
-      tip += QStringLiteral("<br><span style='color:#c62828'>%1</span>").arg(c.error.toHtmlEscaped());
+      tip +=
+          QStringLiteral("<br><span style='color:#c62828'>%1</span>").arg(c.error.toHtmlEscaped());
     else if (it != c.readings.end() && !it->second.error.isEmpty())
       tip += QStringLiteral("<br><span style='color:#c62828'>%1</span>")
                  .arg(it->second.error.toHtmlEscaped());
     else if (it != c.readings.end())
-      tip += QObject::tr("<br>reads \"%1\" (confidence %2)%3<br><i>click: open it in the "
-                         "Inspector</i>")
+      tip += QObject::tr(
+                 "<br>reads \"%1\" (confidence %2)%3<br><i>click: open it in the "
+                 "Inspector</i>")
                  .arg(it->second.reading.toHtmlEscaped())
                  .arg(it->second.confidence, 0, 'f', 3)
-                 .arg(p.hasTruth()
-                          ? QObject::tr(", truth \"%1\"").arg(p.truth.toHtmlEscaped())
-                          : QString());
+                 .arg(p.hasTruth() ? QObject::tr(", truth \"%1\"").arg(p.truth.toHtmlEscaped())
+                                   : QString());
     setToolTip(tip);
   }
   void paintEvent(QPaintEvent*) override {
@@ -138,12 +136,12 @@ class FilmstripCanvas : public QWidget {
     for (int r = 0; r < int(probes.size()); ++r) {
       const int y = kHeaderHeight + r * ProbeFilmstrip::kCellHeight;
       if (r % 2) g.fillRect(0, y, width(), ProbeFilmstrip::kCellHeight, palette().alternateBase());
-      paintLabel(g, fm, probes[size_t(r)], m_strip->verdict(r), QRect(0, y, kLabelWidth,
-                                                                    ProbeFilmstrip::kCellHeight));
+      paintLabel(g, fm, probes[size_t(r)], m_strip->verdict(r),
+                 QRect(0, y, kLabelWidth, ProbeFilmstrip::kCellHeight));
       for (int c = 0; c < int(columns.size()); ++c)
         paintCell(g, fm, columns[size_t(c)], probes[size_t(r)],
-                  QRect(kLabelWidth + c * ProbeFilmstrip::kCellWidth, y,
-                        ProbeFilmstrip::kCellWidth, ProbeFilmstrip::kCellHeight),
+                  QRect(kLabelWidth + c * ProbeFilmstrip::kCellWidth, y, ProbeFilmstrip::kCellWidth,
+                        ProbeFilmstrip::kCellHeight),
                   c == m_strip->m_current);
     }
     if (probes.empty()) {
@@ -221,8 +219,8 @@ class FilmstripCanvas : public QWidget {
     g.drawPath(path);
   }
 
-  void paintLabel(QPainter& g, const QFontMetrics& fm, const ProbeImage& p,
-                  const ProbeVerdict& v, const QRect& r) {
+  void paintLabel(QPainter& g, const QFontMetrics& fm, const ProbeImage& p, const ProbeVerdict& v,
+                  const QRect& r) {
     const QImage img = thumbnail(p.path);
     const QRect box(r.left() + 4, r.top() + 4, r.width() - 8, 30);
     if (!img.isNull()) {
@@ -230,12 +228,14 @@ class FilmstripCanvas : public QWidget {
       g.drawImage(box.topLeft(), s);
     }
     g.setPen(palette().text().color());
-    const QString truth = p.hasTruth() ? QObject::tr("truth \"%1\"").arg(p.truth)
-                                       : QFileInfo(p.path).fileName();
-    g.drawText(QRect(r.left() + 4, r.top() + 36, r.width() - 8, 14), Qt::AlignLeft | Qt::AlignVCenter,
+    const QString truth =
+        p.hasTruth() ? QObject::tr("truth \"%1\"").arg(p.truth) : QFileInfo(p.path).fileName();
+    g.drawText(QRect(r.left() + 4, r.top() + 36, r.width() - 8, 14),
+               Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(truth, Qt::ElideMiddle, r.width() - 8));
     g.setPen(verdictColour(v));
-    g.drawText(QRect(r.left() + 4, r.top() + 51, r.width() - 8, 14), Qt::AlignLeft | Qt::AlignVCenter,
+    g.drawText(QRect(r.left() + 4, r.top() + 51, r.width() - 8, 14),
+               Qt::AlignLeft | Qt::AlignVCenter,
                fm.elidedText(v.text(), Qt::ElideRight, r.width() - 8));
   }
 
@@ -368,8 +368,7 @@ ProbeFilmstrip::ProbeFilmstrip(QWidget* parent) : QWidget(parent) {
   m_scroll->setWidgetResizable(false);
   layout->addWidget(m_scroll, 1);
   connect(m_choose, &QPushButton::clicked, this, &ProbeFilmstrip::chooseProbes);
-  connect(&m_watcher, &QFutureWatcher<ProbeJobResult>::finished, this,
-          &ProbeFilmstrip::onFinished);
+  connect(&m_watcher, &QFutureWatcher<ProbeJobResult>::finished, this, &ProbeFilmstrip::onFinished);
   updateView();
 }
 
@@ -377,7 +376,8 @@ ProbeFilmstrip::~ProbeFilmstrip() { m_watcher.waitForFinished(); }
 
 void ProbeFilmstrip::setRun(const QString& runDir,
                             std::shared_ptr<const core::TrainerRun> trainer) {
-  const QString clean = runDir.isEmpty() ? QString() : QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
+  const QString clean =
+      runDir.isEmpty() ? QString() : QDir::cleanPath(QFileInfo(runDir).absoluteFilePath());
   if (clean == m_runDir && trainer == m_trainer) return;
   m_runDir = clean;
   m_trainer = std::move(trainer);
@@ -417,7 +417,8 @@ std::vector<ProbeColumn> ProbeFilmstrip::listCheckpoints() const {
       if (it < 0 || f.fileName().toStdString() != core::run_folder::historyFileName(it))
         continue;  // only the names the trainer writes
       ProbeColumn col;
-      col.file = QString::fromLatin1(core::run_folder::kHistoryDir) + QLatin1Char('/') + f.fileName();
+      col.file =
+          QString::fromLatin1(core::run_folder::kHistoryDir) + QLatin1Char('/') + f.fileName();
       col.step = it;
       col.size = f.size();
       col.mtimeNs = fileTimeNs(f);
@@ -525,7 +526,8 @@ void ProbeFilmstrip::onFinished() {
     if (m_side.isEmpty()) m_side = probeSideFolder(m_runDir, &m_sideError);
     if (!m_side.isEmpty() && !saveProbeColumns(m_side, m_columns, &error)) Q_EMIT failed(error);
     if (!r.column.error.isEmpty())
-      Q_EMIT failed(tr("%1 (step %2): %3").arg(r.column.file).arg(r.column.step).arg(r.column.error));
+      Q_EMIT failed(
+          tr("%1 (step %2): %3").arg(r.column.file).arg(r.column.step).arg(r.column.error));
   }
   updateView();
   Q_EMIT columnsChanged();
@@ -568,6 +570,7 @@ void ProbeFilmstrip::chooseCell(int probe, int column) {
   if (probe < 0 || probe >= int(m_probes.size()) || column < 0 || column >= int(m_columns.size()))
     return;
   m_current = column;
+  m_probeRow = probe;
   m_canvas->update();
   const ProbeColumn& c = m_columns[size_t(column)];
   Q_EMIT stepChosen(double(c.step));

@@ -102,6 +102,7 @@ class ProbeFilmstrip : public QWidget {
   QStringList m_opened;
   QString m_reading;  ///< the key being read
   int m_current = -1;
+  int m_probeRow = 0;  ///< the probe chosen last: a click on the ruler reads it there
   qint64 m_lastStep = 0;
   QFutureWatcher<ProbeJobResult> m_watcher;
   QString m_sideError;

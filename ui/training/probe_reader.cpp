@@ -58,9 +58,7 @@ QJsonObject readJson(const QString& path, QString* error) {
   return doc.object();
 }
 
-qint64 fileTimeNs(const QFileInfo& f) {
-  return f.lastModified().toMSecsSinceEpoch() * 1000000LL;
-}
+qint64 fileTimeNs(const QFileInfo& f) { return f.lastModified().toMSecsSinceEpoch() * 1000000LL; }
 
 }  // namespace
 
@@ -98,7 +96,8 @@ ProbeReading ProbeReading::fromJson(const QJsonObject& o) {
   r.error = o.value(QStringLiteral("error")).toString();
   r.reading = o.value(QStringLiteral("reading")).toString();
   r.confidence = o.value(QStringLiteral("confidence")).toDouble();
-  if (o.contains(QStringLiteral("correct"))) r.correct = o.value(QStringLiteral("correct")).toBool();
+  if (o.contains(QStringLiteral("correct")))
+    r.correct = o.value(QStringLiteral("correct")).toBool();
   r.decoder = o.value(QStringLiteral("decoder")).toString();
   const QJsonArray size = o.value(QStringLiteral("size")).toArray();
   r.imageW = size.size() == 2 ? size[0].toInt() : 0;
@@ -195,8 +194,8 @@ QString probeSideFolder(const QString& runDir, QString* error, bool create) {
   if (base.isEmpty()) base = QDir::home().filePath(QStringLiteral(".local/share/foveal"));
   const QString key = QString::fromLatin1(
       QCryptographicHash::hash(clean.toUtf8(), QCryptographicHash::Sha1).toHex().left(16));
-  const QString elsewhere = QDir(base).filePath(
-      QStringLiteral("run-probes/%1-%2").arg(QFileInfo(clean).fileName(), key));
+  const QString elsewhere =
+      QDir(base).filePath(QStringLiteral("run-probes/%1-%2").arg(QFileInfo(clean).fileName(), key));
   if (!create) {
     if (QFileInfo(inRun).isDir()) return inRun;
     if (QFileInfo(elsewhere).isDir()) return elsewhere;
@@ -236,10 +235,10 @@ bool saveProbeSet(const QString& sideFolder, const std::vector<ProbeImage>& prob
   QJsonArray a;
   for (const auto& p : probes)
     a.append(QJsonObject{{QStringLiteral("path"), p.path}, {QStringLiteral("truth"), p.truth}});
-  return writeJson(QDir(sideFolder).filePath(kProbesFile),
-                   QJsonObject{{QStringLiteral("version"), kCacheVersion},
-                               {QStringLiteral("probes"), a}},
-                   error);
+  return writeJson(
+      QDir(sideFolder).filePath(kProbesFile),
+      QJsonObject{{QStringLiteral("version"), kCacheVersion}, {QStringLiteral("probes"), a}},
+      error);
 }
 
 std::vector<ProbeImage> probesFromFiles(const QStringList& paths) {
@@ -311,14 +310,13 @@ bool saveProbeColumns(const QString& sideFolder, const std::vector<ProbeColumn>&
     if (!c.error.isEmpty()) e[QStringLiteral("error")] = c.error;
     a.append(e);
   }
-  return writeJson(QDir(sideFolder).filePath(kColumnsFile),
-                   QJsonObject{{QStringLiteral("version"), kCacheVersion},
-                               {QStringLiteral("columns"), a}},
-                   error);
+  return writeJson(
+      QDir(sideFolder).filePath(kColumnsFile),
+      QJsonObject{{QStringLiteral("version"), kCacheVersion}, {QStringLiteral("columns"), a}},
+      error);
 }
 
-core::ImportOptions probeImportOptions(const QString& runDir, const QString& file,
-                                       QString* error) {
+core::ImportOptions probeImportOptions(const QString& runDir, const QString& file, QString* error) {
   try {
     return core::trainerCheckpointOptions(runDir.toStdString(), file.toStdString());
   } catch (const std::exception& e) {
@@ -349,8 +347,7 @@ ProbeColumn readProbeColumn(const ProbeJob& job, bool* changed) {
     const core::ImportOptions options = probeImportOptions(job.runDir, col.file, &optionsError);
     if (!optionsError.isEmpty()) throw std::runtime_error(optionsError.toStdString());
     const auto session = core::ModelSession::open(path.toStdString(), options);
-    const bool text =
-        core::train::wantsTextScoring(session->config().charset, std::string("auto"));
+    const bool text = core::train::wantsTextScoring(session->config().charset, std::string("auto"));
     for (const auto& probe : job.probes) {
       ProbeReading r;
       const ImageFile image = readImageFile(probe.path);
@@ -375,8 +372,8 @@ ProbeColumn readProbeColumn(const ProbeJob& job, bool* changed) {
           r.attention.emplace_back(a.begin(), a.end());
         }
         if (probe.hasTruth())
-          r.correct = core::train::scorePrediction(t.prediction, probe.truth.toStdString(), text)
-                          .correct;
+          r.correct =
+              core::train::scorePrediction(t.prediction, probe.truth.toStdString(), text).correct;
       } catch (const std::exception& e) {
         r = ProbeReading{};
         r.error = QString::fromStdString(e.what());

@@ -36,7 +36,7 @@ struct ProbeImage {
 struct ProbeReading {
   QString reading;
   double confidence = 0;
-  QString error;  ///< the image or the checkpoint could not be read: why
+  QString error;                ///< the image or the checkpoint could not be read: why
   std::optional<bool> correct;  ///< scored against the truth (as evaluation scores); none: no truth
   QString decoder;              ///< "attention" or "ctc"
   int imageW = 0, imageH = 0;

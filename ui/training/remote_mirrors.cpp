@@ -110,8 +110,9 @@ RemoteFolderDialog::RemoteFolderDialog(const QString& runsRoot, QWidget* parent)
   auto* form = new QFormLayout;
   m_target = new QLineEdit(this);
   m_target->setPlaceholderText(QStringLiteral("ssh://me@gpu-server/saved_models/TPS-ResNet"));
-  m_target->setToolTip(tr("ssh://[user@]host[:port]/DIR (DIR relative to the home folder; "
-                          "//DIR absolute), or slurm://login/DIR"));
+  m_target->setToolTip(
+      tr("ssh://[user@]host[:port]/DIR (DIR relative to the home folder; "
+         "//DIR absolute), or slurm://login/DIR"));
   m_config = new QLineEdit(this);
   m_config->setPlaceholderText(tr("ssh's own (~/.ssh/config)"));
   m_identity = new QLineEdit(this);
