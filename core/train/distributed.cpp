@@ -57,6 +57,20 @@ std::optional<DistributedOptions> DistributedOptions::fromEnvironment() {
 
 #ifdef FOVEAL_WITH_C10D
 
+namespace {
+
+// The store's classic backend. LibTorch 2.4 and later default to a libuv one, which Debian 13's
+// LibTorch 2.6 is built without ("use_libuv was requested but PyTorch was build without libuv
+// support"); LibTorch before 2.2 (Debian 12's 1.13) has no such option and only the classic one.
+template <typename Options>
+auto useClassicStore(Options& o, int) -> decltype(o.useLibUV = false, void()) {
+  o.useLibUV = false;
+}
+template <typename Options>
+void useClassicStore(Options&, long) {}
+
+}  // namespace
+
 bool distributedAvailable() { return true; }
 
 struct ProcessGroup::Impl {
@@ -73,6 +87,7 @@ ProcessGroup::ProcessGroup(const DistributedOptions& o) : m_options(o), d(new Im
     so.numWorkers = static_cast<size_t>(o.worldSize);
     so.waitWorkers = true;
     so.timeout = o.timeout;
+    useClassicStore(so, 0);
     d->store = c10::make_intrusive<c10d::TCPStore>(o.masterAddr, so);
     auto options = c10d::ProcessGroupGloo::Options::create(o.timeout);
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(o.masterAddr));

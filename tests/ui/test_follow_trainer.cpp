@@ -443,7 +443,21 @@ class TestFollowTrainer : public QObject {
     QCOMPARE(strip.accuracy().front(), 0.0);
     QCOMPARE(strip.accuracy().back(), 1.0);
     // The probe accuracy is a curve on the plot, at the checkpoints' steps.
-    page.plot()->setMetrics(page.plot()->metrics() << ui::kProbeAccuracyKey);
+    // ... chosen under More, which offers the DTRB run's tags beyond the catalogue too.
+    auto* more = page.findChild<QToolButton*>(QStringLiteral("moreCurves"));
+    QVERIFY(more && more->menu());
+    QStringList offered;
+    QAction* probeAction = nullptr;
+    for (QAction* a : more->menu()->actions()) {
+      offered << a->data().toString();
+      if (a->data().toString() == ui::kProbeAccuracyKey) probeAction = a;
+    }
+    QVERIFY2(offered.contains(ui::trainerTagKey("val_loss")), qPrintable(offered.join(", ")));
+    QVERIFY(offered.contains(ui::trainerTagKey("Best_accuracy")));
+    QVERIFY(probeAction && !probeAction->isChecked());
+    QVERIFY(!page.plot()->metrics().contains(ui::kProbeAccuracyKey));
+    probeAction->setChecked(true);
+    QVERIFY(page.plot()->metrics().contains(ui::kProbeAccuracyKey));
     page.plot()->replotNow();
     QTRY_COMPARE(page.plot()->pointCount(ui::kProbeAccuracyKey, plotIndex(page, row)), saved);
     // Scrubbing: the last column's reading of probe 1 goes to the Inspector, with opt.txt's
@@ -526,8 +540,60 @@ class TestFollowTrainer : public QObject {
     QVERIFY(named);
     const auto& missing = columns[0].readings.at(page.filmstrip()->probes()[2].path);
     QVERIFY2(missing.error.contains("gone.png"), qPrintable(missing.error));
-    QVERIFY(!columns[0].readings.at(page.filmstrip()->probes()[0].path).reading.isEmpty() ||
-            columns[0].readings.at(page.filmstrip()->probes()[0].path).error.isEmpty());
+    QVERIFY(columns[0].readings.at(page.filmstrip()->probes()[0].path).error.isEmpty());
+  }
+
+  // An event file appended record by record while the page follows it (as a SummaryWriter
+  // flushes), some records in two writes: the loss curve grows by each loss record, a short last
+  // record waits for its rest (no damage), and the end equals a reading of the whole file.
+  void followsAnEventFileRecordByRecord() {
+    const QString source =
+        kSource + "/tests/data/trainer_runs/tensorboard/lightning/lightning_logs/version_0";
+    const QFileInfoList files = QDir(source).entryInfoList({"events.out.tfevents.*"}, QDir::Files);
+    if (files.isEmpty()) QSKIP("no Lightning event files (tests/data/trainer_runs)");
+    const QByteArray bytes = readFile(files.front().filePath());
+    // TFRecord framing: 8-byte length, its masked CRC (4), the data, its masked CRC (4).
+    std::vector<QByteArray> records;
+    for (qint64 at = 0; at + 12 <= bytes.size();) {
+      quint64 n = 0;
+      for (int i = 7; i >= 0; --i) n = (n << 8) | quint8(bytes[int(at + i)]);
+      records.push_back(bytes.mid(at, qint64(12 + n + 4)));
+      at += qint64(12 + n + 4);
+    }
+    QVERIFY(records.size() > 5);
+    const QString run = m_tmp.filePath("lightning-live");
+    const QString file = run + "/lightning_logs/version_0/" + files.front().fileName();
+    writeFile(file, records.front());  // the file_version event: the run is recognised
+    ui::TrainingPage page;
+    page.setPollInterval(100);
+    const int row = page.addRunFolder(run);
+    QTRY_VERIFY_WITH_TIMEOUT(page.runs()->isForeign(row), 10000);
+    int losses = 0;
+    for (size_t i = 1; i < records.size(); ++i) {
+      const QByteArray& r = records[i];
+      if (i % 3 == 0) {  // in two writes, the page looking in between
+        writeFile(file, r.left(r.size() / 2), true);
+        QTest::qWait(300);
+        writeFile(file, r.mid(r.size() / 2), true);
+      } else {
+        writeFile(file, r, true);
+      }
+      if (!r.contains("loss") || r.contains("val_loss")) continue;  // a loss scalar record
+      ++losses;
+      QTRY_VERIFY_WITH_TIMEOUT((page.plot()->replotNow(),
+                                page.plot()->pointCount("loss", plotIndex(page, row)) >= losses),
+                               10000);
+    }
+    QVERIFY(page.runs()->trainer(row)->damage().empty());
+    core::TrainerRun reference((QFileInfo(file).absolutePath() + "/../..").toStdString());
+    reference.refresh();
+    QVERIFY(reference.find("loss"));
+    page.plot()->replotNow();
+    QCOMPARE(page.plot()->pointCount("loss", plotIndex(page, row)),
+             int(reference.find("loss")->points.size()));
+    QCOMPARE(losses, int(reference.find("loss")->points.size()));
+    qInfo("%d records appended one by one (%d in two writes), %d loss points followed",
+          int(records.size()), int(records.size() / 3), losses);
   }
 
   // A strhub run (Lightning's event files): its tags on Foveal's panels in Foveal's units (its

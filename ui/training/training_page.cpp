@@ -53,8 +53,7 @@ const Setting<QString> kRunsRoot(QStringLiteral("training/runsRoot"),
                                  QDir::home().filePath(QStringLiteral("foveal-runs")));
 const Setting<QStringList> kMetrics(QStringLiteral("training/metrics"), {});
 /// The panels beyond the catalogue chosen in "More" (other trainers' tags, the probe accuracy).
-const Setting<QStringList> kExtraMetrics(QStringLiteral("training/extraMetrics"),
-                                         {QStringLiteral("probe_accuracy")});
+const Setting<QStringList> kExtraMetrics(QStringLiteral("training/extraMetrics"), {});
 const Setting<int> kSmoothing(QStringLiteral("training/smoothing"), 60);
 const Setting<bool> kLogScale(QStringLiteral("training/logScale"), false);
 const Setting<QString> kExportFolder(QStringLiteral("training/exportFolder"), {});
@@ -641,6 +640,7 @@ void TrainingPage::updateExtraMetrics() {
       keys.removeAll(key);
       if (on) keys << key;
       m_plot->setMetrics(keys);
+      kMetrics.set(m_plot->metrics());  // the catalogue's boxes save this list too
       updatePlotRuns();
     });
   }
