@@ -78,6 +78,7 @@ class TestModel : public QObject {
     if (!cpuHasNativeBf16()) QSKIP("this CPU has no native bf16 (or LibTorch no MKL-DNN)");
     QVERIFY(!cpuBf16Pays(64));
     QVERIFY(cpuBf16Pays(128));
+    torch::manual_seed(3);  // the same image whichever tests ran before
     auto image = torch::rand({4, 1, 32, 100}) * 2 - 1;
     bool used = false;
     auto runWidth = [&](double width, bool bf16) {
@@ -108,7 +109,10 @@ class TestModel : public QObject {
     QVERIFY2(rel < 0.05, qPrintable(QString::number(rel)));
     const double cosine =
         (g16 * g32).sum().item<double>() / (g16.norm() * g32.norm()).item<double>();
-    QVERIFY2(cosine > 0.98, qPrintable(QString::number(cosine)));
+    // bf16 keeps 8 bits of mantissa: the first layer's gradient, summed through every layer
+    // above it, points within a few degrees of fp32's (0.9799 at 2 threads on an AVX512-BF16 EPYC
+    // under load, 0.98-0.99 elsewhere); a broken bf16 path gives a cosine far below.
+    QVERIFY2(cosine > 0.97, qPrintable(QString::number(cosine)));
     QVERIFY(!cpuBf16Convolutions());
   }
 

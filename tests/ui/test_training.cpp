@@ -993,7 +993,10 @@ class TestTraining : public QObject {
         const QPoint centre = input->mapTo(dialog.settingsArea()->widget(), input->rect().center());
         dialog.settingsArea()->ensureVisible(centre.x(), centre.y(), input->width() / 2 + 1,
                                              input->height() / 2 + 1);
-        QTest::qWait(5);
+        // Shown rows settle through posted layout requests (the settings' width follows its
+        // rows): wait for them, a loaded machine takes longer.
+        QTRY_VERIFY_WITH_TIMEOUT(input->visibleRegion().boundingRect().size() == input->size(),
+                                 3000);
         const QRect seen = input->visibleRegion().boundingRect();
         QVERIFY2(seen.size() == input->size(),
                  qPrintable(QString("%1 %2 %3: %4x%5 of %6x%7 in view")
