@@ -272,7 +272,9 @@ class TestErrorAnalysis : public QObject {
       QFAIL("no readable entry, no error");
     } catch (const Error& e) {
       QVERIFY2(
-          QString(e.what()).contains("can read no entry") && QString(e.what()).contains("hard.fvm"),
+          QString(e.what()).contains("no model can read an entry") &&
+              QString(e.what()).contains("hard.fvm") &&
+              QString(e.what()).contains("outside the charset"),
           e.what());
     }
   }
