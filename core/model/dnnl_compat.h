@@ -1,6 +1,6 @@
 #pragma once
-// The few oneDNN calls whose spelling changed between oneDNN 2.x (Debian 12's libdnnl 2.6/2.7)
-// and 3.x (Debian 13's libdnnl 3.x), chosen at compile time from the version oneDNN declares
+// The few oneDNN calls whose spelling changed between oneDNN 2.x (Debian 12's libdnnl 2.6)
+// and 3.x (Debian 13's libdnnl 3.7), chosen at compile time from the version oneDNN declares
 // (DNNL_VERSION_MAJOR, oneapi/dnnl/dnnl_version.h, which dnnl.hpp includes). Both build the same
 // primitives from the same descriptions:
 // - 3.x removed the operation descriptors (convolution_forward::desc, pooling_forward::desc,
