@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "model/charset.h"
+#include "model/ctc_lattice.h"
 #include "trace/trace.h"
 
 namespace foveal::core {
@@ -44,16 +45,6 @@ void checkLabels(const std::vector<int>& labels, int classes, int blank, const c
                   std::to_string(labels[i]) + ", not one of the " + std::to_string(classes) +
                   " classes");
   }
-}
-
-// The lattice: blank, y1, blank, y2, ..., yn, blank.
-std::vector<int> extended(const std::vector<int>& labels, int blank) {
-  std::vector<int> ext{blank};
-  for (int c : labels) {
-    ext.push_back(c);
-    ext.push_back(blank);
-  }
-  return ext;
 }
 
 std::string tooFewFrames(const std::string& what, const std::vector<int>& labels, int frames) {
@@ -109,36 +100,16 @@ CtcViterbiPath ctcViterbi(const std::vector<double>& logProbs, int frames, int c
   if (ctcMinimumFrames(labels) > frames) throw Error(tooFewFrames("the truth", labels, frames));
   CtcViterbiPath out;
   if (frames == 0) return out;  // and no labels: the empty path
-  const std::vector<int> ext = extended(labels, blank);
-  const int s = static_cast<int>(ext.size());
-  std::vector<double> score(static_cast<size_t>(frames) * s, kNegInf);
-  std::vector<int> from(static_cast<size_t>(frames) * s, -1);
-  auto at = [&](int t, int j) -> double& { return score[static_cast<size_t>(t) * s + j]; };
-  auto lp = [&](int t, int c) { return logProbs[static_cast<size_t>(t) * classes + c]; };
-  at(0, 0) = lp(0, ext[0]);
-  if (s > 1) at(0, 1) = lp(0, ext[1]);
-  for (int t = 1; t < frames; ++t)
-    for (int j = 0; j < s; ++j) {
-      // From the same state, the one before, or (a class unlike the one two back) over a blank.
-      int best = j;
-      double v = at(t - 1, j);
-      if (j >= 1 && at(t - 1, j - 1) > v) v = at(t - 1, best = j - 1);
-      if (j >= 2 && ext[j] != blank && ext[j] != ext[j - 2] && at(t - 1, j - 2) > v)
-        v = at(t - 1, best = j - 2);
-      if (v == kNegInf) continue;
-      at(t, j) = v + lp(t, ext[j]);
-      from[static_cast<size_t>(t) * s + j] = best;
-    }
-  int j = s - 1;
-  if (s > 1 && at(frames - 1, s - 2) > at(frames - 1, s - 1)) j = s - 2;
+  const auto best = ctcBestLatticePath(logProbs, frames, classes, labels, blank);
   // Enough frames always leave a finite end; a -inf log p (a class of probability 0) does not.
-  if (at(frames - 1, j) == kNegInf)
-    throw Error("CTC alignment: every path of the truth has probability 0");
-  out.logProb = at(frames - 1, j);
+  if (best.states.empty()) throw Error("CTC alignment: every path of the truth has probability 0");
+  const std::vector<int> ext = ctcExtendedLabel(labels, blank);
+  out.logProb = best.logProb;
   out.frameClass.assign(static_cast<size_t>(frames), blank);
   out.frameLabel.assign(static_cast<size_t>(frames), -1);
   out.spans.assign(labels.size(), {-1, -1});
   for (int t = frames - 1; t >= 0; --t) {
+    const int j = best.states[static_cast<size_t>(t)];
     out.frameClass[static_cast<size_t>(t)] = ext[static_cast<size_t>(j)];
     if (j % 2 == 1) {
       const int label = j / 2;
@@ -147,7 +118,6 @@ CtcViterbiPath ctcViterbi(const std::vector<double>& logProbs, int frames, int c
       if (span.second < 0) span.second = t;
       span.first = t;
     }
-    if (t > 0) j = from[static_cast<size_t>(t) * s + j];
   }
   return out;
 }
@@ -158,7 +128,7 @@ double ctcLogLikelihood(const std::vector<double>& logProbs, int frames, int cla
   checkLabels(labels, classes, blank, "CTC likelihood");
   if (ctcMinimumFrames(labels) > frames) return kNegInf;
   if (frames == 0) return 0.0;
-  const std::vector<int> ext = extended(labels, blank);
+  const std::vector<int> ext = ctcExtendedLabel(labels, blank);
   const int s = static_cast<int>(ext.size());
   std::vector<double> alpha(static_cast<size_t>(s), kNegInf), next(alpha.size());
   auto lp = [&](int t, int c) { return logProbs[static_cast<size_t>(t) * classes + c]; };

@@ -1,4 +1,5 @@
 #include "model/stages/ctc_prediction.h"
+#include "model/ctc_lattice.h"
 
 #include <ATen/ops/ctc_loss.h>
 
@@ -99,40 +100,11 @@ std::vector<CtcHypothesis> ctcPrefixBeamSearch(const std::vector<double>& logPro
 
 std::vector<int> ctcBestPath(const std::vector<double>& logProbs, int m, int k,
                              const std::vector<int>& tokens, int blank) {
-  // The label with blanks around every class: blank, y1, blank, y2, ..., yn, blank.
-  std::vector<int> ext{blank};
-  for (int c : tokens) {
-    ext.push_back(c);
-    ext.push_back(blank);
-  }
-  const int s = static_cast<int>(ext.size());
-  if (m <= 0) return tokens.empty() ? std::vector<int>{} : std::vector<int>{};
-  std::vector<double> score(static_cast<size_t>(m) * s, kNegInf);
-  std::vector<int> from(static_cast<size_t>(m) * s, -1);
-  auto at = [&](int t, int j) -> double& { return score[static_cast<size_t>(t) * s + j]; };
-  auto lp = [&](int t, int c) { return logProbs[static_cast<size_t>(t) * k + c]; };
-  at(0, 0) = lp(0, ext[0]);
-  if (s > 1) at(0, 1) = lp(0, ext[1]);
-  for (int t = 1; t < m; ++t)
-    for (int j = 0; j < s; ++j) {
-      // From the same state, the one before, or (a class unlike the one two back) skipping a blank.
-      int best = j;
-      double v = at(t - 1, j);
-      if (j >= 1 && at(t - 1, j - 1) > v) v = at(t - 1, best = j - 1);
-      if (j >= 2 && ext[j] != blank && ext[j] != ext[j - 2] && at(t - 1, j - 2) > v)
-        v = at(t - 1, best = j - 2);
-      if (v == kNegInf) continue;
-      at(t, j) = v + lp(t, ext[j]);
-      from[static_cast<size_t>(t) * s + j] = best;
-    }
-  int j = s - 1;
-  if (s > 1 && at(m - 1, s - 2) > at(m - 1, s - 1)) j = s - 2;
-  if (at(m - 1, j) == kNegInf) return {};
-  std::vector<int> path(static_cast<size_t>(m));
-  for (int t = m - 1; t >= 0; --t) {
-    path[static_cast<size_t>(t)] = ext[static_cast<size_t>(j)];
-    if (t > 0) j = from[static_cast<size_t>(t) * s + j];
-  }
+  const auto best = ctcBestLatticePath(logProbs, m, k, tokens, blank);
+  const std::vector<int> ext = ctcExtendedLabel(tokens, blank);
+  std::vector<int> path;
+  path.reserve(best.states.size());
+  for (int j : best.states) path.push_back(ext[static_cast<size_t>(j)]);
   return path;
 }
 
