@@ -18,9 +18,9 @@
 #include "trace/model_session.h"
 #include "train/calibration.h"
 #include "train/cut_accuracy.h"
+#include "train/doubt_eval.h"
 #include "train/error_analysis.h"
 #include "train/evaluation.h"
-#include "train/doubt_eval.h"
 #include "train/faithfulness_eval.h"
 #include "train/reader_evaluation.h"
 #include "train/train_config.h"
@@ -221,8 +221,7 @@ int runDoubt(const CliArgs& a, const tr::EvalOptions& eval) {
           shown = now;
           const double s = std::chrono::duration<double>(now - started).count();
           std::fprintf(stderr, "doubt of %s on %s: %lld / %lld images, %.1f s\n", model.c_str(),
-                       set.c_str(), static_cast<long long>(done), static_cast<long long>(total),
-                       s);
+                       set.c_str(), static_cast<long long>(done), static_cast<long long>(total), s);
         }
         return !stop;
       };
@@ -303,7 +302,8 @@ int runCuts(const CliArgs& a, const tr::EvalOptions& eval) {
     reports.push_back(tr::measureCuts(model, sets.front(), o));
   if (a.has("json")) {
     std::cout << "[";
-    for (size_t i = 0; i < reports.size(); ++i) std::cout << (i ? ",\n" : "\n") << reports[i].toJson();
+    for (size_t i = 0; i < reports.size(); ++i)
+      std::cout << (i ? ",\n" : "\n") << reports[i].toJson();
     std::cout << "\n]\n";
   } else {
     std::cout << "character cuts against the true boxes of " << sets.front() << "\n\n"

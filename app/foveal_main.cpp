@@ -90,8 +90,8 @@ int main(int argc, char** argv) {
       QStringLiteral("layout"),
       QStringLiteral("PAGE-XML or ALTO layout of the page (its lines are read with the model)."),
       QStringLiteral("FILE.xml"));
-  parser.addOptions({model, truth, exportCurves, run, metrics, smoothing, size, logScale, page,
-                     layout});
+  parser.addOptions(
+      {model, truth, exportCurves, run, metrics, smoothing, size, logScale, page, layout});
   parser.addPositionalArgument(QStringLiteral("image"), QStringLiteral("Image to read."));
   parser.process(app);
 

@@ -193,7 +193,8 @@ void MainWindow::buildPages() {
   // A page's line is the document's image by now: the Inspector shows it.
   connect(m_pageView, &PageView::inspectRequested, this,
           [this] { m_tabs->setCurrentWidget(m_inspector); });
-  connect(m_pageView, &PageView::pageOpened, this, [this] { m_tabs->setCurrentWidget(m_pageView); });
+  connect(m_pageView, &PageView::pageOpened, this,
+          [this] { m_tabs->setCurrentWidget(m_pageView); });
   auto inspectFailure = [this](const QImage& image, const QString& source, const QString& truth,
                                const QString& model, int beamWidth) {
     openFailure(image, source, truth, {model}, model, beamWidth);
@@ -248,7 +249,7 @@ void MainWindow::buildMenus() {
   file->addAction(tr("&Export View..."), QKeySequence(Qt::CTRL | Qt::Key_E), this,
                   &MainWindow::exportView);
   file->addMenu(tr("Export &Figure"))->addActions(m_exports->figureActions());
-  file->addAction(m_exports->traceAction());          // Ctrl+Shift+E
+  file->addAction(m_exports->traceAction());  // Ctrl+Shift+E
   file->addActions(m_pageView->exportActions());
   file->addAction(m_training->exportCurvesAction());  // Ctrl+Shift+C
   file->addSeparator();

@@ -119,7 +119,6 @@ Layout layOut(const Trace& trace) {
   return l;
 }
 
-
 // The other readings of a beam search (not the one the steps show), best first.
 std::vector<const BeamHypothesis*> otherReadings(const Trace& trace) {
   std::vector<const BeamHypothesis*> out;

@@ -189,8 +189,7 @@ MirrorKind mirrorKind(const std::string& name, bool foreign) {
     return foreign || top ? MirrorKind::Append : MirrorKind::Skip;
   if (!foreign) {
     if (parts.size() == 2)
-      return parts[0] == run_folder::kHistoryDir &&
-                     run_folder::historyIteration(base) >= 0 &&
+      return parts[0] == run_folder::kHistoryDir && run_folder::historyIteration(base) >= 0 &&
                      base == run_folder::historyFileName(run_folder::historyIteration(base))
                  ? MirrorKind::Whole
                  : MirrorKind::Skip;
@@ -211,8 +210,8 @@ MirrorKind mirrorKind(const std::string& name, bool foreign) {
   if (base == "metrics.csv" || base == "hparams.yaml" || base == "config.yml" ||
       base == "config.yaml" || base == "last_checkpoint")
     return MirrorKind::Whole;
-  for (const char* ext : {".pth", ".ckpt", ".pdparams", ".mlmodel", ".pt", ".safetensors",
-                          ".pth.tar"})
+  for (const char* ext :
+       {".pth", ".ckpt", ".pdparams", ".mlmodel", ".pt", ".safetensors", ".pth.tar"})
     if (endsWith(base, ext) && base.size() > std::strlen(ext)) return MirrorKind::Checkpoint;
   return MirrorKind::Skip;
 }
@@ -479,8 +478,8 @@ std::string fetch(const RemoteShell& sh, const std::string& command, const std::
   if (p.timedOut) why = "timed out";
   if (!sh.local() && (p.exitCode == kSshConnectionFailed || p.timedOut || p.exitCode < 0))
     throw ConnectionLost{
-        "reading " + printableName(name) + " on " + sh.where() + " failed: " +
-        (why.empty() ? "ssh exited with status " + std::to_string(p.exitCode) : why)};
+        "reading " + printableName(name) + " on " + sh.where() +
+        " failed: " + (why.empty() ? "ssh exited with status " + std::to_string(p.exitCode) : why)};
   throw Unreadable{why.empty() ? "cannot be read (status " + std::to_string(p.exitCode) + ")"
                                : "cannot be read: " + why};
 }
@@ -513,10 +512,10 @@ std::string RemoteRun::listingCommand() const {
     names += (names.empty() ? "-name " : " -o -name ") + shellQuote(pattern);
   };
   if (m_foreign) {
-    for (const char* p : {"log_train.txt", "log_dataset.txt", "opt.txt", "*.log", "scalars.json",
-                          "metrics.csv", "hparams.yaml", "config.yml", "config.yaml",
-                          "last_checkpoint", "events.out.tfevents.*", "*.pth", "*.ckpt",
-                          "*.pdparams", "*.mlmodel", "*.pt", "*.safetensors", "*.pth.tar"})
+    for (const char* p :
+         {"log_train.txt", "log_dataset.txt", "opt.txt", "*.log", "scalars.json", "metrics.csv",
+          "hparams.yaml", "config.yml", "config.yaml", "last_checkpoint", "events.out.tfevents.*",
+          "*.pth", "*.ckpt", "*.pdparams", "*.mlmodel", "*.pt", "*.safetensors", "*.pth.tar"})
       add(p);
   } else {
     for (const char* p : {run_folder::kConfig, run_folder::kMetrics, run_folder::kTrainLog,
@@ -558,9 +557,8 @@ MirrorResult RemoteRun::mirror() {
       changed = true;
     }
     if (state != remote.end()) remote.erase(state);
-    const double now = std::chrono::duration<double>(
-                           std::chrono::system_clock::now().time_since_epoch())
-                           .count();
+    const double now =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const auto& [name, info] : remote) {
       const auto& [size, signature] = info;
       const MirrorKind kind = mirrorKind(name, m_foreign);
@@ -572,8 +570,7 @@ MirrorResult RemoteRun::mirror() {
       std::error_code ec;
       const uint64_t have = fs::exists(local, ec) ? fs::file_size(local, ec) : 0;
       try {
-        if (kind == MirrorKind::Append && (oldInode.empty() || oldInode == inode) &&
-            size >= have) {
+        if (kind == MirrorKind::Append && (oldInode.empty() || oldInode == inode) && size >= have) {
           // Grown in place: the bytes after the local size.
           mirrorAppend(name, size, r);
           if (old == m_mirrored.end() || old->second != signature) {

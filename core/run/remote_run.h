@@ -86,8 +86,8 @@ enum class MirrorKind {
 /// best.fvm, latest.state, history/iter-NNNNNNNNN.fvm and top-level event files. Another
 /// trainer's (`foreign`): its logs (log_train.txt, opt.txt, train.log, *.log, scalars.json,
 /// metrics.csv, hparams.yaml, events.out.tfevents.*) and checkpoints (*.pth, *.ckpt, *.pdparams,
-/// *.mlmodel, *.safetensors, *.pt, *.pth.tar), at most four folders deep, every part of the path plain (letters, digits,
-/// . _ - = + , @; not starting with '.' or '-').
+/// *.mlmodel, *.safetensors, *.pt, *.pth.tar), at most four folders deep, every part of the path
+/// plain (letters, digits, . _ - = + , @; not starting with '.' or '-').
 MirrorKind mirrorKind(const std::string& name, bool foreign);
 
 /// One file of the remote listing: its path relative to the run folder, its size, and its

@@ -88,9 +88,9 @@ double catalogueValue(const std::string& format, const std::string& tag, double 
 
 /// A trainer's checkpoint in the folder.
 struct TrainerCheckpoint {
-  std::string file;     ///< path relative to the run folder
-  int64_t step = -1;    ///< the iteration or step it was written at (from its name or the log); -1
-  int64_t epoch = -1;   ///< the epoch its name says (epoch_3.pth, epoch=3-...); -1
+  std::string file;    ///< path relative to the run folder
+  int64_t step = -1;   ///< the iteration or step it was written at (from its name or the log); -1
+  int64_t epoch = -1;  ///< the epoch its name says (epoch_3.pth, epoch=3-...); -1
   uint64_t size = 0;
   int64_t mtimeNs = 0;  ///< modification time, nanoseconds since the epoch
 };

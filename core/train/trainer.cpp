@@ -262,8 +262,8 @@ struct Trainer::Impl {
       const double time = record.at(run_folder::kTimeKey).get<double>();
       const int64_t it = record.value("iteration", int64_t(0));
       if (!events)
-        events = std::make_unique<TensorBoardWriter>((run / run_folder::kTensorBoardDir).string(),
-                                                     time);
+        events =
+            std::make_unique<TensorBoardWriter>((run / run_folder::kTensorBoardDir).string(), time);
       if (kind == "resume") return events->addSessionStart(it + 1, time);
       const auto scalars = [&](const json& fields, const std::string& prefix) {
         for (const auto& [key, value] : fields.items())

@@ -271,11 +271,10 @@ class TestErrorAnalysis : public QObject {
       runErrorAnalysis({model}, folder.toStdString());
       QFAIL("no readable entry, no error");
     } catch (const Error& e) {
-      QVERIFY2(
-          QString(e.what()).contains("no model can read an entry") &&
-              QString(e.what()).contains("hard.fvm") &&
-              QString(e.what()).contains("outside the charset"),
-          e.what());
+      QVERIFY2(QString(e.what()).contains("no model can read an entry") &&
+                   QString(e.what()).contains("hard.fvm") &&
+                   QString(e.what()).contains("outside the charset"),
+               e.what());
     }
   }
 

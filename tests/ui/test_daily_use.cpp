@@ -6,26 +6,26 @@
 // the tests save what they show (step-panel-*.png, ...).
 #include <QHeaderView>
 #include <QLabel>
+#include <QListView>
 #include <QScrollArea>
 #include <QScrollBar>
+#include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextDocument>
-#include <QListView>
-#include <QStatusBar>
 #include <QtTest/QtTest>
 
 #include <QPushButton>
 #include "attention_grid.h"
 #include "beam_list.h"
 #include "compare_page.h"
+#include "data/dataset_factory.h"
 #include "data_check_panel.h"
+#include "dataset_browser.h"
+#include "dataset_model.h"
 #include "inspector_exports.h"
 #include "inspector_page.h"
 #include "live_preview.h"
-#include "data/dataset_factory.h"
-#include "dataset_browser.h"
-#include "dataset_model.h"
 #include "main_window.h"
 #include "metrics_plot.h"
 #include "model/model_variants.h"

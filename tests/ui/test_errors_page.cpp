@@ -265,7 +265,8 @@ class TestErrorsPage : public QObject {
     const QString letters = m_dir.filePath("letters/model.fvm");
     const QString digitsA = m_dir.filePath("exp1/model.fvm");
     const QString digitsB = m_dir.filePath("exp2/model.fvm");
-    for (const QString& p : {letters, digitsA, digitsB}) QVERIFY(QDir().mkpath(QFileInfo(p).path()));
+    for (const QString& p : {letters, digitsA, digitsB})
+      QVERIFY(QDir().mkpath(QFileInfo(p).path()));
     auto lettersConfig = test::tinyConfig("soft");
     lettersConfig.charset = "abcdef";
     core::ModelSession::create(lettersConfig, 3)->save(letters.toStdString());
@@ -297,7 +298,8 @@ class TestErrorsPage : public QObject {
     QCOMPARE(QString::fromStdString(a->unread[0].model), letters);
     QCOMPARE(page.table()->rowCount(), 4);
     const QString status = page.statusText();
-    QVERIFY2(status.contains("letters/model") && status.contains("can read no entry: 4 entries skipped") &&
+    QVERIFY2(status.contains("letters/model") &&
+                 status.contains("can read no entry: 4 entries skipped") &&
                  status.contains("outside the charset"),
              qPrintable(status));
     QCOMPARE(status.count("outside the charset"), 1);  // once
@@ -398,8 +400,9 @@ class TestErrorsPage : public QObject {
     // The column in view, not hidden off to the right (issue 64).
     QTest::qWait(50);
     const int x = page.view()->columnViewportPosition(column);
-    QVERIFY2(x >= 0 && x + page.view()->columnWidth(column) <= page.view()->viewport()->width(),
-             qPrintable(QString("column at %1 of %2").arg(x).arg(page.view()->viewport()->width())));
+    QVERIFY2(
+        x >= 0 && x + page.view()->columnWidth(column) <= page.view()->viewport()->width(),
+        qPrintable(QString("column at %1 of %2").arg(x).arg(page.view()->viewport()->width())));
     auto* view = page.view()->model();
     double previous = -1;
     for (int r = 0; r < view->rowCount(); ++r) {

@@ -1039,7 +1039,8 @@ class TestMainWindow : public QObject {
     QCOMPARE(ui::withFilterSuffix("/d/img_trace.xml", "PAGE-XML 2019 (*.page.xml)"),
              QString("/d/img_trace.page.xml"));
     QCOMPARE(ui::withFilterSuffix("/d/img_trace", "CSV (*.csv)"), QString("/d/img_trace.csv"));
-    QCOMPARE(ui::withFilterSuffix("/d/a.alto.xml", "ALTO v4 (*.alto.xml)"), QString("/d/a.alto.xml"));
+    QCOMPARE(ui::withFilterSuffix("/d/a.alto.xml", "ALTO v4 (*.alto.xml)"),
+             QString("/d/a.alto.xml"));
     QCOMPARE(ui::withFilterSuffix("/d/a.json", "CSV (*.csv)"), QString("/d/a.json"));  // typed
     QCOMPARE(ui::exportTrace(*w.trace(), ui::withFilterSuffix(m_dir.filePath("t_trace.xml"),
                                                               "ALTO v4 (*.alto.xml)")),

@@ -5,8 +5,8 @@
 // tesseract-inspector.png, tesseract-errors.png).
 #include <QComboBox>
 #include <QLabel>
-#include <QStandardItemModel>
 #include <QPushButton>
+#include <QStandardItemModel>
 #include <QtTest/QtTest>
 
 #include "compare_page.h"
@@ -174,8 +174,8 @@ class TestTesseractGui : public QObject {
     QCOMPARE(w.trace()->prediction, std::string());
     auto* summary = w.inspector()->findChild<QLabel*>("readingSummary");
     QVERIFY(summary);
-    QTRY_VERIFY2_WITH_TIMEOUT(summary->text().contains("Read nothing"),
-                              qPrintable(summary->text()), 5000);
+    QTRY_VERIFY2_WITH_TIMEOUT(summary->text().contains("Read nothing"), qPrintable(summary->text()),
+                              5000);
     QVERIFY(!summary->text().contains("Reading..."));
   }
 };

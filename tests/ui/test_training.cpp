@@ -402,7 +402,8 @@ class TestTraining : public QObject {
       if (v->model() == page.runs()) view = v;
     QVERIFY(view);
     for (int row = 0; row < page.runs()->rowCount(); ++row) {
-      const QString shown = page.runs()->data(page.runs()->index(row, ui::RunListModel::Name)).toString();
+      const QString shown =
+          page.runs()->data(page.runs()->index(row, ui::RunListModel::Name)).toString();
       QVERIFY2(names.contains(shown), qPrintable(shown));
       const int need = view->fontMetrics().horizontalAdvance(shown);
       const int have = view->columnWidth(ui::RunListModel::Name);
@@ -420,8 +421,10 @@ class TestTraining : public QObject {
       if (y->label().isEmpty()) continue;
       ++titles;
       const int need = QFontMetrics(y->labelFont()).horizontalAdvance(y->label());
-      QVERIFY2(need <= rect->height(),
-               qPrintable(QString("'%1': %2 px in a %3 px panel").arg(y->label()).arg(need).arg(rect->height())));
+      QVERIFY2(need <= rect->height(), qPrintable(QString("'%1': %2 px in a %3 px panel")
+                                                      .arg(y->label())
+                                                      .arg(need)
+                                                      .arg(rect->height())));
     }
     QVERIFY(titles >= 4);
   }

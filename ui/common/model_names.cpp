@@ -48,15 +48,15 @@ QStringList modelDisplayNames(const QStringList& paths) {
     QString name = nameAt(p, depth);
     if (depth >= 1) {
       const QFileInfo info(p);
-      const QString withoutSuffix = name.left(name.size() - info.fileName().size()) +
-                                    info.completeBaseName();
+      const QString withoutSuffix =
+          name.left(name.size() - info.fileName().size()) + info.completeBaseName();
       bool shared = false;
       for (int j = 0; j < paths.size() && !shared; ++j) {
         if (j == i || paths[j] == p) continue;
         const QFileInfo other(paths[j]);
         const QString o = nameAt(paths[j], depth);
-        shared = o.left(o.size() - other.fileName().size()) + other.completeBaseName() ==
-                 withoutSuffix;
+        shared =
+            o.left(o.size() - other.fileName().size()) + other.completeBaseName() == withoutSuffix;
       }
       if (!shared) name = withoutSuffix;
     }

@@ -198,7 +198,7 @@ bool ReadingDocument::openModelWith(const QString& path, const core::ImportOptio
 void ReadingDocument::addModelFolder(const QString& folder) { m_models->addFolder(folder); }
 
 void ReadingDocument::restoreModels(const QStringList& opened, const QStringList& compared,
-                                   const QString& inspected) {
+                                    const QString& inspected) {
   QStringList all = opened;
   for (const QString& path : compared)
     if (!all.contains(path)) all << path;

@@ -169,8 +169,8 @@ class ReadingDocument : public QObject {
   QString m_source;
   QString m_truth;
   std::vector<core::Box> m_truthBoxes;
-  std::shared_ptr<const core::GreyImage> m_page;  ///< setPageLine(): the page m_grey is cut from
-  core::KrakenLineSpec m_pageLine;                ///< ... and the line it is
+  std::shared_ptr<const core::GreyImage> m_page;     ///< setPageLine(): the page m_grey is cut from
+  core::KrakenLineSpec m_pageLine;                   ///< ... and the line it is
   QFutureWatcher<ImageFile>* m_imageRead = nullptr;  ///< the newest openImage() still reading
   bool m_truthGiven = false;                         ///< a truth was set while m_imageRead reads
 

@@ -4,8 +4,8 @@
 #include <QColor>
 
 #include "base/text_metrics.h"
-#include "train/evaluation.h"
 #include "qt_convert.h"
+#include "train/evaluation.h"
 
 namespace foveal::ui {
 
@@ -55,9 +55,9 @@ QVariant CompareSummaryModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const Row& r = m_rows[static_cast<size_t>(index.row())];
   const bool known = !m_truth.isEmpty() && r.trace;
-  const bool right =
-      known && core::train::scorePrediction(r.trace->prediction, m_truth.toStdString(), r.textScoring)
-                   .correct;
+  const bool right = known && core::train::scorePrediction(r.trace->prediction,
+                                                           m_truth.toStdString(), r.textScoring)
+                                  .correct;
   if (role == Qt::ForegroundRole && index.column() == Correct && known)
     return QBrush(right ? QColor(26, 127, 55) : QColor(198, 40, 40));
   if (role == Qt::ToolTipRole && !r.error.isEmpty()) return r.error;

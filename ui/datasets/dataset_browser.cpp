@@ -28,7 +28,7 @@ const Setting<QString> kLastDataset(QStringLiteral("datasets/last"),
 const Setting<int> kLastEntry(QStringLiteral("datasets/lastEntry"), -1);
 const Setting<QStringList> kRecentDatasets(QStringLiteral("datasets/recent"), {});
 constexpr int kMaxRecentDatasets = 12;
-}
+}  // namespace
 
 DatasetBrowser::DatasetBrowser(QWidget* parent) : QWidget(parent), m_model(new DatasetModel(this)) {
   auto* layout = new QVBoxLayout(this);

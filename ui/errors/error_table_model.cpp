@@ -172,7 +172,8 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
       QStringList who;
       for (int m = 0; m < modelCount(); ++m)
-        if (correct(row, m)) who << modelName(m_analysis.get(), m_analysis->models[size_t(m)].model);
+        if (correct(row, m))
+          who << modelName(m_analysis.get(), m_analysis->models[size_t(m)].model);
       return who.isEmpty() ? tr("No model read it right")
                            : tr("Read right by %1").arg(who.join(QStringLiteral(", ")));
     }

@@ -1,10 +1,10 @@
 #include "metrics_plot.h"
 #include "run/run_folder.h"
 
-#include <QFontMetrics>
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QLabel>
 #include <QPdfWriter>
 #include <QSaveFile>
@@ -212,8 +212,8 @@ MetricsPlot::MetricsPlot(QWidget* parent)
       QCPAxis* y = rect->axis(QCPAxis::atLeft);
       const QString full = y->property(kFullLabel).toString();
       if (full.isEmpty()) continue;
-      const QString shown =
-          QFontMetrics(y->labelFont()).elidedText(full, Qt::ElideRight, std::max(8, rect->height()));
+      const QString shown = QFontMetrics(y->labelFont())
+                                .elidedText(full, Qt::ElideRight, std::max(8, rect->height()));
       if (y->label() != shown) y->setLabel(shown);
     }
   });

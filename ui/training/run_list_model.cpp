@@ -446,9 +446,10 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       break;
     case Where:
       if (role == Qt::DisplayRole) {
-        const QString trainer = e.trainer && e.trainer->format()
-                                    ? QStringLiteral(" · ") + QString::fromStdString(e.trainer->trainer())
-                                    : QString();
+        const QString trainer =
+            e.trainer && e.trainer->format()
+                ? QStringLiteral(" · ") + QString::fromStdString(e.trainer->trainer())
+                : QString();
         if (e.target.isEmpty()) return tr("this machine") + trainer;
         QString s = e.target + trainer;
         if (!e.jobId.isEmpty()) s += tr(" · job %1").arg(e.jobId);

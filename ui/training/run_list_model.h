@@ -7,8 +7,8 @@
 // core/run/trainer_logs.h) is a row too: its trainer's logs are read by core::TrainerRun, its
 // status is Running while they grow and Stale once they stop (such a trainer writes no end).
 #include <QAbstractTableModel>
-#include <QDateTime>
 #include <QColor>
+#include <QDateTime>
 #include <QStringList>
 #include <memory>
 #include <vector>

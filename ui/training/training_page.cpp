@@ -15,6 +15,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -23,7 +24,6 @@
 #include <QSlider>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
-#include <QMenu>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
@@ -36,13 +36,13 @@
 #include "live_preview.h"
 #include "metrics_plot.h"
 #include "probe_filmstrip.h"
+#include "qcustomplot_include.h"
 #include "remote_mirrors.h"
 #include "run/remote_run.h"
-#include "trainer_curves.h"
-#include "qcustomplot_include.h"
 #include "run_list_model.h"
 #include "run_settings_model.h"
 #include "settings.h"
+#include "trainer_curves.h"
 #include "training_launch_dialog.h"
 
 namespace foveal::ui {
@@ -617,7 +617,8 @@ void TrainingPage::updateExtraMetrics() {
     if (m_runs->isForeign(r)) trainers.push_back(m_runs->trainer(r));
   std::vector<MetricDef> defs = extraMetricDefsOf(trainers);
   bool same = defs.size() == m_plot->extraMetrics().size();
-  for (size_t i = 0; same && i < defs.size(); ++i) same = defs[i].key == m_plot->extraMetrics()[i].key;
+  for (size_t i = 0; same && i < defs.size(); ++i)
+    same = defs[i].key == m_plot->extraMetrics()[i].key;
   if (same && !m_moreCurves->menu()->isEmpty()) return;
   m_plot->setExtraMetrics(defs);
   QStringList keys = m_plot->metrics();
@@ -663,14 +664,16 @@ void TrainingPage::onMirrored(const MirrorPass& pass) {
   if (m_runs->rowOf(pass.dir) < 0) return;
   const QString when = QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss"));
   if (!pass.ok) {
-    m_runs->setJobState(pass.dir, tr("mirror: connection lost at %1 (%2); retrying").arg(when, pass.error));
+    m_runs->setJobState(pass.dir,
+                        tr("mirror: connection lost at %1 (%2); retrying").arg(when, pass.error));
     return;
   }
   QString state = tr("mirror: mirrored %1").arg(when);
   if (!pass.skipped.isEmpty()) {
     state += tr(", %n file(s) left out", nullptr, int(pass.skipped.size()));
-    Q_EMIT message(tr("%1: left out %2").arg(QFileInfo(pass.dir).fileName(),
-                                            pass.skipped.join(QStringLiteral("; "))));
+    Q_EMIT message(
+        tr("%1: left out %2")
+            .arg(QFileInfo(pass.dir).fileName(), pass.skipped.join(QStringLiteral("; "))));
   }
   m_runs->setJobState(pass.dir, state);
   if (!pass.files.isEmpty()) scheduleRefresh();
