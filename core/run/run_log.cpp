@@ -33,15 +33,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-/// "nan", "inf", "-Infinity"... as a double; nothing for other strings.
-std::optional<double> nonFinite(const std::string& s) {
-  const std::string l = lower(s);
-  if (l == "nan" || l == "-nan" || l == "+nan") return kNaN;
-  if (l == "inf" || l == "+inf" || l == "infinity" || l == "+infinity") return kInf;
-  if (l == "-inf" || l == "-infinity") return -kInf;
-  return std::nullopt;
-}
-
 std::optional<double> asNumber(const json& v) {
   if (v.is_null()) return kNaN;
   if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
@@ -57,7 +48,40 @@ std::optional<double> asNumber(const json& v) {
   return std::nullopt;
 }
 
-/// Python's json module writes NaN, Infinity and -Infinity bare; quote them so the line parses.
+void collect(const json& object, std::map<std::string, double>& values,
+             std::map<std::string, std::string>* strings) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (auto d = asNumber(it.value()))
+      values[it.key()] = *d;
+    else if (strings && it.value().is_string())
+      (*strings)[it.key()] = it.value().get<std::string>();
+  }
+}
+
+double secondsSince(const fs::path& p) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(p, ec);
+  if (ec) return std::numeric_limits<double>::infinity();
+  return std::chrono::duration<double>(fs::file_time_type::clock::now() - t).count();
+}
+
+std::string formatDuration(double seconds) {
+  const auto s = static_cast<long long>(seconds);
+  if (s < 120) return std::to_string(s) + " s";
+  if (s < 7200) return std::to_string(s / 60) + " min";
+  return std::to_string(s / 3600) + " h " + std::to_string((s % 3600) / 60) + " min";
+}
+
+}  // namespace
+
+std::optional<double> nonFinite(const std::string& s) {
+  const std::string l = lower(s);
+  if (l == "nan" || l == "-nan" || l == "+nan") return kNaN;
+  if (l == "inf" || l == "+inf" || l == "infinity" || l == "+infinity") return kInf;
+  if (l == "-inf" || l == "-infinity") return -kInf;
+  return std::nullopt;
+}
+
 std::string quoteBareNonFinite(const std::string& line) {
   std::string out;
   out.reserve(line.size() + 16);
@@ -94,32 +118,6 @@ std::string quoteBareNonFinite(const std::string& line) {
   }
   return out;
 }
-
-void collect(const json& object, std::map<std::string, double>& values,
-             std::map<std::string, std::string>* strings) {
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    if (auto d = asNumber(it.value()))
-      values[it.key()] = *d;
-    else if (strings && it.value().is_string())
-      (*strings)[it.key()] = it.value().get<std::string>();
-  }
-}
-
-double secondsSince(const fs::path& p) {
-  std::error_code ec;
-  const auto t = fs::last_write_time(p, ec);
-  if (ec) return std::numeric_limits<double>::infinity();
-  return std::chrono::duration<double>(fs::file_time_type::clock::now() - t).count();
-}
-
-std::string formatDuration(double seconds) {
-  const auto s = static_cast<long long>(seconds);
-  if (s < 120) return std::to_string(s) + " s";
-  if (s < 7200) return std::to_string(s / 60) + " min";
-  return std::to_string(s / 3600) + " h " + std::to_string((s % 3600) / 60) + " min";
-}
-
-}  // namespace
 
 double MetricRecord::value(const std::string& key) const {
   const auto it = values.find(key);

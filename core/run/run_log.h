@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct CorruptLine {
   int64_t line = 0;
   std::string message;
 };
+
+/// "nan", "inf", "-Infinity"... (any case) as a double; nothing for other strings.
+std::optional<double> nonFinite(const std::string& s);
+/// Python's json module writes NaN, Infinity and -Infinity bare: the line with them (and the
+/// other spellings nonFinite() reads) quoted outside strings, so that it parses as JSON.
+std::string quoteBareNonFinite(const std::string& line);
 
 /// Parses one line (without its newline). Throws Error describing the problem.
 MetricRecord parseMetricLine(const std::string& line, int64_t lineNumber);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <system_error>
 
+#include "run/run_log.h"
 #include "run/trainer_log_parts.h"
 
 namespace foveal::core {
@@ -242,47 +243,12 @@ class DtrbFormat : public RunLogFormat {
 // ----------------------------------------------------------------------------------------------
 // MMEngine's vis_data/scalars.json
 
-/// Python's json module writes NaN, Infinity and -Infinity bare: quote them so the line parses.
-std::string quoteBareNonFinite(const std::string& line) {
-  std::string out;
-  out.reserve(line.size() + 16);
-  bool inString = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (inString) {
-      out += c;
-      if (c == '\\' && i + 1 < line.size())
-        out += line[++i];
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
-    if (c == '"') inString = true;
-    bool replaced = false;
-    for (const char* token : {"-Infinity", "Infinity", "NaN"}) {
-      const size_t n = std::char_traits<char>::length(token);
-      if (line.compare(i, n, token) == 0) {
-        out += '"';
-        out += token;
-        out += '"';
-        i += n - 1;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += c;
-  }
-  return out;
-}
-
 std::optional<double> jsonNumber(const json& v) {
   if (v.is_number()) return v.get<double>();
   if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    if (s == "NaN") return kNaN;
-    if (s == "Infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+    return nonFinite(s);  // Python's NaN, Infinity, -Infinity, quoted by quoteBareNonFinite
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
+#include "base/utf8.h"
 #include "model/charset.h"
 #include "model/kraken_bidi.h"
 #include "model/kraken_codec.h"
@@ -13,32 +14,6 @@
 namespace foveal::core {
 
 namespace {
-
-std::string utf8Of(char32_t cp) {
-  std::string s;
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xC0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xE0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    s += static_cast<char>(0xF0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    s += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-  return s;
-}
-
-std::string utf8Of(const std::u32string& text) {
-  std::string s;
-  for (char32_t cp : text) s += utf8Of(cp);
-  return s;
-}
 
 std::vector<TruthUnit> krakenUnits(const ModelConfig& config, const std::string& truth) {
   const KrakenCodec codec = KrakenCodec::fromJson(config.kraken.codecJson, "the model's codec");

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/utf8.h"
 #include "data/dataset_factory.h"
 #include "image/chart_png.h"
 #include "image/colour_png.h"
@@ -33,28 +34,6 @@ using nlohmann::json;
 
 // Every class in the top-k: the output entropy and the CTC columns' entropy are then exact.
 constexpr int kAllClasses = 1 << 20;
-
-std::string utf8Of(const std::u32string& text) {
-  std::string s;
-  for (char32_t cp : text) {
-    if (cp < 0x80) {
-      s += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      s += static_cast<char>(0xC0 | (cp >> 6));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      s += static_cast<char>(0xE0 | (cp >> 12));
-      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      s += static_cast<char>(0xF0 | (cp >> 18));
-      s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  return s;
-}
 
 // The truth in the order the steps read. A reading shown reordered for display (kraken's records:
 // the network reads right-to-left text from the left, rpred gives it back in logical order) has
