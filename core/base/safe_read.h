@@ -9,7 +9,7 @@
 
 namespace foveal::core {
 
-/// Size limits per kind of file (documented in README.md, "Limits").
+/// Size limits per kind of file (documented in docs/manual/datasets.md, "Limits").
 constexpr uint64_t kMaxImageFileBytes = uint64_t(256) << 20;  ///< one image: 256 MiB
 constexpr uint64_t kMaxModelFileBytes = uint64_t(4) << 30;    ///< a model or training state
 constexpr uint64_t kMaxTextFileBytes = uint64_t(1) << 30;     ///< gt.txt, a word list: 1 GiB

@@ -4,7 +4,7 @@
 //   digits:len=5,rotated,split=test,seed=1,count=100,mnist=FILE
 //   words:seed=1,count=1000,minlen=2,maxlen=12,wordlist=FILE
 //   page:DIR (page images with PAGE-XML / ALTO transcriptions, data/page_dataset.h)
-// (keys may come in any order; see README.md "Data").
+// (keys may come in any order; see docs/manual/datasets.md).
 #include <string>
 
 #include "data/dataset.h"

@@ -5,7 +5,7 @@
 // backward, gradient norm, ADADELTA. It owns a run directory:
 //   config.json    the TrainConfig
 //   metrics.jsonl  one JSON object per line, "kind": "train" | "eval" | "skip" | "checkpoint" |
-//                  "stop" (fields: docs/training.md)
+//                  "stop" (fields: docs/manual/training.md)
 //   latest.fvm     the model (loadCheckpoint / ModelSession::open read it), "extra.training" says
 //                  at which iteration it was written and names its state file
 //   latest.state   everything --resume needs, self-contained: weights, optimiser state, sampling
