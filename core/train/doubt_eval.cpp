@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "base/safe_read.h"
 #include "base/utf8.h"
 #include "data/dataset_factory.h"
 #include "image/chart_png.h"
@@ -505,6 +506,81 @@ void writeDoubtRocPlot(const std::vector<DoubtReport>& reports, const std::strin
     c.strokeRect(x0, y0, kPlot, kPlot, black);
   }
   writeColourPng(c.image(), path);
+}
+
+namespace {
+
+double finiteWeight(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j[key].is_number() || !std::isfinite(j[key].get<double>()))
+    throw Error(where + ": \"" + key + "\" is not a finite number");
+  return j[key].get<double>();
+}
+
+CombinedDoubt combinedOf(const json& report, const std::string& where) {
+  CombinedDoubt c;
+  c.model = report.value("model", "");
+  c.dataset = report.value("dataset", "");
+  const json& comb = report["combined"];
+  c.logistic.bias = finiteWeight(comb, "bias", where);
+  if (!comb.contains("weights") || !comb["weights"].is_array())
+    throw Error(where + ": the combined score has no \"weights\" list");
+  for (const auto& w : comb["weights"]) {
+    if (!w.is_object() || !w.contains("signal") || !w["signal"].is_string())
+      throw Error(where + ": a weight without its \"signal\" name");
+    c.signals.push_back(w["signal"].get<std::string>());
+    c.logistic.weights.push_back(finiteWeight(w, "weight", where));
+    c.logistic.mean.push_back(finiteWeight(w, "mean", where));
+    const double sd = finiteWeight(w, "sd", where);
+    if (sd <= 0)
+      throw Error(where + ": the spread (\"sd\") of " + c.signals.back() + " is not positive");
+    c.logistic.scale.push_back(sd);
+  }
+  return c;
+}
+
+}  // namespace
+
+std::vector<CombinedDoubt> readCombinedDoubt(const std::string& path) {
+  const std::string text = readRegularFile(path, "doubt report", kMaxSmallFileBytes);
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(path + ": not JSON (" + std::string(e.what()) + ")");
+  }
+  if (j.is_object()) j = json::array({j});
+  if (!j.is_array())
+    throw Error(path + ": not the output of foveal-cli eval --doubt --json (a list of reports)");
+  std::vector<CombinedDoubt> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const json& r = j[i];
+    const std::string where = path + ", report " + std::to_string(i + 1);
+    if (!r.is_object() || !r.contains("signals") || !r.contains("combined") ||
+        !r["combined"].is_object())
+      throw Error(where +
+                  ": not a report of foveal-cli eval --doubt --json (no \"combined\" score)");
+    if (!r["combined"].value("fitted", false)) continue;
+    out.push_back(combinedOf(r, where));
+  }
+  if (out.empty())
+    throw Error(path + ": no report in it has a fitted combined score (too few wrong steps?)");
+  return out;
+}
+
+std::vector<double> combinedDoubt(const CombinedDoubt& combined, const DoubtSignals& signals) {
+  const size_t steps = signals.values.empty() ? 0 : signals.values.front().size();
+  std::vector<int> index;
+  for (const auto& name : combined.signals) index.push_back(signals.indexOf(name));
+  std::vector<double> out(steps);
+  std::vector<double> x(combined.signals.size());
+  for (size_t t = 0; t < steps; ++t) {
+    for (size_t k = 0; k < index.size(); ++k)
+      x[k] = index[k] < 0 ? std::numeric_limits<double>::quiet_NaN()
+                          : combinedFeature(signals.signals[static_cast<size_t>(index[k])],
+                                            signals.values[static_cast<size_t>(index[k])][t]);
+    out[t] = combined.logistic.predict(x);
+  }
+  return out;
 }
 
 }  // namespace foveal::core::train

@@ -73,4 +73,22 @@ DoubtReport evaluateDoubt(const std::string& modelPath, const std::string& datas
 /// (image/chart_png.h). Throws Error when it cannot be written or the build has no OpenCV.
 void writeDoubtRocPlot(const std::vector<DoubtReport>& reports, const std::string& path);
 
+/// A combined score as `eval --doubt --json` printed it for one model and dataset: the signals it
+/// weighs and the logistic model fitted on them (the window marks doubtful steps with it).
+struct CombinedDoubt {
+  std::string model, dataset;        ///< as the report names them
+  std::vector<std::string> signals;  ///< the features, in the weights' order
+  LogisticModel logistic;
+};
+
+/// Every fitted combined score of an `eval --doubt --json` output (its array of reports; reports
+/// whose combined score was not fitted are left out). Throws Error naming the file and what is
+/// wrong with it: not JSON, not such an output, a weight that is not a finite number.
+std::vector<CombinedDoubt> readCombinedDoubt(const std::string& path);
+
+/// P(wrong) of each step of `signals` by the combined score: each feature the signal of that name
+/// taken as the fitting took it (combinedFeature); a signal the steps lack, or a step without a
+/// value, counts at its fitted mean (LogisticModel::predict).
+std::vector<double> combinedDoubt(const CombinedDoubt& combined, const DoubtSignals& signals);
+
 }  // namespace foveal::core::train

@@ -71,10 +71,36 @@ bool wantsTextScoring(const std::string& charset, const std::string& scoring) {
 
 namespace {
 
+/// A CTC path's characters, each the largest probability of its run of frames (kraken's
+/// per-character confidence): the lowest of them, NaN for a path of blanks only.
+double lowestCharacterProbability(const std::vector<int>& argmax, const std::vector<double>& maxima,
+                                  int blank) {
+  double lowest = std::numeric_limits<double>::quiet_NaN(), run = 0;
+  bool inRun = false;
+  for (size_t i = 0; i <= argmax.size(); ++i) {
+    const bool starts =
+        i < argmax.size() && argmax[i] != blank && (i == 0 || argmax[i] != argmax[i - 1]);
+    const bool ends = inRun && (i == argmax.size() || argmax[i] == blank || starts);
+    if (ends) {
+      lowest = std::isnan(lowest) ? run : std::min(lowest, run);
+      inRun = false;
+    }
+    if (starts) {
+      inRun = true;
+      run = maxima[i];
+    } else if (inRun) {
+      run = std::max(run, maxima[i]);
+    }
+  }
+  return lowest;
+}
+
 /// Per image, as buildTrace computes it (so the inspector and the Errors page agree).
 std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset& charset,
-                                      int64_t batch, const std::string& ctcRule) {
+                                      int64_t batch, const std::string& ctcRule,
+                                      std::vector<double>& lowest) {
   std::vector<double> conf(static_cast<size_t>(batch), 1.0);
+  lowest.assign(static_cast<size_t>(batch), std::numeric_limits<double>::quiet_NaN());
   // The chosen token's log p per step [B, T]: the argmax, or a beam search's token.
   auto best = out.logProbs.detach()
                   .gather(2, out.tokens.to(out.logProbs.device()).unsqueeze(2))
@@ -92,6 +118,8 @@ std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset
         maxima.push_back(std::exp(lp[b][t]));
       }
       conf[static_cast<size_t>(b)] = ctcConfidence(ctcRule, argmax, maxima, charset.blankIndex());
+      lowest[static_cast<size_t>(b)] =
+          lowestCharacterProbability(argmax, maxima, charset.blankIndex());
     }
     return conf;
   }
@@ -107,6 +135,8 @@ std::vector<double> readingConfidence(const RecognizerOutput& out, const Charset
       if (tok[b][t] == charset.endIndex()) break;
     }
     conf[static_cast<size_t>(b)] = attentionConfidence(charset, chosen, probs);
+    if (!probs.empty())
+      lowest[static_cast<size_t>(b)] = *std::min_element(probs.begin(), probs.end());
   }
   return conf;
 }
@@ -186,8 +216,9 @@ void BatchScorer::score(const data::Batch& batch, const RecognizerOutput& out) {
   const auto read = model->readings(out);
   const int64_t B = static_cast<int64_t>(read.size());
   const std::vector<double> entropy = meanEntropy(out, charset, read.size());
+  std::vector<double> lowest;
   const std::vector<double> confidence =
-      options.keepImages ? readingConfidence(out, charset, B, model->config.ctcConfidence)
+      options.keepImages ? readingConfidence(out, charset, B, model->config.ctcConfidence, lowest)
                          : std::vector<double>();
   for (size_t k = 0; k < read.size(); ++k) {
     const std::string prediction = charset.decode(read[k]);
@@ -206,6 +237,7 @@ void BatchScorer::score(const data::Batch& batch, const RecognizerOutput& out) {
       r.truth = truth;
       r.reading = prediction;
       r.confidence = confidence[k];
+      r.lowestStepProbability = lowest[k];
       if (out.alpha.defined()) r.entropy = entropy[k];
       result.images.push_back(std::move(r));
     }

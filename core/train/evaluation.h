@@ -104,6 +104,11 @@ struct ImageReading {
   double confidence = 0;
   /// Mean attention entropy over the decoded steps (NaN for CTC, which has no attention).
   double entropy = std::numeric_limits<double>::quiet_NaN();
+  /// The doubt of the reading's worst step (issue 67: the token probability is the signal that
+  /// finds wrong steps best): the lowest probability a step gives its token; attention, over the
+  /// steps up to and including the end token; CTC, over the characters, each the largest
+  /// probability of its run of frames. NaN for a CTC reading of no character.
+  double lowestStepProbability = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct DatasetEval {

@@ -1,6 +1,7 @@
 #include "train/reader_evaluation.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 #include "base/text_metrics.h"
@@ -68,6 +69,9 @@ DatasetEval evaluateReaderOn(const TraceReader& read, const data::Dataset& ds,
       r.truth = truth;
       r.reading = trace.prediction;
       r.confidence = trace.confidence;
+      for (const auto& step : trace.steps)  // an engine's symbols, each with its probability
+        if (std::isnan(r.lowestStepProbability) || step.prob < r.lowestStepProbability)
+          r.lowestStepProbability = step.prob;
       result.images.push_back(r);
     }
     if (options.progress && (i + 1) % 16 == 0 &&

@@ -7,7 +7,9 @@
 // every signal on constructed distributions with values worked out by hand, and a real run of the
 // shipped soft model whose wrong images are the evaluation's misread ones.
 #include <QtTest/QtTest>
+
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -282,6 +284,56 @@ class TestDoubtSignals : public QObject {
     // The single signals are scored on the reported half too: leak is inverted there.
     QVERIFY(scores.scores[0].auroc < 0.05);
     QVERIFY(scores.scores[1].auroc > 0.7);
+  }
+
+  // The window's combined score (issue 67 item 3) is the report's: its JSON read back gives every
+  // reported step the score the report computed for it.
+  void combinedScoreReadBackGivesTheReportedScores() {
+    std::mt19937 rng(5);
+    std::normal_distribution<double> noise(0.0, 1.0);
+    std::bernoulli_distribution wrong(0.3);
+    DoubtReport report;
+    report.model = "runs/soft.fvm";
+    report.dataset = "hand";
+    report.signals = {{"probability", false, DoubtScale::Unit},
+                      {"output_entropy", true, DoubtScale::Positive},
+                      {"attention_gini", false, DoubtScale::Unit}};
+    for (int i = 0; i < 300; ++i)
+      for (int k = 0; k < 4; ++k) {
+        DoubtStep st;
+        st.image = static_cast<size_t>(i);
+        st.entry = "image " + std::to_string(i);
+        st.step = k;
+        st.wrong = wrong(rng);
+        const double p = 1 / (1 + std::exp(-(2.0 - 2.5 * st.wrong + noise(rng))));
+        st.values = {p, std::abs(noise(rng)) + st.wrong,
+                     k == 3 ? std::numeric_limits<double>::quiet_NaN() : 0.5 + 0.1 * noise(rng)};
+        report.steps.push_back(std::move(st));
+      }
+    report.scores = scoreDoubt(report.signals, report.steps);
+    QVERIFY(report.scores.combinedNote.empty());
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("doubt.json").toStdString();
+    {
+      std::ofstream out(path);
+      out << "[" << report.toJson() << "]\n";
+    }
+    const auto combined = readCombinedDoubt(path);
+    QCOMPARE(combined.size(), size_t(1));
+    QCOMPARE(combined[0].model, report.model);
+    QCOMPARE(combined[0].signals, report.scores.combinedSignals);
+    for (size_t i = 0; i < report.scores.reported.size(); ++i) {
+      const auto& st = report.steps[report.scores.reported[i]];
+      DoubtSignals one;
+      one.signals = report.signals;
+      for (double v : st.values) one.values.push_back({v});
+      const double p = combinedDoubt(combined[0], one).front();
+      QVERIFY2(std::abs(p - report.scores.combinedScore[i]) < 1e-9,
+               qPrintable(QStringLiteral("step %1: %2 against %3")
+                              .arg(i)
+                              .arg(p)
+                              .arg(report.scores.combinedScore[i])));
+    }
   }
 
   void combinedScoreSaysWhyItIsMissing() {

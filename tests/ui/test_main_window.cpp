@@ -1437,7 +1437,7 @@ class TestMainWindow : public QObject {
     QCOMPARE(ui::defaultOverlays(),
              QStringList({ui::overlay::kHeatStrip, ui::overlay::kFiducials, ui::overlay::kRegion,
                           ui::overlay::kStn, ui::overlay::kTruth, ui::overlay::kFocus,
-                          ui::overlay::kTokens}));
+                          ui::overlay::kDoubt, ui::overlay::kTokens}));
     ui::MainWindow w;
     QStringList names;
     for (const auto& painter : ui::overlayPainters()) {
@@ -1463,6 +1463,7 @@ class TestMainWindow : public QObject {
     view.setImage(sampleImage());
     view.setTrace(trace);
     view.setTruthBoxes({{10, 2, 20, 28}, {40, 2, 20, 28}, {60, 2, 20, 28}});
+    view.setDoubtful({false, true, false, false, false, false});  // the doubt marks' step 1
     view.setStep(2);
     view.setOverlays({});
     const QImage plain = view.grab().toImage();

@@ -217,6 +217,35 @@ class FocusPainter : public OverlayPainter {
   }
 };
 
+// The doubtful steps read so far (TraceView::doubtful, doubt_marks.h): an amber frame around
+// their tokens and a dashed one around the character each read on the image.
+class DoubtPainter : public OverlayPainter {
+ public:
+  QString name() const override { return overlay::kDoubt; }
+  QString label() const override { return QObject::tr("Doubt"); }
+  QString toolTip() const override {
+    return QObject::tr(
+        "Mark the steps the chosen doubt signal flags as likely wrong (the "
+        "Inspector's Doubt box chooses the signal and the threshold)");
+  }
+  bool defaultOn() const override { return true; }
+  void paint(QPainter& p, const TraceViewContext& c) const override {
+    const auto& flags = c.view.doubtful();
+    const QColor amber(240, 130, 0);
+    p.setBrush(Qt::NoBrush);
+    for (const auto& l : c.view.tokenLabels()) {
+      if (l.step < 0 || static_cast<size_t>(l.step) >= flags.size() || !flags[size_t(l.step)])
+        continue;
+      p.setPen(QPen(amber, 2));
+      p.drawRoundedRect(l.rect.adjusted(-1, 1, 1, -1), 3, 3);
+      const auto& box = c.trace.steps[static_cast<size_t>(l.step)].box;
+      if (box.w <= 0 || box.h <= 0) continue;
+      p.setPen(QPen(amber, 1.5, Qt::DashLine));
+      p.drawRect(c.toWidget.mapRect(toRect(box)));
+    }
+  }
+};
+
 // The tokens read so far, in reading order under their regions (TraceView::tokenLabels); the
 // current one bold.
 class TokensPainter : public OverlayPainter {
@@ -251,6 +280,7 @@ const std::vector<std::unique_ptr<const OverlayPainter>>& overlayPainters() {
     v.push_back(std::make_unique<StnPainter>());
     v.push_back(std::make_unique<TruthPainter>());
     v.push_back(std::make_unique<FocusPainter>());
+    v.push_back(std::make_unique<DoubtPainter>());
     v.push_back(std::make_unique<TokensPainter>());
     return v;
   }();

@@ -71,6 +71,7 @@ inline constexpr char kStn[] = "stn";
 inline constexpr char kTruth[] = "truth";
 inline constexpr char kFocus[] = "focus";
 inline constexpr char kTokens[] = "tokens";
+inline constexpr char kDoubt[] = "doubt";
 }  // namespace overlay
 
 }  // namespace foveal::ui

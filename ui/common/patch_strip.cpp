@@ -29,11 +29,17 @@ void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
   if (m_trace)
     for (const auto& s : m_trace->steps) m_patches.push_back(toQImage(s.patch));
   m_step = 0;
+  m_doubtful.clear();
   updateCorrect();
   updateHits();
   updateGeometry();
   update();
   scrollToStep();
+}
+
+void PatchStrip::setDoubtful(std::vector<bool> flags) {
+  m_doubtful = std::move(flags);
+  update();
 }
 
 void PatchStrip::setTruth(const QString& truth) {
@@ -148,6 +154,7 @@ void PatchStrip::paintStrip(QPainter& p, double scale) const {
       p.setPen(Qt::white);
       p.drawText(tag, Qt::AlignCenter, tr("miss"));
     }
+    if (t < m_doubtful.size() && m_doubtful[t]) paintDoubtMark(p, target, x, cw, scale, f);
     if (static_cast<int>(t) == m_step) {
       p.setPen(QPen(QColor(255, 200, 0), 2));
       p.setBrush(Qt::NoBrush);
@@ -159,6 +166,22 @@ void PatchStrip::paintStrip(QPainter& p, double scale) const {
     p.setPen(m_correct[t] ? QColor(30, 30, 30) : QColor(210, 30, 30));
     p.drawText(QRectF(x, 4 + 32 * scale, cw - kGap, kTokenH), Qt::AlignCenter, displayToken(s));
   }
+}
+
+void PatchStrip::paintDoubtMark(QPainter& p, const QRectF& target, double x, double cw,
+                                double scale, const QFont& font) const {
+  // Amber, apart from the truth's red and the cursor's yellow: an underline bar under the token
+  // and a "?" tag at the patch's top left corner (the "miss" tag takes the right one).
+  const QColor amber(240, 130, 0);
+  p.fillRect(QRectF(x + 2, 4 + 32 * scale + kTokenH - 3, cw - kGap - 4, 3), amber);
+  QFont small = font;
+  small.setPointSizeF(font.pointSizeF() * 0.7);
+  small.setBold(true);
+  p.setFont(small);
+  const QRectF tag(target.left() - 2, target.top() - 2, 14, 13);
+  p.fillRect(tag, amber);
+  p.setPen(Qt::white);
+  p.drawText(tag, Qt::AlignCenter, QStringLiteral("?"));
 }
 
 QImage PatchStrip::render(double scale) const {

@@ -2,7 +2,8 @@
 // Every step's patch in reading order with its token underneath, like the paper's Figures 3 and
 // 4: the receptive field (hard), the alpha-weighted field (soft) or the STN output (sharp).
 // Tokens that disagree with the truth are red; a step whose focus misses its character's true box
-// (when the data knows the boxes) gets a red frame and a "miss" mark. Click a patch to select its
+// (when the data knows the boxes) gets a red frame and a "miss" mark; a step the doubt setting
+// flags (doubt_marks.h) an amber bar and a "?". Click a patch to select its
 // step. Inside a QScrollArea the strip keeps its full width and scrolls the selected step into
 // view.
 #include <QImage>
@@ -32,6 +33,10 @@ class PatchStrip : public QWidget {
   QRect stepRect(int step) const;
   /// Per step: false when the token is wrong against the truth (all true without a truth).
   const std::vector<bool>& correct() const { return m_correct; }
+  /// Per step: whether it is marked doubtful (doubt_marks.h): an amber bar under its token and
+  /// a "?" tag. Empty: none. setTrace() clears them.
+  void setDoubtful(std::vector<bool> flags);
+  const std::vector<bool>& doubtful() const { return m_doubtful; }
   /// Screen pixels per patch pixel (2: the inspector; 1: the compare page's compact cards).
   void setScale(double scale);
   double scale() const { return m_scale; }
@@ -51,6 +56,8 @@ class PatchStrip : public QWidget {
 
  private:
   void paintStrip(QPainter& p, double scale) const;
+  void paintDoubtMark(QPainter& p, const QRectF& target, double x, double cw, double scale,
+                      const QFont& font) const;
   void updateCorrect();
   void updateHits();
   void scrollToStep();
@@ -60,6 +67,7 @@ class PatchStrip : public QWidget {
   double m_scale = 2.0;
   std::vector<QImage> m_patches;
   std::vector<bool> m_correct;
+  std::vector<bool> m_doubtful;
   std::vector<int> m_hits;
   std::vector<core::Box> m_truthBoxes;
   QString m_truth;

@@ -1,7 +1,8 @@
 #pragma once
-// The reading's own controls, for a page's toolbar: the truth the image should read and the
-// decoding (greedy, or a beam search of some width). Both belong to the document: each page
-// that shows them builds its own set, and every set follows the document.
+// The reading's own controls, for a page's toolbar: the truth the image should read, the
+// decoding (greedy, or a beam search of some width) and which steps are marked doubtful (the
+// signal and its threshold, doubt_marks.h). The first two belong to the document, the doubt
+// setting to the window: each page that shows them builds its own set, and every set follows.
 #include <QList>
 #include <QObject>
 
@@ -14,12 +15,13 @@ class ReadingDocument;
 class ReadingControls : public QObject {
   Q_OBJECT
  public:
-  enum Control { Truth = 0x1, Beam = 0x2 };
+  enum Control { Truth = 0x1, Beam = 0x2, Doubt = 0x4 };
 
   /// `controls`: the Control flags of the ones to build.
   ReadingControls(ReadingDocument* document, int controls, QObject* parent);
 
-  /// For a page's toolBarActions(): the truth field, then the beam box, each with its label.
+  /// For a page's toolBarActions(): the truth field, then the beam box, then the doubt signal
+  /// and threshold, each with its label.
   QList<QAction*> actions() const { return m_actions; }
 
  Q_SIGNALS:
@@ -28,6 +30,8 @@ class ReadingControls : public QObject {
   void finished();
 
  private:
+  void addSeparator();
+  void buildDoubt();
   QList<QAction*> m_actions;
 };
 

@@ -63,6 +63,12 @@ void TraceView::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_step = 0;
   m_heatStep = -1;
+  m_doubtful.clear();
+  update();
+}
+
+void TraceView::setDoubtful(std::vector<bool> flags) {
+  m_doubtful = std::move(flags);
   update();
 }
 

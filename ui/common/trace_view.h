@@ -53,6 +53,10 @@ class TraceView : public QWidget {
   std::vector<int> stepHits() const;
   void setStep(int step);
   int step() const { return m_step; }
+  /// Per step: whether it is marked doubtful (doubt_marks.h; the doubt overlay draws it). Empty:
+  /// none. setTrace() clears them.
+  void setDoubtful(std::vector<bool> flags);
+  const std::vector<bool>& doubtful() const { return m_doubtful; }
 
   /// Maps source-image pixels to widget coordinates (and back with inverted()).
   QTransform imageToWidget() const;
@@ -113,6 +117,7 @@ class TraceView : public QWidget {
   QTransform fitTransform() const;
   QFont tokenFont(double factor) const;
   QSet<QString> m_overlays;
+  std::vector<bool> m_doubtful;
   double m_zoom = 1.0;
   QPointF m_pan;
   QPointF m_dragStart;

@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 
 #include "attention_grid.h"
+#include "doubt_marks.h"
 #include "explain_runner.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
@@ -87,9 +88,11 @@ ComparePage::ComparePage(StepCursor* cursor, QWidget* parent)
 
 void ComparePage::observe(ReadingDocument* document) {
   m_document = document;
-  m_controls = new ReadingControls(document, ReadingControls::Truth | ReadingControls::Beam, this);
+  m_controls = new ReadingControls(
+      document, ReadingControls::Truth | ReadingControls::Beam | ReadingControls::Doubt, this);
   connect(m_controls, &ReadingControls::finished, this,
           [this] { focusView()->setFocus(Qt::OtherFocusReason); });
+  connect(&DoubtMarks::instance(), &DoubtMarks::changed, this, &ComparePage::updateDoubt);
   connect(document, &ReadingDocument::imageChanged, this, [this, document] {
     setImage(document->displayImage());
     setTruthBoxes(document->truthBoxes());
@@ -105,7 +108,8 @@ void ComparePage::observe(ReadingDocument* document) {
         bool text = true;  // an engine reads text
         if (session && !session->isEngine())
           text = core::train::wantsTextScoring(session->config().charset, "auto");
-        rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error, text});
+        rows.push_back({models->displayName(models->rowOf(id)), o->trace, o->error, text,
+                        models->path(models->rowOf(id))});
         m_sessions.push_back(session);
       }
     setRows(std::move(rows));
@@ -155,7 +159,26 @@ void ComparePage::setTruth(const QString& truth) {
   for (auto& c : m_columns) c.strip->setTruth(truth);
 }
 
+void ComparePage::markDoubt(std::vector<CompareSummaryModel::Row>& rows) {
+  for (auto& r : rows) {
+    r.doubtNote.clear();
+    r.doubtful = r.trace ? DoubtMarks::instance().flags(*r.trace, r.path, &r.doubtNote)
+                         : std::vector<bool>();
+  }
+}
+
+void ComparePage::updateDoubt() {
+  markDoubt(m_rows);
+  m_summary->setRows(m_rows);
+  for (size_t i = 0; i < m_columns.size() && i < m_rows.size(); ++i) {
+    m_columns[i].view->setDoubtful(m_rows[i].doubtful);
+    m_columns[i].strip->setDoubtful(m_rows[i].doubtful);
+  }
+  showStep(m_cursor->step());
+}
+
 void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
+  markDoubt(rows);
   m_rows = rows;
   m_summary->setRows(std::move(rows));
   for (auto& c : m_columns) delete c.box;
@@ -178,6 +201,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.view->setTruthBoxes(m_truthBoxes);
     c.explained = m_rows[i].trace ? std::make_shared<core::Trace>(*m_rows[i].trace) : nullptr;
     c.view->setTrace(c.explained);
+    c.view->setDoubtful(m_rows[i].doubtful);
     c.view->setOverlays(m_overlays);
     c.view->setHeatSource(m_heatSource->currentData().toString());
     c.explainer = new ExplainRunner(card);
@@ -186,6 +210,7 @@ void ComparePage::setRows(std::vector<CompareSummaryModel::Row> rows) {
     c.info = card->info();
     c.strip = card->strip();
     c.strip->setTrace(m_rows[i].trace);
+    c.strip->setDoubtful(m_rows[i].doubtful);
     c.strip->setTruth(m_truth);
     c.strip->setTruthBoxes(m_truthBoxes);
     connect(c.strip, &PatchStrip::stepClicked, m_cursor, &StepCursor::setStep);
@@ -237,8 +262,9 @@ void ComparePage::showStep(int step) {
     explainColumn(i, s);
     c.strip->setStep(s);
     const auto& st = r.trace->steps[static_cast<size_t>(s)];
+    const bool doubtful = static_cast<size_t>(s) < r.doubtful.size() && r.doubtful[size_t(s)];
     c.info->setText(tr("read <b>%1</b> &middot; conf %2 &middot; H̄ %3<br>step %4: <b>%5</b> "
-                       "(p %6, H %7) &middot; %8")
+                       "(p %6, H %7) &middot; %8%9")
                         .arg(qstr(r.trace->prediction).toHtmlEscaped())
                         .arg(r.trace->confidence, 0, 'f', 3)
                         .arg(r.trace->meanEntropy, 0, 'f', 3)
@@ -247,7 +273,10 @@ void ComparePage::showStep(int step) {
                         .arg(st.prob, 0, 'f', 3)
                         .arg(st.entropy, 0, 'f', 3)
                         .arg(r.trace->isCtc() ? tr("column %1").arg(st.region)
-                                              : regionName(*r.trace, st.region)));
+                                              : regionName(*r.trace, st.region))
+                        .arg(doubtful
+                                 ? tr(" &middot; <span style='color:#b26a00'>? doubtful</span>")
+                                 : QString()));
   }
 }
 
@@ -284,6 +313,7 @@ void ComparePage::explanationReady(size_t i, const ExplainResult& r) {
   }
   map->steps[static_cast<size_t>(r.step)] = r.map;
   c.view->setTrace(c.explained);
+  c.view->setDoubtful(m_rows[i].doubtful);
   const int s = std::clamp(m_cursor->step(), 0, static_cast<int>(c.explained->steps.size()) - 1);
   c.view->setStep(s);
 }

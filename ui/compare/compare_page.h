@@ -76,6 +76,9 @@ class ComparePage : public QWidget, public Page {
     std::pair<std::string, int> pending;  ///< the (method, step) being computed
   };
   void showStep(int step);
+  /// The doubt setting's marks (doubt_marks.h) of each row, and on the cards.
+  static void markDoubt(std::vector<CompareSummaryModel::Row>& rows);
+  void updateDoubt();
   void explainColumn(size_t column, int step);
   void explanationReady(size_t column, const ExplainResult& result);
 

@@ -2,8 +2,10 @@
 
 #include <QBrush>
 #include <QColor>
+#include <algorithm>
 
 #include "base/text_metrics.h"
+#include "doubt_marks.h"
 #include "qt_convert.h"
 #include "train/evaluation.h"
 
@@ -61,6 +63,8 @@ QVariant CompareSummaryModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == Correct && known)
     return QBrush(right ? QColor(26, 127, 55) : QColor(198, 40, 40));
   if (role == Qt::ToolTipRole && !r.error.isEmpty()) return r.error;
+  if (role == Qt::ToolTipRole && index.column() == Doubtful && !r.doubtNote.isEmpty())
+    return r.doubtNote;
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case Model:
@@ -76,9 +80,18 @@ QVariant CompareSummaryModel::data(const QModelIndex& index, int role) const {
       return r.trace ? QString::number(r.trace->confidence, 'f', 3) : QString();
     case Entropy:
       return r.trace ? QString::number(r.trace->meanEntropy, 'f', 3) : QString();
+    case Doubtful:
+      return doubtText(r);
     default:
       return {};
   }
+}
+
+QString CompareSummaryModel::doubtText(const Row& r) {
+  if (!r.trace || !DoubtMarks::instance().marking().on()) return QStringLiteral("–");
+  if (r.doubtful.empty()) return r.trace->steps.empty() ? tr("no step") : tr("no signal");
+  const auto n = std::count(r.doubtful.begin(), r.doubtful.end(), true);
+  return tr("%1 of %2").arg(n).arg(r.doubtful.size());
 }
 
 QVariant CompareSummaryModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -96,6 +109,8 @@ QVariant CompareSummaryModel::headerData(int section, Qt::Orientation orientatio
       return tr("Confidence");
     case Entropy:
       return tr("Mean entropy");
+    case Doubtful:
+      return tr("Doubtful steps");
     default:
       return {};
   }

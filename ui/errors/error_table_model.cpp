@@ -133,52 +133,8 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
     return {};
   const int row = index.row(), col = index.column();
   if (role == DatasetIndexRole) return qulonglong(m_entries[size_t(row)]);
-  if (col < FixedColumns) {
-    const core::train::ImageReading* any = nullptr;
-    int length = 0;
-    for (int m = 0; m < modelCount() && !any; ++m)
-      if ((any = reading(row, m)))
-        length = m_analysis->models[size_t(m)].errors[size_t(position(row, m))].length;
-    switch (col) {
-      case Image:
-        if (role == Qt::DecorationRole) return thumbnail(row);
-        if (role == Qt::SizeHintRole) return kThumbnail + QSize(6, 4);
-        if (role == SortRole) return qulonglong(m_entries[size_t(row)]);
-        if (role == Qt::ToolTipRole) return tr("Double-click to open it at its first wrong step");
-        return {};
-      case Entry:
-        if (role == Qt::DisplayRole) return QString::number(m_entries[size_t(row)]);
-        if (role == SortRole) return qulonglong(m_entries[size_t(row)]);
-        if (role == Qt::ToolTipRole && any) return qstr(any->entry);
-        if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-      case Truth:
-        if (role == Qt::DisplayRole || role == SortRole) return any ? qstr(any->truth) : QString();
-        return {};
-      case Length:
-        if (role == Qt::DisplayRole || role == SortRole) return length;
-        if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
-        return {};
-      default:
-        return {};
-    }
-  }
-  if (col == rightColumn()) {
-    const auto [right, read] = rightCount(row);
-    if (role == Qt::DisplayRole) return QStringLiteral("%1/%2").arg(right).arg(read);
-    if (role == SortRole) return read ? double(right) / read : -1.0;
-    if (role == Qt::TextAlignmentRole) return int(Qt::AlignCenter);
-    if (role == Qt::ForegroundRole) return right == read ? kRight : right == 0 ? kWrong : QColor();
-    if (role == Qt::ToolTipRole) {
-      QStringList who;
-      for (int m = 0; m < modelCount(); ++m)
-        if (correct(row, m))
-          who << modelName(m_analysis.get(), m_analysis->models[size_t(m)].model);
-      return who.isEmpty() ? tr("No model read it right")
-                           : tr("Read right by %1").arg(who.join(QStringLiteral(", ")));
-    }
-    return {};
-  }
+  if (col < FixedColumns) return fixedData(row, static_cast<FixedColumn>(col), role);
+  if (col == rightColumn()) return rightData(row, role);
   int model = 0;
   ModelColumn field = Reading;
   if (!modelField(col, &model, &field)) return {};
@@ -197,6 +153,61 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && field != Reading)
     return int(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ForegroundRole && field == Reading) return e.correct ? kRight : kWrong;
+  return field == ImageShare ? imageShareData(e, role)
+         : field == Doubt    ? doubtData(r, role)
+                             : readingData(r, e, field, role);
+}
+
+QVariant ErrorTableModel::fixedData(int row, FixedColumn col, int role) const {
+  const core::train::ImageReading* any = nullptr;
+  int length = 0;
+  for (int m = 0; m < modelCount() && !any; ++m)
+    if ((any = reading(row, m)))
+      length = m_analysis->models[size_t(m)].errors[size_t(position(row, m))].length;
+  switch (col) {
+    case Image:
+      if (role == Qt::DecorationRole) return thumbnail(row);
+      if (role == Qt::SizeHintRole) return kThumbnail + QSize(6, 4);
+      if (role == SortRole) return qulonglong(m_entries[size_t(row)]);
+      if (role == Qt::ToolTipRole) return tr("Double-click to open it at its first wrong step");
+      return {};
+    case Entry:
+      if (role == Qt::DisplayRole) return QString::number(m_entries[size_t(row)]);
+      if (role == SortRole) return qulonglong(m_entries[size_t(row)]);
+      if (role == Qt::ToolTipRole && any) return qstr(any->entry);
+      if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+      return {};
+    case Truth:
+      if (role == Qt::DisplayRole || role == SortRole) return any ? qstr(any->truth) : QString();
+      return {};
+    case Length:
+      if (role == Qt::DisplayRole || role == SortRole) return length;
+      if (role == Qt::TextAlignmentRole) return int(Qt::AlignRight | Qt::AlignVCenter);
+      return {};
+    default:
+      return {};
+  }
+}
+
+QVariant ErrorTableModel::rightData(int row, int role) const {
+  const auto [right, read] = rightCount(row);
+  if (role == Qt::DisplayRole) return QStringLiteral("%1/%2").arg(right).arg(read);
+  if (role == SortRole) return read ? double(right) / read : -1.0;
+  if (role == Qt::TextAlignmentRole) return int(Qt::AlignCenter);
+  if (role == Qt::ForegroundRole) return right == read ? kRight : right == 0 ? kWrong : QColor();
+  if (role == Qt::ToolTipRole) {
+    QStringList who;
+    for (int m = 0; m < modelCount(); ++m)
+      if (correct(row, m)) who << modelName(m_analysis.get(), m_analysis->models[size_t(m)].model);
+    return who.isEmpty() ? tr("No model read it right")
+                         : tr("Read right by %1").arg(who.join(QStringLiteral(", ")));
+  }
+  return {};
+}
+
+QVariant ErrorTableModel::readingData(const core::train::ImageReading& r,
+                                      const core::train::ImageErrors& e, ModelColumn field,
+                                      int role) const {
   switch (field) {
     case Reading:
       if (role == Qt::DisplayRole || role == SortRole) return qstr(r.reading);
@@ -221,28 +232,46 @@ QVariant ErrorTableModel::data(const QModelIndex& index, int role) const {
       if (role == Qt::ToolTipRole && !std::isfinite(r.entropy))
         return tr("CTC has no attention: no entropy");
       return {};
-    case ImageShare:
-      // Lowest first when sorted ascending: the most guessed readings on top, the unmeasured last.
-      if (role == Qt::DisplayRole)
-        return std::isfinite(e.imageShare)
-                   ? QStringLiteral("%1 %").arg(100 * e.imageShare, 0, 'f', 0)
-                   : QStringLiteral("—");
-      if (role == SortRole) return std::isfinite(e.imageShare) ? e.imageShare : 2.0;
-      if (role == Qt::ForegroundRole && std::isfinite(e.imageShare) &&
-          e.imageShare < core::kGuessedShare)
-        return kGuessed;
-      if (role == Qt::ToolTipRole)
-        return std::isfinite(e.imageShare)
-                   ? (e.imageShare < core::kGuessedShare
-                          ? tr("Its least-read character was mostly guessed from the previous "
-                               "tokens")
-                          : tr("Every character was mostly read from the image"))
-                   : tr("Not measured (right readings, CTC; tick \"From the image\" and analyse "
-                        "again)");
-      return {};
     default:
       return {};
   }
+}
+
+QVariant ErrorTableModel::imageShareData(const core::train::ImageErrors& e, int role) const {
+  // Lowest first when sorted ascending: the most guessed readings on top, the unmeasured last.
+  if (role == Qt::DisplayRole)
+    return std::isfinite(e.imageShare) ? QStringLiteral("%1 %").arg(100 * e.imageShare, 0, 'f', 0)
+                                       : QStringLiteral("—");
+  if (role == SortRole) return std::isfinite(e.imageShare) ? e.imageShare : 2.0;
+  if (role == Qt::ForegroundRole && std::isfinite(e.imageShare) &&
+      e.imageShare < core::kGuessedShare)
+    return kGuessed;
+  if (role == Qt::ToolTipRole)
+    return std::isfinite(e.imageShare)
+               ? (e.imageShare < core::kGuessedShare
+                      ? tr("Its least-read character was mostly guessed from the previous tokens")
+                      : tr("Every character was mostly read from the image"))
+               : tr("Not measured (right readings, CTC; tick \"From the image\" and analyse "
+                    "again)");
+  return {};
+}
+
+QVariant ErrorTableModel::doubtData(const core::train::ImageReading& r, int role) const {
+  // The doubt of the worst step: its token's probability, the most doubtful (lowest) first when
+  // sorted ascending; a reading of no character last.
+  const double p = r.lowestStepProbability;
+  if (role == Qt::DisplayRole)
+    return std::isfinite(p) ? QString::number(p, 'f', 3) : QStringLiteral("—");
+  if (role == SortRole) return std::isfinite(p) ? p : 2.0;
+  if (role == Qt::ForegroundRole && std::isfinite(p) && p < kDoubtfulProbability) return kGuessed;
+  if (role == Qt::ToolTipRole)
+    return std::isfinite(p) ? tr("The lowest probability a step gave its token: %1%2")
+                                  .arg(p, 0, 'f', 3)
+                                  .arg(p < kDoubtfulProbability
+                                           ? tr(" (doubtful: under %1)").arg(kDoubtfulProbability)
+                                           : QString())
+                            : tr("No character was read");
+  return {};
 }
 
 QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -260,7 +289,8 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
   int model = 0;
   ModelColumn field = Reading;
   if (!modelField(section, &model, &field)) return {};
-  static const char* names[] = {"read", "conf.", "edits", "CER", "entropy", "from image"};
+  static const char* names[] = {"read",    "conf.",      "edits",   "CER",
+                                "entropy", "from image", "lowest p"};
   static const char* tips[] = {
       "The reading (red: wrong)",
       "Confidence: the product of the chosen tokens' probabilities",
@@ -269,7 +299,9 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
       "Mean attention entropy over the decoded steps (nats)",
       "Wrong readings: how much of its least-read character came from the image rather than "
       "the previous tokens (integrated gradients; below 50 %: guessed). Sort ascending: the "
-      "most guessed first"};
+      "most guessed first",
+      "Doubt of the worst step: the lowest probability a step gave its token (the signal that "
+      "finds wrong steps best, docs/RESULTS.md). Sort ascending: the most doubtful first"};
   const QString name = modelName(m_analysis.get(), m_analysis->models[size_t(model)].model);
   if (role == Qt::ToolTipRole) return QStringLiteral("%1: %2").arg(name, tr(tips[field]));
   return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name) : tr(names[field]);

@@ -2,7 +2,8 @@
 // The Errors page's table: one row per dataset image of an error analysis, with its thumbnail,
 // truth and length, then the models' readings side by side, who read it right (with several
 // models), and each model's confidence, edit distance, CER, mean attention entropy and (when
-// measured) how much of its least-read step came from the image. Qt::UserRole
+// measured) how much of its least-read step came from the image, and the doubt of its worst step
+// (the lowest probability a step gave its token). Qt::UserRole
 // holds the value to sort by; thumbnails are read from the dataset when a row is first shown.
 #include <QAbstractTableModel>
 #include <QCache>
@@ -20,7 +21,9 @@ class ErrorTableModel : public QAbstractTableModel {
  public:
   enum Role { SortRole = Qt::UserRole, DatasetIndexRole };
   enum FixedColumn { Image, Entry, Truth, Length, FixedColumns };
-  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ImageShare, ModelColumns };
+  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ImageShare, Doubt, ModelColumns };
+  /// A worst step under this probability is drawn as doubtful in the Doubt column.
+  static constexpr double kDoubtfulProbability = 0.9;
   static constexpr QSize kThumbnail{150, 28};
 
   explicit ErrorTableModel(QObject* parent = nullptr);
@@ -58,6 +61,13 @@ class ErrorTableModel : public QAbstractTableModel {
 
  private:
   const core::train::ImageReading* reading(int row, int model) const;
+  /// data() by kind of column: the image's own, "right", and a model's fields.
+  QVariant fixedData(int row, FixedColumn col, int role) const;
+  QVariant rightData(int row, int role) const;
+  QVariant readingData(const core::train::ImageReading& r, const core::train::ImageErrors& e,
+                       ModelColumn field, int role) const;
+  QVariant imageShareData(const core::train::ImageErrors& e, int role) const;
+  QVariant doubtData(const core::train::ImageReading& r, int role) const;
   /// The model and field of a column; false for the fixed columns and "right".
   bool modelField(int column, int* model, ModelColumn* field) const;
 

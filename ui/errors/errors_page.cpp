@@ -101,8 +101,20 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(6, 6, 6, 4);
   layout->setSpacing(4);
+  buildRunRow(layout);
+  m_status = new QLabel(this);
+  m_status->setWordWrap(true);
+  m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  layout->addWidget(m_status);
 
-  // What to read, and the run's controls.
+  buildFilterRow(layout);
+  buildRowsAndSide(layout);
+  connectRunner();
+  setModels({});
+  updateSummary();
+}
+
+void ErrorsPage::buildRunRow(QVBoxLayout* layout) {
   auto* row1 = new QHBoxLayout;
   auto* dataLabel = new QLabel(tr("&Dataset:"), this);
   row1->addWidget(dataLabel);
@@ -154,13 +166,9 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   connect(m_run, &QPushButton::clicked, this, [this] { analyse(); });
   connect(m_dataset, &QLineEdit::returnPressed, this, [this] { analyse(); });
   connect(m_cancel, &QPushButton::clicked, this, &ErrorsPage::cancel);
+}
 
-  m_status = new QLabel(this);
-  m_status->setWordWrap(true);
-  m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(m_status);
-
-  // Filters.
+void ErrorsPage::buildFilterRow(QVBoxLayout* layout) {
   auto* row2 = new QHBoxLayout;
   auto* showLabel = new QLabel(tr("&Show:"), this);
   row2->addWidget(showLabel);
@@ -217,6 +225,11 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   lengthLabel->setBuddy(m_minLength);
   row2->insertWidget(row2->count() - 1, new QLabel(QStringLiteral("–"), this));
   row2->addSpacing(8);
+  buildSearchControls(row2);
+  layout->addLayout(row2);
+}
+
+void ErrorsPage::buildSearchControls(QHBoxLayout* row2) {
   auto* confLabel = new QLabel(tr("C&onfusion:"), this);
   row2->addWidget(confLabel);
   m_confusionEdit = new QLineEdit(this);
@@ -253,15 +266,23 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   row2->addWidget(m_search);
   row2->addStretch(1);
   m_shown = new QLabel(this);
+  auto* doubtful = new QToolButton(this);
+  doubtful->setObjectName(QStringLiteral("doubtfulFirst"));
+  doubtful->setText(tr("Do&ubtful first"));
+  doubtful->setToolTip(
+      tr("Sort the rows by the doubt of their worst step under the chosen model (its lowest "
+         "token probability), the most doubtful first"));
+  connect(doubtful, &QToolButton::clicked, this, &ErrorsPage::sortByDoubt);
+  row2->addWidget(doubtful);
   m_export = new QToolButton(this);
   m_export->setText(tr("E&xport"));
   m_export->setPopupMode(QToolButton::InstantPopup);
   m_export->setMenu(new QMenu(m_export));
   connect(m_export->menu(), &QMenu::aboutToShow, this, &ErrorsPage::exportMenu);
   row2->addWidget(m_export);
-  layout->addLayout(row2);
+}
 
-  // The rows (and how many the filters show), and the chosen model's matrix and statistics.
+void ErrorsPage::buildRowsAndSide(QVBoxLayout* layout) {
   m_split = new QSplitter(Qt::Horizontal, this);
   auto* rows = new QWidget(m_split);
   auto* rl = new QVBoxLayout(rows);
@@ -287,6 +308,18 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   connect(m_view, &QTableView::activated, this,
           [this](const QModelIndex& i) { chooseRow(i.row()); });
 
+  QWidget* side = buildSide();
+  m_split->addWidget(rows);
+  m_split->addWidget(side);
+  m_split->setStretchFactor(0, 3);
+  m_split->setStretchFactor(1, 2);
+  if (!m_split->restoreState(kSplitter.value())) m_split->setSizes({620, 380});
+  connect(m_split, &QSplitter::splitterMoved, this,
+          [this] { kSplitter.set(m_split->saveState()); });
+  layout->addWidget(m_split, 1);
+}
+
+QWidget* ErrorsPage::buildSide() {
   auto* side = new QWidget(m_split);
   auto* sl = new QVBoxLayout(side);
   sl->setContentsMargins(0, 0, 0, 0);
@@ -327,15 +360,10 @@ ErrorsPage::ErrorsPage(QWidget* parent)
   m_statsTabs->addTab(m_byLength, tr("By length"));
   m_statsTabs->addTab(m_byChar, tr("By character"));
   sl->addWidget(m_statsTabs, 2);
-  m_split->addWidget(rows);
-  m_split->addWidget(side);
-  m_split->setStretchFactor(0, 3);
-  m_split->setStretchFactor(1, 2);
-  if (!m_split->restoreState(kSplitter.value())) m_split->setSizes({620, 380});
-  connect(m_split, &QSplitter::splitterMoved, this,
-          [this] { kSplitter.set(m_split->saveState()); });
-  layout->addWidget(m_split, 1);
+  return side;
+}
 
+void ErrorsPage::connectRunner() {
   connect(m_runner, &ErrorAnalysisRunner::progress, this, [this](qint64 done, qint64 total) {
     m_progress->setRange(0, int(std::min<qint64>(total, INT_MAX)));
     m_progress->setValue(int(std::min<qint64>(done, INT_MAX)));
@@ -351,8 +379,14 @@ ErrorsPage::ErrorsPage(QWidget* parent)
     setRunning(false);
     setStatus(tr("Analysis cancelled: nothing is shown."));
   });
-  setModels({});
-  updateSummary();
+}
+
+void ErrorsPage::sortByDoubt() {
+  if (!m_table->analysis()) return;
+  const int column = m_table->column(m_filter->focusModel(), ErrorTableModel::Doubt);
+  m_view->sortByColumn(column, Qt::AscendingOrder);
+  if (m_view->model()->rowCount() > 0)
+    m_view->scrollTo(m_view->model()->index(0, column), QAbstractItemView::PositionAtCenter);
 }
 
 ErrorsPage::~ErrorsPage() = default;

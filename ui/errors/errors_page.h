@@ -16,6 +16,7 @@
 #include "train/error_analysis.h"
 
 class QCheckBox;
+class QHBoxLayout;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -26,6 +27,7 @@ class QSplitter;
 class QTableView;
 class QTableWidget;
 class QTabWidget;
+class QVBoxLayout;
 class QToolButton;
 
 namespace foveal::ui {
@@ -89,6 +91,9 @@ class ErrorsPage : public QWidget, public Page {
   QString exportTable(const QString& path) const;
   /// Writes the chosen model's confusion matrix: .csv (counts), .png (at `scale`) or .svg.
   QString exportConfusion(const QString& path, double scale = 2.0) const;
+  /// Sorts the rows by the doubt of their worst step under the chosen model (its lowest token
+  /// probability), the most doubtful first ("Doubtful first").
+  void sortByDoubt();
 
  Q_SIGNALS:
   void inspectRequested(const QImage& image, const QString& source, const QString& truth,
@@ -101,6 +106,14 @@ class ErrorsPage : public QWidget, public Page {
   void analysed();
 
  private:
+  /// The page's parts, top to bottom: what to read and the run's controls; the filters (and the
+  /// confusion and text searches); the rows beside the chosen model's matrix and statistics.
+  void buildRunRow(QVBoxLayout* layout);
+  void buildFilterRow(QVBoxLayout* layout);
+  void buildSearchControls(QHBoxLayout* row);
+  void buildRowsAndSide(QVBoxLayout* layout);
+  QWidget* buildSide();
+  void connectRunner();
   void onFinished(std::shared_ptr<const core::train::ErrorAnalysis> analysis);
   void showFocus();
   void applyConfusionText();

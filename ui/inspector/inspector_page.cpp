@@ -15,6 +15,7 @@
 #include <QTableView>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 
 #include "alignment_view.h"
@@ -22,6 +23,7 @@
 #include "attention_plot.h"
 #include "beam_list.h"
 #include "deletion_plot.h"
+#include "doubt_marks.h"
 #include "explain_runner.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
@@ -57,7 +59,48 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(6, 6, 6, 6);
 
-  // Model choice and overlay toggles.
+  buildOverlayBar(outer);
+  auto* vsplit = new QSplitter(Qt::Vertical, this);
+  auto* top = new QSplitter(Qt::Horizontal, vsplit);
+  top->addWidget(m_view);
+  top->addWidget(buildSidePanel(top));
+  top->setCollapsible(1, false);
+  top->setStretchFactor(0, 3);
+  top->setStretchFactor(1, 1);
+  auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
+  // Alpha of the current step: a bar per region (1-D), or the grid of cells (2-D: a hundred bars
+  // in a row would hide the rows).
+  m_attention = new QStackedWidget(bottom);
+  m_plot = new AttentionPlot(m_attention);
+  m_grid = new AttentionGridView(m_attention);
+  m_attention->addWidget(m_plot);
+  m_attention->addWidget(m_grid);
+  m_alignment = new AlignmentView(bottom);
+  bottom->addWidget(m_attention);
+  bottom->addWidget(m_alignment);
+  bottom->setStretchFactor(0, 2);
+  bottom->setStretchFactor(1, 3);
+  vsplit->addWidget(top);
+  vsplit->addWidget(bottom);
+  vsplit->setStretchFactor(0, 3);
+  vsplit->setStretchFactor(1, 2);
+  outer->addWidget(vsplit, 1);
+
+  m_strip = new PatchStrip(this);
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(m_strip);
+  scroll->setWidgetResizable(true);
+  scroll->setFixedHeight(m_strip->minimumHeight() + 20);
+  scroll->setFrameShape(QFrame::StyledPanel);
+  outer->addWidget(scroll);
+
+  connect(m_alignment, &AlignmentView::stepClicked, cursor, &StepCursor::setStep);
+  connect(m_strip, &PatchStrip::stepClicked, cursor, &StepCursor::setStep);
+  connect(cursor, &StepCursor::stepChanged, this, &InspectorPage::showStep);
+  setStatus({});
+}
+
+void InspectorPage::buildOverlayBar(QVBoxLayout* outer) {
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Model:"), this));
   m_models = new QComboBox(this);
@@ -92,11 +135,9 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   connect(fit, &QToolButton::clicked, m_view, &TraceView::resetView);
   bar->addWidget(fit);
   outer->addLayout(bar);
+}
 
-  auto* vsplit = new QSplitter(Qt::Vertical, this);
-  auto* top = new QSplitter(Qt::Horizontal, vsplit);
-  top->addWidget(m_view);
-
+QScrollArea* InspectorPage::buildSidePanel(QWidget* top) {
   // The details scroll when the window is short (a laptop screen) instead of making it taller.
   auto* sideScroll = m_sideScroll = new QScrollArea(top);
   sideScroll->setWidgetResizable(true);
@@ -124,6 +165,41 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
   sideLayout->addWidget(m_beams);
   connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
+  buildMapChooser(side, sideLayout);
+  m_stepInfo = new QLabel(side);
+  m_stepInfo->setTextFormat(Qt::RichText);
+  m_stepInfo->setToolTip(
+      tr("The step's token and probability, where it looks and the entropy of its attention.\n"
+         "\"from the image N %\": of this step's integrated-gradients attribution, the share on "
+         "the image's pixels rather than on the previous tokens (100 % = read from the image; "
+         "under 50 %, mostly guessed from the tokens before it)."));
+  m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
+  sideLayout->addWidget(m_stepInfo);
+  m_patchRow = new QHBoxLayout;
+  sideLayout->addLayout(m_patchRow);
+  // TPS models: what the features saw, the rectified input (the fiducials are on the image).
+  m_rectified = new QLabel(side);
+  m_rectified->setAlignment(Qt::AlignCenter);
+  m_rectified->setFrameShape(QFrame::StyledPanel);
+  m_rectified->setToolTip(tr("The TPS rectification: the model input the features saw"));
+  // Scaled to the panel's width (fitPictures): its natural size never widens the panel.
+  m_rectified->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  m_rectified->hide();
+  sideLayout->addWidget(m_rectified);
+  // The shown map's deletion curve for the step (computed with the map, off this thread).
+  m_deletion = new DeletionPlot(side);
+  m_deletion->setObjectName(QStringLiteral("deletion-curve"));
+  sideLayout->addWidget(m_deletion);
+  sideLayout->addWidget(buildTopkView(side));
+  sideLayout->addStretch(1);
+  sideScroll->setWidget(side);
+  // As wide as the details need: squeezed by the splitter they were cut off on the right.
+  sideScroll->setMinimumWidth(side->minimumSizeHint().width() + 16);
+  sideScroll->viewport()->installEventFilter(this);
+  return sideScroll;
+}
+
+void InspectorPage::buildMapChooser(QWidget* side, QVBoxLayout* sideLayout) {
   // The heat's map: attention, or an attribution computed for the shown step on demand (in the
   // side panel, not the overlay bar: the window must fit a 1280-px laptop screen).
   auto* mapRow = new QHBoxLayout;
@@ -182,30 +258,9 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
     m_explainError.clear();
     showStep(m_cursor->step());
   });
-  m_stepInfo = new QLabel(side);
-  m_stepInfo->setTextFormat(Qt::RichText);
-  m_stepInfo->setToolTip(
-      tr("The step's token and probability, where it looks and the entropy of its attention.\n"
-         "\"from the image N %\": of this step's integrated-gradients attribution, the share on "
-         "the image's pixels rather than on the previous tokens (100 % = read from the image; "
-         "under 50 %, mostly guessed from the tokens before it)."));
-  m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
-  sideLayout->addWidget(m_stepInfo);
-  m_patchRow = new QHBoxLayout;
-  sideLayout->addLayout(m_patchRow);
-  // TPS models: what the features saw, the rectified input (the fiducials are on the image).
-  m_rectified = new QLabel(side);
-  m_rectified->setAlignment(Qt::AlignCenter);
-  m_rectified->setFrameShape(QFrame::StyledPanel);
-  m_rectified->setToolTip(tr("The TPS rectification: the model input the features saw"));
-  // Scaled to the panel's width (fitPictures): its natural size never widens the panel.
-  m_rectified->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
-  m_rectified->hide();
-  sideLayout->addWidget(m_rectified);
-  // The shown map's deletion curve for the step (computed with the map, off this thread).
-  m_deletion = new DeletionPlot(side);
-  m_deletion->setObjectName(QStringLiteral("deletion-curve"));
-  sideLayout->addWidget(m_deletion);
+}
+
+QTableView* InspectorPage::buildTopkView(QWidget* side) {
   m_topk = new TopkModel(this);
   m_topkView = new QTableView(side);
   m_topkView->setModel(m_topk);
@@ -221,53 +276,18 @@ InspectorPage::InspectorPage(StepCursor* cursor, QWidget* parent)
   m_topkView->verticalHeader()->setDefaultSectionSize(m_topkView->fontMetrics().height() + 6);
   m_topkView->setMinimumHeight(6 * (m_topkView->fontMetrics().height() + 6) + 4);
   m_topkView->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  sideLayout->addWidget(m_topkView);
-  sideLayout->addStretch(1);
-  sideScroll->setWidget(side);
-  // As wide as the details need: squeezed by the splitter they were cut off on the right.
-  sideScroll->setMinimumWidth(side->minimumSizeHint().width() + 16);
-  sideScroll->viewport()->installEventFilter(this);
-  top->addWidget(sideScroll);
-  top->setCollapsible(1, false);
-  top->setStretchFactor(0, 3);
-  top->setStretchFactor(1, 1);
 
-  auto* bottom = new QSplitter(Qt::Horizontal, vsplit);
-  // Alpha of the current step: a bar per region (1-D), or the grid of cells (2-D: a hundred bars
-  // in a row would hide the rows).
-  m_attention = new QStackedWidget(bottom);
-  m_plot = new AttentionPlot(m_attention);
-  m_grid = new AttentionGridView(m_attention);
-  m_attention->addWidget(m_plot);
-  m_attention->addWidget(m_grid);
-  m_alignment = new AlignmentView(bottom);
-  bottom->addWidget(m_attention);
-  bottom->addWidget(m_alignment);
-  bottom->setStretchFactor(0, 2);
-  bottom->setStretchFactor(1, 3);
-  vsplit->addWidget(top);
-  vsplit->addWidget(bottom);
-  vsplit->setStretchFactor(0, 3);
-  vsplit->setStretchFactor(1, 2);
-  outer->addWidget(vsplit, 1);
-
-  m_strip = new PatchStrip(this);
-  auto* scroll = new QScrollArea(this);
-  scroll->setWidget(m_strip);
-  scroll->setWidgetResizable(true);
-  scroll->setFixedHeight(m_strip->minimumHeight() + 20);
-  scroll->setFrameShape(QFrame::StyledPanel);
-  outer->addWidget(scroll);
-
-  connect(m_alignment, &AlignmentView::stepClicked, cursor, &StepCursor::setStep);
-  connect(m_strip, &PatchStrip::stepClicked, cursor, &StepCursor::setStep);
-  connect(cursor, &StepCursor::stepChanged, this, &InspectorPage::showStep);
-  setStatus({});
+  return m_topkView;
 }
 
 void InspectorPage::observe(ReadingDocument* document) {
   m_document = document;
-  m_controls = new ReadingControls(document, ReadingControls::Truth | ReadingControls::Beam, this);
+  m_controls = new ReadingControls(
+      document, ReadingControls::Truth | ReadingControls::Beam | ReadingControls::Doubt, this);
+  connect(&DoubtMarks::instance(), &DoubtMarks::changed, this, [this] {
+    updateDoubt();
+    showStep(m_cursor->step());
+  });
   connect(m_controls, &ReadingControls::finished, this,
           [this] { focusView()->setFocus(Qt::OtherFocusReason); });
   connect(document, &ReadingDocument::imageChanged, this, [this, document] {
@@ -397,6 +417,7 @@ void InspectorPage::setTrace(std::shared_ptr<const core::Trace> trace) {
                                                              : static_cast<QWidget*>(m_plot));
   m_alignment->setTrace(m_trace);
   m_strip->setTrace(m_trace);
+  updateDoubt();
   offerAttentionSources(m_heatSource, m_trace.get());  // PARSeq's heads, its first pass
   offerEngineMethods();
   m_strip->setTruth(m_truth);
@@ -425,20 +446,7 @@ void InspectorPage::showFirstWrongStep() {
 
 void InspectorPage::showStep(int step) {
   if (!m_trace || m_trace->steps.empty()) {
-    m_stepInfo->clear();
-    for (auto* l : m_patchLabels) l->deleteLater();
-    m_patchLabels.clear();
-    // A reading of "" is a reading (issue 64): say so, and keep nothing of another model's.
-    m_deletion->clearCurve(tr("no deletion curve: nothing was read"));
-    if (m_trace) {
-      QString verdict;
-      if (!m_truth.isEmpty())
-        verdict = tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(breakable(m_truth));
-      m_summary->setText(tr("<b>Read nothing</b>%1<br>confidence %2<br><small>%3</small>")
-                             .arg(verdict)
-                             .arg(m_trace->confidence, 0, 'f', 3)
-                             .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
-    }
+    showEmptyReading();
     return;
   }
   step = std::clamp(step, 0, static_cast<int>(m_trace->steps.size()) - 1);
@@ -448,7 +456,30 @@ void InspectorPage::showStep(int step) {
   m_grid->setStep(step);
   m_alignment->setStep(step);
   m_strip->setStep(step);
+  showReadingSummary();
+  showStepDetails(step);
+  explainStep(step);
+  showCurve(step);
+  showStepPatches(step);
+}
 
+void InspectorPage::showEmptyReading() {
+  m_stepInfo->clear();
+  for (auto* l : m_patchLabels) l->deleteLater();
+  m_patchLabels.clear();
+  // A reading of "" is a reading (issue 64): say so, and keep nothing of another model's.
+  m_deletion->clearCurve(tr("no deletion curve: nothing was read"));
+  if (!m_trace) return;
+  QString verdict;
+  if (!m_truth.isEmpty())
+    verdict = tr(" <span style='color:#c62828'>✘ truth \"%1\"</span>").arg(breakable(m_truth));
+  m_summary->setText(tr("<b>Read nothing</b>%1<br>confidence %2<br><small>%3</small>")
+                         .arg(verdict)
+                         .arg(m_trace->confidence, 0, 'f', 3)
+                         .arg(qstr(m_trace->modelDescription).toHtmlEscaped()));
+}
+
+void InspectorPage::showReadingSummary() {
   QString verdict;
   if (!m_truth.isEmpty())
     verdict =
@@ -458,26 +489,55 @@ void InspectorPage::showStep(int step) {
   if (!m_truthWarning.isEmpty())
     verdict += QStringLiteral("<br><span style='color:#b26a00'>⚠ %1</span>")
                    .arg(m_truthWarning.toHtmlEscaped());
-  m_summary->setText(
-      tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
-         "confidence %3 &middot; mean entropy %4%6<br><small>%5</small>")
-          .arg(breakable(qstr(m_trace->prediction)), verdict)
-          .arg(m_trace->confidence, 0, 'f', 3)
-          .arg(m_trace->meanEntropy, 0, 'f', 3)
-          .arg(qstr(m_trace->modelDescription).toHtmlEscaped() +
-               (m_trace->inputPass.empty()  // EasyOCR's readtext: which pass is shown, and why
-                    ? QString()
-                    : QStringLiteral("<br>") + qstr(m_trace->inputPass).toHtmlEscaped()) +
-               (m_trace->decodingNote.empty()  // PARSeq with a beam: read greedily, and why
-                    ? QString()
-                    : QStringLiteral("<br><span style='color:#b26a00'>%1</span>")
-                          .arg(qstr(m_trace->decodingNote).toHtmlEscaped())))
-          .arg(m_trace->beamWidth > 1
-                   ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
-                                                    .arg(m_trace->beamWidth)
-                                                    .arg(m_trace->hypothesis + 1)
-                                              : tr(" &middot; beam %1").arg(m_trace->beamWidth))
-                   : QString()));
+  const QString notes =
+      qstr(m_trace->modelDescription).toHtmlEscaped() +
+      (m_trace->inputPass.empty()  // EasyOCR's readtext: which pass is shown, and why
+           ? QString()
+           : QStringLiteral("<br>") + qstr(m_trace->inputPass).toHtmlEscaped()) +
+      (m_trace->decodingNote.empty()  // PARSeq with a beam: read greedily, and why
+           ? QString()
+           : QStringLiteral("<br><span style='color:#b26a00'>%1</span>")
+                 .arg(qstr(m_trace->decodingNote).toHtmlEscaped()));
+  const QString beam =
+      m_trace->beamWidth > 1
+          ? (m_trace->hypothesis > 0 ? tr(" &middot; beam %1, reading %2")
+                                           .arg(m_trace->beamWidth)
+                                           .arg(m_trace->hypothesis + 1)
+                                     : tr(" &middot; beam %1").arg(m_trace->beamWidth))
+          : QString();
+  m_summary->setText(tr("<b>Prediction</b> <span style='font-size:16pt'>%1</span>%2<br>"
+                        "confidence %3 &middot; mean entropy %4%6%7<br><small>%5</small>")
+                         .arg(breakable(qstr(m_trace->prediction)), verdict)
+                         .arg(m_trace->confidence, 0, 'f', 3)
+                         .arg(m_trace->meanEntropy, 0, 'f', 3)
+                         .arg(notes, beam, doubtSummary()));
+}
+
+QString InspectorPage::doubtSummary() const {
+  const DoubtMarking marking = DoubtMarks::instance().marking();
+  if (!marking.on()) return {};
+  if (m_doubtful.empty())
+    return QStringLiteral(" &middot; <span style='color:#b26a00'>%1</span>")
+        .arg(tr("no doubt marks: %1").arg(m_doubtWhy.toHtmlEscaped()));
+  const auto n = std::count(m_doubtful.begin(), m_doubtful.end(), true);
+  return QStringLiteral(" &middot; <span style='color:#b26a00'>%1</span>")
+      .arg(tr("%n doubtful step(s)", nullptr, static_cast<int>(n)));
+}
+
+QString InspectorPage::doubtStepText(int step) const {
+  const auto t = static_cast<size_t>(step);
+  if (t >= m_doubtful.size() || !m_doubtful[t]) return {};
+  const DoubtMarking marking = DoubtMarks::instance().marking();
+  const bool low = marking.signal != kCombinedDoubt && lowIsDoubtful(marking.signal);
+  const QString name = marking.signal == kCombinedDoubt ? tr("P(wrong)") : marking.signal;
+  return tr("<br><span style='color:#b26a00'>? doubtful: %1 %2 %3 %4</span>")
+      .arg(name)
+      .arg(t < m_doubtValues.size() ? m_doubtValues[t] : 0.0, 0, 'f', 3)
+      .arg(low ? QStringLiteral("≤") : QStringLiteral("≥"))
+      .arg(marking.threshold, 0, 'f', 2);
+}
+
+void InspectorPage::showStepDetails(int step) {
   const auto& s = m_trace->steps[static_cast<size_t>(step)];
   const QString where =
       !m_trace->isCtc() || s.columns.empty()
@@ -506,10 +566,11 @@ void InspectorPage::showStep(int step) {
                           .arg(attentionLabel)
                           .arg(s.entropy, 0, 'f', 3)
                           .arg(where, focus) +
-                      explainStepText(step));
-  explainStep(step);
-  showCurve(step);
+                      doubtStepText(step) + explainStepText(step));
+}
 
+void InspectorPage::showStepPatches(int step) {
+  const auto& s = m_trace->steps[static_cast<size_t>(step)];
   // Patches enlarged: each STN's output (coarse, fine), or the region crop.
   std::vector<std::pair<QString, QImage>> patches;
   if (!m_trace->hasStn()) {
@@ -540,6 +601,21 @@ void InspectorPage::showStep(int step) {
     m_patchLabels[static_cast<int>(k)]->setToolTip(patches[k].first);
   }
   fitPictures();
+}
+
+void InspectorPage::updateDoubt() {
+  m_doubtWhy.clear();
+  m_doubtful = m_trace ? DoubtMarks::instance().flags(*m_trace, inspectedModelPath(), &m_doubtWhy,
+                                                      &m_doubtValues)
+                       : std::vector<bool>();
+  m_view->setDoubtful(m_doubtful);
+  m_strip->setDoubtful(m_doubtful);
+}
+
+QString InspectorPage::inspectedModelPath() const {
+  if (!m_document) return {};
+  const int row = m_document->models()->rowOf(m_document->inspectedModel());
+  return row >= 0 ? m_document->models()->path(row) : QString();
 }
 
 bool InspectorPage::eventFilter(QObject* watched, QEvent* event) {
@@ -685,6 +761,7 @@ void InspectorPage::explanationReady(const ExplainResult& r) {
   map->steps[static_cast<size_t>(r.step)] = r.map;
   m_explainFigures[{name, r.step}] = r.figures;
   m_view->setTrace(m_explained);  // redraws the heat from the new values
+  m_view->setDoubtful(m_doubtful);
   showStep(m_cursor->step());
 }
 

@@ -7,6 +7,7 @@
 #include <QWidget>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include "page.h"
 #include "trace/attribution.h"
@@ -19,6 +20,7 @@ class QLabel;
 class QScrollArea;
 class QTableView;
 class QHBoxLayout;
+class QVBoxLayout;
 class QToolButton;
 class QStackedWidget;
 
@@ -106,7 +108,25 @@ class InspectorPage : public QWidget, public Page {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
+  /// The page's parts: the model box and overlay toggles over the image; the details beside it
+  /// (summary, beams, the heat's map chooser with the explanation's progress, the step, its
+  /// patches, the deletion curve, the top-k).
+  void buildOverlayBar(QVBoxLayout* outer);
+  QScrollArea* buildSidePanel(QWidget* top);
+  void buildMapChooser(QWidget* side, QVBoxLayout* sideLayout);
+  QTableView* buildTopkView(QWidget* side);
   void showStep(int step);
+  /// The parts of a step's display: a reading of nothing, the reading's summary, the step's text
+  /// and its patches enlarged.
+  void showEmptyReading();
+  void showReadingSummary();
+  void showStepDetails(int step);
+  void showStepPatches(int step);
+  /// The doubt setting's marks of the shown reading (doubt_marks.h), on the view and the strip.
+  void updateDoubt();
+  QString doubtSummary() const;
+  QString doubtStepText(int step) const;
+  QString inspectedModelPath() const;
   /// Scales the patches and the rectified input to the panel's width (never wider, never larger
   /// than their natural enlargement), and lets the panel widen for what cannot wrap.
   void fitPictures();
@@ -152,6 +172,9 @@ class InspectorPage : public QWidget, public Page {
   DeletionPlot* m_deletion = nullptr;
   void showCurve(int step);
   QString m_explainError;
+  std::vector<bool> m_doubtful;       ///< per step: marked doubtful
+  std::vector<double> m_doubtValues;  ///< per step: the doubt setting's signal (or P(wrong))
+  QString m_doubtWhy;                 ///< why there are no marks though the setting is on
   std::pair<std::string, int> m_explainPending;  ///< the (method, step) being computed
   void offerEngineMethods();
   void explainStep(int step);
