@@ -188,8 +188,14 @@ void MainWindow::buildPages() {
             [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   };
   report(m_training);
-  report(m_errors);
   report(m_pageView);
+  // An analysis that failed is an error until the next one succeeds (issue 64: its banner
+  // outlived a later success).
+  connect(m_errors, &ErrorsPage::failed, this,
+          [this](const QString& message) { showError(message, ErrorTopic::Analysis); });
+  connect(m_errors, &ErrorsPage::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(m_errors, &ErrorsPage::analysed, this, [this] { clearError(ErrorTopic::Analysis); });
   // A page's line is the document's image by now: the Inspector shows it.
   connect(m_pageView, &PageView::inspectRequested, this,
           [this] { m_tabs->setCurrentWidget(m_inspector); });

@@ -194,6 +194,18 @@ class TestDailyUse : public QObject {
                                                    .arg(step + 1)
                                                    .arg(problems.join("; "))),
                                     3000);
+          if (beam == 1 && size == QSize(1366, 768)) {
+            // Issue 64: the top-k table is above the fold of the step panel, not under the
+            // patches and the deletion curve.
+            QTableView* topk = w.inspector()->topkView();
+            QWidget* viewport = w.inspector()->stepPanel()->viewport();
+            const int bottom = topk->mapTo(viewport, QPoint(0, topk->height())).y();
+            QVERIFY2(bottom <= viewport->height(),
+                     qPrintable(QStringLiteral("%1: the top-k ends at %2 of a %3 px panel")
+                                    .arg(QFileInfo(path).fileName())
+                                    .arg(bottom)
+                                    .arg(viewport->height())));
+          }
         }
         if (!shots.isEmpty())
           QVERIFY(w.grab().save(QStringLiteral("%1/step-panel-%2-beam%3-%4x%5.png")

@@ -258,6 +258,34 @@ class TestErrorsPage : public QObject {
     QVERIFY2(page.statusText().contains("outside the charset"), qPrintable(page.statusText()));
   }
 
+  // Issue 64: the banner of a failed analysis goes when the next analysis succeeds; another
+  // topic's message (an image that could not be read) stays.
+  void analysisBannerEndsWithTheNextSuccess() {
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.show();
+    QVERIFY(w.openModel(m_models[0]));
+    QTRY_VERIFY_WITH_TIMEOUT(
+        w.models()->loadingCount() == 0 && w.errorsPage()->models().size() == 1, 30000);
+    auto* page = w.errorsPage();
+    QSignalSpy failed(page, &ui::ErrorsPage::failed);
+    QSignalSpy analysed(page, &ui::ErrorsPage::analysed);
+    page->setDataset(m_dir.filePath("no-such-dataset"));
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() == 1, 30000);
+    QVERIFY2(w.errorText().contains("no-such-dataset"), qPrintable(w.errorText()));
+    page->setDataset(QStringLiteral("digits:len=3,split=test,seed=2"));
+    page->setLimit(8);
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 1, 60000);
+    QVERIFY2(w.errorText().isEmpty(), qPrintable(w.errorText()));
+    // A message of another topic is not cleared by an analysis.
+    w.showError(QStringLiteral("the image cannot be read"), ui::MainWindow::ErrorTopic::Image);
+    QVERIFY(page->analyse());
+    QTRY_VERIFY_WITH_TIMEOUT(analysed.count() == 2, 60000);
+    QCOMPARE(w.errorText(), QStringLiteral("the image cannot be read"));
+  }
+
   // Issue 64: a model that can read no entry (every label outside its charset) is set aside and
   // named once with why; the models that can read are analysed. Two files with one stem in two
   // folders are told apart wherever the page names them.

@@ -1430,6 +1430,48 @@ class TestMainWindow : public QObject {
     }
   }
 
+  // Issue 64: a CTC step's map lights every repeat of its letter; the heat strip outlines the
+  // columns that emitted the step, so its own place shows first. Small patches (PARSeq's 20x10
+  // cell fields) are enlarged in the strip by a whole factor; 32-row ones stay as they are.
+  void heatStripOutlinesTheEmittingColumns() {
+    auto trace = syntheticTrace(6);
+    ui::TraceView view;
+    view.resize(720, 260);
+    view.setImage(sampleImage());
+    view.setOverlays({ui::overlay::kHeatStrip});
+    view.setTrace(trace);
+    view.setStep(2);
+    const QImage plain = view.grab().toImage();
+    auto ctc = std::make_shared<core::Trace>(*trace);
+    ctc->steps[2].columns = {9, 10};
+    view.setTrace(ctc);
+    view.setStep(2);
+    const QImage outlined = view.grab().toImage();
+    QVERIFY(outlined != plain);
+    // The outline lies over the emitting columns' part of the strip, nowhere else.
+    const QRectF image = view.imageToWidget().mapRect(QRectF(0, 0, 160, 32));
+    const double x9 = view.imageToWidget().map(QPointF((4 * 9 - 19) * 1.6 + 46 * 1.6 / 2, 0)).x();
+    int changedLeft = 9999, changedRight = -1;
+    for (int y = int(image.bottom()); y < plain.height(); ++y)
+      for (int x = 0; x < plain.width(); ++x)
+        if (plain.pixel(x, y) != outlined.pixel(x, y)) {
+          changedLeft = std::min(changedLeft, x);
+          changedRight = std::max(changedRight, x);
+        }
+    QVERIFY2(
+        changedLeft <= x9 && x9 <= changedRight,
+        qPrintable(
+            QStringLiteral("%1..%2, column 9 at %3").arg(changedLeft).arg(changedRight).arg(x9)));
+    QVERIFY(changedRight - changedLeft < image.width() / 3);
+
+    QImage small(20, 10, QImage::Format_Grayscale8);
+    small.fill(90);
+    QCOMPARE(ui::PatchStrip::shownPatch(small).size(), QSize(60, 30));
+    QImage digit(24, 32, QImage::Format_Grayscale8);
+    digit.fill(90);
+    QCOMPARE(ui::PatchStrip::shownPatch(digit).size(), QSize(24, 32));
+  }
+
   // The overlays are the registry's painters: the inspector shows one toggle per painter, with
   // its label, on as the painter says (everything but the heat map, as before the registry);
   // every painter draws something on a trace that has all they draw, and only when it is on.

@@ -16,7 +16,7 @@ namespace foveal::ui {
 class ErrorBanner : public QWidget {
   Q_OBJECT
  public:
-  enum class Topic { Image, Model, Reading, Other };
+  enum class Topic { Image, Model, Reading, Analysis, Other };
 
   explicit ErrorBanner(QWidget* parent = nullptr);
 

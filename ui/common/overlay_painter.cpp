@@ -65,6 +65,33 @@ class HeatStripPainter : public OverlayPainter {
           QRectF(c.imageRect.left(), stripTop, c.imageRect.width(), TraceView::kStripHeight));
       p.fillRect(cell, heatColour(marginal[i] / std::max(top, kHeatFloor)));
     }
+    paintEmittingColumns(p, c, xs, stripTop);
+  }
+
+ private:
+  // A CTC step's map is its token's posterior over every column, which lights each repeat of the
+  // letter alike: the columns that emitted this step are outlined on the strip, so the step's own
+  // place comes first (an engine's steps, Tesseract's, are emitted by columns too).
+  static void paintEmittingColumns(QPainter& p, const TraceViewContext& c,
+                                   const std::vector<double>& xs, double stripTop) {
+    if (c.step.columns.empty() || xs.empty()) return;
+    const double stride = xs.size() > 1 ? xs[1] - xs[0] : c.trace.regions.front().w;
+    int lo = -1, hi = -1;
+    for (int col : c.step.columns) {
+      if (col < 0 || col >= static_cast<int>(xs.size())) continue;
+      lo = lo < 0 ? col : std::min(lo, col);
+      hi = std::max(hi, col);
+    }
+    if (lo < 0) return;
+    QRectF run = c.toWidget.mapRect(
+        QRectF(xs[size_t(lo)] - stride / 2.0, 0, xs[size_t(hi)] - xs[size_t(lo)] + stride, 1));
+    run.setTop(stripTop - 1);
+    run.setHeight(TraceView::kStripHeight - 2);
+    p.setBrush(Qt::NoBrush);
+    p.setPen(QPen(Qt::black, 3));
+    p.drawRect(run);
+    p.setPen(QPen(Qt::white, 1.5));
+    p.drawRect(run);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QScrollArea>
+#include <algorithm>
 
 #include "base/text_metrics.h"
 #include "model/charset.h"
@@ -16,6 +17,15 @@ constexpr int kTokenH = 22;
 constexpr int kGap = 4;
 }  // namespace
 
+QImage PatchStrip::shownPatch(const QImage& patch) {
+  // A patch far smaller than the strip's 32 rows (PARSeq's 20x10 cell fields) is enlarged by a
+  // whole factor, pixels kept square and sharp; the 32-row patches of the digit models stay as
+  // they are.
+  if (patch.isNull() || patch.height() >= 24) return patch;
+  const int factor = std::max(1, 32 / patch.height());
+  return patch.scaled(patch.size() * factor, Qt::KeepAspectRatio, Qt::FastTransformation);
+}
+
 PatchStrip::PatchStrip(QWidget* parent) : QWidget(parent) {
   setMinimumHeight(static_cast<int>(32 * m_scale) + kTokenH + 8);
   setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
@@ -27,7 +37,7 @@ void PatchStrip::setTrace(std::shared_ptr<const core::Trace> trace) {
   m_trace = std::move(trace);
   m_patches.clear();
   if (m_trace)
-    for (const auto& s : m_trace->steps) m_patches.push_back(toQImage(s.patch));
+    for (const auto& s : m_trace->steps) m_patches.push_back(shownPatch(toQImage(s.patch)));
   m_step = 0;
   m_doubtful.clear();
   updateCorrect();

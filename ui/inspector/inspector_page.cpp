@@ -175,6 +175,9 @@ QScrollArea* InspectorPage::buildSidePanel(QWidget* top) {
          "under 50 %, mostly guessed from the tokens before it)."));
   m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
   sideLayout->addWidget(m_stepInfo);
+  // The top-k right under the step (issue 64: at 1366x768 it was below the fold, after the
+  // patches and the deletion curve).
+  sideLayout->addWidget(buildTopkView(side));
   m_patchRow = new QHBoxLayout;
   sideLayout->addLayout(m_patchRow);
   // TPS models: what the features saw, the rectified input (the fiducials are on the image).
@@ -190,7 +193,6 @@ QScrollArea* InspectorPage::buildSidePanel(QWidget* top) {
   m_deletion = new DeletionPlot(side);
   m_deletion->setObjectName(QStringLiteral("deletion-curve"));
   sideLayout->addWidget(m_deletion);
-  sideLayout->addWidget(buildTopkView(side));
   sideLayout->addStretch(1);
   sideScroll->setWidget(side);
   // As wide as the details need: squeezed by the splitter they were cut off on the right.
