@@ -377,17 +377,8 @@ int runFaithfulness(const CliArgs& a, const tr::EvalOptions& eval) {
   return 0;
 }
 
-}  // namespace
-
-int runEvalCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args,
-      withImportOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring",
-                         "device", "threads", "beam", "methods", "ig-steps", "points", "profile",
-                         "attribution", "csv", "steps-csv", "plot", "bins"}),
-      withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness", "doubt",
-                       "calibration", "cuts", "no-end-steps"}));
-  core::setComputeThreads(a.intValue("threads", 0));
+// The options every kind of evaluation shares.
+tr::EvalOptions parseEvalOptions(const CliArgs& a) {
   tr::EvalOptions o;
   o.limit = a.intValue("limit", 0);
   o.batchSize = a.intValue("batch", 64);
@@ -401,75 +392,79 @@ int runEvalCommand(const std::vector<std::string>& args) {
   o.importOptions = importOptions(a);
   if (o.limit < 0 || o.batchSize < 1)
     throw std::invalid_argument("--limit must be >= 0 and --batch positive");
+  return o;
+}
 
-  if (a.has("failures")) {  // before the evaluation: refuse at once, not after an hour
-    // The model files with the files each import reads (EasyOCR's yaml).
-    std::vector<std::string> inputs =
-        modelInputs(splitModels(a.value("model")), o.importOptions, a.value("failures"));
-    for (const auto& s : split(a.value("data"), ';')) inputs.push_back(s);
-    for (const auto& p : a.positionals()) inputs.push_back(p);
-    core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
+// --failures FILE, checked before the evaluation: refused at once, not after an hour.
+void checkFailuresOutput(const CliArgs& a, const tr::EvalOptions& o) {
+  // The model files with the files each import reads (EasyOCR's yaml).
+  std::vector<std::string> inputs =
+      modelInputs(splitModels(a.value("model")), o.importOptions, a.value("failures"));
+  for (const auto& s : split(a.value("data"), ';')) inputs.push_back(s);
+  for (const auto& p : a.positionals()) inputs.push_back(p);
+  core::data::checkOutputPath(a.value("failures"), "failures file", inputs, a.has("force"));
+}
+
+// The digit protocol's tables: Table 1's layout, then localisation, per digit and memorising.
+void printDigitProtocol(const tr::EvalOptions& o,
+                        const std::vector<std::pair<std::string, tr::EvalReport>>& rows) {
+  std::cout << "word accuracy (%) on the digit test sets"
+            << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "")
+            << (o.beamWidth > 1 ? ", beam search width " + std::to_string(o.beamWidth) : "")
+            << "\n\n"
+            << tr::digitProtocolTable(rows)
+            << "\npointing accuracy (%): steps t < len(truth) whose focus lies in the true box "
+               "of character t; mean: of the ten\nsettings; pooled: over every step; pt(ok): "
+               "over the steps of correctly read images; IoU: mean IoU of step box\nand true "
+               "box (pooled)\n\n"
+            << tr::digitProtocolLocalisationTable(rows)
+            << "\nper-digit accuracy (%): truth digits read right (aligned as the Errors page "
+               "aligns them), of all truth digits\n\n"
+            << tr::digitProtocolCharTable(rows)
+            << "\nmemorising: word accuracy (%) on sequences of training-pool digits against "
+               "test-pool digits,\nand per-digit accuracy (%) over those sets\n\n"
+            << tr::digitPoolTable(rows);
+}
+
+// --digit-protocol: each model on the ten digit test sets and on the training pool's digits.
+int runDigitProtocol(const CliArgs& a, tr::EvalOptions o) {
+  if (a.has("data") || !a.positionals().empty())
+    throw std::invalid_argument("--digit-protocol chooses the datasets itself; drop --data");
+  o.keepFailures = a.has("failures");
+  std::vector<std::pair<std::string, tr::EvalReport>> rows;
+  for (const auto& model : splitModels(a.required("model"))) {
+    rows.emplace_back(model, evaluateModelOrEngine(model, tr::digitProtocolSets(), o));
+    // Sequences of the training pool's digits: memorising made visible. (An engine that did
+    // not train on them has no training pool.)
+    if (core::isTesseractSpec(model)) continue;
+    tr::EvalOptions po = o;
+    po.keepFailures = false;
+    po.localisation = false;
+    rows.back().second.trainPool =
+        tr::evaluateModelFile(model, tr::digitTrainPoolSets(o.limit), po).datasets;
   }
-
-  if (a.has("bins") && !a.has("calibration"))
-    throw std::invalid_argument("--bins goes with --calibration");
-  if (a.has("calibration")) return runCalibration(a, o);
-  if (a.has("cuts")) return runCuts(a, o);
-  if (a.has("doubt")) return runDoubt(a, o);
-  if (a.has("faithfulness")) return runFaithfulness(a, o);
-  if (a.has("errors")) return runErrorAnalysis(a, o);
-
-  if (a.has("digit-protocol")) {
-    if (a.has("data") || !a.positionals().empty())
-      throw std::invalid_argument("--digit-protocol chooses the datasets itself; drop --data");
-    o.keepFailures = a.has("failures");
-    std::vector<std::pair<std::string, tr::EvalReport>> rows;
-    for (const auto& model : splitModels(a.required("model"))) {
-      rows.emplace_back(model, evaluateModelOrEngine(model, tr::digitProtocolSets(), o));
-      // Sequences of the training pool's digits: memorising made visible. (An engine that did
-      // not train on them has no training pool.)
-      if (core::isTesseractSpec(model)) continue;
-      tr::EvalOptions po = o;
-      po.keepFailures = false;
-      po.localisation = false;
-      rows.back().second.trainPool =
-          tr::evaluateModelFile(model, tr::digitTrainPoolSets(o.limit), po).datasets;
-    }
-    if (a.has("json")) {
-      std::cout << "[";
-      for (size_t i = 0; i < rows.size(); ++i)
-        std::cout << (i ? ",\n" : "\n") << rows[i].second.toJson();
-      std::cout << "\n]\n";
-    } else {
-      std::cout << "word accuracy (%) on the digit test sets"
-                << (o.limit ? " (first " + std::to_string(o.limit) + " images each)" : "")
-                << (o.beamWidth > 1 ? ", beam search width " + std::to_string(o.beamWidth) : "")
-                << "\n\n"
-                << tr::digitProtocolTable(rows)
-                << "\npointing accuracy (%): steps t < len(truth) whose focus lies in the true box "
-                   "of character t; mean: of the ten\nsettings; pooled: over every step; pt(ok): "
-                   "over the steps of correctly read images; IoU: mean IoU of step box\nand true "
-                   "box (pooled)\n\n"
-                << tr::digitProtocolLocalisationTable(rows)
-                << "\nper-digit accuracy (%): truth digits read right (aligned as the Errors page "
-                   "aligns them), of all truth digits\n\n"
-                << tr::digitProtocolCharTable(rows)
-                << "\nmemorising: word accuracy (%) on sequences of training-pool digits against "
-                   "test-pool digits,\nand per-digit accuracy (%) over those sets\n\n"
-                << tr::digitPoolTable(rows);
-    }
-    if (a.has("failures")) {
-      std::string text;
-      for (size_t i = 0; i < rows.size(); ++i) {
-        const auto tsv = rows[i].second.failuresTsv();
-        text += i == 0 ? tsv : tsv.substr(tsv.find('\n') + 1);
-      }
-      // Checked after the flush and the close (a full disk said "wrote" and left 0 bytes).
-      core::writeFileAtomically(a.value("failures"), text, "failures file");
-    }
-    return 0;
+  if (a.has("json")) {
+    std::cout << "[";
+    for (size_t i = 0; i < rows.size(); ++i)
+      std::cout << (i ? ",\n" : "\n") << rows[i].second.toJson();
+    std::cout << "\n]\n";
+  } else {
+    printDigitProtocol(o, rows);
   }
+  if (a.has("failures")) {
+    std::string text;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto tsv = rows[i].second.failuresTsv();
+      text += i == 0 ? tsv : tsv.substr(tsv.find('\n') + 1);
+    }
+    // Checked after the flush and the close (a full disk said "wrote" and left 0 bytes).
+    core::writeFileAtomically(a.value("failures"), text, "failures file");
+  }
+  return 0;
+}
 
+// One model on the datasets of --data and the positionals.
+int runDatasetEval(const CliArgs& a, tr::EvalOptions o) {
   std::vector<std::string> sets = split(a.value("data"), ';');
   for (const auto& p : a.positionals()) sets.push_back(p);
   if (sets.empty()) throw std::invalid_argument("eval needs --data SPEC (or --digit-protocol)");
@@ -483,6 +478,31 @@ int runEvalCommand(const std::vector<std::string>& args) {
                 << report.overall().count - report.overall().correct << " misread images)\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int runEvalCommand(const std::vector<std::string>& args) {
+  const CliArgs a(
+      args,
+      withImportOptions({"model", "data", "failures", "errors", "limit", "batch", "scoring",
+                         "device", "threads", "beam", "methods", "ig-steps", "points", "profile",
+                         "attribution", "csv", "steps-csv", "plot", "bins"}),
+      withImportFlags({"json", "digit-protocol", "force", "skip-bad", "faithfulness", "doubt",
+                       "calibration", "cuts", "no-end-steps"}));
+  core::setComputeThreads(a.intValue("threads", 0));
+  const tr::EvalOptions o = parseEvalOptions(a);
+  if (a.has("failures")) checkFailuresOutput(a, o);
+
+  if (a.has("bins") && !a.has("calibration"))
+    throw std::invalid_argument("--bins goes with --calibration");
+  if (a.has("calibration")) return runCalibration(a, o);
+  if (a.has("cuts")) return runCuts(a, o);
+  if (a.has("doubt")) return runDoubt(a, o);
+  if (a.has("faithfulness")) return runFaithfulness(a, o);
+  if (a.has("errors")) return runErrorAnalysis(a, o);
+  if (a.has("digit-protocol")) return runDigitProtocol(a, o);
+  return runDatasetEval(a, o);
 }
 
 }  // namespace foveal::app

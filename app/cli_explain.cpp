@@ -76,20 +76,9 @@ core::Explanation attentionExplanation(const core::Trace& trace, const std::vect
   return e;
 }
 
-}  // namespace
-
-int runExplainCommand(const std::vector<std::string>& args) {
-  const CliArgs a(
-      args,
-      withImportOptions({"model", "method", "ig-steps", "patch", "stride", "target", "contrast",
-                         "step", "out", "threads", "beam", "hypothesis", "batch"}),
-      withImportFlags({"json", "tokens"}));
-  core::setComputeThreads(a.intValue("threads", 0));
-  if (a.positionals().size() != 1) throw std::invalid_argument("explain needs exactly one IMAGE");
-  if (a.has("json") && a.has("out"))
-    throw std::invalid_argument("--json and --out choose one output; give one");
-  const std::string method = a.value("method", "ig");
-  const bool attention = method == "attention";
+// --method and the options of the attribution methods.
+core::AttributionOptions parseAttributionOptions(const CliArgs& a, const std::string& method,
+                                                 bool attention) {
   core::AttributionOptions o;
   if (!attention) {
     try {
@@ -106,21 +95,12 @@ int runExplainCommand(const std::vector<std::string>& args) {
   // (--method attention leaves o.method at its default, ig: --tokens was ignored there.)
   if (o.tokens && (attention || o.method != core::AttributionMethod::IntegratedGradients))
     throw std::invalid_argument("--tokens goes with --method ig, not --method " + method);
+  return o;
+}
 
-  core::TraceOptions to;
-  to.beamWidth = a.intInRange("beam", 1, 1, core::kMaxBeamWidth);
-  to.beamHypothesis = a.intInRange("hypothesis", 1, 1, to.beamWidth) - 1;
-  const std::string imagePath = a.positionals()[0];
-  // Before Tesseract starts (or a build without it says it has none).
-  core::refuseEngine(a.required("model"), core::kEngineNoGradients,
-                     "explain reads a model file; trace --model " + a.required("model") +
-                         " shows the engine's reading");
-  auto session = core::ModelSession::open(a.required("model"), importOptions(a));
-  const auto image = core::readImage(imagePath, /*keepColour=*/true);
-  auto trace = session->trace(image, imagePath, to);
-  if (trace.steps.empty())
-    throw core::Error(imagePath + ": the model read nothing, so there is no step to explain");
-  const core::Charset charset = session->config().makeCharset();
+// --target, --contrast and --step, which need the model's charset and the reading's steps.
+void chooseTargetsAndStep(const CliArgs& a, const core::Charset& charset, const core::Trace& trace,
+                          bool attention, core::AttributionOptions& o) {
   if (a.has("target")) o.target = classOf(charset, a.value("target"), "target");
   if (a.has("contrast")) o.contrast = classOf(charset, a.value("contrast"), "contrast");
   if (a.has("step")) {
@@ -135,30 +115,22 @@ int runExplainCommand(const std::vector<std::string>& args) {
   if (attention && (o.target >= 0 || o.contrast >= 0))
     throw std::invalid_argument(
         "--target and --contrast need an attribution method, not attention");
+}
 
-  core::Explanation e;
-  if (attention) {
-    std::vector<int> steps = o.steps;
-    if (steps.empty())
-      for (int t = 0; t < static_cast<int>(trace.steps.size()); ++t) steps.push_back(t);
-    e = attentionExplanation(trace, steps);
-  } else {
-    e = session->explain(image, trace, o);
-    core::addToTrace(trace, e);
-  }
-  const std::string methodName = attention ? std::string("attention") : core::toString(o.method);
-  auto json = [&](bool maps) {
-    auto j = nlohmann::json::parse(core::explanationJson(e, trace, maps));
-    j["method"] = methodName;
-    return j.dump(2);
-  };
+// The figures and maps as JSON, with the method's name.
+std::string explanationText(const core::Explanation& e, const core::Trace& trace,
+                            const std::string& methodName) {
+  auto j = nlohmann::json::parse(core::explanationJson(e, trace, /*withMaps=*/true));
+  j["method"] = methodName;
+  return j.dump(2);
+}
 
-  if (a.has("json")) {
-    std::cout << json(true) << "\n";
-    return 0;
-  }
+// The table: a row per step explained, with its figures and the map's peak.
+void printExplanationTable(const std::string& imagePath, const core::Trace& trace,
+                           const std::string& stages, const std::string& methodName,
+                           const core::Explanation& e, const core::Charset& charset) {
   std::printf("%s: \"%s\" read by %s; %s, %.2f s\n", imagePath.c_str(), trace.prediction.c_str(),
-              session->config().stageString().c_str(), methodName.c_str(), e.seconds);
+              stages.c_str(), methodName.c_str(), e.seconds);
   std::printf("%4s %-8s %-8s %10s %10s %12s %10s %12s\n", "step", "token", "target", "F", "map sum",
               "completeness", "image %", "peak (x, y)");
   for (const auto& s : e.steps) {
@@ -179,25 +151,77 @@ int runExplainCommand(const std::vector<std::string>& args) {
                 s.imageTotal, completeness, share, peak % static_cast<size_t>(e.width),
                 peak / static_cast<size_t>(e.width));
   }
-  if (a.has("out")) {
-    const fs::path dir = a.value("out");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec)
-      throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
-    for (const auto& s : e.steps) {
-      char stem[64];
-      std::snprintf(stem, sizeof stem, "step%02d", s.step);
-      const auto& step = trace.steps[static_cast<size_t>(s.step)];
-      core::writeColourPng(
-          core::overlayImage(image, e.maps[static_cast<size_t>(s.step)]),
-          (dir / (std::string(stem) + "_" + safeName(step.token) + "_" + methodName + ".png"))
-              .string());
-    }
-    writeText(dir / "explanation.json", json(true) + "\n");
-    std::printf("wrote %zu overlays and explanation.json to %s\n", e.steps.size(),
-                dir.string().c_str());
+}
+
+// --out DIR: one overlay PNG per step explained and explanation.json.
+void writeOverlays(const fs::path& dir, const core::GreyImage& image, const core::Trace& trace,
+                   const core::Explanation& e, const std::string& methodName) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw core::Error(dir.string() + ": cannot create output folder (" + ec.message() + ")");
+  for (const auto& s : e.steps) {
+    char stem[64];
+    std::snprintf(stem, sizeof stem, "step%02d", s.step);
+    const auto& step = trace.steps[static_cast<size_t>(s.step)];
+    core::writeColourPng(
+        core::overlayImage(image, e.maps[static_cast<size_t>(s.step)]),
+        (dir / (std::string(stem) + "_" + safeName(step.token) + "_" + methodName + ".png"))
+            .string());
   }
+  writeText(dir / "explanation.json", explanationText(e, trace, methodName) + "\n");
+  std::printf("wrote %zu overlays and explanation.json to %s\n", e.steps.size(),
+              dir.string().c_str());
+}
+
+}  // namespace
+
+int runExplainCommand(const std::vector<std::string>& args) {
+  const CliArgs a(
+      args,
+      withImportOptions({"model", "method", "ig-steps", "patch", "stride", "target", "contrast",
+                         "step", "out", "threads", "beam", "hypothesis", "batch"}),
+      withImportFlags({"json", "tokens"}));
+  core::setComputeThreads(a.intValue("threads", 0));
+  if (a.positionals().size() != 1) throw std::invalid_argument("explain needs exactly one IMAGE");
+  if (a.has("json") && a.has("out"))
+    throw std::invalid_argument("--json and --out choose one output; give one");
+  const std::string method = a.value("method", "ig");
+  const bool attention = method == "attention";
+  core::AttributionOptions o = parseAttributionOptions(a, method, attention);
+
+  core::TraceOptions to;
+  to.beamWidth = a.intInRange("beam", 1, 1, core::kMaxBeamWidth);
+  to.beamHypothesis = a.intInRange("hypothesis", 1, 1, to.beamWidth) - 1;
+  const std::string imagePath = a.positionals()[0];
+  // Before Tesseract starts (or a build without it says it has none).
+  core::refuseEngine(a.required("model"), core::kEngineNoGradients,
+                     "explain reads a model file; trace --model " + a.required("model") +
+                         " shows the engine's reading");
+  auto session = core::ModelSession::open(a.required("model"), importOptions(a));
+  const auto image = core::readImage(imagePath, /*keepColour=*/true);
+  auto trace = session->trace(image, imagePath, to);
+  if (trace.steps.empty())
+    throw core::Error(imagePath + ": the model read nothing, so there is no step to explain");
+  const core::Charset charset = session->config().makeCharset();
+  chooseTargetsAndStep(a, charset, trace, attention, o);
+
+  core::Explanation e;
+  if (attention) {
+    std::vector<int> steps = o.steps;
+    if (steps.empty())
+      for (int t = 0; t < static_cast<int>(trace.steps.size()); ++t) steps.push_back(t);
+    e = attentionExplanation(trace, steps);
+  } else {
+    e = session->explain(image, trace, o);
+    core::addToTrace(trace, e);
+  }
+  const std::string methodName = attention ? std::string("attention") : core::toString(o.method);
+  if (a.has("json")) {
+    std::cout << explanationText(e, trace, methodName) << "\n";
+    return 0;
+  }
+  printExplanationTable(imagePath, trace, session->config().stageString(), methodName, e, charset);
+  if (a.has("out")) writeOverlays(a.value("out"), image, trace, e, methodName);
   return 0;
 }
 

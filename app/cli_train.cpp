@@ -168,8 +168,10 @@ std::string presetLine(const tr::Preset& p) {
 
 }  // namespace
 
-int runTrainCommand(const std::vector<std::string>& args) {
-  if (wantsRemoteTrain(args)) return runRemoteTrainCommand(args);
+namespace {
+
+// The options of `train`: the valued ones, then the flags, the stage options with each.
+CliArgs parseTrainArgs(const std::vector<std::string>& args) {
   std::set<std::string> valued = {"preset",
                                   "run",
                                   "width",
@@ -197,49 +199,61 @@ int runTrainCommand(const std::vector<std::string>& args) {
   std::set<std::string> flags = {"resume", "list-presets", "no-bf16",
                                  "json",   "augment",      "skip-ended-rows"};
   flags.insert(kStageFlags.begin(), kStageFlags.end());
-  const CliArgs a(args, valued, flags);
-  if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
+  return CliArgs(args, valued, flags);
+}
+
+// --list-presets, as text or (--json) for programs; false when the command trains instead.
+bool printPresetsIfAsked(const CliArgs& a) {
   if (a.has("list-presets") && a.has("json")) {
     // For programs (the GUI's New-run dialog): every preset with its whole train config.
     std::cout << tr::presetsJson() << "\n";
-    return 0;
+    return true;
   }
   if (a.has("json")) throw std::invalid_argument("--json goes with --list-presets");
   if (a.has("list-presets")) {
     std::cout << "presets (the paper's settings at width 1.0; --width scales the model):\n\n";
     for (const auto& p : tr::presets()) std::cout << presetLine(p) << "\n";
-    return 0;
+    return true;
   }
-  const std::string run = a.required("run");
-  tr::TrainConfig cfg;
-  const bool resume = a.has("resume");
-  if (resume) {
-    std::vector<std::string> fixed = {
-        "preset",         "width", "batch",     "micro-batches", "data", "max-length",
-        "lambda-r",       "seed",  "init-from", "augment",       "lr",   "reference-weight",
-        "skip-ended-rows"};
-    fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
-    fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
-    for (const auto& name : fixed)
-      if (a.has(name))
-        throw std::invalid_argument(
-            "--" + name + " cannot change when resuming (the run's config.json holds it)");
-    cfg = tr::Trainer::loadRunConfig(run);
-  } else {
-    cfg = tr::presetConfig(a.required("preset"), a.doubleValue("width", 1.0));
-    applyStageOptions(a, cfg.model);  // any combination of stages over the preset's
-    cfg.batchSize = a.intValue("batch", cfg.batchSize);
-    cfg.microBatches = a.intValue("micro-batches", cfg.microBatches);
-    cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
-    cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
-    cfg.lr = a.doubleValue("lr", cfg.lr);
-    cfg.referenceWeight = a.doubleValue("reference-weight", cfg.referenceWeight);
-    cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
-    if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
-    if (a.has("augment")) augmentDigitSets(cfg.trainData);
-    cfg.initFrom = a.value("init-from", "");
-    if (a.has("skip-ended-rows")) cfg.skipEndedRows = true;
-  }
+  return false;
+}
+
+// --resume: the run's own config.json; the options it holds (preset, model, data, seed, learning
+// rate...) cannot change.
+tr::TrainConfig resumedConfig(const CliArgs& a, const std::string& run) {
+  std::vector<std::string> fixed = {"preset",         "width",      "batch",    "micro-batches",
+                                    "data",           "max-length", "lambda-r", "seed",
+                                    "init-from",      "augment",    "lr",       "reference-weight",
+                                    "skip-ended-rows"};
+  fixed.insert(fixed.end(), kStageOptions.begin(), kStageOptions.end());
+  fixed.insert(fixed.end(), kStageFlags.begin(), kStageFlags.end());
+  for (const auto& name : fixed)
+    if (a.has(name))
+      throw std::invalid_argument("--" + name +
+                                  " cannot change when resuming (the run's config.json holds it)");
+  return tr::Trainer::loadRunConfig(run);
+}
+
+// A new run: the preset with the options over it.
+tr::TrainConfig newRunConfig(const CliArgs& a) {
+  tr::TrainConfig cfg = tr::presetConfig(a.required("preset"), a.doubleValue("width", 1.0));
+  applyStageOptions(a, cfg.model);  // any combination of stages over the preset's
+  cfg.batchSize = a.intValue("batch", cfg.batchSize);
+  cfg.microBatches = a.intValue("micro-batches", cfg.microBatches);
+  cfg.model.maxLength = a.intValue("max-length", cfg.model.maxLength);
+  cfg.lambdaR = a.doubleValue("lambda-r", cfg.lambdaR);
+  cfg.lr = a.doubleValue("lr", cfg.lr);
+  cfg.referenceWeight = a.doubleValue("reference-weight", cfg.referenceWeight);
+  cfg.seed = static_cast<uint64_t>(a.intValue("seed", static_cast<int>(cfg.seed)));
+  if (a.has("data")) cfg.trainData = splitSemicolons(a.value("data"));
+  if (a.has("augment")) augmentDigitSets(cfg.trainData);
+  cfg.initFrom = a.value("init-from", "");
+  if (a.has("skip-ended-rows")) cfg.skipEndedRows = true;
+  return cfg;
+}
+
+// The options a resumed run may change too: its length, evaluation, checkpoints and device.
+void applyRunOptions(const CliArgs& a, tr::TrainConfig& cfg) {
   cfg.iterations = a.intValue("iterations", static_cast<int>(cfg.iterations));
   if (a.has("eval-data")) cfg.evalData = splitSemicolons(a.value("eval-data"));
   cfg.evalInterval = a.intValue("eval-interval", static_cast<int>(cfg.evalInterval));
@@ -253,7 +267,26 @@ int runTrainCommand(const std::vector<std::string>& args) {
   cfg.threads = a.intValue("threads", cfg.threads);
   cfg.loaderThreads = a.intValue("loader-threads", cfg.loaderThreads);
   if (a.has("no-bf16")) cfg.bf16 = false;
+}
 
+// The last lines of a run: how far it went, how fast, its best accuracy and its model.
+void printTrainSummary(TrainLog& log, const tr::TrainResult& r) {
+  char summary[256];
+  std::snprintf(summary, sizeof summary, "%s at iteration %lld: %.1f img/s, %lld step(s) skipped",
+                r.interrupted ? "stopped" : "finished", static_cast<long long>(r.iteration),
+                r.imagesPerS, static_cast<long long>(r.skippedSteps));
+  std::string text = summary;
+  if (r.bestAccuracy >= 0) {
+    std::snprintf(summary, sizeof summary, ", best eval accuracy %.2f%%", 100 * r.bestAccuracy);
+    text += summary;
+  }
+  log.line(text);
+  log.line("model: " + r.latest);
+}
+
+// Trains `cfg` into `run` (a process of several when the environment says so) until it ends or
+// a signal stops it with a checkpoint; 130 when stopped.
+int runTraining(const tr::TrainConfig& cfg, const std::string& run, bool resume) {
   tr::RunOptions ro;
   ro.runDir = run;
   ro.resume = resume;
@@ -280,20 +313,22 @@ int runTrainCommand(const std::vector<std::string>& args) {
     log.line(std::string("error: ") + e.what(), /*toStdout=*/false);
     throw;
   }
-  if (leader) {
-    char summary[256];
-    std::snprintf(summary, sizeof summary, "%s at iteration %lld: %.1f img/s, %lld step(s) skipped",
-                  r.interrupted ? "stopped" : "finished", static_cast<long long>(r.iteration),
-                  r.imagesPerS, static_cast<long long>(r.skippedSteps));
-    std::string text = summary;
-    if (r.bestAccuracy >= 0) {
-      std::snprintf(summary, sizeof summary, ", best eval accuracy %.2f%%", 100 * r.bestAccuracy);
-      text += summary;
-    }
-    log.line(text);
-    log.line("model: " + r.latest);
-  }
+  if (leader) printTrainSummary(log, r);
   return r.interrupted ? 130 : 0;
+}
+
+}  // namespace
+
+int runTrainCommand(const std::vector<std::string>& args) {
+  if (wantsRemoteTrain(args)) return runRemoteTrainCommand(args);
+  const CliArgs a = parseTrainArgs(args);
+  if (!a.positionals().empty()) throw std::invalid_argument("train takes no positional arguments");
+  if (printPresetsIfAsked(a)) return 0;
+  const std::string run = a.required("run");
+  const bool resume = a.has("resume");
+  tr::TrainConfig cfg = resume ? resumedConfig(a, run) : newRunConfig(a);
+  applyRunOptions(a, cfg);
+  return runTraining(cfg, run, resume);
 }
 
 int runTrainBenchCommand(const std::vector<std::string>& args) {

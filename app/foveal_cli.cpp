@@ -267,10 +267,9 @@ int traceDataset(const CliArgs& a, const ImageReader& read) {
   return 0;
 }
 
-// `trace --layout FILE.xml IMAGE`: every text line of a PAGE-XML or ALTO layout in its reading
-// order, each extracted as kraken extracts it (a baseline with its boundary polygon, else the box
-// of its coordinates) and read by the model; --json prints {"lines": [...]}.
-int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
+// trace --layout's own checks of the command line: one IMAGE, no other output, and page
+// files that replace neither an input nor (without --force) a file.
+void checkLayoutArguments(const CliArgs& a) {
   if (a.positionals().size() != 1)
     throw UsageError("trace --layout FILE.xml needs exactly one IMAGE");
   if (a.has("csv") || a.has("hocr") || a.has("out"))
@@ -294,6 +293,66 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
         throw core::Error(a.value(f) + ": already exists; refusing to replace it with the " + role +
                           " (choose another name, or add --force)");
     }
+}
+
+// One line of a layout in --json: its reading, each step's token and cut, its alignment.
+nlohmann::json layoutLineJson(const core::LayoutLine& l, const core::LineReading& r) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < r.trace.steps.size(); ++i) {
+    const auto& st = r.trace.steps[i];
+    nlohmann::json cut = nlohmann::json::array();
+    if (i < r.cuts.size())
+      for (const auto& p : r.cuts[i]) cut.push_back({p.x, p.y});
+    steps.push_back(
+        {{"token", st.token}, {"prob", st.prob}, {"columns", st.columns}, {"cut", cut}});
+  }
+  nlohmann::json line = {{"id", l.id},
+                         {"region", l.regionId},
+                         {"baseline", !l.baseline.empty()},
+                         {"prediction", r.trace.prediction},
+                         {"confidence", r.trace.confidence},
+                         {"steps", steps}};
+  if (r.empty) line["empty"] = r.why;
+  if (!r.trace.alignment.empty())
+    line["alignment"] = nlohmann::json::parse(r.trace.alignment.toJson(-1));
+  return line;
+}
+
+// --page and --alto: the layout with the lines' readings, in PAGE-XML and ALTO.
+void exportLayoutPage(const CliArgs& a, const core::PageLayout& layout,
+                      const std::vector<core::LineReading>& readings, const std::string& model,
+                      const std::string& imagePath) {
+  core::PageExportOptions exportOptions;
+  for (const auto& r : readings)
+    if (!r.trace.modelDescription.empty()) {
+      exportOptions.modelDescription = r.trace.modelDescription;
+      break;
+    }
+  if (exportOptions.modelDescription.empty()) exportOptions.modelDescription = model;
+  auto& note = a.has("json") ? std::cerr : std::cout;  // --json keeps stdout JSON
+  if (a.has("page") || a.has("alto")) {
+    core::XmlReplacements replaced;
+    for (const auto& r : readings) replaced.add(r.trace);
+    if (!replaced.warning().empty())
+      std::cerr << "warning: " << imagePath << ": " << replaced.warning() << "\n";
+  }
+  if (a.has("page")) {
+    writeText(a.value("page"), core::toPageXmlPage(layout, readings, exportOptions));
+    note << "wrote the page as PAGE-XML 2019 to " << a.value("page") << "\n";
+  }
+  if (a.has("alto")) {
+    writeText(a.value("alto"), core::toAltoPage(layout, readings, exportOptions));
+    note << "wrote the page as ALTO v4 to " << a.value("alto") << "\n";
+  }
+}
+
+// `trace --layout FILE.xml IMAGE`: every text line of a PAGE-XML or ALTO layout in its reading
+// order, each extracted as kraken extracts it (a baseline with its boundary polygon, else the box
+// of its coordinates) and read by the model; --json prints {"lines": [...]}.
+int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
+  checkLayoutArguments(a);
+  const std::string imagePath = a.positionals()[0];
+  const std::string model = a.required("model");
   const auto layout = core::readPageLayout(a.value("layout"));
   if (core::isTesseractSpec(model)) throw UsageError("--layout reads lines with a model file");
   std::vector<core::LineReading> readings;
@@ -320,25 +379,7 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
                 << (r.empty ? "\t(" + r.why + ")" : "") << "\n";
       continue;
     }
-    nlohmann::json steps = nlohmann::json::array();
-    for (size_t i = 0; i < r.trace.steps.size(); ++i) {
-      const auto& st = r.trace.steps[i];
-      nlohmann::json cut = nlohmann::json::array();
-      if (i < r.cuts.size())
-        for (const auto& p : r.cuts[i]) cut.push_back({p.x, p.y});
-      steps.push_back(
-          {{"token", st.token}, {"prob", st.prob}, {"columns", st.columns}, {"cut", cut}});
-    }
-    nlohmann::json line = {{"id", l.id},
-                           {"region", l.regionId},
-                           {"baseline", !l.baseline.empty()},
-                           {"prediction", r.trace.prediction},
-                           {"confidence", r.trace.confidence},
-                           {"steps", steps}};
-    if (r.empty) line["empty"] = r.why;
-    if (!r.trace.alignment.empty())
-      line["alignment"] = nlohmann::json::parse(r.trace.alignment.toJson(-1));
-    lines.push_back(line);
+    lines.push_back(layoutLineJson(l, r));
   }
   if (a.has("json"))
     std::cout << nlohmann::json{{"image", imagePath},
@@ -347,36 +388,12 @@ int traceLayout(const CliArgs& a, const core::TraceOptions& opt) {
                                 {"lines", lines}}
                      .dump(2)
               << "\n";
-  core::PageExportOptions exportOptions;
-  for (const auto& r : readings)
-    if (!r.trace.modelDescription.empty()) {
-      exportOptions.modelDescription = r.trace.modelDescription;
-      break;
-    }
-  if (exportOptions.modelDescription.empty()) exportOptions.modelDescription = model;
-  auto& note = a.has("json") ? std::cerr : std::cout;  // --json keeps stdout JSON
-  if (a.has("page") || a.has("alto")) {
-    core::XmlReplacements replaced;
-    for (const auto& r : readings) replaced.add(r.trace);
-    if (!replaced.warning().empty())
-      std::cerr << "warning: " << imagePath << ": " << replaced.warning() << "\n";
-  }
-  if (a.has("page")) {
-    writeText(a.value("page"), core::toPageXmlPage(layout, readings, exportOptions));
-    note << "wrote the page as PAGE-XML 2019 to " << a.value("page") << "\n";
-  }
-  if (a.has("alto")) {
-    writeText(a.value("alto"), core::toAltoPage(layout, readings, exportOptions));
-    note << "wrote the page as ALTO v4 to " << a.value("alto") << "\n";
-  }
+  exportLayoutPage(a, layout, readings, model, imagePath);
   return 0;
 }
 
-int cmdTrace(const std::vector<std::string>& args) {
-  // With --layout, --page and --alto name the files the page is exported to.
-  const bool withLayout = std::any_of(args.begin(), args.end(), [](const std::string& s) {
-    return s == "--layout" || s.rfind("--layout=", 0) == 0;
-  });
+// trace's options; with --layout, --page and --alto take the names of the page files.
+CliArgs parseTraceArgs(const std::vector<std::string>& args, bool withLayout) {
   std::set<std::string> valued = {"model",   "out",   "seed",   "threads", "beam", "hypothesis",
                                   "dataset", "limit", "format", "layout",  "truth"};
   std::set<std::string> flags = {"json",   "csv",       "hocr",  "alto", "page",
@@ -386,11 +403,11 @@ int cmdTrace(const std::vector<std::string>& args) {
       flags.erase(f);
       valued.insert(f);
     }
-  const CliArgs a(args, app::withImportOptions(valued), app::withImportFlags(flags));
-  setComputeThreads(a.intValue("threads", 0));
-  const core::TraceOptions opt = traceOptions(a);
-  const int outputs = int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) +
-                      int(a.has("alto")) + int(a.has("page"));
+  return CliArgs(args, app::withImportOptions(valued), app::withImportFlags(flags));
+}
+
+// The options that exclude each other: one output for one image, --dataset's formats, --truth.
+void checkTraceOutputs(const CliArgs& a, bool withLayout, int outputs) {
   if (outputs > 1 && !a.has("dataset") && !withLayout)
     throw UsageError("--json, --csv, --hocr, --alto and --page choose one output; give one");
   if (a.has("dataset") && (a.has("csv") || a.has("alto") || a.has("page")))
@@ -401,21 +418,10 @@ int cmdTrace(const std::vector<std::string>& args) {
     throw UsageError("--truth aligns one IMAGE; --layout --align aligns each line's own text");
   if (a.has("align") && !a.has("truth") && !withLayout)
     throw UsageError("--align needs --truth TEXT (or --layout, whose lines hold their text)");
-  if (a.has("dataset")) return traceDataset(a, openReader(a, opt));
-  if (a.has("layout")) return traceLayout(a, opt);
-  if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
-  const std::string imagePath = a.positionals()[0];
-  if (a.has("out")) core::data::checkOutputFolder(a.value("out"), "step patches", a.has("force"));
-  const auto read = openReader(a, opt);
-  std::string warning;  // a truncated JPEG is traced, and said
-  const auto image = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
-  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
-  auto trace = read(image, imagePath);
-  if (!opt.truth.empty() && trace.alignment.empty()) {  // an engine read it: no frames
-    trace.alignment.truth = opt.truth;
-    trace.alignment.error = "forced alignment needs a CTC model, not " + a.value("model");
-  }
+}
 
+// One image's trace on stdout, in the output chosen (the table by default).
+void printTrace(const CliArgs& a, const core::Trace& trace) {
   if (a.has("json")) {
     std::cout << trace.toJson() << "\n";
   } else if (a.has("csv")) {
@@ -433,6 +439,57 @@ int cmdTrace(const std::vector<std::string>& args) {
       if (a.has("align")) std::cout << "\n" << trace.alignment.framesTable();
     }
   }
+}
+
+// --out DIR: each step's patch (and its STN patches), the trace as JSON, hOCR, ALTO and PAGE.
+void writeStepPatches(const fs::path& dir, const core::Trace& trace, int outputs) {
+  createFolder(dir);
+  for (size_t t = 0; t < trace.steps.size(); ++t) {
+    const auto& s = trace.steps[t];
+    char stem[64];
+    std::snprintf(stem, sizeof stem, "step%02zu", t);
+    if (s.patch.width == 0) continue;  // Tesseract's steps have no patch
+    core::writePng(s.patch,
+                   (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
+    for (size_t k = 0; k < s.stn.size(); ++k)
+      core::writePng(
+          s.stn[k].patch,
+          (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
+  }
+  writeText(dir / "trace.json", trace.toJson() + "\n");
+  for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page})
+    writeText(dir / ("trace" + core::ocrFileSuffix(f)), core::toOcrDocument(trace, f));
+  if (outputs == 0)
+    std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
+}
+
+int cmdTrace(const std::vector<std::string>& args) {
+  // With --layout, --page and --alto name the files the page is exported to.
+  const bool withLayout = std::any_of(args.begin(), args.end(), [](const std::string& s) {
+    return s == "--layout" || s.rfind("--layout=", 0) == 0;
+  });
+  const CliArgs a = parseTraceArgs(args, withLayout);
+  setComputeThreads(a.intValue("threads", 0));
+  const core::TraceOptions opt = traceOptions(a);
+  const int outputs = int(a.has("json")) + int(a.has("csv")) + int(a.has("hocr")) +
+                      int(a.has("alto")) + int(a.has("page"));
+  checkTraceOutputs(a, withLayout, outputs);
+  if (a.has("dataset")) return traceDataset(a, openReader(a, opt));
+  if (a.has("layout")) return traceLayout(a, opt);
+  if (a.positionals().size() != 1) throw UsageError("trace needs exactly one IMAGE");
+  const std::string imagePath = a.positionals()[0];
+  if (a.has("out")) core::data::checkOutputFolder(a.value("out"), "step patches", a.has("force"));
+  const auto read = openReader(a, opt);
+  std::string warning;  // a truncated JPEG is traced, and said
+  const auto image = core::readImageWarning(imagePath, /*keepColour=*/true, warning);
+  if (!warning.empty()) std::cerr << "warning: " << warning << "\n";
+  auto trace = read(image, imagePath);
+  if (!opt.truth.empty() && trace.alignment.empty()) {  // an engine read it: no frames
+    trace.alignment.truth = opt.truth;
+    trace.alignment.error = "forced alignment needs a CTC model, not " + a.value("model");
+  }
+
+  printTrace(a, trace);
   if (a.has("align") && !trace.alignment.error.empty()) {
     std::cerr << "error: cannot align \"" << opt.truth << "\": " << trace.alignment.error << "\n";
     return 1;
@@ -441,27 +498,7 @@ int cmdTrace(const std::vector<std::string>& args) {
     const std::string replaced = core::xmlReplacementWarning(trace);
     if (!replaced.empty()) std::cerr << "warning: " << replaced << "\n";
   }
-  if (a.has("out")) {
-    const fs::path dir = a.value("out");
-    createFolder(dir);
-    for (size_t t = 0; t < trace.steps.size(); ++t) {
-      const auto& s = trace.steps[t];
-      char stem[64];
-      std::snprintf(stem, sizeof stem, "step%02zu", t);
-      if (s.patch.width == 0) continue;  // Tesseract's steps have no patch
-      core::writePng(s.patch,
-                     (dir / (std::string(stem) + "_" + safeName(s.token) + ".png")).string());
-      for (size_t k = 0; k < s.stn.size(); ++k)
-        core::writePng(
-            s.stn[k].patch,
-            (dir / (std::string(stem) + "_stn" + std::to_string(k + 1) + ".png")).string());
-    }
-    writeText(dir / "trace.json", trace.toJson() + "\n");
-    for (const auto f : {core::OcrFormat::Hocr, core::OcrFormat::Alto, core::OcrFormat::Page})
-      writeText(dir / ("trace" + core::ocrFileSuffix(f)), core::toOcrDocument(trace, f));
-    if (outputs == 0)
-      std::cout << "\nwrote " << trace.steps.size() << " step patches to " << dir.string() << "\n";
-  }
+  if (a.has("out")) writeStepPatches(a.value("out"), trace, outputs);
   return 0;
 }
 

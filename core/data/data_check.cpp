@@ -79,22 +79,109 @@ int sizeBin(int pixels) {
   return bin;
 }
 
+namespace {
+
+// Up to kExamplesPerKind problems of each kind: (entry index, message).
+using Examples = std::vector<std::vector<std::pair<size_t, std::string>>>;
+
+void addExample(Examples& ex, Kind kind, size_t i, std::string message) {
+  if (ex[kind].size() < kExamplesPerKind) ex[kind].emplace_back(i, std::move(message));
+}
+
+// An image's size into the ranges and histograms (`first`: the first image of `r`).
+void countImageSize(DataCheck& r, int width, int height, bool& first) {
+  if (first) {
+    r.minW = r.maxW = width;
+    r.minH = r.maxH = height;
+    first = false;
+  }
+  r.minW = std::min(r.minW, width);
+  r.maxW = std::max(r.maxW, width);
+  r.minH = std::min(r.minH, height);
+  r.maxH = std::max(r.maxH, height);
+  ++r.widthHistogram[sizeBin(width)];
+  ++r.heightHistogram[sizeBin(height)];
+}
+
+// Entry i's label: its length, and whether the model can learn it (or why not).
+void checkLabel(const Dataset& ds, const LabelLimits& limits, size_t i, const std::string& label,
+                DataCheck& r, Examples& ex) {
+  const auto cps = splitUtf8(label);
+  ++r.lengthHistogram[cps.size()];
+  if (label.empty()) {
+    ++r.emptyLabels;
+    addExample(ex, kEmpty, i, ds.entryName(i) + ": empty label");
+  } else if (!limits.charset.covers(label)) {
+    ++r.outsideCharset;
+    std::vector<std::string> seen;
+    for (const auto& c : cps)
+      if (!limits.charset.covers(c)) {
+        ++r.outsideCharacters[c];
+        if (std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
+      }
+    std::string outside;
+    for (const auto& c : seen) outside += (outside.empty() ? "" : ", ") + shown(c);
+    addExample(
+        ex, kOutside, i,
+        ds.entryName(i) + ": label \"" + label + "\" has " + outside + " outside the charset");
+  } else {
+    const auto classes = limits.charset.encode(label);
+    const int length = static_cast<int>(classes.size());
+    if (limits.maxLength > 0 && length > limits.maxLength) {
+      ++r.tooLong;
+      addExample(ex, kTooLong, i,
+                 ds.entryName(i) + ": label \"" + label + "\" has " + std::to_string(length) +
+                     " characters");
+    } else if (limits.ctcColumns > 0 && ctcColumnsNeeded(classes) > limits.ctcColumns) {
+      ++r.tooLongForColumns;
+      addExample(ex, kColumns, i,
+                 ds.entryName(i) + ": label \"" + label + "\" needs " +
+                     std::to_string(ctcColumnsNeeded(classes)) + " columns");
+    } else {
+      ++r.usable;
+    }
+  }
+}
+
+// One worker's counts and examples added to the totals.
+void addCheck(DataCheck& total, Examples& examples, const DataCheck& r, const Examples& ex) {
+  if (r.maxW > 0) {
+    const bool had = total.maxW > 0;
+    total.minW = had ? std::min(total.minW, r.minW) : r.minW;
+    total.minH = had ? std::min(total.minH, r.minH) : r.minH;
+    total.maxW = std::max(total.maxW, r.maxW);
+    total.maxH = std::max(total.maxH, r.maxH);
+  }
+  total.entries += r.entries;
+  total.usable += r.usable;
+  total.outsideCharset += r.outsideCharset;
+  total.tooLong += r.tooLong;
+  total.tooLongForColumns += r.tooLongForColumns;
+  total.emptyLabels += r.emptyLabels;
+  total.unreadable += r.unreadable;
+  for (const auto& [k, v] : r.outsideCharacters) total.outsideCharacters[k] += v;
+  for (const auto& [k, v] : r.lengthHistogram) total.lengthHistogram[k] += v;
+  for (const auto& [k, v] : r.widthHistogram) total.widthHistogram[k] += v;
+  for (const auto& [k, v] : r.heightHistogram) total.heightHistogram[k] += v;
+  for (int k = 0; k < kKinds; ++k)
+    examples[k].insert(examples[k].end(), ex[k].begin(), ex[k].end());
+}
+
+}  // namespace
+
 DataCheck checkDataset(const Dataset& ds, const LabelLimits& limits, size_t limit, int threads,
                        const std::function<bool(size_t, size_t)>& progress) {
   if (ds.endless() && limit == 0) throw Error(ds.describe() + ": an endless stream needs a limit");
   const size_t n = limit ? (ds.endless() ? limit : std::min(limit, ds.size())) : ds.size();
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   DataCheck total;
-  std::vector<std::vector<std::pair<size_t, std::string>>> examples(kKinds);
+  Examples examples(kKinds);
   std::mutex mutex;
   std::atomic<size_t> next{0}, done{0};
   std::atomic<bool> stop{false};
   auto work = [&](bool reports) {
     DataCheck r;
-    std::vector<std::vector<std::pair<size_t, std::string>>> ex(kKinds);
-    auto problem = [&](Kind kind, size_t i, std::string message) {
-      if (ex[kind].size() < kExamplesPerKind) ex[kind].emplace_back(i, std::move(message));
-    };
+    Examples ex(kKinds);
     bool first = true;
     for (size_t i; !stop && (i = next.fetch_add(1)) < n;) {
       ++r.entries;
@@ -103,79 +190,16 @@ DataCheck checkDataset(const Dataset& ds, const LabelLimits& limits, size_t limi
         s = ds.get(i);
       } catch (const Error& e) {
         ++r.unreadable;
-        problem(kUnreadable, i, e.what());
+        addExample(ex, kUnreadable, i, e.what());
         continue;
       }
-      if (first) {
-        r.minW = r.maxW = s.image.width;
-        r.minH = r.maxH = s.image.height;
-        first = false;
-      }
-      r.minW = std::min(r.minW, s.image.width);
-      r.maxW = std::max(r.maxW, s.image.width);
-      r.minH = std::min(r.minH, s.image.height);
-      r.maxH = std::max(r.maxH, s.image.height);
-      ++r.widthHistogram[sizeBin(s.image.width)];
-      ++r.heightHistogram[sizeBin(s.image.height)];
-      const auto cps = splitUtf8(s.label);
-      ++r.lengthHistogram[cps.size()];
-      if (s.label.empty()) {
-        ++r.emptyLabels;
-        problem(kEmpty, i, ds.entryName(i) + ": empty label");
-      } else if (!limits.charset.covers(s.label)) {
-        ++r.outsideCharset;
-        std::vector<std::string> seen;
-        for (const auto& c : cps)
-          if (!limits.charset.covers(c)) {
-            ++r.outsideCharacters[c];
-            if (std::find(seen.begin(), seen.end(), c) == seen.end()) seen.push_back(c);
-          }
-        std::string outside;
-        for (const auto& c : seen) outside += (outside.empty() ? "" : ", ") + shown(c);
-        problem(kOutside, i,
-                ds.entryName(i) + ": label \"" + s.label + "\" has " + outside +
-                    " outside the charset");
-      } else {
-        const auto classes = limits.charset.encode(s.label);
-        const int length = static_cast<int>(classes.size());
-        if (limits.maxLength > 0 && length > limits.maxLength) {
-          ++r.tooLong;
-          problem(kTooLong, i,
-                  ds.entryName(i) + ": label \"" + s.label + "\" has " + std::to_string(length) +
-                      " characters");
-        } else if (limits.ctcColumns > 0 && ctcColumnsNeeded(classes) > limits.ctcColumns) {
-          ++r.tooLongForColumns;
-          problem(kColumns, i,
-                  ds.entryName(i) + ": label \"" + s.label + "\" needs " +
-                      std::to_string(ctcColumnsNeeded(classes)) + " columns");
-        } else {
-          ++r.usable;
-        }
-      }
+      countImageSize(r, s.image.width, s.image.height, first);
+      checkLabel(ds, limits, i, s.label, r, ex);
       const size_t d = ++done;
       if (reports && progress && (d % 64 == 0) && !progress(d, n)) stop = true;
     }
     std::lock_guard<std::mutex> lock(mutex);
-    if (r.maxW > 0) {
-      const bool had = total.maxW > 0;
-      total.minW = had ? std::min(total.minW, r.minW) : r.minW;
-      total.minH = had ? std::min(total.minH, r.minH) : r.minH;
-      total.maxW = std::max(total.maxW, r.maxW);
-      total.maxH = std::max(total.maxH, r.maxH);
-    }
-    total.entries += r.entries;
-    total.usable += r.usable;
-    total.outsideCharset += r.outsideCharset;
-    total.tooLong += r.tooLong;
-    total.tooLongForColumns += r.tooLongForColumns;
-    total.emptyLabels += r.emptyLabels;
-    total.unreadable += r.unreadable;
-    for (const auto& [k, v] : r.outsideCharacters) total.outsideCharacters[k] += v;
-    for (const auto& [k, v] : r.lengthHistogram) total.lengthHistogram[k] += v;
-    for (const auto& [k, v] : r.widthHistogram) total.widthHistogram[k] += v;
-    for (const auto& [k, v] : r.heightHistogram) total.heightHistogram[k] += v;
-    for (int k = 0; k < kKinds; ++k)
-      examples[k].insert(examples[k].end(), ex[k].begin(), ex[k].end());
+    addCheck(total, examples, r, ex);
   };
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back(work, false);

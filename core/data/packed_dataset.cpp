@@ -324,6 +324,42 @@ void PackedWriter::add(const PreparedSample& s) {
   m_boxes.push_back(s.boxes);
 }
 
+namespace {
+
+// The character boxes' part: an index of first boxes, the boxes (x0, y0, x1, y1 as floats) and a
+// CRC-32 of each entry's boxes; empty when no entry has any (a file without is what earlier
+// builds wrote).
+std::vector<uint8_t> packBoxes(const std::vector<std::vector<Box>>& entries) {
+  std::vector<uint8_t> boxes;
+  bool anyBoxes = false;
+  for (const auto& b : entries) anyBoxes = anyBoxes || !b.empty();
+  if (!anyBoxes) return boxes;
+  const uint64_t count = entries.size();
+  uint64_t total = 0;
+  for (const auto& b : entries) total += b.size();
+  boxes.resize(8 * (count + 1) + 16 * total + 4 * count);
+  uint8_t* idx = boxes.data();
+  uint8_t* data = idx + 8 * (count + 1);
+  uint8_t* crc = data + 16 * total;
+  uint64_t n = 0;
+  for (size_t i = 0; i < count; ++i) {
+    store<uint64_t>(idx + 8 * i, n);
+    uint8_t* first = data + 16 * n;
+    for (const auto& b : entries[i]) {
+      store<float>(data + 16 * n, static_cast<float>(b.x));
+      store<float>(data + 16 * n + 4, static_cast<float>(b.y));
+      store<float>(data + 16 * n + 8, static_cast<float>(b.x + b.w));
+      store<float>(data + 16 * n + 12, static_cast<float>(b.y + b.h));
+      ++n;
+    }
+    store<uint32_t>(crc + 4 * i, crc32(first, 16 * entries[i].size()));
+  }
+  store<uint64_t>(idx + 8 * count, n);
+  return boxes;
+}
+
+}  // namespace
+
 void PackedWriter::finish() {
   if (!m_file) throw Error(m_path + ": writer already finished");
   const uint64_t stride = uint64_t(m_pp.inputW) * m_pp.inputH + uint64_t(m_upW) * m_pp.inputH;
@@ -356,32 +392,8 @@ void PackedWriter::finish() {
   store<uint64_t>(h.data() + 64, indexOffset);
   store<uint64_t>(h.data() + 72, dataOffset);
   // Character boxes, only when some entry has them (a file without is what earlier builds wrote).
-  std::vector<uint8_t> boxes;
-  bool anyBoxes = false;
-  for (const auto& b : m_boxes) anyBoxes = anyBoxes || !b.empty();
-  if (anyBoxes) {
-    uint64_t total = 0;
-    for (const auto& b : m_boxes) total += b.size();
-    boxes.resize(8 * (count + 1) + 16 * total + 4 * count);
-    uint8_t* idx = boxes.data();
-    uint8_t* data = idx + 8 * (count + 1);
-    uint8_t* crc = data + 16 * total;
-    uint64_t n = 0;
-    for (size_t i = 0; i < count; ++i) {
-      store<uint64_t>(idx + 8 * i, n);
-      uint8_t* first = data + 16 * n;
-      for (const auto& b : m_boxes[i]) {
-        store<float>(data + 16 * n, static_cast<float>(b.x));
-        store<float>(data + 16 * n + 4, static_cast<float>(b.y));
-        store<float>(data + 16 * n + 8, static_cast<float>(b.x + b.w));
-        store<float>(data + 16 * n + 12, static_cast<float>(b.y + b.h));
-        ++n;
-      }
-      store<uint32_t>(crc + 4 * i, crc32(first, 16 * m_boxes[i].size()));
-    }
-    store<uint64_t>(idx + 8 * count, n);
-    store<uint64_t>(h.data() + 104, crcOffset + crcs.size());
-  }
+  const std::vector<uint8_t> boxes = packBoxes(m_boxes);
+  if (!boxes.empty()) store<uint64_t>(h.data() + 104, crcOffset + crcs.size());
   store<uint64_t>(h.data() + 80, crcOffset + crcs.size() + boxes.size());
   store<uint64_t>(h.data() + 96, crcOffset);
   store<uint32_t>(h.data() + 88, crc32(h.data(), h.size()));

@@ -91,22 +91,27 @@ const char* dtypeName(DType d) {
   return "an unknown type";
 }
 
-void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path,
-                   uint32_t version, std::vector<std::string>& notes) {
-  std::vector<std::string> widened;  // Float64 entries read into Float32 parameters
-  auto fail = [&](const std::string& what) {
-    throw Error(path + ": weights do not match the model config (" + what + ")");
-  };
+// A weight table's entry: where its bytes lie in the table.
+struct TableEntry {
+  DType dtype;
+  std::vector<int64_t> shape;
+  size_t offset, bytes;
+};
+
+[[noreturn]] void weightsMismatch(const std::string& path, const std::string& what) {
+  throw Error(path + ": weights do not match the model config (" + what + ")");
+}
+
+// The weight table's entries by name (format 2's names renamed as format 3's), their bounds
+// checked against the table.
+std::map<std::string, TableEntry> readWeightTable(const std::string& data, const std::string& path,
+                                                  uint32_t version) {
+  auto fail = [&](const std::string& what) { weightsMismatch(path, what); };
   size_t pos = 0;
   auto need = [&](size_t n) {
     if (n > data.size() - pos) fail("weight table ends early");
   };
-  struct Entry {
-    DType dtype;
-    std::vector<int64_t> shape;
-    size_t offset, bytes;
-  };
-  std::map<std::string, Entry> entries;
+  std::map<std::string, TableEntry> entries;
   need(4);
   const auto count = getLittleEndian<uint32_t>(data, pos);
   pos += 4;
@@ -119,7 +124,7 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     if (version == 2) name = formatThreeName(name);
     pos += nameLen;
     need(1 + 4);
-    Entry e;
+    TableEntry e;
     e.dtype = static_cast<DType>(static_cast<uint8_t>(data[pos]));
     const auto rank = getLittleEndian<uint32_t>(data, pos + 1);
     pos += 5;
@@ -137,12 +142,20 @@ void decodeTensors(const std::string& data, torch::nn::Module& m, const std::str
     if (!entries.emplace(std::move(name), std::move(e)).second) fail("a weight appears twice");
   }
   if (pos != data.size()) fail("unexpected bytes after the weight table");
+  return entries;
+}
+
+void decodeTensors(const std::string& data, torch::nn::Module& m, const std::string& path,
+                   uint32_t version, std::vector<std::string>& notes) {
+  std::vector<std::string> widened;  // Float64 entries read into Float32 parameters
+  auto fail = [&](const std::string& what) { weightsMismatch(path, what); };
+  std::map<std::string, TableEntry> entries = readWeightTable(data, path, version);
 
   const auto tensors = namedTensors(m);
   for (const auto& [name, tensor] : tensors) {
     const auto it = entries.find(name);
     if (it == entries.end()) fail("'" + name + "' is missing");
-    const Entry& e = it->second;
+    const TableEntry& e = it->second;
     const DType want = dtypeOf(tensor);
     // Float64 where Float32 belongs is converted, as load_state_dict does (and said); an integer
     // where weights belong, or the reverse, is refused by name.

@@ -50,100 +50,114 @@ void appendUtf8(std::string& out, uint32_t c) {
   }
 }
 
+// Only a comment may follow a quoted scalar's closing quote (at raw[pos]).
+void checkAfterClosing(const std::string& raw, size_t pos, const std::string& where) {
+  const std::string rest = trimRight(raw.substr(pos));
+  if (!rest.empty() && rest[0] != '#')
+    throw Error(where + ": text after the closing quote ('" + rest + "')");
+}
+
+// A 'single'-quoted scalar: '' is a quote.
+std::string singleQuoted(const std::string& raw, const std::string& where) {
+  std::string out;
+  for (size_t i = 1; i < raw.size(); ++i) {
+    if (raw[i] != '\'') {
+      out += raw[i];
+      continue;
+    }
+    if (i + 1 < raw.size() && raw[i + 1] == '\'') {
+      out += '\'';
+      ++i;
+      continue;
+    }
+    checkAfterClosing(raw, i + 1, where);
+    return out;
+  }
+  throw Error(where +
+              ": a single-quoted value without its closing quote (multi-line values "
+              "are not read)");
+}
+
+// The escape of a "double"-quoted scalar whose letter is raw[i] (after the backslash), appended
+// to `out`; `i` is left on the escape's last character.
+void appendEscape(const std::string& raw, size_t& i, const std::string& where, std::string& out) {
+  const char e = raw[i];
+  int hex = 0;
+  switch (e) {
+    case '\\':
+      out += '\\';
+      break;
+    case '"':
+      out += '"';
+      break;
+    case '/':
+      out += '/';
+      break;
+    case ' ':
+      out += ' ';
+      break;
+    case 'n':
+      out += '\n';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case '0':
+      out += '\0';
+      break;
+    case 'x':
+      hex = 2;
+      break;
+    case 'u':
+      hex = 4;
+      break;
+    case 'U':
+      hex = 8;
+      break;
+    default:
+      throw Error(where + ": unknown escape '\\" + std::string(1, e) + "'");
+  }
+  if (hex) {
+    if (i + static_cast<size_t>(hex) >= raw.size())
+      throw Error(where + ": a cut-off \\" + std::string(1, e) + " escape");
+    const std::string digits = raw.substr(i + 1, static_cast<size_t>(hex));
+    if (digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      throw Error(where + ": bad hex digits '" + digits + "'");
+    appendUtf8(out, static_cast<uint32_t>(std::stoul(digits, nullptr, 16)));
+    i += static_cast<size_t>(hex);
+  }
+}
+
+// A "double"-quoted scalar: backslash escapes.
+std::string doubleQuoted(const std::string& raw, const std::string& where) {
+  std::string out;
+  for (size_t i = 1; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (c == '"') {
+      checkAfterClosing(raw, i + 1, where);
+      return out;
+    }
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (++i >= raw.size()) break;
+    appendEscape(raw, i, where, out);
+  }
+  throw Error(where +
+              ": a double-quoted value without its closing quote (multi-line values "
+              "are not read)");
+}
+
 // A YAML scalar as the rest of a `key: ...` line: plain (up to a " #" comment), 'single' ('' is
 // a quote) or "double" (backslash escapes).
 std::string scalar(const std::string& raw, const std::string& where) {
   if (raw.empty()) return {};
-  auto afterClosing = [&](size_t pos) {
-    const std::string rest = trimRight(raw.substr(pos));
-    if (!rest.empty() && rest[0] != '#')
-      throw Error(where + ": text after the closing quote ('" + rest + "')");
-  };
-  if (raw[0] == '\'') {
-    std::string out;
-    for (size_t i = 1; i < raw.size(); ++i) {
-      if (raw[i] != '\'') {
-        out += raw[i];
-        continue;
-      }
-      if (i + 1 < raw.size() && raw[i + 1] == '\'') {
-        out += '\'';
-        ++i;
-        continue;
-      }
-      afterClosing(i + 1);
-      return out;
-    }
-    throw Error(where +
-                ": a single-quoted value without its closing quote (multi-line values "
-                "are not read)");
-  }
-  if (raw[0] == '"') {
-    std::string out;
-    for (size_t i = 1; i < raw.size(); ++i) {
-      const char c = raw[i];
-      if (c == '"') {
-        afterClosing(i + 1);
-        return out;
-      }
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (++i >= raw.size()) break;
-      const char e = raw[i];
-      int hex = 0;
-      switch (e) {
-        case '\\':
-          out += '\\';
-          break;
-        case '"':
-          out += '"';
-          break;
-        case '/':
-          out += '/';
-          break;
-        case ' ':
-          out += ' ';
-          break;
-        case 'n':
-          out += '\n';
-          break;
-        case 't':
-          out += '\t';
-          break;
-        case 'r':
-          out += '\r';
-          break;
-        case '0':
-          out += '\0';
-          break;
-        case 'x':
-          hex = 2;
-          break;
-        case 'u':
-          hex = 4;
-          break;
-        case 'U':
-          hex = 8;
-          break;
-        default:
-          throw Error(where + ": unknown escape '\\" + std::string(1, e) + "'");
-      }
-      if (hex) {
-        if (i + static_cast<size_t>(hex) >= raw.size())
-          throw Error(where + ": a cut-off \\" + std::string(1, e) + " escape");
-        const std::string digits = raw.substr(i + 1, static_cast<size_t>(hex));
-        if (digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-          throw Error(where + ": bad hex digits '" + digits + "'");
-        appendUtf8(out, static_cast<uint32_t>(std::stoul(digits, nullptr, 16)));
-        i += static_cast<size_t>(hex);
-      }
-    }
-    throw Error(where +
-                ": a double-quoted value without its closing quote (multi-line values "
-                "are not read)");
-  }
+  if (raw[0] == '\'') return singleQuoted(raw, where);
+  if (raw[0] == '"') return doubleQuoted(raw, where);
   if (raw[0] == '|' || raw[0] == '>' || raw[0] == '[' || raw[0] == '{' || raw[0] == '&' ||
       raw[0] == '*' || raw[0] == '!')
     throw Error(where + ": this YAML form ('" + raw.substr(0, 1) +
@@ -425,31 +439,11 @@ void checkNetworkParams(const EasyOcrUserNetwork& y, const DtrbArchitecture& a,
   check("hidden_size", y.hiddenSize, a.hiddenSize, "SequenceModeling");
 }
 
-LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
-  const std::string& path = file.path();
-  const StoredStateDict* sd = file.stateDict();
-  if (!sd) throw Error(path + ": not a torch.save file (EasyOCR's recognisers are .pth files)");
-  const DtrbArchitecture a = dtrbArchitecture(*sd, path);
-  if (a.transformation != "None" || a.sequence != "BiLSTM" || a.prediction != "CTC")
-    throw Error(path +
-                ": EasyOCR's recognisers are None-VGG-BiLSTM-CTC or None-ResNet-BiLSTM-CTC;"
-                " this file is " +
-                a.describe());
-  if (a.inputChannels != 1)
-    throw Error(path + ": the first convolution takes " + std::to_string(a.inputChannels) +
-                " channels; EasyOCR feeds its recognisers grey images (1)");
-  std::unique_ptr<EasyOcrUserNetwork> yaml;
-  const std::string yamlPath = yamlOf(file, o);
-  if (!yamlPath.empty()) {
-    yaml = std::make_unique<EasyOcrUserNetwork>(readEasyOcrYaml(yamlPath));
-    checkNetworkParams(*yaml, a, path);
-  }
-  const ChosenCharset cs = charsetFor(file, o, yaml.get(), a, report);
-  const EasyOcrInput input = easyocrInput(o, path);
-  int imgH = yaml && yaml->imgH ? yaml->imgH : kEasyOcrImgH;
-  imgH = intOption(o, "imgH", imgH, path, 8, 4096);
-  if (!yaml && !o.count("imgH")) report.assumed.push_back("input height 64 (EasyOCR's imgH)");
-
+// The recogniser's stages and preprocessing (None-VGG/ResNet-BiLSTM-CTC, EasyOCR's reading of a
+// line), each default it takes said in the report's "assumed" list.
+ModelConfig easyocrConfig(const DtrbArchitecture& a, const ChosenCharset& cs,
+                          const EasyOcrInput& input, int imgH, const ImportOptions& o,
+                          const std::string& path, ImportReport& report) {
   ModelConfig c;
   c.transformation = "none";
   c.features = a.features == "VGG" ? "vgg" : "resnet";
@@ -496,6 +490,35 @@ LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportRep
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
+  return c;
+}
+
+LoadedModel loadEasyOcr(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
+  const std::string& path = file.path();
+  const StoredStateDict* sd = file.stateDict();
+  if (!sd) throw Error(path + ": not a torch.save file (EasyOCR's recognisers are .pth files)");
+  const DtrbArchitecture a = dtrbArchitecture(*sd, path);
+  if (a.transformation != "None" || a.sequence != "BiLSTM" || a.prediction != "CTC")
+    throw Error(path +
+                ": EasyOCR's recognisers are None-VGG-BiLSTM-CTC or None-ResNet-BiLSTM-CTC;"
+                " this file is " +
+                a.describe());
+  if (a.inputChannels != 1)
+    throw Error(path + ": the first convolution takes " + std::to_string(a.inputChannels) +
+                " channels; EasyOCR feeds its recognisers grey images (1)");
+  std::unique_ptr<EasyOcrUserNetwork> yaml;
+  const std::string yamlPath = yamlOf(file, o);
+  if (!yamlPath.empty()) {
+    yaml = std::make_unique<EasyOcrUserNetwork>(readEasyOcrYaml(yamlPath));
+    checkNetworkParams(*yaml, a, path);
+  }
+  const ChosenCharset cs = charsetFor(file, o, yaml.get(), a, report);
+  const EasyOcrInput input = easyocrInput(o, path);
+  int imgH = yaml && yaml->imgH ? yaml->imgH : kEasyOcrImgH;
+  imgH = intOption(o, "imgH", imgH, path, 8, 4096);
+  if (!yaml && !o.count("imgH")) report.assumed.push_back("input height 64 (EasyOCR's imgH)");
+
+  const ModelConfig c = easyocrConfig(a, cs, input, imgH, o, path, report);
   DtrbOptions sizes;  // only the TPS checks read it, and EasyOCR has no TPS
   sizes.imgH = imgH;
   sizes.imgW = c.preprocessing.inputW;

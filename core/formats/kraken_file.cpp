@@ -246,11 +246,12 @@ json tasksAsModelType(const json& model, const std::string& origin, const std::s
   return types;
 }
 
-KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin) {
+// The safetensors header (its 8-byte length, then a JSON object), its length in `headerSize`.
+json safetensorsHeader(const std::string& bytes, const std::string& origin, uint64_t& headerSize) {
   if (bytes.size() < 8)
     fail(origin, "truncated: " + std::to_string(bytes.size()) +
                      " bytes, but a safetensors file starts with an 8-byte header length");
-  const uint64_t headerSize = getLittleEndian<uint64_t>(bytes, 0);
+  headerSize = getLittleEndian<uint64_t>(bytes, 0);
   if (headerSize > kMaxSafetensorsHeader)
     fail(origin, "safetensors header length " + std::to_string(headerSize) +
                      " is larger than the 100 MB the format allows" + kNeither);
@@ -261,10 +262,13 @@ KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin)
   const std::string headerText = bytes.substr(8, headerSize);
   if (headerText.empty() || headerText[0] != '{')
     fail(origin, std::string("safetensors header does not start with '{'") + kNeither);
-  const json header = parseJson(headerText, origin, "safetensors header");
+  json header = parseJson(headerText, origin, "safetensors header");
   if (!header.is_object()) fail(origin, "safetensors header is not a JSON object");
+  return header;
+}
 
-  // __metadata__ -> kraken_meta: {uuid: {...metadata of one model...}, ...}
+// __metadata__ -> kraken_meta: {uuid: {...metadata of one model...}, ...}
+json krakenMetaModels(const json& header, const std::string& origin) {
   const auto metadata = header.find("__metadata__");
   if (metadata == header.end())
     fail(origin, "safetensors header has no __metadata__ (kraken keeps its kraken_meta there: " +
@@ -276,10 +280,14 @@ KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin)
   const auto krakenMeta = metadata->find("kraken_meta");
   if (krakenMeta == metadata->end())
     fail(origin, "safetensors __metadata__ has no kraken_meta (not a kraken model)");
-  const json models = parseJson(krakenMeta->get<std::string>(), origin, "kraken_meta");
+  json models = parseJson(krakenMeta->get<std::string>(), origin, "kraken_meta");
   if (!models.is_object() || models.empty())
     fail(origin, "kraken_meta is not an object of models keyed by uuid");
+  return models;
+}
 
+// The uuid of kraken_meta's one TorchVGSLModel network.
+std::string vgslModelId(const json& models, const std::string& origin) {
   std::string prefix;
   std::vector<std::string> others;
   for (const auto& [uuid, model] : models.items()) {
@@ -302,20 +310,13 @@ KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin)
     for (const auto& o : others) list += (list.empty() ? "" : ", ") + o;
     fail(origin, "kraken_meta holds no TorchVGSLModel network (only: " + list + ")");
   }
-  const std::string where = "kraken_meta model " + inQuotes(prefix) + ":";
-  json meta = models.at(prefix);
-  const auto vgslAt = meta.find("vgsl");
-  if (vgslAt == meta.end() || !vgslAt->is_string() || vgslAt->get<std::string>().empty())
-    fail(origin, where + " has no vgsl (the network's VGSL spec)");
-  const std::string vgsl = vgslAt->get<std::string>();
-  const auto codec = meta.find("codec");
-  if (codec == meta.end() || codec->is_null())
-    fail(origin, where + " has no codec (not a recognition model?)");
-  meta["codec"] = checkedCodec(*codec, origin, where);
-  meta["model_type"] = tasksAsModelType(meta, origin, where);
+  return prefix;
+}
 
-  // The tensors must tile the byte buffer, as the safetensors library demands.
-  const uint64_t bufferSize = bytes.size() - 8 - headerSize;
+// The tensors of the header, in the order of their bytes. They must tile the byte buffer
+// (`bufferSize` bytes), as the safetensors library demands.
+std::vector<Entry> tiledEntries(const json& header, uint64_t bufferSize,
+                                const std::string& origin) {
   std::vector<Entry> entries;
   for (const auto& [name, info] : header.items()) {
     if (name == "__metadata__") continue;
@@ -338,7 +339,27 @@ KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin)
                            " bytes of data, but the file holds " + std::to_string(bufferSize)
                      : "the tensors cover " + std::to_string(at) + " bytes of data, but " +
                            std::to_string(bufferSize) + " follow the header");
+  return entries;
+}
 
+KrakenFile parseSafetensors(const std::string& bytes, const std::string& origin) {
+  uint64_t headerSize = 0;
+  const json header = safetensorsHeader(bytes, origin, headerSize);
+  const json models = krakenMetaModels(header, origin);
+  const std::string prefix = vgslModelId(models, origin);
+  const std::string where = "kraken_meta model " + inQuotes(prefix) + ":";
+  json meta = models.at(prefix);
+  const auto vgslAt = meta.find("vgsl");
+  if (vgslAt == meta.end() || !vgslAt->is_string() || vgslAt->get<std::string>().empty())
+    fail(origin, where + " has no vgsl (the network's VGSL spec)");
+  const std::string vgsl = vgslAt->get<std::string>();
+  const auto codec = meta.find("codec");
+  if (codec == meta.end() || codec->is_null())
+    fail(origin, where + " has no codec (not a recognition model?)");
+  meta["codec"] = checkedCodec(*codec, origin, where);
+  meta["model_type"] = tasksAsModelType(meta, origin, where);
+
+  const std::vector<Entry> entries = tiledEntries(header, bytes.size() - 8 - headerSize, origin);
   KrakenFile file;
   file.container = "safetensors";
   file.vgsl = vgsl;

@@ -108,9 +108,8 @@ Sniff sniffKraken(const FileProbe& file, const ImportOptions&) {
   return {0, "neither a safetensors file nor a CoreML protobuf"};
 }
 
-LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
-  const std::string& path = file.path();
-  const KrakenFile kf = readKrakenFile(path);
+// kraken's metadata, refused when not JSON or when its model_type says it is no recogniser.
+json krakenMeta(const KrakenFile& kf, const std::string& path) {
   json meta;
   try {
     meta = json::parse(kf.metaJson);
@@ -124,52 +123,50 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
       throw Error(path + ": a kraken " + meta["model_type"].dump() +
                   " model, not a recognition model: Foveal reads kraken's recognisers");
   }
-  const VgslSpec spec = parseVgsl(kf.vgsl, path);
-  const json codec = parseJsonField(meta, "codec", path);
+  return meta;
+}
 
-  ModelConfig c =
-      krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", true),
-                        intOption(o, "padding", 16, path, 0, 1024), path, &report.assumed);
-  const auto& pp = c.preprocessing;
-  const int classes = spec.outputLayer().outChannels;
+// kraken's output layer is the CTC Linear; an augmented one (a column of ones before the
+// input) folds its first weight column into the bias. False when `key` is no weight of it.
+bool foldOutputLayer(const std::string& key, const KrakenTensor& t, const VgslSpec& spec,
+                     torch::OrderedDict<std::string, torch::Tensor>& params,
+                     std::set<std::string>& filled, const std::string& path) {
+  const std::string prefix = "nn." + spec.outputLayer().name + ".lin.";
+  if (key.rfind(prefix, 0) != 0) return false;
+  const std::string what = key.substr(prefix.size());
+  torch::Tensor src =
+      torch::from_blob(const_cast<float*>(t.values.data()), t.shape, torch::kFloat).clone();
+  auto& weight = *params.find("prediction.fc.weight");
+  auto& bias = *params.find("prediction.fc.bias");
+  const bool aug = spec.outputLayer().augmented;
+  if (what == "weight") {
+    const auto want = std::vector<int64_t>{weight.size(0), weight.size(1) + (aug ? 1 : 0)};
+    if (src.sizes().vec() != want)
+      throw Error(path + ": '" + key + "' has the wrong shape for the output layer " +
+                  spec.outputLayer().block);
+    weight.copy_(aug ? src.slice(1, 1) : src);
+    if (aug) bias.add_(src.select(1, 0));
+    filled.insert("prediction.fc.weight");
+  } else if (what == "bias") {
+    if (src.sizes().vec() != bias.sizes().vec())
+      throw Error(path + ": '" + key + "' has the wrong shape for the output layer " +
+                  spec.outputLayer().block);
+    bias.copy_(src);
+    filled.insert("prediction.fc.bias");
+  } else {
+    throw Error(path + ": '" + key + "' is not a weight of kraken's output layer");
+  }
+  return true;
+}
 
-  LoadedModel loaded;
-  loaded.config = c;
-  loaded.model = Recognizer(c);
-  auto params = loaded.model->named_parameters(true);
+// Copies the file's weights into the network the VGSL spec built: every parameter filled, every
+// weight a layer's, values finite.
+void copyKrakenWeights(Recognizer& model, const VgslSpec& spec, const KrakenFile& kf,
+                       const std::string& path) {
+  auto params = model->named_parameters(true);
   const std::string outName = spec.outputLayer().name;
   std::set<std::string> filled;
   torch::NoGradGuard guard;
-  // kraken's output layer is the CTC Linear; an augmented one (a column of ones before the
-  // input) folds its first weight column into the bias.
-  auto fold = [&](const std::string& key, const KrakenTensor& t) -> bool {
-    const std::string prefix = "nn." + outName + ".lin.";
-    if (key.rfind(prefix, 0) != 0) return false;
-    const std::string what = key.substr(prefix.size());
-    torch::Tensor src =
-        torch::from_blob(const_cast<float*>(t.values.data()), t.shape, torch::kFloat).clone();
-    auto& weight = *params.find("prediction.fc.weight");
-    auto& bias = *params.find("prediction.fc.bias");
-    const bool aug = spec.outputLayer().augmented;
-    if (what == "weight") {
-      const auto want = std::vector<int64_t>{weight.size(0), weight.size(1) + (aug ? 1 : 0)};
-      if (src.sizes().vec() != want)
-        throw Error(path + ": '" + key + "' has the wrong shape for the output layer " +
-                    spec.outputLayer().block);
-      weight.copy_(aug ? src.slice(1, 1) : src);
-      if (aug) bias.add_(src.select(1, 0));
-      filled.insert("prediction.fc.weight");
-    } else if (what == "bias") {
-      if (src.sizes().vec() != bias.sizes().vec())
-        throw Error(path + ": '" + key + "' has the wrong shape for the output layer " +
-                    spec.outputLayer().block);
-      bias.copy_(src);
-      filled.insert("prediction.fc.bias");
-    } else {
-      throw Error(path + ": '" + key + "' is not a weight of kraken's output layer");
-    }
-    return true;
-  };
   // The bias first (so that an augmented weight's column adds to it), then the rest.
   std::vector<std::pair<std::string, const KrakenTensor*>> order;
   for (const auto& [k, t] : kf.weights)
@@ -186,7 +183,7 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
       throw Error(path + ": '" + key + "' holds the wrong number of values");
     for (float x : t.values)
       if (!std::isfinite(x)) throw Error(path + ": '" + key + "' holds non-finite values");
-    if (fold(key, t)) continue;
+    if (foldOutputLayer(key, t, spec, params, filled, path)) continue;
     if (key.rfind("nn.", 0) != 0) {
       unknown.push_back(key);
       continue;
@@ -214,22 +211,49 @@ LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportRepo
     if (!filled.count(p.key())) missing += (missing.empty() ? "" : ", ") + p.key();
   if (!missing.empty())
     throw Error(path + ": the file holds no weights for " + missing + " (VGSL " + kf.vgsl + ")");
-  loaded.model->eval();
+}
 
+// The report's description of the recogniser: container, weight types, VGSL, lines, training.
+std::string describeKraken(const KrakenFile& kf, const json& meta, const ModelConfig& c,
+                           int classes) {
+  const auto& pp = c.preprocessing;
   std::set<std::string> stored;
   for (const auto& [k, t] : kf.weights) stored.insert(t.storedAs);
   std::string types;
   for (const auto& s : stored) types += (types.empty() ? "" : "/") + s;
-  report.description = "a kraken recogniser, " +
-                       std::string(kf.container == "coreml" ? "CoreML .mlmodel (kraken <= 6)"
-                                                            : "safetensors (kraken 7)") +
-                       ", weights " + types + ": VGSL " + kf.vgsl + "; " +
-                       std::to_string(classes - 1) + " labels; lines " + std::to_string(pp.inputH) +
-                       " px high, padded " + std::to_string(c.kraken.padding) + " px, " +
-                       (c.kraken.legacyPolygons ? "legacy" : "new") + " polygon extractor";
+  std::string description = "a kraken recogniser, " +
+                            std::string(kf.container == "coreml" ? "CoreML .mlmodel (kraken <= 6)"
+                                                                 : "safetensors (kraken 7)") +
+                            ", weights " + types + ": VGSL " + kf.vgsl + "; " +
+                            std::to_string(classes - 1) + " labels; lines " +
+                            std::to_string(pp.inputH) + " px high, padded " +
+                            std::to_string(c.kraken.padding) + " px, " +
+                            (c.kraken.legacyPolygons ? "legacy" : "new") + " polygon extractor";
   if (meta.contains("accuracy") && meta["accuracy"].is_array() && !meta["accuracy"].empty())
-    report.description += "; trained " + std::to_string(meta["accuracy"].size()) +
-                          " evaluations, last accuracy " + meta["accuracy"].back().dump();
+    description += "; trained " + std::to_string(meta["accuracy"].size()) +
+                   " evaluations, last accuracy " + meta["accuracy"].back().dump();
+  return description;
+}
+
+LoadedModel loadKraken(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
+  const std::string& path = file.path();
+  const KrakenFile kf = readKrakenFile(path);
+  const json meta = krakenMeta(kf, path);
+  const VgslSpec spec = parseVgsl(kf.vgsl, path);
+  const json codec = parseJsonField(meta, "codec", path);
+
+  ModelConfig c =
+      krakenModelConfig(kf.vgsl, codec.dump(), meta.value("legacy_polygons", true),
+                        intOption(o, "padding", 16, path, 0, 1024), path, &report.assumed);
+  const int classes = spec.outputLayer().outChannels;
+
+  LoadedModel loaded;
+  loaded.config = c;
+  loaded.model = Recognizer(c);
+  copyKrakenWeights(loaded.model, spec, kf, path);
+  loaded.model->eval();
+
+  report.description = describeKraken(kf, meta, c, classes);
   json m;
   m["format"] = "foveal-checkpoint";
   m["model"] = json::parse(c.toJson());

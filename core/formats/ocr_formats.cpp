@@ -413,56 +413,70 @@ std::string toAlto(const Trace& trace) {
   return o.str();
 }
 
-std::string toPageXml(const Trace& trace, const std::string& createdUtc) {
-  const Layout l = layOut(trace);
-  const long W = trace.imageW, H = trace.imageH;
-  auto rect = [](const IntBox& b) {
-    return std::to_string(b[0]) + "," + std::to_string(b[1]) + " " + std::to_string(b[2]) + "," +
-           std::to_string(b[1]) + " " + std::to_string(b[2]) + "," + std::to_string(b[3]) + " " +
-           std::to_string(b[0]) + "," + std::to_string(b[3]);
-  };
-  // A glyph's outline: the last STN's quad (sharp models look through it), else its box; its
-  // points clamped into the image, as the schema asks of every outline.
-  auto glyphPoints = [&](const TraceStep& s, const IntBox& box, IntBox& extent) {
-    if (s.stn.empty()) {
-      extent = box;
-      return rect(box);
-    }
-    std::string pts;
-    extent = {W, H, 0, 0};
-    for (const auto& p : s.stn.back().quad) {
-      const long x = std::clamp(std::lround(p.x), 0L, W), y = std::clamp(std::lround(p.y), 0L, H);
-      extent = {std::min(extent[0], x), std::min(extent[1], y), std::max(extent[2], x),
-                std::max(extent[3], y)};
-      pts += (pts.empty() ? "" : " ") + std::to_string(x) + "," + std::to_string(y);
-    }
-    return pts;
-  };
-  auto textEquiv = [](const std::string& indent, int index, double conf, const std::string& text) {
-    return indent + "<TextEquiv index=\"" + std::to_string(index) + "\" conf=\"" +
-           num(std::clamp(conf, 0.0, 1.0), 4) + "\"><Unicode>" + xmlEscape(text) +
-           "</Unicode></TextEquiv>\n";
-  };
+namespace {
 
-  // Word and line outlines must hold their glyphs' points: grow them by the quads' extents.
-  struct WordOut {
-    std::vector<std::string> glyphPoints;
-    IntBox box;
-  };
+std::string pageRect(const IntBox& b) {
+  return std::to_string(b[0]) + "," + std::to_string(b[1]) + " " + std::to_string(b[2]) + "," +
+         std::to_string(b[1]) + " " + std::to_string(b[2]) + "," + std::to_string(b[3]) + " " +
+         std::to_string(b[0]) + "," + std::to_string(b[3]);
+}
+
+// A glyph's outline: the last STN's quad (sharp models look through it), else its box; its
+// points clamped into the image (W x H), as the schema asks of every outline.
+std::string glyphOutline(const TraceStep& s, const IntBox& box, long W, long H, IntBox& extent) {
+  if (s.stn.empty()) {
+    extent = box;
+    return pageRect(box);
+  }
+  std::string pts;
+  extent = {W, H, 0, 0};
+  for (const auto& p : s.stn.back().quad) {
+    const long x = std::clamp(std::lround(p.x), 0L, W), y = std::clamp(std::lround(p.y), 0L, H);
+    extent = {std::min(extent[0], x), std::min(extent[1], y), std::max(extent[2], x),
+              std::max(extent[3], y)};
+    pts += (pts.empty() ? "" : " ") + std::to_string(x) + "," + std::to_string(y);
+  }
+  return pts;
+}
+
+std::string textEquiv(const std::string& indent, int index, double conf, const std::string& text) {
+  return indent + "<TextEquiv index=\"" + std::to_string(index) + "\" conf=\"" +
+         num(std::clamp(conf, 0.0, 1.0), 4) + "\"><Unicode>" + xmlEscape(text) +
+         "</Unicode></TextEquiv>\n";
+}
+
+struct WordOut {
+  std::vector<std::string> glyphPoints;
+  IntBox box;
+};
+
+// Word and line outlines must hold their glyphs' points: grow them by the quads' extents.
+std::vector<WordOut> pageWords(const Layout& l, long W, long H, IntBox& line) {
   std::vector<WordOut> words;
-  IntBox line = l.line;
+  line = l.line;
   for (size_t w = 0; w < l.words.size(); ++w) {
     WordOut out;
     out.box = l.words[w].box;
     for (size_t k = 0; k < l.words[w].chars.size(); ++k) {
       IntBox extent;
-      out.glyphPoints.push_back(glyphPoints(*l.words[w].chars[k], l.words[w].boxes[k], extent));
+      out.glyphPoints.push_back(
+          glyphOutline(*l.words[w].chars[k], l.words[w].boxes[k], W, H, extent));
       out.box = unite(out.box, extent);
     }
     line = w == 0 ? out.box : unite(line, out.box);
     words.push_back(out);
   }
   if (l.words.empty()) line = l.page;
+  return words;
+}
+
+}  // namespace
+
+std::string toPageXml(const Trace& trace, const std::string& createdUtc) {
+  const Layout l = layOut(trace);
+  const long W = trace.imageW, H = trace.imageH;
+  IntBox line;
+  const std::vector<WordOut> words = pageWords(l, W, H, line);
 
   std::string reading;
   for (size_t w = 0; w < l.words.size(); ++w) reading += (w ? " " : "") + l.words[w].text();
@@ -487,14 +501,14 @@ std::string toPageXml(const Trace& trace, const std::string& createdUtc) {
        "  </Metadata>\n"
        "  <Page imageFilename=\""
     << xmlEscape(trace.source) << "\" imageWidth=\"" << W << "\" imageHeight=\"" << H << "\">\n"
-    << "    <TextRegion id=\"r0\">\n      <Coords points=\"" << rect(line) << "\"/>\n";
+    << "    <TextRegion id=\"r0\">\n      <Coords points=\"" << pageRect(line) << "\"/>\n";
   if (!l.words.empty()) {
-    o << "      <TextLine id=\"r0_l0\">\n        <Coords points=\"" << rect(line) << "\"/>\n";
+    o << "      <TextLine id=\"r0_l0\">\n        <Coords points=\"" << pageRect(line) << "\"/>\n";
     for (size_t w = 0; w < l.words.size(); ++w) {
       const auto& word = l.words[w];
       const std::string wid = "r0_l0_w" + std::to_string(w);
-      o << "        <Word id=\"" << wid << "\">\n          <Coords points=\"" << rect(words[w].box)
-        << "\"/>\n";
+      o << "        <Word id=\"" << wid << "\">\n          <Coords points=\""
+        << pageRect(words[w].box) << "\"/>\n";
       for (size_t k = 0; k < word.chars.size(); ++k) {
         const auto& s = *word.chars[k];
         o << "          <Glyph id=\"" << wid << "_g" << k << "\">\n            <Coords points=\""

@@ -192,66 +192,57 @@ struct PageOut {
   std::map<std::string, std::string> regionIds, lineIds;  // layout id -> written id
 };
 
-PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readings) {
-  if (readings.size() != layout.lines.size())
-    throw Error("page export: " + std::to_string(readings.size()) + " readings for the " +
-                std::to_string(layout.lines.size()) + " lines of the layout of " +
-                layout.imageFilename);
-  PageOut out;
-  out.frame = {layout.imageWidth, layout.imageHeight};
-  Ids ids;
-  // Regions first (their ids are kept before any line's), then lines.
-  std::map<std::string, size_t> regionIndex;
-  for (size_t i = 0; i < layout.regions.size(); ++i) {
-    const auto& r = layout.regions[i];
-    BlockOut b;
-    b.region = &r;
-    b.id = ids.take(r.id, "foveal_region_");
-    b.boundary = out.frame.polygon(r.boundary);
-    if (!r.id.empty() && !regionIndex.count(r.id)) {
-      regionIndex[r.id] = i;
-      out.regionIds[r.id] = b.id;
-    }
-    out.blocks.push_back(b);
+// A reading's glyphs: its steps up to the end token, blanks left out, each with its cut, in
+// reading order.
+std::vector<Glyph> readingGlyphs(const LineReading& r, const Frame& frame) {
+  std::vector<Glyph> seq;
+  for (size_t k = 0; k < r.trace.steps.size(); ++k) {
+    const auto& s = r.trace.steps[k];
+    if (s.token == Charset::kEndName) break;
+    if (s.token.empty() || s.token == Charset::kBlankName) continue;
+    seq.push_back({s.token, s.prob, k < r.cuts.size() ? frame.polygon(r.cuts[k]) : IPolygon{}});
   }
-  for (size_t i = 0; i < layout.lines.size(); ++i) {
-    const auto& l = layout.lines[i];
-    const auto& r = readings[i];
-    LineOut o;
-    o.line = &l;
-    o.reading = &r;
-    o.id = ids.take(l.id, "foveal_line_");
-    if (!l.id.empty()) out.lineIds.emplace(l.id, o.id);
-    o.boundary = out.frame.polygon(l.boundary);
-    o.baseline = out.frame.polygon(l.baseline);
-    if (o.boundary.empty() && l.hasBox)
-      o.boundary = rect(
-          extent({out.frame.point(l.bbox[0], l.bbox[1]), out.frame.point(l.bbox[2], l.bbox[3])}));
-    if (o.boundary.empty() && !o.baseline.empty()) o.boundary = rect(extent(o.baseline));
-    if (o.boundary.empty()) o.boundary = {{0, 0}};
-    std::vector<Glyph> seq;
-    for (size_t k = 0; k < r.trace.steps.size(); ++k) {
-      const auto& s = r.trace.steps[k];
-      if (s.token == Charset::kEndName) break;
-      if (s.token.empty() || s.token == Charset::kBlankName) continue;
-      seq.push_back(
-          {s.token, s.prob, k < r.cuts.size() ? out.frame.polygon(r.cuts[k]) : IPolygon{}});
+  return inReadingOrder(seq, r.trace.prediction);
+}
+
+// The glyphs cut into words at the spaces.
+std::vector<Word> wordsOf(const std::vector<Glyph>& seq) {
+  std::vector<Word> words;
+  Word word;
+  for (const auto& g : seq) {
+    if (isSpace(g.token)) {
+      if (!word.glyphs.empty()) words.push_back(word);
+      word = {};
+      continue;
     }
-    seq = inReadingOrder(seq, r.trace.prediction);
-    Word word;
-    for (const auto& g : seq) {
-      if (isSpace(g.token)) {
-        if (!word.glyphs.empty()) o.words.push_back(word);
-        word = {};
-        continue;
-      }
-      word.glyphs.push_back(g);
-    }
-    if (!word.glyphs.empty()) o.words.push_back(word);
-    out.lines.push_back(o);
+    word.glyphs.push_back(g);
   }
-  // Lines into their regions' blocks; a run of lines without a region gets a block of its own,
-  // placed before the next region that holds lines.
+  if (!word.glyphs.empty()) words.push_back(word);
+  return words;
+}
+
+// One line as written: its id, its outline (its boundary, else its box, else its baseline's
+// extent, else a point) and its words.
+LineOut prepareLine(const LayoutLine& l, const LineReading& r, const Frame& frame, Ids& ids) {
+  LineOut o;
+  o.line = &l;
+  o.reading = &r;
+  o.id = ids.take(l.id, "foveal_line_");
+  o.boundary = frame.polygon(l.boundary);
+  o.baseline = frame.polygon(l.baseline);
+  if (o.boundary.empty() && l.hasBox)
+    o.boundary =
+        rect(extent({frame.point(l.bbox[0], l.bbox[1]), frame.point(l.bbox[2], l.bbox[3])}));
+  if (o.boundary.empty() && !o.baseline.empty()) o.boundary = rect(extent(o.baseline));
+  if (o.boundary.empty()) o.boundary = {{0, 0}};
+  o.words = wordsOf(readingGlyphs(r, frame));
+  return o;
+}
+
+// Lines into their regions' blocks; a run of lines without a region gets a block of its own,
+// placed before the next region that holds lines. A block without an outline gets its lines'.
+std::vector<BlockOut> orderBlocks(const PageLayout& layout, const PageOut& out,
+                                  const std::map<std::string, size_t>& regionIndex, Ids& ids) {
   std::vector<BlockOut> ordered;
   std::vector<bool> placed(out.blocks.size(), false);
   for (size_t i = 0; i < out.lines.size(); ++i) {
@@ -291,7 +282,37 @@ PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readin
                  : unite(e, extent(out.lines[b.lines[k]].boundary));
     b.boundary = rect(e);
   }
-  out.blocks = std::move(ordered);
+  return ordered;
+}
+
+PageOut prepare(const PageLayout& layout, const std::vector<LineReading>& readings) {
+  if (readings.size() != layout.lines.size())
+    throw Error("page export: " + std::to_string(readings.size()) + " readings for the " +
+                std::to_string(layout.lines.size()) + " lines of the layout of " +
+                layout.imageFilename);
+  PageOut out;
+  out.frame = {layout.imageWidth, layout.imageHeight};
+  Ids ids;
+  // Regions first (their ids are kept before any line's), then lines.
+  std::map<std::string, size_t> regionIndex;
+  for (size_t i = 0; i < layout.regions.size(); ++i) {
+    const auto& r = layout.regions[i];
+    BlockOut b;
+    b.region = &r;
+    b.id = ids.take(r.id, "foveal_region_");
+    b.boundary = out.frame.polygon(r.boundary);
+    if (!r.id.empty() && !regionIndex.count(r.id)) {
+      regionIndex[r.id] = i;
+      out.regionIds[r.id] = b.id;
+    }
+    out.blocks.push_back(b);
+  }
+  for (size_t i = 0; i < layout.lines.size(); ++i) {
+    const auto& l = layout.lines[i];
+    out.lines.push_back(prepareLine(l, readings[i], out.frame, ids));
+    if (!l.id.empty()) out.lineIds.emplace(l.id, out.lines.back().id);
+  }
+  out.blocks = orderBlocks(layout, out, regionIndex, ids);
   return out;
 }
 
@@ -326,6 +347,159 @@ bool isImplicit(const LayoutReadingOrder& o) {
   return o.id == "line_implicit" || o.id == "region_implicit" || o.id == "region_transkribus";
 }
 
+// Ids for the other elements written: none may clash with a region's or line's.
+Ids idsBeside(const PageOut& p) {
+  Ids ids;
+  for (const auto& b : p.blocks) ids.used.insert(b.id);
+  for (const auto& l : p.lines) ids.used.insert(l.id);
+  return ids;
+}
+
+// An explicit reading order's ids as written (`written`: layout id -> written id); none for an
+// implicit order or one of another level than `level`.
+std::vector<std::string> writtenRefs(const LayoutReadingOrder& ro, const std::string& level,
+                                     const std::map<std::string, std::string>& written) {
+  std::vector<std::string> refs;
+  if (ro.level != level || isImplicit(ro)) return refs;
+  for (const auto& id : ro.ids)
+    if (const auto it = written.find(id); it != written.end()) refs.push_back(it->second);
+  return refs;
+}
+
+// `text`'s lines, each indented by `by`.
+std::string indented(const std::string& text, const std::string& by) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\n', at);
+    out += by + text.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  return out;
+}
+
+// The explicit region orders, with the regions written. PAGE's ReadingOrder holds one group:
+// one total order is an OrderedGroup; several, or partial ones, OrderedGroups in an
+// UnorderedGroup (which kraken reads as partial orders, each with its id).
+void writePageReadingOrder(std::ostream& o, const PageLayout& layout, const PageOut& p) {
+  Ids ids = idsBeside(p);  // a group's id must not clash with a region's or line's
+  std::vector<std::string> groups;
+  bool partial = false;
+  for (const auto& ro : layout.readingOrders) {
+    const std::vector<std::string> refs = writtenRefs(ro, "region", p.regionIds);
+    if (refs.empty()) continue;
+    std::string gid = ro.id;
+    if (gid.size() > 8 && gid.compare(gid.size() - 8, 8, ":regions") == 0)
+      gid.resize(gid.size() - 8);
+    std::string g =
+        "<OrderedGroup id=\"" + ids.take(gid, "foveal_ro_") + "\"" +
+        (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") + ">\n";
+    for (size_t k = 0; k < refs.size(); ++k)
+      g += "  <RegionRefIndexed index=\"" + std::to_string(k) + "\" regionRef=\"" + refs[k] +
+           "\"/>\n";
+    groups.push_back(g + "</OrderedGroup>\n");
+    partial = partial || !ro.isTotal;
+  }
+  if (groups.size() == 1 && !partial) {
+    o << "    <ReadingOrder>\n" << indented(groups[0], "      ") << "    </ReadingOrder>\n";
+  } else if (!groups.empty()) {
+    o << "    <ReadingOrder>\n      <UnorderedGroup id=\"" << ids.take("", "foveal_ro_") << "\">\n";
+    for (const auto& g : groups) o << indented(g, "        ");
+    o << "      </UnorderedGroup>\n    </ReadingOrder>\n";
+  }
+}
+
+// A PAGE TextLine: its outline and baseline, its words with their glyphs, its reading.
+void writePageLine(std::ostream& o, const LineOut& l) {
+  const auto& trace = l.reading->trace;
+  o << "      <TextLine id=\"" << l.id << "\">\n        <Coords points=\"" << points(l.boundary)
+    << "\"/>\n";
+  if (l.baseline.size() >= 2) o << "        <Baseline points=\"" << points(l.baseline) << "\"/>\n";
+  for (size_t w = 0; w < l.words.size(); ++w) {
+    const Word& word = l.words[w];
+    const std::string wid = l.id + "_w" + std::to_string(w);
+    // A word without cuts (a reading whose steps have none) is outlined by its line.
+    o << "        <Word id=\"" << wid << "\">\n          <Coords points=\""
+      << points(word.hasBox() ? rect(word.box()) : l.boundary) << "\"/>\n";
+    for (size_t k = 0; k < word.glyphs.size(); ++k) {
+      const Glyph& g = word.glyphs[k];
+      o << "          <Glyph id=\"" << wid << "_g" << k << "\">\n            <Coords points=\""
+        << points(g.cut.empty() ? (word.hasBox() ? rect(word.box()) : l.boundary) : g.cut)
+        << "\"/>\n            <TextEquiv conf=\"" << conf(g.prob) << "\"><Unicode>"
+        << xmlEscape(g.token) << "</Unicode></TextEquiv>\n          </Glyph>\n";
+    }
+    o << "          <TextEquiv conf=\"" << conf(word.confidence()) << "\"><Unicode>"
+      << xmlEscape(word.text()) << "</Unicode></TextEquiv>\n        </Word>\n";
+  }
+  o << "        <TextEquiv" << (l.reading->empty ? "" : " conf=\"" + conf(trace.confidence) + "\"")
+    << "><Unicode>" << xmlEscape(trace.prediction) << "</Unicode></TextEquiv>\n      </TextLine>\n";
+}
+
+std::string altoPos(const IBox& b) {
+  return " HPOS=\"" + std::to_string(b.x0) + "\" VPOS=\"" + std::to_string(b.y0) + "\" WIDTH=\"" +
+         std::to_string(b.x1 - b.x0) + "\" HEIGHT=\"" + std::to_string(b.y1 - b.y0) + "\"";
+}
+
+std::string altoShape(const std::string& indent, const IPolygon& poly) {
+  return indent + "<Shape><Polygon POINTS=\"" + points(poly) + "\"/></Shape>\n";
+}
+
+// Explicit line orders, with the lines written, each an OrderedGroup of ElementRefs; partial
+// ones (kraken's orders under a top-level UnorderedGroup) all in one UnorderedGroup.
+void writeAltoReadingOrder(std::ostream& o, const PageLayout& layout, const PageOut& p, Ids& ids) {
+  std::string orders;
+  bool partial = false;
+  for (const auto& ro : layout.readingOrders) {
+    const std::vector<std::string> refs = writtenRefs(ro, "line", p.lineIds);
+    if (refs.empty()) continue;
+    orders += "      <OrderedGroup ID=\"" + ids.take(ro.id, "foveal_ro_") + "\">\n";
+    for (const auto& r : refs)
+      orders +=
+          "        <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
+    orders += "      </OrderedGroup>\n";
+    partial = partial || !ro.isTotal;
+  }
+  if (partial)
+    o << "  <ReadingOrder>\n    <UnorderedGroup ID=\"" << ids.take("", "foveal_ro_") << "\">\n"
+      << orders << "    </UnorderedGroup>\n  </ReadingOrder>\n";
+  else if (!orders.empty())
+    o << "  <ReadingOrder>\n" << orders << "  </ReadingOrder>\n";
+}
+
+// An ALTO TextLine: its outline and baseline, its words as Strings (with their Glyphs) between
+// SPs.
+void writeAltoLine(std::ostream& o, const LineOut& l, Ids& ids) {
+  o << "          <TextLine ID=\"" << l.id << "\"" << altoPos(extent(l.boundary));
+  if (l.baseline.size() >= 2) o << " BASELINE=\"" << points(l.baseline) << "\"";
+  o << ">\n" << altoShape("            ", l.boundary);
+  if (l.words.empty())  // ALTO's TextLine holds at least one String
+    o << "            <String ID=\"" << ids.take("", "foveal_string_") << "\" CONTENT=\"\""
+      << altoPos(extent(l.boundary)) << "/>\n";
+  for (size_t w = 0; w < l.words.size(); ++w) {
+    const Word& word = l.words[w];
+    const IBox wb = word.hasBox() ? word.box() : extent(l.boundary);
+    if (w > 0) {
+      const IBox prev = l.words[w - 1].hasBox() ? l.words[w - 1].box() : wb;
+      o << "            <SP ID=\"" << ids.take("", "foveal_sp_") << "\" HPOS=\"" << prev.x1
+        << "\" VPOS=\"" << prev.y0 << "\" WIDTH=\"" << std::max(0L, wb.x0 - prev.x1) << "\"/>\n";
+    }
+    o << "            <String ID=\"" << ids.take("", "foveal_string_") << "\" CONTENT=\""
+      << xmlEscape(word.text()) << "\"" << altoPos(wb) << " WC=\"" << conf(word.confidence())
+      << "\">\n";
+    for (const auto& g : word.glyphs) {
+      // ALTO's Glyph CONTENT is one character; a multi-character label keeps its place in
+      // the String alone (as formats/ocr_formats.cpp's toAlto).
+      if (splitUtf8(g.token).size() != 1) continue;
+      const IBox gb = g.cut.empty() ? wb : extent(g.cut);
+      o << "              <Glyph ID=\"" << ids.take("", "foveal_glyph_") << "\" CONTENT=\""
+        << xmlEscape(g.token) << "\"" << altoPos(gb) << " GC=\"" << conf(g.prob) << "\">\n"
+        << altoShape("                ", g.cut.empty() ? rect(gb) : g.cut)
+        << "              </Glyph>\n";
+    }
+    o << "            </String>\n";
+  }
+  o << "          </TextLine>\n";
+}
+
 }  // namespace
 
 std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReading>& readings,
@@ -344,87 +518,14 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
     << xmlEscape(description(options)) << "</Comments>\n  </Metadata>\n  <Page imageFilename=\""
     << xmlEscape(layout.imageFilename) << "\" imageWidth=\"" << layout.imageWidth
     << "\" imageHeight=\"" << layout.imageHeight << "\">\n";
-
-  // The explicit region orders, with the regions written. PAGE's ReadingOrder holds one group:
-  // one total order is an OrderedGroup; several, or partial ones, OrderedGroups in an
-  // UnorderedGroup (which kraken reads as partial orders, each with its id).
-  {
-    Ids ids;  // a group's id must not clash with a region's or line's
-    for (const auto& b : p.blocks) ids.used.insert(b.id);
-    for (const auto& l : p.lines) ids.used.insert(l.id);
-    std::vector<std::string> groups;
-    bool partial = false;
-    for (const auto& ro : layout.readingOrders) {
-      if (ro.level != "region" || isImplicit(ro)) continue;
-      std::vector<std::string> refs;
-      for (const auto& id : ro.ids)
-        if (const auto it = p.regionIds.find(id); it != p.regionIds.end())
-          refs.push_back(it->second);
-      if (refs.empty()) continue;
-      std::string gid = ro.id;
-      if (gid.size() > 8 && gid.compare(gid.size() - 8, 8, ":regions") == 0)
-        gid.resize(gid.size() - 8);
-      std::string g =
-          "<OrderedGroup id=\"" + ids.take(gid, "foveal_ro_") + "\"" +
-          (ro.description.empty() ? "" : " caption=\"" + xmlEscape(ro.description) + "\"") + ">\n";
-      for (size_t k = 0; k < refs.size(); ++k)
-        g += "  <RegionRefIndexed index=\"" + std::to_string(k) + "\" regionRef=\"" + refs[k] +
-             "\"/>\n";
-      groups.push_back(g + "</OrderedGroup>\n");
-      partial = partial || !ro.isTotal;
-    }
-    const auto indent = [](const std::string& text, const std::string& by) {
-      std::string out;
-      for (size_t at = 0; at < text.size();) {
-        const size_t end = text.find('\n', at);
-        out += by + text.substr(at, end - at + 1);
-        at = end + 1;
-      }
-      return out;
-    };
-    if (groups.size() == 1 && !partial) {
-      o << "    <ReadingOrder>\n" << indent(groups[0], "      ") << "    </ReadingOrder>\n";
-    } else if (!groups.empty()) {
-      o << "    <ReadingOrder>\n      <UnorderedGroup id=\"" << ids.take("", "foveal_ro_")
-        << "\">\n";
-      for (const auto& g : groups) o << indent(g, "        ");
-      o << "      </UnorderedGroup>\n    </ReadingOrder>\n";
-    }
-  }
-
+  writePageReadingOrder(o, layout, p);
   for (const auto& b : p.blocks) {
     const std::string type = b.region ? b.region->type : "text";
     const std::string element = b.lines.empty() ? pageRegionElement(type) : "TextRegion";
     o << "    <" << element << " id=\"" << b.id << "\""
       << (element == "TextRegion" ? structureCustom(type) : "") << ">\n      <Coords points=\""
       << points(b.boundary) << "\"/>\n";
-    for (size_t li : b.lines) {
-      const LineOut& l = p.lines[li];
-      const auto& trace = l.reading->trace;
-      o << "      <TextLine id=\"" << l.id << "\">\n        <Coords points=\"" << points(l.boundary)
-        << "\"/>\n";
-      if (l.baseline.size() >= 2)
-        o << "        <Baseline points=\"" << points(l.baseline) << "\"/>\n";
-      for (size_t w = 0; w < l.words.size(); ++w) {
-        const Word& word = l.words[w];
-        const std::string wid = l.id + "_w" + std::to_string(w);
-        // A word without cuts (a reading whose steps have none) is outlined by its line.
-        o << "        <Word id=\"" << wid << "\">\n          <Coords points=\""
-          << points(word.hasBox() ? rect(word.box()) : l.boundary) << "\"/>\n";
-        for (size_t k = 0; k < word.glyphs.size(); ++k) {
-          const Glyph& g = word.glyphs[k];
-          o << "          <Glyph id=\"" << wid << "_g" << k << "\">\n            <Coords points=\""
-            << points(g.cut.empty() ? (word.hasBox() ? rect(word.box()) : l.boundary) : g.cut)
-            << "\"/>\n            <TextEquiv conf=\"" << conf(g.prob) << "\"><Unicode>"
-            << xmlEscape(g.token) << "</Unicode></TextEquiv>\n          </Glyph>\n";
-        }
-        o << "          <TextEquiv conf=\"" << conf(word.confidence()) << "\"><Unicode>"
-          << xmlEscape(word.text()) << "</Unicode></TextEquiv>\n        </Word>\n";
-      }
-      o << "        <TextEquiv"
-        << (l.reading->empty ? "" : " conf=\"" + conf(trace.confidence) + "\"") << "><Unicode>"
-        << xmlEscape(trace.prediction) << "</Unicode></TextEquiv>\n      </TextLine>\n";
-    }
+    for (size_t li : b.lines) writePageLine(o, p.lines[li]);
     o << "    </" << element << ">\n";
   }
   o << "  </Page>\n</PcGts>\n";
@@ -434,16 +535,7 @@ std::string toPageXmlPage(const PageLayout& layout, const std::vector<LineReadin
 std::string toAltoPage(const PageLayout& layout, const std::vector<LineReading>& readings,
                        const PageExportOptions& options) {
   const PageOut p = prepare(layout, readings);
-  auto pos = [](const IBox& b) {
-    return " HPOS=\"" + std::to_string(b.x0) + "\" VPOS=\"" + std::to_string(b.y0) + "\" WIDTH=\"" +
-           std::to_string(b.x1 - b.x0) + "\" HEIGHT=\"" + std::to_string(b.y1 - b.y0) + "\"";
-  };
-  auto shape = [](const std::string& indent, const IPolygon& poly) {
-    return indent + "<Shape><Polygon POINTS=\"" + points(poly) + "\"/></Shape>\n";
-  };
-  Ids ids;
-  for (const auto& b : p.blocks) ids.used.insert(b.id);
-  for (const auto& l : p.lines) ids.used.insert(l.id);
+  Ids ids = idsBeside(p);
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
        "<alto xmlns=\"http://www.loc.gov/standards/alto/ns-v4#\" "
@@ -462,75 +554,20 @@ std::string toAltoPage(const PageLayout& layout, const std::vector<LineReading>&
     << xmlEscape(options.software)
     << "</softwareName>\n        </processingSoftware>\n      </ocrProcessingStep>\n"
        "    </OCRProcessing>\n  </Description>\n";
-
-  // Explicit line orders, with the lines written, each an OrderedGroup of ElementRefs; partial
-  // ones (kraken's orders under a top-level UnorderedGroup) all in one UnorderedGroup.
-  std::string orders;
-  bool partial = false;
-  for (const auto& ro : layout.readingOrders) {
-    if (ro.level != "line" || isImplicit(ro)) continue;
-    std::vector<std::string> refs;
-    for (const auto& id : ro.ids)
-      if (const auto it = p.lineIds.find(id); it != p.lineIds.end()) refs.push_back(it->second);
-    if (refs.empty()) continue;
-    orders += "      <OrderedGroup ID=\"" + ids.take(ro.id, "foveal_ro_") + "\">\n";
-    for (const auto& r : refs)
-      orders +=
-          "        <ElementRef ID=\"" + ids.take("", "foveal_ref_") + "\" REF=\"" + r + "\"/>\n";
-    orders += "      </OrderedGroup>\n";
-    partial = partial || !ro.isTotal;
-  }
-  if (partial)
-    o << "  <ReadingOrder>\n    <UnorderedGroup ID=\"" << ids.take("", "foveal_ro_") << "\">\n"
-      << orders << "    </UnorderedGroup>\n  </ReadingOrder>\n";
-  else if (!orders.empty())
-    o << "  <ReadingOrder>\n" << orders << "  </ReadingOrder>\n";
+  writeAltoReadingOrder(o, layout, p, ids);
 
   const IBox pageBox{0, 0, layout.imageWidth, layout.imageHeight};
   o << "  <Layout>\n    <Page ID=\"" << ids.take("page_0", "foveal_page_") << "\" WIDTH=\""
     << layout.imageWidth << "\" HEIGHT=\"" << layout.imageHeight
-    << "\" PHYSICAL_IMG_NR=\"0\">\n      <PrintSpace" << pos(pageBox) << ">\n";
+    << "\" PHYSICAL_IMG_NR=\"0\">\n      <PrintSpace" << altoPos(pageBox) << ">\n";
   for (const auto& b : p.blocks) {
     const std::string type = b.region ? b.region->type : "text";
     const std::string element = !b.lines.empty() || type == "text"          ? "TextBlock"
                                 : type == "image" || type == "illustration" ? "Illustration"
                                                                             : "GraphicalElement";
-    o << "        <" << element << " ID=\"" << b.id << "\"" << pos(extent(b.boundary)) << ">\n"
-      << shape("          ", b.boundary);
-    for (size_t li : b.lines) {
-      const LineOut& l = p.lines[li];
-      o << "          <TextLine ID=\"" << l.id << "\"" << pos(extent(l.boundary));
-      if (l.baseline.size() >= 2) o << " BASELINE=\"" << points(l.baseline) << "\"";
-      o << ">\n" << shape("            ", l.boundary);
-      if (l.words.empty())  // ALTO's TextLine holds at least one String
-        o << "            <String ID=\"" << ids.take("", "foveal_string_") << "\" CONTENT=\"\""
-          << pos(extent(l.boundary)) << "/>\n";
-      for (size_t w = 0; w < l.words.size(); ++w) {
-        const Word& word = l.words[w];
-        const IBox wb = word.hasBox() ? word.box() : extent(l.boundary);
-        if (w > 0) {
-          const IBox prev = l.words[w - 1].hasBox() ? l.words[w - 1].box() : wb;
-          o << "            <SP ID=\"" << ids.take("", "foveal_sp_") << "\" HPOS=\"" << prev.x1
-            << "\" VPOS=\"" << prev.y0 << "\" WIDTH=\"" << std::max(0L, wb.x0 - prev.x1)
-            << "\"/>\n";
-        }
-        o << "            <String ID=\"" << ids.take("", "foveal_string_") << "\" CONTENT=\""
-          << xmlEscape(word.text()) << "\"" << pos(wb) << " WC=\"" << conf(word.confidence())
-          << "\">\n";
-        for (const auto& g : word.glyphs) {
-          // ALTO's Glyph CONTENT is one character; a multi-character label keeps its place in
-          // the String alone (as formats/ocr_formats.cpp's toAlto).
-          if (splitUtf8(g.token).size() != 1) continue;
-          const IBox gb = g.cut.empty() ? wb : extent(g.cut);
-          o << "              <Glyph ID=\"" << ids.take("", "foveal_glyph_") << "\" CONTENT=\""
-            << xmlEscape(g.token) << "\"" << pos(gb) << " GC=\"" << conf(g.prob) << "\">\n"
-            << shape("                ", g.cut.empty() ? rect(gb) : g.cut)
-            << "              </Glyph>\n";
-        }
-        o << "            </String>\n";
-      }
-      o << "          </TextLine>\n";
-    }
+    o << "        <" << element << " ID=\"" << b.id << "\"" << altoPos(extent(b.boundary)) << ">\n"
+      << altoShape("          ", b.boundary);
+    for (size_t li : b.lines) writeAltoLine(o, p.lines[li], ids);
     o << "        </" << element << ">\n";
   }
   o << "      </PrintSpace>\n    </Page>\n  </Layout>\n</alto>\n";

@@ -731,6 +731,29 @@ void addLine(const Reader& r, Node n, LayoutLine line, std::map<std::string, siz
   layout.lines.push_back(std::move(line));
 }
 
+// Registers a region that has an outline (`boundary`); one without is noted by its id.
+void addRegion(const std::optional<std::string>& regionId, const std::string& type,
+               const std::optional<Points>& boundary, const TagDict& tags, Parsed1& p) {
+  if (boundary) {
+    p.layout.regions.push_back({regionId.value_or(""), type, *boundary, flatTags(tags)});
+    if (regionId)
+      p.regionIds.insert(*regionId);
+    else
+      p.hasRegionWithoutId = true;
+  } else if (regionId) {
+    p.missingRegionIds.insert(*regionId);
+  }
+}
+
+// Registers a region's line (none: the line is skipped), in the region when the region is kept.
+void addRegionLine(const Reader& r, Node n, std::optional<LayoutLine> line, bool regionKept,
+                   const std::optional<std::string>& regionId, std::map<std::string, size_t>& byId,
+                   PageLayout& layout) {
+  if (!line) return;
+  if (regionKept) line->regionId = regionId.value_or("");
+  addLine(r, n, std::move(*line), byId, layout);
+}
+
 // ---- PAGE
 // ----------------------------------------------------------------------------------------
 
@@ -759,6 +782,104 @@ void checkCustom(const Reader& r, Node n) {
   if (const auto c = attr(n, "custom")) pageCustom(r, n, *c);
 }
 
+// A PAGE TextLine (a region's, in reading direction `regionDir` on a page's `pageDir`); none when
+// it has neither a baseline nor an outline.
+std::optional<LayoutLine> readPageLine(const Reader& r, Node line, const std::string& regionDir,
+                                       const std::string& pageDir) {
+  std::optional<Points> baseline, boundary;
+  if (Node b = child(line, "Baseline")) baseline = pageCoords(attr(b, "points"));
+  if (Node c = child(line, "Coords")) boundary = pageCoords(attr(c, "points"));
+  if (!baseline && !boundary) return std::nullopt;  // kraken skips it in both modes
+  LayoutLine l;
+  l.id = attr(line, "id").value_or("");
+  if (baseline) l.baseline = *baseline;
+  if (boundary) {
+    if (boundary->empty())
+      r.refuse(line, "its Coords hold no point (kraken's box reading fails on it)");
+    l.boundary = *boundary;
+    double b[4] = {boundary->front().x, boundary->front().y, boundary->front().x,
+                   boundary->front().y};
+    for (const auto& q : *boundary) {
+      b[0] = std::min(b[0], q.x), b[1] = std::min(b[1], q.y);
+      b[2] = std::max(b[2], q.x), b[3] = std::max(b[3], q.y);
+    }
+    std::copy(b, b + 4, l.bbox);
+    l.hasBox = true;
+  }
+  Node transcription = child(line, "TextEquiv");
+  if (!transcription) transcription = line;
+  std::vector<Node> all;
+  descendants(transcription, all);
+  for (Node u : all)
+    if (nameOf(u) == "Unicode")
+      if (const auto t = textOf(u)) l.text += *t;
+  TagDict lineTags;
+  if (const auto custom = attr(line, "custom")) {
+    TagDict cs = pageCustom(r, line, *custom);
+    if (const TagList* s = cs.find("structure"))
+      if (!s->empty())
+        if (const std::string* t = entryValue((*s)[0], "type"))
+          if (!t->empty()) lineTags.set("type", TagList{TagEntry{{"type", *t}}});
+    lineTags.update(cs);
+  }
+  l.baseDir = pageDirection(attr(line, "readingDirection"));
+  if (l.baseDir.empty()) l.baseDir = regionDir.empty() ? pageDir : regionDir;
+  checkCustom(r, line);  // parse_page_langs
+  if (const TagList* split = lineTags.find("split"); split && split->size() == 1) {
+    const std::string* t = entryValue((*split)[0], "type");
+    if (!t) r.refuse(line, "its custom split has no type (kraken's parser fails on it)");
+    l.split = *t;
+    lineTags.pop("split");
+  }
+  l.tags = flatTags(lineTags);
+  return l;
+}
+
+// A PAGE region (element `tag`) and its lines: the region is kept when it has an outline, its
+// type from its type attribute, its custom structure, else its element.
+void readPageRegion(const Reader& r, Node region, const std::string& tag,
+                    const std::string& pageDir, std::map<std::string, size_t>& byId, Parsed1& p) {
+  const auto regionId = attr(region, "id");
+  std::optional<Points> coords;
+  if (Node c = child(region, "Coords")) coords = pageCoords(attr(c, "points"));
+  const bool hasCoords = coords.has_value();
+  TagDict tags;
+  std::string rtype = attr(region, "type").value_or("");
+  checkCustom(r, region);  // parse_page_langs
+  if (const auto custom = attr(region, "custom")) {
+    const TagDict cs = pageCustom(r, region, *custom);
+    if (const TagList* s = cs.find("structure"))
+      if (rtype.empty() && !s->empty())
+        if (const std::string* t = entryValue((*s)[0], "type")) rtype = *t;
+    if (const TagList* ro = cs.find("readingOrder"))
+      if (!ro->empty())
+        if (const std::string* idx = entryValue((*ro)[0], "index"))
+          if (hasCoords) {
+            const auto v = pyInt(*idx);
+            if (!v)
+              r.refuse(region, "its custom readingOrder index \"" + *idx +
+                                   "\" is not an integer (kraken's parser fails on it)");
+            p.transkribusRegions.emplace_back(regionId.value_or(""), *v);
+          }
+    tags.update(cs);
+  }
+  if (rtype.empty()) {
+    std::string fallback;
+    for (const auto& [k, v] : pageRegionTypes())
+      if (tag == k) fallback = v;
+    if (fallback.empty())
+      r.refuse(region, "a region element of no type PAGE names (kraken's parser fails on it)");
+    rtype = fallback;
+  }
+  tags.set("type", TagList{TagEntry{{"type", rtype}}});
+  addRegion(regionId, rtype, coords, tags, p);
+  const std::string regionDir = pageDirection(attr(region, "readingDirection"));
+
+  for (Node line : elementChildren(region, "TextLine"))
+    addRegionLine(r, line, readPageLine(r, line, regionDir, pageDir), hasCoords, regionId, byId,
+                  p.layout);
+}
+
 Parsed1 readPage(const Reader& r, Node root) {
   Parsed1 p;
   PageLayout& layout = p.layout;
@@ -778,101 +899,7 @@ Parsed1 readPage(const Reader& r, Node root) {
     const std::string tag = nameOf(region);
     bool isRegion = false;
     for (const auto& [k, v] : pageRegionTypes()) isRegion = isRegion || endsWith(tag, k);
-    if (!isRegion) continue;
-    const auto regionId = attr(region, "id");
-    std::optional<Points> coords;
-    if (Node c = child(region, "Coords")) coords = pageCoords(attr(c, "points"));
-    const bool hasCoords = coords.has_value();
-    TagDict tags;
-    std::string rtype = attr(region, "type").value_or("");
-    checkCustom(r, region);  // parse_page_langs
-    if (const auto custom = attr(region, "custom")) {
-      const TagDict cs = pageCustom(r, region, *custom);
-      if (const TagList* s = cs.find("structure"))
-        if (rtype.empty() && !s->empty())
-          if (const std::string* t = entryValue((*s)[0], "type")) rtype = *t;
-      if (const TagList* ro = cs.find("readingOrder"))
-        if (!ro->empty())
-          if (const std::string* idx = entryValue((*ro)[0], "index"))
-            if (hasCoords) {
-              const auto v = pyInt(*idx);
-              if (!v)
-                r.refuse(region, "its custom readingOrder index \"" + *idx +
-                                     "\" is not an integer (kraken's parser fails on it)");
-              p.transkribusRegions.emplace_back(regionId.value_or(""), *v);
-            }
-      tags.update(cs);
-    }
-    if (rtype.empty()) {
-      std::string fallback;
-      for (const auto& [k, v] : pageRegionTypes())
-        if (tag == k) fallback = v;
-      if (fallback.empty())
-        r.refuse(region, "a region element of no type PAGE names (kraken's parser fails on it)");
-      rtype = fallback;
-    }
-    tags.set("type", TagList{TagEntry{{"type", rtype}}});
-    if (hasCoords) {
-      layout.regions.push_back({regionId.value_or(""), rtype, *coords, flatTags(tags)});
-      if (regionId)
-        p.regionIds.insert(*regionId);
-      else
-        p.hasRegionWithoutId = true;
-    } else if (regionId) {
-      p.missingRegionIds.insert(*regionId);
-    }
-    const std::string regionDir = pageDirection(attr(region, "readingDirection"));
-
-    for (Node line : elementChildren(region, "TextLine")) {
-      std::optional<Points> baseline, boundary;
-      if (Node b = child(line, "Baseline")) baseline = pageCoords(attr(b, "points"));
-      if (Node c = child(line, "Coords")) boundary = pageCoords(attr(c, "points"));
-      if (!baseline && !boundary) continue;  // kraken skips it in both modes
-      LayoutLine l;
-      l.id = attr(line, "id").value_or("");
-      if (baseline) l.baseline = *baseline;
-      if (boundary) {
-        if (boundary->empty())
-          r.refuse(line, "its Coords hold no point (kraken's box reading fails on it)");
-        l.boundary = *boundary;
-        double b[4] = {boundary->front().x, boundary->front().y, boundary->front().x,
-                       boundary->front().y};
-        for (const auto& q : *boundary) {
-          b[0] = std::min(b[0], q.x), b[1] = std::min(b[1], q.y);
-          b[2] = std::max(b[2], q.x), b[3] = std::max(b[3], q.y);
-        }
-        std::copy(b, b + 4, l.bbox);
-        l.hasBox = true;
-      }
-      Node transcription = child(line, "TextEquiv");
-      if (!transcription) transcription = line;
-      std::vector<Node> all;
-      descendants(transcription, all);
-      for (Node u : all)
-        if (nameOf(u) == "Unicode")
-          if (const auto t = textOf(u)) l.text += *t;
-      TagDict lineTags;
-      if (const auto custom = attr(line, "custom")) {
-        TagDict cs = pageCustom(r, line, *custom);
-        if (const TagList* s = cs.find("structure"))
-          if (!s->empty())
-            if (const std::string* t = entryValue((*s)[0], "type"))
-              if (!t->empty()) lineTags.set("type", TagList{TagEntry{{"type", *t}}});
-        lineTags.update(cs);
-      }
-      l.baseDir = pageDirection(attr(line, "readingDirection"));
-      if (l.baseDir.empty()) l.baseDir = regionDir.empty() ? pageDir : regionDir;
-      checkCustom(r, line);  // parse_page_langs
-      if (const TagList* split = lineTags.find("split"); split && split->size() == 1) {
-        const std::string* t = entryValue((*split)[0], "type");
-        if (!t) r.refuse(line, "its custom split has no type (kraken's parser fails on it)");
-        l.split = *t;
-        lineTags.pop("split");
-      }
-      l.tags = flatTags(lineTags);
-      if (hasCoords) l.regionId = regionId.value_or("");
-      addLine(r, line, std::move(l), byId, layout);
-    }
+    if (isRegion) readPageRegion(r, region, tag, pageDir, byId, p);
   }
   readOrders(
       r, root, "id", "regionRef", [](Node ro) { return attr(ro, "caption").value_or(""); }, p);
@@ -913,10 +940,9 @@ TagDict altoTagrefs(const std::map<std::string, AltoTag>& tagMap,
   return tags;
 }
 
-Parsed1 readAlto(const Reader& r, Node root) {
-  Parsed1 p;
-  PageLayout& layout = p.layout;
-  layout.format = "alto";
+// The ALTO file's image: its measurement unit must be pixels, its fileName names the image, its
+// Page gives the size.
+void readAltoImage(const Reader& r, Node root, PageLayout& layout) {
   if (Node mu = descendant(root, "MeasurementUnit")) {
     const auto t = textOf(mu);
     if (!t) r.refuse(mu, "no measurement unit (kraken's parser fails on it)");
@@ -933,7 +959,10 @@ Parsed1 readAlto(const Reader& r, Node root) {
   Node page = descendant(root, "Page");
   if (!page) throw Error(r.origin + ": no <Page> element in the ALTO file");
   imageSize(r, page, "WIDTH", "HEIGHT", layout);
+}
 
+// The blocks kraken reads: Layout/Page/PrintSpace's children of a region type.
+std::vector<Node> altoRegions(Node root) {
   std::vector<Node> regions;
   for (Node l1 : elementChildren(root, "Layout"))
     for (Node pg : elementChildren(l1, "Page"))
@@ -941,126 +970,145 @@ Parsed1 readAlto(const Reader& r, Node root) {
         for (Node el : elementChildren(ps))
           for (const auto& [k, v] : altoRegionTypes())
             if (endsWith(nameOf(el), k)) regions.push_back(el);
+  return regions;
+}
 
+// The Tags' StructureTag, LayoutTag and OtherTag entries by ID.
+std::map<std::string, AltoTag> altoTagMap(Node root) {
   std::map<std::string, AltoTag> tagMap;
   if (Node tagsEl = descendant(root, "Tags"))
     for (const char* kind : {"StructureTag", "LayoutTag", "OtherTag"})
       for (Node t : elementChildren(tagsEl, kind))
         if (const auto id = attr(t, "ID")) tagMap[*id] = {attr(t, "TYPE"), attr(t, "LABEL")};
+  return tagMap;
+}
 
-  std::map<std::string, size_t> byId;
-  for (Node region : regions) {
-    const auto regionId = attr(region, "ID");
-    const std::string regionDir = altoDirection(attr(region, "BASEDIRECTION"));
-    std::optional<Points> boundary;
-    if (Node poly = shapePolygon(region)) {
+// A block's outline: its Shape's Polygon, else its box; none when it has neither.
+std::optional<Points> altoRegionBoundary(const Reader& r, Node region) {
+  if (Node poly = shapePolygon(region)) {
+    Points pts;
+    const Parsed res = altoPoints(attr(poly, "POINTS"), pts);
+    if (res != Parsed::Ok)
+      r.refuse(poly, res == Parsed::Overflow
+                         ? "a POINTS number too large (kraken's parser fails on it)"
+                         : "its POINTS are missing or an odd count of numbers (kraken's parser "
+                           "fails on them)");
+    return pts;
+  }
+  double b[4];
+  const Parsed res = altoBox(region, b);
+  if (res == Parsed::Overflow)
+    r.refuse(region, "a box coordinate too large (kraken's parser fails on it)");
+  if (res == Parsed::Ok)
+    return Points{
+        {b[0], b[1]}, {b[0], b[1] + b[3]}, {b[0] + b[2], b[1] + b[3]}, {b[0] + b[2], b[1]}};
+  return std::nullopt;
+}
+
+// A block's type: its TYPE attribute, else its tags' region (or type), else its element's.
+TagList altoRegionType(const Reader& r, Node region, TagDict& regTags) {
+  std::optional<TagList> tagType =
+      regTags.find("region") ? regTags.pop("region") : regTags.pop("type");
+  if (const auto t = attr(region, "TYPE")) return TagList{TagEntry{{"type", *t}}};
+  if (tagType) return *tagType;
+  std::string fallback;
+  for (const auto& [k, v] : altoRegionTypes())
+    if (nameOf(region) == k) fallback = v;
+  if (fallback.empty())
+    r.refuse(region, "a block element of no type ALTO names (kraken's parser fails on it)");
+  return TagList{TagEntry{{"type", fallback}}};
+}
+
+// An ALTO TextLine (of a block in reading direction `regionDir`), its Strings' ids noted in
+// `p`; none when it has neither a baseline nor a box.
+std::optional<LayoutLine> readAltoLine(const Reader& r, Node line,
+                                       const std::map<std::string, AltoTag>& tagMap,
+                                       const std::string& regionDir, Parsed1& p) {
+  LayoutLine l;
+  l.id = attr(line, "ID").value_or("");
+  Points baseline;
+  const Parsed bres = altoPoints(attr(line, "BASELINE"), baseline);
+  if (bres == Parsed::Overflow)
+    r.refuse(line, "a BASELINE number too large (kraken's parser fails on it)");
+  const bool hasBaseline = bres == Parsed::Ok;
+  if (hasBaseline) {
+    l.baseline = baseline;
+    if (Node poly = shapePolygon(line)) {
       Points pts;
-      const Parsed res = altoPoints(attr(poly, "POINTS"), pts);
-      if (res != Parsed::Ok)
-        r.refuse(poly, res == Parsed::Overflow
-                           ? "a POINTS number too large (kraken's parser fails on it)"
-                           : "its POINTS are missing or an odd count of numbers (kraken's parser "
-                             "fails on them)");
-      boundary = pts;
-    } else {
-      double b[4];
-      const Parsed res = altoBox(region, b);
-      if (res == Parsed::Overflow)
-        r.refuse(region, "a box coordinate too large (kraken's parser fails on it)");
-      if (res == Parsed::Ok)
-        boundary = Points{
-            {b[0], b[1]}, {b[0], b[1] + b[3]}, {b[0] + b[2], b[1] + b[3]}, {b[0] + b[2], b[1]}};
-    }
-    TagDict regTags = altoTagrefs(tagMap, attr(region, "TAGREFS"));
-    std::optional<TagList> tagType =
-        regTags.find("region") ? regTags.pop("region") : regTags.pop("type");
-    TagList rtype;
-    if (const auto t = attr(region, "TYPE"))
-      rtype = TagList{TagEntry{{"type", *t}}};
-    else if (tagType)
-      rtype = *tagType;
-    else {
-      std::string fallback;
-      for (const auto& [k, v] : altoRegionTypes())
-        if (nameOf(region) == k) fallback = v;
-      if (fallback.empty())
-        r.refuse(region, "a block element of no type ALTO names (kraken's parser fails on it)");
-      rtype = TagList{TagEntry{{"type", fallback}}};
-    }
-    const std::string typeName = rtype.empty() ? "" : *entryValue(rtype[0], "type");
-    regTags.set("type", rtype);
-    const bool hasCoords = boundary.has_value();
-    if (hasCoords) {
-      layout.regions.push_back({regionId.value_or(""), typeName, *boundary, flatTags(regTags)});
-      if (regionId)
-        p.regionIds.insert(*regionId);
-      else
-        p.hasRegionWithoutId = true;
-    } else if (regionId) {
-      p.missingRegionIds.insert(*regionId);
-    }
-
-    for (Node line : elementChildren(region, "TextLine")) {
-      LayoutLine l;
-      l.id = attr(line, "ID").value_or("");
-      Points baseline;
-      const Parsed bres = altoPoints(attr(line, "BASELINE"), baseline);
-      if (bres == Parsed::Overflow)
-        r.refuse(line, "a BASELINE number too large (kraken's parser fails on it)");
-      const bool hasBaseline = bres == Parsed::Ok;
-      if (hasBaseline) {
-        l.baseline = baseline;
-        if (Node poly = shapePolygon(line)) {
-          Points pts;
-          const Parsed pres = altoPoints(attr(poly, "POINTS"), pts);
-          if (pres == Parsed::Overflow)
-            r.refuse(poly, "a POINTS number too large (kraken's parser fails on it)");
-          if (pres == Parsed::Ok) l.boundary = pts;
-        }
-      }
-      double b[4];
-      const Parsed xres = altoBox(line, b);
-      if (xres == Parsed::Overflow)
-        r.refuse(line, "a box coordinate too large (kraken's box reading fails on it)");
-      if (xres == Parsed::Ok) {
-        l.bbox[0] = b[0], l.bbox[1] = b[1], l.bbox[2] = b[0] + b[2], l.bbox[3] = b[1] + b[3];
-        l.hasBox = true;
-      }
-      if (!hasBaseline && !l.hasBox) continue;  // kraken skips it in both modes
-      std::vector<Node> all;
-      descendants(line, all);
-      for (Node s : all)
-        if (nameOf(s) == "String" || nameOf(s) == "SP") {
-          const auto content = attr(s, "CONTENT");
-          l.text += content && !content->empty() ? *content : " ";
-        }
-      for (Node s : elementChildren(line, "String"))
-        if (const auto sid = attr(s, "ID"); sid && !sid->empty()) p.stringToLine[*sid] = l.id;
-      TagDict lineTags = altoTagrefs(tagMap, attr(line, "TAGREFS"));
-      if (const TagList* split = lineTags.find("split"); split && split->size() == 1) {
-        l.split = *entryValue((*split)[0], "type");
-        lineTags.pop("split");
-      }
-      l.tags = flatTags(lineTags);
-      l.baseDir = altoDirection(attr(line, "BASEDIRECTION"));
-      if (l.baseDir.empty()) l.baseDir = regionDir;
-      if (hasCoords) l.regionId = regionId.value_or("");
-      addLine(r, line, std::move(l), byId, layout);
+      const Parsed pres = altoPoints(attr(poly, "POINTS"), pts);
+      if (pres == Parsed::Overflow)
+        r.refuse(poly, "a POINTS number too large (kraken's parser fails on it)");
+      if (pres == Parsed::Ok) l.boundary = pts;
     }
   }
+  double b[4];
+  const Parsed xres = altoBox(line, b);
+  if (xres == Parsed::Overflow)
+    r.refuse(line, "a box coordinate too large (kraken's box reading fails on it)");
+  if (xres == Parsed::Ok) {
+    l.bbox[0] = b[0], l.bbox[1] = b[1], l.bbox[2] = b[0] + b[2], l.bbox[3] = b[1] + b[3];
+    l.hasBox = true;
+  }
+  if (!hasBaseline && !l.hasBox) return std::nullopt;  // kraken skips it in both modes
+  std::vector<Node> all;
+  descendants(line, all);
+  for (Node s : all)
+    if (nameOf(s) == "String" || nameOf(s) == "SP") {
+      const auto content = attr(s, "CONTENT");
+      l.text += content && !content->empty() ? *content : " ";
+    }
+  for (Node s : elementChildren(line, "String"))
+    if (const auto sid = attr(s, "ID"); sid && !sid->empty()) p.stringToLine[*sid] = l.id;
+  TagDict lineTags = altoTagrefs(tagMap, attr(line, "TAGREFS"));
+  if (const TagList* split = lineTags.find("split"); split && split->size() == 1) {
+    l.split = *entryValue((*split)[0], "type");
+    lineTags.pop("split");
+  }
+  l.tags = flatTags(lineTags);
+  l.baseDir = altoDirection(attr(line, "BASEDIRECTION"));
+  if (l.baseDir.empty()) l.baseDir = regionDir;
+  return l;
+}
+
+// An ALTO block and its lines: the block is kept when it has an outline.
+void readAltoRegion(const Reader& r, Node region, const std::map<std::string, AltoTag>& tagMap,
+                    std::map<std::string, size_t>& byId, Parsed1& p) {
+  const auto regionId = attr(region, "ID");
+  const std::string regionDir = altoDirection(attr(region, "BASEDIRECTION"));
+  const std::optional<Points> boundary = altoRegionBoundary(r, region);
+  TagDict regTags = altoTagrefs(tagMap, attr(region, "TAGREFS"));
+  const TagList rtype = altoRegionType(r, region, regTags);
+  const std::string typeName = rtype.empty() ? "" : *entryValue(rtype[0], "type");
+  regTags.set("type", rtype);
+  addRegion(regionId, typeName, boundary, regTags, p);
+
+  for (Node line : elementChildren(region, "TextLine"))
+    addRegionLine(r, line, readAltoLine(r, line, tagMap, regionDir, p), boundary.has_value(),
+                  regionId, byId, p.layout);
+}
+
+// A reading order's description: its tags' types, "; " between them.
+std::string altoOrderDescription(const std::map<std::string, AltoTag>& tagMap, Node ro) {
+  const TagDict t = altoTagrefs(tagMap, attr(ro, "TAGREFS"));
+  std::string d;
+  if (const TagList* v = t.find("type"))
+    for (const auto& e : *v) {
+      if (!d.empty()) d += "; ";
+      d += *entryValue(e, "type");
+    }
+  return d;
+}
+
+Parsed1 readAlto(const Reader& r, Node root) {
+  Parsed1 p;
+  p.layout.format = "alto";
+  readAltoImage(r, root, p.layout);
+  const std::vector<Node> regions = altoRegions(root);
+  const std::map<std::string, AltoTag> tagMap = altoTagMap(root);
+  std::map<std::string, size_t> byId;
+  for (Node region : regions) readAltoRegion(r, region, tagMap, byId, p);
   readOrders(
-      r, root, "ID", "REF",
-      [&](Node ro) {
-        const TagDict t = altoTagrefs(tagMap, attr(ro, "TAGREFS"));
-        std::string d;
-        if (const TagList* v = t.find("type"))
-          for (const auto& e : *v) {
-            if (!d.empty()) d += "; ";
-            d += *entryValue(e, "type");
-          }
-        return d;
-      },
-      p);
+      r, root, "ID", "REF", [&](Node ro) { return altoOrderDescription(tagMap, ro); }, p);
   return p;
 }
 

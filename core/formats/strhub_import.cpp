@@ -325,20 +325,8 @@ Error withPrefix(const Error& e, const std::string& prefix) {
   return Error(m);
 }
 
-// strhub's TRBA (strhub/models/trba): DTRB's TPS-ResNet-BiLSTM-Attn under the system's "model.",
-// through the DTRB importer's stages and weight copy. Two differences, both undone exactly here:
-// its Attention feeds the previous token through an nn.Embedding (256 wide) where DTRB feeds a
-// one-hot, and a one-hot through the LSTM cell's input weights is the embedding through them, so
-// the embedding is folded into those weights (W_token = W_ih[:, context:] E^T); and its classes
-// are its tokenizer's ([E], the characters, [B], [P]), reordered to [B] = [GO], [E] = [s], [P],
-// the characters (ClassLayout::GoEndPad), generator rows and folded columns alike. Decoding is
-// strhub's: [B] first, greedy over every class, max_label_length + 1 steps, the reading up to the
-// first [E], confidence the product of the step probabilities up to and including [E].
-LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport& report,
-                     const Keys& k) {
-  const std::string& path = file.path();
-  const StoredStateDict& sd = *file.stateDict();
-  const std::string& p = k.prefix;
+// TRBA's keys lie under its four stages; any other is refused, all of them together.
+void checkTrbaKeys(const StoredStateDict& sd, const std::string& p, const std::string& path) {
   std::vector<std::string> unknown;
   for (const auto& t : sd.tensors) {
     const std::string name = t.key.substr(p.size());
@@ -353,7 +341,18 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
     throw Error(path + ": unknown architecture keys for strhub's TRBA (its keys lie under " + p +
                 "Transformation, FeatureExtraction, SequenceModeling and Prediction): " + list);
   }
-  Settings s(sd, o, path, report);
+}
+
+// TRBA's decoder tensors that differ from DTRB's, and the sizes they give.
+struct TrbaDecoder {
+  const StoredTensor* emb = nullptr;      // [C, E]
+  const StoredTensor* gen = nullptr;      // [C, H]
+  const StoredTensor* genBias = nullptr;  // [C]
+  const StoredTensor* wih = nullptr;      // [4H, context + E]
+  int64_t classes = 0, hidden = 0, width = 0, context = 0;
+};
+
+TrbaDecoder trbaDecoder(const StoredStateDict& sd, const std::string& p, const std::string& path) {
   const auto& emb = need(sd, p + "Prediction.char_embeddings.weight", path, 2);  // [C, E]
   const auto& gen = need(sd, p + "Prediction.generator.weight", path, 2);        // [C, H]
   const auto& genBias = need(sd, p + "Prediction.generator.bias", path, 1);
@@ -374,9 +373,13 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
     throw Error(path + ": '" + wih.key + "' has shape " + shapeText(wih.shape) + ", expected [" +
                 std::to_string(4 * hidden) + ", context + " + std::to_string(width) +
                 "] (the LSTM cell reads the attention's context and the token's embedding)");
-  const int64_t context = wih.shape[1] - width, n = classes - 3;
-  const std::string charset = charsetFor(s, classes, 3, "[E], the characters, [B], [P]", path);
+  return {&emb, &gen, &genBias, &wih, classes, hidden, width, wih.shape[1] - width};
+}
 
+// The input size: --img_size or the checkpoint's, else the hub's 32x128; the TPS grid (one point
+// per input pixel) must fit it.
+std::vector<int> trbaInputSize(Settings& s, const StoredStateDict& sd, const std::string& p,
+                               const std::string& path, ImportReport& report) {
   std::vector<int> img = s.size("img_size", "img_size");
   const StoredTensor* grid = sd.find(p + "Transformation.GridGenerator.P_hat");
   if (img.empty()) {
@@ -394,67 +397,66 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
                 std::to_string(img[0]) + "x" + std::to_string(img[1]) + " (" +
                 std::to_string(img[0] * img[1]) + ")");
   }
-  const int maxLength = s.integer("max_label_length", "max_label_length", 25,
-                                  "max_label_length 25 (the hub's default)", 1, 1000);
+  return img;
+}
 
-  // Foveal's class f is strhub's from[f]: [B], [E], [P], then the characters.
+// The state dict under DTRB's names, the embedding folded into the LSTM cell's input weights and
+// the classes reordered: Foveal's class f is strhub's from[f] ([B], [E], [P], then the
+// characters).
+StoredStateDict dtrbStateDict(const StoredStateDict& sd, const std::string& p,
+                              const TrbaDecoder& t) {
+  const int64_t classes = t.classes, hidden = t.hidden, width = t.width, context = t.context;
+  const int64_t n = classes - 3;
   std::vector<int64_t> from(static_cast<size_t>(classes));
   from[0] = n + 1;
   from[1] = 0;
   from[2] = n + 2;
   for (int64_t i = 0; i < n; ++i) from[static_cast<size_t>(3 + i)] = 1 + i;
 
-  // The state dict under DTRB's names, the embedding folded in.
   StoredStateDict d;
   d.format = sd.format;
   d.storages = sd.storages;
-  for (const auto& t : sd.tensors) {
-    const std::string name = t.key.substr(p.size());
+  for (const auto& tensor : sd.tensors) {
+    const std::string name = tensor.key.substr(p.size());
     if (name == "Prediction.char_embeddings.weight" ||
         name == "Prediction.attention_cell.rnn.weight_ih" ||
         startsWith(name, "Prediction.generator."))
       continue;
-    StoredTensor c = t;
+    StoredTensor c = tensor;
     c.key = name;
     d.tensors.push_back(std::move(c));
   }
-  {
-    const std::vector<float> w = sd.floats(wih), e = sd.floats(emb);
-    const int64_t rows = wih.shape[0], in = wih.shape[1], cols = context + classes;
-    std::vector<float> folded(static_cast<size_t>(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* wr = w.data() + r * in;
-      float* out = folded.data() + r * cols;
-      std::copy(wr, wr + context, out);
-      for (int64_t f = 0; f < classes; ++f) {
-        const float* ef = e.data() + from[static_cast<size_t>(f)] * width;
-        double acc = 0;
-        for (int64_t j = 0; j < width; ++j) acc += double{wr[context + j]} * ef[j];
-        out[context + f] = static_cast<float>(acc);
-      }
-    }
-    addFloats(d, "Prediction.attention_cell.rnn.weight_ih", {rows, cols}, folded);
-    const std::vector<float> g = sd.floats(gen), b = sd.floats(genBias);
-    std::vector<float> gr(g.size()), br(b.size());
+  const std::vector<float> w = sd.floats(*t.wih), e = sd.floats(*t.emb);
+  const int64_t rows = t.wih->shape[0], in = t.wih->shape[1], cols = context + classes;
+  std::vector<float> folded(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* wr = w.data() + r * in;
+    float* out = folded.data() + r * cols;
+    std::copy(wr, wr + context, out);
     for (int64_t f = 0; f < classes; ++f) {
-      const int64_t src = from[static_cast<size_t>(f)];
-      std::copy(g.begin() + src * hidden, g.begin() + (src + 1) * hidden, gr.begin() + f * hidden);
-      br[static_cast<size_t>(f)] = b[static_cast<size_t>(src)];
+      const float* ef = e.data() + from[static_cast<size_t>(f)] * width;
+      double acc = 0;
+      for (int64_t j = 0; j < width; ++j) acc += double{wr[context + j]} * ef[j];
+      out[context + f] = static_cast<float>(acc);
     }
-    addFloats(d, "Prediction.generator.weight", {classes, hidden}, gr);
-    addFloats(d, "Prediction.generator.bias", {classes}, br);
   }
+  addFloats(d, "Prediction.attention_cell.rnn.weight_ih", {rows, cols}, folded);
+  const std::vector<float> g = sd.floats(*t.gen), b = sd.floats(*t.genBias);
+  std::vector<float> gr(g.size()), br(b.size());
+  for (int64_t f = 0; f < classes; ++f) {
+    const int64_t src = from[static_cast<size_t>(f)];
+    std::copy(g.begin() + src * hidden, g.begin() + (src + 1) * hidden, gr.begin() + f * hidden);
+    br[static_cast<size_t>(f)] = b[static_cast<size_t>(src)];
+  }
+  addFloats(d, "Prediction.generator.weight", {classes, hidden}, gr);
+  addFloats(d, "Prediction.generator.bias", {classes}, br);
+  return d;
+}
 
-  DtrbArchitecture a;
-  try {
-    a = dtrbArchitecture(d, path);
-  } catch (const Error& e) {
-    throw withPrefix(e, p);
-  }
-  if (a.features != "ResNet" || a.prediction != "Attn")
-    throw Error(path + ": strhub's TRBA has a ResNet and an Attn decoder; the file has " +
-                a.describe());
-  ModelConfig c = dtrbStages(a);  // a ResNet and an Attn decoder (checked above)
+// DTRB's stages for strhub's TRBA, with strhub's decoding and preprocessing.
+ModelConfig trbaConfig(const DtrbArchitecture& a, int maxLength, const std::string& charset,
+                       const std::vector<int>& img, const std::string& path, ImportReport& report) {
+  ModelConfig c = dtrbStages(a);  // a ResNet and an Attn decoder (checked by the caller)
   c.cell = "strhub";
   c.maxLength = maxLength;
   c.charset = charset;
@@ -473,6 +475,42 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
+  return c;
+}
+
+// strhub's TRBA (strhub/models/trba): DTRB's TPS-ResNet-BiLSTM-Attn under the system's "model.",
+// through the DTRB importer's stages and weight copy. Two differences, both undone exactly here:
+// its Attention feeds the previous token through an nn.Embedding (256 wide) where DTRB feeds a
+// one-hot, and a one-hot through the LSTM cell's input weights is the embedding through them, so
+// the embedding is folded into those weights (W_token = W_ih[:, context:] E^T); and its classes
+// are its tokenizer's ([E], the characters, [B], [P]), reordered to [B] = [GO], [E] = [s], [P],
+// the characters (ClassLayout::GoEndPad), generator rows and folded columns alike. Decoding is
+// strhub's: [B] first, greedy over every class, max_label_length + 1 steps, the reading up to the
+// first [E], confidence the product of the step probabilities up to and including [E].
+LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport& report,
+                     const Keys& k) {
+  const std::string& path = file.path();
+  const StoredStateDict& sd = *file.stateDict();
+  const std::string& p = k.prefix;
+  checkTrbaKeys(sd, p, path);
+  Settings s(sd, o, path, report);
+  const TrbaDecoder t = trbaDecoder(sd, p, path);
+  const std::string charset = charsetFor(s, t.classes, 3, "[E], the characters, [B], [P]", path);
+  const std::vector<int> img = trbaInputSize(s, sd, p, path, report);
+  const int maxLength = s.integer("max_label_length", "max_label_length", 25,
+                                  "max_label_length 25 (the hub's default)", 1, 1000);
+  const StoredStateDict d = dtrbStateDict(sd, p, t);
+
+  DtrbArchitecture a;
+  try {
+    a = dtrbArchitecture(d, path);
+  } catch (const Error& e) {
+    throw withPrefix(e, p);
+  }
+  if (a.features != "ResNet" || a.prediction != "Attn")
+    throw Error(path + ": strhub's TRBA has a ResNet and an Attn decoder; the file has " +
+                a.describe());
+  const ModelConfig c = trbaConfig(a, maxLength, charset, img, path, report);
   DtrbOptions sizes;
   sizes.imgH = img[0];
   sizes.imgW = img[1];
@@ -491,7 +529,7 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
       "TRBA from strhub, " + container + " (" + sd.format + " format): " + c.describe() +
       "; input " + std::to_string(img[0]) + "x" + std::to_string(img[1]) +
       (a.inputChannels == 3 ? " RGB" : " grey") + ", bicubic, [-1, 1]; its token embedding (" +
-      std::to_string(classes) + " x " + std::to_string(width) +
+      std::to_string(t.classes) + " x " + std::to_string(t.width) +
       ") folded into the decoder's input weights, its classes reordered to [B] = [GO], [E], [P], "
       "the characters";
   nlohmann::json meta;
@@ -504,6 +542,114 @@ LoadedModel loadTrba(const FileProbe& file, const ImportOptions& o, ImportReport
   loaded.metadataJson = meta.dump(2);
   report.provenanceJson = meta["imported_from"].dump();
   return loaded;
+}
+
+// The ViT encoder's sizes from its shapes (patch, width, depth, MLP width) and its heads from the
+// settings, into `c`; returns the width.
+int readVitEncoder(const StoredStateDict& sd, const std::string& enc, bool parseq, Settings& s,
+                   const std::string& path, ModelConfig& c) {
+  auto& t = c.transformer;
+  const auto& patch = need(sd, enc + "patch_embed.proj.weight", path, 4);
+  const int d = static_cast<int>(patch.shape[0]);
+  const int channels = static_cast<int>(patch.shape[1]);
+  t.patchH = static_cast<int>(patch.shape[2]);
+  t.patchW = static_cast<int>(patch.shape[3]);
+  if (channels != 3)
+    throw Error(path + ": the patch embedding takes " + std::to_string(channels) +
+                " channels; strhub's models read RGB images (3)");
+  c.featureChannels = d;
+  t.classToken = !parseq;
+  t.encoderDepth = countIndexed(sd, enc + "blocks.");
+  if (t.encoderDepth == 0) throw Error(path + ": no encoder blocks (" + enc + "blocks.0...)");
+  t.encoderMlpHidden =
+      static_cast<int>(need(sd, enc + "blocks.0.mlp.fc1.weight", path, 2).shape[0]);
+  // Heads are not in the shapes: the hyper-parameters, else the hub's 64 dimensions per head.
+  const int headDim = d % 64 == 0 ? 64 : d;
+  t.encoderHeads = s.integer(
+      "enc_num_heads", parseq ? "enc_num_heads" : "num_heads", d / headDim,
+      "encoder heads " + std::to_string(d / headDim) + " (the hub's 64 dimensions per head)", 1, d);
+  return d;
+}
+
+// PARSeq's decoder (d wide, for the head's `classes`): its length from pos_queries, its depth
+// and MLP width from the shapes, its heads and decoding from the settings, into `c`.
+void readParseqDecoder(const StoredStateDict& sd, const std::string& p, const ImportOptions& o,
+                       Settings& s, int64_t classes, int d, const std::string& path,
+                       ModelConfig& c) {
+  auto& t = c.transformer;
+  const auto& queries = need(sd, p + "pos_queries", path, 3);
+  c.maxLength = static_cast<int>(queries.shape[1]) - 1;
+  // The shapes fix PARSeq's: a --max_label_length is checked (it was accepted unread, even
+  // when not a number).
+  if (o.count("max_label_length") &&
+      intOption(o, "max_label_length", c.maxLength, path, 1, 1000) != c.maxLength)
+    throw Error(path + ": --max_label_length " + o.at("max_label_length") +
+                ", but PARSeq's pos_queries hold " + std::to_string(c.maxLength + 1) +
+                " positions: it reads at most " + std::to_string(c.maxLength) + " characters");
+  const auto& embed = need(sd, p + "text_embed.embedding.weight", path, 2);
+  if (embed.shape[0] != classes + 2)
+    throw Error(path + ": text_embed has " + std::to_string(embed.shape[0]) +
+                " tokens but the head " + std::to_string(classes) +
+                " classes (strhub's tokenizer: the head's classes + [B] and [P])");
+  t.decoderDepth = 0;
+  while (has(sd, p + "decoder.layers." + std::to_string(t.decoderDepth) + ".norm_q.weight"))
+    ++t.decoderDepth;
+  if (t.decoderDepth == 0) throw Error(path + ": no decoder layers (" + p + "decoder.layers.0)");
+  t.decoderMlpHidden =
+      static_cast<int>(need(sd, p + "decoder.layers.0.linear1.weight", path, 2).shape[0]);
+  const int decHeadDim = d % 32 == 0 ? 32 : d;
+  t.decoderHeads = s.integer(
+      "dec_num_heads", "dec_num_heads", d / decHeadDim,
+      "decoder heads " + std::to_string(d / decHeadDim) + " (the hub's 32 dimensions per head)", 1,
+      d);
+  t.decodeAr = s.boolean("decode_ar", "decode_ar", true,
+                         "decode_ar true (the hub's default: autoregressive first pass)");
+  t.refineIters =
+      s.integer("refine_iters", "refine_iters", 1, "refine_iters 1 (the hub's default)", 0, 16);
+}
+
+// The input size: --img_size or the checkpoint's, else the hub's 32x128; the position
+// embedding's `patches` must fit it.
+std::vector<int> vitInputSize(Settings& s, const TransformerConfig& t, int64_t patches,
+                              const std::string& path, ImportReport& report) {
+  std::vector<int> img = s.size("img_size", "img_size");
+  if (img.empty()) {
+    // The hub's 32x128 when the position embedding fits it.
+    const int64_t fits = (32 / t.patchH) * (128 / t.patchW);
+    if (32 % t.patchH != 0 || 128 % t.patchW != 0 || fits != patches)
+      throw Error(path + ": the position embedding has " + std::to_string(patches) +
+                  " patches, which is not the hub's 32x128 input with " + std::to_string(t.patchH) +
+                  "x" + std::to_string(t.patchW) +
+                  " patches: give the input size with --img_size HEIGHTxWIDTH");
+    img = {32, 128};
+    report.assumed.push_back("input 32x128 (the hub's img_size; it fits the position embedding)");
+  }
+  if (img[0] % t.patchH != 0 || img[1] % t.patchW != 0 ||
+      (img[0] / t.patchH) * (img[1] / t.patchW) != patches)
+    throw Error(
+        path + ": an input of " + std::to_string(img[0]) + "x" + std::to_string(img[1]) +
+        " gives " +
+        std::to_string((img[0] / std::max(1, t.patchH)) * (img[1] / std::max(1, t.patchW))) +
+        " patches of " + std::to_string(t.patchH) + "x" + std::to_string(t.patchW) +
+        ", the position embedding has " + std::to_string(patches));
+  return img;
+}
+
+// The report's description of a PARSeq or ViTSTR model.
+std::string describeVit(bool parseq, const StoredStateDict& sd, const std::string& p,
+                        const ModelConfig& c, const std::vector<int>& img) {
+  const std::string what = parseq ? "PARSeq" : "ViTSTR";
+  const std::string container =
+      sd.hasHyperParameters ? "a Lightning checkpoint (state_dict and hyper_parameters)"
+                            : "a state dict" + std::string(p.empty() ? "" : " under 'model.'");
+  std::string description = what + " from strhub, " + container + " (" + sd.format +
+                            " format): " + c.describe() + "; input " + std::to_string(img[0]) +
+                            "x" + std::to_string(img[1]) + " RGB, bicubic, [-1, 1]";
+  if (!parseq)
+    description +=
+        "; its attention (α) is the last encoder layer's attention of each output token over "
+        "the patches (the class token's share left out, renormalised), mean over heads";
+  return description;
 }
 
 LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportReport& report) {
@@ -532,85 +678,19 @@ LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportRepo
   c.features = "vit";
   c.sequence = "none";
   c.prediction = parseq ? "parseq" : "vitstr";
-  auto& t = c.transformer;
-  const auto& patch = need(sd, enc + "patch_embed.proj.weight", path, 4);
-  const int d = static_cast<int>(patch.shape[0]);
-  const int channels = static_cast<int>(patch.shape[1]);
-  t.patchH = static_cast<int>(patch.shape[2]);
-  t.patchW = static_cast<int>(patch.shape[3]);
-  if (channels != 3)
-    throw Error(path + ": the patch embedding takes " + std::to_string(channels) +
-                " channels; strhub's models read RGB images (3)");
-  c.featureChannels = d;
-  t.classToken = !parseq;
-  t.encoderDepth = countIndexed(sd, enc + "blocks.");
-  if (t.encoderDepth == 0) throw Error(path + ": no encoder blocks (" + enc + "blocks.0...)");
-  t.encoderMlpHidden =
-      static_cast<int>(need(sd, enc + "blocks.0.mlp.fc1.weight", path, 2).shape[0]);
-  // Heads are not in the shapes: the hyper-parameters, else the hub's 64 dimensions per head.
-  const int headDim = d % 64 == 0 ? 64 : d;
-  t.encoderHeads = s.integer(
-      "enc_num_heads", parseq ? "enc_num_heads" : "num_heads", d / headDim,
-      "encoder heads " + std::to_string(d / headDim) + " (the hub's 64 dimensions per head)", 1, d);
+  const int d = readVitEncoder(sd, enc, parseq, s, path, c);
   const auto& head = need(sd, p + "head.weight", path, 2);
   const int64_t classes = head.shape[0];
   const auto& pos = need(sd, enc + "pos_embed", path, 3);
   const int64_t patches = pos.shape[1] - (parseq ? 0 : 1);
   if (parseq) {
-    const auto& queries = need(sd, p + "pos_queries", path, 3);
-    c.maxLength = static_cast<int>(queries.shape[1]) - 1;
-    // The shapes fix PARSeq's: a --max_label_length is checked (it was accepted unread, even
-    // when not a number).
-    if (o.count("max_label_length") &&
-        intOption(o, "max_label_length", c.maxLength, path, 1, 1000) != c.maxLength)
-      throw Error(path + ": --max_label_length " + o.at("max_label_length") +
-                  ", but PARSeq's pos_queries hold " + std::to_string(c.maxLength + 1) +
-                  " positions: it reads at most " + std::to_string(c.maxLength) + " characters");
-    const auto& embed = need(sd, p + "text_embed.embedding.weight", path, 2);
-    if (embed.shape[0] != classes + 2)
-      throw Error(path + ": text_embed has " + std::to_string(embed.shape[0]) +
-                  " tokens but the head " + std::to_string(classes) +
-                  " classes (strhub's tokenizer: the head's classes + [B] and [P])");
-    t.decoderDepth = 0;
-    while (has(sd, p + "decoder.layers." + std::to_string(t.decoderDepth) + ".norm_q.weight"))
-      ++t.decoderDepth;
-    if (t.decoderDepth == 0) throw Error(path + ": no decoder layers (" + p + "decoder.layers.0)");
-    t.decoderMlpHidden =
-        static_cast<int>(need(sd, p + "decoder.layers.0.linear1.weight", path, 2).shape[0]);
-    const int decHeadDim = d % 32 == 0 ? 32 : d;
-    t.decoderHeads = s.integer(
-        "dec_num_heads", "dec_num_heads", d / decHeadDim,
-        "decoder heads " + std::to_string(d / decHeadDim) + " (the hub's 32 dimensions per head)",
-        1, d);
-    t.decodeAr = s.boolean("decode_ar", "decode_ar", true,
-                           "decode_ar true (the hub's default: autoregressive first pass)");
-    t.refineIters =
-        s.integer("refine_iters", "refine_iters", 1, "refine_iters 1 (the hub's default)", 0, 16);
+    readParseqDecoder(sd, p, o, s, classes, d, path, c);
   } else {
     c.maxLength = s.integer("max_label_length", "max_label_length", 25,
                             "max_label_length 25 (the hub's default)", 1, 1000);
   }
   c.charset = charsetFor(s, classes, 1, "[E] + the characters", path);
-  std::vector<int> img = s.size("img_size", "img_size");
-  if (img.empty()) {
-    // The hub's 32x128 when the position embedding fits it.
-    const int64_t fits = (32 / t.patchH) * (128 / t.patchW);
-    if (32 % t.patchH != 0 || 128 % t.patchW != 0 || fits != patches)
-      throw Error(path + ": the position embedding has " + std::to_string(patches) +
-                  " patches, which is not the hub's 32x128 input with " + std::to_string(t.patchH) +
-                  "x" + std::to_string(t.patchW) +
-                  " patches: give the input size with --img_size HEIGHTxWIDTH");
-    img = {32, 128};
-    report.assumed.push_back("input 32x128 (the hub's img_size; it fits the position embedding)");
-  }
-  if (img[0] % t.patchH != 0 || img[1] % t.patchW != 0 ||
-      (img[0] / t.patchH) * (img[1] / t.patchW) != patches)
-    throw Error(
-        path + ": an input of " + std::to_string(img[0]) + "x" + std::to_string(img[1]) +
-        " gives " +
-        std::to_string((img[0] / std::max(1, t.patchH)) * (img[1] / std::max(1, t.patchW))) +
-        " patches of " + std::to_string(t.patchH) + "x" + std::to_string(t.patchW) +
-        ", the position embedding has " + std::to_string(patches));
+  const std::vector<int> img = vitInputSize(s, c.transformer, patches, path, report);
   c.preprocessing.inputH = img[0];
   c.preprocessing.inputW = img[1];
   c.preprocessing.colour = "rgb";
@@ -627,17 +707,7 @@ LoadedModel loadStrhub(const FileProbe& file, const ImportOptions& o, ImportRepo
   copyWeights(loaded.model, sd, p, parseq ? renameParseq : renameVitstr, path);
   loaded.model->eval();
 
-  const std::string what = parseq ? "PARSeq" : "ViTSTR";
-  const std::string container =
-      sd.hasHyperParameters ? "a Lightning checkpoint (state_dict and hyper_parameters)"
-                            : "a state dict" + std::string(p.empty() ? "" : " under 'model.'");
-  report.description = what + " from strhub, " + container + " (" + sd.format +
-                       " format): " + c.describe() + "; input " + std::to_string(img[0]) + "x" +
-                       std::to_string(img[1]) + " RGB, bicubic, [-1, 1]";
-  if (!parseq)
-    report.description +=
-        "; its attention (α) is the last encoder layer's attention of each output token over "
-        "the patches (the class token's share left out, renormalised), mean over heads";
+  report.description = describeVit(parseq, sd, p, c, img);
   nlohmann::json meta;
   meta["format"] = "foveal-checkpoint";
   meta["model"] = nlohmann::json::parse(c.toJson());

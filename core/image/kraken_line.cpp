@@ -218,73 +218,80 @@ std::vector<float> zoomLinear(const std::vector<double>& img, long h, long w, lo
   return out;
 }
 
-// kraken.lib.lineest.dewarp(CenterNormalizer(targetHeight), im) and the convert('L') after it.
-Raster centerNormalize(const Raster& im, int targetHeight) {
+// measure()'s center row of each column of the inverted, normalised line `temp` (h x w): the
+// argmax of the smoothed line, smoothed in turn.
+std::vector<int> lineCenters(const std::vector<double>& temp, long h, long w) {
+  const size_t n = temp.size();
+  std::vector<int> center(static_cast<size_t>(w), 0);
+  std::vector<double> smoothed =
+      gaussianConstant2d(temp, h, w, static_cast<double>(h) * 0.5, static_cast<double>(h) * 1.0);
+  const std::vector<double> uni =
+      uniformConstant2d(smoothed, h, w, static_cast<double>(h) * 0.5, static_cast<double>(w));
+  for (size_t i = 0; i < n; ++i) smoothed[i] += 0.001 * uni[i];
+  std::vector<double> a(static_cast<size_t>(w));
+  for (long x = 0; x < w; ++x) {
+    long best = 0;
+    for (long y = 1; y < h; ++y)
+      if (smoothed[static_cast<size_t>(y * w + x)] > smoothed[static_cast<size_t>(best * w + x)])
+        best = y;
+    a[static_cast<size_t>(x)] = static_cast<double>(best);
+  }
+  // gaussian_filter(a, h * 0.3) on the int64 argmax: mode reflect, truncated back to int64
+  const double sigma = static_cast<double>(h) * 0.3;
+  if (sigma > 1e-15) {
+    const long radius = static_cast<long>(4.0 * sigma + 0.5);
+    const std::vector<double> k = gaussianKernel(sigma, radius);
+    std::vector<double> res(static_cast<size_t>(w));
+    correlateSymmetric(
+        k, w, [&](long i) { return a[static_cast<size_t>(reflectIndex(i, w))]; }, res.data());
+    for (long x = 0; x < w; ++x)
+      center[static_cast<size_t>(x)] =
+          static_cast<int>(static_cast<int64_t>(res[static_cast<size_t>(x)]));
+  } else {
+    for (long x = 0; x < w; ++x)
+      center[static_cast<size_t>(x)] = static_cast<int>(a[static_cast<size_t>(x)]);
+  }
+  return center;
+}
+
+// CenterNormalizer.measure(): each column's center row and the mean absolute distance of the
+// ink from it.
+std::vector<int> measureLine(const Raster& im, uint8_t lineMax, double& mad) {
   const long h = im.h, w = im.w;
   const size_t n = im.px.size();
-  uint8_t lineMax = 0;
-  for (uint8_t v : im.px) lineMax = std::max(lineMax, v);
   std::vector<double> temp(n);
   uint8_t tempMax = 0;
   for (size_t i = 0; i < n; ++i) tempMax = std::max<uint8_t>(tempMax, lineMax - im.px[i]);
-  std::vector<int> center(static_cast<size_t>(w), 0);
-  double mad;
   if (tempMax == 0) {
     // A constant line: NumPy divides 0 by 0, every pixel is NaN, argmax gives row 0 and every
     // pixel counts as ink.
     double sum = 0;
     for (long y = 0; y < h; ++y) sum += static_cast<double>(y) * static_cast<double>(w);
     mad = sum / static_cast<double>(n);
-  } else {
-    for (size_t i = 0; i < n; ++i)
-      temp[i] = static_cast<double>(static_cast<uint8_t>(lineMax - im.px[i])) * 1.0 /
-                static_cast<double>(tempMax);
-    // measure()
-    std::vector<double> smoothed =
-        gaussianConstant2d(temp, h, w, static_cast<double>(h) * 0.5, static_cast<double>(h) * 1.0);
-    const std::vector<double> uni =
-        uniformConstant2d(smoothed, h, w, static_cast<double>(h) * 0.5, static_cast<double>(w));
-    for (size_t i = 0; i < n; ++i) smoothed[i] += 0.001 * uni[i];
-    std::vector<double> a(static_cast<size_t>(w));
-    for (long x = 0; x < w; ++x) {
-      long best = 0;
-      for (long y = 1; y < h; ++y)
-        if (smoothed[static_cast<size_t>(y * w + x)] > smoothed[static_cast<size_t>(best * w + x)])
-          best = y;
-      a[static_cast<size_t>(x)] = static_cast<double>(best);
-    }
-    // gaussian_filter(a, h * 0.3) on the int64 argmax: mode reflect, truncated back to int64
-    const double sigma = static_cast<double>(h) * 0.3;
-    if (sigma > 1e-15) {
-      const long radius = static_cast<long>(4.0 * sigma + 0.5);
-      const std::vector<double> k = gaussianKernel(sigma, radius);
-      std::vector<double> res(static_cast<size_t>(w));
-      correlateSymmetric(
-          k, w, [&](long i) { return a[static_cast<size_t>(reflectIndex(i, w))]; }, res.data());
-      for (long x = 0; x < w; ++x)
-        center[static_cast<size_t>(x)] =
-            static_cast<int>(static_cast<int64_t>(res[static_cast<size_t>(x)]));
-    } else {
-      for (long x = 0; x < w; ++x)
-        center[static_cast<size_t>(x)] = static_cast<int>(a[static_cast<size_t>(x)]);
-    }
-    double sum = 0;
-    size_t count = 0;
-    for (long y = 0; y < h; ++y)
-      for (long x = 0; x < w; ++x)
-        if (temp[static_cast<size_t>(y * w + x)] != 0) {
-          sum +=
-              static_cast<double>(std::abs(y - static_cast<long>(center[static_cast<size_t>(x)])));
-          ++count;
-        }
-    mad = sum / static_cast<double>(count);  // count > 0: tempMax > 0
+    return std::vector<int>(static_cast<size_t>(w), 0);
   }
-  const double rf = 1 + 4.0 * mad;
-  if (!std::isfinite(rf)) emptyRecord("the line normaliser found no ink");
-  const long r = static_cast<long>(rf);
+  for (size_t i = 0; i < n; ++i)
+    temp[i] = static_cast<double>(static_cast<uint8_t>(lineMax - im.px[i])) * 1.0 /
+              static_cast<double>(tempMax);
+  const std::vector<int> center = lineCenters(temp, h, w);
+  double sum = 0;
+  size_t count = 0;
+  for (long y = 0; y < h; ++y)
+    for (long x = 0; x < w; ++x)
+      if (temp[static_cast<size_t>(y * w + x)] != 0) {
+        sum += static_cast<double>(std::abs(y - static_cast<long>(center[static_cast<size_t>(x)])));
+        ++count;
+      }
+  mad = sum / static_cast<double>(count);  // count > 0: tempMax > 0
+  return center;
+}
 
-  // dewarp(): the columns padded[center + h - r : center + h + r] of [cval; img; cval]
-  const double cval = lineMax;
+// dewarp(): the columns padded[center + h - r : center + h + r] of [cval; img; cval], dh rows
+// (the line itself where they are empty).
+std::vector<double> dewarpLine(const Raster& im, const std::vector<int>& center, long r,
+                               double cval, long& dh) {
+  const long h = im.h, w = im.w;
+  const size_t n = im.px.size();
   const long L = 3 * h;
   auto pyIndex = [&](long i) {
     if (i < 0) {
@@ -307,7 +314,6 @@ Raster centerNormalize(const Raster& im, int targetHeight) {
     starts[static_cast<size_t>(x)] = start;
   }
   std::vector<double> dewarped;
-  long dh;
   if (rows <= 0) {
     dh = h;
     dewarped.resize(n);
@@ -322,6 +328,23 @@ Raster centerNormalize(const Raster& im, int targetHeight) {
         dewarped[static_cast<size_t>(y * w + x)] = static_cast<float>(v);
       }
   }
+  return dewarped;
+}
+
+// kraken.lib.lineest.dewarp(CenterNormalizer(targetHeight), im) and the convert('L') after it.
+Raster centerNormalize(const Raster& im, int targetHeight) {
+  const long w = im.w;
+  uint8_t lineMax = 0;
+  for (uint8_t v : im.px) lineMax = std::max(lineMax, v);
+  double mad;
+  const std::vector<int> center = measureLine(im, lineMax, mad);
+  const double rf = 1 + 4.0 * mad;
+  if (!std::isfinite(rf)) emptyRecord("the line normaliser found no ink");
+  const long r = static_cast<long>(rf);
+
+  const double cval = lineMax;
+  long dh;
+  const std::vector<double> dewarped = dewarpLine(im, center, r, cval, dh);
   // scale_to_h
   const double scale = targetHeight * 1.0 / static_cast<double>(dh);
   const long outW = static_cast<long>(scale * static_cast<double>(w));

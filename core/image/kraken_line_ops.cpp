@@ -155,12 +155,11 @@ inline float edgeX(const Edge& e, int y) {
   return static_cast<float>(y - e.y0) * e.dx + static_cast<float>(e.x0);
 }
 
-}  // namespace
-
-void fillPolygon(uint8_t* im, int w, int h, const std::vector<int>& xy, uint8_t ink) {
+// The polygon's edges (xy: x0, y0, x1, y1, ...; closed) as Pillow's ImagingDrawPolygon builds
+// them, a horizontal edge that goes on in the direction of the one before it extending that one:
+// into e, their count returned.
+int polygonEdges(const std::vector<int>& xy, std::vector<Edge>& e) {
   const int count = static_cast<int>(xy.size() / 2);
-  if (count <= 0) return;
-  std::vector<Edge> e(static_cast<size_t>(count));
   int n = 0, i;
   for (i = 0; i < count - 1; ++i) {
     const int x0 = xy[i * 2], y0 = xy[i * 2 + 1], x1 = xy[i * 2 + 2], y1 = xy[i * 2 + 3];
@@ -178,6 +177,16 @@ void fillPolygon(uint8_t* im, int w, int h, const std::vector<int>& xy, uint8_t 
   }
   if (xy[i * 2] != xy[0] || xy[i * 2 + 1] != xy[1])
     addEdge(e[static_cast<size_t>(n++)], xy[i * 2], xy[i * 2 + 1], xy[0], xy[1]);
+  return n;
+}
+
+}  // namespace
+
+void fillPolygon(uint8_t* im, int w, int h, const std::vector<int>& xy, uint8_t ink) {
+  const int count = static_cast<int>(xy.size() / 2);
+  if (count <= 0) return;
+  std::vector<Edge> e(static_cast<size_t>(count));
+  const int n = polygonEdges(xy, e);
 
   // polygon_generic
   std::vector<Edge*> table;
@@ -381,6 +390,55 @@ void genericTransform(Raster& out, const Raster& in, int x0, int y0, int x1, int
   }
 }
 
+// ImagingScaleAffine: Image.transform's nearest filter for a map without rotation or shear.
+void pilScaleAffine(const Raster& in, Raster& out, const double a[6]) {
+  const int C = in.c, outW = out.w, outH = out.h;
+  std::vector<int> xintab(static_cast<size_t>(outW), 0);
+  double xo = a[2] + a[0] * 0.5, yo = a[5] + a[4] * 0.5;
+  int xmin = outW, xmax = 0;
+  for (int x = 0; x < outW; ++x) {
+    const int xin = coord(xo);
+    if (xin >= 0 && xin < in.w) {
+      xmax = x + 1;
+      if (x < xmin) xmin = x;
+      xintab[static_cast<size_t>(x)] = xin;
+    }
+    xo += a[0];
+  }
+  for (int y = 0; y < outH; ++y) {
+    const int yi = coord(yo);
+    if (yi >= 0 && yi < in.h)
+      for (int x = xmin; x < xmax; ++x)
+        for (int b = 0; b < C; ++b)
+          out.row(y)[x * C + b] = in.row(yi)[xintab[static_cast<size_t>(x)] * C + b];
+    yo += a[4];
+  }
+}
+
+// ImagingTransformAffine's nearest filter in 16.16 fixed point (where the map's values fit).
+void pilFixedAffine(const Raster& in, Raster& out, const double a[6]) {
+  const int C = in.c, outW = out.w, outH = out.h;
+  auto fix = [](double v) { return floorInt(v * 65536.0 + 0.5); };
+  const int a0 = fix(a[0]), a1 = fix(a[1]), a3 = fix(a[3]), a4 = fix(a[4]);
+  int a2 = fix(a[2] + a[0] * 0.5 + a[1] * 0.5);
+  int a5 = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
+  for (int y = 0; y < outH; ++y) {
+    int xx = a2, yy = a5;
+    for (int x = 0; x < outW; ++x) {
+      const int xin = xx >> 16;
+      if (xin >= 0 && xin < in.w) {
+        const int yin = yy >> 16;
+        if (yin >= 0 && yin < in.h)
+          for (int b = 0; b < C; ++b) out.row(y)[x * C + b] = in.row(yin)[xin * C + b];
+      }
+      xx += a0;
+      yy += a3;
+    }
+    a2 += a1;
+    a5 += a4;
+  }
+}
+
 // Image.transform(size, AFFINE, a, resample, fillcolor=0): ImagingTransformAffine.
 Raster pilAffine(const Raster& in, int outW, int outH, const double a[6], bool bilinearFilter) {
   Raster out(outW, outH, in.c);
@@ -397,26 +455,7 @@ Raster pilAffine(const Raster& in, int outW, int outH, const double a[6], bool b
   }
   const int C = in.c;
   if (a[1] == 0 && a[3] == 0) {  // ImagingScaleAffine
-    std::vector<int> xintab(static_cast<size_t>(outW), 0);
-    double xo = a[2] + a[0] * 0.5, yo = a[5] + a[4] * 0.5;
-    int xmin = outW, xmax = 0;
-    for (int x = 0; x < outW; ++x) {
-      const int xin = coord(xo);
-      if (xin >= 0 && xin < in.w) {
-        xmax = x + 1;
-        if (x < xmin) xmin = x;
-        xintab[static_cast<size_t>(x)] = xin;
-      }
-      xo += a[0];
-    }
-    for (int y = 0; y < outH; ++y) {
-      const int yi = coord(yo);
-      if (yi >= 0 && yi < in.h)
-        for (int x = xmin; x < xmax; ++x)
-          for (int b = 0; b < C; ++b)
-            out.row(y)[x * C + b] = in.row(yi)[xintab[static_cast<size_t>(x)] * C + b];
-      yo += a[4];
-    }
+    pilScaleAffine(in, out, a);
     return out;
   }
   auto checkFixed = [&](int x, int y) {
@@ -424,25 +463,7 @@ Raster pilAffine(const Raster& in, int outW, int outH, const double a[6], bool b
            std::fabs(x * a[3] + y * a[4] + a[5]) < 32768.0;
   };
   if (checkFixed(0, 0) && checkFixed(outW, outH) && checkFixed(0, outH) && checkFixed(outW, 0)) {
-    auto fix = [](double v) { return floorInt(v * 65536.0 + 0.5); };
-    const int a0 = fix(a[0]), a1 = fix(a[1]), a3 = fix(a[3]), a4 = fix(a[4]);
-    int a2 = fix(a[2] + a[0] * 0.5 + a[1] * 0.5);
-    int a5 = fix(a[5] + a[3] * 0.5 + a[4] * 0.5);
-    for (int y = 0; y < outH; ++y) {
-      int xx = a2, yy = a5;
-      for (int x = 0; x < outW; ++x) {
-        const int xin = xx >> 16;
-        if (xin >= 0 && xin < in.w) {
-          const int yin = yy >> 16;
-          if (yin >= 0 && yin < in.h)
-            for (int b = 0; b < C; ++b) out.row(y)[x * C + b] = in.row(yin)[xin * C + b];
-        }
-        xx += a0;
-        yy += a3;
-      }
-      a2 += a1;
-      a5 += a4;
-    }
+    pilFixedAffine(in, out, a);
     return out;
   }
   double xo = a[2] + a[1] * 0.5 + a[0] * 0.5, yo = a[5] + a[4] * 0.5 + a[3] * 0.5;
@@ -677,6 +698,95 @@ Raster pilMesh(const Raster& in, int outW, int outH, const Envelope& env, bool b
 Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
                        std::vector<Point2> pl, int cMin, int rMin, int cMax, int rMax, int order);
 
+// The page's crop [cMin, cMax] x [rMin, rMax] with the pixels outside `polygon` (page
+// coordinates) set to 0; `ink` is the mask's value inside (kraken's masks hold 1 or 255).
+Raster maskedCrop(const Raster& page, const std::vector<Point2>& polygon, int cMin, int rMin,
+                  int cMax, int rMax, uint8_t ink) {
+  Raster patch = crop(page, cMin, rMin, cMax + 1, rMax + 1);
+  std::vector<uint8_t> mask(static_cast<size_t>(patch.w) * patch.h, 0);
+  fillPolygon(mask.data(), patch.w, patch.h, truncatedXY(polygon, cMin, rMin), ink);
+  for (size_t i = 0; i < mask.size(); ++i)
+    if (!mask[i])
+      for (int b = 0; b < patch.c; ++b) patch.px[i * patch.c + b] = 0;
+  return patch;
+}
+
+bool outsideImage(const Raster& page, const std::vector<Point2>& pts) {
+  double mx = -std::numeric_limits<double>::infinity(), my = mx;
+  for (const Point2& p : pts) {
+    if (p.x < 0 || p.y < 0) return true;
+    mx = std::max(mx, p.x), my = std::max(my, p.y);
+  }
+  return my >= page.h || mx >= page.w;
+}
+
+// A straight baseline (two points): the polygon's patch rotated level.
+Raster straightLine(const Raster& page, const std::vector<Point2>& bl,
+                    const std::vector<Point2>& pl, int cMin, int rMin, int cMax, int rMax,
+                    bool legacy, int order) {
+  const double angle = baselineAngle(bl);
+  Raster patch = maskedCrop(page, pl, cMin, rMin, cMax, rMax, legacy ? 1 : 255);
+  const Rotation rot = rotation(angle, patch.h, patch.w);
+  if (legacy) {
+    // numpy patch through scipy's affine_transform with the homogeneous matrix
+    // [[c, s, ty], [-s, c, tx], [0, 0, 1]] whose translation kraken zeroed: a 2-D (grey) patch
+    // takes the matrix as homogeneous and so loses the offset; a 3-D (colour) one keeps it.
+    const double m[2][2] = {{rot.c, rot.s}, {-rot.s, rot.c}};
+    const double shift[2] = {patch.c == 3 ? rot.ty : 0.0, patch.c == 3 ? rot.tx : 0.0};
+    return scipyAffineNearest(patch, rot.rows, rot.cols, m, shift);
+  }
+  const double a[6] = {rot.c, -rot.s, rot.tx, rot.s, rot.c, rot.ty};
+  return pilAffine(patch, rot.cols, rot.rows, a, order == 1);
+}
+
+// A curved baseline, the new extractor: the polygon's points measured along the baseline give
+// the straightened line's size, and bevelledEnvelope's mesh maps the patch onto it.
+Raster curvedLine(const Raster& page, const std::vector<Point2>& bl, std::vector<Point2> pl,
+                  int cMin, int rMin, int cMax, int rMax, int order) {
+  if (pl.size() > 50) pl = approximatePolygon(pl, 2);
+  const std::vector<Point2> full = subdividePolygon(pl);
+  const size_t K = bl.size();
+  std::vector<Point2> normed(K - 1);
+  std::vector<double> norms(K - 1), cum(K, 0.0);
+  for (size_t k = 0; k + 1 < K; ++k) {
+    const double dx = bl[k + 1].x - bl[k].x, dy = bl[k + 1].y - bl[k].y;
+    norms[k] = norm2(dx, dy);
+    normed[k] = {dx / norms[k], dy / norms[k]};
+    cum[k + 1] = cum[k] + norms[k];
+  }
+  double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
+         dMaxY = -dMinX;
+  for (const Point2& p : full) {
+    size_t best = 0;
+    double bestDist = std::numeric_limits<double>::infinity(), bx = 0;
+    Point2 bd;
+    for (size_t k = 0; k + 1 < K; ++k) {
+      const Point2 d{p.x - bl[k].x, p.y - bl[k].y};
+      const double x = (0.0 + d.x * normed[k].x) + d.y * normed[k].y;
+      const double segDist = std::max(-x, x - norms[k]);
+      if (segDist < bestDist) {
+        bestDist = segDist;
+        best = k;
+        bx = x;
+        bd = d;
+      }
+    }
+    const double y = normed[best].x * bd.y - normed[best].y * bd.x;  // np.cross
+    const double X = (cum[best] + bx) + bl[0].x, Y = y + bl[0].y;
+    dMinX = std::min(dMinX, X), dMaxX = std::max(dMaxX, X);
+    dMinY = std::min(dMinY, Y), dMaxY = std::max(dMaxY, Y);
+  }
+  const int cDstMin = static_cast<int>(dMinX), cDstMax = static_cast<int>(dMaxX);
+  const int rDstMin = static_cast<int>(dMinY), rDstMax = static_cast<int>(dMaxY);
+  const double outRows = rDstMax - rDstMin + 1, outCols = cDstMax - cDstMin + 1;
+  Raster patch = maskedCrop(page, full, cMin, rMin, cMax, rMax, 255);
+  std::vector<Point2> offsetBl(K);
+  for (size_t k = 0; k < K; ++k) offsetBl[k] = {bl[k].x - cMin, bl[k].y - rMin};
+  const Point2 start{(bl[0].x + cum[0]) - cDstMin, (bl[0].y + 0.0) - rDstMin};
+  const Envelope env = bevelledEnvelope(offsetBl, start, outRows, outCols);
+  return pilMesh(patch, static_cast<int>(outCols), static_cast<int>(outRows), env, order == 1);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -698,89 +808,16 @@ Raster extractBaselineLine(const Raster& page, const KrakenLineSpec& line, bool 
   }
   const int cMin = static_cast<int>(minX), cMax = static_cast<int>(maxX);
   const int rMin = static_cast<int>(minY), rMax = static_cast<int>(maxY);
-  auto outside = [&](const std::vector<Point2>& pts) {
-    double mx = -std::numeric_limits<double>::infinity(), my = mx;
-    for (const Point2& p : pts) {
-      if (p.x < 0 || p.y < 0) return true;
-      mx = std::max(mx, p.x), my = std::max(my, p.y);
-    }
-    return my >= page.h || mx >= page.w;
-  };
-  if (outside(pl)) emptyRecord("Line polygon outside of image bounds");
-  if (outside(bl)) emptyRecord("Baseline outside of image bounds");
+  if (outsideImage(page, pl)) emptyRecord("Line polygon outside of image bounds");
+  if (outsideImage(page, bl)) emptyRecord("Baseline outside of image bounds");
 
   Raster result;
-  if (bl.size() == 2) {
-    const double angle = baselineAngle(bl);
-    Raster patch = crop(page, cMin, rMin, cMax + 1, rMax + 1);
-    std::vector<uint8_t> mask(static_cast<size_t>(patch.w) * patch.h, 0);
-    fillPolygon(mask.data(), patch.w, patch.h, truncatedXY(pl, cMin, rMin), legacy ? 1 : 255);
-    for (size_t i = 0; i < mask.size(); ++i)
-      if (!mask[i])
-        for (int b = 0; b < patch.c; ++b) patch.px[i * patch.c + b] = 0;
-    const Rotation rot = rotation(angle, patch.h, patch.w);
-    if (legacy) {
-      // numpy patch through scipy's affine_transform with the homogeneous matrix
-      // [[c, s, ty], [-s, c, tx], [0, 0, 1]] whose translation kraken zeroed: a 2-D (grey) patch
-      // takes the matrix as homogeneous and so loses the offset; a 3-D (colour) one keeps it.
-      const double m[2][2] = {{rot.c, rot.s}, {-rot.s, rot.c}};
-      const double shift[2] = {patch.c == 3 ? rot.ty : 0.0, patch.c == 3 ? rot.tx : 0.0};
-      result = scipyAffineNearest(patch, rot.rows, rot.cols, m, shift);
-    } else {
-      const double a[6] = {rot.c, -rot.s, rot.tx, rot.s, rot.c, rot.ty};
-      result = pilAffine(patch, rot.cols, rot.rows, a, order == 1);
-    }
-  } else if (legacy) {
+  if (bl.size() == 2)
+    result = straightLine(page, bl, pl, cMin, rMin, cMax, rMax, legacy, order);
+  else if (legacy)
     result = legacyPiecewise(page, bl, pl, cMin, rMin, cMax, rMax, order);
-  } else {
-    if (pl.size() > 50) pl = approximatePolygon(pl, 2);
-    const std::vector<Point2> full = subdividePolygon(pl);
-    const size_t K = bl.size();
-    std::vector<Point2> normed(K - 1);
-    std::vector<double> norms(K - 1), cum(K, 0.0);
-    for (size_t k = 0; k + 1 < K; ++k) {
-      const double dx = bl[k + 1].x - bl[k].x, dy = bl[k + 1].y - bl[k].y;
-      norms[k] = norm2(dx, dy);
-      normed[k] = {dx / norms[k], dy / norms[k]};
-      cum[k + 1] = cum[k] + norms[k];
-    }
-    double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
-           dMaxY = -dMinX;
-    for (const Point2& p : full) {
-      size_t best = 0;
-      double bestDist = std::numeric_limits<double>::infinity(), bx = 0;
-      Point2 bd;
-      for (size_t k = 0; k + 1 < K; ++k) {
-        const Point2 d{p.x - bl[k].x, p.y - bl[k].y};
-        const double x = (0.0 + d.x * normed[k].x) + d.y * normed[k].y;
-        const double segDist = std::max(-x, x - norms[k]);
-        if (segDist < bestDist) {
-          bestDist = segDist;
-          best = k;
-          bx = x;
-          bd = d;
-        }
-      }
-      const double y = normed[best].x * bd.y - normed[best].y * bd.x;  // np.cross
-      const double X = (cum[best] + bx) + bl[0].x, Y = y + bl[0].y;
-      dMinX = std::min(dMinX, X), dMaxX = std::max(dMaxX, X);
-      dMinY = std::min(dMinY, Y), dMaxY = std::max(dMaxY, Y);
-    }
-    const int cDstMin = static_cast<int>(dMinX), cDstMax = static_cast<int>(dMaxX);
-    const int rDstMin = static_cast<int>(dMinY), rDstMax = static_cast<int>(dMaxY);
-    const double outRows = rDstMax - rDstMin + 1, outCols = cDstMax - cDstMin + 1;
-    Raster patch = crop(page, cMin, rMin, cMax + 1, rMax + 1);
-    std::vector<uint8_t> mask(static_cast<size_t>(patch.w) * patch.h, 0);
-    fillPolygon(mask.data(), patch.w, patch.h, truncatedXY(full, cMin, rMin), 255);
-    for (size_t i = 0; i < mask.size(); ++i)
-      if (!mask[i])
-        for (int b = 0; b < patch.c; ++b) patch.px[i * patch.c + b] = 0;
-    std::vector<Point2> offsetBl(K);
-    for (size_t k = 0; k < K; ++k) offsetBl[k] = {bl[k].x - cMin, bl[k].y - rMin};
-    const Point2 start{(bl[0].x + cum[0]) - cDstMin, (bl[0].y + 0.0) - rDstMin};
-    const Envelope env = bevelledEnvelope(offsetBl, start, outRows, outCols);
-    result = pilMesh(patch, static_cast<int>(outCols), static_cast<int>(outRows), env, order == 1);
-  }
+  else
+    result = curvedLine(page, bl, pl, cMin, rMin, cMax, rMax, order);
   int box[4];
   if (getBBox(result, box)) result = crop(result, box[0], box[1], box[2], box[3]);
   return result;
@@ -921,17 +958,23 @@ std::array<double, 6> triangleAffine(const Point2 from[3], const Point2 to[3]) {
   return m;
 }
 
-Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
-                       std::vector<Point2> pl, int cMin, int rMin, int cMax, int rMax, int order) {
-  if (pl.size() > 50) pl = approximatePolygon(pl, 2);
-  const std::vector<Point2> full = subdividePolygon(pl);
+// The baseline's length up to each of its points (GEOS's segment lengths, summed in order).
+std::vector<double> legacyCumulativeLengths(const std::vector<Point2>& baseline) {
   const size_t K = baseline.size();
   std::vector<double> cum(K, 0.0);
   for (size_t k = 0; k + 1 < K; ++k) {
     const Point2 a = baseline[k], b = baseline[k + 1];
     cum[k + 1] = cum[k] + (0.0 + std::sqrt((b.x - a.x) * (b.x - a.x) + (b.y - a.y) * (b.y - a.y)));
   }
-  // control points: (distance along the baseline, signed distance from it)
+  return cum;
+}
+
+// The control points' destinations: (distance along the baseline, signed distance from it),
+// offset by the baseline's first point.
+std::vector<Point2> legacyDestinations(const std::vector<Point2>& full,
+                                       const std::vector<Point2>& baseline,
+                                       const std::vector<double>& cum) {
+  const size_t K = baseline.size();
   std::vector<Point2> polDst(full.size());
   for (size_t i = 0; i < full.size(); ++i) {
     const Point2 p = full[i];
@@ -954,35 +997,13 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
     const double lineDist = cum[best] + bestPr.dist;
     polDst[i] = {baseline[0].x + lineDist, baseline[0].y + perDist};
   }
-  double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
-         dMaxY = -dMinX;
-  for (const Point2& q : polDst) {
-    dMinX = std::min(dMinX, q.x), dMaxX = std::max(dMaxX, q.x);
-    dMinY = std::min(dMinY, q.y), dMaxY = std::max(dMaxY, q.y);
-  }
-  const int cDstMin = static_cast<int>(dMinX), cDstMax = static_cast<int>(dMaxX);
-  const int rDstMin = static_cast<int>(dMinY), rDstMax = static_cast<int>(dMaxY);
-  const int outRows = static_cast<int>(std::nearbyint(double(rDstMax - rDstMin + 1)));
-  const int outCols = static_cast<int>(std::nearbyint(double(cDstMax - cDstMin + 1)));
-  Raster patch = crop(page, cMin, rMin, cMax + 1, rMax + 1);
-  std::vector<uint8_t> mask(static_cast<size_t>(patch.w) * patch.h, 0);
-  fillPolygon(mask.data(), patch.w, patch.h, truncatedXY(full, cMin, rMin), 1);
-  for (size_t i = 0; i < mask.size(); ++i)
-    if (!mask[i])
-      for (int b = 0; b < patch.c; ++b) patch.px[i * patch.c + b] = 0;
-  std::vector<Point2> src, dst;
-  for (size_t k = 0; k < K; ++k) {
-    src.push_back({baseline[k].x - cMin, baseline[k].y - rMin});
-    dst.push_back({(baseline[0].x + cum[k]) - cDstMin, (baseline[0].y + 0.0) - rDstMin});
-  }
-  for (size_t i = 0; i < full.size(); ++i) {
-    src.push_back({full[i].x - cMin, full[i].y - rMin});
-    dst.push_back({polDst[i].x - cDstMin, polDst[i].y - rDstMin});
-  }
-  if (outRows <= 0 || outCols <= 0) emptyRecord("the straightened line has no pixels");
-  // tform.inverse: the triangle of Delaunay(dst) holding each output pixel, its affine map
-  // onto src (out of the mesh: -1, -1)
-  const std::vector<std::array<int, 3>> tris = delaunay(dst);
+  return polDst;
+}
+
+// tform.inverse's triangle for each output pixel: the first triangle of `tris` (over `dst`)
+// holding it, -1 out of the mesh.
+std::vector<int> triangleOwners(const std::vector<std::array<int, 3>>& tris,
+                                const std::vector<Point2>& dst, int outRows, int outCols) {
   std::vector<int> owner(static_cast<size_t>(outRows) * outCols, -1);
   constexpr double eps = 100 * DBL_EPSILON;
   for (size_t t = 0; t < tris.size(); ++t) {
@@ -1009,10 +1030,14 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
           o = static_cast<int>(t);
       }
   }
+  return owner;
+}
+
+// Each triangle's affine map from `dst` onto `src`.
+std::vector<std::array<double, 6>> triangleAffines(const std::vector<std::array<int, 3>>& tris,
+                                                   const std::vector<Point2>& src,
+                                                   const std::vector<Point2>& dst) {
   std::vector<std::array<double, 6>> affines(tris.size());
-  std::vector<size_t> counts(tris.size(), 0);
-  for (int o : owner)
-    if (o >= 0) ++counts[static_cast<size_t>(o)];
   for (size_t t = 0; t < tris.size(); ++t) {
     const Point2 from[3] = {dst[static_cast<size_t>(tris[t][0])],
                             dst[static_cast<size_t>(tris[t][1])],
@@ -1022,7 +1047,54 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
                           src[static_cast<size_t>(tris[t][2])]};
     affines[t] = triangleAffine(from, to);
   }
-  // warp: map_coordinates(order, mode='grid-constant', cval=0), clipped to the patch's range
+  return affines;
+}
+
+// map_coordinates(order, mode='grid-constant', cval=0) of every band of `patch` at (sy, sx),
+// into values[0..patch.c).
+void mapCoordinates(const Raster& patch, double sy, double sx, int order, double* values) {
+  const double cc[2] = {sy, sx};
+  const int lens[2] = {patch.h, patch.w};
+  long start[2];
+  double w[2][2];
+  for (int k = 0; k < 2; ++k) {
+    if (order == 1) {
+      start[k] = static_cast<long>(std::floor(cc[k]));
+      const double f = cc[k] - std::floor(cc[k]);
+      w[k][0] = 1.0 - f;
+      w[k][1] = 1.0 - w[k][0];
+    } else {
+      start[k] = static_cast<long>(std::floor(cc[k] + 0.5));
+    }
+  }
+  for (int b = 0; b < patch.c; ++b) {
+    double t = 0.0;
+    if (order == 1) {
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          const long r = start[0] + i, cidx = start[1] + j;
+          double coeff = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1]
+                             ? 0.0
+                             : patch.row(static_cast<int>(r))[cidx * patch.c + b];
+          coeff *= w[0][i];
+          coeff *= w[1][j];
+          t += coeff;
+        }
+    } else {
+      const long r = start[0], cidx = start[1];
+      t = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1]
+              ? 0.0
+              : patch.row(static_cast<int>(r))[cidx * patch.c + b];
+    }
+    values[b] = t;
+  }
+}
+
+// warp: each output pixel's source through its triangle's map, map_coordinates there, clipped
+// to the patch's range and cast as astype('uint8').
+Raster legacyWarp(const Raster& patch, const std::vector<int>& owner,
+                  const std::vector<std::array<double, 6>>& affines,
+                  const std::vector<size_t>& counts, int outRows, int outCols, int order) {
   double lo = 255, hi = 0;
   for (uint8_t v : patch.px) lo = std::min<double>(lo, v), hi = std::max<double>(hi, v);
   Raster out(outCols, outRows, patch.c);
@@ -1042,42 +1114,10 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
           sy = (x * m[3] + y * m[4]) + m[5];
         }
       }
-      const double cc[2] = {sy, sx};
-      const int lens[2] = {patch.h, patch.w};
-      long start[2];
-      double w[2][2];
-      for (int k = 0; k < 2; ++k) {
-        if (order == 1) {
-          start[k] = static_cast<long>(std::floor(cc[k]));
-          const double f = cc[k] - std::floor(cc[k]);
-          w[k][0] = 1.0 - f;
-          w[k][1] = 1.0 - w[k][0];
-        } else {
-          start[k] = static_cast<long>(std::floor(cc[k] + 0.5));
-        }
-      }
-      for (int b = 0; b < patch.c; ++b) {
-        double t = 0.0;
-        if (order == 1) {
-          for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 2; ++j) {
-              const long r = start[0] + i, cidx = start[1] + j;
-              double coeff = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1]
-                                 ? 0.0
-                                 : patch.row(static_cast<int>(r))[cidx * patch.c + b];
-              coeff *= w[0][i];
-              coeff *= w[1][j];
-              t += coeff;
-            }
-        } else {
-          const long r = start[0], cidx = start[1];
-          t = r < 0 || r >= lens[0] || cidx < 0 || cidx >= lens[1]
-                  ? 0.0
-                  : patch.row(static_cast<int>(r))[cidx * patch.c + b];
-        }
-        values[(static_cast<size_t>(y) * outCols + x) * patch.c + b] = t;
-        outLo = std::min(outLo, t), outHi = std::max(outHi, t);
-      }
+      double* t = values.data() + (static_cast<size_t>(y) * outCols + x) * patch.c;
+      mapCoordinates(patch, sy, sx, order, t);
+      for (int b = 0; b < patch.c; ++b)
+        outLo = std::min(outLo, t[b]), outHi = std::max(outHi, t[b]);
     }
   if (!(lo <= 0 && 0 <= hi) && outLo <= 0 && 0 <= outHi) lo = std::min(lo, 0.0);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -1085,6 +1125,47 @@ Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
     out.px[i] = static_cast<uint8_t>(order == 1 ? v : v + 0.5);  // astype('uint8')
   }
   return out;
+}
+
+Raster legacyPiecewise(const Raster& page, const std::vector<Point2>& baseline,
+                       std::vector<Point2> pl, int cMin, int rMin, int cMax, int rMax, int order) {
+  if (pl.size() > 50) pl = approximatePolygon(pl, 2);
+  const std::vector<Point2> full = subdividePolygon(pl);
+  const size_t K = baseline.size();
+  const std::vector<double> cum = legacyCumulativeLengths(baseline);
+  // control points: (distance along the baseline, signed distance from it)
+  const std::vector<Point2> polDst = legacyDestinations(full, baseline, cum);
+  double dMinX = std::numeric_limits<double>::infinity(), dMaxX = -dMinX, dMinY = dMinX,
+         dMaxY = -dMinX;
+  for (const Point2& q : polDst) {
+    dMinX = std::min(dMinX, q.x), dMaxX = std::max(dMaxX, q.x);
+    dMinY = std::min(dMinY, q.y), dMaxY = std::max(dMaxY, q.y);
+  }
+  const int cDstMin = static_cast<int>(dMinX), cDstMax = static_cast<int>(dMaxX);
+  const int rDstMin = static_cast<int>(dMinY), rDstMax = static_cast<int>(dMaxY);
+  const int outRows = static_cast<int>(std::nearbyint(double(rDstMax - rDstMin + 1)));
+  const int outCols = static_cast<int>(std::nearbyint(double(cDstMax - cDstMin + 1)));
+  Raster patch = maskedCrop(page, full, cMin, rMin, cMax, rMax, 1);
+  std::vector<Point2> src, dst;
+  for (size_t k = 0; k < K; ++k) {
+    src.push_back({baseline[k].x - cMin, baseline[k].y - rMin});
+    dst.push_back({(baseline[0].x + cum[k]) - cDstMin, (baseline[0].y + 0.0) - rDstMin});
+  }
+  for (size_t i = 0; i < full.size(); ++i) {
+    src.push_back({full[i].x - cMin, full[i].y - rMin});
+    dst.push_back({polDst[i].x - cDstMin, polDst[i].y - rDstMin});
+  }
+  if (outRows <= 0 || outCols <= 0) emptyRecord("the straightened line has no pixels");
+  // tform.inverse: the triangle of Delaunay(dst) holding each output pixel, its affine map
+  // onto src (out of the mesh: -1, -1)
+  const std::vector<std::array<int, 3>> tris = delaunay(dst);
+  const std::vector<int> owner = triangleOwners(tris, dst, outRows, outCols);
+  std::vector<size_t> counts(tris.size(), 0);
+  for (int o : owner)
+    if (o >= 0) ++counts[static_cast<size_t>(o)];
+  const std::vector<std::array<double, 6>> affines = triangleAffines(tris, src, dst);
+  // warp: map_coordinates(order, mode='grid-constant', cval=0), clipped to the patch's range
+  return legacyWarp(patch, owner, affines, counts, outRows, outCols, order);
 }
 
 }  // namespace

@@ -644,6 +644,79 @@ class WindowPoolFunction : public torch::autograd::Function<WindowPoolFunction<R
   }
 };
 
+// DirectConvFunction's input-gradient kernel: the weight transposed (in <-> out) and turned half
+// a turn.
+std::vector<float> turnedWeight(const float* wp, const ConvShape& s) {
+  std::vector<float> turned(static_cast<size_t>(s.out_c * s.in_c * s.taps()));
+  for (int64_t o = 0; o < s.out_c; ++o)
+    for (int64_t c = 0; c < s.in_c; ++c)
+      for (int64_t ky = 0; ky < s.kh; ++ky)
+        for (int64_t kx = 0; kx < s.kw; ++kx)
+          turned[static_cast<size_t>(((c * s.out_c + o) * s.kh + s.kh - 1 - ky) * s.kw + s.kw - 1 -
+                                     kx)] = wp[((o * s.in_c + c) * s.kh + ky) * s.kw + kx];
+  return turned;
+}
+
+// One image's output gradient gq in the kernels' layout (gconv's rows of s.ows(), unless it is
+// there already) and, fused, through the pool's positions wh; its bias gradient added to ba
+// (null: none). Returns where it is.
+const float* kernelLayoutGradient(const float* gq, const uint8_t* wh, float* gconv, double* ba,
+                                  bool fuse, bool inPlace, const ConvShape& s) {
+  const int64_t oh = s.oh(), ow = s.ow(), ows = s.ows();
+  if (fuse) {
+    unpoolGradient(gq, wh, gconv, ba, s);
+    return gconv;
+  }
+  if (!inPlace) {
+    for (int64_t r = 0; r < s.out_c * oh; ++r)
+      std::copy(gq + r * ow, gq + (r + 1) * ow, gconv + r * ows);
+    gq = gconv;
+  }
+  for (int64_t o = 0; ba && o < s.out_c; ++o) ba[o] += laneSum(gq + o * oh * ows, oh * ows);
+  return gq;
+}
+
+// One image's input gradient gi from its output gradient gq (kernels' layout): gq padded as t,
+// convolved with the turned weight, the input's rows taken from offY and offX of the result.
+void imageInputGradient(const float* gq, const float* turned, float* gpadded, float* ginRows,
+                        float* gi, const ConvShape& s, const ConvShape& t, int64_t offY,
+                        int64_t offX) {
+  padPlane(gq, gpadded, t, s.ows());
+  convPlaneForward(gpadded, turned, nullptr, ginRows, t);
+  for (int64_t ch = 0; ch < s.in_c; ++ch)
+    for (int64_t y = 0; y < s.h; ++y) {
+      const float* row = ginRows + (ch * t.oh() + y + offY) * t.ows() + offX;
+      std::copy(row, row + s.w, gi + (ch * s.h + y) * s.w);
+    }
+}
+
+// The chunks' weight-gradient accumulators (8 lanes per weight), summed in order, in w's shape.
+torch::Tensor summedWeightGradient(const std::vector<float>& acc, int64_t chunks, int64_t weights,
+                                   const torch::Tensor& w) {
+  const int64_t per = weights * 8;
+  torch::Tensor gw = torch::zeros_like(w);
+  for (int64_t c = 0; c < chunks; ++c) {
+    float* gwp = gw.data_ptr<float>();
+    const float* a = acc.data() + c * per;
+    for (int64_t k = 0; k < weights; ++k) {
+      float sum = 0.0f;
+      for (int64_t l = 0; l < 8; ++l) sum += a[k * 8 + l];
+      gwp[k] += sum;
+    }
+  }
+  return gw;
+}
+
+// The chunks' bias-gradient sums, in order.
+torch::Tensor summedBiasGradient(const std::vector<double>& biasAcc, int64_t chunks, int64_t outC,
+                                 const torch::TensorOptions& options) {
+  torch::Tensor gb = torch::zeros({outC}, options);
+  float* gbp = gb.data_ptr<float>();
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t o = 0; o < outC; ++o) gbp[o] += static_cast<float>(biasAcc[c * outC + o]);
+  return gb;
+}
+
 // conv(x) (stride 1, zero padding), or with fuse max_pool2d(relu(conv(x)), 2): a network's
 // first layer and the two after it in one pass, without the full-size activation and its
 // gradient in memory (3-4 passes over the largest tensor of a glimpse).
@@ -729,14 +802,8 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
                   tw = std::max<int64_t>(s.kw - 1 - s.pw, 0);
     const ConvShape t{oh, ow, s.kh, s.kw, th, tw, s.in_c, s.out_c};
     const int64_t offY = th - (s.kh - 1 - s.ph), offX = tw - (s.kw - 1 - s.pw);
-    std::vector<float> turned(wantInput ? static_cast<size_t>(weights) : 0);
     const float* wp = w.data_ptr<float>();
-    for (int64_t o = 0; wantInput && o < s.out_c; ++o)
-      for (int64_t c = 0; c < s.in_c; ++c)
-        for (int64_t ky = 0; ky < s.kh; ++ky)
-          for (int64_t kx = 0; kx < s.kw; ++kx)
-            turned[static_cast<size_t>(((c * s.out_c + o) * s.kh + s.kh - 1 - ky) * s.kw + s.kw -
-                                       1 - kx)] = wp[((o * s.in_c + c) * s.kh + ky) * s.kw + kx];
+    const std::vector<float> turned = wantInput ? turnedWeight(wp, s) : std::vector<float>();
     // One weight-gradient accumulator set per chunk of images (8 vector lanes per weight);
     // chunks fixed by the thread count, summed in order. The bias gradient is the sum of the
     // convolution planes' gradient, per channel, in the same chunks.
@@ -757,53 +824,22 @@ class DirectConvFunction : public torch::autograd::Function<DirectConvFunction> 
         float* a = wantWeight ? acc.data() + c * per : nullptr;
         double* ba = biasAcc.data() + c * s.out_c;
         for (int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
-          const float* gq = gp + i * (fuse ? pooled : plane);
-          if (fuse) {
-            unpoolGradient(gq, wh + i * pooled, gconv.data(), wantBias ? ba : nullptr, s);
-            gq = gconv.data();
-          } else {
-            if (!inPlace) {
-              for (int64_t r = 0; r < s.out_c * oh; ++r)
-                std::copy(gq + r * ow, gq + (r + 1) * ow, gconv.data() + r * ows);
-              gq = gconv.data();
-            }
-            for (int64_t o = 0; wantBias && o < s.out_c; ++o)
-              ba[o] += laneSum(gq + o * oh * ows, oh * ows);
-          }
+          const float* gq = kernelLayoutGradient(gp + i * (fuse ? pooled : plane),
+                                                 fuse ? wh + i * pooled : nullptr, gconv.data(),
+                                                 wantBias ? ba : nullptr, fuse, inPlace, s);
           if (wantWeight) {
             padPlane(src + i * s.in_c * s.h * s.w, padded.data(), s);
             convPlaneWeightGradient(padded.data(), gq, a, s);
           }
-          if (wantInput) {
-            padPlane(gq, gpadded.data(), t, ows);
-            convPlaneForward(gpadded.data(), turned.data(), nullptr, ginRows.data(), t);
-            for (int64_t ch = 0; ch < s.in_c; ++ch)
-              for (int64_t y = 0; y < s.h; ++y) {
-                const float* row = ginRows.data() + (ch * t.oh() + y + offY) * t.ows() + offX;
-                std::copy(row, row + s.w, gi + ((i * s.in_c + ch) * s.h + y) * s.w);
-              }
-          }
+          if (wantInput)
+            imageInputGradient(gq, turned.data(), gpadded.data(), ginRows.data(),
+                               gi + i * s.in_c * s.h * s.w, s, t, offY, offX);
         }
       }
     });
     torch::Tensor gw, gb;
-    if (wantWeight) gw = torch::zeros_like(w);
-    for (int64_t c = 0; wantWeight && c < chunks; ++c) {
-      float* gwp = gw.data_ptr<float>();
-      const float* a = acc.data() + c * per;
-      for (int64_t k = 0; k < weights; ++k) {
-        float sum = 0.0f;
-        for (int64_t l = 0; l < 8; ++l) sum += a[k * 8 + l];
-        gwp[k] += sum;
-      }
-    }
-    if (wantBias) {
-      gb = torch::zeros({s.out_c}, w.options());
-      float* gbp = gb.data_ptr<float>();
-      for (int64_t c = 0; c < chunks; ++c)
-        for (int64_t o = 0; o < s.out_c; ++o)
-          gbp[o] += static_cast<float>(biasAcc[c * s.out_c + o]);
-    }
+    if (wantWeight) gw = summedWeightGradient(acc, chunks, weights, w);
+    if (wantBias) gb = summedBiasGradient(biasAcc, chunks, s.out_c, w.options());
     return {gin, gw, gb, torch::Tensor(), torch::Tensor(), torch::Tensor()};
   }
 };

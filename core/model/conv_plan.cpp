@@ -135,6 +135,141 @@ struct ConvPlan::Impl {
   std::map<std::vector<int64_t>, std::shared_ptr<Compiled>> compiled;  // by input dims
   std::map<std::vector<int64_t>, bool> failed;
 
+  // An op's windows over its input of dims sd: kernel, output size, padding, strides.
+  struct Window {
+    int64_t kh, kw, oh, ow;
+    Dims padL, padR, strides;
+  };
+  static Window windowOf(const LayerOp& op, const Dims& sd) {
+    Window win;
+    win.kh = op.conv ? op.weight.size(2) : op.kernel[0];
+    win.kw = op.conv ? op.weight.size(3) : op.kernel[1];
+    win.oh = outSize(sd[2], win.kh, op.stride[0], op.padding[0]);
+    win.ow = outSize(sd[3], win.kw, op.stride[1], op.padding[1]);
+    win.padL = {op.padding[0], op.padding[1]};
+    win.padR = {rightPad(sd[2], win.oh, win.kh, op.stride[0], op.padding[0]),
+                rightPad(sd[3], win.ow, win.kw, op.stride[1], op.padding[1])};
+    win.strides = {op.stride[0], op.stride[1]};
+    return win;
+  }
+
+  // Unpadded windows of a blocked activation: Foveal's loop (BlockedPool); none otherwise.
+  std::optional<memory> addBlockedPool(Compiled& c, const LayerOp& op, const memory& src,
+                                       const Dims& sd, const Dims& od, const Window& win) {
+    const bool unpadded =
+        win.padL[0] == 0 && win.padL[1] == 0 && win.padR[0] <= 0 && win.padR[1] <= 0;
+    for (const int lanes : {8, 16}) {
+      const auto tag = lanes == 8 ? memory::format_tag::aBcd8b : memory::format_tag::aBcd16b;
+      if (!unpadded || src.get_desc() != memory::desc(sd, memory::data_type::f32, tag)) continue;
+      memory dst(memory::desc(od, memory::data_type::f32, tag), engine);
+      const int64_t planes = sd[0] * ((sd[1] + lanes - 1) / lanes);
+      const BlockedPool shape{nullptr, nullptr, sd[2],  sd[3],        win.oh,
+                              win.ow,  win.kh,  win.kw, op.stride[0], op.stride[1]};
+      Compiled::Step step;
+      step.plain = [src, dst, shape, planes, lanes] {
+        BlockedPool p = shape;
+        p.src = static_cast<const float*>(src.get_data_handle());
+        p.dst = static_cast<float*>(dst.get_data_handle());
+        at::parallel_for(0, planes * p.oh, 8, [&](int64_t begin, int64_t end) {
+          if (lanes == 8)
+            poolRows8(p, begin, end);
+          else
+            poolRows16(p, begin, end);
+        });
+      };
+      c.steps.push_back(std::move(step));
+      return dst;
+    }
+    return std::nullopt;
+  }
+
+  // A max pool: Foveal's loop where it serves, else oneDNN's.
+  memory addPool(Compiled& c, const LayerOp& op, const memory& src, const Dims& sd, const Dims& od,
+                 const Window& win) {
+    if (auto dst = addBlockedPool(c, op, src, sd, od, win)) return *dst;
+    const auto pd = dnnl_compat::maxPoolInference(
+        engine, src.get_desc(), memory::desc(od, memory::data_type::f32, memory::format_tag::any),
+        win.strides, {win.kh, win.kw}, win.padL, win.padR, userScratchpad());
+    memory dst(pd.dst_desc(), engine);
+    c.steps.push_back({dnnl::pooling_forward(pd),
+                       {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
+                       pd.scratchpad_desc(),
+                       {}});
+    return dst;
+  }
+
+  // A convolution (its input reordered first where its primitive wants another layout), with
+  // the residual sum and the ReLU as post-ops; none where it cannot write into the residual.
+  std::optional<memory> addConv(Compiled& c, dnnl::stream& stream, const LayerOp& op,
+                                const std::vector<memory>& values, const Dims& sd, const Dims& od,
+                                const Window& win) {
+    const memory& src = values[op.src];
+    const Dims wd{op.weight.size(0), op.weight.size(1), win.kh, win.kw};
+    dnnl::post_ops po;
+    if (op.residual >= 0) po.append_sum(1.0f);
+    if (op.relu) dnnl_compat::appendEltwise(po, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    dnnl::primitive_attr attr = userScratchpad();
+    attr.set_post_ops(po);
+    auto any = [](const Dims& d) {
+      return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+    };
+    const memory::desc srcMd = op.src == 0 ? any(sd) : src.get_desc();
+    const memory::desc dstMd = op.residual >= 0 ? values[op.residual].get_desc() : any(od);
+    const memory::desc biasMd({od[1]}, memory::data_type::f32, memory::format_tag::x);
+    auto make = [&](dnnl::algorithm alg) {
+      return dnnl_compat::convolutionInference(engine, alg, srcMd, any(wd), biasMd, dstMd,
+                                               win.strides, win.padL, win.padR, attr);
+    };
+    dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
+    const bool winogradShape = win.kh == 3 && win.kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;
+    if (winogradShape && winogradAllowed()) {
+      try {
+        pd = make(dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error&) {  // not for this shape or CPU: keep the direct one
+      }
+    }
+    memory in = src;
+    if (pd.src_desc() != src.get_desc()) {
+      in = memory(pd.src_desc(), engine);
+      dnnl::reorder::primitive_desc rpd(src, in, userScratchpad());
+      c.steps.push_back({dnnl::reorder(rpd),
+                         {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, in}},
+                         rpd.scratchpad_desc(),
+                         {}});
+    }
+    // Weights: reordered once, now. The memory keeps its own buffer.
+    memory wUser({wd, memory::data_type::f32, memory::format_tag::oihw}, engine,
+                 op.weight.data_ptr<float>());
+    memory w(pd.weights_desc(), engine);
+    dnnl::reorder(wUser, w).execute(stream, wUser, w);
+    memory b(biasMd, engine);
+    std::memcpy(b.get_data_handle(), op.bias.data_ptr<float>(),
+                static_cast<size_t>(od[1]) * sizeof(float));
+    memory dst = op.residual >= 0 ? values[op.residual] : memory(pd.dst_desc(), engine);
+    if (dst.get_desc() != pd.dst_desc()) return std::nullopt;
+    c.steps.push_back(
+        {dnnl::convolution_forward(pd),
+         {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}},
+         pd.scratchpad_desc(),
+         {}});
+    return dst;
+  }
+
+  // One buffer for every step's scratchpad, as large as the largest step's.
+  void shareScratchpad(Compiled& c) {
+    size_t scratch = 0;
+    for (const auto& step : c.steps) scratch = std::max(scratch, step.scratchpad.get_size());
+    if (scratch > 0) {
+      c.scratchpad = memory(memory::desc({static_cast<memory::dim>(scratch)}, memory::data_type::u8,
+                                         memory::format_tag::x),
+                            engine);
+      for (auto& step : c.steps)
+        if (step.scratchpad.get_size() > 0)
+          step.args[DNNL_ARG_SCRATCHPAD] =
+              memory(step.scratchpad, engine, c.scratchpad.get_data_handle());
+    }
+  }
+
   std::shared_ptr<Compiled> compile(const Dims& inDims) {
     auto c = std::make_shared<Compiled>();
     dnnl::stream stream(engine);
@@ -145,126 +280,23 @@ struct ConvPlan::Impl {
     values.push_back(c->input);
     dims.push_back(inDims);
     for (const auto& op : ops) {
-      const memory& src = values[op.src];
-      const Dims& sd = dims[op.src];
-      const int64_t kh = op.conv ? op.weight.size(2) : op.kernel[0];
-      const int64_t kw = op.conv ? op.weight.size(3) : op.kernel[1];
-      const int64_t oh = outSize(sd[2], kh, op.stride[0], op.padding[0]);
-      const int64_t ow = outSize(sd[3], kw, op.stride[1], op.padding[1]);
-      if (oh < 1 || ow < 1) return nullptr;
-      const Dims padL{op.padding[0], op.padding[1]};
-      const Dims padR{rightPad(sd[2], oh, kh, op.stride[0], op.padding[0]),
-                      rightPad(sd[3], ow, kw, op.stride[1], op.padding[1])};
-      const Dims strides{op.stride[0], op.stride[1]};
+      const Dims sd = dims[op.src];
+      const Window win = windowOf(op, sd);
+      if (win.oh < 1 || win.ow < 1) return nullptr;
       if (!op.conv) {
-        const Dims od{sd[0], sd[1], oh, ow};
-        // Unpadded windows of a blocked activation: Foveal's loop (BlockedPool).
-        const bool unpadded = padL[0] == 0 && padL[1] == 0 && padR[0] <= 0 && padR[1] <= 0;
-        bool plain = false;
-        for (const int lanes : {8, 16}) {
-          const auto tag = lanes == 8 ? memory::format_tag::aBcd8b : memory::format_tag::aBcd16b;
-          if (!unpadded || src.get_desc() != memory::desc(sd, memory::data_type::f32, tag))
-            continue;
-          memory dst(memory::desc(od, memory::data_type::f32, tag), engine);
-          const int64_t planes = sd[0] * ((sd[1] + lanes - 1) / lanes);
-          const BlockedPool shape{nullptr, nullptr, sd[2], sd[3],        oh,
-                                  ow,      kh,      kw,    op.stride[0], op.stride[1]};
-          Compiled::Step step;
-          step.plain = [src, dst, shape, planes, lanes] {
-            BlockedPool p = shape;
-            p.src = static_cast<const float*>(src.get_data_handle());
-            p.dst = static_cast<float*>(dst.get_data_handle());
-            at::parallel_for(0, planes * p.oh, 8, [&](int64_t begin, int64_t end) {
-              if (lanes == 8)
-                poolRows8(p, begin, end);
-              else
-                poolRows16(p, begin, end);
-            });
-          };
-          c->steps.push_back(std::move(step));
-          values.push_back(dst);
-          dims.push_back(od);
-          plain = true;
-          break;
-        }
-        if (plain) continue;
-        const auto pd = dnnl_compat::maxPoolInference(
-            engine, src.get_desc(),
-            memory::desc(od, memory::data_type::f32, memory::format_tag::any), strides, {kh, kw},
-            padL, padR, userScratchpad());
-        memory dst(pd.dst_desc(), engine);
-        c->steps.push_back({dnnl::pooling_forward(pd),
-                            {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
-                            pd.scratchpad_desc(),
-                            {}});
-        values.push_back(dst);
+        const Dims od{sd[0], sd[1], win.oh, win.ow};
+        values.push_back(addPool(*c, op, values[op.src], sd, od, win));
         dims.push_back(od);
         continue;
       }
-      const Dims od{sd[0], op.weight.size(0), oh, ow};
-      const Dims wd{op.weight.size(0), op.weight.size(1), kh, kw};
-      dnnl::post_ops po;
-      if (op.residual >= 0) po.append_sum(1.0f);
-      if (op.relu) dnnl_compat::appendEltwise(po, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      dnnl::primitive_attr attr = userScratchpad();
-      attr.set_post_ops(po);
-      auto any = [](const Dims& d) {
-        return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
-      };
-      const memory::desc srcMd = op.src == 0 ? any(sd) : src.get_desc();
-      const memory::desc dstMd = op.residual >= 0 ? values[op.residual].get_desc() : any(od);
-      const memory::desc biasMd({od[1]}, memory::data_type::f32, memory::format_tag::x);
-      auto make = [&](dnnl::algorithm alg) {
-        return dnnl_compat::convolutionInference(engine, alg, srcMd, any(wd), biasMd, dstMd,
-                                                 strides, padL, padR, attr);
-      };
-      dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
-      const bool winogradShape = kh == 3 && kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;
-      if (winogradShape && winogradAllowed()) {
-        try {
-          pd = make(dnnl::algorithm::convolution_winograd);
-        } catch (const dnnl::error&) {  // not for this shape or CPU: keep the direct one
-        }
-      }
-      memory in = src;
-      if (pd.src_desc() != src.get_desc()) {
-        in = memory(pd.src_desc(), engine);
-        dnnl::reorder::primitive_desc rpd(src, in, userScratchpad());
-        c->steps.push_back({dnnl::reorder(rpd),
-                            {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, in}},
-                            rpd.scratchpad_desc(),
-                            {}});
-      }
-      // Weights: reordered once, now. The memory keeps its own buffer.
-      memory wUser({wd, memory::data_type::f32, memory::format_tag::oihw}, engine,
-                   op.weight.data_ptr<float>());
-      memory w(pd.weights_desc(), engine);
-      dnnl::reorder(wUser, w).execute(stream, wUser, w);
-      memory b(biasMd, engine);
-      std::memcpy(b.get_data_handle(), op.bias.data_ptr<float>(),
-                  static_cast<size_t>(od[1]) * sizeof(float));
-      memory dst = op.residual >= 0 ? values[op.residual] : memory(pd.dst_desc(), engine);
-      if (dst.get_desc() != pd.dst_desc()) return nullptr;
-      c->steps.push_back(
-          {dnnl::convolution_forward(pd),
-           {{DNNL_ARG_SRC, in}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_BIAS, b}, {DNNL_ARG_DST, dst}},
-           pd.scratchpad_desc(),
-           {}});
-      values.push_back(dst);
+      const Dims od{sd[0], op.weight.size(0), win.oh, win.ow};
+      const auto dst = addConv(*c, stream, op, values, sd, od, win);
+      if (!dst) return nullptr;
+      values.push_back(*dst);
       dims.push_back(od);
     }
     stream.wait();
-    size_t scratch = 0;
-    for (const auto& step : c->steps) scratch = std::max(scratch, step.scratchpad.get_size());
-    if (scratch > 0) {
-      c->scratchpad = memory(memory::desc({static_cast<memory::dim>(scratch)},
-                                          memory::data_type::u8, memory::format_tag::x),
-                             engine);
-      for (auto& step : c->steps)
-        if (step.scratchpad.get_size() > 0)
-          step.args[DNNL_ARG_SCRATCHPAD] =
-              memory(step.scratchpad, engine, c->scratchpad.get_data_handle());
-    }
+    shareScratchpad(*c);
     c->output = values.back();
     c->outDims = dims.back();
     return c;

@@ -1,6 +1,8 @@
 #include "model/vgsl_spec.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <regex>
 #include <sstream>
 
@@ -102,6 +104,109 @@ class Parser {
     return g.empty() ? defaultName(type, index) : g.substr(1, g.size() - 2);
   }
 
+  void readConv(VgslLayer& l, const std::smatch& m, int index) const {
+    const std::string& block = l.block;
+    if (m[1].matched)
+      failLayer(block, "transposed convolutions (CT) are not layers of recognition models");
+    l.kind = VgslLayer::Kind::Conv;
+    l.activation = m[2];
+    l.name = nameOf(m[3], "C", index);
+    l.kernel = {toInt(m[4]), toInt(m[5])};
+    l.outChannels = toInt(m[6]);
+    if (m[8].matched) l.stride = {toInt(m[7]), toInt(m[8])};
+    if (m[10].matched) l.dilation = {toInt(m[9]), toInt(m[10])};
+    if (l.kernel[0] < 1 || l.kernel[1] < 1 || l.outChannels < 1 || l.stride[0] < 1 ||
+        l.stride[1] < 1 || l.dilation[0] < 1 || l.dilation[1] < 1 || l.outChannels > 65536 ||
+        l.kernel[0] > 1024 || l.kernel[1] > 1024)
+      failLayer(block, "kernel, stride, dilation and filters must be positive (and sane)");
+  }
+
+  void readPool(VgslLayer& l, const std::smatch& m, int index) const {
+    l.kind = VgslLayer::Kind::MaxPool;
+    l.name = nameOf(m[1], "Mp", index);
+    l.kernel = {toInt(m[2]), toInt(m[3])};
+    l.stride = l.kernel;
+    if (m[4].matched) l.stride = {toInt(m[4]), toInt(m[5])};
+    if (l.kernel[0] < 1 || l.kernel[1] < 1 || l.stride[0] < 1 || l.stride[1] < 1)
+      failLayer(l.block, "pool kernel and stride must be positive");
+  }
+
+  void readReshape(VgslLayer& l, const std::smatch& m, int index) const {
+    const std::string& block = l.block;
+    l.kind = VgslLayer::Kind::Reshape;
+    l.name = nameOf(m[1], "S", index);
+    const int src = toInt(m[2]), high = toInt(m[5]), low = toInt(m[6]);
+    l.partA = toInt(m[3]);
+    l.partB = toInt(m[4]);
+    if (src > 3 || high > 3 || low > 3) failLayer(block, "dimensions are 0 to 3");
+    if (l.partA == 0)
+      l.partA = -1;
+    else if (l.partB == 0)
+      l.partB = -1;
+    if (src != high && src != low)
+      failLayer(block, "either the high or the low dimension must be the source dimension");
+    if (l.partA == -1 && l.partB == -1) failLayer(block, "only one size may be 0");
+    l.srcDim = nchw(src);
+    l.high = nchw(high);
+    l.low = nchw(low);
+  }
+
+  void readLstm(VgslLayer& l, const std::smatch& m, int index) const {
+    if (m[5].matched)
+      failLayer(l.block, std::string("the legacy ") + (m[5] == "c" ? "clstm" : "ocropy") +
+                             " LSTMs of kraken 0.x models are not supported");
+    l.kind = VgslLayer::Kind::Lstm;
+    // kraken builds G (GRU) blocks as LSTMs as well, and runs r (reverse) forward: its
+    // TransposedSummarizingRNN only knows bidirectional or not. Foveal does the same.
+    l.name = nameOf(m[6], m[1], index);
+    l.bidirectional = m[2] == "b";
+    l.alongY = m[3] == "y";
+    l.summarize = m[4].matched;
+    l.hidden = toInt(m[7]);
+    if (l.hidden < 1 || l.hidden > 8192) failLayer(l.block, "LSTM units must be in [1, 8192]");
+  }
+
+  void readDropout(VgslLayer& l, const std::smatch& m, int index) const {
+    l.kind = VgslLayer::Kind::Dropout;
+    l.name = nameOf(m[1], "Do", index);
+    l.p = m[2].matched ? std::stod(m[2]) : 0.5;
+    l.dims = m[3].matched ? toInt(m[3]) : 1;
+    if (!(l.p >= 0 && l.p <= 1) || (l.dims != 1 && l.dims != 2))
+      failLayer(l.block, "dropout needs p in [0, 1] and 1 or 2 dimensions");
+  }
+
+  void readGroupNorm(VgslLayer& l, const std::smatch& m, int index) const {
+    l.kind = VgslLayer::Kind::GroupNorm;
+    l.name = nameOf(m[1], "Gn", index);
+    l.groups = toInt(m[2]);
+    if (l.groups < 1) failLayer(l.block, "group norm needs at least one group");
+  }
+
+  void readOutput(VgslLayer& l, const std::smatch& m, int index) const {
+    const std::string& block = l.block;
+    l.kind = VgslLayer::Kind::Output;
+    l.name = nameOf(m[1], "O", index);
+    if (m[2] == "0") failLayer(block, "categorical outputs (O0) are not recognition outputs");
+    if (m[2] == "2")
+      failLayer(block, "2-D (heat map) outputs belong to segmentation models, not recognition");
+    l.outputType = m[3];
+    l.augmented = m[4].matched;
+    l.outChannels = toInt(m[5]);
+    if (l.outChannels < 1 || l.outChannels > 1000000)
+      failLayer(block, "the output size must be positive");
+  }
+
+  [[noreturn]] void failUnknownLayer(const std::string& block) const {
+    std::string kind = block.substr(0, block.find_first_of("{0123456789,("));
+    if (block.front() == '(') kind = "parallel block";
+    if (block.front() == '[') kind = "nested series block";
+    if (kind == "A" || kind.rfind("A", 0) == 0) kind = "addition (" + kind + ")";
+    if (kind == "I" || kind.rfind("I{", 0) == 0) kind = "identity (I)";
+    if (kind.rfind("W", 0) == 0) kind = "wav2vec2 masking (W)";
+    failLayer(block, "unknown or unsupported layer kind '" + kind +
+                         "' (Foveal reads C, Mp, S, L, G, Do, Gn and O1 layers)");
+  }
+
   VgslLayer parseLayer(const std::string& block, int index) const {
     static const std::regex conv(
         R"(C(T)?(lr|s|t|r|l|m)(\{\w+\})?(\d+),(\d+),(\d+)(?:,(\d+),(\d+))?(?:,(\d+),(\d+))?)");
@@ -111,100 +216,71 @@ class Parser {
     static const std::regex dropout(R"(Do(\{\w+\})?(\d+(?:\.\d*)?|\.\d+)?(?:,(\d+))?)");
     static const std::regex groupnorm(R"(Gn(\{\w+\})?(\d+))");
     static const std::regex output(R"(O(\{\w+\})?(0|1|2)(l|s|c)(a)?(\d+))");
+    using Reader = void (Parser::*)(VgslLayer&, const std::smatch&, int) const;
+    static const std::pair<const std::regex*, Reader> kinds[] = {
+        {&conv, &Parser::readConv},       {&pool, &Parser::readPool},
+        {&reshape, &Parser::readReshape}, {&rnn, &Parser::readLstm},
+        {&dropout, &Parser::readDropout}, {&groupnorm, &Parser::readGroupNorm},
+        {&output, &Parser::readOutput}};
     VgslLayer l;
     l.block = block;
     std::smatch m;
     if (block.empty()) failLayer(block, "an empty block (two spaces in a row?)");
     try {
-      if (std::regex_match(block, m, conv)) {
-        if (m[1].matched)
-          failLayer(block, "transposed convolutions (CT) are not layers of recognition models");
-        l.kind = VgslLayer::Kind::Conv;
-        l.activation = m[2];
-        l.name = nameOf(m[3], "C", index);
-        l.kernel = {toInt(m[4]), toInt(m[5])};
-        l.outChannels = toInt(m[6]);
-        if (m[8].matched) l.stride = {toInt(m[7]), toInt(m[8])};
-        if (m[10].matched) l.dilation = {toInt(m[9]), toInt(m[10])};
-        if (l.kernel[0] < 1 || l.kernel[1] < 1 || l.outChannels < 1 || l.stride[0] < 1 ||
-            l.stride[1] < 1 || l.dilation[0] < 1 || l.dilation[1] < 1 || l.outChannels > 65536 ||
-            l.kernel[0] > 1024 || l.kernel[1] > 1024)
-          failLayer(block, "kernel, stride, dilation and filters must be positive (and sane)");
-      } else if (std::regex_match(block, m, pool)) {
-        l.kind = VgslLayer::Kind::MaxPool;
-        l.name = nameOf(m[1], "Mp", index);
-        l.kernel = {toInt(m[2]), toInt(m[3])};
-        l.stride = l.kernel;
-        if (m[4].matched) l.stride = {toInt(m[4]), toInt(m[5])};
-        if (l.kernel[0] < 1 || l.kernel[1] < 1 || l.stride[0] < 1 || l.stride[1] < 1)
-          failLayer(block, "pool kernel and stride must be positive");
-      } else if (std::regex_match(block, m, reshape)) {
-        l.kind = VgslLayer::Kind::Reshape;
-        l.name = nameOf(m[1], "S", index);
-        const int src = toInt(m[2]), high = toInt(m[5]), low = toInt(m[6]);
-        l.partA = toInt(m[3]);
-        l.partB = toInt(m[4]);
-        if (src > 3 || high > 3 || low > 3) failLayer(block, "dimensions are 0 to 3");
-        if (l.partA == 0)
-          l.partA = -1;
-        else if (l.partB == 0)
-          l.partB = -1;
-        if (src != high && src != low)
-          failLayer(block, "either the high or the low dimension must be the source dimension");
-        if (l.partA == -1 && l.partB == -1) failLayer(block, "only one size may be 0");
-        l.srcDim = nchw(src);
-        l.high = nchw(high);
-        l.low = nchw(low);
-      } else if (std::regex_match(block, m, rnn)) {
-        if (m[5].matched)
-          failLayer(block, std::string("the legacy ") + (m[5] == "c" ? "clstm" : "ocropy") +
-                               " LSTMs of kraken 0.x models are not supported");
-        l.kind = VgslLayer::Kind::Lstm;
-        // kraken builds G (GRU) blocks as LSTMs as well, and runs r (reverse) forward: its
-        // TransposedSummarizingRNN only knows bidirectional or not. Foveal does the same.
-        l.name = nameOf(m[6], m[1], index);
-        l.bidirectional = m[2] == "b";
-        l.alongY = m[3] == "y";
-        l.summarize = m[4].matched;
-        l.hidden = toInt(m[7]);
-        if (l.hidden < 1 || l.hidden > 8192) failLayer(block, "LSTM units must be in [1, 8192]");
-      } else if (std::regex_match(block, m, dropout)) {
-        l.kind = VgslLayer::Kind::Dropout;
-        l.name = nameOf(m[1], "Do", index);
-        l.p = m[2].matched ? std::stod(m[2]) : 0.5;
-        l.dims = m[3].matched ? toInt(m[3]) : 1;
-        if (!(l.p >= 0 && l.p <= 1) || (l.dims != 1 && l.dims != 2))
-          failLayer(block, "dropout needs p in [0, 1] and 1 or 2 dimensions");
-      } else if (std::regex_match(block, m, groupnorm)) {
-        l.kind = VgslLayer::Kind::GroupNorm;
-        l.name = nameOf(m[1], "Gn", index);
-        l.groups = toInt(m[2]);
-        if (l.groups < 1) failLayer(block, "group norm needs at least one group");
-      } else if (std::regex_match(block, m, output)) {
-        l.kind = VgslLayer::Kind::Output;
-        l.name = nameOf(m[1], "O", index);
-        if (m[2] == "0") failLayer(block, "categorical outputs (O0) are not recognition outputs");
-        if (m[2] == "2")
-          failLayer(block, "2-D (heat map) outputs belong to segmentation models, not recognition");
-        l.outputType = m[3];
-        l.augmented = m[4].matched;
-        l.outChannels = toInt(m[5]);
-        if (l.outChannels < 1 || l.outChannels > 1000000)
-          failLayer(block, "the output size must be positive");
-      } else {
-        std::string kind = block.substr(0, block.find_first_of("{0123456789,("));
-        if (block.front() == '(') kind = "parallel block";
-        if (block.front() == '[') kind = "nested series block";
-        if (kind == "A" || kind.rfind("A", 0) == 0) kind = "addition (" + kind + ")";
-        if (kind == "I" || kind.rfind("I{", 0) == 0) kind = "identity (I)";
-        if (kind.rfind("W", 0) == 0) kind = "wav2vec2 masking (W)";
-        failLayer(block, "unknown or unsupported layer kind '" + kind +
-                             "' (Foveal reads C, Mp, S, L, G, Do, Gn and O1 layers)");
-      }
+      const auto kind = std::find_if(std::begin(kinds), std::end(kinds), [&](const auto& k) {
+        return std::regex_match(block, m, *k.first);
+      });
+      if (kind == std::end(kinds)) failUnknownLayer(block);
+      (this->*kind->second)(l, m, index);
     } catch (const std::out_of_range&) {
       failLayer(block, "a number is out of range");
     }
     return l;
+  }
+
+  // kraken's Reshape.forward on a tensor of the layer's input shape (variable sizes as 1).
+  void reshapeShape(VgslLayer& l) const {
+    const auto in = l.inShape;
+    auto& out = l.outShape;
+    std::vector<long> d;
+    for (int x : in) d.push_back(x == 0 ? 1 : x);
+    const long size = d[static_cast<size_t>(l.srcDim)];
+    long a = l.partA, b = l.partB;
+    if (a == -1) {
+      if (b <= 0 || size % b != 0)
+        failLayer(l.block,
+                  "cannot split " + std::to_string(size) + " into parts of " + std::to_string(b));
+      a = size / b;
+    } else if (b == -1) {
+      if (a <= 0 || size % a != 0)
+        failLayer(l.block,
+                  "cannot split " + std::to_string(size) + " into " + std::to_string(a) + " parts");
+      b = size / a;
+    } else if (a * b != size) {
+      failLayer(l.block,
+                std::to_string(a) + " x " + std::to_string(b) + " is not " + std::to_string(size));
+    }
+    std::vector<long> split(d.begin(), d.begin() + l.srcDim);
+    split.push_back(a);
+    split.push_back(b);
+    split.insert(split.end(), d.begin() + l.srcDim + 1, d.end());
+    int dest = l.low, src = l.srcDim;
+    if (l.high != src)
+      dest = l.high;
+    else
+      src += 1;
+    std::vector<int> perm(split.size());
+    for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int>(i);
+    const int step = dest > src ? 1 : -1;
+    for (int x = src; x != dest; x += step) std::swap(perm[x], perm[x + step]);
+    std::vector<long> permuted;
+    for (int p : perm) permuted.push_back(split[static_cast<size_t>(p)]);
+    std::vector<long> merged(permuted.begin(), permuted.begin() + dest);
+    merged.push_back(permuted[dest] * permuted[dest + 1]);
+    merged.insert(merged.end(), permuted.begin() + dest + 2, permuted.end());
+    if (merged.size() != 4) failLayer(l.block, "the reshape does not give 4 dimensions");
+    for (int i = 0; i < 4; ++i) out[i] = static_cast<int>(merged[i]);
+    if (in[3] == 0 && out[3] == 1) out[3] = 0;  // the width stays variable
   }
 
   void shapeOf(VgslLayer& l) const {
@@ -227,49 +303,9 @@ class Parser {
           failLayer(l.block,
                     "the pool is larger than its input (" + std::to_string(in[2]) + " rows)");
         break;
-      case VgslLayer::Kind::Reshape: {
-        // kraken's Reshape.forward on a tensor of this shape (variable sizes as 1).
-        std::vector<long> d;
-        for (int x : in) d.push_back(x == 0 ? 1 : x);
-        const long size = d[static_cast<size_t>(l.srcDim)];
-        long a = l.partA, b = l.partB;
-        if (a == -1) {
-          if (b <= 0 || size % b != 0)
-            failLayer(l.block, "cannot split " + std::to_string(size) + " into parts of " +
-                                   std::to_string(b));
-          a = size / b;
-        } else if (b == -1) {
-          if (a <= 0 || size % a != 0)
-            failLayer(l.block, "cannot split " + std::to_string(size) + " into " +
-                                   std::to_string(a) + " parts");
-          b = size / a;
-        } else if (a * b != size) {
-          failLayer(l.block, std::to_string(a) + " x " + std::to_string(b) + " is not " +
-                                 std::to_string(size));
-        }
-        std::vector<long> split(d.begin(), d.begin() + l.srcDim);
-        split.push_back(a);
-        split.push_back(b);
-        split.insert(split.end(), d.begin() + l.srcDim + 1, d.end());
-        int dest = l.low, src = l.srcDim;
-        if (l.high != src)
-          dest = l.high;
-        else
-          src += 1;
-        std::vector<int> perm(split.size());
-        for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int>(i);
-        const int step = dest > src ? 1 : -1;
-        for (int x = src; x != dest; x += step) std::swap(perm[x], perm[x + step]);
-        std::vector<long> permuted;
-        for (int p : perm) permuted.push_back(split[static_cast<size_t>(p)]);
-        std::vector<long> merged(permuted.begin(), permuted.begin() + dest);
-        merged.push_back(permuted[dest] * permuted[dest + 1]);
-        merged.insert(merged.end(), permuted.begin() + dest + 2, permuted.end());
-        if (merged.size() != 4) failLayer(l.block, "the reshape does not give 4 dimensions");
-        for (int i = 0; i < 4; ++i) out[i] = static_cast<int>(merged[i]);
-        if (in[3] == 0 && out[3] == 1) out[3] = 0;  // the width stays variable
+      case VgslLayer::Kind::Reshape:
+        reshapeShape(l);
         break;
-      }
       case VgslLayer::Kind::Lstm:
         out[1] = l.hidden * (l.bidirectional ? 2 : 1);
         if (l.summarize) {

@@ -528,6 +528,130 @@ std::string RemoteRun::listingCommand() const {
          names + " \\) -print0 | xargs -0r stat --printf '%s %.9Y %i %n\\0' -- 2>/dev/null; true";
 }
 
+namespace {
+
+// name -> size, signature
+using RemoteFiles = std::map<std::string, std::pair<uint64_t, std::string>>;
+
+// The listing's files that the mirror copies; the names the trainer does not write, and the
+// records that do not parse, go to r.skipped.
+RemoteFiles filesToMirror(const std::string& listing, bool foreign, MirrorResult& r) {
+  RemoteFiles remote;
+  std::vector<std::string> bad;
+  for (auto& e : parseRemoteListing(listing, &bad)) {
+    if (mirrorKind(e.name, foreign) == MirrorKind::Skip) {
+      r.skipped.push_back(printableName(e.name) + ": not a name " +
+                          (foreign ? "the trainer writes" : "Foveal's trainer writes"));
+      continue;
+    }
+    remote[e.name] = {e.size, e.signature};
+  }
+  for (const auto& b : bad) r.skipped.push_back(b);
+  return remote;
+}
+
+// A torch zip (.pth, .pt, .ckpt) is whole once its end record is there: a trainer that
+// pauses midway leaves a still, half file, which is not copied (26 bytes asked).
+bool halfWrittenTorchZip(const RemoteShell& sh, const std::string& remoteDir,
+                         const std::string& name) {
+  if (!(endsWith(name, ".pth") || endsWith(name, ".pt") || endsWith(name, ".ckpt") ||
+        endsWith(name, ".pth.tar")))
+    return false;
+  const std::string q = shellQuote(remoteDir + "/" + name);
+  const std::string ends = fetch(sh, "head -c 4 -- " + q + " && tail -c 22 -- " + q, name);
+  return ends.size() >= 26 && ends.compare(0, 4, "PK\x03\x04") == 0 &&
+         ends.compare(ends.size() - 22, 4, "PK\x05\x06") != 0;
+}
+
+// What the trainer removed there (pruned history, strhub's worse checkpoints) goes here too;
+// logs and settings stay. Whether `mirrored` changed.
+bool removePruned(const RemoteFiles& remote, bool foreign, const std::string& localDir,
+                  std::map<std::string, std::string>& mirrored, MirrorResult& r) {
+  bool changed = false;
+  for (auto it = mirrored.begin(); it != mirrored.end();) {
+    const MirrorKind kind = mirrorKind(it->first, foreign);
+    const bool prunable = foreign
+                              ? kind == MirrorKind::Checkpoint
+                              : it->first.rfind(std::string(run_folder::kHistoryDir) + "/", 0) == 0;
+    if (!remote.count(it->first) && prunable) {
+      std::error_code ec;
+      fs::remove(fs::path(localDir) / it->first, ec);
+      r.files.push_back(it->first);
+      it = mirrored.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  }
+  return changed;
+}
+
+// A checkpoint waiting to settle that is no longer there waits no more; whether `pending`
+// changed.
+bool forgetGonePending(const RemoteFiles& remote, std::map<std::string, std::string>& pending) {
+  bool changed = false;
+  for (auto it = pending.begin(); it != pending.end();)
+    if (!remote.count(it->first)) {
+      it = pending.erase(it);
+      changed = true;
+    } else {
+      ++it;
+    }
+  return changed;
+}
+
+}  // namespace
+
+bool RemoteRun::mirrorFile(const RemoteShell& sh, const std::string& name, uint64_t size,
+                           const std::string& signature, double now, MirrorResult& r) {
+  const MirrorKind kind = mirrorKind(name, m_foreign);
+  const fs::path local = fs::path(m_localDir) / name;
+  std::string inode = signature.substr(signature.rfind(' ') + 1);
+  const auto old = m_mirrored.find(name);
+  const std::string oldInode =
+      old == m_mirrored.end() ? "" : old->second.substr(old->second.rfind(' ') + 1);
+  std::error_code ec;
+  const uint64_t have = fs::exists(local, ec) ? fs::file_size(local, ec) : 0;
+  if (kind == MirrorKind::Append && (oldInode.empty() || oldInode == inode) && size >= have) {
+    // Grown in place: the bytes after the local size.
+    mirrorAppend(name, size, r);
+    if (old == m_mirrored.end() || old->second != signature) {
+      m_mirrored[name] = signature;
+      return true;
+    }
+    return false;
+  }
+  if (old != m_mirrored.end() && old->second == signature && fs::exists(local, ec))
+    return m_pending.erase(name) > 0;
+  if (kind == MirrorKind::Checkpoint) {
+    // Copied once it is complete: the same size, time and inode across two listings
+    // settleSeconds() apart (a trainer writing it in place changes them as it writes).
+    const auto p = m_pending.find(name);
+    const size_t bar = p == m_pending.end() ? std::string::npos : p->second.rfind('|');
+    const bool same = bar != std::string::npos && p->second.substr(0, bar) == signature;
+    if (!same) {
+      m_pending[name] = signature + "|" + std::to_string(now);
+      return true;
+    }
+    if (now - std::atof(p->second.c_str() + bar + 1) < m_settleSeconds) return false;
+    if (halfWrittenTorchZip(sh, m_target.remoteDir, name)) return false;
+  }
+  const std::string bytes =
+      fetch(sh, "cat -- " + shellQuote(m_target.remoteDir + "/" + name), name);
+  if (kind == MirrorKind::Checkpoint && bytes.size() != size) {
+    // Written to while it was read: it settles again.
+    m_pending[name] = "|0";
+    return true;
+  }
+  if (!local.parent_path().empty()) fs::create_directories(local.parent_path(), ec);
+  writeFileAtomically(local.string(), bytes, "mirrored " + printableName(name));
+  r.bytes += bytes.size();
+  r.files.push_back(name);
+  m_mirrored[name] = signature;
+  m_pending.erase(name);
+  return true;
+}
+
 MirrorResult RemoteRun::mirror() {
   MirrorResult r;
   if (!m_target.mirrored()) return r;  // the trainer writes the local folder itself
@@ -535,17 +659,7 @@ MirrorResult RemoteRun::mirror() {
   try {
     const std::string listing =
         sh.check(listingCommand(), "listing the run folder " + m_target.remoteDir);
-    std::map<std::string, std::pair<uint64_t, std::string>> remote;  // name -> size, signature
-    std::vector<std::string> bad;
-    for (auto& e : parseRemoteListing(listing, &bad)) {
-      if (mirrorKind(e.name, m_foreign) == MirrorKind::Skip) {
-        r.skipped.push_back(printableName(e.name) + ": not a name " +
-                            (m_foreign ? "the trainer writes" : "Foveal's trainer writes"));
-        continue;
-      }
-      remote[e.name] = {e.size, e.signature};
-    }
-    for (const auto& b : bad) r.skipped.push_back(b);
+    RemoteFiles remote = filesToMirror(listing, m_foreign, r);
     if (!m_foreign) fs::create_directories(fs::path(m_localDir) / run_folder::kHistoryDir);
     bool changed = false;
     // The optimiser's and loader's state stays there (resuming happens there): only whether
@@ -560,98 +674,16 @@ MirrorResult RemoteRun::mirror() {
     const double now =
         std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     for (const auto& [name, info] : remote) {
-      const auto& [size, signature] = info;
-      const MirrorKind kind = mirrorKind(name, m_foreign);
-      const fs::path local = fs::path(m_localDir) / name;
-      std::string inode = signature.substr(signature.rfind(' ') + 1);
-      const auto old = m_mirrored.find(name);
-      const std::string oldInode =
-          old == m_mirrored.end() ? "" : old->second.substr(old->second.rfind(' ') + 1);
-      std::error_code ec;
-      const uint64_t have = fs::exists(local, ec) ? fs::file_size(local, ec) : 0;
       try {
-        if (kind == MirrorKind::Append && (oldInode.empty() || oldInode == inode) && size >= have) {
-          // Grown in place: the bytes after the local size.
-          mirrorAppend(name, size, r);
-          if (old == m_mirrored.end() || old->second != signature) {
-            m_mirrored[name] = signature;
-            changed = true;
-          }
-          continue;
-        }
-        if (old != m_mirrored.end() && old->second == signature && fs::exists(local, ec)) {
-          if (m_pending.erase(name)) changed = true;
-          continue;
-        }
-        if (kind == MirrorKind::Checkpoint) {
-          // Copied once it is complete: the same size, time and inode across two listings
-          // settleSeconds() apart (a trainer writing it in place changes them as it writes).
-          const auto p = m_pending.find(name);
-          const size_t bar = p == m_pending.end() ? std::string::npos : p->second.rfind('|');
-          const bool same = bar != std::string::npos && p->second.substr(0, bar) == signature;
-          if (!same) {
-            m_pending[name] = signature + "|" + std::to_string(now);
-            changed = true;
-            continue;
-          }
-          if (now - std::atof(p->second.c_str() + bar + 1) < m_settleSeconds) continue;
-          // A torch zip (.pth, .pt, .ckpt) is whole once its end record is there: a trainer that
-          // pauses midway leaves a still, half file, which is not copied (26 bytes asked).
-          if (endsWith(name, ".pth") || endsWith(name, ".pt") || endsWith(name, ".ckpt") ||
-              endsWith(name, ".pth.tar")) {
-            const std::string q = shellQuote(m_target.remoteDir + "/" + name);
-            const std::string ends =
-                fetch(sh, "head -c 4 -- " + q + " && tail -c 22 -- " + q, name);
-            if (ends.size() >= 26 && ends.compare(0, 4, "PK\x03\x04") == 0 &&
-                ends.compare(ends.size() - 22, 4, "PK\x05\x06") != 0)
-              continue;
-          }
-        }
-        const std::string bytes =
-            fetch(sh, "cat -- " + shellQuote(m_target.remoteDir + "/" + name), name);
-        if (kind == MirrorKind::Checkpoint && bytes.size() != size) {
-          // Written to while it was read: it settles again.
-          m_pending[name] = "|0";
-          changed = true;
-          continue;
-        }
-        if (!local.parent_path().empty()) fs::create_directories(local.parent_path(), ec);
-        writeFileAtomically(local.string(), bytes, "mirrored " + printableName(name));
-        r.bytes += bytes.size();
-        r.files.push_back(name);
-        m_mirrored[name] = signature;
-        m_pending.erase(name);
-        changed = true;
+        if (mirrorFile(sh, name, info.first, info.second, now, r)) changed = true;
       } catch (const Unreadable& u) {
         r.skipped.push_back(printableName(name) + ": " + u.message);
       } catch (const Error& e) {  // not writable here (a folder in its place, a full disk)
         r.skipped.push_back(printableName(name) + ": " + e.what());
       }
     }
-    // What the trainer removed there (pruned history, strhub's worse checkpoints) goes here too;
-    // logs and settings stay.
-    for (auto it = m_mirrored.begin(); it != m_mirrored.end();) {
-      const MirrorKind kind = mirrorKind(it->first, m_foreign);
-      const bool prunable =
-          m_foreign ? kind == MirrorKind::Checkpoint
-                    : it->first.rfind(std::string(run_folder::kHistoryDir) + "/", 0) == 0;
-      if (!remote.count(it->first) && prunable) {
-        std::error_code ec;
-        fs::remove(fs::path(m_localDir) / it->first, ec);
-        r.files.push_back(it->first);
-        it = m_mirrored.erase(it);
-        changed = true;
-      } else {
-        ++it;
-      }
-    }
-    for (auto it = m_pending.begin(); it != m_pending.end();)
-      if (!remote.count(it->first)) {
-        it = m_pending.erase(it);
-        changed = true;
-      } else {
-        ++it;
-      }
+    if (removePruned(remote, m_foreign, m_localDir, m_mirrored, r)) changed = true;
+    if (forgetGonePending(remote, m_pending)) changed = true;
     if (changed) save();
   } catch (const ConnectionLost& e) {
     r.ok = false;

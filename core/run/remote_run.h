@@ -149,6 +149,10 @@ class RemoteRun {
  private:
   void save() const;
   std::string mirrorAppend(const std::string& name, uint64_t remoteSize, MirrorResult& r);
+  /// Mirrors one file of the listing as its kind says (appended, copied once settled, or left);
+  /// whether the bookkeeping (what is mirrored, what waits to settle) changed.
+  bool mirrorFile(const RemoteShell& sh, const std::string& name, uint64_t size,
+                  const std::string& signature, double now, MirrorResult& r);
   /// The listing of the remote folder's files that mirrorKind() may accept.
   std::string listingCommand() const;
 

@@ -41,11 +41,15 @@ void closeFd(int& fd) {
   fd = -1;
 }
 
-}  // namespace
+// A started child and the parent's ends of its stdin, stdout and stderr pipes.
+struct Child {
+  pid_t pid;
+  int in, out, err;
+};
 
-ProcessResult runProcess(const std::vector<std::string>& argv, const std::string& input,
-                         double timeoutSeconds) {
-  if (argv.empty()) throw Error("runProcess: no program");
+// Forks and executes argv with its standard streams on pipes. Throws Error when it cannot start
+// (execvp's errno comes back through a close-on-exec pipe).
+Child startChild(const std::vector<std::string>& argv) {
   int in[2], out[2], err[2], exec[2];
   if (::pipe2(in, O_CLOEXEC) || ::pipe2(out, O_CLOEXEC) || ::pipe2(err, O_CLOEXEC) ||
       ::pipe2(exec, O_CLOEXEC))
@@ -79,9 +83,14 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
     ::waitpid(pid, nullptr, 0);
     throw Error("cannot start " + argv[0] + ": " + std::strerror(execErrno));
   }
+  return {pid, in[1], out[0], err[0]};
+}
 
-  ProcessResult r;
-  int inFd = in[1], outFd = out[0], errFd = err[0];
+// Writes `input` to the child's stdin and reads its stdout and stderr into `r` until both close
+// or the time is up (then the child is killed); closes the three.
+void exchangeWithChild(const Child& c, const std::string& input, double timeoutSeconds,
+                       ProcessResult& r) {
+  int inFd = c.in, outFd = c.out, errFd = c.err;
   ::fcntl(inFd, F_SETFL, O_NONBLOCK);
   size_t written = 0;
   if (input.empty()) closeFd(inFd);
@@ -94,7 +103,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
                           .count();
     if (left <= 0) {
       r.timedOut = true;
-      ::kill(pid, SIGKILL);
+      ::kill(c.pid, SIGKILL);
       break;
     }
     pollfd fds[3];
@@ -127,8 +136,18 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
   closeFd(inFd);
   closeFd(outFd);
   closeFd(errFd);
+}
+
+}  // namespace
+
+ProcessResult runProcess(const std::vector<std::string>& argv, const std::string& input,
+                         double timeoutSeconds) {
+  if (argv.empty()) throw Error("runProcess: no program");
+  const Child child = startChild(argv);
+  ProcessResult r;
+  exchangeWithChild(child, input, timeoutSeconds, r);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status)) r.exitCode = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);

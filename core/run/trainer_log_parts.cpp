@@ -30,19 +30,58 @@ uint64_t fnv1a(const char* data, size_t n, uint64_t h = 1469598103934665603ull) 
 TextTail::TextTail(std::string path, bool wholePrefix)
     : m_path(std::move(path)), m_wholePrefix(wholePrefix), m_hash(fnv1a(nullptr, 0)) {}
 
+namespace {
+
+std::string readAt(std::istream& in, uint64_t at, size_t n) {
+  std::string s(n, '\0');
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(at));
+  in.read(s.data(), static_cast<std::streamsize>(n));
+  s.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return s;
+}
+
+// The non-blank lines of `buffer` (read at `offset`) that end in a newline, into `lines`;
+// returns how many bytes they take (up to the last newline).
+size_t splitLines(const std::string& buffer, uint64_t offset, std::vector<TextTail::Line>& lines) {
+  size_t start = 0;
+  for (size_t nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n', start)) {
+    std::string line = buffer.substr(start, nl - start);
+    const uint64_t at = offset + start;
+    start = nl + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    lines.push_back({std::move(line), at});
+  }
+  return start;
+}
+
+}  // namespace
+
+void TextTail::restart(Chunk& chunk) {
+  chunk.reset = true;
+  m_offset = 0;
+  m_head.clear();
+  m_tail.clear();
+  m_hash = fnv1a(nullptr, 0);
+}
+
+void TextTail::consume(const std::string& consumed) {
+  if (m_head.size() < kEdgeBytes)
+    m_head += consumed.substr(0, std::min(kEdgeBytes - m_head.size(), consumed.size()));
+  m_tail += consumed.substr(consumed.size() > kEdgeBytes ? consumed.size() - kEdgeBytes : 0);
+  if (m_tail.size() > kEdgeBytes) m_tail.erase(0, m_tail.size() - kEdgeBytes);
+  m_hash = fnv1a(consumed.data(), consumed.size(), m_hash);
+  m_offset += consumed.size();
+}
+
 TextTail::Chunk TextTail::readNew() {
   Chunk chunk;
   try {
     std::error_code ec;
     if (!fs::is_regular_file(m_path, ec)) {
       chunk.missing = true;
-      if (m_offset > 0) {  // gone: whatever comes next is a new file
-        chunk.reset = true;
-        m_offset = 0;
-        m_head.clear();
-        m_tail.clear();
-        m_hash = fnv1a(nullptr, 0);
-      }
+      if (m_offset > 0) restart(chunk);  // gone: whatever comes next is a new file
       m_partial = false;
       return chunk;
     }
@@ -58,60 +97,29 @@ TextTail::Chunk TextTail::readNew() {
       chunk.offset = m_offset;
       return chunk;
     }
-    auto restart = [&] {
-      chunk.reset = true;
-      m_offset = 0;
-      m_head.clear();
-      m_tail.clear();
-      m_hash = fnv1a(nullptr, 0);
-    };
-    auto readAt = [&](uint64_t at, size_t n) {
-      std::string s(n, '\0');
-      in.clear();
-      in.seekg(static_cast<std::streamoff>(at));
-      in.read(s.data(), static_cast<std::streamsize>(n));
-      s.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-      return s;
-    };
     if (size < m_offset) {
-      restart();
+      restart(chunk);
     } else if (m_offset > 0) {
       // The same file as last time? Its consumed bytes must be the ones read before.
-      bool same = readAt(0, m_head.size()) == m_head &&
-                  readAt(m_offset - m_tail.size(), m_tail.size()) == m_tail;
+      bool same = readAt(in, 0, m_head.size()) == m_head &&
+                  readAt(in, m_offset - m_tail.size(), m_tail.size()) == m_tail;
       if (same && m_wholePrefix && m_offset <= kMaxHashedPrefix)
         same = [&] {
-          const std::string all = readAt(0, static_cast<size_t>(m_offset));
+          const std::string all = readAt(in, 0, static_cast<size_t>(m_offset));
           return all.size() == m_offset && fnv1a(all.data(), all.size()) == m_hash;
         }();
-      if (!same) restart();
+      if (!same) restart(chunk);
     }
     const uint64_t want = std::min<uint64_t>(size - m_offset, kMaxChunk);
-    const std::string buffer = readAt(m_offset, static_cast<size_t>(want));
-    size_t start = 0;
-    for (size_t nl = buffer.find('\n'); nl != std::string::npos; nl = buffer.find('\n', start)) {
-      std::string line = buffer.substr(start, nl - start);
-      const uint64_t at = m_offset + start;
-      start = nl + 1;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;
-      chunk.lines.push_back({std::move(line), at});
-    }
+    const std::string buffer = readAt(in, m_offset, static_cast<size_t>(want));
+    size_t start = splitLines(buffer, m_offset, chunk.lines);
     if (start == 0 && buffer.size() == kMaxChunk) {
       // No newline in 64 MiB: not a log line; skip it rather than wait for ever.
       chunk.error = "no line break in " + std::to_string(kMaxChunk >> 20) + " MiB: skipped";
       chunk.offset = m_offset;
       start = buffer.size();
     }
-    if (start > 0) {
-      const std::string consumed = buffer.substr(0, start);
-      if (m_head.size() < kEdgeBytes)
-        m_head += consumed.substr(0, std::min(kEdgeBytes - m_head.size(), consumed.size()));
-      m_tail += consumed.substr(consumed.size() > kEdgeBytes ? consumed.size() - kEdgeBytes : 0);
-      if (m_tail.size() > kEdgeBytes) m_tail.erase(0, m_tail.size() - kEdgeBytes);
-      m_hash = fnv1a(consumed.data(), consumed.size(), m_hash);
-      m_offset += start;
-    }
+    if (start > 0) consume(buffer.substr(0, start));
     m_partial = start < buffer.size();
   } catch (const std::exception& e) {
     chunk.error = e.what();

@@ -38,6 +38,11 @@ class TextTail {
   bool partialLine() const { return m_partial; }  ///< bytes after the last newline wait
 
  private:
+  /// Starts again from byte 0 (the file was replaced, shrank or went): `chunk` says so.
+  void restart(Chunk& chunk);
+  /// Takes `consumed` (the bytes up to the last newline read) as read: edges, hash, offset.
+  void consume(const std::string& consumed);
+
   std::string m_path;
   bool m_wholePrefix = false;
   uint64_t m_offset = 0;

@@ -381,11 +381,75 @@ struct TrainerRun::State {
     return t;
   }
 
+  void unlist(const std::string& rel) {
+    checkpoints.erase(std::remove_if(checkpoints.begin(), checkpoints.end(),
+                                     [&](const TrainerCheckpoint& c) { return c.file == rel; }),
+                      checkpoints.end());
+  }
+
+  // Checkpoint `rel` (at `p`) as this look finds it: listed once complete. Whether the list
+  // changed.
+  bool lookAtCheckpoint(const fs::path& p, const std::string& rel, uint64_t size, int64_t mtime,
+                        std::chrono::steady_clock::time_point now, int64_t wallNow) {
+    bool changed = false;
+    auto found = seen.find(rel);
+    if (found == seen.end() || found->second.size != size || found->second.mtime != mtime) {
+      if (found != seen.end() && found->second.listed) {
+        // Rewritten (DTRB's best_accuracy.pth at a new best): gone until it settles again.
+        unlist(rel);
+        changed = true;
+      }
+      Seen s;
+      s.size = size;
+      s.mtime = mtime;
+      s.since = now;
+      found = seen.insert_or_assign(rel, s).first;
+    }
+    Seen& s = found->second;
+    if (s.listed || s.notWhole) return changed;
+    // Complete: unchanged for settleSeconds, by two looks that far apart or by its own time
+    // (a file renamed into place keeps the time its writer finished at).
+    const double age = (wallNow - mtime) / 1e9;
+    const auto settle = std::chrono::duration<double>(settleSeconds);
+    if (now - s.since < settle && !(age >= settleSeconds)) return changed;
+    const CheckpointName c = classify(fs::path(rel));
+    bool whole = true;
+    try {
+      if (c.zipCheck) whole = zipWhole(p, size);
+      if (c.safetensors) whole = safetensorsWhole(p, size);
+    } catch (const std::exception&) {
+      whole = false;
+    }
+    if (!whole) {
+      s.notWhole = true;  // looked at again once its size or time changes
+      return changed;
+    }
+    s.listed = true;
+    checkpoints.push_back(describe(rel, s));
+    return true;
+  }
+
+  // The checkpoints this look did not find are forgotten; whether the list changed.
+  bool forgetGone(const std::map<std::string, bool>& present) {
+    bool changed = false;
+    for (auto it = seen.begin(); it != seen.end();) {
+      if (present.count(it->first)) {
+        ++it;
+        continue;
+      }
+      if (it->second.listed) {
+        unlist(it->first);
+        changed = true;
+      }
+      it = seen.erase(it);
+    }
+    return changed;
+  }
+
   bool scanCheckpoints() {
     bool changed = false;
     const auto now = std::chrono::steady_clock::now();
     const int64_t wallNow = fileClockNs(fs::file_time_type::clock::now());
-    const auto settle = std::chrono::duration<double>(settleSeconds);
     std::map<std::string, bool> present;
     std::error_code ec;
     const fs::path root(dir);
@@ -409,58 +473,9 @@ struct TrainerRun::State {
       const int64_t mtime = fileClockNs(it->last_write_time(fec));
       if (fec) continue;
       present[rel] = true;
-      auto found = seen.find(rel);
-      if (found == seen.end() || found->second.size != size || found->second.mtime != mtime) {
-        if (found != seen.end() && found->second.listed) {
-          // Rewritten (DTRB's best_accuracy.pth at a new best): gone until it settles again.
-          checkpoints.erase(
-              std::remove_if(checkpoints.begin(), checkpoints.end(),
-                             [&](const TrainerCheckpoint& c) { return c.file == rel; }),
-              checkpoints.end());
-          changed = true;
-        }
-        Seen s;
-        s.size = size;
-        s.mtime = mtime;
-        s.since = now;
-        found = seen.insert_or_assign(rel, s).first;
-      }
-      Seen& s = found->second;
-      if (s.listed || s.notWhole) continue;
-      // Complete: unchanged for settleSeconds, by two looks that far apart or by its own time
-      // (a file renamed into place keeps the time its writer finished at).
-      const double age = (wallNow - mtime) / 1e9;
-      if (now - s.since < settle && !(age >= settleSeconds)) continue;
-      const CheckpointName c = classify(fs::path(rel));
-      bool whole = true;
-      try {
-        if (c.zipCheck) whole = zipWhole(p, size);
-        if (c.safetensors) whole = safetensorsWhole(p, size);
-      } catch (const std::exception&) {
-        whole = false;
-      }
-      if (!whole) {
-        s.notWhole = true;  // looked at again once its size or time changes
-        continue;
-      }
-      s.listed = true;
-      checkpoints.push_back(describe(rel, s));
-      changed = true;
+      if (lookAtCheckpoint(p, rel, size, mtime, now, wallNow)) changed = true;
     }
-    for (auto it = seen.begin(); it != seen.end();) {
-      if (present.count(it->first)) {
-        ++it;
-        continue;
-      }
-      if (it->second.listed) {
-        const std::string rel = it->first;
-        checkpoints.erase(std::remove_if(checkpoints.begin(), checkpoints.end(),
-                                         [&](const TrainerCheckpoint& c) { return c.file == rel; }),
-                          checkpoints.end());
-        changed = true;
-      }
-      it = seen.erase(it);
-    }
+    if (forgetGone(present)) changed = true;
     // By step (unknown steps last), then by name: the order training wrote them in.
     std::sort(checkpoints.begin(), checkpoints.end(),
               [](const TrainerCheckpoint& a, const TrainerCheckpoint& b) {

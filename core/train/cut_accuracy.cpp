@@ -65,6 +65,41 @@ json statsJson(const CutStats& s) {
           {"abs_centre_offset", s.meanAbsOffset()}};
 }
 
+// kraken's kind of cut: from the first emitting frame to the last, one frame stride wide
+// around each (rpred's _scale_val of the frames), instead of their receptive fields.
+Box frameSpan(const Trace& tr, double stride, const std::vector<int>& frames) {
+  const auto& c = tr.regionCentres;
+  const double x0 = std::clamp(c[static_cast<size_t>(frames.front())].x - stride / 2, 0.0,
+                               static_cast<double>(tr.imageW));
+  const double x1 = std::clamp(c[static_cast<size_t>(frames.back())].x + stride / 2, 0.0,
+                               static_cast<double>(tr.imageW));
+  return Box{x0, 0.0, std::max(0.0, x1 - x0), static_cast<double>(tr.imageH)};
+}
+
+// A CTC model's other cuts of one image: its greedy frames' spans, and the forced alignment's
+// boxes and spans (an image it does not align is counted in r.unaligned).
+void addCtcCuts(CutReport& r, const Trace& tr, const std::vector<Box>& truth, bool right) {
+  const auto& c = tr.regionCentres;
+  const double stride = c.size() >= 2 ? std::abs(c[1].x - c[0].x) : 0.0;
+  std::vector<Box> spans;
+  for (const auto& st : tr.steps)
+    if (!st.columns.empty() && static_cast<size_t>(st.columns.back()) < c.size())
+      spans.push_back(frameSpan(tr, stride, st.columns));
+  addImage(r.kinds[2], spans, truth, right);
+  if (!tr.alignment.ok()) {
+    ++r.unaligned;
+    return;
+  }
+  std::vector<Box> forced, forcedSpans;
+  for (const auto& ch : tr.alignment.chars) {
+    forced.push_back(ch.box);
+    if (static_cast<size_t>(ch.lastFrame) < c.size())
+      forcedSpans.push_back(frameSpan(tr, stride, ch.frames));
+  }
+  addImage(r.kinds[1], forced, truth, right);
+  addImage(r.kinds[3], forcedSpans, truth, right);
+}
+
 }  // namespace
 
 CutStats scoreCuts(const std::vector<Box>& boxes, const std::vector<Box>& truth) {
@@ -122,36 +157,7 @@ CutReport measureCuts(const std::string& model, const std::string& dataset, cons
     std::vector<Box> steps;
     for (const auto& st : tr.steps) steps.push_back(st.box);
     addImage(r.kinds[0], steps, truth, right);
-    if (cfg.isCtc()) {
-      // kraken's kind of cut: from the first emitting frame to the last, one frame stride wide
-      // around each (rpred's _scale_val of the frames), instead of their receptive fields.
-      const auto& c = tr.regionCentres;
-      const double stride = c.size() >= 2 ? std::abs(c[1].x - c[0].x) : 0.0;
-      auto frameSpan = [&](const std::vector<int>& frames) {
-        const double x0 = std::clamp(c[static_cast<size_t>(frames.front())].x - stride / 2, 0.0,
-                                     static_cast<double>(tr.imageW));
-        const double x1 = std::clamp(c[static_cast<size_t>(frames.back())].x + stride / 2, 0.0,
-                                     static_cast<double>(tr.imageW));
-        return Box{x0, 0.0, std::max(0.0, x1 - x0), static_cast<double>(tr.imageH)};
-      };
-      std::vector<Box> spans;
-      for (const auto& st : tr.steps)
-        if (!st.columns.empty() && static_cast<size_t>(st.columns.back()) < c.size())
-          spans.push_back(frameSpan(st.columns));
-      addImage(r.kinds[2], spans, truth, right);
-      if (!tr.alignment.ok()) {
-        ++r.unaligned;
-        continue;
-      }
-      std::vector<Box> forced, forcedSpans;
-      for (const auto& ch : tr.alignment.chars) {
-        forced.push_back(ch.box);
-        if (static_cast<size_t>(ch.lastFrame) < c.size())
-          forcedSpans.push_back(frameSpan(ch.frames));
-      }
-      addImage(r.kinds[1], forced, truth, right);
-      addImage(r.kinds[3], forcedSpans, truth, right);
-    }
+    if (cfg.isCtc()) addCtcCuts(r, tr, truth, right);
   }
   if (r.images == 0)
     throw Error(dataset + ": no entry with true character boxes that " + model + " can read");

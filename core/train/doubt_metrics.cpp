@@ -274,6 +274,81 @@ double LogisticModel::predict(const std::vector<double>& x) const {
   return sigmoid(z);
 }
 
+namespace {
+
+using Matrix = std::vector<std::vector<double>>;
+
+// Each column's mean and standard deviation over its finite values (a column without any, or
+// without a spread, keeps mean 0 or scale 1).
+void standardise(const Matrix& x, LogisticModel& m) {
+  const size_t d = m.mean.size();
+  for (size_t k = 0; k < d; ++k) {
+    double sum = 0, sq = 0;
+    int64_t count = 0;
+    for (const auto& row : x)
+      if (std::isfinite(row[k])) sum += row[k], ++count;
+    if (count == 0) continue;
+    m.mean[k] = sum / static_cast<double>(count);
+    for (const auto& row : x)
+      if (std::isfinite(row[k])) sq += (row[k] - m.mean[k]) * (row[k] - m.mean[k]);
+    const double sd = std::sqrt(sq / static_cast<double>(count));
+    m.scale[k] = sd > 0 ? sd : 1.0;
+  }
+}
+
+// Standardised design with a leading 1 for the bias; a missing value sits at the mean (0).
+Matrix standardisedDesign(const Matrix& x, const LogisticModel& m) {
+  const size_t d = m.mean.size(), p = d + 1;
+  Matrix z(x.size(), std::vector<double>(p, 0.0));
+  for (size_t i = 0; i < x.size(); ++i) {
+    z[i][0] = 1.0;
+    for (size_t k = 0; k < d; ++k)
+      if (std::isfinite(x[i][k])) z[i][k + 1] = (x[i][k] - m.mean[k]) / m.scale[k];
+  }
+  return z;
+}
+
+// The penalised log-likelihood of coefficients `b` (the bias, b[0], is not penalised).
+double penalisedLikelihood(const Matrix& z, const std::vector<bool>& y,
+                           const std::vector<double>& b, double ridge) {
+  double ll = 0;
+  for (size_t i = 0; i < z.size(); ++i) {
+    const double e = std::inner_product(z[i].begin(), z[i].end(), b.begin(), 0.0);
+    // log sigmoid(e) for y = 1, log sigmoid(-e) for y = 0, computed stably
+    const double s = y[i] ? e : -e;
+    ll += s >= 0 ? -std::log1p(std::exp(-s)) : s - std::log1p(std::exp(s));
+  }
+  for (size_t k = 1; k < b.size(); ++k) ll -= 0.5 * ridge * b[k] * b[k];
+  return ll;
+}
+
+// The penalised likelihood's gradient and (negated) Hessian at `beta`.
+void newtonSystem(const Matrix& z, const std::vector<bool>& y, const std::vector<double>& beta,
+                  double ridge, std::vector<double>& grad, Matrix& hess) {
+  const size_t p = beta.size();
+  grad.assign(p, 0.0);
+  hess.assign(p, std::vector<double>(p, 0.0));
+  for (size_t i = 0; i < z.size(); ++i) {
+    const double e = std::inner_product(z[i].begin(), z[i].end(), beta.begin(), 0.0);
+    const double mu = sigmoid(e), w = std::max(mu * (1 - mu), 1e-12);
+    const double r = (y[i] ? 1.0 : 0.0) - mu;
+    for (size_t a = 0; a < p; ++a) {
+      grad[a] += z[i][a] * r;
+      for (size_t b = 0; b <= a; ++b) hess[a][b] += w * z[i][a] * z[i][b];
+    }
+  }
+  for (size_t a = 0; a < p; ++a) {
+    if (a > 0) {
+      grad[a] -= ridge * beta[a];
+      hess[a][a] += ridge;
+    }
+    hess[a][a] += 1e-9;  // keeps a constant feature's column solvable
+    for (size_t b = 0; b < a; ++b) hess[b][a] = hess[a][b];
+  }
+}
+
+}  // namespace
+
 LogisticModel fitLogistic(const std::vector<std::vector<double>>& x, const std::vector<bool>& y,
                           double ridge) {
   if (x.empty() || x.size() != y.size())
@@ -289,61 +364,17 @@ LogisticModel fitLogistic(const std::vector<std::vector<double>>& x, const std::
   m.mean.assign(d, 0.0);
   m.scale.assign(d, 1.0);
   m.weights.assign(d, 0.0);
-  for (size_t k = 0; k < d; ++k) {
-    double sum = 0, sq = 0;
-    int64_t count = 0;
-    for (const auto& row : x)
-      if (std::isfinite(row[k])) sum += row[k], ++count;
-    if (count == 0) continue;
-    m.mean[k] = sum / static_cast<double>(count);
-    for (const auto& row : x)
-      if (std::isfinite(row[k])) sq += (row[k] - m.mean[k]) * (row[k] - m.mean[k]);
-    const double sd = std::sqrt(sq / static_cast<double>(count));
-    m.scale[k] = sd > 0 ? sd : 1.0;
-  }
-  // Standardised design with a leading 1 for the bias; a missing value sits at the mean (0).
+  standardise(x, m);
   const size_t p = d + 1;
-  std::vector<std::vector<double>> z(x.size(), std::vector<double>(p, 0.0));
-  for (size_t i = 0; i < x.size(); ++i) {
-    z[i][0] = 1.0;
-    for (size_t k = 0; k < d; ++k)
-      if (std::isfinite(x[i][k])) z[i][k + 1] = (x[i][k] - m.mean[k]) / m.scale[k];
-  }
+  const Matrix z = standardisedDesign(x, m);
   std::vector<double> beta(p, 0.0);
   beta[0] = std::log(static_cast<double>(positives) /
                      static_cast<double>(static_cast<int64_t>(y.size()) - positives));
-  auto objective = [&](const std::vector<double>& b) {  // penalised log-likelihood
-    double ll = 0;
-    for (size_t i = 0; i < z.size(); ++i) {
-      const double e = std::inner_product(z[i].begin(), z[i].end(), b.begin(), 0.0);
-      // log sigmoid(e) for y = 1, log sigmoid(-e) for y = 0, computed stably
-      const double s = y[i] ? e : -e;
-      ll += s >= 0 ? -std::log1p(std::exp(-s)) : s - std::log1p(std::exp(s));
-    }
-    for (size_t k = 1; k < p; ++k) ll -= 0.5 * ridge * b[k] * b[k];
-    return ll;
-  };
-  double current = objective(beta);
+  double current = penalisedLikelihood(z, y, beta, ridge);
   for (m.iterations = 0; m.iterations < 100;) {
-    std::vector<double> grad(p, 0.0);
-    std::vector<std::vector<double>> hess(p, std::vector<double>(p, 0.0));
-    for (size_t i = 0; i < z.size(); ++i) {
-      const double e = std::inner_product(z[i].begin(), z[i].end(), beta.begin(), 0.0);
-      const double mu = sigmoid(e), w = std::max(mu * (1 - mu), 1e-12);
-      const double r = (y[i] ? 1.0 : 0.0) - mu;
-      for (size_t a = 0; a < p; ++a) {
-        grad[a] += z[i][a] * r;
-        for (size_t b = 0; b <= a; ++b) hess[a][b] += w * z[i][a] * z[i][b];
-      }
-    }
-    for (size_t a = 0; a < p; ++a) {
-      if (a > 0) {
-        grad[a] -= ridge * beta[a];
-        hess[a][a] += ridge;
-      }
-      hess[a][a] += 1e-9;  // keeps a constant feature's column solvable
-      for (size_t b = 0; b < a; ++b) hess[b][a] = hess[a][b];
-    }
+    std::vector<double> grad;
+    Matrix hess;
+    newtonSystem(z, y, beta, ridge, grad, hess);
     std::vector<double> step = grad;
     if (!solveSpd(hess, step)) break;
     ++m.iterations;
@@ -353,7 +384,7 @@ LogisticModel fitLogistic(const std::vector<std::vector<double>>& x, const std::
     std::vector<double> trial(p);
     for (int halvings = 0; halvings < 30; ++halvings, t *= 0.5) {
       for (size_t a = 0; a < p; ++a) trial[a] = beta[a] + t * step[a];
-      next = objective(trial);
+      next = penalisedLikelihood(z, y, trial, ridge);
       if (next >= current - 1e-12) break;
     }
     double change = 0;

@@ -117,40 +117,23 @@ void addImage(FaithfulnessTable& table, const ImageResult& r, const Faithfulness
               item.boxed ? &item.box : nullptr, item.correlation);
 }
 
-}  // namespace
-
-FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std::string& dataset,
-                                        const FaithfulnessOptions& o) {
-  const auto started = std::chrono::steady_clock::now();
-  for (const auto& m : o.methods)
-    if (m != "attention" && m != "random") attributionMethodFromString(m);  // throws naming it
-  if (o.methods.empty()) throw Error("--methods names no map");
-  refuseEngine(modelPath, kEngineNoGradients, "faithfulness is measured on a model file's maps");
-  auto session = ModelSession::open(modelPath, o.importOptions);
-  auto data = data::openDataset(dataset);
-  if (data->endless() && o.limit <= 0) throw Error(dataset + ": an endless stream needs --limit");
-  const int64_t n = o.limit > 0 ? std::min<int64_t>(o.limit, static_cast<int64_t>(data->size()))
-                                : static_cast<int64_t>(data->size());
-  const int end = session->config().makeCharset().endIndex();
-  FaithfulnessReport report;
-  report.model = modelPath;
-  report.dataset = data->describe();
-  for (const auto& m : o.methods) report.table.addSeconds(m, 0);
-  const int workers = static_cast<int>(
-      std::min<int64_t>(n, o.workers > 0 ? o.workers : std::max(1, computeThreads())));
-  if (workers <= 1) {
-    OperatorRecorder recorder(o.profile > 0);
-    for (int64_t i = 0; i < n; ++i) {
-      addImage(report.table, scoreImage(*session, *data, i, end, o), o);
-      if (o.progress && !o.progress(i + 1, n)) break;
-    }
-    report.profile = recorder.finish();
-    report.profile.keep(o.profile);
-    report.seconds = since(started);
-    return report;
+// The images one after the other, on this thread.
+void scoreInTurn(ModelSession& session, const data::Dataset& data, int64_t n, int end,
+                 const FaithfulnessOptions& o, FaithfulnessReport& report) {
+  OperatorRecorder recorder(o.profile > 0);
+  for (int64_t i = 0; i < n; ++i) {
+    addImage(report.table, scoreImage(session, data, i, end, o), o);
+    if (o.progress && !o.progress(i + 1, n)) break;
   }
-  // Several images at once, each worker with its own model and dataset and one compute thread:
-  // a digit model's passes are too small to keep two threads busy, separate images are not.
+  report.profile = recorder.finish();
+  report.profile.keep(o.profile);
+}
+
+// Several images at once, each worker with its own model and dataset and one compute thread:
+// a digit model's passes are too small to keep two threads busy, separate images are not.
+void scoreInParallel(const std::string& modelPath, const std::string& dataset,
+                     ModelSession& session, const data::Dataset& data, int64_t n, int end,
+                     int workers, const FaithfulnessOptions& o, FaithfulnessReport& report) {
   const int threadsBefore = computeThreads();
   std::mutex lock;
   std::map<int64_t, ImageResult> pending;
@@ -172,8 +155,8 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
         own = ModelSession::open(modelPath, o.importOptions);
         ownData = data::openDataset(dataset);
       }
-      ModelSession& s = own ? *own : *session;
-      const data::Dataset& d = ownData ? *ownData : *data;
+      ModelSession& s = own ? *own : session;
+      const data::Dataset& d = ownData ? *ownData : data;
       for (;;) {
         int64_t i;
         {
@@ -206,6 +189,33 @@ FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std:
   at::set_num_threads(threadsBefore);
   if (failure) std::rethrow_exception(failure);
   report.profile.keep(o.profile);
+}
+
+}  // namespace
+
+FaithfulnessReport evaluateFaithfulness(const std::string& modelPath, const std::string& dataset,
+                                        const FaithfulnessOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  for (const auto& m : o.methods)
+    if (m != "attention" && m != "random") attributionMethodFromString(m);  // throws naming it
+  if (o.methods.empty()) throw Error("--methods names no map");
+  refuseEngine(modelPath, kEngineNoGradients, "faithfulness is measured on a model file's maps");
+  auto session = ModelSession::open(modelPath, o.importOptions);
+  auto data = data::openDataset(dataset);
+  if (data->endless() && o.limit <= 0) throw Error(dataset + ": an endless stream needs --limit");
+  const int64_t n = o.limit > 0 ? std::min<int64_t>(o.limit, static_cast<int64_t>(data->size()))
+                                : static_cast<int64_t>(data->size());
+  const int end = session->config().makeCharset().endIndex();
+  FaithfulnessReport report;
+  report.model = modelPath;
+  report.dataset = data->describe();
+  for (const auto& m : o.methods) report.table.addSeconds(m, 0);
+  const int workers = static_cast<int>(
+      std::min<int64_t>(n, o.workers > 0 ? o.workers : std::max(1, computeThreads())));
+  if (workers <= 1)
+    scoreInTurn(*session, *data, n, end, o, report);
+  else
+    scoreInParallel(modelPath, dataset, *session, *data, n, end, workers, o, report);
   report.seconds = since(started);
   return report;
 }

@@ -101,6 +101,61 @@ std::set<std::string> modelKeys() {
   return keys;
 }
 
+// Every key of a train config and of its model is one this version reads.
+void checkTrainConfigKeys(const json& j) {
+  checkKeys(j, {"preset",
+                "model",
+                "train_data",
+                "eval_data",
+                "init_from",
+                "iterations",
+                "batch_size",
+                "micro_batches",
+                "seed",
+                "lambda_r",
+                "reference_weight",
+                "log_interval",
+                "eval_interval",
+                "eval_limit",
+                "checkpoint_interval",
+                "history_interval",
+                "history_keep",
+                "max_non_finite",
+                "optimizer",
+                "device",
+                "threads",
+                "loader_threads",
+                "bf16",
+                "skip_ended_rows"},
+            "");
+  if (j.contains("model") && j.at("model").is_object())
+    checkKeys(j.at("model"), modelKeys(), "model.");
+}
+
+// An empty preset, or one of presets().
+void checkPresetName(const std::string& preset) {
+  if (preset.empty()) return;
+  std::string names;
+  bool found = false;
+  for (const auto& p : presets()) {
+    found = found || p.name == preset;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  if (!found) throw Error("'preset' is \"" + preset + "\", not one of the presets (" + names + ")");
+}
+
+// The "optimizer" object: AdaDelta's settings.
+void readOptimizer(const json& o, TrainConfig& c) {
+  if (!o.is_object()) throw Error("'optimizer' must be an object");
+  checkKeys(o, {"name", "lr", "rho", "eps", "weight_decay"}, "optimizer.");
+  if (o.value("name", std::string("adadelta")) != "adadelta")
+    throw Error("optimizer must be adadelta");
+  c.lr = o.value("lr", 1.0);
+  c.rho = o.value("rho", 0.95);
+  c.eps = o.value("eps", 1e-6);
+  c.weightDecay = o.value("weight_decay", 4e-5);
+}
+
 }  // namespace
 
 TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& origin) {
@@ -109,33 +164,7 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
   try {
     const json j = json::parse(text);
     if (!j.is_object()) throw Error("not a JSON object");
-    checkKeys(j, {"preset",
-                  "model",
-                  "train_data",
-                  "eval_data",
-                  "init_from",
-                  "iterations",
-                  "batch_size",
-                  "micro_batches",
-                  "seed",
-                  "lambda_r",
-                  "reference_weight",
-                  "log_interval",
-                  "eval_interval",
-                  "eval_limit",
-                  "checkpoint_interval",
-                  "history_interval",
-                  "history_keep",
-                  "max_non_finite",
-                  "optimizer",
-                  "device",
-                  "threads",
-                  "loader_threads",
-                  "bf16",
-                  "skip_ended_rows"},
-              "");
-    if (j.contains("model") && j.at("model").is_object())
-      checkKeys(j.at("model"), modelKeys(), "model.");
+    checkTrainConfigKeys(j);
     auto get = [&](const char* name, auto fallback) {
       key = name;
       using T = decltype(fallback);
@@ -151,16 +180,7 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
       return v;
     };
     c.preset = get("preset", std::string());
-    if (!c.preset.empty()) {
-      std::string names;
-      bool found = false;
-      for (const auto& p : presets()) {
-        found = found || p.name == c.preset;
-        names += (names.empty() ? "" : ", ") + p.name;
-      }
-      if (!found)
-        throw Error("'preset' is \"" + c.preset + "\", not one of the presets (" + names + ")");
-    }
+    checkPresetName(c.preset);
     key = "model";
     if (!j.contains("model")) throw Error("key 'model' is missing");
     c.model = ModelConfig::fromJson(j.at("model").dump(), origin);
@@ -184,15 +204,7 @@ TrainConfig TrainConfig::fromJson(const std::string& text, const std::string& or
     c.maxNonFinite = get("max_non_finite", 20);
     if (j.contains("optimizer")) {
       key = "optimizer";
-      const auto& o = j.at("optimizer");
-      if (!o.is_object()) throw Error("'optimizer' must be an object");
-      checkKeys(o, {"name", "lr", "rho", "eps", "weight_decay"}, "optimizer.");
-      if (o.value("name", std::string("adadelta")) != "adadelta")
-        throw Error("optimizer must be adadelta");
-      c.lr = o.value("lr", 1.0);
-      c.rho = o.value("rho", 0.95);
-      c.eps = o.value("eps", 1e-6);
-      c.weightDecay = o.value("weight_decay", 4e-5);
+      readOptimizer(j.at("optimizer"), c);
       key.clear();
     }
     c.device = get("device", std::string("cpu"));

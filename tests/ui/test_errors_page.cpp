@@ -99,11 +99,12 @@ class TestErrorsPage : public QObject {
     table.setAnalysis(handAnalysis(), nullptr);
     QCOMPARE(table.rowCount(), 6);
     QCOMPARE(table.modelCount(), 2);
-    QCOMPARE(table.columnCount(), 4 + 2 * 6 + 1);
+    QCOMPARE(table.columnCount(), 4 + 2 * 7 + 1);
     QCOMPARE(table.rightColumn(), 6);  // after the two readings
     QCOMPARE(table.column(1, ui::ErrorTableModel::Reading), 5);
     QCOMPARE(table.column(0, ui::ErrorTableModel::Confidence), 7);
-    QCOMPARE(table.column(1, ui::ErrorTableModel::Entropy), 14);
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Doubt), 10);  // beside the confidence
+    QCOMPARE(table.column(1, ui::ErrorTableModel::Entropy), 16);
     for (int c = 4; c < table.columnCount(); ++c)  // every column named, none twice
       for (int d = c + 1; d < table.columnCount(); ++d)
         QVERIFY(table.headerData(c, Qt::Horizontal) != table.headerData(d, Qt::Horizontal));

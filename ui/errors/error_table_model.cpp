@@ -289,19 +289,19 @@ QVariant ErrorTableModel::headerData(int section, Qt::Orientation orientation, i
   int model = 0;
   ModelColumn field = Reading;
   if (!modelField(section, &model, &field)) return {};
-  static const char* names[] = {"read",    "conf.",      "edits",   "CER",
-                                "entropy", "from image", "lowest p"};
+  static const char* names[] = {"read", "conf.",   "lowest p",  "edits",
+                                "CER",  "entropy", "from image"};
   static const char* tips[] = {
       "The reading (red: wrong)",
       "Confidence: the product of the chosen tokens' probabilities",
+      "Doubt of the worst step: the lowest probability a step gave its token (the signal that "
+      "finds wrong steps best, docs/RESULTS.md). Sort ascending: the most doubtful first",
       "Edit distance to the truth (characters)",
       "Character error rate: edits / truth length",
       "Mean attention entropy over the decoded steps (nats)",
       "Wrong readings: how much of its least-read character came from the image rather than "
       "the previous tokens (integrated gradients; below 50 %: guessed). Sort ascending: the "
-      "most guessed first",
-      "Doubt of the worst step: the lowest probability a step gave its token (the signal that "
-      "finds wrong steps best, docs/RESULTS.md). Sort ascending: the most doubtful first"};
+      "most guessed first"};
   const QString name = modelName(m_analysis.get(), m_analysis->models[size_t(model)].model);
   if (role == Qt::ToolTipRole) return QStringLiteral("%1: %2").arg(name, tr(tips[field]));
   return modelCount() > 1 ? QStringLiteral("%1\n%2").arg(tr(names[field]), name) : tr(names[field]);

@@ -21,7 +21,7 @@ class ErrorTableModel : public QAbstractTableModel {
  public:
   enum Role { SortRole = Qt::UserRole, DatasetIndexRole };
   enum FixedColumn { Image, Entry, Truth, Length, FixedColumns };
-  enum ModelColumn { Reading, Confidence, Edits, Cer, Entropy, ImageShare, Doubt, ModelColumns };
+  enum ModelColumn { Reading, Confidence, Doubt, Edits, Cer, Entropy, ImageShare, ModelColumns };
   /// A worst step under this probability is drawn as doubtful in the Doubt column.
   static constexpr double kDoubtfulProbability = 0.9;
   static constexpr QSize kThumbnail{150, 28};

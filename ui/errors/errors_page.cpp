@@ -386,7 +386,7 @@ void ErrorsPage::sortByDoubt() {
   const int column = m_table->column(m_filter->focusModel(), ErrorTableModel::Doubt);
   m_view->sortByColumn(column, Qt::AscendingOrder);
   if (m_view->model()->rowCount() > 0)
-    m_view->scrollTo(m_view->model()->index(0, column), QAbstractItemView::PositionAtCenter);
+    m_view->scrollTo(m_view->model()->index(0, column), QAbstractItemView::EnsureVisible);
 }
 
 ErrorsPage::~ErrorsPage() = default;

@@ -106,7 +106,7 @@ void InspectorPage::buildOverlayBar(QVBoxLayout* outer) {
   m_models = new QComboBox(this);
   // Long model names are elided in the box rather than widening the window.
   m_models->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
-  m_models->setMinimumContentsLength(16);
+  m_models->setMinimumContentsLength(15);  // with the overlay toggles, the window fits 1200 px
   m_models->setPlaceholderText(tr("no model open"));
   connect(m_models, &QComboBox::activated, this, &InspectorPage::modelChosen);
   bar->addWidget(m_models);
@@ -165,7 +165,6 @@ QScrollArea* InspectorPage::buildSidePanel(QWidget* top) {
   m_beams = new BeamList(side);  // a beam search's N best readings, each selectable
   sideLayout->addWidget(m_beams);
   connect(m_beams, &BeamList::hypothesisChosen, this, &InspectorPage::hypothesisChosen);
-  buildMapChooser(side, sideLayout);
   m_stepInfo = new QLabel(side);
   m_stepInfo->setTextFormat(Qt::RichText);
   m_stepInfo->setToolTip(
@@ -175,9 +174,11 @@ QScrollArea* InspectorPage::buildSidePanel(QWidget* top) {
          "under 50 %, mostly guessed from the tokens before it)."));
   m_stepInfo->setWordWrap(true);  // "entropy H[posterior over columns] ..." is wider than the panel
   sideLayout->addWidget(m_stepInfo);
-  // The top-k right under the step (issue 64: at 1366x768 it was below the fold, after the
-  // patches and the deletion curve).
+  // The top-k right under the step, then the heat's map chooser with what depends on the map
+  // (issue 64: at 1366x768 the top-k was below the fold, after the patches and the deletion
+  // curve).
   sideLayout->addWidget(buildTopkView(side));
+  buildMapChooser(side, sideLayout);
   m_patchRow = new QHBoxLayout;
   sideLayout->addLayout(m_patchRow);
   // TPS models: what the features saw, the rectified input (the fiducials are on the image).

@@ -36,6 +36,12 @@ QColor probabilityColour(double p) {
 
 bool misread(const core::AlignedChar& c) { return c.readText != c.text; }
 
+// A row's name in the label column on the left.
+void drawRowName(QPainter& p, const QColor& ink, double y, double h, const QString& name) {
+  p.setPen(ink);
+  p.drawText(QRectF(4, y, kLabelColumn - 10, h), Qt::AlignRight | Qt::AlignVCenter, name);
+}
+
 }  // namespace
 
 WhyMisreadView::WhyMisreadView(QWidget* parent) : QWidget(parent) {
@@ -353,28 +359,35 @@ void WhyMisreadView::mousePressEvent(QMouseEvent* event) {
 void WhyMisreadView::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing, false);
-  const QFontMetricsF fm(font());
-  const QColor ink = palette().color(QPalette::Text);
   if (!m_trace) {
     p.setPen(palette().color(QPalette::PlaceholderText));
     p.drawText(rect(), Qt::AlignCenter, tr("Nothing to show yet"));
     return;
   }
   const auto& a = m_trace->alignment;
-  auto rowName = [&](double y, double h, const QString& name) {
-    p.setPen(ink);
-    p.drawText(QRectF(4, y, kLabelColumn - 10, h), Qt::AlignRight | Qt::AlignVCenter, name);
-  };
+  paintLine(p);
+  paintBoxes(p);
+  paintBand(p, Row::Read, static_cast<int>(m_trace->steps.size()));
+  if (a.ok()) paintBand(p, Row::Truth, static_cast<int>(a.chars.size()));
+  paintPaths(p);
+  paintPosteriorgram(p);
+}
+
+void WhyMisreadView::paintLine(QPainter& p) const {
+  const QColor ink = palette().color(QPalette::Text);
   // The line with the heat of the selected character's attribution.
   const QRectF img = imageRect();
   p.drawImage(img, m_image);
   if (!m_heat.isNull()) p.drawImage(img, m_heat);
   p.setPen(QPen(palette().color(QPalette::Mid), 1));
   p.drawRect(img);
-  rowName(m_l.readBand, m_l.bandH, tr("read"));
-  rowName(m_l.image, m_l.imageH, tr("line"));
-  rowName(m_l.truthBand, m_l.bandH, tr("truth"));
+  drawRowName(p, ink, m_l.readBand, m_l.bandH, tr("read"));
+  drawRowName(p, ink, m_l.image, m_l.imageH, tr("line"));
+  drawRowName(p, ink, m_l.truthBand, m_l.bandH, tr("truth"));
+}
 
+void WhyMisreadView::paintBoxes(QPainter& p) const {
+  const auto& a = m_trace->alignment;
   // Both sets of boxes on the image: read (orange, dashed) and true (blue), the selection bold.
   p.setBrush(Qt::NoBrush);
   for (size_t i = 0; i < m_trace->steps.size(); ++i) {
@@ -392,41 +405,45 @@ void WhyMisreadView::paintEvent(QPaintEvent*) {
       p.setPen(QPen(misread(a.chars[i]) ? kMisread : kTruth, sel ? 3 : 1.5));
       p.drawRect(r.adjusted(1, 3, -1, -3));
     }
+}
 
+void WhyMisreadView::paintBand(QPainter& p, Row row, int n) const {
+  const auto& a = m_trace->alignment;
   // The bands: each character's label at its focus, its box's extent as a bracket.
-  auto band = [&](Row row, int n) {
-    const double y = row == Row::Read ? m_l.readBand : m_l.truthBand;
-    for (int i = 0; i < n; ++i) {
-      const QRectF box = boxRect(row, i);
-      const QRectF label = labelRect(row, i);
-      QColor c = kRead;
-      QString text;
-      if (row == Row::Read) {
-        text = displayToken(m_trace->steps[static_cast<size_t>(i)]);
-      } else {
-        const auto& ch = a.chars[static_cast<size_t>(i)];
-        c = misread(ch) ? kMisread : kTruth;
-        text = qstr(ch.text);
-      }
-      const double by = row == Row::Read ? y + m_l.bandH - 2 : y + 1;
-      p.setPen(QPen(c, 1));
-      p.drawLine(QPointF(box.left(), by), QPointF(box.right(), by));
-      const bool sel = m_row == row && m_index == i;
-      p.setPen(Qt::NoPen);
-      p.setBrush(sel ? c : c.lighter(row == Row::Truth && c == kMisread ? 150 : 175));
-      p.drawRoundedRect(label, 3, 3);
-      p.setPen(sel ? QColor(Qt::white) : QColor(Qt::black));
-      p.drawText(label, Qt::AlignCenter, text);
-      p.setBrush(Qt::NoBrush);
+  const double y = row == Row::Read ? m_l.readBand : m_l.truthBand;
+  for (int i = 0; i < n; ++i) {
+    const QRectF box = boxRect(row, i);
+    const QRectF label = labelRect(row, i);
+    QColor c = kRead;
+    QString text;
+    if (row == Row::Read) {
+      text = displayToken(m_trace->steps[static_cast<size_t>(i)]);
+    } else {
+      const auto& ch = a.chars[static_cast<size_t>(i)];
+      c = misread(ch) ? kMisread : kTruth;
+      text = qstr(ch.text);
     }
-  };
-  band(Row::Read, static_cast<int>(m_trace->steps.size()));
-  if (a.ok()) band(Row::Truth, static_cast<int>(a.chars.size()));
+    const double by = row == Row::Read ? y + m_l.bandH - 2 : y + 1;
+    p.setPen(QPen(c, 1));
+    p.drawLine(QPointF(box.left(), by), QPointF(box.right(), by));
+    const bool sel = m_row == row && m_index == i;
+    p.setPen(Qt::NoPen);
+    p.setBrush(sel ? c : c.lighter(row == Row::Truth && c == kMisread ? 150 : 175));
+    p.drawRoundedRect(label, 3, 3);
+    p.setPen(sel ? QColor(Qt::white) : QColor(Qt::black));
+    p.drawText(label, Qt::AlignCenter, text);
+    p.setBrush(Qt::NoBrush);
+  }
+}
 
+void WhyMisreadView::paintPaths(QPainter& p) const {
+  const QFontMetricsF fm(font());
+  const QColor ink = palette().color(QPalette::Text);
+  const auto& a = m_trace->alignment;
   // The two paths, frame by frame.
   const int n = frameCount();
-  rowName(m_l.shownRow, m_l.rowH, tr("read path"));
-  rowName(m_l.forcedRow, m_l.rowH, tr("true path"));
+  drawRowName(p, ink, m_l.shownRow, m_l.rowH, tr("read path"));
+  drawRowName(p, ink, m_l.forcedRow, m_l.rowH, tr("true path"));
   for (int f = 0; f < n; ++f) {
     QRectF col = frameColumn(f);
     const bool differ = a.ok() && static_cast<size_t>(f) < a.shownPath.size() &&
@@ -444,7 +461,13 @@ void WhyMisreadView::paintEvent(QPaintEvent*) {
       }
     }
   }
+}
 
+void WhyMisreadView::paintPosteriorgram(QPainter& p) const {
+  const QFontMetricsF fm(font());
+  const QColor ink = palette().color(QPalette::Text);
+  const auto& a = m_trace->alignment;
+  const int n = frameCount();
   // The posteriorgram.
   const double top = m_l.posterior;
   p.setPen(ink);
@@ -475,6 +498,23 @@ void WhyMisreadView::paintEvent(QPaintEvent*) {
         p.fillRect(cell, probabilityColour(v));
     }
   }
+  paintForcedPathDots(p);
+  p.setBrush(Qt::NoBrush);
+  const double bottom = top + m_rowTokens.size() * m_l.cellH;
+  p.setPen(QPen(palette().color(QPalette::Mid), 1));
+  p.drawRect(QRectF(m_l.left, top, m_l.width, bottom - top));
+  // The legend under it.
+  p.setPen(ink);
+  p.drawText(QRectF(m_l.left, bottom + 2, m_l.width, fm.height() + 2),
+             Qt::AlignLeft | Qt::AlignVCenter,
+             tr("dashed orange: read characters' boxes; blue: the truth's forced alignment "
+                "(red: misread); dots: the true path's class"));
+}
+
+void WhyMisreadView::paintForcedPathDots(QPainter& p) const {
+  const auto& a = m_trace->alignment;
+  const int n = frameCount();
+  const double top = m_l.posterior;
   // The forced path over the posteriorgram: a dot in the row of the class it takes.
   if (a.ok())
     for (int fr = 0; fr < n; ++fr) {
@@ -489,16 +529,6 @@ void WhyMisreadView::paintEvent(QPaintEvent*) {
       const double d = std::clamp(col.width() * 0.5, 2.0, 5.0);
       p.drawEllipse(QPointF(col.center().x(), y), d / 2, d / 2);
     }
-  p.setBrush(Qt::NoBrush);
-  const double bottom = top + m_rowTokens.size() * m_l.cellH;
-  p.setPen(QPen(palette().color(QPalette::Mid), 1));
-  p.drawRect(QRectF(m_l.left, top, m_l.width, bottom - top));
-  // The legend under it.
-  p.setPen(ink);
-  p.drawText(QRectF(m_l.left, bottom + 2, m_l.width, fm.height() + 2),
-             Qt::AlignLeft | Qt::AlignVCenter,
-             tr("dashed orange: read characters' boxes; blue: the truth's forced alignment "
-                "(red: misread); dots: the true path's class"));
 }
 
 }  // namespace foveal::ui

@@ -15,6 +15,8 @@
 
 #include "trace/trace.h"
 
+class QPainter;
+
 namespace foveal::ui {
 
 class WhyMisreadView : public QWidget {
@@ -79,6 +81,16 @@ class WhyMisreadView : public QWidget {
   };
   void relayout();
   void buildPosterior();
+  /// The paint event's pieces, in drawing order: the line image with its heat and the rows'
+  /// names, both sets of boxes on it, a band of labels (`n` characters of `row`), the two paths
+  /// frame by frame, the posteriorgram with its caption, frame and legend, and the forced path's
+  /// dots over it.
+  void paintLine(QPainter& p) const;
+  void paintBoxes(QPainter& p) const;
+  void paintBand(QPainter& p, Row row, int n) const;
+  void paintPaths(QPainter& p) const;
+  void paintPosteriorgram(QPainter& p) const;
+  void paintForcedPathDots(QPainter& p) const;
   double frameCentre(int frame) const;  ///< in image pixels
 
   std::shared_ptr<const core::Trace> m_trace;

@@ -53,6 +53,26 @@ ModelsDock::ModelsDock(ReadingDocument* document, QWidget* parent)
   buttons->addWidget(m_tesseract);
   buttons->addWidget(remove);
   layout->addLayout(buttons);
+  buildStoredHistoryPlot(panel);
+  layout->addWidget(m_history);
+  setWidget(panel);
+  connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& index) { showStoredHistory(index.row()); });
+  // A model selected while it loaded shows its curve once it is loaded.
+  connect(document->models(), &QAbstractItemModel::dataChanged, this,
+          [this] { showStoredHistory(m_view->currentIndex().row()); });
+
+  connect(add, &QPushButton::clicked, this, &ModelsDock::addRequested);
+  connect(m_tesseract, &QPushButton::clicked, this, [this] { askForTesseract(); });
+  connect(remove, &QPushButton::clicked, this, [this] {
+    // The document moves the inspector on when the inspected model goes.
+    m_document->models()->removeModel(m_view->currentIndex().row());
+  });
+  connect(m_view, &QListView::doubleClicked, this,
+          [this](const QModelIndex& index) { inspectModel(index); });
+}
+
+void ModelsDock::buildStoredHistoryPlot(QWidget* panel) {
   m_history = new QCustomPlot(panel);
   m_history->setObjectName(QStringLiteral("storedHistory"));
   m_history->setMinimumHeight(130);
@@ -65,50 +85,39 @@ ModelsDock::ModelsDock(ReadingDocument* document, QWidget* parent)
       0, 0, new QCPTextElement(m_history, tr("stored in the file"), QFont(font().family(), 8)));
   m_history->xAxis->setLabel(tr("evaluation"));
   m_history->hide();
-  layout->addWidget(m_history);
-  setWidget(panel);
-  connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this,
-          [this](const QModelIndex& index) { showStoredHistory(index.row()); });
-  // A model selected while it loaded shows its curve once it is loaded.
-  connect(document->models(), &QAbstractItemModel::dataChanged, this,
-          [this] { showStoredHistory(m_view->currentIndex().row()); });
+}
 
-  connect(add, &QPushButton::clicked, this, &ModelsDock::addRequested);
-  connect(m_tesseract, &QPushButton::clicked, this, [this] {
-    bool ok = false;
-    const QString spec =
-        QInputDialog::getText(
-            this, tr("Add Tesseract"),
-            tr("Tesseract spec: tesseract:LANG[,psm=N][,chars=SET]\n(psm 7: one text line; chars: "
-               "the characters it may read)"),
-            QLineEdit::Normal, kTesseractSpec.value(), &ok)
-            .trimmed();
-    if (!ok || spec.isEmpty()) return;
-    try {
-      core::parseTesseractSpec(spec.toStdString());  // refused here, with the reason
-    } catch (const std::exception& e) {
-      Q_EMIT failed(QString::fromStdString(e.what()));
-      return;
-    }
-    kTesseractSpec.set(spec);
-    Q_EMIT engineRequested(spec);
-  });
-  connect(remove, &QPushButton::clicked, this, [this] {
-    // The document moves the inspector on when the inspected model goes.
-    m_document->models()->removeModel(m_view->currentIndex().row());
-  });
-  connect(m_view, &QListView::doubleClicked, this, [this](const QModelIndex& index) {
-    ModelListModel* models = m_document->models();
-    const int row = index.row();
-    if (!models->isLoading(row) && !models->session(row)) {
-      Q_EMIT failed(models->data(index, ModelListModel::ErrorRole).toString());
-      return;
-    }
-    if (models->isLoading(row))  // inspected as soon as it is loaded
-      Q_EMIT message(tr("%1 is still loading...").arg(models->displayName(row)));
-    m_document->inspect(models->idAt(row));
-    Q_EMIT inspected();
-  });
+void ModelsDock::askForTesseract() {
+  bool ok = false;
+  const QString spec =
+      QInputDialog::getText(
+          this, tr("Add Tesseract"),
+          tr("Tesseract spec: tesseract:LANG[,psm=N][,chars=SET]\n(psm 7: one text line; chars: "
+             "the characters it may read)"),
+          QLineEdit::Normal, kTesseractSpec.value(), &ok)
+          .trimmed();
+  if (!ok || spec.isEmpty()) return;
+  try {
+    core::parseTesseractSpec(spec.toStdString());  // refused here, with the reason
+  } catch (const std::exception& e) {
+    Q_EMIT failed(QString::fromStdString(e.what()));
+    return;
+  }
+  kTesseractSpec.set(spec);
+  Q_EMIT engineRequested(spec);
+}
+
+void ModelsDock::inspectModel(const QModelIndex& index) {
+  ModelListModel* models = m_document->models();
+  const int row = index.row();
+  if (!models->isLoading(row) && !models->session(row)) {
+    Q_EMIT failed(models->data(index, ModelListModel::ErrorRole).toString());
+    return;
+  }
+  if (models->isLoading(row))  // inspected as soon as it is loaded
+    Q_EMIT message(tr("%1 is still loading...").arg(models->displayName(row)));
+  m_document->inspect(models->idAt(row));
+  Q_EMIT inspected();
 }
 
 void ModelsDock::showStoredHistory(int row) {

@@ -5,6 +5,7 @@
 #include <QDockWidget>
 
 class QListView;
+class QModelIndex;
 class QPushButton;
 
 class QCustomPlot;
@@ -37,6 +38,13 @@ class ModelsDock : public QDockWidget {
   void message(const QString& text);
 
  private:
+  /// The plot of the stored training curve (m_history), hidden until a model has one.
+  void buildStoredHistoryPlot(QWidget* panel);
+  /// Tesseract...: asks for the spec, checks it (failed() with the reason) and asks for the
+  /// engine (engineRequested()).
+  void askForTesseract();
+  /// A double-click on a model: inspects it (failed() when it cannot be used).
+  void inspectModel(const QModelIndex& index);
   /// Shows the stored curve of the model in `row` (hides the plot when it has none).
   void showStoredHistory(int row);
 

@@ -179,21 +179,34 @@ void PageCanvas::paintEvent(QPaintEvent*) {
   p.setRenderHint(QPainter::Antialiasing);
   const int current = currentLine();
   const double threshold = m_model ? m_model->threshold() : 0.8;
-  if (m_scale < 1) {
-    if (m_scaledFor != m_scale) {
-      m_scaled =
-          m_image.scaled(std::max(1, static_cast<int>(std::lround(m_image.width() * m_scale))),
-                         std::max(1, static_cast<int>(std::lround(m_image.height() * m_scale))),
-                         Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-      m_scaledFor = m_scale;
-    }
-    p.drawImage(QRectF(m_offset, QSizeF(m_image.width() * m_scale, m_image.height() * m_scale)),
-                m_scaled);
-  }
+  if (m_scale < 1) paintScaledImage(p);
   p.save();
   p.translate(m_offset);
   p.scale(m_scale, m_scale);
   if (m_scale >= 1) p.drawImage(QPointF(0, 0), m_image);  // pixels enlarged, not smoothed
+  paintLayout(p, current, threshold);
+  paintCurrentCuts(p, current, threshold);
+  p.restore();
+
+  if (m_model && m_readingsShown) paintReadings(p, current);
+  if (m_model && current >= 0 && current < static_cast<int>(m_lines.size()))
+    paintCurrentLabel(p, current);
+  if (m_model && m_model->readCount() > 0) paintLegend(p);
+}
+
+void PageCanvas::paintScaledImage(QPainter& p) {
+  if (m_scaledFor != m_scale) {
+    m_scaled =
+        m_image.scaled(std::max(1, static_cast<int>(std::lround(m_image.width() * m_scale))),
+                       std::max(1, static_cast<int>(std::lround(m_image.height() * m_scale))),
+                       Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    m_scaledFor = m_scale;
+  }
+  p.drawImage(QRectF(m_offset, QSizeF(m_image.width() * m_scale, m_image.height() * m_scale)),
+              m_scaled);
+}
+
+void PageCanvas::paintLayout(QPainter& p, int current, double threshold) const {
   QPen regionPen(QColor(40, 90, 200, 170), 1.4, Qt::DashLine);
   regionPen.setCosmetic(true);
   p.setPen(regionPen);
@@ -227,6 +240,9 @@ void PageCanvas::paintEvent(QPaintEvent*) {
     }
     if (s.outline.size() >= 3 || s.baseline.size() >= 2) ++m_drawnLines;
   }
+}
+
+void PageCanvas::paintCurrentCuts(QPainter& p, int current, double threshold) const {
   // The current line's character cuts on the page, each tinted by its character's probability.
   if (m_model && current >= 0)
     if (const auto r = m_model->reading(current)) {
@@ -242,69 +258,68 @@ void PageCanvas::paintEvent(QPaintEvent*) {
         p.drawPolygon(cut);
       }
     }
-  p.restore();
+}
 
+void PageCanvas::paintReadings(QPainter& p, int current) const {
   // The readings, in screen pixels: each in its line, as large as the line allows.
-  if (m_model && m_readingsShown) {
-    for (size_t i = 0; i < m_lines.size(); ++i) {
-      const int line = static_cast<int>(i);
-      const auto r = m_model->reading(line);
-      if (!r || line == current) continue;
-      const QRectF b = m_lines[i].bounds;
-      const QRectF box(toWidget(b.topLeft()), toWidget(b.bottomRight()));
-      if (box.height() < 5 || box.width() < 12) continue;
-      QFont f = font();
-      f.setPixelSize(std::clamp(static_cast<int>(box.height() * 0.6), 6, 40));
-      p.setFont(f);
-      const QFontMetricsF fm(f);
-      const QString conf = std::isfinite(m_model->confidence(line))
-                               ? QString::number(m_model->confidence(line), 'f', 2)
-                               : QString();
-      const double confW = box.width() > 140 ? fm.horizontalAdvance(conf) + 8 : 0;
-      const QString text = r->empty ? tr("(nothing read)")
-                                    : fm.elidedText(QString::fromStdString(r->trace.prediction),
-                                                    Qt::ElideRight, box.width() - 8 - confW);
-      p.setPen(m_model->isFlagged(line) ? QColor(150, 20, 20) : QColor(25, 25, 25));
-      p.drawText(box.adjusted(4, 0, -4 - confW, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
-      if (confW > 0) {
-        p.setPen(QColor(60, 60, 60));
-        p.drawText(box.adjusted(4, 0, -4, 0), Qt::AlignRight | Qt::AlignVCenter, conf);
-      }
-    }
-  }
-  // The current line's reading in a label above it (below when there is no room).
-  if (m_model && current >= 0 && current < static_cast<int>(m_lines.size())) {
-    const QRectF b = m_lines[static_cast<size_t>(current)].bounds;
+  for (size_t i = 0; i < m_lines.size(); ++i) {
+    const int line = static_cast<int>(i);
+    const auto r = m_model->reading(line);
+    if (!r || line == current) continue;
+    const QRectF b = m_lines[i].bounds;
     const QRectF box(toWidget(b.topLeft()), toWidget(b.bottomRight()));
-    const auto r = m_model->reading(current);
-    QString text = QString::fromStdString(m_layout->lines[static_cast<size_t>(current)].id);
-    if (r)
-      // The reading isolated (FSI ... PDI): a right-to-left one keeps the id and the
-      // confidence where they are.
-      text +=
-          QStringLiteral(": ") +
-          (r->empty ? tr("(nothing read)")
-                    : QChar(0x2068) + QString::fromStdString(r->trace.prediction) + QChar(0x2069)) +
-          (std::isfinite(m_model->confidence(current))
-               ? QStringLiteral("  (%1)").arg(m_model->confidence(current), 0, 'f', 2)
-               : QString());
+    if (box.height() < 5 || box.width() < 12) continue;
     QFont f = font();
-    f.setPixelSize(14);
+    f.setPixelSize(std::clamp(static_cast<int>(box.height() * 0.6), 6, 40));
     p.setFont(f);
     const QFontMetricsF fm(f);
-    const double w = std::min(fm.horizontalAdvance(text) + 14, width() - 8.0);
-    const double h = fm.height() + 8;
-    double y = box.top() - h - 4;
-    if (y < 4) y = box.bottom() + 4;
-    const QRectF label(std::clamp(box.left(), 4.0, std::max(4.0, width() - w - 4)), y, w, h);
-    p.setPen(QPen(kCurrent, 1.2));
-    p.setBrush(QColor(255, 255, 255, 240));
-    p.drawRoundedRect(label, 4, 4);
-    p.setPen(QColor(20, 20, 20));
-    p.drawText(label.adjusted(7, 0, -7, 0), Qt::AlignVCenter | Qt::AlignLeft,
-               fm.elidedText(text, Qt::ElideRight, label.width() - 14));
+    const QString conf = std::isfinite(m_model->confidence(line))
+                             ? QString::number(m_model->confidence(line), 'f', 2)
+                             : QString();
+    const double confW = box.width() > 140 ? fm.horizontalAdvance(conf) + 8 : 0;
+    const QString text = r->empty ? tr("(nothing read)")
+                                  : fm.elidedText(QString::fromStdString(r->trace.prediction),
+                                                  Qt::ElideRight, box.width() - 8 - confW);
+    p.setPen(m_model->isFlagged(line) ? QColor(150, 20, 20) : QColor(25, 25, 25));
+    p.drawText(box.adjusted(4, 0, -4 - confW, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    if (confW > 0) {
+      p.setPen(QColor(60, 60, 60));
+      p.drawText(box.adjusted(4, 0, -4, 0), Qt::AlignRight | Qt::AlignVCenter, conf);
+    }
   }
-  if (m_model && m_model->readCount() > 0) paintLegend(p);
+}
+
+void PageCanvas::paintCurrentLabel(QPainter& p, int current) const {
+  // The current line's reading in a label above it (below when there is no room).
+  const QRectF b = m_lines[static_cast<size_t>(current)].bounds;
+  const QRectF box(toWidget(b.topLeft()), toWidget(b.bottomRight()));
+  const auto r = m_model->reading(current);
+  QString text = QString::fromStdString(m_layout->lines[static_cast<size_t>(current)].id);
+  if (r)
+    // The reading isolated (FSI ... PDI): a right-to-left one keeps the id and the
+    // confidence where they are.
+    text +=
+        QStringLiteral(": ") +
+        (r->empty ? tr("(nothing read)")
+                  : QChar(0x2068) + QString::fromStdString(r->trace.prediction) + QChar(0x2069)) +
+        (std::isfinite(m_model->confidence(current))
+             ? QStringLiteral("  (%1)").arg(m_model->confidence(current), 0, 'f', 2)
+             : QString());
+  QFont f = font();
+  f.setPixelSize(14);
+  p.setFont(f);
+  const QFontMetricsF fm(f);
+  const double w = std::min(fm.horizontalAdvance(text) + 14, width() - 8.0);
+  const double h = fm.height() + 8;
+  double y = box.top() - h - 4;
+  if (y < 4) y = box.bottom() + 4;
+  const QRectF label(std::clamp(box.left(), 4.0, std::max(4.0, width() - w - 4)), y, w, h);
+  p.setPen(QPen(kCurrent, 1.2));
+  p.setBrush(QColor(255, 255, 255, 240));
+  p.drawRoundedRect(label, 4, 4);
+  p.setPen(QColor(20, 20, 20));
+  p.drawText(label.adjusted(7, 0, -7, 0), Qt::AlignVCenter | Qt::AlignLeft,
+             fm.elidedText(text, Qt::ElideRight, label.width() - 14));
 }
 
 void PageCanvas::paintLegend(QPainter& p) const {

@@ -78,6 +78,15 @@ class PageCanvas : public QWidget {
   void setCurrentLine(int line);
   /// Scrolls so that line `line` is in view (when zoomed in).
   void ensureVisible(int line);
+  /// The paint event's pieces, in drawing order: the page scaled down (smoothly, cached in
+  /// m_scaled), then in page pixels the regions and the lines' outlines and baselines and the
+  /// current line's character cuts, then in widget pixels the readings over the lines, the
+  /// current line's label and the legend.
+  void paintScaledImage(QPainter& p);
+  void paintLayout(QPainter& p, int current, double threshold) const;
+  void paintCurrentCuts(QPainter& p, int current, double threshold) const;
+  void paintReadings(QPainter& p, int current) const;
+  void paintCurrentLabel(QPainter& p, int current) const;
   void paintLegend(QPainter& p) const;
 
   PageLineModel* m_model = nullptr;

@@ -126,6 +126,19 @@ PageView::PageView(QWidget* parent)
 
   auto* outer = new QVBoxLayout(this);
   outer->setContentsMargins(6, 4, 6, 4);
+  outer->addLayout(buildStatusRow());
+  outer->addWidget(buildSplit(), 1);
+
+  buildActions();
+
+  connectViews();
+  connectRunner();
+  updateActions();
+  updateStatus();
+  updateDetail();
+}
+
+QLayout* PageView::buildStatusRow() {
   auto* statusRow = new QHBoxLayout;
   m_status = new QLabel(this);
   m_status->setTextFormat(Qt::RichText);
@@ -142,13 +155,32 @@ PageView::PageView(QWidget* parent)
   m_cancel->setToolTip(tr("Stop reading the page (the lines read so far stay)"));
   m_cancel->hide();
   statusRow->addWidget(m_cancel);
-  outer->addLayout(statusRow);
+  return statusRow;
+}
 
+QWidget* PageView::buildSplit() {
   m_split = new QSplitter(Qt::Horizontal, this);
   m_canvas = new PageCanvas(m_split);
   m_canvas->setLines(m_lines, m_selection);
   m_canvas->setReadingsShown(kShowReadings.value());
   auto* side = new QSplitter(Qt::Vertical, m_split);
+  buildLineTable(side);
+  QWidget* detailScroll = buildDetail(side);
+  side->addWidget(m_table);
+  side->addWidget(detailScroll);
+  side->setStretchFactor(0, 2);
+  side->setStretchFactor(1, 1);
+  side->setSizes({400, 200});
+  m_split->addWidget(m_canvas);
+  m_split->addWidget(side);
+  // A page is mostly portrait: the table of its lines gets as much room as the page.
+  m_split->setStretchFactor(0, 1);
+  m_split->setStretchFactor(1, 1);
+  m_split->setSizes({500, 500});
+  return m_split;
+}
+
+void PageView::buildLineTable(QWidget* side) {
   m_table = new QTableView(side);
   m_table->setModel(m_lines);
   m_table->setSelectionModel(m_selection);
@@ -166,6 +198,9 @@ PageView::PageView(QWidget* parent)
        {PageLineModel::Number, PageLineModel::Id, PageLineModel::Confidence, PageLineModel::Cer})
     m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   m_table->setMinimumWidth(200);
+}
+
+QWidget* PageView::buildDetail(QWidget* side) {
   // The current line: its strip and its texts, scrolled when a long line's texts wrap.
   auto* detailScroll = new QScrollArea(side);
   detailScroll->setWidgetResizable(true);
@@ -185,21 +220,10 @@ PageView::PageView(QWidget* parent)
   detailLayout->addWidget(m_detail);
   detailLayout->addStretch(1);
   detailScroll->setWidget(detail);
-  side->addWidget(m_table);
-  side->addWidget(detailScroll);
-  side->setStretchFactor(0, 2);
-  side->setStretchFactor(1, 1);
-  side->setSizes({400, 200});
-  m_split->addWidget(m_canvas);
-  m_split->addWidget(side);
-  // A page is mostly portrait: the table of its lines gets as much room as the page.
-  m_split->setStretchFactor(0, 1);
-  m_split->setStretchFactor(1, 1);
-  m_split->setSizes({500, 500});
-  outer->addWidget(m_split, 1);
+  return detailScroll;
+}
 
-  buildActions();
-
+void PageView::connectViews() {
   connect(m_selection, &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { onCurrentLineChanged(current.row()); });
   connect(m_canvas, &PageCanvas::lineActivated, this, &PageView::inspectLine);
@@ -211,7 +235,9 @@ PageView::PageView(QWidget* parent)
   connect(m_lines, &QAbstractItemModel::dataChanged, this, [this] {
     if (currentLine() >= 0) updateDetail();
   });
+}
 
+void PageView::connectRunner() {
   connect(m_runner, &PageReadingRunner::started, this, [this](int total) {
     m_done = 0;
     m_total = total;
@@ -246,9 +272,6 @@ PageView::PageView(QWidget* parent)
     updateActions();
     updateStatus();
   });
-  updateActions();
-  updateStatus();
-  updateDetail();
 }
 
 PageView::~PageView() {
@@ -256,6 +279,31 @@ PageView::~PageView() {
 }
 
 void PageView::buildActions() {
+  buildReadingActions();
+  buildModelBox();
+  QLabel* thresholdLabel = buildThresholdBox();
+  buildLineActions();
+  buildExportActions();
+
+  auto* separator = [this] {
+    auto* s = new QAction(this);
+    s->setSeparator(true);
+    return s;
+  }();
+  m_toolActions = {m_openAction,
+                   m_readAction,
+                   m_cancelAction,
+                   m_withTicked,
+                   separator,
+                   m_modelBoxAction,
+                   item(thresholdLabel, this),
+                   item(m_thresholdBox, this),
+                   m_showReadings,
+                   m_inspectAction,
+                   m_whyAction};
+}
+
+void PageView::buildReadingActions() {
   m_openAction = new QAction(tr("Open &Page..."), this);
   m_openAction->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
   m_openAction->setToolTip(tr("Open a page image with its PAGE-XML or ALTO layout (Ctrl+Shift+P)"));
@@ -279,7 +327,9 @@ void PageView::buildActions() {
     kWithTicked.set(on);
     readIfModelsChanged();
   });
+}
 
+void PageView::buildModelBox() {
   m_modelBox = new QComboBox;
   m_modelBox->setToolTip(tr("Whose readings the page shows"));
   m_modelBox->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -288,7 +338,9 @@ void PageView::buildActions() {
   });
   m_modelBoxAction = item(m_modelBox, this);
   m_modelBoxAction->setVisible(false);
+}
 
+QLabel* PageView::buildThresholdBox() {
   auto* thresholdLabel = new QLabel(tr(" &Flag below: "));
   m_thresholdBox = new QDoubleSpinBox;
   m_thresholdBox->setObjectName(QStringLiteral("pageThreshold"));
@@ -302,7 +354,10 @@ void PageView::buildActions() {
          "doubtful"));
   thresholdLabel->setBuddy(m_thresholdBox);
   connect(m_thresholdBox, &QDoubleSpinBox::valueChanged, this, &PageView::setThreshold);
+  return thresholdLabel;
+}
 
+void PageView::buildLineActions() {
   m_showReadings = new QAction(tr("Readings &Over Lines"), this);
   m_showReadings->setCheckable(true);
   m_showReadings->setChecked(m_canvas->readingsShown());
@@ -327,7 +382,9 @@ void PageView::buildActions() {
     if (!documentShows(line)) showLineInDocument(line);
     Q_EMIT whyMisreadRequested(line);
   });
+}
 
+void PageView::buildExportActions() {
   m_exportPage = new QAction(tr("Export Page as PAGE-&XML..."), this);
   m_exportPage->setToolTip(
       tr("Write the page with its readings, cuts and confidences as "
@@ -336,23 +393,6 @@ void PageView::buildActions() {
   m_exportAlto = new QAction(tr("Export Page as &ALTO..."), this);
   m_exportAlto->setToolTip(tr("Write the page with its readings, cuts and confidences as ALTO v4"));
   connect(m_exportAlto, &QAction::triggered, this, [this] { exportDialog(ExportFormat::Alto); });
-
-  auto* separator = [this] {
-    auto* s = new QAction(this);
-    s->setSeparator(true);
-    return s;
-  }();
-  m_toolActions = {m_openAction,
-                   m_readAction,
-                   m_cancelAction,
-                   m_withTicked,
-                   separator,
-                   m_modelBoxAction,
-                   item(thresholdLabel, this),
-                   item(m_thresholdBox, this),
-                   m_showReadings,
-                   m_inspectAction,
-                   m_whyAction};
 }
 
 QList<QAction*> PageView::toolBarActions() const {

@@ -28,6 +28,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QItemSelectionModel;
 class QLabel;
+class QLayout;
 class QProgressBar;
 class QPushButton;
 class QSplitter;
@@ -142,7 +143,23 @@ class PageView : public QWidget, public Page {
     std::shared_ptr<core::ModelSession> session;
     std::vector<std::shared_ptr<const core::LineReading>> lines;
   };
+  /// The constructor's sections: the status row (status, progress, Cancel), the splitter with
+  /// the canvas beside the line table over the current line's detail (strip and texts), and the
+  /// connections of the views and of the runner.
+  QLayout* buildStatusRow();
+  QWidget* buildSplit();
+  void buildLineTable(QWidget* side);
+  QWidget* buildDetail(QWidget* side);
+  void connectViews();
+  void connectRunner();
+  /// The actions, by what they act on: opening and reading the page, whose readings it shows,
+  /// the flag threshold (its label returned), the current line, and the export.
   void buildActions();
+  void buildReadingActions();
+  void buildModelBox();
+  QLabel* buildThresholdBox();
+  void buildLineActions();
+  void buildExportActions();
   void onPageRead(PageFile file);
   /// The models a reading uses now: the inspected one, then (when asked) the ticked ones.
   std::vector<ModelRead> readingModels() const;

@@ -13,7 +13,10 @@ namespace foveal::ui {
 
 namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-}
+
+// A number of eval's JSON; NaN where it holds none (null, absent).
+double numberOf(const QJsonValue& v) { return v.isDouble() ? v.toDouble() : kNaN; }
+}  // namespace
 
 EvalResultModel::EvalResultModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -69,7 +72,6 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
   else if (doc.isObject())
     reports.push_back(doc.object());
   if (reports.empty()) return tr("eval reported nothing");
-  auto num = [](const QJsonValue& v) { return v.isDouble() ? v.toDouble() : kNaN; };
 
   beginResetModel();
   m_rows.clear();
@@ -80,71 +82,77 @@ QString EvalResultModel::setJson(const QByteArray& json, bool digitProtocol) {
       m_skipped += d.toObject().value(QStringLiteral("skipped")).toInteger();
       m_counted += d.toObject().value(QStringLiteral("count")).toInteger();
     }
-  if (digitProtocol) {
-    // Then localisation pooled over every image (absent without character boxes).
-    m_headers = QStringList{tr("model")} + protocolColumns() +
-                QStringList{tr("mean"), tr("pointing %"), tr("IoU")};
-    const QStringList cols = protocolColumns();
-    for (const auto& r : reports) {
-      Row row;
-      row.name = QFileInfo(r.value(QStringLiteral("model")).toString()).fileName();
-      row.values.assign(size_t(cols.size() + 3), kNaN);
-      double sum = 0;
-      int n = 0;
-      for (const auto& d : r.value(QStringLiteral("datasets")).toArray()) {
-        const QJsonObject o = d.toObject();
-        const int c = cols.indexOf(protocolKey(o.value(QStringLiteral("name")).toString()));
-        if (c < 0 || o.value(QStringLiteral("count")).toDouble() <= 0) continue;
-        row.values[size_t(c)] = 100.0 * num(o.value(QStringLiteral("accuracy")));
-      }
-      for (int c = 0; c < cols.size(); ++c)
-        if (std::isfinite(row.values[size_t(c)])) {
-          sum += row.values[size_t(c)];
-          ++n;
-        }
-      // The mean of Table 1 is over all ten settings: only shown when every one was measured.
-      if (n == cols.size()) row.values[size_t(cols.size())] = sum / n;
-      const QJsonObject all = r.value(QStringLiteral("overall")).toObject();
-      row.values[size_t(cols.size() + 1)] = 100.0 * num(all.value(QStringLiteral("pointing")));
-      row.values[size_t(cols.size() + 2)] = num(all.value(QStringLiteral("mean_iou")));
-      m_rows.push_back(std::move(row));
-    }
-  } else {
-    m_headers = {tr("dataset"),    tr("images"),  tr("accuracy %"),
-                 tr("norm. ED"),   tr("entropy"), tr("skipped"),
-                 tr("pointing %"), tr("IoU"),     tr("pointing % (read right)")};
-    const QJsonObject r = reports.front();
-    auto rowOf = [&](const QString& name, const QJsonObject& o, bool summary) {
-      // No image read: no accuracy (not 0.00); the skipped column says why.
-      const bool none = !(num(o.value(QStringLiteral("count"))) > 0);
-      const QJsonValue skipped = o.value(QStringLiteral("skipped"));
-      return Row{name,
-                 {num(o.value(QStringLiteral("count"))),
-                  none ? kNaN : 100.0 * num(o.value(QStringLiteral("accuracy"))),
-                  none ? kNaN : num(o.value(QStringLiteral("ned"))),
-                  none ? kNaN : num(o.value(QStringLiteral("entropy"))),
-                  skipped.isDouble() ? skipped.toDouble() : kNaN,
-                  // Localisation: only where the data knows its character boxes.
-                  100.0 * num(o.value(QStringLiteral("pointing"))),
-                  num(o.value(QStringLiteral("mean_iou"))),
-                  100.0 * num(o.value(QStringLiteral("pointing_correct")))},
-                 summary};
-    };
-    const QJsonArray sets = r.value(QStringLiteral("datasets")).toArray();
-    for (const auto& d : sets) {
-      const QJsonObject o = d.toObject();
-      m_rows.push_back(rowOf(o.value(QStringLiteral("name")).toString(), o, false));
-    }
-    if (sets.size() != 1)
-      m_rows.push_back(rowOf(tr("all"), r.value(QStringLiteral("overall")).toObject(), true));
-    for (const auto& l : r.value(QStringLiteral("by_length")).toArray()) {
-      const QJsonObject o = l.toObject();
-      m_rows.push_back(
-          rowOf(tr("length %1").arg(o.value(QStringLiteral("length")).toInt()), o, false));
-    }
-  }
+  if (digitProtocol)
+    setProtocolRows(reports);
+  else
+    setDatasetRows(reports.front());
   endResetModel();
   return {};
+}
+
+void EvalResultModel::setProtocolRows(const std::vector<QJsonObject>& reports) {
+  // Then localisation pooled over every image (absent without character boxes).
+  m_headers = QStringList{tr("model")} + protocolColumns() +
+              QStringList{tr("mean"), tr("pointing %"), tr("IoU")};
+  const QStringList cols = protocolColumns();
+  for (const auto& r : reports) {
+    Row row;
+    row.name = QFileInfo(r.value(QStringLiteral("model")).toString()).fileName();
+    row.values.assign(size_t(cols.size() + 3), kNaN);
+    double sum = 0;
+    int n = 0;
+    for (const auto& d : r.value(QStringLiteral("datasets")).toArray()) {
+      const QJsonObject o = d.toObject();
+      const int c = cols.indexOf(protocolKey(o.value(QStringLiteral("name")).toString()));
+      if (c < 0 || o.value(QStringLiteral("count")).toDouble() <= 0) continue;
+      row.values[size_t(c)] = 100.0 * numberOf(o.value(QStringLiteral("accuracy")));
+    }
+    for (int c = 0; c < cols.size(); ++c)
+      if (std::isfinite(row.values[size_t(c)])) {
+        sum += row.values[size_t(c)];
+        ++n;
+      }
+    // The mean of Table 1 is over all ten settings: only shown when every one was measured.
+    if (n == cols.size()) row.values[size_t(cols.size())] = sum / n;
+    const QJsonObject all = r.value(QStringLiteral("overall")).toObject();
+    row.values[size_t(cols.size() + 1)] = 100.0 * numberOf(all.value(QStringLiteral("pointing")));
+    row.values[size_t(cols.size() + 2)] = numberOf(all.value(QStringLiteral("mean_iou")));
+    m_rows.push_back(std::move(row));
+  }
+}
+
+void EvalResultModel::setDatasetRows(const QJsonObject& r) {
+  m_headers = {tr("dataset"),    tr("images"),  tr("accuracy %"),
+               tr("norm. ED"),   tr("entropy"), tr("skipped"),
+               tr("pointing %"), tr("IoU"),     tr("pointing % (read right)")};
+  auto rowOf = [&](const QString& name, const QJsonObject& o, bool summary) {
+    // No image read: no accuracy (not 0.00); the skipped column says why.
+    const bool none = !(numberOf(o.value(QStringLiteral("count"))) > 0);
+    const QJsonValue skipped = o.value(QStringLiteral("skipped"));
+    return Row{name,
+               {numberOf(o.value(QStringLiteral("count"))),
+                none ? kNaN : 100.0 * numberOf(o.value(QStringLiteral("accuracy"))),
+                none ? kNaN : numberOf(o.value(QStringLiteral("ned"))),
+                none ? kNaN : numberOf(o.value(QStringLiteral("entropy"))),
+                skipped.isDouble() ? skipped.toDouble() : kNaN,
+                // Localisation: only where the data knows its character boxes.
+                100.0 * numberOf(o.value(QStringLiteral("pointing"))),
+                numberOf(o.value(QStringLiteral("mean_iou"))),
+                100.0 * numberOf(o.value(QStringLiteral("pointing_correct")))},
+               summary};
+  };
+  const QJsonArray sets = r.value(QStringLiteral("datasets")).toArray();
+  for (const auto& d : sets) {
+    const QJsonObject o = d.toObject();
+    m_rows.push_back(rowOf(o.value(QStringLiteral("name")).toString(), o, false));
+  }
+  if (sets.size() != 1)
+    m_rows.push_back(rowOf(tr("all"), r.value(QStringLiteral("overall")).toObject(), true));
+  for (const auto& l : r.value(QStringLiteral("by_length")).toArray()) {
+    const QJsonObject o = l.toObject();
+    m_rows.push_back(
+        rowOf(tr("length %1").arg(o.value(QStringLiteral("length")).toInt()), o, false));
+  }
 }
 
 int EvalResultModel::rowCount(const QModelIndex& parent) const {

@@ -43,6 +43,10 @@ class EvalResultModel : public QAbstractTableModel {
     std::vector<double> values;  ///< per column after the name; NaN: no value
     bool summary = false;
   };
+  /// The digit protocol's rows: a model each, Table 1's columns, the mean, localisation.
+  void setProtocolRows(const std::vector<QJsonObject>& reports);
+  /// One report's rows: each dataset, "all" (with several), each label length.
+  void setDatasetRows(const QJsonObject& report);
   QStringList m_headers;
   std::vector<Row> m_rows;
   bool m_protocol = false;

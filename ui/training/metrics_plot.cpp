@@ -397,6 +397,133 @@ bool MetricsPlot::exportTo(const QString& path, int width, int height, QString* 
   return true;
 }
 
+namespace {
+
+// How far the runs reach on the x axis: iterations or seconds (maxKey), or the wall clock.
+struct XExtent {
+  double maxKey = 1;
+  double wallFirst = std::numeric_limits<double>::infinity();
+  double wallLast = -std::numeric_limits<double>::infinity();
+};
+
+void extendByRun(const PlotRun& run, bool time, bool wall, XExtent& e) {
+  if (!run.points.empty() && !(run.log && !run.log->records().empty())) {
+    // Another trainer's run: its own points say how far it went.
+    double first = std::numeric_limits<double>::infinity(), lastWall = -first;
+    double lastStep = 0;
+    for (const auto& [key, pts] : run.points) {
+      for (double k : pts.series.keys) lastStep = std::max(lastStep, k);
+      for (double w : pts.wallTimes)
+        if (std::isfinite(w)) {
+          first = std::min(first, w);
+          lastWall = std::max(lastWall, w);
+        }
+    }
+    if (wall && std::isfinite(first)) {
+      e.wallFirst = std::min(e.wallFirst, first);
+      e.wallLast = std::max(e.wallLast, lastWall);
+    } else if (time && std::isfinite(first)) {
+      e.maxKey = std::max(e.maxKey, lastWall - first);
+    } else if (!time && !wall) {
+      e.maxKey = std::max(e.maxKey, lastStep);
+    }
+    return;
+  }
+  if (!run.log) return;
+  if (wall) {
+    const auto [first, last] = wallClockSpan(*run.log, run.startedAt);
+    if (std::isfinite(first)) e.wallFirst = std::min(e.wallFirst, first);
+    if (std::isfinite(last)) e.wallLast = std::max(e.wallLast, last);
+    return;
+  }
+  if (!time) {
+    e.maxKey = std::max(e.maxKey, double(run.log->iteration()));
+    return;
+  }
+  for (auto r = run.log->records().rbegin(); r != run.log->records().rend(); ++r)
+    if (std::isfinite(r->value("elapsed_s"))) {
+      e.maxKey = std::max(e.maxKey, r->value("elapsed_s"));
+      break;
+    }
+}
+
+// A panel's y range: the finite values drawn (`lo` .. `hi`), or with the x axis narrowed, those
+// in view (not the long runs' early values), padded.
+void fitYRange(QCPAxis* y, const std::vector<MetricSeries>& series, const QCPRange& shown,
+               bool narrowed, bool logScale, double lo, double hi) {
+  if (narrowed) {  // the y range of what is in view, not of the long runs' early values
+    lo = std::numeric_limits<double>::infinity();
+    hi = -lo;
+    for (const auto& s : series)
+      for (size_t i = 0; i < s.keys.size(); ++i)
+        if (shown.contains(s.keys[i]) && (!logScale || s.values[i] > 0)) {
+          lo = std::min(lo, s.values[i]);
+          hi = std::max(hi, s.values[i]);
+        }
+  }
+  if (!(lo <= hi)) {
+    lo = logScale ? 0.1 : 0;
+    hi = 1;
+  }
+  if (logScale) {
+    const double l0 = std::log10(lo), l1 = std::log10(hi);
+    const double pad = std::max(0.05, (l1 - l0) * 0.08);
+    y->setRange(std::pow(10, l0 - pad), std::pow(10, l1 + pad));
+  } else {
+    const double pad = hi > lo ? (hi - lo) * 0.08 : std::max(1e-3, std::abs(hi) * 0.1);
+    y->setRange(lo - pad, hi + pad);
+  }
+}
+
+// Non-finite markers sit on the edges of the finite range: visible, and the axes stay put.
+void placeMarkers(const QCPAxis* y, bool logScale, const std::vector<MetricSeries>& series,
+                  const std::vector<QCPGraph*>& markerGraphs,
+                  const std::vector<size_t>& markerSeries) {
+  auto edge = [&](int sign) {
+    const QCPRange r = y->range();
+    if (logScale) {
+      const double a = std::log10(r.lower), b = std::log10(r.upper);
+      return std::pow(10, sign > 0 ? b - (b - a) * 0.04 : a + (b - a) * 0.04);
+    }
+    return sign > 0 ? r.upper - r.size() * 0.04 : r.lower + r.size() * 0.04;
+  };
+  for (size_t g = 0; g < markerGraphs.size(); ++g) {
+    QVector<double> keys, values;
+    const MetricSeries& s = series[markerSeries[g]];
+    for (size_t i = 0; i < s.markerKeys.size(); ++i) {
+      keys << s.markerKeys[i];
+      values << edge(s.markerSigns[i]);
+    }
+    markerGraphs[g]->setData(keys, values, true);
+  }
+}
+
+}  // namespace
+
+QCPRange MetricsPlot::wholeXRange() const {
+  const bool time = m_xAxis == XAxis::Time;
+  const bool wall = m_xAxis == XAxis::WallClock;
+  XExtent e;
+  for (const auto& run : m_runs) extendByRun(run, time, wall, e);
+  if (m_zoomTo > 0) e.maxKey = m_zoomTo;
+  // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
+  // as new records arrive).
+  QCPRange whole(0, e.maxKey * 1.02);
+  if (wall) {
+    if (m_zoomTo > 0) {
+      e.wallFirst = m_zoomFrom;
+      e.wallLast = m_zoomTo;
+    }
+    if (!std::isfinite(e.wallFirst) || !std::isfinite(e.wallLast)) {  // nothing on the clock
+      e.wallLast = QDateTime::currentSecsSinceEpoch();
+      e.wallFirst = e.wallLast - 3600;
+    }
+    const double span = std::max(10.0, e.wallLast - e.wallFirst);
+    whole = QCPRange(e.wallFirst - span * 0.01, e.wallFirst + span * 1.02);
+  }
+  return whole;
+}
+
 void MetricsPlot::rebuild() {
   ++m_replots;
   m_plot->clearItems();
@@ -410,241 +537,173 @@ void MetricsPlot::rebuild() {
   }
   const int n = static_cast<int>(m_metrics.size());
   const int cols = n <= 2 ? n : (n <= 4 ? 2 : 3);
-  const bool time = m_xAxis == XAxis::Time;
-  const bool wall = m_xAxis == XAxis::WallClock;
-  double maxKey = 1;
-  double wallFirst = std::numeric_limits<double>::infinity(), wallLast = -wallFirst;
-  for (const auto& run : m_runs) {
-    if (!run.points.empty() && !(run.log && !run.log->records().empty())) {
-      // Another trainer's run: its own points say how far it went.
-      double first = std::numeric_limits<double>::infinity(), lastWall = -first;
-      double lastStep = 0;
-      for (const auto& [key, pts] : run.points) {
-        for (double k : pts.series.keys) lastStep = std::max(lastStep, k);
-        for (double w : pts.wallTimes)
-          if (std::isfinite(w)) {
-            first = std::min(first, w);
-            lastWall = std::max(lastWall, w);
-          }
-      }
-      if (wall && std::isfinite(first)) {
-        wallFirst = std::min(wallFirst, first);
-        wallLast = std::max(wallLast, lastWall);
-      } else if (time && std::isfinite(first)) {
-        maxKey = std::max(maxKey, lastWall - first);
-      } else if (!time && !wall) {
-        maxKey = std::max(maxKey, lastStep);
-      }
-      continue;
-    }
-    if (run.log) {
-      if (wall) {
-        const auto [first, last] = wallClockSpan(*run.log, run.startedAt);
-        if (std::isfinite(first)) wallFirst = std::min(wallFirst, first);
-        if (std::isfinite(last)) wallLast = std::max(wallLast, last);
-        continue;
-      }
-      if (!time) {
-        maxKey = std::max(maxKey, double(run.log->iteration()));
-        continue;
-      }
-      for (auto r = run.log->records().rbegin(); r != run.log->records().rend(); ++r)
-        if (std::isfinite(r->value("elapsed_s"))) {
-          maxKey = std::max(maxKey, r->value("elapsed_s"));
-          break;
-        }
-    }
-  }
-  if (m_zoomTo > 0) maxKey = m_zoomTo;
-  // The x range shown: every run, a zoom to one run, or where the user dragged and zoomed (kept
-  // as new records arrive).
-  QCPRange whole(0, maxKey * 1.02);
-  if (wall) {
-    if (m_zoomTo > 0) {
-      wallFirst = m_zoomFrom;
-      wallLast = m_zoomTo;
-    }
-    if (!std::isfinite(wallFirst) || !std::isfinite(wallLast)) {  // nothing on the clock
-      wallLast = QDateTime::currentSecsSinceEpoch();
-      wallFirst = wallLast - 3600;
-    }
-    const double span = std::max(10.0, wallLast - wallFirst);
-    whole = QCPRange(wallFirst - span * 0.01, wallFirst + span * 1.02);
-  }
-  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : whole;
+  const QCPRange shown = m_panned ? QCPRange(m_viewLower, m_viewUpper) : wholeXRange();
   const bool narrowed = m_panned || m_zoomTo > 0;
   m_rebuilding = true;
-  // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
-  // long run names.
-  QCPLegend* legend = nullptr;
   auto* panels = new QCPLayoutGrid;
   QFont small = font();
   small.setPointSizeF(small.pointSizeF() * 0.85);
-  if (!m_runs.empty()) {
-    legend = new QCPLegend;
-    m_plot->plotLayout()->addElement(0, 0, legend);
-    legend->setLayer(QStringLiteral("legend"));
-    legend->setFont(small);
-    legend->setBorderPen(Qt::NoPen);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_legendColumns = legendColumns();
-    legend->setWrap(m_legendColumns);
-    legend->setRowSpacing(0);
-    legend->setColumnSpacing(12);
-    m_plot->plotLayout()->addElement(1, 0, panels);
-    m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
-  } else {
-    m_plot->plotLayout()->addElement(0, 0, panels);
-  }
-
+  QCPLegend* legend = buildLegendRow(panels, small);
   for (int m = 0; m < n; ++m) {
     const MetricDef* def = defOf(m_metrics[m]);
     if (!def) continue;
-    auto* rect = new QCPAxisRect(m_plot);
-    panels->addElement(m / cols, m % cols, rect);
-    rect->setMinimumMargins(QMargins(4, 4, 4, 4));
-    QCPAxis* x = rect->axis(QCPAxis::atBottom);
-    QCPAxis* y = rect->axis(QCPAxis::atLeft);
-    y->setLabel(def->label);
-    y->setProperty(kFullLabel, def->label);  // fitAxisLabels() shortens it to the panel's height
-    x->setLabel(time ? tr("time since start (h:mm)")
-                     : (wall ? wallClockAxisLabel(shown.lower, shown.upper) : tr("iteration")));
-    if (time) {
-      QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
-      ticker->setTimeFormat(QStringLiteral("%h:%m"));
-      x->setTicker(ticker);
-    } else if (wall) {
-      x->setTicker(QSharedPointer<QCPAxisTickerDateTime>(new WallClockTicker));
-    }
-    x->setLabelFont(small);
-    x->setTickLabelFont(small);
-    y->setTickLabelFont(small);
-    y->setLabelFont(font());
-    const bool logScale = m_log && def->positive;
-    if (logScale) {
-      y->setScaleType(QCPAxis::stLogarithmic);
-      y->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
-      y->setNumberFormat(QStringLiteral("eb"));
-      y->setNumberPrecision(0);
-    }
-    for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
-    // Panels sit side by side: keep their labels apart (times of day are wider than numbers).
-    x->ticker()->setTickCount(wall ? 3 : 4);
-    Panel panel;
-    panel.key = def->key;
-    panel.rect = rect;
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    std::vector<QCPGraph*> markerGraphs;
-    std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
-    for (const auto& run : m_runs) {
-      panel.series.push_back(seriesOf(run, *def));
-      const MetricSeries& s = panel.series.back();
-      QVector<double> keys, values;
-      for (size_t i = 0; i < s.keys.size(); ++i) {
-        if (logScale && s.values[i] <= 0) continue;
-        keys << s.keys[i];
-        values << s.values[i];
-        lo = std::min(lo, s.values[i]);
-        hi = std::max(hi, s.values[i]);
-      }
-      const bool sparse = def->kind == QLatin1String("eval");
-      const bool smoothed = m_smoothing > 0 && !sparse;
-      QCPGraph* main = m_plot->addGraph(x, y);
-      main->setName(run.name);
-      if (smoothed) {
-        QCPGraph* raw = m_plot->addGraph(x, y);
-        QColor faint = run.colour;
-        faint.setAlpha(70);
-        raw->setPen(QPen(faint, 1));
-        raw->setData(keys, values, true);
-        const std::vector<double> sm =
-            smooth(std::vector<double>(values.begin(), values.end()), m_smoothing);
-        main->setData(keys, QVector<double>(sm.begin(), sm.end()), true);
-      } else {
-        main->setData(keys, values, true);
-      }
-      main->setPen(QPen(run.colour, 1.8));
-      if (sparse) main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, 5));
-      if (m == 0 && legend) main->addToLegend(legend);
-      if (!s.markerKeys.empty()) {
-        QCPGraph* marks = m_plot->addGraph(x, y);
-        marks->setLineStyle(QCPGraph::lsNone);
-        QColor edge = run.colour;
-        marks->setScatterStyle(
-            QCPScatterStyle(QCPScatterStyle::ssCrossSquare, QPen(kMarker, 1.5), edge, 8));
-        markerGraphs.push_back(marks);
-        markerSeries.push_back(panel.series.size() - 1);
-      }
-    }
-    x->setRange(shown);
-    rect->setRangeDrag(Qt::Horizontal);
-    rect->setRangeZoom(Qt::Horizontal);
-    connect(x, QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), this,
-            &MetricsPlot::onXRangeChanged);
-    if (narrowed) {  // the y range of what is in view, not of the long runs' early values
-      lo = std::numeric_limits<double>::infinity();
-      hi = -lo;
-      for (const auto& s : panel.series)
-        for (size_t i = 0; i < s.keys.size(); ++i)
-          if (shown.contains(s.keys[i]) && (!logScale || s.values[i] > 0)) {
-            lo = std::min(lo, s.values[i]);
-            hi = std::max(hi, s.values[i]);
-          }
-    }
-    if (!(lo <= hi)) {
-      lo = logScale ? 0.1 : 0;
-      hi = 1;
-    }
-    if (logScale) {
-      const double l0 = std::log10(lo), l1 = std::log10(hi);
-      const double pad = std::max(0.05, (l1 - l0) * 0.08);
-      y->setRange(std::pow(10, l0 - pad), std::pow(10, l1 + pad));
-    } else {
-      const double pad = hi > lo ? (hi - lo) * 0.08 : std::max(1e-3, std::abs(hi) * 0.1);
-      y->setRange(lo - pad, hi + pad);
-    }
-    // Non-finite markers sit on the edges of the finite range: visible, and the axes stay put.
-    auto edge = [&](int sign) {
-      const QCPRange r = y->range();
-      if (logScale) {
-        const double a = std::log10(r.lower), b = std::log10(r.upper);
-        return std::pow(10, sign > 0 ? b - (b - a) * 0.04 : a + (b - a) * 0.04);
-      }
-      return sign > 0 ? r.upper - r.size() * 0.04 : r.lower + r.size() * 0.04;
-    };
-    for (size_t g = 0; g < markerGraphs.size(); ++g) {
-      QVector<double> keys, values;
-      const MetricSeries& s = panel.series[markerSeries[g]];
-      for (size_t i = 0; i < s.markerKeys.size(); ++i) {
-        keys << s.markerKeys[i];
-        values << edge(s.markerSigns[i]);
-      }
-      markerGraphs[g]->setData(keys, values, true);
-    }
-    auto* cursor = new QCPItemStraightLine(m_plot);
-    cursor->setClipAxisRect(rect);
-    cursor->point1->setAxes(x, y);
-    cursor->point2->setAxes(x, y);
-    cursor->setPen(QPen(QColor(0, 0, 0, 90), 1, Qt::DashLine));
-    cursor->setVisible(false);
-    m_panels.push_back(std::move(panel));
+    buildPanel(panels, m, cols, *def, shown, narrowed, small, m == 0 ? legend : nullptr);
   }
-  // The checkpoint chosen in the filmstrip, on every panel (after the hover lines: hover()
-  // finds panel i's at item i).
-  if (std::isfinite(m_markedStep) && !time && !wall)
-    for (const auto& p : m_panels) {
-      auto* mark = new QCPItemStraightLine(m_plot);
-      mark->setClipAxisRect(p.rect);
-      mark->point1->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
-      mark->point2->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
-      mark->point1->setCoords(m_markedStep, 0);
-      mark->point2->setCoords(m_markedStep, 1);
-      mark->setPen(QPen(QColor(21, 101, 192, 160), 1.5));
-    }
+  addMarkedStepLines();
   m_rebuilding = false;
   // The readout follows the runs shown: one unticked since the mouse moved is no longer listed.
   if (!m_hoverKey.isEmpty()) showHoverText(valuesAt(m_hoverKey, m_hoverIteration));
   m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QCPLegend* MetricsPlot::buildLegendRow(QCPLayoutGrid* panels, const QFont& small) {
+  // The legend has a row of its own above the panels: inside a panel it hid the curves and cut
+  // long run names.
+  if (m_runs.empty()) {
+    m_plot->plotLayout()->addElement(0, 0, panels);
+    return nullptr;
+  }
+  auto* legend = new QCPLegend;
+  m_plot->plotLayout()->addElement(0, 0, legend);
+  legend->setLayer(QStringLiteral("legend"));
+  legend->setFont(small);
+  legend->setBorderPen(Qt::NoPen);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  m_legendColumns = legendColumns();
+  legend->setWrap(m_legendColumns);
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(12);
+  m_plot->plotLayout()->addElement(1, 0, panels);
+  m_plot->plotLayout()->setRowStretchFactor(0, 0.001);
+  return legend;
+}
+
+void MetricsPlot::buildPanel(QCPLayoutGrid* panels, int index, int cols, const MetricDef& def,
+                             const QCPRange& shown, bool narrowed, const QFont& small,
+                             QCPLegend* legend) {
+  QCPAxisRect* rect = buildPanelAxes(panels, index, cols, def, shown, small);
+  QCPAxis* x = rect->axis(QCPAxis::atBottom);
+  QCPAxis* y = rect->axis(QCPAxis::atLeft);
+  const bool logScale = m_log && def.positive;
+  Panel panel;
+  panel.key = def.key;
+  panel.rect = rect;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  std::vector<QCPGraph*> markerGraphs;
+  std::vector<size_t> markerSeries;  // index into panel.series (which grows: no pointers)
+  addRunGraphs(x, y, def, logScale, legend, panel.series, markerGraphs, markerSeries, lo, hi);
+  x->setRange(shown);
+  rect->setRangeDrag(Qt::Horizontal);
+  rect->setRangeZoom(Qt::Horizontal);
+  connect(x, QOverload<const QCPRange&>::of(&QCPAxis::rangeChanged), this,
+          &MetricsPlot::onXRangeChanged);
+  fitYRange(y, panel.series, shown, narrowed, logScale, lo, hi);
+  placeMarkers(y, logScale, panel.series, markerGraphs, markerSeries);
+  auto* cursor = new QCPItemStraightLine(m_plot);
+  cursor->setClipAxisRect(rect);
+  cursor->point1->setAxes(x, y);
+  cursor->point2->setAxes(x, y);
+  cursor->setPen(QPen(QColor(0, 0, 0, 90), 1, Qt::DashLine));
+  cursor->setVisible(false);
+  m_panels.push_back(std::move(panel));
+}
+
+QCPAxisRect* MetricsPlot::buildPanelAxes(QCPLayoutGrid* panels, int index, int cols,
+                                         const MetricDef& def, const QCPRange& shown,
+                                         const QFont& small) {
+  const bool time = m_xAxis == XAxis::Time;
+  const bool wall = m_xAxis == XAxis::WallClock;
+  auto* rect = new QCPAxisRect(m_plot);
+  panels->addElement(index / cols, index % cols, rect);
+  rect->setMinimumMargins(QMargins(4, 4, 4, 4));
+  QCPAxis* x = rect->axis(QCPAxis::atBottom);
+  QCPAxis* y = rect->axis(QCPAxis::atLeft);
+  y->setLabel(def.label);
+  y->setProperty(kFullLabel, def.label);  // fitAxisLabels() shortens it to the panel's height
+  x->setLabel(time ? tr("time since start (h:mm)")
+                   : (wall ? wallClockAxisLabel(shown.lower, shown.upper) : tr("iteration")));
+  if (time) {
+    QSharedPointer<QCPAxisTickerTime> ticker(new QCPAxisTickerTime);
+    ticker->setTimeFormat(QStringLiteral("%h:%m"));
+    x->setTicker(ticker);
+  } else if (wall) {
+    x->setTicker(QSharedPointer<QCPAxisTickerDateTime>(new WallClockTicker));
+  }
+  x->setLabelFont(small);
+  x->setTickLabelFont(small);
+  y->setTickLabelFont(small);
+  y->setLabelFont(font());
+  if (m_log && def.positive) {
+    y->setScaleType(QCPAxis::stLogarithmic);
+    y->setTicker(QSharedPointer<QCPAxisTickerLog>(new QCPAxisTickerLog));
+    y->setNumberFormat(QStringLiteral("eb"));
+    y->setNumberPrecision(0);
+  }
+  for (QCPAxis* a : {x, y}) a->grid()->setSubGridVisible(false);
+  // Panels sit side by side: keep their labels apart (times of day are wider than numbers).
+  x->ticker()->setTickCount(wall ? 3 : 4);
+  return rect;
+}
+
+void MetricsPlot::addRunGraphs(QCPAxis* x, QCPAxis* y, const MetricDef& def, bool logScale,
+                               QCPLegend* legend, std::vector<MetricSeries>& series,
+                               std::vector<QCPGraph*>& markerGraphs,
+                               std::vector<size_t>& markerSeries, double& lo, double& hi) {
+  for (const auto& run : m_runs) {
+    series.push_back(seriesOf(run, def));
+    const MetricSeries& s = series.back();
+    QVector<double> keys, values;
+    for (size_t i = 0; i < s.keys.size(); ++i) {
+      if (logScale && s.values[i] <= 0) continue;
+      keys << s.keys[i];
+      values << s.values[i];
+      lo = std::min(lo, s.values[i]);
+      hi = std::max(hi, s.values[i]);
+    }
+    const bool sparse = def.kind == QLatin1String("eval");
+    const bool smoothed = m_smoothing > 0 && !sparse;
+    QCPGraph* main = m_plot->addGraph(x, y);
+    main->setName(run.name);
+    if (smoothed) {
+      QCPGraph* raw = m_plot->addGraph(x, y);
+      QColor faint = run.colour;
+      faint.setAlpha(70);
+      raw->setPen(QPen(faint, 1));
+      raw->setData(keys, values, true);
+      const std::vector<double> sm =
+          smooth(std::vector<double>(values.begin(), values.end()), m_smoothing);
+      main->setData(keys, QVector<double>(sm.begin(), sm.end()), true);
+    } else {
+      main->setData(keys, values, true);
+    }
+    main->setPen(QPen(run.colour, 1.8));
+    if (sparse) main->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, run.colour, 5));
+    if (legend) main->addToLegend(legend);
+    if (!s.markerKeys.empty()) {
+      QCPGraph* marks = m_plot->addGraph(x, y);
+      marks->setLineStyle(QCPGraph::lsNone);
+      QColor edge = run.colour;
+      marks->setScatterStyle(
+          QCPScatterStyle(QCPScatterStyle::ssCrossSquare, QPen(kMarker, 1.5), edge, 8));
+      markerGraphs.push_back(marks);
+      markerSeries.push_back(series.size() - 1);
+    }
+  }
+}
+
+void MetricsPlot::addMarkedStepLines() {
+  // The checkpoint chosen in the filmstrip, on every panel (after the hover lines: hover()
+  // finds panel i's at item i).
+  if (!std::isfinite(m_markedStep) || m_xAxis != XAxis::Iteration) return;
+  for (const auto& p : m_panels) {
+    auto* mark = new QCPItemStraightLine(m_plot);
+    mark->setClipAxisRect(p.rect);
+    mark->point1->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
+    mark->point2->setAxes(p.rect->axis(QCPAxis::atBottom), p.rect->axis(QCPAxis::atLeft));
+    mark->point1->setCoords(m_markedStep, 0);
+    mark->point2->setCoords(m_markedStep, 1);
+    mark->setPen(QPen(QColor(21, 101, 192, 160), 1.5));
+  }
 }
 
 void MetricsPlot::showHoverText(const QString& text) {

@@ -24,7 +24,11 @@
 #include "run/run_log.h"
 
 class QCustomPlot;
+class QCPAxis;
 class QCPAxisRect;
+class QCPGraph;
+class QCPLayoutGrid;
+class QCPLegend;
 class QCPRange;
 class QLabel;
 class QMouseEvent;
@@ -163,7 +167,25 @@ class MetricsPlot : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  /// Rebuilds the plot from the runs: the legend, then a panel per metric, then the marked step.
   void rebuild();
+  /// The x range that shows every run whole (or the one zoomed to).
+  QCPRange wholeXRange() const;
+  /// The legend's row above the panels' grid (no legend, and no row, without runs).
+  QCPLegend* buildLegendRow(QCPLayoutGrid* panels, const QFont& small);
+  /// Panel `index` of `def` in the grid: its axes, the runs' graphs (in `legend` unless null),
+  /// the y range, the non-finite markers and the hover line.
+  void buildPanel(QCPLayoutGrid* panels, int index, int cols, const MetricDef& def,
+                  const QCPRange& shown, bool narrowed, const QFont& small, QCPLegend* legend);
+  QCPAxisRect* buildPanelAxes(QCPLayoutGrid* panels, int index, int cols, const MetricDef& def,
+                              const QCPRange& shown, const QFont& small);
+  /// Each run's curve (smoothed over its faint raw one) and markers graph; `series` gets the
+  /// runs' series, `lo` .. `hi` the range of the finite values drawn.
+  void addRunGraphs(QCPAxis* x, QCPAxis* y, const MetricDef& def, bool logScale, QCPLegend* legend,
+                    std::vector<MetricSeries>& series, std::vector<QCPGraph*>& markerGraphs,
+                    std::vector<size_t>& markerSeries, double& lo, double& hi);
+  /// The line at the step chosen in the filmstrip, on every panel (iteration axis only).
+  void addMarkedStepLines();
   void onMouseMove(QMouseEvent* event);
   void onXRangeChanged(const QCPRange& range);
   /// Legend entries per row that fit the plot's width with the longest run name (1-4).

@@ -44,6 +44,64 @@ QColor verdictColour(const ProbeVerdict& v) {
 }
 
 qint64 fileTimeNs(const QFileInfo& f) { return f.lastModified().toMSecsSinceEpoch() * 1000000LL; }
+
+// The image's regions, each coloured by the most attention any step gave it (the end token's
+// step left out) over `drawn`, where the image was drawn.
+void paintRegionHeat(QPainter& g, const ProbeReading& rd, const QRect& drawn) {
+  const double sx = rd.imageW > 0 ? double(drawn.width()) / rd.imageW : 0;
+  const double sy = rd.imageH > 0 ? double(drawn.height()) / rd.imageH : 0;
+  std::vector<float> most(rd.regions.size(), 0.f);
+  float peak = 0;
+  for (size_t s = 0; s < rd.attention.size(); ++s) {
+    if (s + 1 == rd.attention.size() && rd.tokens.value(int(s)) == QLatin1String("end"))
+      continue;  // where the end token looked says little
+    for (size_t i = 0; i < rd.attention[s].size() && i < most.size(); ++i)
+      most[i] = std::max(most[i], rd.attention[s][i]);
+  }
+  for (float m : most) peak = std::max(peak, m);
+  // Each region as a band around its centre, as wide as the regions are apart: receptive
+  // fields overlap, and drawn whole they covered the image.
+  g.save();
+  g.setClipRect(drawn);
+  const int cols = std::max(1, rd.gridColumns > 0 ? rd.gridColumns : int(rd.regions.size()));
+  const int rows = std::max(1, rd.gridRows);
+  const double bw = double(drawn.width()) / cols, bh = double(drawn.height()) / rows;
+  for (size_t i = 0; i < most.size() && peak > 0; ++i) {
+    const double w = double(most[i] / peak);
+    if (w < 0.04) continue;
+    QColor heat = kHeat;
+    heat.setAlphaF(std::clamp(0.6 * w, 0.0, 0.6));
+    const QRectF b = rd.regions[i];
+    const double cx = drawn.left() + (b.x() + b.width() / 2) * sx;
+    const double cy = drawn.top() + (b.y() + b.height() / 2) * sy;
+    const QRectF band = rows > 1 ? QRectF(cx - bw / 2, cy - bh / 2, bw, bh)
+                                 : QRectF(cx - bw / 2, drawn.top(), bw, drawn.height());
+    g.fillRect(band, heat);
+  }
+  g.restore();
+}
+
+// The alignment strip: a row per step, a column per region, each row scaled to its peak.
+void paintAlignment(QPainter& g, const ProbeReading& rd, const QRect& align) {
+  const int steps = int(rd.attention.size());
+  const int regions = int(rd.regions.size());
+  const double cw = double(align.width()) / regions, ch = double(align.height()) / steps;
+  for (int s = 0; s < steps; ++s) {
+    float rowPeak = 0;
+    for (float v : rd.attention[size_t(s)]) rowPeak = std::max(rowPeak, v);
+    for (int i = 0; i < regions && i < int(rd.attention[size_t(s)].size()); ++i) {
+      const double v = rowPeak > 0 ? rd.attention[size_t(s)][size_t(i)] / rowPeak : 0;
+      if (v <= 0.05) continue;
+      QColor heat = kHeat;
+      heat.setAlphaF(std::clamp(v, 0.0, 1.0));
+      g.fillRect(QRectF(align.left() + i * cw, align.top() + s * ch, cw + 0.3, ch + 0.3), heat);
+    }
+  }
+  g.setPen(QPen(QColor(200, 200, 200), 1));
+  g.setBrush(Qt::NoBrush);
+  g.drawRect(align);
+}
+
 }  // namespace
 
 /// The cells: one row per probe, one column per checkpoint, under the step ruler.
@@ -268,58 +326,18 @@ class FilmstripCanvas : public QWidget {
       drawn = QRect(imgBox.left(), imgBox.top(), s.width(), s.height());
       g.drawImage(drawn, img);
     }
-    const double sx = rd.imageW > 0 ? double(drawn.width()) / rd.imageW : 0;
-    const double sy = rd.imageH > 0 ? double(drawn.height()) / rd.imageH : 0;
-    std::vector<float> most(rd.regions.size(), 0.f);
-    float peak = 0;
-    for (size_t s = 0; s < rd.attention.size(); ++s) {
-      if (s + 1 == rd.attention.size() && rd.tokens.value(int(s)) == QLatin1String("end"))
-        continue;  // where the end token looked says little
-      for (size_t i = 0; i < rd.attention[s].size() && i < most.size(); ++i)
-        most[i] = std::max(most[i], rd.attention[s][i]);
-    }
-    for (float m : most) peak = std::max(peak, m);
-    // Each region as a band around its centre, as wide as the regions are apart: receptive
-    // fields overlap, and drawn whole they covered the image.
-    g.save();
-    g.setClipRect(drawn);
-    const int cols = std::max(1, rd.gridColumns > 0 ? rd.gridColumns : int(rd.regions.size()));
-    const int rows = std::max(1, rd.gridRows);
-    const double bw = double(drawn.width()) / cols, bh = double(drawn.height()) / rows;
-    for (size_t i = 0; i < most.size() && peak > 0; ++i) {
-      const double w = double(most[i] / peak);
-      if (w < 0.04) continue;
-      QColor heat = kHeat;
-      heat.setAlphaF(std::clamp(0.6 * w, 0.0, 0.6));
-      const QRectF b = rd.regions[i];
-      const double cx = drawn.left() + (b.x() + b.width() / 2) * sx;
-      const double cy = drawn.top() + (b.y() + b.height() / 2) * sy;
-      const QRectF band = rows > 1 ? QRectF(cx - bw / 2, cy - bh / 2, bw, bh)
-                                   : QRectF(cx - bw / 2, drawn.top(), bw, drawn.height());
-      g.fillRect(band, heat);
-    }
-    g.restore();
+    paintRegionHeat(g, rd, drawn);
     // The alignment under it: a row per step, a column per region.
     const int steps = int(rd.attention.size());
     const int regions = int(rd.regions.size());
     const QRect align(inner.left(), imgBox.bottom() + 2, drawn.width(), kAlignHeight);
-    if (steps > 0 && regions > 0 && rd.gridRows <= 1) {
-      const double cw = double(align.width()) / regions, ch = double(align.height()) / steps;
-      for (int s = 0; s < steps; ++s) {
-        float rowPeak = 0;
-        for (float v : rd.attention[size_t(s)]) rowPeak = std::max(rowPeak, v);
-        for (int i = 0; i < regions && i < int(rd.attention[size_t(s)].size()); ++i) {
-          const double v = rowPeak > 0 ? rd.attention[size_t(s)][size_t(i)] / rowPeak : 0;
-          if (v <= 0.05) continue;
-          QColor heat = kHeat;
-          heat.setAlphaF(std::clamp(v, 0.0, 1.0));
-          g.fillRect(QRectF(align.left() + i * cw, align.top() + s * ch, cw + 0.3, ch + 0.3), heat);
-        }
-      }
-      g.setPen(QPen(QColor(200, 200, 200), 1));
-      g.setBrush(Qt::NoBrush);
-      g.drawRect(align);
-    }
+    if (steps > 0 && regions > 0 && rd.gridRows <= 1) paintAlignment(g, rd, align);
+    paintReadingText(g, rd, inner, align);
+  }
+
+  // The reading in bold (its colour says whether it is right) and its confidence under it.
+  void paintReadingText(QPainter& g, const ProbeReading& rd, const QRect& inner,
+                        const QRect& align) {
     const QColor colour = !rd.correct ? kUnknown : (*rd.correct ? kRight : kWrong);
     g.setPen(colour);
     QFont bold = g.font();

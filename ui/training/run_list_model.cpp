@@ -348,9 +348,6 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
     return {};
   const auto& e = m_entries[size_t(index.row())];
-  const auto& log = *e.log;
-  const bool live =
-      e.status.status == core::RunStatus::Running || e.status.status == core::RunStatus::Starting;
   switch (role) {
     case DirRole:
       return e.dir;
@@ -360,51 +357,62 @@ QVariant RunListModel::data(const QModelIndex& index, int role) const {
       return QString::fromStdString(e.status.detail);
     case ColourRole:
       return e.colour;
-    case Qt::ToolTipRole: {
-      QString tip = e.dir.toHtmlEscaped() + QStringLiteral("<br>") +
-                    QString::fromStdString(e.status.detail).toHtmlEscaped();
-      if (log.config().ok)
-        tip += tr("<br>preset %1, %2 attention, width %3, batch %4, device %5")
-                   .arg(QString::fromStdString(log.config().preset),
-                        QString::fromStdString(log.config().attention))
-                   .arg(log.config().width)
-                   .arg(log.config().batchSize)
-                   .arg(QString::fromStdString(log.config().device));
-      if (e.trainer && e.trainer->format())
-        tip += tr("<br>%1's run (%2 logs): %n curve(s)", nullptr, int(e.trainer->series().size()))
-                   .arg(QString::fromStdString(e.trainer->trainer()).toHtmlEscaped(),
-                        QString::fromStdString(e.trainer->format()->name()));
-      if (e.trainer && !e.trainer->damage().empty()) {
-        QStringList lines;
-        for (const auto& d : e.trainer->damage()) {
-          if (lines.size() == 5) {
-            lines << QStringLiteral("...");
-            break;
-          }
-          lines << tr("%1 at byte %2: %3")
-                       .arg(QString::fromStdString(d.file).toHtmlEscaped())
-                       .arg(qulonglong(d.offset))
-                       .arg(QString::fromStdString(d.message).toHtmlEscaped());
-        }
-        tip += tr("<br><b>skipped:</b> ") + lines.join(QStringLiteral("<br>"));
-      }
-      if (!log.corruptLines().empty()) {
-        QStringList lines;
-        for (const auto& c : log.corruptLines()) {
-          if (lines.size() == 5) {
-            lines << QStringLiteral("...");
-            break;
-          }
-          lines << QString::fromStdString(c.message).toHtmlEscaped();
-        }
-        tip += tr("<br><b>metrics.jsonl:</b> ") + lines.join(QStringLiteral("<br>"));
-      }
-      return tip;
-    }
+    case Qt::ToolTipRole:
+      return toolTipOf(e);
     default:
       break;
   }
-  switch (index.column()) {
+  return columnData(e, index.column(), role);
+}
+
+QString RunListModel::toolTipOf(const Entry& e) const {
+  const auto& log = *e.log;
+  QString tip = e.dir.toHtmlEscaped() + QStringLiteral("<br>") +
+                QString::fromStdString(e.status.detail).toHtmlEscaped();
+  if (log.config().ok)
+    tip += tr("<br>preset %1, %2 attention, width %3, batch %4, device %5")
+               .arg(QString::fromStdString(log.config().preset),
+                    QString::fromStdString(log.config().attention))
+               .arg(log.config().width)
+               .arg(log.config().batchSize)
+               .arg(QString::fromStdString(log.config().device));
+  if (e.trainer && e.trainer->format())
+    tip += tr("<br>%1's run (%2 logs): %n curve(s)", nullptr, int(e.trainer->series().size()))
+               .arg(QString::fromStdString(e.trainer->trainer()).toHtmlEscaped(),
+                    QString::fromStdString(e.trainer->format()->name()));
+  if (e.trainer && !e.trainer->damage().empty()) {
+    QStringList lines;
+    for (const auto& d : e.trainer->damage()) {
+      if (lines.size() == 5) {
+        lines << QStringLiteral("...");
+        break;
+      }
+      lines << tr("%1 at byte %2: %3")
+                   .arg(QString::fromStdString(d.file).toHtmlEscaped())
+                   .arg(qulonglong(d.offset))
+                   .arg(QString::fromStdString(d.message).toHtmlEscaped());
+    }
+    tip += tr("<br><b>skipped:</b> ") + lines.join(QStringLiteral("<br>"));
+  }
+  if (!log.corruptLines().empty()) {
+    QStringList lines;
+    for (const auto& c : log.corruptLines()) {
+      if (lines.size() == 5) {
+        lines << QStringLiteral("...");
+        break;
+      }
+      lines << QString::fromStdString(c.message).toHtmlEscaped();
+    }
+    tip += tr("<br><b>metrics.jsonl:</b> ") + lines.join(QStringLiteral("<br>"));
+  }
+  return tip;
+}
+
+QVariant RunListModel::columnData(const Entry& e, int column, int role) const {
+  const auto& log = *e.log;
+  const bool live =
+      e.status.status == core::RunStatus::Running || e.status.status == core::RunStatus::Starting;
+  switch (column) {
     case Name:
       if (role == Qt::DisplayRole) return QFileInfo(e.dir).fileName();
       if (role == Qt::CheckStateRole) return e.shown ? Qt::Checked : Qt::Unchecked;

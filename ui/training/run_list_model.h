@@ -95,6 +95,10 @@ class RunListModel : public QAbstractTableModel {
   };
   /// Makes or drops the row's TrainerRun as the folder's content says; true when it read more.
   bool refreshTrainer(Entry& e);
+  /// The row's tooltip: its folder, status, settings, trainer and what was skipped reading it.
+  QString toolTipOf(const Entry& e) const;
+  /// data() of a column's cell, for the roles that depend on the column.
+  QVariant columnData(const Entry& e, int column, int role) const;
   void readTarget(Entry& e) const;
   bool updateStatus(Entry& e);
   QColor nextColour() const;

@@ -58,6 +58,25 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   auto* layout = new QVBoxLayout(this);
   auto* top = new QFormLayout;
   layout->addLayout(top);
+  QHBoxLayout* hostRow = addKindRow(top);
+
+  m_sshRows = new QWidget(this);
+  auto* ssh = new QFormLayout(m_sshRows);
+  ssh->setContentsMargins(0, 0, 0, 0);
+  addHostField(hostRow);
+  addRemoteRow(ssh);
+  addSshFileRow(ssh);
+  layout->addWidget(m_sshRows);
+
+  buildSlurmRows();
+  layout->addWidget(m_slurmRows);
+
+  buildScriptRow();
+  restoreAndConnect();
+  updateVisibility();
+}
+
+QHBoxLayout* RunTargetBox::addKindRow(QFormLayout* top) {
   auto* kindRow = new QHBoxLayout;
   m_kind = new QComboBox(this);
   m_kind->setObjectName(QStringLiteral("runOn"));
@@ -70,10 +89,10 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   auto* kindLabel = new QLabel(tr("Run &on:"), this);
   kindLabel->setBuddy(m_kind);
   top->addRow(kindLabel, kindRow);
+  return hostRow;
+}
 
-  m_sshRows = new QWidget(this);
-  auto* ssh = new QFormLayout(m_sshRows);
-  ssh->setContentsMargins(0, 0, 0, 0);
+void RunTargetBox::addHostField(QHBoxLayout* hostRow) {
   m_hostBox = new QComboBox(m_hostRow);
   m_hostBox->setObjectName(QStringLiteral("host"));
   m_hostBox->setEditable(true);
@@ -93,6 +112,9 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   m_forget->setText(tr("Forget"));
   m_forget->setToolTip(tr("Remove this host and its fields from the list"));
   hostRow->addWidget(m_forget);
+}
+
+void RunTargetBox::addRemoteRow(QFormLayout* ssh) {
   auto* remoteRow = new QHBoxLayout;
   m_remoteDir = new QLineEdit(kRemoteDir.value(), m_sshRows);
   m_remoteDir->setToolTip(tr("The run folder there (relative to the home folder)"));
@@ -106,6 +128,9 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   auto* remoteLabel = new QLabel(tr("Remote &folder:"), m_sshRows);
   remoteLabel->setBuddy(m_remoteDir);
   ssh->addRow(remoteLabel, remoteRow);
+}
+
+void RunTargetBox::addSshFileRow(QFormLayout* ssh) {
   // The CLI's --ssh-config and --ssh-identity: a lab's own ssh_config, a key of its own.
   auto* keyRow = new QHBoxLayout;
   const auto fileField = [this, keyRow](const QString& text, const QString& tip,
@@ -139,8 +164,9 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   auto* configLabel = new QLabel(tr("SSH c&onfig:"), m_sshRows);
   configLabel->setBuddy(m_sshConfig);
   ssh->addRow(configLabel, keyRow);
-  layout->addWidget(m_sshRows);
+}
 
+void RunTargetBox::buildSlurmRows() {
   m_slurmRows = new QWidget(this);
   auto* slurm = new QFormLayout(m_slurmRows);
   slurm->setContentsMargins(0, 0, 0, 0);
@@ -184,8 +210,9 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   m_extra = new QLineEdit(kExtra.value(), m_slurmRows);
   m_extra->setPlaceholderText(tr("more #SBATCH lines, ';'-separated, e.g. --constraint=a100"));
   slurm->addRow(tr("E&xtra:"), m_extra);
-  layout->addWidget(m_slurmRows);
+}
 
+void RunTargetBox::buildScriptRow() {
   m_scriptRow = new QWidget(this);
   auto* scriptLayout = new QVBoxLayout(m_scriptRow);
   scriptLayout->setContentsMargins(0, 0, 0, 0);
@@ -207,7 +234,9 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
   scriptLayout->addWidget(m_script);
   // Not in this box's layout: the dialog shows it in a tab beside the command line.
   m_scriptRow->hide();
+}
 
+void RunTargetBox::restoreAndConnect() {
   m_kind->setCurrentIndex(std::clamp(kKind.value(), 0, 2));
   m_hostBox->addItems(knownHosts());
   m_host->setText(kHost.value());
@@ -226,7 +255,6 @@ RunTargetBox::RunTargetBox(QWidget* parent) : QGroupBox(tr("Where the run trains
     connect(e, &QLineEdit::textChanged, this, &RunTargetBox::changed);
   for (auto* s : {m_gpus, m_cpus, m_tasks})
     connect(s, &QSpinBox::valueChanged, this, &RunTargetBox::changed);
-  updateVisibility();
 }
 
 RunTargetBox::Kind RunTargetBox::kind() const { return static_cast<Kind>(m_kind->currentIndex()); }

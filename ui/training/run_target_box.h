@@ -10,6 +10,8 @@
 #include <QVariantMap>
 
 class QComboBox;
+class QFormLayout;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -65,6 +67,18 @@ class RunTargetBox : public QGroupBox {
   void changed();
 
  private:
+  /// The box's rows, in its order: "Run on" with the host row beside it (returned); the host
+  /// box and Forget in it; the remote folder and foveal-cli; the ssh_config and key files.
+  QHBoxLayout* addKindRow(QFormLayout* top);
+  void addHostField(QHBoxLayout* hostRow);
+  void addRemoteRow(QFormLayout* ssh);
+  void addSshFileRow(QFormLayout* ssh);
+  /// The Slurm job's rows (partition, GPUs, tasks, CPUs; memory, time, account, QoS; extra).
+  void buildSlurmRows();
+  /// The batch script and its Copy button, shown by the dialog in a tab of its own.
+  void buildScriptRow();
+  /// The fields as last used, and the signals that say they changed.
+  void restoreAndConnect();
   void updateVisibility();
 
   QComboBox* m_kind;

@@ -106,6 +106,34 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   auto* form = new QFormLayout;
   settingsLayout->addLayout(form);
 
+  addModelRows(form);
+  addTrainingRows(form);
+  addRunDirRow(form);
+
+  m_target = new RunTargetBox(this);
+  settingsLayout->addWidget(m_target);
+  m_note = new QLabel(this);
+  m_note->setWordWrap(true);
+  settingsLayout->addWidget(m_note);
+  // What the run would see of its data, checked before it starts (issue 37: runs whose data
+  // was silently filtered away "stayed at accuracy 0").
+  m_check = new DataCheckPanel(this);
+  settingsLayout->addWidget(m_check);
+  settingsLayout->addStretch(1);
+  m_scroll->setWidget(settings);
+  layout->addWidget(m_scroll, 1);
+
+  layout->addWidget(buildOutputTabs());
+  layout->addWidget(buildButtons());
+  connectSettings();
+  proposeRunDir();
+  suggestJobGpus();
+  updateCommand();
+  loadPresets();
+  fitToScreen();
+}
+
+void TrainingLaunchDialog::addModelRows(QFormLayout* form) {
   m_preset = new QComboBox(this);
   m_preset->setEditable(true);
   m_preset->setObjectName(QStringLiteral("preset"));
@@ -116,6 +144,30 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
          "--list-presets)"));
   form->addRow(tr("&Preset:"), m_preset);
 
+  addStageRow(form);
+
+  m_width = new QDoubleSpinBox(this);
+  m_width->setRange(0.03125, 2.0);
+  m_width->setDecimals(4);
+  m_width->setSingleStep(0.125);
+  m_width->setValue(kWidth.value());
+  m_width->setToolTip(tr("Channel multiplier: 1.0 is the paper's model, 0.125 trains fast on CPU"));
+  m_seed = new QSpinBox(this);
+  m_seed->setRange(0, std::numeric_limits<int>::max());
+  m_seed->setValue(1);
+  auto* widthRow = new QHBoxLayout;
+  widthRow->addWidget(m_width, 1);
+  auto* seedLabel = new QLabel(tr("&Seed:"), this);
+  seedLabel->setBuddy(m_seed);
+  widthRow->addWidget(seedLabel);
+  widthRow->addWidget(m_seed, 1);
+  auto* widthLabel = new QLabel(tr("Model &width:"), this);
+  widthLabel->setBuddy(m_width);
+  form->addRow(widthLabel, widthRow);
+}
+
+// A box per stage, the preset's choice first, in a grid of two rows.
+void TrainingLaunchDialog::addStageRow(QFormLayout* form) {
   // Any combination of the stages over the preset's model (train --features resnet ...).
   auto stageBox = [this](core::StageKind kind, const QString& tip) {
     auto* box = new QComboBox(this);
@@ -154,26 +206,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
       tr("transformation, features, sequence (projection); prediction, "
          "glimpse, cell: the preset's unless chosen"));
   form->addRow(stagesLabel, stagesRow);
+}
 
-  m_width = new QDoubleSpinBox(this);
-  m_width->setRange(0.03125, 2.0);
-  m_width->setDecimals(4);
-  m_width->setSingleStep(0.125);
-  m_width->setValue(kWidth.value());
-  m_width->setToolTip(tr("Channel multiplier: 1.0 is the paper's model, 0.125 trains fast on CPU"));
-  m_seed = new QSpinBox(this);
-  m_seed->setRange(0, std::numeric_limits<int>::max());
-  m_seed->setValue(1);
-  auto* widthRow = new QHBoxLayout;
-  widthRow->addWidget(m_width, 1);
-  auto* seedLabel = new QLabel(tr("&Seed:"), this);
-  seedLabel->setBuddy(m_seed);
-  widthRow->addWidget(seedLabel);
-  widthRow->addWidget(m_seed, 1);
-  auto* widthLabel = new QLabel(tr("Model &width:"), this);
-  widthLabel->setBuddy(m_width);
-  form->addRow(widthLabel, widthRow);
-
+void TrainingLaunchDialog::addTrainingRows(QFormLayout* form) {
   m_data = new QLineEdit(this);
   m_data->setPlaceholderText(tr("the preset's training data"));
   m_data->setToolTip(
@@ -239,7 +274,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
          "ended compute a sharp model's glimpse (the loss masks the others' steps anyway); "
          "batch norm's statistics then come from those images alone. Sharp models only."));
   form->addRow(QString(), m_skipEnded);
+}
 
+void TrainingLaunchDialog::addRunDirRow(QFormLayout* form) {
   auto* dirRow = new QHBoxLayout;
   m_runDir = new QLineEdit(this);
   auto* browse = new QToolButton(this);
@@ -257,20 +294,9 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     }
   });
   connect(m_runDir, &QLineEdit::textEdited, this, [this] { m_dirEdited = true; });
+}
 
-  m_target = new RunTargetBox(this);
-  settingsLayout->addWidget(m_target);
-  m_note = new QLabel(this);
-  m_note->setWordWrap(true);
-  settingsLayout->addWidget(m_note);
-  // What the run would see of its data, checked before it starts (issue 37: runs whose data
-  // was silently filtered away "stayed at accuracy 0").
-  m_check = new DataCheckPanel(this);
-  settingsLayout->addWidget(m_check);
-  settingsLayout->addStretch(1);
-  m_scroll->setWidget(settings);
-  layout->addWidget(m_scroll, 1);
-
+QTabWidget* TrainingLaunchDialog::buildOutputTabs() {
   m_outputTabs = new QTabWidget(this);
   m_outputTabs->setObjectName(QStringLiteral("commandTabs"));
   m_outputTabs->setDocumentMode(true);
@@ -297,8 +323,10 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   m_outputTabs->setFixedHeight(m_outputTabs->tabBar()->sizeHint().height() +
                                copy->sizeHint().height() + m_command->fontMetrics().height() * 4 +
                                24);
-  layout->addWidget(m_outputTabs);
+  return m_outputTabs;
+}
 
+QDialogButtonBox* TrainingLaunchDialog::buildButtons() {
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Cancel, this);
   auto* start = m_start = buttons->addButton(tr("&Start"), QDialogButtonBox::AcceptRole);
   start->setDefault(true);
@@ -318,8 +346,10 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
     accept();
   });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-  layout->addWidget(buttons);
+  return buttons;
+}
 
+void TrainingLaunchDialog::connectSettings() {
   auto changed = [this] { updateCommand(); };
   connect(m_preset, &QComboBox::currentTextChanged, this, [this] {
     proposeRunDir();
@@ -343,11 +373,6 @@ TrainingLaunchDialog::TrainingLaunchDialog(const QString& cli, const QString& ru
   for (auto* c :
        {m_transformation, m_features, m_sequence, m_prediction, m_cell, m_glimpse, m_projection})
     connect(c, &QComboBox::currentIndexChanged, this, changed);
-  proposeRunDir();
-  suggestJobGpus();
-  updateCommand();
-  loadPresets();
-  fitToScreen();
 }
 
 void TrainingLaunchDialog::suggestJobGpus() {

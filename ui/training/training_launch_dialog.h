@@ -8,7 +8,9 @@
 #include "run_launcher.h"
 
 class QComboBox;
+class QDialogButtonBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -59,6 +61,20 @@ class TrainingLaunchDialog : public QDialog {
   void suggestJobGpus();
   /// The room the settings' vertical scroll bar takes.
   int scrollBarWidth() const;
+  /// The settings' rows, in the form's order: the preset, the stages, the width and seed.
+  void addModelRows(QFormLayout* form);
+  /// A box per stage (the preset's first), in a grid of two rows.
+  void addStageRow(QFormLayout* form);
+  /// The data, the run's length and evaluations, the device, the skip-ended-rows box.
+  void addTrainingRows(QFormLayout* form);
+  /// The run folder, typed or chosen.
+  void addRunDirRow(QFormLayout* form);
+  /// The command line and the batch script, in tabs under the settings.
+  QTabWidget* buildOutputTabs();
+  /// Cancel and Start (refused while nothing in the data is usable).
+  QDialogButtonBox* buildButtons();
+  /// Every setting updates the command line as it changes.
+  void connectSettings();
 
   QString m_cli;
   QString m_runsRoot;

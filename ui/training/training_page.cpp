@@ -149,6 +149,30 @@ void TrainingPage::buildLayout() {
   auto* left = new QWidget(leftScroll);
   auto* ll = new QVBoxLayout(left);
   ll->setContentsMargins(0, 0, 0, 0);
+  ll->addLayout(buildRunButtons(left));
+  addRunTables(left, ll);
+
+  auto* metricsBox = new QGroupBox(tr("Curves"), left);
+  auto* grid = new QGridLayout(metricsBox);
+  grid->setContentsMargins(6, 4, 6, 4);
+  grid->setVerticalSpacing(1);
+  addCurveControls(metricsBox, grid, addMetricChoices(metricsBox, grid));
+  ll->addWidget(metricsBox);
+
+  ll->addStretch(1);
+  leftScroll->setWidget(left);
+  leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
+                              leftScroll->verticalScrollBar()->sizeHint().width());
+  split->addWidget(leftScroll);
+
+  split->addWidget(buildRightPane(split));
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({420, 900});
+  connectRightPane();
+}
+
+QGridLayout* TrainingPage::buildRunButtons(QWidget* left) {
   auto* buttons = new QGridLayout;  // two rows: the runs column stays narrow
   auto* add = new QPushButton(tr("&New run..."), left);
   add->setToolTip(tr("Launch foveal-cli train"));
@@ -171,7 +195,6 @@ void TrainingPage::buildLayout() {
          "MMOCR...): its logs and complete checkpoints are mirrored here"));
   buttons->addWidget(remote, 1, 2);
   connect(remote, &QPushButton::clicked, this, &TrainingPage::addRemoteFolderDialog);
-  ll->addLayout(buttons);
   connect(add, &QPushButton::clicked, this, &TrainingPage::newRun);
   connect(open, &QPushButton::clicked, this, [this] {
     const QString dir =
@@ -181,7 +204,10 @@ void TrainingPage::buildLayout() {
   connect(remove, &QPushButton::clicked, this, [this] { removeRun(currentRun()); });
   connect(m_stop, &QPushButton::clicked, this, [this] { stopRun(currentRun()); });
   connect(m_resume, &QPushButton::clicked, this, [this] { resumeRun(currentRun()); });
+  return buttons;
+}
 
+void TrainingPage::addRunTables(QWidget* left, QVBoxLayout* ll) {
   m_view = new QTableView(left);
   m_view->setModel(m_runs);
   m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -218,11 +244,9 @@ void TrainingPage::buildLayout() {
   m_detail->setWordWrap(true);
   m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
   ll->addWidget(m_detail);
+}
 
-  auto* metricsBox = new QGroupBox(tr("Curves"), left);
-  auto* grid = new QGridLayout(metricsBox);
-  grid->setContentsMargins(6, 4, 6, 4);
-  grid->setVerticalSpacing(1);
+int TrainingPage::addMetricChoices(QGroupBox* metricsBox, QGridLayout* grid) {
   m_plot = new MetricsPlot;  // parented by the splitter below
   QStringList chosen = kMetrics.value();
   if (chosen.isEmpty()) chosen = m_plot->metrics();
@@ -252,6 +276,10 @@ void TrainingPage::buildLayout() {
   m_moreCurves->setMenu(new QMenu(m_moreCurves));
   grid->addWidget(m_moreCurves, i / kMetricColumns, i % kMetricColumns, Qt::AlignLeft);
   ++i;
+  return i;
+}
+
+void TrainingPage::addCurveControls(QGroupBox* metricsBox, QGridLayout* grid, int i) {
   auto* options = new QHBoxLayout;
   options->addWidget(new QLabel(tr("Smoothing"), metricsBox));
   m_smoothing = new QSlider(Qt::Horizontal, metricsBox);
@@ -314,14 +342,9 @@ void TrainingPage::buildLayout() {
     m_plot->setLogScale(on);
     kLogScale.set(on);
   });
-  ll->addWidget(metricsBox);
+}
 
-  ll->addStretch(1);
-  leftScroll->setWidget(left);
-  leftScroll->setMinimumWidth(left->minimumSizeHint().width() +
-                              leftScroll->verticalScrollBar()->sizeHint().width());
-  split->addWidget(leftScroll);
-
+QSplitter* TrainingPage::buildRightPane(QSplitter* split) {
   // Right: the curves over the evaluation and the process output.
   auto* right = new QSplitter(Qt::Vertical, split);
   right->addWidget(m_plot);
@@ -345,10 +368,10 @@ void TrainingPage::buildLayout() {
   right->addWidget(tabs);
   right->setStretchFactor(0, 2);
   right->setStretchFactor(1, 1);
-  split->addWidget(right);
-  split->setStretchFactor(0, 0);
-  split->setStretchFactor(1, 1);
-  split->setSizes({420, 900});
+  return right;
+}
+
+void TrainingPage::connectRightPane() {
   connect(m_eval, &EvaluationPanel::failed, this, &TrainingPage::failed);
   connect(m_eval, &EvaluationPanel::failureChosen, this, &TrainingPage::failureChosen);
   connect(m_filmstrip, &ProbeFilmstrip::failed, this, &TrainingPage::failed);

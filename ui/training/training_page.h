@@ -20,13 +20,17 @@ class QAction;
 class QCheckBox;
 class QComboBox;
 class QFileSystemWatcher;
+class QGridLayout;
+class QGroupBox;
 class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 class QSlider;
+class QSplitter;
 class QTableView;
 class QTabWidget;
 class QToolButton;
+class QVBoxLayout;
 
 namespace foveal::ui {
 
@@ -123,6 +127,15 @@ class TrainingPage : public QWidget, public Page {
   /// When run `row` started (Unix seconds; NaN unknown): its config.json's time.
   double runStartedAt(int row) const;
   void buildLayout();
+  /// The layout's sections: the run buttons; the runs and their differing settings, with the
+  /// selected run's details; the metric check boxes and "More" (returns the cells they fill);
+  /// the curves' options under them; the curves over the bottom tabs, and their connections.
+  QGridLayout* buildRunButtons(QWidget* left);
+  void addRunTables(QWidget* left, QVBoxLayout* ll);
+  int addMetricChoices(QGroupBox* metricsBox, QGridLayout* grid);
+  void addCurveControls(QGroupBox* metricsBox, QGridLayout* grid, int i);
+  QSplitter* buildRightPane(QSplitter* split);
+  void connectRightPane();
   void scheduleRefresh();
   void updatePlotRuns();
   void updateWatchedPaths();

@@ -92,6 +92,112 @@ GreyImage toGrey(const cv::Mat& m) {
   return g;
 }
 
+// Curved baseline: a vertical sine displacement along x, of the mask and the glyphs alike.
+void curveBaseline(SampleRng& rng, cv::Mat& mask, std::vector<cv::Mat>& glyphs) {
+  const int W = mask.cols, H = mask.rows;
+  const double amp = rng.uniform(0.04, 0.12) * kRenderHeight;
+  const double periods = rng.uniform(0.3, 1.0), phase = rng.uniform(0, 6.283185307179586);
+  cv::Mat mx(H, W, CV_32F), my(H, W, CV_32F);
+  for (int y = 0; y < H; ++y)
+    for (int x = 0; x < W; ++x) {
+      mx.at<float>(y, x) = static_cast<float>(x);
+      my.at<float>(y, x) =
+          static_cast<float>(y + amp * std::sin(6.283185307179586 * periods * x / W + phase));
+    }
+  cv::remap(mask, mask, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+  for (auto& g : glyphs)
+    cv::remap(g, g, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+}
+
+// Perspective: each corner of the text box moved independently, plus a small rotation.
+void tiltPerspective(SampleRng& rng, cv::Mat& mask, std::vector<cv::Mat>& glyphs) {
+  const int W = mask.cols, H = mask.rows;
+  const double j = 0.12 * kRenderHeight, rot = rng.uniform(-4, 4) * M_PI / 180;
+  std::vector<cv::Point2f> src = {{0, 0}, {float(W), 0}, {float(W), float(H)}, {0, float(H)}};
+  std::vector<cv::Point2f> dst;
+  const double cx = W / 2.0, cy = H / 2.0;
+  for (const auto& p : src) {
+    const double x = p.x - cx + rng.uniform(-j, j), y = p.y - cy + rng.uniform(-j, j);
+    dst.emplace_back(static_cast<float>(cx + x * std::cos(rot) - y * std::sin(rot)),
+                     static_cast<float>(cy + x * std::sin(rot) + y * std::cos(rot)));
+  }
+  const cv::Mat P = cv::getPerspectiveTransform(src, dst);
+  cv::warpPerspective(mask, mask, P, mask.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
+                      cv::Scalar(0));
+  for (auto& g : glyphs)
+    cv::warpPerspective(g, g, P, g.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+}
+
+// The mask's ink with a random margin, within the mask.
+cv::Rect inkCrop(SampleRng& rng, const cv::Mat& mask) {
+  const int W = mask.cols, H = mask.rows;
+  cv::Rect box = cv::boundingRect(mask > 24);
+  if (box.area() == 0) box = cv::Rect(0, 0, W, H);
+  const int mx0 = static_cast<int>(rng.uniform(0.05, 0.3) * box.height);
+  const int my0 = static_cast<int>(rng.uniform(0.05, 0.2) * box.height);
+  box.x -= mx0;
+  box.width += mx0 + static_cast<int>(rng.uniform(0.05, 0.3) * box.height);
+  box.y -= my0;
+  box.height += my0 + static_cast<int>(rng.uniform(0.05, 0.2) * box.height);
+  box &= cv::Rect(0, 0, W, H);
+  return box;
+}
+
+// Each glyph's box in the output: its ink through the same crop and scaling as the word.
+std::vector<Box> glyphBoxes(const std::vector<cv::Mat>& glyphs, const cv::Rect& box, int outW) {
+  std::vector<Box> boxes;
+  for (const auto& g : glyphs) {
+    cv::Mat small;
+    cv::resize(g(box), small, cv::Size(outW, kOutputHeight), 0, 0, cv::INTER_AREA);
+    const cv::Rect r = cv::boundingRect(small > 0);
+    if (r.area() > 0) {
+      boxes.push_back({double(r.x), double(r.y), double(r.width), double(r.height)});
+    } else {  // no ink of its own: an empty box where the previous character ends
+      const double x = boxes.empty() ? 0.0 : boxes.back().x + boxes.back().w;
+      boxes.push_back({x, 0, 0, double(kOutputHeight)});
+    }
+  }
+  return boxes;
+}
+
+// Colours: background and ink greys at a random contrast, either polarity, over the ink
+// `text` (0..1).
+cv::Mat colourise(SampleRng& rng, const cv::Mat& text) {
+  const double contrast = rng.uniform(0.25, 0.9);
+  const double bg = rng.uniform(0, 1 - contrast);
+  double lo = bg, hi = bg + contrast;
+  if (rng.uniform() < 0.5) std::swap(lo, hi);  // lo: background, hi: ink
+  // Background: a gradient plus a low-frequency texture.
+  cv::Mat coarse(2 + static_cast<int>(rng.below(3)), 3 + static_cast<int>(rng.below(6)), CV_32F);
+  for (int y = 0; y < coarse.rows; ++y)
+    for (int x = 0; x < coarse.cols; ++x)
+      coarse.at<float>(y, x) = static_cast<float>(rng.uniform(-0.12, 0.12));
+  cv::Mat texture;
+  cv::resize(coarse, texture, text.size(), 0, 0, cv::INTER_CUBIC);
+  const double gx = rng.uniform(-0.15, 0.15), gy = rng.uniform(-0.1, 0.1);
+  cv::Mat out(text.size(), CV_32F);
+  for (int y = 0; y < out.rows; ++y)
+    for (int x = 0; x < out.cols; ++x) {
+      const double b = lo + texture.at<float>(y, x) + gx * (x / double(out.cols) - 0.5) +
+                       gy * (y / double(out.rows) - 0.5);
+      const double m = text.at<float>(y, x);
+      out.at<float>(y, x) = static_cast<float>(b * (1 - m) + hi * m);
+    }
+  return out;
+}
+
+// Blur (most words) and sensor noise.
+void blurAndNoise(SampleRng& rng, cv::Mat& out) {
+  if (rng.uniform() < 0.7) {
+    const double sigma = rng.uniform(0.3, 1.3);
+    cv::GaussianBlur(out, out, cv::Size(0, 0), sigma);
+  }
+  const double noise = rng.uniform(0, 0.06);
+  for (int y = 0; y < out.rows; ++y)
+    for (int x = 0; x < out.cols; ++x)
+      out.at<float>(y, x) += static_cast<float>(noise * rng.normal());
+}
+
 class SyntheticWordsDataset : public Dataset {
  public:
   SyntheticWordsDataset(const WordSpec& spec, std::vector<std::string> words,
@@ -150,101 +256,24 @@ class SyntheticWordsDataset : public Dataset {
       throw Error(entryName(i) + ": cannot render \"" + s.label + "\" with " + font + " (" +
                   e.what() + ")");
     }
-    const int W = mask.cols, H = mask.rows;
 
     // Curved baseline: a vertical sine displacement along x (half the words).
-    if (rng.uniform() < 0.5) {
-      const double amp = rng.uniform(0.04, 0.12) * kRenderHeight;
-      const double periods = rng.uniform(0.3, 1.0), phase = rng.uniform(0, 6.283185307179586);
-      cv::Mat mx(H, W, CV_32F), my(H, W, CV_32F);
-      for (int y = 0; y < H; ++y)
-        for (int x = 0; x < W; ++x) {
-          mx.at<float>(y, x) = static_cast<float>(x);
-          my.at<float>(y, x) =
-              static_cast<float>(y + amp * std::sin(6.283185307179586 * periods * x / W + phase));
-        }
-      cv::remap(mask, mask, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
-      for (auto& g : glyphs)
-        cv::remap(g, g, mx, my, cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
-    }
-
+    if (rng.uniform() < 0.5) curveBaseline(rng, mask, glyphs);
     // Perspective: move each corner of the text box independently, plus a small rotation.
-    const double j = 0.12 * kRenderHeight, rot = rng.uniform(-4, 4) * M_PI / 180;
-    std::vector<cv::Point2f> src = {{0, 0}, {float(W), 0}, {float(W), float(H)}, {0, float(H)}};
-    std::vector<cv::Point2f> dst;
-    const double cx = W / 2.0, cy = H / 2.0;
-    for (const auto& p : src) {
-      const double x = p.x - cx + rng.uniform(-j, j), y = p.y - cy + rng.uniform(-j, j);
-      dst.emplace_back(static_cast<float>(cx + x * std::cos(rot) - y * std::sin(rot)),
-                       static_cast<float>(cy + x * std::sin(rot) + y * std::cos(rot)));
-    }
-    const cv::Mat P = cv::getPerspectiveTransform(src, dst);
-    cv::warpPerspective(mask, mask, P, mask.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT,
-                        cv::Scalar(0));
-    for (auto& g : glyphs)
-      cv::warpPerspective(g, g, P, g.size(), cv::INTER_LINEAR, cv::BORDER_CONSTANT, cv::Scalar(0));
+    tiltPerspective(rng, mask, glyphs);
 
     // Crop to the ink with a random margin, then scale to the output height.
-    cv::Rect box = cv::boundingRect(mask > 24);
-    if (box.area() == 0) box = cv::Rect(0, 0, W, H);
-    const int mx0 = static_cast<int>(rng.uniform(0.05, 0.3) * box.height);
-    const int my0 = static_cast<int>(rng.uniform(0.05, 0.2) * box.height);
-    box.x -= mx0;
-    box.width += mx0 + static_cast<int>(rng.uniform(0.05, 0.3) * box.height);
-    box.y -= my0;
-    box.height += my0 + static_cast<int>(rng.uniform(0.05, 0.2) * box.height);
-    box &= cv::Rect(0, 0, W, H);
+    const cv::Rect box = inkCrop(rng, mask);
     cv::Mat text;
     const int outW =
         std::max(8, static_cast<int>(std::lround(double(box.width) * kOutputHeight / box.height)));
     cv::resize(mask(box), text, cv::Size(outW, kOutputHeight), 0, 0, cv::INTER_AREA);
     if (inkOut) *inkOut = toGrey(text);
-    if (boxes) {
-      boxes->clear();
-      for (const auto& g : glyphs) {
-        cv::Mat small;
-        cv::resize(g(box), small, cv::Size(outW, kOutputHeight), 0, 0, cv::INTER_AREA);
-        const cv::Rect r = cv::boundingRect(small > 0);
-        if (r.area() > 0) {
-          boxes->push_back({double(r.x), double(r.y), double(r.width), double(r.height)});
-        } else {  // no ink of its own: an empty box where the previous character ends
-          const double x = boxes->empty() ? 0.0 : boxes->back().x + boxes->back().w;
-          boxes->push_back({x, 0, 0, double(kOutputHeight)});
-        }
-      }
-    }
+    if (boxes) *boxes = glyphBoxes(glyphs, box, outW);
     text.convertTo(text, CV_32F, 1.0 / 255);
 
-    // Colours: background and ink greys at a random contrast, either polarity.
-    const double contrast = rng.uniform(0.25, 0.9);
-    const double bg = rng.uniform(0, 1 - contrast);
-    double lo = bg, hi = bg + contrast;
-    if (rng.uniform() < 0.5) std::swap(lo, hi);  // lo: background, hi: ink
-    // Background: a gradient plus a low-frequency texture.
-    cv::Mat coarse(2 + static_cast<int>(rng.below(3)), 3 + static_cast<int>(rng.below(6)), CV_32F);
-    for (int y = 0; y < coarse.rows; ++y)
-      for (int x = 0; x < coarse.cols; ++x)
-        coarse.at<float>(y, x) = static_cast<float>(rng.uniform(-0.12, 0.12));
-    cv::Mat texture;
-    cv::resize(coarse, texture, text.size(), 0, 0, cv::INTER_CUBIC);
-    const double gx = rng.uniform(-0.15, 0.15), gy = rng.uniform(-0.1, 0.1);
-    cv::Mat out(text.size(), CV_32F);
-    for (int y = 0; y < out.rows; ++y)
-      for (int x = 0; x < out.cols; ++x) {
-        const double b = lo + texture.at<float>(y, x) + gx * (x / double(out.cols) - 0.5) +
-                         gy * (y / double(out.rows) - 0.5);
-        const double m = text.at<float>(y, x);
-        out.at<float>(y, x) = static_cast<float>(b * (1 - m) + hi * m);
-      }
-    // Blur (most words) and sensor noise.
-    if (rng.uniform() < 0.7) {
-      const double sigma = rng.uniform(0.3, 1.3);
-      cv::GaussianBlur(out, out, cv::Size(0, 0), sigma);
-    }
-    const double noise = rng.uniform(0, 0.06);
-    for (int y = 0; y < out.rows; ++y)
-      for (int x = 0; x < out.cols; ++x)
-        out.at<float>(y, x) += static_cast<float>(noise * rng.normal());
+    cv::Mat out = colourise(rng, text);
+    blurAndNoise(rng, out);
     cv::Mat bytes;
     out.convertTo(bytes, CV_8U, 255.0);  // saturates to [0, 255]
     s.image = toGrey(bytes);
