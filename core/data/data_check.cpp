@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "data/size_range.h"
 #include "model/geometry.h"
 #include "model/stages/stage_registry.h"
 
@@ -145,13 +146,7 @@ void checkLabel(const Dataset& ds, const LabelLimits& limits, size_t i, const st
 
 // One worker's counts and examples added to the totals.
 void addCheck(DataCheck& total, Examples& examples, const DataCheck& r, const Examples& ex) {
-  if (r.maxW > 0) {
-    const bool had = total.maxW > 0;
-    total.minW = had ? std::min(total.minW, r.minW) : r.minW;
-    total.minH = had ? std::min(total.minH, r.minH) : r.minH;
-    total.maxW = std::max(total.maxW, r.maxW);
-    total.maxH = std::max(total.maxH, r.maxH);
-  }
+  mergeImageSizes(total, r);
   total.entries += r.entries;
   total.usable += r.usable;
   total.outsideCharset += r.outsideCharset;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "base/error.h"
+#include "data/size_range.h"
 
 namespace foveal::core::data {
 
@@ -59,14 +60,7 @@ DatasetReport inspectDataset(const Dataset& ds, const Charset* charset, size_t l
       ++r.readable;
     }
     std::lock_guard<std::mutex> lock(mutex);
-    const bool hadSize = total.maxW > 0;
-    const bool hasSize = r.maxW > 0;
-    if (hasSize) {
-      total.minW = hadSize ? std::min(total.minW, r.minW) : r.minW;
-      total.minH = hadSize ? std::min(total.minH, r.minH) : r.minH;
-      total.maxW = std::max(total.maxW, r.maxW);
-      total.maxH = std::max(total.maxH, r.maxH);
-    }
+    mergeImageSizes(total, r);
     total.readable += r.readable;
     total.unreadable += r.unreadable;
     total.emptyLabels += r.emptyLabels;
