@@ -345,6 +345,24 @@ class TestDoubtMarks : public QObject {
     QTest::qWait(300);
     QVERIFY(w.grab().save(dir + "/errors-doubt.png"));
   }
+
+  // Issue 64's look at an EasyOCR reading in the Inspector (its patch strip): the fixture's
+  // english_g2-shaped recogniser on a 260x64 line.
+  void easyocrScreenshot() {
+    if (!qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) QSKIP("FOVEAL_SCREENSHOT_DIR not set");
+    const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR");
+    const QString data = QStringLiteral(FOVEAL_SOURCE_DIR "/tests/data/easyocr/");
+    ui::MainWindow w;
+    w.setConfirmClose(false);
+    w.resize(1366, 768);
+    w.show();
+    QVERIFY(w.openModel(data + "english_g2.pth"));
+    QVERIFY(w.openImage(data + "img02_260x64.png"));
+    QTRY_VERIFY_WITH_TIMEOUT(w.models()->loadingCount() == 0 && w.trace() && !w.isTracing(), 60000);
+    w.setStep(1);
+    QTest::qWait(300);
+    QVERIFY(w.grab().save(dir + "/inspector-easyocr.png"));
+  }
 };
 
 QTEST_MAIN(TestDoubtMarks)

@@ -1432,7 +1432,8 @@ class TestMainWindow : public QObject {
 
   // Issue 64: a CTC step's map lights every repeat of its letter; the heat strip outlines the
   // columns that emitted the step, so its own place shows first. Small patches (PARSeq's 20x10
-  // cell fields) are enlarged in the strip by a whole factor; 32-row ones stay as they are.
+  // cell fields) are enlarged in the strip by a whole factor, tall ones (EasyOCR's 64-row crops)
+  // shrunk to the strip's 32 rows; 32-row ones stay as they are.
   void heatStripOutlinesTheEmittingColumns() {
     auto trace = syntheticTrace(6);
     ui::TraceView view;
@@ -1470,6 +1471,9 @@ class TestMainWindow : public QObject {
     QImage digit(24, 32, QImage::Format_Grayscale8);
     digit.fill(90);
     QCOMPARE(ui::PatchStrip::shownPatch(digit).size(), QSize(24, 32));
+    QImage crop(60, 64, QImage::Format_Grayscale8);  // EasyOCR's 64-row crops
+    crop.fill(90);
+    QCOMPARE(ui::PatchStrip::shownPatch(crop).size(), QSize(30, 32));
   }
 
   // The overlays are the registry's painters: the inspector shows one toggle per painter, with

@@ -18,10 +18,13 @@ constexpr int kGap = 4;
 }  // namespace
 
 QImage PatchStrip::shownPatch(const QImage& patch) {
-  // A patch far smaller than the strip's 32 rows (PARSeq's 20x10 cell fields) is enlarged by a
-  // whole factor, pixels kept square and sharp; the 32-row patches of the digit models stay as
-  // they are.
-  if (patch.isNull() || patch.height() >= 24) return patch;
+  // The strip has 32 rows of patch (at its scale) above the tokens. A patch far smaller (PARSeq's
+  // 20x10 cell fields) is enlarged by a whole factor, pixels kept square and sharp; a taller one
+  // (EasyOCR's 64-row crops, which ran under the tokens) is shrunk to 32 rows; the 32-row patches
+  // of the digit models stay as they are.
+  if (patch.isNull()) return patch;
+  if (patch.height() > 32) return patch.scaledToHeight(32, Qt::SmoothTransformation);
+  if (patch.height() >= 24) return patch;
   const int factor = std::max(1, 32 / patch.height());
   return patch.scaled(patch.size() * factor, Qt::KeepAspectRatio, Qt::FastTransformation);
 }

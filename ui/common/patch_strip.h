@@ -44,7 +44,7 @@ class PatchStrip : public QWidget {
   QImage render(double scale = 2.0) const;
   QSize sizeHint() const override;
   /// A step's patch as the strip draws it: one under 24 rows enlarged by a whole factor towards
-  /// 32 (nearest neighbour), any other as it is.
+  /// 32 (nearest neighbour), one over 32 rows shrunk to 32, any other as it is.
   static QImage shownPatch(const QImage& patch);
   /// As wide as every step: inside a scroll area the strip scrolls instead of squeezing.
   QSize minimumSizeHint() const override { return sizeHint(); }
