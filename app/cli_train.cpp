@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/heap_tuning.h"
 #include "cli_args.h"
@@ -355,10 +356,11 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
   if (a.has("json")) {
     std::printf(
         "{\"preset\": \"%s\", \"width\": %g, \"batch\": %d, \"iterations\": %d, \"device\": "
-        "\"%s\", \"bf16\": %s, \"heap\": \"%s\", \"train_images_per_s\": %.2f, "
+        "\"%s\", \"cpu\": \"%s\", \"bf16\": %s, \"heap\": \"%s\", \"train_images_per_s\": %.2f, "
         "\"ms_per_iteration\": %.1f",
         r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(),
-        r.bf16 ? "true" : "false", core::heapSettings().c_str(), r.imagesPerS, r.msPerIteration);
+        core::cpuFeatureSummary().c_str(), r.bf16 ? "true" : "false", core::heapSettings().c_str(),
+        r.imagesPerS, r.msPerIteration);
     if (o.profile > 0) {  // the profile's keys in this object
       const std::string p = r.profile.toJson();
       std::printf(", %s", p.substr(1, p.size() - 2).c_str());
@@ -366,6 +368,7 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
     std::printf("}\n");
     return 0;
   }
+  std::printf("cpu: %s\n", core::cpuFeatureSummary().c_str());
   std::printf(
       "%s, width %g, batch %d on %s%s: %.1f training images/s (%.0f ms a step, %d steps; heap: "
       "%s)\n",

@@ -803,10 +803,11 @@ int cmdBench(const std::vector<std::string>& args) {
   }
   if (!a.has("json"))
     std::printf(
+        "cpu: %s\n"
         "device %s, width %.3g, batch %d; convolutions: %s inference, %s training "
         "(naive: the straightforward fp32 implementation, W x recomputed every step)\n\n"
         "%-22s %12s %12s %14s %14s %16s\n",
-        device.c_str(), opt.width, opt.batch,
+        core::cpuFeatureSummary().c_str(), device.c_str(), opt.width, opt.batch,
         cuda                       ? "cuDNN"
         : core::fastConvolutions() ? "oneDNN prepacked"
                                    : "plain",
@@ -820,13 +821,14 @@ int cmdBench(const std::vector<std::string>& args) {
     const auto& r = results[i];
     if (a.has("json"))
       std::printf(
-          "  {\"name\": \"%s\", \"device\": \"%s\", \"width\": %g, \"threads\": %d, "
+          "  {\"name\": \"%s\", \"cpu\": \"%s\", \"device\": \"%s\", \"width\": %g, \"threads\": "
+          "%d, "
           "\"latency_ms\": %.3f, \"beam_width\": %d, \"beam_latency_ms\": %.3f, "
           "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f, "
           "\"naive_train_images_per_s\": %.1f, \"train_bf16\": %s}%s\n",
-          r.name.c_str(), r.device.c_str(), r.width, r.threads, r.latencyMs, r.beamWidth,
-          r.beamLatencyMs, r.batch, r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS,
-          r.bf16 ? "true" : "false", i + 1 < results.size() ? "," : "");
+          r.name.c_str(), core::cpuFeatureSummary().c_str(), r.device.c_str(), r.width, r.threads,
+          r.latencyMs, r.beamWidth, r.beamLatencyMs, r.batch, r.batchImagesPerS, r.trainImagesPerS,
+          r.trainNaiveImagesPerS, r.bf16 ? "true" : "false", i + 1 < results.size() ? "," : "");
     else
       std::printf("%-22s %12.2f %12.2f %14.1f %14.1f %16.1f\n", r.name.c_str(), r.latencyMs,
                   r.beamLatencyMs, r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS);

@@ -2,6 +2,7 @@
 // What the CPU paths of the backbone use on this machine (Torch-free; defined in backbone.cpp).
 
 #include <cstdint>
+#include <string>
 
 // A function compiled once per instruction set named (e.g. FOVEAL_CPU_CLONES("avx2", "default")),
 // the best the CPU runs picked at load time by an ifunc resolver. Plain code under
@@ -14,6 +15,11 @@
 #endif
 
 namespace foveal::core {
+
+/// The CPU's model name and which of the instruction sets the kernels care about it has (AVX2,
+/// FMA, AVX-512 F/BW/VL/VNNI/BF16, AMX), as the benchmarks print them: "AMD EPYC (has avx2 fma;
+/// lacks avx512f ...)". From /proc/cpuinfo (base/cpu_summary.cpp).
+std::string cpuFeatureSummary();
 
 /// Whether the oneDNN paths of the backbone, and the faster kernels of model/conv_dispatch.h, are
 /// in use in this process (LibTorch built with MKL-DNN and FOVEAL_PLAIN_CONV not set).
