@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/safe_read.h"
+#include "base/utf8.h"
 #include "formats/dtrb_charset_needed.h"
 #include "formats/dtrb_weights.h"
 #include "formats/model_format.h"
@@ -30,24 +31,6 @@ bool startsWith(const std::string& s, const std::string& p) {
 std::string trimRight(std::string s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.pop_back();
   return s;
-}
-
-void appendUtf8(std::string& out, uint32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 // Only a comment may follow a quoted scalar's closing quote (at raw[pos]).
@@ -126,7 +109,7 @@ void appendEscape(const std::string& raw, size_t& i, const std::string& where, s
     const std::string digits = raw.substr(i + 1, static_cast<size_t>(hex));
     if (digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
       throw Error(where + ": bad hex digits '" + digits + "'");
-    appendUtf8(out, static_cast<uint32_t>(std::stoul(digits, nullptr, 16)));
+    appendUtf8(static_cast<char32_t>(std::stoul(digits, nullptr, 16)), out);
     i += static_cast<size_t>(hex);
   }
 }

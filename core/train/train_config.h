@@ -36,7 +36,8 @@ struct TrainConfig {
   /// A copy of the model in the run's history/ folder every N iterations (0: none), for watching
   /// one image's reading form across the run (the GUI's preview slider). At most historyKeep
   /// files are kept: past that, every other one is removed and the spacing doubles, so the
-  /// history always spans the whole run at even spacing (docs/manual/training.md "Checkpoint history").
+  /// history always spans the whole run at even spacing (docs/manual/training.md "Checkpoint
+  /// history").
   int64_t historyInterval = 1000;
   int historyKeep = 24;
   int maxNonFinite = 20;  ///< this many skipped steps in a row stop the run
