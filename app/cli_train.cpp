@@ -16,6 +16,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/heap_tuning.h"
+#include "base/kernel_routes.h"
 #include "cli_args.h"
 #include "cli_model.h"
 #include "cli_runs.h"
@@ -116,7 +117,8 @@ const char* kTrainUsage =
               images/s of full training steps (loader, forward, loss, backward, ADADELTA);
               --profile N lists the N costliest operators with their input shapes (self time
               over every step, through LibTorch's profiler, which slows the steps it times);
-              --skip-ended-rows as train's
+              --skip-ended-rows as train's; prints the CPU's instruction sets and the kernel
+              each layer ran on (its shape, the route, how many times)
 )";
 
 namespace {
@@ -361,6 +363,7 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
         r.preset.c_str(), r.width, r.batch, r.iterations, r.device.c_str(),
         core::cpuFeatureSummary().c_str(), r.bf16 ? "true" : "false", core::heapSettings().c_str(),
         r.imagesPerS, r.msPerIteration);
+    std::printf(", \"routes\": %s", core::routesJson(r.routes).c_str());
     if (o.profile > 0) {  // the profile's keys in this object
       const std::string p = r.profile.toJson();
       std::printf(", %s", p.substr(1, p.size() - 2).c_str());
@@ -374,6 +377,8 @@ int runTrainBenchCommand(const std::vector<std::string>& args) {
       "%s)\n",
       r.preset.c_str(), r.width, r.batch, r.device.c_str(), r.bf16 ? ", bf16" : "", r.imagesPerS,
       r.msPerIteration, r.iterations, core::heapSettings().c_str());
+  std::printf("kernel routes (every step, the warm-up included):\n%s",
+              core::formatRoutes(r.routes).c_str());
   if (o.profile > 0)
     std::printf("%s", r.profile
                           .toText("profiled (every step, the warm-up included; the profiler "

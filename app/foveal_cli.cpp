@@ -18,6 +18,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/heap_tuning.h"
+#include "base/kernel_routes.h"
 #include "cli_args.h"
 #include "cli_data.h"
 #include "cli_eval.h"
@@ -121,7 +122,8 @@ commands:
   formats     list the model file formats Foveal opens, their options, and EasyOCR's
               released recognisers (--easyocr NAME)
   bench       --model FILE [--batch N] [--repeats N] [--threads N] [--json] [format options]
-              greedy inference of one model file (any format) at batch 1 and batch N
+              greedy inference of one model file (any format) at batch 1 and batch N, and the
+              kernel each layer ran on
   bench       --model FILE --explain IMAGE [--ig-steps N] [--batch N] [--repeats N] [--one-step]
               [--json]
               integrated gradients (default 32 steps) for one decoding step and for all
@@ -132,7 +134,9 @@ commands:
   bench       [--width W] [--batch N] [--repeats N] [--only NAME,...] [--no-train] [--json]
               [--threads N] [--no-bf16] [--device cpu|cuda|cuda:N] [--beam N]
               inference latency (batch 1; also with a beam search of width N, default 5, 0 skips),
-              batched inference and training images/s for every mechanism on this machine
+              batched inference and training images/s for every mechanism on this machine;
+              the CPU's instruction sets first, then each mechanism's kernel routes (the kernel
+              each layer ran on, with its shape)
 )" + std::string(app::kTrainUsage) +
     app::kRunsUsage + app::kEvalUsage + app::kExplainUsage +
     R"(  data        make-digits | make-words | pack | convert | info | show | glyphs | bench
@@ -754,6 +758,31 @@ int benchKrakenPage(const CliArgs& a) {
   return 0;
 }
 
+// `bench --model FILE`: one model file (a .fvm or a DTRB .pth), greedy inference.
+int benchModelCommand(const CliArgs& a) {
+  const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
+  if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
+  core::refuseEngine(a.value("model"), core::kEngineNothingToImport,
+                     "bench --model times a model file's network; eval --model " +
+                         a.value("model") + " reads with the engine");
+  const auto r = core::benchModelFile(a.value("model"), app::importOptions(a), batch, repeats);
+  if (a.has("json")) {
+    std::printf(
+        "{\"model\": \"%s\", \"cpu\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, "
+        "\"batch\": %d, \"batch_ms\": %.3f, \"routes\": %s}\n",
+        a.value("model").c_str(), core::cpuFeatureSummary().c_str(), r.threads, r.latencyMs,
+        r.batch, r.batchMs, core::routesJson(r.routes).c_str());
+  } else {
+    std::printf(
+        "cpu: %s\n%s\n%s, %d threads: batch 1 %.2f ms, batch %d %.1f ms (%.0f images/s)\n"
+        "kernel routes (one pass at each batch):\n%s",
+        core::cpuFeatureSummary().c_str(), a.value("model").c_str(), r.description.c_str(),
+        r.threads, r.latencyMs, r.batch, r.batchMs, 1000.0 * r.batch / r.batchMs,
+        core::formatRoutes(r.routes).c_str());
+  }
+  return 0;
+}
+
 int cmdBench(const std::vector<std::string>& args) {
   const CliArgs a(
       args,
@@ -763,25 +792,7 @@ int cmdBench(const std::vector<std::string>& args) {
   setComputeThreads(a.intValue("threads", 0));
   if (a.has("explain")) return benchExplain(a);
   if (a.has("kraken-page")) return benchKrakenPage(a);
-  if (a.has("model")) {  // one model file (a .fvm or a DTRB .pth), greedy inference
-    const int batch = a.intValue("batch", 32), repeats = a.intValue("repeats", 20);
-    if (batch < 1 || repeats < 1) throw UsageError("--batch and --repeats must be positive");
-    core::refuseEngine(a.value("model"), core::kEngineNothingToImport,
-                       "bench --model times a model file's network; eval --model " +
-                           a.value("model") + " reads with the engine");
-    const auto r = core::benchModelFile(a.value("model"), app::importOptions(a), batch, repeats);
-    if (a.has("json")) {
-      std::printf(
-          "{\"model\": \"%s\", \"threads\": %d, \"batch1_ms\": %.3f, \"batch\": %d, "
-          "\"batch_ms\": %.3f}\n",
-          a.value("model").c_str(), r.threads, r.latencyMs, r.batch, r.batchMs);
-    } else {
-      std::printf("%s\n%s, %d threads: batch 1 %.2f ms, batch %d %.1f ms (%.0f images/s)\n",
-                  a.value("model").c_str(), r.description.c_str(), r.threads, r.latencyMs, r.batch,
-                  r.batchMs, 1000.0 * r.batch / r.batchMs);
-    }
-    return 0;
-  }
+  if (a.has("model")) return benchModelCommand(a);
   core::BenchOptions opt;
   opt.width = a.doubleValue("width", 1.0);
   opt.batch = a.intValue("batch", 32);
@@ -825,16 +836,21 @@ int cmdBench(const std::vector<std::string>& args) {
           "%d, "
           "\"latency_ms\": %.3f, \"beam_width\": %d, \"beam_latency_ms\": %.3f, "
           "\"batch\": %d, \"infer_images_per_s\": %.1f, \"train_images_per_s\": %.1f, "
-          "\"naive_train_images_per_s\": %.1f, \"train_bf16\": %s}%s\n",
+          "\"naive_train_images_per_s\": %.1f, \"train_bf16\": %s, \"routes\": %s}%s\n",
           r.name.c_str(), core::cpuFeatureSummary().c_str(), r.device.c_str(), r.width, r.threads,
           r.latencyMs, r.beamWidth, r.beamLatencyMs, r.batch, r.batchImagesPerS, r.trainImagesPerS,
-          r.trainNaiveImagesPerS, r.bf16 ? "true" : "false", i + 1 < results.size() ? "," : "");
+          r.trainNaiveImagesPerS, r.bf16 ? "true" : "false", core::routesJson(r.routes).c_str(),
+          i + 1 < results.size() ? "," : "");
     else
       std::printf("%-22s %12.2f %12.2f %14.1f %14.1f %16.1f\n", r.name.c_str(), r.latencyMs,
                   r.beamLatencyMs, r.batchImagesPerS, r.trainImagesPerS, r.trainNaiveImagesPerS);
   }
   if (a.has("json")) std::printf("]\n");
   if (results.empty()) throw UsageError("--only matched no mechanism");
+  if (!a.has("json"))
+    for (const auto& r : results)
+      std::printf("\n%s: kernel routes (one pass of each measurement)\n%s", r.name.c_str(),
+                  core::formatRoutes(r.routes).c_str());
   return 0;
 }
 

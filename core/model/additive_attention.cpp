@@ -10,6 +10,7 @@
 
 #include "base/cpu_features.h"
 #include "base/env_switch.h"
+#include "base/kernel_routes.h"
 #include "model/autocast.h"
 #include "model/stages/lstm_math.h"
 
@@ -166,6 +167,16 @@ class ScoresFunction : public torch::autograd::Function<ScoresFunction> {
 
 }  // namespace
 
+namespace {
+// "attention scores over 25 keys of depth 256, batch 32, with gradients" (base/kernel_routes.h).
+std::string scoresLayerName(const torch::Tensor& projected, bool gradients) {
+  if (projected.dim() != 3) return "attention scores";
+  return "attention scores over " + std::to_string(projected.size(1)) + " keys of depth " +
+         std::to_string(projected.size(2)) + ", batch " + std::to_string(projected.size(0)) +
+         (gradients ? ", with gradients" : ", inference");
+}
+}  // namespace
+
 bool plainAttentionScores() {
   static const bool plain = envSwitchSet("FOVEAL_PLAIN_ATTENTION");
   return plain;
@@ -196,9 +207,16 @@ torch::Tensor AdditiveAttentionImpl::scores(const torch::Tensor& projected,
       w.scalar_type() == type && w.is_cpu() && !cpuAutocastEnabled()) {
     const bool record = torch::GradMode::is_enabled() &&
                         (projected.requires_grad() || q.requires_grad() || w.requires_grad());
+    if (routeRecording())
+      noteRoute(scoresLayerName(projected, record),
+                "Foveal's fused tanh scores (one pass, no [B, M, depth] tensor)");
     if (record) return ScoresFunction::apply(projected, q, w);
     return forwardScores(projected.contiguous(), q.contiguous(), w.contiguous());
   }
+  if (routeRecording())
+    noteRoute(scoresLayerName(projected, torch::GradMode::is_enabled()),
+              cpuAutocastEnabled() ? "LibTorch's operators under bf16 autocast"
+                                   : "LibTorch's operators");
   return m_score(torch::tanh(projected + q.unsqueeze(1))).squeeze(-1);  // [B, M]
 }
 

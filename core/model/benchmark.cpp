@@ -31,6 +31,14 @@ double msSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
+// f(), its layers' routes appended to `into` (base/kernel_routes.h).
+template <typename F>
+void noteRoutesOf(std::vector<RouteUse>& into, F&& f) {
+  RouteRecording recording;
+  f();
+  for (auto& r : recordedRoutes()) into.push_back(std::move(r));
+}
+
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
@@ -103,7 +111,8 @@ void Bench::inference(Recognizer& model, const ModelConfig& cfg, BenchResult& r)
   const auto one = input(cfg, 1);
   const auto& img1 = one.first;
   const auto& up1 = one.second;
-  for (int i = 0; i < 3; ++i) model->forward(img1, up1);  // warm-up
+  noteRoutesOf(r.routes, [&] { model->forward(img1, up1); });
+  for (int i = 0; i < 2; ++i) model->forward(img1, up1);  // warm-up
   sync();
   r.latencyMs = timeEach(m_opt.repeats, [&] { model->forward(img1, up1); });
   if (m_opt.beamWidth >= 2 && !cfg.isCtc()) {
@@ -119,7 +128,7 @@ void Bench::inference(Recognizer& model, const ModelConfig& cfg, BenchResult& r)
   const auto batch = input(cfg, m_opt.batch);
   const auto& imgB = batch.first;
   const auto& upB = batch.second;
-  model->forward(imgB, upB);
+  noteRoutesOf(r.routes, [&] { model->forward(imgB, upB); });
   sync();
   const auto t0 = Clock::now();
   for (int i = 0; i < m_opt.batchRepeats; ++i) model->forward(imgB, upB);
@@ -157,7 +166,10 @@ void Bench::training(Recognizer& model, const ModelConfig& cfg, BenchResult& r) 
     loss.total.backward();
   };
   auto imagesPerS = [&](bool naive) {
-    step(naive);  // warm-up (and cuDNN's autotuning)
+    if (naive)
+      step(naive);  // warm-up (and cuDNN's autotuning)
+    else
+      noteRoutesOf(r.routes, [&] { step(naive); });
     sync();
     const auto t0 = Clock::now();
     for (int i = 0; i < m_opt.batchRepeats; ++i) step(naive);
@@ -206,7 +218,8 @@ ModelBenchResult benchModelFile(const std::string& path, const ImportOptions& op
     const auto image = torch::rand({b, pp.channels(), pp.inputH, pp.inputW}) * 2 - 1;
     const auto up = cfg.needsUpsampled() ? torch::rand({b, 1, pp.inputH, pp.upsampledW()}) * 2 - 1
                                          : torch::Tensor();
-    for (int i = 0; i < 2; ++i) loaded.model->forward(image, up);  // warm-up
+    noteRoutesOf(r.routes, [&] { loaded.model->forward(image, up); });
+    loaded.model->forward(image, up);  // warm-up
     std::vector<double> times;
     for (int i = 0; i < runs; ++i) {
       const auto t0 = Clock::now();

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/kernel_routes.h"
 #include "formats/model_format.h"
 #include "model/model_config.h"
 
@@ -25,6 +26,9 @@ struct BenchResult {
   double beamLatencyMs = 0;  ///< median batch-1 inference with beam search (0: not measured)
   int beamWidth = 0;
   std::string device;  ///< "cpu", "cuda:0"
+  /// The kernel each layer ran on (base/kernel_routes.h), noted over one pass of each measurement
+  /// (batch 1, the batch, a training step), each pass's layers with their shapes.
+  std::vector<RouteUse> routes;
 };
 
 struct BenchOptions {
@@ -61,6 +65,7 @@ struct ModelBenchResult {
   double batchMs = 0;    ///< median at `batch`
   int batch = 0;
   int threads = 0;
+  std::vector<RouteUse> routes;  ///< over one pass at batch 1 and one at `batch`
 };
 ModelBenchResult benchModelFile(const std::string& path, const ImportOptions& options, int batch,
                                 int repeats);

@@ -18,6 +18,7 @@
 
 #include "base/cpu_features.h"
 #include "base/env_switch.h"
+#include "base/kernel_routes.h"
 #include "model/autocast.h"
 #include "model/winograd.h"
 
@@ -1116,6 +1117,23 @@ torch::Tensor directForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
   return DirectConvFunction::apply(x, weight.defined() ? weight : conv.weight, b, padding->at(0),
                                    padding->at(1), fuse);
 }
+
+// "conv 3x3 256->256 s1 on 8x25, batch 32, with gradients": the layer a route is noted for
+// (base/kernel_routes.h). Only called while routes are recorded.
+std::string convLayerName(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  auto str = [](int64_t v) { return std::to_string(v); };
+  std::string name = "conv " + str(o.kernel_size()->at(0)) + "x" + str(o.kernel_size()->at(1)) +
+                     " " + str(o.in_channels()) + "->" + str(o.out_channels()) + " s" +
+                     str(o.stride()->at(0));
+  if (o.stride()->at(1) != o.stride()->at(0)) name += "x" + str(o.stride()->at(1));
+  if (x.dim() == 4) name += " on " + str(x.size(2)) + "x" + str(x.size(3)) + ", batch " + str(x.size(0));
+  return name + (torch::GradMode::is_enabled() ? ", with gradients" : ", inference");
+}
+
+void noteConvRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, const char* route) {
+  if (routeRecording()) noteRoute(convLayerName(conv, x), route);
+}
 }  // namespace
 
 bool winogradAllowed() {
@@ -1160,6 +1178,25 @@ ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   return ConvRoute::Library;
 }
 
+const char* convRouteName(ConvRoute route) {
+  switch (route) {
+    case ConvRoute::Direct:
+      return "Foveal's direct kernel";
+    case ConvRoute::Winograd:
+      return "Foveal's Winograd F(4x4,3x3) forward and input gradient, F(3x3,4x4) weight gradient";
+    case ConvRoute::OneChannel:
+      return "thnn_conv2d (im2col + GEMM)";
+    case ConvRoute::WinogradWeights:
+      return "LibTorch's convolution (oneDNN) forward and input gradient, Foveal's Winograd "
+             "weight gradient";
+    case ConvRoute::Columns:
+      return "Foveal's im2col matrix products";
+    case ConvRoute::Library:
+      break;
+  }
+  return "LibTorch's convolution (oneDNN)";
+}
+
 // conv(x) with the given weight and bias (undefined: none) in place of the module's, through the
 // kernels convRoute picks; plainConvolution(conv, x) holds.
 torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
@@ -1171,7 +1208,9 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
   };
   const std::vector<int64_t> kernel{o.kernel_size()->at(0), o.kernel_size()->at(1)},
       stride{o.stride()->at(0), o.stride()->at(1)}, pad{padding->at(0), padding->at(1)};
-  switch (convRoute(conv, x)) {
+  const ConvRoute route = convRoute(conv, x);
+  if (routeRecording()) noteConvRoute(conv, x, convRouteName(route));
+  switch (route) {
     case ConvRoute::Direct:
       return DirectConvFunction::apply(x, weight, orEmpty(bias), padding->at(0), padding->at(1),
                                        false);
@@ -1191,7 +1230,15 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
 }  // namespace
 
 torch::Tensor convForward(torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
-  if (!plainConvolution(conv, x)) return conv.forward(x);
+  if (!plainConvolution(conv, x)) {
+    if (routeRecording())
+      noteConvRoute(conv, x,
+                    cpuAutocastEnabled() && x.is_cpu()
+                        ? "LibTorch's convolution (oneDNN), bf16 under autocast"
+                    : !x.is_cpu() ? "LibTorch's convolution on the device"
+                                  : "LibTorch's convolution (module forward)");
+    return conv.forward(x);
+  }
   return convWith(conv, x, conv.weight, conv.options.bias() ? conv.bias : torch::Tensor());
 }
 
@@ -1270,6 +1317,7 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
       // Conv(1 channel) -> ReLU -> 2x2 max pool, the first layer of the VGGs and localisers.
       if (i + 2 < n && directConvolution(*c, y) && seq.ptr(i + 1)->as<torch::nn::ReLUImpl>() &&
           isPool2x2(*seq.ptr(i + 2))) {
+        noteConvRoute(*c, y, "Foveal's direct kernel, ReLU and 2x2 max pool fused");
         y = directForward(*c, y, true);
         i += 2;
       } else if (auto* bn = i + 3 < n ? seq.ptr(i + 1)->as<torch::nn::BatchNorm2dImpl>() : nullptr;
@@ -1278,6 +1326,7 @@ torch::Tensor sequentialForward(torch::nn::SequentialImpl& seq, const torch::Ten
         // The same with a batch norm between, folded (the TPS localiser's first layer): its
         // full-size activation, ReLU and pool gradients are never stored.
         const auto [weight, bias] = foldBatchNorm(*c, *bn);
+        noteConvRoute(*c, y, "Foveal's direct kernel, batch norm folded, ReLU and pool fused");
         y = directForward(*c, y, true, weight, bias);
         i += 3;
       } else if (auto* bn =

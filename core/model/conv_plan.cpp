@@ -2,6 +2,7 @@
 
 #include "base/cpu_features.h"
 #include "base/env_switch.h"
+#include "base/kernel_routes.h"
 
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/conv.h>
@@ -124,7 +125,16 @@ struct Compiled {
   memory input;       // the caller's NCHW image (handle set per run)
   memory output;      // the last value, in the primitive's layout
   Dims outDims;
+  // (layer, route) of each convolution and pool, noted at every run while routes are recorded
+  // (base/kernel_routes.h).
+  std::vector<std::pair<std::string, std::string>> routes;
 };
+
+// "conv 3x3 256->256 s1 on 8x25, batch 32, inference plan" from the source dims.
+std::string planLayerName(const std::string& what, const Dims& sd) {
+  return what + " on " + std::to_string(sd[2]) + "x" + std::to_string(sd[3]) + ", batch " +
+         std::to_string(sd[0]) + ", inference plan";
+}
 
 }  // namespace
 
@@ -153,6 +163,16 @@ struct ConvPlan::Impl {
     return win;
   }
 
+  static std::string poolName(const Window& win) {
+    return "max pool " + std::to_string(win.kh) + "x" + std::to_string(win.kw) + " s" +
+           std::to_string(win.strides[0]) + "x" + std::to_string(win.strides[1]);
+  }
+  static std::string convName(const LayerOp& op, const Window& win) {
+    return "conv " + std::to_string(win.kh) + "x" + std::to_string(win.kw) + " " +
+           std::to_string(op.weight.size(1)) + "->" + std::to_string(op.weight.size(0)) + " s" +
+           std::to_string(op.stride[0]);
+  }
+
   // Unpadded windows of a blocked activation: Foveal's loop (BlockedPool); none otherwise.
   std::optional<memory> addBlockedPool(Compiled& c, const LayerOp& op, const memory& src,
                                        const Dims& sd, const Dims& od, const Window& win) {
@@ -178,6 +198,7 @@ struct ConvPlan::Impl {
         });
       };
       c.steps.push_back(std::move(step));
+      c.routes.emplace_back(planLayerName(poolName(win), sd), "Foveal's blocked max pool");
       return dst;
     }
     return std::nullopt;
@@ -191,6 +212,8 @@ struct ConvPlan::Impl {
         engine, src.get_desc(), memory::desc(od, memory::data_type::f32, memory::format_tag::any),
         win.strides, {win.kh, win.kw}, win.padL, win.padR, userScratchpad());
     memory dst(pd.dst_desc(), engine);
+    c.routes.emplace_back(planLayerName(poolName(win), sd),
+                          std::string("oneDNN max pool (") + pd.impl_info_str() + ")");
     c.steps.push_back({dnnl::pooling_forward(pd),
                        {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}},
                        pd.scratchpad_desc(),
@@ -222,12 +245,18 @@ struct ConvPlan::Impl {
     };
     dnnl::convolution_forward::primitive_desc pd = make(dnnl::algorithm::convolution_direct);
     const bool winogradShape = win.kh == 3 && win.kw == 3 && op.stride[0] == 1 && op.stride[1] == 1;
+    bool winograd = false;
     if (winogradShape && winogradAllowed()) {
       try {
         pd = make(dnnl::algorithm::convolution_winograd);
+        winograd = true;
       } catch (const dnnl::error&) {  // not for this shape or CPU: keep the direct one
       }
     }
+    c.routes.emplace_back(planLayerName(convName(op, win), sd),
+                          std::string(winograd ? "oneDNN Winograd (" : "oneDNN direct (") +
+                              pd.impl_info_str() + ")" + (op.relu ? ", ReLU fused" : "") +
+                              (op.residual >= 0 ? ", residual sum fused" : ""));
     memory in = src;
     if (pd.src_desc() != src.get_desc()) {
       in = memory(pd.src_desc(), engine);
@@ -334,6 +363,8 @@ std::optional<torch::Tensor> ConvPlan::run(const torch::Tensor& image) {
   Compiled& c = *slot;
   dnnl::stream stream(m->engine);
   c.input.set_data_handle(x.data_ptr());
+  if (routeRecording())
+    for (const auto& [layer, route] : c.routes) noteRoute(layer, route);
   for (auto& s : c.steps) {
     if (s.plain) {
       stream.wait();  // the primitives before it have written its input

@@ -315,24 +315,28 @@ double ctcConfidence(const std::string& rule, const std::vector<int>& argmax,
   if (rule == "kraken") {
     // kraken gives each character the largest probability of its run of frames (greedy_decoder)
     // and a line none: Foveal's line confidence is their mean (1 for an empty reading).
-    double sum = 0.0, runMax = 0.0;
-    size_t runs = 0;
-    for (size_t i = 0; i < argmax.size() && i < maxima.size(); ++i) {
-      const bool starts = argmax[i] != blank && (i == 0 || argmax[i] != argmax[i - 1]);
-      if (starts) {
-        if (runs > 0) sum += runMax;
-        ++runs;
-        runMax = maxima[i];
-      } else if (argmax[i] != blank) {
-        runMax = std::max(runMax, maxima[i]);
-      }
-    }
-    if (runs == 0) return 1.0;
-    return (sum + runMax) / static_cast<double>(runs);
+    const auto runs = ctcRunMaxima(argmax, maxima, blank);
+    if (runs.empty()) return 1.0;
+    double sum = 0.0;
+    for (const double m : runs) sum += m;
+    return sum / static_cast<double>(runs.size());
   }
   double product = 1.0;
   for (double m : maxima) product *= m;
   return product;
+}
+
+std::vector<double> ctcRunMaxima(const std::vector<int>& argmax, const std::vector<double>& maxima,
+                                 int blank) {
+  std::vector<double> runs;
+  for (size_t i = 0; i < argmax.size() && i < maxima.size(); ++i) {
+    if (argmax[i] == blank) continue;
+    if (i == 0 || argmax[i] != argmax[i - 1])
+      runs.push_back(maxima[i]);  // a character starts
+    else
+      runs.back() = std::max(runs.back(), maxima[i]);
+  }
+  return runs;
 }
 
 }  // namespace foveal::core

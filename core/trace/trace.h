@@ -217,4 +217,12 @@ double attentionConfidence(const Charset& charset, const std::vector<int>& token
 double ctcConfidence(const std::string& rule, const std::vector<int>& argmax,
                      const std::vector<double>& maxima, int blank);
 
+/// A greedy CTC path's characters, each the largest probability of its run of frames (what kraken's
+/// greedy_decoder gives a character), in reading order: a run starts at a column whose argmax is
+/// not `blank` and differs from the column before, and takes the following columns of the same
+/// class up to a blank or another class. The one walk of ctcConfidence's "kraken" rule and of the
+/// lowest character probability that evaluation reports.
+std::vector<double> ctcRunMaxima(const std::vector<int>& argmax, const std::vector<double>& maxima,
+                                 int blank);
+
 }  // namespace foveal::core

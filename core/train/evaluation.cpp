@@ -72,27 +72,12 @@ bool wantsTextScoring(const std::string& charset, const std::string& scoring) {
 namespace {
 
 /// A CTC path's characters, each the largest probability of its run of frames (kraken's
-/// per-character confidence): the lowest of them, NaN for a path of blanks only.
+/// per-character confidence, ctcRunMaxima): the lowest of them, NaN for a path of blanks only.
 double lowestCharacterProbability(const std::vector<int>& argmax, const std::vector<double>& maxima,
                                   int blank) {
-  double lowest = std::numeric_limits<double>::quiet_NaN(), run = 0;
-  bool inRun = false;
-  for (size_t i = 0; i <= argmax.size(); ++i) {
-    const bool starts =
-        i < argmax.size() && argmax[i] != blank && (i == 0 || argmax[i] != argmax[i - 1]);
-    const bool ends = inRun && (i == argmax.size() || argmax[i] == blank || starts);
-    if (ends) {
-      lowest = std::isnan(lowest) ? run : std::min(lowest, run);
-      inRun = false;
-    }
-    if (starts) {
-      inRun = true;
-      run = maxima[i];
-    } else if (inRun) {
-      run = std::max(run, maxima[i]);
-    }
-  }
-  return lowest;
+  const auto runs = ctcRunMaxima(argmax, maxima, blank);
+  if (runs.empty()) return std::numeric_limits<double>::quiet_NaN();
+  return *std::min_element(runs.begin(), runs.end());
 }
 
 /// Per image, as buildTrace computes it (so the inspector and the Errors page agree).

@@ -38,7 +38,12 @@ TrainBenchResult benchTraining(const TrainBenchOptions& o) {
     Trainer trainer(cfg, ro);
     r.device = describeDevice(resolveDevice(o.device));
     OperatorRecorder recorder(o.profile > 0);
-    const TrainResult result = trainer.run();
+    TrainResult result;
+    {
+      RouteRecording routes;
+      result = trainer.run();
+      r.routes = recordedRoutes();
+    }
     r.profile = recorder.finish();
     r.profile.keep(o.profile);
     r.imagesPerS = result.imagesPerS;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/kernel_routes.h"
 #include "train/operator_profile.h"
 
 namespace foveal::core::train {
@@ -34,6 +35,8 @@ struct TrainBenchResult {
   bool bf16 = false;  ///< the step ran in bf16 (CUDA autocast, or the CPU's native bf16)
   /// With options.profile: the costliest operators over every step, the warm-up included.
   OperatorProfile profile;
+  /// The kernel each layer ran on over the run (base/kernel_routes.h), the warm-up included.
+  std::vector<RouteUse> routes;
 };
 
 /// Runs in a temporary run directory that is removed afterwards. Throws Error.

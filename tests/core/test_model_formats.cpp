@@ -505,6 +505,14 @@ class TestModelFormats : public QObject {
     QVERIFY(std::abs(ctcConfidence("easyocr", argmax, maxima, 0) -
                      std::pow(0.8 * 0.5 * 0.6, 2.0 / std::sqrt(3.0))) < 1e-12);
     QCOMPARE(ctcConfidence("easyocr", {0, 0}, {0.9, 0.8}, 0), 0.0);
+    // kraken's: each character the largest probability of its run of frames, their mean; a
+    // repeat after a blank is a new character, a blank ends a run.
+    const std::vector<int> path = {4, 4, 0, 4, 6, 6, 0, 0};
+    const std::vector<double> p = {0.6, 0.7, 0.99, 0.5, 0.3, 0.8, 0.9, 0.9};
+    QCOMPARE(ctcRunMaxima(path, p, 0), (std::vector<double>{0.7, 0.5, 0.8}));
+    QVERIFY(std::abs(ctcConfidence("kraken", path, p, 0) - (0.7 + 0.5 + 0.8) / 3) < 1e-12);
+    QVERIFY(ctcRunMaxima({0, 0}, {0.9, 0.8}, 0).empty());
+    QCOMPARE(ctcConfidence("kraken", {0, 0}, {0.9, 0.8}, 0), 1.0);
   }
 };
 

@@ -9,7 +9,9 @@
 #include <functional>
 #include <map>
 
+#include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/kernel_routes.h"
 #include "formats/checkpoint.h"
 #include "model/additive_attention.h"
 #include "model/conv_dispatch.h"
@@ -635,6 +637,74 @@ class TestStages : public QObject {
     torch::nn::Conv2d wide(torch::nn::Conv2dOptions(8, 16, 3).padding(1));
     auto x2 = torch::randn({2, 8, 8, 8});
     QVERIFY(torch::equal(convForward(*wide, x2), wide->forward(x2)));
+  }
+
+  // The kernel each layer ran on is noted while routes are recorded (issue 68: the benchmarks
+  // print them), with the layer's shape and whether gradients were recorded; nothing is noted
+  // while recording is off.
+  void routesNameTheKernelsTheLayersRan() {
+    if (!fastConvolutions()) QSKIP("built without MKL-DNN (or FOVEAL_PLAIN_CONV is set)");
+    const ThreadCount count(2);
+    torch::manual_seed(5);
+    torch::nn::Conv2d wide(torch::nn::Conv2dOptions(256, 256, 3).padding(1));
+    torch::nn::Conv2d narrow(torch::nn::Conv2dOptions(1, 8, 3).padding(1));
+    const auto x = torch::randn({3, 256, 8, 12}, torch::requires_grad());
+    const auto one = torch::randn({2, 1, 16, 20});
+    convForward(*wide, x);  // not recording
+    QVERIFY(!routeRecording());
+    QVERIFY(recordedRoutes().empty());
+    std::vector<RouteUse> routes;
+    {
+      RouteRecording recording;
+      QVERIFY(routeRecording());
+      convForward(*wide, x);
+      convForward(*wide, x);
+      convForward(*narrow, one);
+      routes = recordedRoutes();
+    }
+    QVERIFY(!routeRecording());
+    QCOMPARE(int(routes.size()), 2);
+    QCOMPARE(QString::fromStdString(routes[0].layer),
+             QString("conv 3x3 256->256 s1 on 8x12, batch 3, with gradients"));
+    QVERIFY2(routes[0].route.find(winogradAllowed() ? "Winograd" : "LibTorch") != std::string::npos,
+             routes[0].route.c_str());
+    QCOMPARE(routes[0].count, int64_t(2));
+    QCOMPARE(QString::fromStdString(routes[1].layer),
+             QString("conv 3x3 1->8 s1 on 16x20, batch 2, with gradients"));
+    QVERIFY2(routes[1].route.find("direct") != std::string::npos, routes[1].route.c_str());
+    const std::string text = formatRoutes(routes);
+    QVERIFY2(text.find("\n  conv 3x3 1->8 s1 on 16x20, batch 2, with gradients: ") !=
+                 std::string::npos,
+             text.c_str());
+    QVERIFY2(text.find(" (x2)\n") != std::string::npos, text.c_str());
+    QCOMPARE(formatRoutes({}), std::string("  (none recorded)\n"));
+    // JSON: quotes and backslashes escaped, counts as numbers.
+    QCOMPARE(routesJson({{"a \"b\"", "c\\d", 3}}),
+             std::string("[{\"layer\": \"a \\\"b\\\"\", \"route\": \"c\\\\d\", \"count\": 3}]"));
+
+    // The inference plan notes its convolutions with oneDNN's implementation, at every run.
+    if (!ConvPlan::available()) return;
+    ResNetFeatures net(ResNetFeaturesOptions().out_channels(64));
+    net->eval();
+    torch::NoGradGuard ng;
+    const auto image = torch::rand({2, 1, 32, 100});
+    net->featureMap(image);  // the plan compiled outside the recording
+    {
+      RouteRecording recording;
+      net->featureMap(image);
+      net->featureMap(image);
+      routes = recordedRoutes();
+    }
+    QVERIFY(!routes.empty());
+    bool planned = false;
+    for (const auto& r : routes) {
+      // Two runs: twice each layer (layers of one shape and route share an entry).
+      QVERIFY2(r.count > 0 && r.count % 2 == 0, (r.layer + ": " + r.route).c_str());
+      if (r.layer.find("inference plan") != std::string::npos &&
+          r.route.rfind("oneDNN ", 0) == 0 && r.route.find('(') != std::string::npos)
+        planned = true;
+    }
+    QVERIFY2(planned, formatRoutes(routes).c_str());
   }
 
   // Wide 3x3 layers (256 channels and more, stride 1, padding 1; on one thread from 64 in and

@@ -130,6 +130,15 @@ KillWait=30
 NodeName=$host NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
+  # Slurm 24.05 and later (Debian 13: 24.11) start the cgroup plugin in slurmd whatever the
+  # proctrack and task plugins, and stop where /sys/fs/cgroup is not mounted (a chroot, a
+  # container): the tests need no cgroups, so they are switched off where Slurm can ("disabled"
+  # is not a value Slurm 22.05 of Debian 12 knows).
+  local slurm_version
+  slurm_version=$(/usr/sbin/slurmd -V 2>/dev/null | awk '{print $2}')
+  if [ "$(printf '%s\n' "$slurm_version" 24.05 | sort -V | head -n1)" = 24.05 ]; then
+    echo "CgroupPlugin=disabled" >"$d/cgroup.conf"
+  fi
   export SLURM_CONF=$d/slurm.conf
   /usr/sbin/slurmctld -D -f "$SLURM_CONF" 2>>"$d/slurmctld.stderr" &
   cluster_pids+=($!)

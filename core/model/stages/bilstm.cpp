@@ -1,5 +1,7 @@
 #include "model/stages/bilstm.h"
 
+#include "base/kernel_routes.h"
+
 #include "model/stages/lstm_autograd.h"
 #include "model/stages/lstm_inference.h"
 #include "model/stages/stage_factories.h"
@@ -32,8 +34,24 @@ void BiLstmImpl::reset() {
 
 torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
   auto run = [](nn::LSTM& lstm, const torch::Tensor& x) {
-    if (auto y = lstmInference(*lstm, x)) return *y;  // batches up to four, no autograd
-    if (auto y = lstmFused(*lstm, x)) return *y;      // the rest, with gradients or without
+    auto note = [&](const char* route) {
+      if (!routeRecording() || x.dim() != 3) return;
+      const auto& o = lstm->options;
+      noteRoute("LSTM " + std::to_string(o.input_size()) + "->" + std::to_string(o.hidden_size()) +
+                    (o.bidirectional() ? " bidirectional" : "") + ", " +
+                    std::to_string(x.size(1)) + " steps, batch " + std::to_string(x.size(0)) +
+                    (torch::GradMode::is_enabled() ? ", with gradients" : ", inference"),
+                route);
+    };
+    if (auto y = lstmInference(*lstm, x)) {  // batches up to four, no autograd
+      note("Foveal's small-batch recurrence (no BLAS)");
+      return *y;
+    }
+    if (auto y = lstmFused(*lstm, x)) {  // the rest, with gradients or without
+      note("Foveal's fused LSTM (one autograd node a direction)");
+      return *y;
+    }
+    note("LibTorch's LSTM");
     return std::get<0>(lstm->forward(x));
   };
   if (!options.projection()) return run(m_lstm, columns);
