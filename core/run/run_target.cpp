@@ -126,6 +126,11 @@ std::string RunTarget::batchScript(const std::vector<std::string>& trainArgs,
   s += "fi\n";
   s += "# c10d's rendezvous: the first node of the job hosts it, on a port derived from the job.\n";
   s += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
+  s += "# ... at the address Slurm reaches that node at (its NodeAddr): the node's name need not\n";
+  s += "# resolve (c10d of LibTorch 2.6 waits for ever on a name that does not).\n";
+  s += "addr=$(scontrol show node \"$MASTER_ADDR\" -o 2>/dev/null | tr ' ' '\\n' | "
+       "sed -n 's/^NodeAddr=//p')\n";
+  s += "if [ -n \"$addr\" ]; then export MASTER_ADDR=$addr; fi\n";
   s += "export MASTER_PORT=$((20000 + SLURM_JOB_ID % 20000))\n";
   s += "# The warning signal (B:) reaches this shell only: pass it on to the trainers, which\n";
   s += "# write a checkpoint and stop, and wait for them. Through scancel, not to srun: srun\n";
