@@ -1,7 +1,8 @@
 #include "base/kernel_routes.h"
 
-#include <cstdio>
 #include <mutex>
+
+#include <nlohmann/json.hpp>
 
 namespace foveal::core {
 
@@ -44,26 +45,9 @@ std::string formatRoutes(const std::vector<RouteUse>& routes) {
   return out;
 }
 
-namespace {
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-}  // namespace
-
 std::string routesJson(const std::vector<RouteUse>& routes) {
+  // Each string quoted and escaped by nlohmann's writer; the spacing of the CLI's other JSON.
+  auto quoted = [](const std::string& s) { return nlohmann::json(s).dump(); };
   std::string out = "[";
   for (size_t i = 0; i < routes.size(); ++i) {
     if (i) out += ", ";

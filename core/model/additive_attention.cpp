@@ -214,9 +214,9 @@ torch::Tensor AdditiveAttentionImpl::scores(const torch::Tensor& projected,
     return forwardScores(projected.contiguous(), q.contiguous(), w.contiguous());
   }
   if (routeRecording())
-    noteRoute(scoresLayerName(projected, torch::GradMode::is_enabled()),
-              cpuAutocastEnabled() ? "LibTorch's operators under bf16 autocast"
-                                   : "LibTorch's operators");
+    noteRoute(
+        scoresLayerName(projected, torch::GradMode::is_enabled()),
+        cpuAutocastEnabled() ? "LibTorch's operators under bf16 autocast" : "LibTorch's operators");
   return m_score(torch::tanh(projected + q.unsqueeze(1))).squeeze(-1);  // [B, M]
 }
 

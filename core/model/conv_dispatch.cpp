@@ -1127,7 +1127,8 @@ std::string convLayerName(const torch::nn::Conv2dImpl& conv, const torch::Tensor
                      " " + str(o.in_channels()) + "->" + str(o.out_channels()) + " s" +
                      str(o.stride()->at(0));
   if (o.stride()->at(1) != o.stride()->at(0)) name += "x" + str(o.stride()->at(1));
-  if (x.dim() == 4) name += " on " + str(x.size(2)) + "x" + str(x.size(3)) + ", batch " + str(x.size(0));
+  if (x.dim() == 4)
+    name += " on " + str(x.size(2)) + "x" + str(x.size(3)) + ", batch " + str(x.size(0));
   return name + (torch::GradMode::is_enabled() ? ", with gradients" : ", inference");
 }
 

@@ -49,10 +49,13 @@ memory::desc describe(const torch::Tensor& t) {
 
 // oneDNN's primitive cache makes the second construction of a primitive for the same shapes cheap
 // (a lookup), so the primitives are built at each call.
-// `layer` names the product for the route notes (base/kernel_routes.h).
+// layer() names the product for the route notes (base/kernel_routes.h), called only while they
+// are recorded.
+template <typename LayerName>
 void run(const dnnl::matmul::primitive_desc& pd, const std::unordered_map<int, memory>& args,
-         const std::string& layer) {
-  if (routeRecording()) noteRoute(layer, std::string("oneDNN matmul (") + pd.impl_info_str() + ")");
+         LayerName&& layer) {
+  if (routeRecording())
+    noteRoute(layer(), std::string("oneDNN matmul (") + pd.impl_info_str() + ")");
   dnnl::stream stream(engine());
   dnnl::matmul(pd).execute(stream, args);
   stream.wait();
@@ -92,11 +95,10 @@ std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor&
     bd = memory::desc({1, n}, memory::data_type::f32, memory::dims{n, 1});
     args.emplace(DNNL_ARG_BIAS, memory(bd, engine(), b.data_ptr()));
   }
-  run(dnnl_compat::matmul(engine(), src, wt, bd, dst, attr), args,
-      routeRecording() ? "linear " + std::to_string(k) + "->" + std::to_string(n) + ", " +
-                             std::to_string(m) + " rows" + (gelu ? ", GELU fused" : "") +
-                             ", inference"
-                       : std::string());
+  run(dnnl_compat::matmul(engine(), src, wt, bd, dst, attr), args, [&] {
+    return "linear " + std::to_string(k) + "->" + std::to_string(n) + ", " + std::to_string(m) +
+           " rows" + (gelu ? ", GELU fused" : "") + ", inference";
+  });
   return out;
 }
 
@@ -125,13 +127,12 @@ std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor&
   dnnl::primitive_attr attr;
   const float factor = static_cast<float>(scale);
   if (scale != 1.0) dnnl_compat::scaleResult(attr, args, engine(), &factor);
-  run(dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, attr), args,
-      routeRecording() ? "batched matmul " + std::to_string(a.size(d - 2)) + "x" +
-                             std::to_string(a.size(d - 1)) + " by " +
-                             std::to_string(a.size(d - 1)) + "x" + std::to_string(b.size(d - 1)) +
-                             ", " + std::to_string(a.numel() / (a.size(d - 2) * a.size(d - 1))) +
-                             " of them, inference"
-                       : std::string());
+  run(dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, attr), args, [&] {
+    const int64_t rows = a.size(d - 2), inner = a.size(d - 1);
+    return "batched matmul " + std::to_string(rows) + "x" + std::to_string(inner) + " by " +
+           std::to_string(inner) + "x" + std::to_string(b.size(d - 1)) + ", " +
+           std::to_string(a.numel() / (rows * inner)) + " of them, inference";
+  });
   return out;
 }
 

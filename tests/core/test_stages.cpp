@@ -673,9 +673,9 @@ class TestStages : public QObject {
              QString("conv 3x3 1->8 s1 on 16x20, batch 2, with gradients"));
     QVERIFY2(routes[1].route.find("direct") != std::string::npos, routes[1].route.c_str());
     const std::string text = formatRoutes(routes);
-    QVERIFY2(text.find("\n  conv 3x3 1->8 s1 on 16x20, batch 2, with gradients: ") !=
-                 std::string::npos,
-             text.c_str());
+    QVERIFY2(
+        text.find("\n  conv 3x3 1->8 s1 on 16x20, batch 2, with gradients: ") != std::string::npos,
+        text.c_str());
     QVERIFY2(text.find(" (x2)\n") != std::string::npos, text.c_str());
     QCOMPARE(formatRoutes({}), std::string("  (none recorded)\n"));
     // JSON: quotes and backslashes escaped, counts as numbers.
@@ -700,8 +700,8 @@ class TestStages : public QObject {
     for (const auto& r : routes) {
       // Two runs: twice each layer (layers of one shape and route share an entry).
       QVERIFY2(r.count > 0 && r.count % 2 == 0, (r.layer + ": " + r.route).c_str());
-      if (r.layer.find("inference plan") != std::string::npos &&
-          r.route.rfind("oneDNN ", 0) == 0 && r.route.find('(') != std::string::npos)
+      if (r.layer.find("inference plan") != std::string::npos && r.route.rfind("oneDNN ", 0) == 0 &&
+          r.route.find('(') != std::string::npos)
         planned = true;
     }
     QVERIFY2(planned, formatRoutes(routes).c_str());

@@ -1,7 +1,6 @@
 // The main window under the offscreen platform: loading fills every view, stepping moves every
 // view together, bad files leave the window usable, image <-> widget mapping is exact, the item
 // models are well-behaved, exports are written, and the compare page reads with several models.
-#include <QScreen>
 #include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QDialog>
@@ -12,6 +11,7 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QProgressDialog>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSlider>
 #include <QSpinBox>

@@ -38,8 +38,8 @@ torch::Tensor BiLstmImpl::encode(const torch::Tensor& columns) {
       if (!routeRecording() || x.dim() != 3) return;
       const auto& o = lstm->options;
       noteRoute("LSTM " + std::to_string(o.input_size()) + "->" + std::to_string(o.hidden_size()) +
-                    (o.bidirectional() ? " bidirectional" : "") + ", " +
-                    std::to_string(x.size(1)) + " steps, batch " + std::to_string(x.size(0)) +
+                    (o.bidirectional() ? " bidirectional" : "") + ", " + std::to_string(x.size(1)) +
+                    " steps, batch " + std::to_string(x.size(0)) +
                     (torch::GradMode::is_enabled() ? ", with gradients" : ", inference"),
                 route);
     };
