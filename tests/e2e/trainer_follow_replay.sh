@@ -27,7 +27,9 @@ pid=$!
 logged=0
 grow_log() {  # the log up to byte $1
   if [ "$1" -gt "$logged" ]; then
-    tail -c +$((logged + 1)) "$src/log_train.txt" | head -c $(($1 - logged)) >>"$run/log_train.txt"
+    # head reads only its bytes and tail reads to the end: no writer into a closed pipe (a
+    # `tail | head` could die of SIGPIPE under pipefail when head had what it wanted first).
+    head -c "$1" "$src/log_train.txt" | tail -c +$((logged + 1)) >>"$run/log_train.txt"
     logged=$1
   fi
 }

@@ -379,6 +379,29 @@ class TestTraining : public QObject {
     QVERIFY(model.data(model.index(3, 0), ui::RunListModel::DetailRole)
                 .toString()
                 .contains("bad spec"));
+    // A folder this window launched a trainer in that failed before writing anything (no
+    // config.json): failed, and still failed after a refresh, not another trainer's run waiting
+    // for its logs (CI saw "starting" there when the refresh came before the check).
+    const QString empty = m_tmp.filePath("launched-empty");
+    QVERIFY(QDir().mkpath(empty));
+    const int emptyRow = model.addRun(empty);
+    core::ProcessFacts running;
+    running.state = core::ProcessFacts::Running;
+    model.setProcess(empty, running);
+    model.setProcess(empty, failed);
+    QCOMPARE(model.status(emptyRow).status, core::RunStatus::Failed);
+    model.refresh();
+    QCOMPARE(model.status(emptyRow).status, core::RunStatus::Failed);
+    QVERIFY(!model.isForeign(emptyRow));
+    // Exited at once, before the page saw it running.
+    const QString empty2 = m_tmp.filePath("launched-empty-2");
+    QVERIFY(QDir().mkpath(empty2));
+    const int empty2Row = model.addRun(empty2);
+    model.setProcess(empty2, failed);
+    model.refresh();
+    QCOMPARE(model.status(empty2Row).status, core::RunStatus::Failed);
+    model.removeRun(empty2Row);
+    model.removeRun(emptyRow);
     // The folder disappears.
     QVERIFY(QDir(stopped).removeRecursively());
     model.refresh();

@@ -101,7 +101,9 @@ double RunListModel::bestAccuracy(const core::TrainerRun& run) {
 }
 
 bool RunListModel::refreshTrainer(Entry& e) {
-  if (e.process.state == core::ProcessFacts::Running || fovealFolder(e.dir)) {
+  // A folder this window started a trainer in is Foveal's, even before (or, when the trainer
+  // failed at once, without) its config.json: never another trainer's run waiting for logs.
+  if (e.process.state != core::ProcessFacts::Unknown || fovealFolder(e.dir)) {
     const bool had = e.trainer != nullptr;
     e.trainer.reset();
     return had;
@@ -225,6 +227,7 @@ void RunListModel::setProcess(const QString& dir, const core::ProcessFacts& fact
   auto& e = m_entries[size_t(row)];
   e.process = facts;
   e.log->refresh();  // the process's last lines are on disk now
+  refreshTrainer(e);
   updateStatus(e);
   Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
 }
