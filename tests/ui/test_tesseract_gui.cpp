@@ -2,7 +2,8 @@
 // read on the same image in Compare and the Inspector (its characters as steps, with boxes), and
 // analysed on the Errors page. A build without Tesseract shows the dock's button disabled, saying
 // why. With FOVEAL_SCREENSHOT_DIR set the screenshots go there (tesseract-compare.png,
-// tesseract-inspector.png, tesseract-errors.png).
+// tesseract-inspector.png, tesseract-errors.png, errors-mixed-unreadable.png; "-scale2" before
+// the ending at QT_SCALE_FACTOR=2).
 #include <QComboBox>
 #include <QLabel>
 #include <QPushButton>
@@ -29,6 +30,9 @@ class TestTesseractGui : public QObject {
 
   QString shotPath(const QString& name) const {
     const QString dir = qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR", m_dir.path());
+    // At QT_SCALE_FACTOR=2 the window is 1366x768 logical pixels, 2732x1536 in the file.
+    if (qgetenv("QT_SCALE_FACTOR") == "2")
+      return dir + "/" + QString(name).replace(".png", "-scale2.png");
     return dir + "/" + name;
   }
 

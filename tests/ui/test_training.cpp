@@ -232,10 +232,12 @@ class TestTraining : public QObject {
       QVERIFY2(a.readAll() == b.readAll(), f);
     }
     QTRY_VERIFY(page->plot()->pointCount("loss", row) >= 300);
-    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {  // at a laptop's 1366x768
+      w.resize(1366, 768);
       QTest::qWait(300);
+      const QString scale = qgetenv("QT_SCALE_FACTOR") == "2" ? "-scale2" : "";
       QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") + "/training-" + kind +
-                            ".png"));
+                            scale + ".png"));
     }
   }
  private Q_SLOTS:
