@@ -556,6 +556,9 @@ void Trainer::Impl::loadState(const fs::path& path) {
 
 void Trainer::Impl::resumeMetrics() {
   if (writer) {
+    // What a resume may change (its length, evaluation, checkpoints, device) is the run's from
+    // now on: monitors read the run's end and ETA from config.json.
+    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
     const fs::path mp = run / run_folder::kMetrics;
     std::ifstream in(mp);
     std::string line, kept;
