@@ -290,6 +290,10 @@ struct Trainer::Impl {
   /// Drops the metrics records written after the state being resumed (an interrupted tail) and
   /// records the resume.
   void resumeMetrics();
+  // config.json: what the run is (its model, data, end, device), rewritten on a resume.
+  void writeConfig() const {
+    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
+  }
   void saveState(const fs::path& path) const;
 
   // One training step, in order.
@@ -418,7 +422,7 @@ void Trainer::Impl::startFresh() {
     opt.group->broadcast(ts, 0);
   }
   if (writer) {
-    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
+    writeConfig();
     writeTextAtomically(run / run_folder::kMetrics, "");
     // The event files of an earlier start that never checkpointed go with its metrics.
     std::error_code ec;
@@ -558,7 +562,7 @@ void Trainer::Impl::resumeMetrics() {
   if (writer) {
     // What a resume may change (its length, evaluation, checkpoints, device) is the run's from
     // now on: monitors read the run's end and ETA from config.json.
-    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
+    writeConfig();
     const fs::path mp = run / run_folder::kMetrics;
     std::ifstream in(mp);
     std::string line, kept;

@@ -1191,6 +1191,14 @@ class TestTraining : public QObject {
     const int badRow = page->runs()->rowOf(bad.runDir);
     QTRY_COMPARE_WITH_TIMEOUT(page->runs()->status(badRow).status, core::RunStatus::Failed, 60000);
     QVERIFY2(w.errorText().contains("oops"), qPrintable(w.errorText()));
+    if (qEnvironmentVariableIsSet("FOVEAL_SCREENSHOT_DIR")) {  // the failed launch, for a look
+      w.resize(1366, 768);
+      w.tabs()->setCurrentWidget(page);
+      page->selectRun(badRow);
+      QTest::qWait(300);
+      QVERIFY(w.grab().save(qEnvironmentVariable("FOVEAL_SCREENSHOT_DIR") +
+                            "/training-failed-launch.png"));
+    }
   }
 
   // The documentation's screenshots of a real run's checkpoint history and wall clock
