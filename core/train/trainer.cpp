@@ -291,9 +291,7 @@ struct Trainer::Impl {
   /// records the resume.
   void resumeMetrics();
   // config.json: what the run is (its model, data, end, device), rewritten on a resume.
-  void writeConfig() const {
-    writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n");
-  }
+  void writeConfig() const { writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n"); }
   void saveState(const fs::path& path) const;
 
   // One training step, in order.
