@@ -287,8 +287,8 @@ struct Trainer::Impl {
   void startFresh();
   void makeOptimizer();
   void loadState(const fs::path& path);
-  /// Drops the metrics records written after the state being resumed (an interrupted tail) and
-  /// records the resume.
+  /// Rewrites config.json with what the resume changed, drops the metrics records written after
+  /// the state being resumed (an interrupted tail) and records the resume.
   void resumeMetrics();
   // config.json: what the run is (its model, data, end, device), rewritten on a resume.
   void writeConfig() const { writeTextAtomically(run / run_folder::kConfig, cfg.toJson() + "\n"); }
