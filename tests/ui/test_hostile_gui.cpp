@@ -17,6 +17,7 @@
 #include "main_window.h"
 #include "model_list_model.h"
 #include "overlay_painter.h"
+#include "page_view.h"
 #include "patch_strip.h"
 #include "step_cursor.h"
 #include "topk_model.h"
@@ -290,8 +291,12 @@ class TestHostileGui : public QObject {
     collect(QStringLiteral("fuzz/corpus/fuzz_torch_pickle"), {QStringLiteral("*")}, models);
     collect(QStringLiteral("data/fuzz-regressions"),
             {QStringLiteral("checkpoint-*"), QStringLiteral("torch-*")}, models);
+    collect(QStringLiteral("fuzz/corpus/fuzz_kraken_file"), {QStringLiteral("*")}, models);
+    QStringList layouts;
+    collect(QStringLiteral("fuzz/corpus/fuzz_page_layout"), {QStringLiteral("*")}, layouts);
     QVERIFY2(images.size() >= 6, qPrintable(images.join(' ')));
-    QVERIFY2(models.size() >= 8, qPrintable(models.join(' ')));
+    QVERIFY2(models.size() >= 10, qPrintable(models.join(' ')));
+    QVERIFY2(layouts.size() >= 3, qPrintable(layouts.join(' ')));
     ui::MainWindow w;
     w.setConfirmClose(false);
     w.show();
@@ -312,8 +317,38 @@ class TestHostileGui : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(!w.isTracing(), 60000);  // read (or refused) and traced
       showEveryPage();
     }
-    qInfo("opened %lld images and %lld model files", static_cast<long long>(images.size()),
-          static_cast<long long>(models.size()));
+    // The page layouts, each in a fresh window with the inspected model (no earlier message or
+    // page to hide behind): on a sample image, shown in the Page view with its lines read, or
+    // refused naming the file; on the image the layout names, which the corpus does not hold,
+    // refused naming the layout.
+    const QString pageImage = QStringLiteral(FOVEAL_SAMPLES_DIR "/images/digits-46214.pgm");
+    for (const QString& layout : layouts)
+      for (const QString& image : {pageImage, QString()}) {
+        const QString name = QFileInfo(layout).fileName();
+        ui::MainWindow pw;
+        pw.setConfirmClose(false);
+        pw.show();
+        QVERIFY(pw.openModel(QStringLiteral(FOVEAL_SAMPLES_DIR "/models/soft.fvm")));
+        QTRY_VERIFY_WITH_TIMEOUT(pw.models()->loadingCount() == 0, 60000);
+        if (pw.openPage(image, layout))
+          QTRY_VERIFY_WITH_TIMEOUT(
+              !pw.pageView()->isOpening() && !pw.pageView()->isReading() &&
+                  (pw.pageView()->hasPage() || !pw.errorText().isEmpty()),
+              60000);
+        QVERIFY2(image.isEmpty() ? !pw.pageView()->hasPage() && pw.errorText().contains(name)
+                                 : pw.pageView()->hasPage() || pw.errorText().contains(name),
+                 qPrintable(layout + ": " + pw.errorText()));
+        qInfo("%s on %s: %s", qPrintable(name), image.isEmpty() ? "its own image" : "a sample",
+              qPrintable(pw.pageView()->hasPage() ? "shown. " + pw.errorText()
+                                                  : "refused: " + pw.errorText()));
+        for (int i = 0; i < pw.tabs()->count(); ++i) {
+          pw.tabs()->setCurrentIndex(i);
+          QVERIFY(!pw.grab().isNull());
+        }
+      }
+    qInfo("opened %lld images, %lld model files and %lld page layouts",
+          static_cast<long long>(images.size()), static_cast<long long>(models.size()),
+          static_cast<long long>(layouts.size()));
   }
 };
 
