@@ -331,10 +331,9 @@ class TestHostileGui : public QObject {
         QVERIFY(pw.openModel(QStringLiteral(FOVEAL_SAMPLES_DIR "/models/soft.fvm")));
         QTRY_VERIFY_WITH_TIMEOUT(pw.models()->loadingCount() == 0, 60000);
         if (pw.openPage(image, layout))
-          QTRY_VERIFY_WITH_TIMEOUT(
-              !pw.pageView()->isOpening() && !pw.pageView()->isReading() &&
-                  (pw.pageView()->hasPage() || !pw.errorText().isEmpty()),
-              60000);
+          QTRY_VERIFY_WITH_TIMEOUT(!pw.pageView()->isOpening() && !pw.pageView()->isReading() &&
+                                       (pw.pageView()->hasPage() || !pw.errorText().isEmpty()),
+                                   60000);
         QVERIFY2(image.isEmpty() ? !pw.pageView()->hasPage() && pw.errorText().contains(name)
                                  : pw.pageView()->hasPage() || pw.errorText().contains(name),
                  qPrintable(layout + ": " + pw.errorText()));
