@@ -23,7 +23,11 @@ inline float expClamped(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // A NaN x (a model whose weights overflow) stays NaN through r and y; its exponent is taken as
+  // 0, since converting NaN to an integer, and shifting what it gives, is undefined (UBSan, issue
+  // 65). Otherwise n is in [-126, 127] and n + 127 is positive.
+  const float k = n == n ? n : 0.0f;
+  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return y * scale;
