@@ -1,17 +1,23 @@
 #include "model/conv_dispatch.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/thnn_conv2d.h>
 #include <torch/autograd.h>
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/pooling.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +25,7 @@
 #include "base/cpu_features.h"
 #include "base/env_switch.h"
 #include "base/kernel_routes.h"
+#include "base/route_cache.h"
 #include "model/autocast.h"
 #include "model/winograd.h"
 
@@ -1166,7 +1173,7 @@ namespace {
 // weight gradient, matrix products over the columns, or LibTorch's convolution.
 enum class ConvRoute { Direct, Winograd, OneChannel, WinogradWeights, Columns, Library };
 
-ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+ConvRoute fixedConvRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
   if (directConvolution(conv, x)) return ConvRoute::Direct;
   // Only where gradients are recorded (explanations, training): inference keeps the direct
   // convolutions, whose readings match the reference implementations' to 1e-6 (Winograd's
@@ -1198,9 +1205,9 @@ const char* convRouteName(ConvRoute route) {
   return "LibTorch's convolution (oneDNN)";
 }
 
-// conv(x) with the given weight and bias (undefined: none) in place of the module's, through the
-// kernels convRoute picks; plainConvolution(conv, x) holds.
-torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+// conv(x) with the given weight and bias (undefined: none) on `route`; plainConvolution(conv, x)
+// holds.
+torch::Tensor runRoute(ConvRoute route, const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                        const torch::Tensor& weight, const torch::Tensor& bias) {
   const auto& o = conv.options;
   const auto& padding = *numericPadding(o);
@@ -1209,8 +1216,6 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
   };
   const std::vector<int64_t> kernel{o.kernel_size()->at(0), o.kernel_size()->at(1)},
       stride{o.stride()->at(0), o.stride()->at(1)}, pad{padding->at(0), padding->at(1)};
-  const ConvRoute route = convRoute(conv, x);
-  if (routeRecording()) noteConvRoute(conv, x, convRouteName(route));
   switch (route) {
     case ConvRoute::Direct:
       return DirectConvFunction::apply(x, weight, orEmpty(bias), padding->at(0), padding->at(1),
@@ -1227,6 +1232,177 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
       break;
   }
   return torch::conv2d(x, weight, bias, stride, pad);
+}
+
+// Routes measured on the machine (issue 68; base/route_cache.h). The 3x3 stride-1 padding-1
+// layers of 64 channels and more in and out, where gradients are recorded, can run on oneDNN's
+// convolution, Foveal's Winograd or (weight gradient recorded) oneDNN's forward with Winograd's
+// weight gradient; the fixed thresholds above were measured on AVX2 machines, where oneDNN has
+// only direct kernels of 8-float vectors. The first time a process meets such a layer's shape
+// class (channels, height, width and batch rounded up to powers of two, threads, which gradients)
+// and the cache has no choice for it on this machine, each candidate runs forward and backward on
+// random tensors of the layer's shape (one warm-up, then up to three alternating rounds; the
+// best of each), and the fastest is kept, the fixed choice unless another is 5 % faster. Tuned
+// once per machine, a few milliseconds (narrow layers) to a few hundred (a full-size TRBA's
+// widest), never again.
+constexpr int64_t kTunedMinChannels = 64;
+constexpr double kTunedMargin = 0.95;  // another route must take under 95 % of the fixed one's time
+// Bumped when a kernel changes enough to make earlier measurements stale.
+constexpr const char* kTunedKernelsRevision = "1";
+
+const char* routeId(ConvRoute route) {
+  switch (route) {
+    case ConvRoute::Direct:
+      return "direct";
+    case ConvRoute::Winograd:
+      return "winograd";
+    case ConvRoute::OneChannel:
+      return "thnn";
+    case ConvRoute::WinogradWeights:
+      return "onednn+winograd-weights";
+    case ConvRoute::Columns:
+      return "columns";
+    case ConvRoute::Library:
+      break;
+  }
+  return "onednn";
+}
+
+std::optional<ConvRoute> routeFromId(const std::string& id) {
+  for (ConvRoute r : {ConvRoute::Direct, ConvRoute::Winograd, ConvRoute::OneChannel,
+                      ConvRoute::WinogradWeights, ConvRoute::Columns, ConvRoute::Library})
+    if (id == routeId(r)) return r;
+  return std::nullopt;
+}
+
+const std::string& tuningMachine() {
+  static const std::string machine =
+      cpuFeatureSummary() + "; LibTorch " TORCH_VERSION "; Foveal kernels " + kTunedKernelsRevision;
+  return machine;
+}
+
+int64_t powerOfTwoAtLeast(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+bool tunable(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  return torch::GradMode::is_enabled() && x.dim() == 4 &&
+         winogradShape(conv, x, kTunedMinChannels, kTunedMinChannels);
+}
+
+std::string tuningKey(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const auto& o = conv.options;
+  const auto str = [](int64_t v) { return std::to_string(v); };
+  return "conv 3x3 " + str(o.in_channels()) + "->" + str(o.out_channels()) + " on " +
+         str(x.size(2)) + "x" + str(powerOfTwoAtLeast(x.size(3))) + ", batch " +
+         str(powerOfTwoAtLeast(x.size(0))) + ", " + str(at::get_num_threads()) + " threads" +
+         (x.requires_grad() ? ", input gradient" : "") +
+         (conv.weight.requires_grad() ? ", weight gradient" : "") + (o.bias() ? ", bias" : "");
+}
+
+// Seconds for one forward and backward pass of conv on `route` over `input` (x's shape and
+// layout) with `weight` and `bias`, the gradients the layer records.
+double timeRoute(ConvRoute route, const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+                 const torch::Tensor& input, const torch::Tensor& weight,
+                 const torch::Tensor& bias) {
+  std::vector<torch::Tensor> wrt;
+  if (x.requires_grad()) wrt.push_back(input);
+  if (conv.weight.requires_grad()) wrt.push_back(weight);
+  if (bias.defined() && conv.bias.requires_grad()) wrt.push_back(bias);
+  const auto once = [&] {
+    const auto start = std::chrono::steady_clock::now();
+    auto y = runRoute(route, conv, input, weight, bias);
+    if (!wrt.empty()) torch::autograd::grad({y}, wrt, {torch::ones_like(y)});
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  return once();
+}
+
+struct RouteChoice {
+  ConvRoute route;
+  std::string evidence;  // the measured times; empty for a fixed choice
+};
+
+RouteChoice measureRoutes(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+                          ConvRoute fixed) {
+  std::vector<ConvRoute> candidates{fixed};
+  for (ConvRoute r : {ConvRoute::Library, ConvRoute::Winograd, ConvRoute::WinogradWeights})
+    if (r != fixed && (r != ConvRoute::WinogradWeights ||
+                       (conv.weight.requires_grad() && winogradWeightGradients())))
+      candidates.push_back(r);
+  // The layer's shape and layout, values of the scale of a network's, from a generator of its
+  // own: measuring leaves the process's random stream (a run's shuffling, dropout) as it was.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(68);
+  const auto input = torch::randn(x.sizes(), gen, x.options().requires_grad(false))
+                         .contiguous(x.suggest_memory_format())
+                         .requires_grad_(x.requires_grad());
+  const auto weight = (torch::randn(conv.weight.sizes(), gen, conv.weight.options()) * 0.05)
+                          .requires_grad_(conv.weight.requires_grad());
+  const auto bias = conv.options.bias()
+                        ? torch::zeros_like(conv.bias).requires_grad_(conv.bias.requires_grad())
+                        : torch::Tensor();
+  std::vector<double> best(candidates.size(), 1e30);
+  double warm = 0;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    warm = std::max(warm, timeRoute(candidates[i], conv, x, input, weight, bias));
+  // Up to three rounds, fewer where one pass is slow (a quarter of a second and more).
+  const int rounds = warm > 0.25 ? 1 : 3;
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < candidates.size(); ++i)
+      best[i] = std::min(best[i], timeRoute(candidates[i], conv, x, input, weight, bias));
+  size_t pick = 0;
+  for (size_t i = 1; i < candidates.size(); ++i)
+    if (best[i] < kTunedMargin * best[0] && best[i] < best[pick]) pick = i;
+  std::string evidence;
+  char ms[32];
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    std::snprintf(ms, sizeof ms, " %.2f ms", best[i] * 1e3);
+    evidence += (i ? ", " : "") + std::string(routeId(candidates[i])) + ms;
+  }
+  return {candidates[pick], evidence};
+}
+
+// The route of a tunable layer: the cached choice, or one measured now (one measurement at a time
+// in the process: two threads meeting a new shape do not time each other's kernels).
+RouteChoice tunedRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, ConvRoute fixed) {
+  const std::string key = tuningKey(conv, x);
+  if (auto cached = cachedRoute(tuningMachine(), key))
+    if (auto r = routeFromId(cached->route)) return {*r, cached->evidence};
+  static std::mutex measuring;
+  std::lock_guard<std::mutex> lock(measuring);
+  if (auto cached = cachedRoute(tuningMachine(), key))  // measured while this thread waited
+    if (auto r = routeFromId(cached->route)) return {*r, cached->evidence};
+  RouteChoice choice = measureRoutes(conv, x, fixed);
+  storeRoute(tuningMachine(), key, {routeId(choice.route), choice.evidence});
+  return choice;
+}
+
+RouteChoice chooseConvRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  const ConvRoute fixed = fixedConvRoute(conv, x);
+  if (fixed != ConvRoute::Direct && fixed != ConvRoute::OneChannel && tunable(conv, x) &&
+      routeTuning())
+    return tunedRoute(conv, x, fixed);
+  return {fixed, {}};
+}
+
+ConvRoute convRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
+  return chooseConvRoute(conv, x).route;
+}
+
+// conv(x) with the given weight and bias (undefined: none) in place of the module's, through the
+// kernels chooseConvRoute picks; plainConvolution(conv, x) holds.
+torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
+                       const torch::Tensor& weight, const torch::Tensor& bias) {
+  const RouteChoice choice = chooseConvRoute(conv, x);
+  if (routeRecording())
+    noteConvRoute(conv, x,
+                  choice.evidence.empty() ? convRouteName(choice.route)
+                                          : (std::string(convRouteName(choice.route)) +
+                                             " (measured here: " + choice.evidence + ")")
+                                                .c_str());
+  return runRoute(choice.route, conv, x, weight, bias);
 }
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "base/cpu_features.h"
 #include "base/error.h"
 #include "base/kernel_routes.h"
+#include "base/route_cache.h"
 #include "formats/checkpoint.h"
 #include "model/additive_attention.h"
 #include "model/conv_dispatch.h"
@@ -912,6 +913,103 @@ class TestStages : public QObject {
       auto x = torch::randn({2, in, 6, 7});
       QVERIFY(torch::equal(convForward(*conv, x), conv->forward(x)));
     }
+  }
+
+  // Routes measured on the machine (issue 68, base/route_cache.h): a 128 -> 128 layer with both
+  // gradients has three candidates; the first pass times them, runs the fastest, names the times
+  // in its route and writes the choice to the cache file; a choice in the file is obeyed without
+  // measuring (oneDNN's: the module's values and gradients to the bit; Winograd's: within its
+  // rounding, not the module's), lines of other machines are kept, and a file that is not a
+  // cache, or a directory in its place, is left alone while the layer still runs.
+  void measuredRoutesAreKeptPerMachine() {
+    if (!fastConvolutions() || !winogradAllowed())
+      QSKIP("built without MKL-DNN, or FOVEAL_PLAIN_CONV or FOVEAL_WINOGRAD=0 is set");
+    QTemporaryDir dir;
+    const QString file = dir.filePath("cache/kernel-routes.tsv");
+    struct Restore {
+      ~Restore() {
+        setRouteTuning(false);
+        setRouteCacheFile("");
+      }
+    } restore;
+    setRouteTuning(true);
+    setRouteCacheFile(file.toStdString());
+    const ThreadCount count(2);
+    torch::manual_seed(68);
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(128, 128, 3).padding(1));
+    const auto x = torch::randn({2, 128, 6, 7}, torch::requires_grad());
+    const auto g = torch::randn({2, 128, 6, 7});
+    std::vector<RouteUse> routes;
+    {
+      RouteRecording recording;
+      const QString why = gradientMismatch(convForward(*conv, x), conv->forward(x), g,
+                                           {x, conv->weight, conv->bias}, 2e-5, 0);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+      routes = recordedRoutes();
+    }
+    QCOMPARE(int(routes.size()), 1);
+    for (const char* id : {"measured here: ", "winograd ", "onednn ", "onednn+winograd-weights "})
+      QVERIFY2(routes[0].route.find(id) != std::string::npos, routes[0].route.c_str());
+    QFile f(file);
+    QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(file));
+    const QStringList lines = QString::fromUtf8(f.readAll()).split('\n', Qt::SkipEmptyParts);
+    f.close();
+    QCOMPARE(lines.size(), 2);  // the comment and the choice
+    const QStringList fields = lines[1].split('\t');
+    QCOMPARE(fields.size(), 4);
+    QVERIFY2(fields[0].contains("LibTorch") && fields[0].contains("has "), qPrintable(fields[0]));
+    QCOMPARE(fields[1], QString("conv 3x3 128->128 on 6x8, batch 2, 2 threads, input gradient, "
+                                "weight gradient, bias"));
+    QVERIFY2(QStringList({"winograd", "onednn", "onednn+winograd-weights"}).contains(fields[2]),
+             qPrintable(fields[2]));
+    const auto rewrite = [&](const QString& route) {
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      f.write(QString("other machine\t%1\twinograd\tx\n%2\t%1\t%3\tset by the test\n")
+                  .arg(fields[1], fields[0], route)
+                  .toUtf8());
+      f.close();
+      setRouteCacheFile(file.toStdString());  // forget, read again
+    };
+    const auto grads = [&](const torch::Tensor& y) {
+      return torch::autograd::grad({y}, {x, conv->weight, conv->bias}, {g});
+    };
+    rewrite("onednn");
+    {
+      RouteRecording recording;
+      const auto got = grads(convForward(*conv, x)), want = grads(conv->forward(x));
+      for (int i = 0; i < 3; ++i) QVERIFY(torch::equal(got[i], want[i]));
+      routes = recordedRoutes();
+    }
+    QVERIFY2(routes[0].route.find("set by the test") != std::string::npos,
+             routes[0].route.c_str());
+    rewrite("winograd");
+    QVERIFY(!torch::equal(convForward(*conv, x), conv->forward(x)));
+    // Another shape is measured and added; the other machine's line stays.
+    const auto x3 = torch::randn({3, 128, 5, 9}, torch::requires_grad());
+    convForward(*conv, x3);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    f.close();
+    QVERIFY2(text.contains("other machine\t") && text.contains("set by the test") &&
+                 text.contains("on 5x16, batch 4, 2 threads"),
+             qPrintable(text));
+    // Not a cache: a line of another form. Left as it is; the layer still runs, its route
+    // measured and kept in memory.
+    const QByteArray foreign = "not a route cache\n";
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(foreign);
+    f.close();
+    setRouteCacheFile(file.toStdString());
+    const QString why = gradientMismatch(convForward(*conv, x3), conv->forward(x3),
+                                         torch::randn({3, 128, 5, 9}), {x3, conv->weight}, 2e-5, 0);
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QCOMPARE(f.readAll(), foreign);
+    f.close();
+    // A directory where the file should be: measured, kept in memory, nothing written.
+    setRouteCacheFile(dir.path().toStdString());
+    QVERIFY(convForward(*conv, x).defined());
+    QVERIFY(QFileInfo(dir.path()).isDir());
   }
 
   // The first layer's convolution, ReLU and 2x2 pooling fused (sequentialForward) against the
