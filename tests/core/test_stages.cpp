@@ -980,8 +980,7 @@ class TestStages : public QObject {
       for (int i = 0; i < 3; ++i) QVERIFY(torch::equal(got[i], want[i]));
       routes = recordedRoutes();
     }
-    QVERIFY2(routes[0].route.find("set by the test") != std::string::npos,
-             routes[0].route.c_str());
+    QVERIFY2(routes[0].route.find("set by the test") != std::string::npos, routes[0].route.c_str());
     rewrite("winograd");
     QVERIFY(!torch::equal(convForward(*conv, x), conv->forward(x)));
     // Another shape is measured and added; the other machine's line stays.
