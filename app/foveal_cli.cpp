@@ -649,10 +649,17 @@ int benchExplain(const CliArgs& a) {
   // Wall-clock and CPU time (all threads: on a machine others load, the CPU time is the work
   // itself, and an idle machine's wall time lies between it and it divided by the threads).
   double cpuMs = 0;
+  std::vector<core::RouteUse> routes;  // the kernels of the first (warm-up) explanation
   auto median = [&](std::vector<int> steps) {
     std::vector<double> t, cpu;
     o.steps = std::move(steps);
-    session->explain(image, trace, o);  // warm-up
+    if (routes.empty()) {
+      core::RouteRecording recording;
+      session->explain(image, trace, o);  // warm-up
+      routes = core::recordedRoutes();
+    } else {
+      session->explain(image, trace, o);  // warm-up
+    }
     for (int r = 0; r < repeats; ++r) {
       const std::clock_t c0 = std::clock();
       t.push_back(session->explain(image, trace, o).seconds);
@@ -680,18 +687,23 @@ int benchExplain(const CliArgs& a) {
     std::printf(
         "{\"model\": \"%s\", \"threads\": %d, \"ig_steps\": %d, \"steps\": %zu, "
         "\"one_step_ms\": %.1f, \"one_step_cpu_ms\": %.1f, \"all_steps_ms\": %s, "
-        "\"all_steps_cpu_ms\": %s}\n",
+        "\"all_steps_cpu_ms\": %s, \"cpu\": \"%s\", \"routes\": %s}\n",
         a.value("model").c_str(), core::computeThreads(), o.igSteps, trace.steps.size(), one,
-        oneCpu, ms(all).c_str(), ms(allCpu).c_str());
+        oneCpu, ms(all).c_str(), ms(allCpu).c_str(), core::cpuFeatureSummary().c_str(),
+        core::routesJson(routes).c_str());
   } else {
     std::printf(
+        "cpu: %s\n"
         "%s (%s), %d threads, integrated gradients with %d steps (batch %d), median of %d:\n"
         "  one decoding step: %.1f ms (CPU %.1f ms)\n",
-        a.value("model").c_str(), session->config().stageString().c_str(), core::computeThreads(),
-        o.igSteps, o.batch, repeats, one, oneCpu);
+        core::cpuFeatureSummary().c_str(), a.value("model").c_str(),
+        session->config().stageString().c_str(), core::computeThreads(), o.igSteps, o.batch,
+        repeats, one, oneCpu);
     if (everyStep)
       std::printf("  all %zu steps of \"%s\": %.1f ms (CPU %.1f ms)\n", trace.steps.size(),
                   trace.prediction.c_str(), all, allCpu);
+    std::printf("kernel routes (the first explanation of one step):\n%s",
+                core::formatRoutes(routes).c_str());
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "base/cpu_features.h"
 #include "base/env_switch.h"
+#include "base/gradient_scope.h"
 #include "base/kernel_routes.h"
 #include "base/route_cache.h"
 #include "model/autocast.h"
@@ -961,8 +962,19 @@ std::tuple<torch::Tensor, torch::Tensor, torch::Tensor> libraryBackward3x3(
 // transforms are bound by memory), oneDNN's nearly double.
 constexpr int64_t kWinogradWeightsIn = 128, kWinogradWeightsOut = 128;
 
+// Whether conv's weight (bias) gradient is recorded: the parameter requires grad and the thread
+// is not in an explanation's InputGradientsOnly scope (base/gradient_scope.h), where convWith runs
+// the layer on detached parameters.
+bool recordsWeightGradient(const torch::nn::Conv2dImpl& conv) {
+  return conv.weight.requires_grad() && !inputGradientsOnly();
+}
+
+bool recordsBiasGradient(const torch::nn::Conv2dImpl& conv) {
+  return conv.options.bias() && conv.bias.requires_grad() && !inputGradientsOnly();
+}
+
 bool winogradWeightsOnly(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x) {
-  return winogradWeightGradients() && conv.weight.requires_grad() &&
+  return winogradWeightGradients() && recordsWeightGradient(conv) &&
          winogradShape(conv, x, kWinogradWeightsIn, kWinogradWeightsOut);
 }
 
@@ -1136,7 +1148,8 @@ std::string convLayerName(const torch::nn::Conv2dImpl& conv, const torch::Tensor
   if (o.stride()->at(1) != o.stride()->at(0)) name += "x" + str(o.stride()->at(1));
   if (x.dim() == 4)
     name += " on " + str(x.size(2)) + "x" + str(x.size(3)) + ", batch " + str(x.size(0));
-  return name + (torch::GradMode::is_enabled() ? ", with gradients" : ", inference");
+  if (!torch::GradMode::is_enabled()) return name + ", inference";
+  return name + (inputGradientsOnly() ? ", input gradient only" : ", with gradients");
 }
 
 void noteConvRoute(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x, const char* route) {
@@ -1299,7 +1312,7 @@ std::string tuningKey(const torch::nn::Conv2dImpl& conv, const torch::Tensor& x)
          str(x.size(2)) + "x" + str(powerOfTwoAtLeast(x.size(3))) + ", batch " +
          str(powerOfTwoAtLeast(x.size(0))) + ", " + str(at::get_num_threads()) + " threads" +
          (x.requires_grad() ? ", input gradient" : "") +
-         (conv.weight.requires_grad() ? ", weight gradient" : "") + (o.bias() ? ", bias" : "");
+         (recordsWeightGradient(conv) ? ", weight gradient" : "") + (o.bias() ? ", bias" : "");
 }
 
 // Seconds for one forward and backward pass of conv on `route` over `input` (x's shape and
@@ -1309,8 +1322,8 @@ double timeRoute(ConvRoute route, const torch::nn::Conv2dImpl& conv, const torch
                  const torch::Tensor& bias) {
   std::vector<torch::Tensor> wrt;
   if (x.requires_grad()) wrt.push_back(input);
-  if (conv.weight.requires_grad()) wrt.push_back(weight);
-  if (bias.defined() && conv.bias.requires_grad()) wrt.push_back(bias);
+  if (recordsWeightGradient(conv)) wrt.push_back(weight);
+  if (bias.defined() && recordsBiasGradient(conv)) wrt.push_back(bias);
   const auto once = [&] {
     const auto start = std::chrono::steady_clock::now();
     auto y = runRoute(route, conv, input, weight, bias);
@@ -1330,7 +1343,7 @@ RouteChoice measureRoutes(const torch::nn::Conv2dImpl& conv, const torch::Tensor
   std::vector<ConvRoute> candidates{fixed};
   for (ConvRoute r : {ConvRoute::Library, ConvRoute::Winograd, ConvRoute::WinogradWeights})
     if (r != fixed && (r != ConvRoute::WinogradWeights ||
-                       (conv.weight.requires_grad() && winogradWeightGradients())))
+                       (recordsWeightGradient(conv) && winogradWeightGradients())))
       candidates.push_back(r);
   // The layer's shape and layout, values of the scale of a network's, from a generator of its
   // own: measuring leaves the process's random stream (a run's shuffling, dropout) as it was.
@@ -1339,9 +1352,9 @@ RouteChoice measureRoutes(const torch::nn::Conv2dImpl& conv, const torch::Tensor
                          .contiguous(x.suggest_memory_format())
                          .requires_grad_(x.requires_grad());
   const auto weight = (torch::randn(conv.weight.sizes(), gen, conv.weight.options()) * 0.05)
-                          .requires_grad_(conv.weight.requires_grad());
+                          .requires_grad_(recordsWeightGradient(conv));
   const auto bias = conv.options.bias()
-                        ? torch::zeros_like(conv.bias).requires_grad_(conv.bias.requires_grad())
+                        ? torch::zeros_like(conv.bias).requires_grad_(recordsBiasGradient(conv))
                         : torch::Tensor();
   std::vector<double> best(candidates.size(), 1e30);
   double warm = 0;
@@ -1402,6 +1415,10 @@ torch::Tensor convWith(torch::nn::Conv2dImpl& conv, const torch::Tensor& x,
                                           : (std::string(convRouteName(choice.route)) +
                                              " (measured here: " + choice.evidence + ")")
                                                 .c_str());
+  // An explanation's parameters are constants: nothing is saved or computed for their gradients.
+  if (inputGradientsOnly())
+    return runRoute(choice.route, conv, x, weight.detach(),
+                    bias.defined() ? bias.detach() : torch::Tensor());
   return runRoute(choice.route, conv, x, weight, bias);
 }
 }  // namespace

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "base/gradient_scope.h"
 #include "image/preprocess.h"
 #include "model/charset.h"
 
@@ -230,6 +231,8 @@ std::vector<torch::Tensor> gradientMaps(const ExplainInputs& in) {
   const auto& src = in.src;
   const int64_t S = static_cast<int64_t>(targets.size());
   std::vector<torch::Tensor> maps(static_cast<size_t>(S));  // [H, W] each
+  // The parameters are constants here.
+  const InputGradientsOnly inputsOnly;
   auto x = src.clone().requires_grad_(true);
   const auto f = stepObjectiveColumns(forcedOutput(in.model, in.reading, x, {}, in.lastStep),
                                       in.reading, targets);  // S of [1]
@@ -257,6 +260,7 @@ std::pair<torch::Tensor, torch::Tensor> integratedGradients(const ExplainInputs&
   const int64_t n = o.igSteps;
   auto gradImage = torch::zeros({S, src.size(1), src.size(2), src.size(3)});
   auto gradTokens = torch::zeros({S, std::max<int64_t>(T, 1)});
+  const InputGradientsOnly inputsOnly;  // the parameters are constants here
   for (int64_t start = 0; start < n; start += o.batch) {
     const int64_t m = std::min<int64_t>(o.batch, n - start);
     // The path from the mid-grey baseline (alpha 0) to the image (alpha 1).

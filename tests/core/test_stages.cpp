@@ -8,9 +8,11 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <thread>
 
 #include "base/cpu_features.h"
 #include "base/error.h"
+#include "base/gradient_scope.h"
 #include "base/kernel_routes.h"
 #include "base/route_cache.h"
 #include "formats/checkpoint.h"
@@ -1009,6 +1011,76 @@ class TestStages : public QObject {
     setRouteCacheFile(dir.path().toStdString());
     QVERIFY(convForward(*conv, x).defined());
     QVERIFY(QFileInfo(dir.path()).isDir());
+  }
+
+  // Explanations want the input's gradient alone (base/gradient_scope.h): inside the scope a
+  // layer whose weight requires grad runs on constants (no path to the weight, nothing saved for
+  // it), takes the route of an input-only layer (a 128 -> 128 layer on two threads: oneDNN's,
+  // not oneDNN's with Winograd's weight gradient) and measures its candidates without a weight
+  // gradient; the input's gradient is the module's; the scope nests, ends, and is the calling
+  // thread's alone.
+  void explanationsTreatParametersAsConstants() {
+    if (!fastConvolutions() || !winogradAllowed())
+      QSKIP("built without MKL-DNN, or FOVEAL_PLAIN_CONV or FOVEAL_WINOGRAD=0 is set");
+    const ThreadCount two(2);
+    torch::manual_seed(65);
+    torch::nn::Conv2d conv(torch::nn::Conv2dOptions(128, 128, 3).padding(1));
+    const auto x = torch::randn({2, 128, 6, 7}, torch::requires_grad());
+    const auto g = torch::randn({2, 128, 6, 7});
+    const auto routeOf = [&](const torch::Tensor& input) {
+      RouteRecording recording;
+      convForward(*conv, input);
+      const auto routes = recordedRoutes();
+      return routes.size() == 1 ? routes[0].layer + ": " + routes[0].route : std::string("(none)");
+    };
+    const std::string training = routeOf(x);
+    QVERIFY2(training.find(", with gradients: ") != std::string::npos &&
+                 training.find("Winograd weight gradient") != std::string::npos,
+             training.c_str());
+    {
+      const InputGradientsOnly inputsOnly;
+      QVERIFY(inputGradientsOnly());
+      QCOMPARE(QString::fromStdString(routeOf(x)),
+               QString("conv 3x3 128->128 s1 on 6x7, batch 2, input gradient only: LibTorch's "
+                       "convolution (oneDNN)"));
+      const auto y = convForward(*conv, x);
+      const auto got = torch::autograd::grad({y}, {x, conv->weight}, {g}, false, false, true);
+      QVERIFY(!got[1].defined());  // the weight is not in the graph
+      const auto want = torch::autograd::grad({conv->forward(x)}, {x}, {g})[0];
+      QVERIFY(torch::equal(got[0], want));
+      { const InputGradientsOnly nested; }
+      QVERIFY(inputGradientsOnly());
+      bool other = true;
+      std::thread([&] { other = inputGradientsOnly(); }).join();
+      QVERIFY(!other);
+      // Measured routes: the key and the candidates of an input gradient alone.
+      QTemporaryDir dir;
+      struct Restore {
+        ~Restore() {
+          setRouteTuning(false);
+          setRouteCacheFile("");
+        }
+      } restore;
+      setRouteTuning(true);
+      setRouteCacheFile(dir.filePath("kernel-routes.tsv").toStdString());
+      const std::string measured = routeOf(x);
+      QVERIFY2(measured.find("measured here: ") != std::string::npos &&
+                   measured.find("onednn+winograd-weights") == std::string::npos,
+               measured.c_str());
+      QFile f(dir.filePath("kernel-routes.tsv"));
+      QVERIFY(f.open(QIODevice::ReadOnly));
+      const QString text = QString::fromUtf8(f.readAll());
+      QVERIFY2(text.contains("\tconv 3x3 128->128 on 6x8, batch 2, 2 threads, input gradient, "
+                             "bias\t"),
+               qPrintable(text));
+      const QString why =
+          gradientMismatch(convForward(*conv, x), conv->forward(x), g, {x}, 2e-5, 0);
+      QVERIFY2(why.isEmpty(), qPrintable(why));
+    }
+    QVERIFY(!inputGradientsOnly());
+    QCOMPARE(routeOf(x), training);
+    const auto w = torch::autograd::grad({convForward(*conv, x)}, {conv->weight}, {g})[0];
+    QVERIFY(w.defined() && w.abs().sum().item<double>() > 0);
   }
 
   // The first layer's convolution, ReLU and 2x2 pooling fused (sequentialForward) against the
