@@ -1261,7 +1261,7 @@ torch::Tensor runRoute(ConvRoute route, const torch::nn::Conv2dImpl& conv, const
 constexpr int64_t kTunedMinChannels = 64;
 constexpr double kTunedMargin = 0.95;  // another route must take under 95 % of the fixed one's time
 // Bumped when a kernel changes enough to make earlier measurements stale.
-constexpr const char* kTunedKernelsRevision = "1";
+constexpr const char* kTunedKernelsRevision = "2";  // 2: Winograd's products on oneDNN's matmul
 
 const char* routeId(ConvRoute route) {
   switch (route) {

@@ -23,4 +23,12 @@ std::optional<torch::Tensor> linear(const torch::Tensor& x, const torch::Tensor&
 std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor& b,
                                     double scale = 1.0);
 
+/// out = a [B, M, K] x b [B, K, N] into out [B, M, N] (any strides but zero ones, no overlap);
+/// false, out untouched, where oneDNN does not apply (built without it, FOVEAL_PLAIN_MATMUL,
+/// not float CPU tensors, gradients recorded through a or b, shapes that do not fit). For the
+/// Winograd kernels' 36 products (model/winograd.cpp): LibTorch's bmm runs them on OpenBLAS,
+/// which on the 2-core AVX2 EPYC reached 60-120 GFLOP/s at two threads where oneDNN's matmul
+/// reached 150-170.
+bool matmulInto(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& out);
+
 }  // namespace foveal::core::dnnl_ops

@@ -1497,6 +1497,16 @@ class TestStages : public QObject {
       QVERIFY(p.has_value());
       close(*p, torch::matmul(l, e));
       QVERIFY(!dnnl_ops::matmul(torch::randn({2, 9, 8}), torch::randn({2, 7, 5})).has_value());
+      // Into a given tensor (Winograd's 36 products): a transposed view as the first operand, as
+      // the weight gradient's; mismatched shapes and expanded views refused, the output untouched.
+      auto u = torch::randn({36, 11, 16}), v = torch::randn({36, 11, 24});
+      auto into = torch::full({36, 16, 24}, 7.0f);
+      QVERIFY(dnnl_ops::matmulInto(u.transpose(1, 2), v, into));
+      close(into, torch::bmm(u.transpose(1, 2), v));
+      auto kept = torch::full({36, 16, 24}, 7.0f);
+      QVERIFY(!dnnl_ops::matmulInto(u, v, kept));
+      QVERIFY(!dnnl_ops::matmulInto(torch::randn({1, 16, 11}).expand({36, 16, 11}), v, kept));
+      QVERIFY(torch::equal(kept, torch::full({36, 16, 24}, 7.0f)));
     }
     auto wg = w.clone().requires_grad_(true);
     QVERIFY(!dnnl_ops::linear(x, wg, b).has_value());
