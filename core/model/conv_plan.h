@@ -7,6 +7,9 @@
 // F(4x4, 3x3) (F(2x2, 3x3) for small maps) for every 3x3 stride-1 convolution oneDNN offers it
 // for (about half the multiplications; error ~1e-6 relative per layer). Measured on TRBA, 2
 // threads: always Winograd beat both a tile-count threshold and timing each layer in isolation.
+// Where oneDNN has no Winograd (AVX2 CPUs), the 3x3 stride-1 padding-1 layers of 128 channels
+// and more, at 64 output tiles and more, run Foveal's F(4x4, 3x3) on the plan's 8-channel blocks
+// (model/winograd.h, winogradBlocked3x3; error ~1e-5 relative to the output's scale).
 //
 // Available when Foveal is built with oneDNN (FOVEAL_WITH_DNNL, the default where libdnnl-dev is
 // installed) and FOVEAL_PLAIN_CONV is not set. FOVEAL_WINOGRAD=0: direct convolutions only.

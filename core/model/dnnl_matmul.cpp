@@ -158,9 +158,12 @@ bool matmulInto(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& o
   return true;
 }
 
+bool matmulAvailable() { return enabled(); }
+
 #else
 
 bool matmulInto(const torch::Tensor&, const torch::Tensor&, torch::Tensor&) { return false; }
+bool matmulAvailable() { return false; }
 
 std::optional<torch::Tensor> linear(const torch::Tensor&, const torch::Tensor&,
                                     const torch::Tensor&, bool) {

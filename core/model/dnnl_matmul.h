@@ -31,4 +31,7 @@ std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor&
 /// reached 150-170.
 bool matmulInto(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& out);
 
+/// Whether the products above can run on oneDNN (built with it, FOVEAL_PLAIN_MATMUL not set).
+bool matmulAvailable();
+
 }  // namespace foveal::core::dnnl_ops

@@ -61,7 +61,9 @@ inline void gradientRows(const Vec* e, int64_t stride, Vec* t, int64_t tstride) 
 // transformed by `rows` (size values in, six out) along columns and then rows into
 // v [36, P, Cp], P = N * th * tw tiles in row-major order. Each task is one row of tiles and
 // eight channels: their input rows, channels interleaved, then every tile of the row.
-template <int64_t size, int64_t border, void (*rows)(const Vec*, int64_t, Vec*, int64_t)>
+// blocked: x is [N, Cp / 8, H, W, 8] (aBcd8b), each row of a block eight channels' vectors.
+template <int64_t size, int64_t border, void (*rows)(const Vec*, int64_t, Vec*, int64_t),
+          bool blocked = false>
 inline void transformTiles(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
                            int64_t th, int64_t tw, int64_t cp) {
   const int64_t tiles = n * th * tw, blocks = cp / kLanes, wp = tw * kTile + 2 * border;
@@ -74,6 +76,11 @@ inline void transformTiles(const float* x, float* v, int64_t n, int64_t c, int64
       for (int64_t r = 0; r < size; ++r) {
         const int64_t y = ti * kTile - border + r;
         if (y < 0 || y >= h) continue;
+        if constexpr (blocked) {
+          std::memcpy(band.data() + r * wp + border, x + ((img * blocks + cb) * h + y) * w * kLanes,
+                      static_cast<size_t>(w) * sizeof(Vec));
+          continue;
+        }
         for (int64_t l = 0; l < kLanes && cb * kLanes + l < c; ++l) {
           const float* src = x + ((img * c + cb * kLanes + l) * h + y) * w;
           Vec* dst = band.data() + r * wp + border;
@@ -98,6 +105,13 @@ FOVEAL_CPU_CLONES("avx2", "default")
 void transformInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
                     int64_t th, int64_t tw, int64_t cp) {
   transformTiles<6, 1, inputRows>(x, v, n, c, h, w, th, tw, cp);
+}
+
+// transformInput for x in aBcd8b.
+FOVEAL_CPU_CLONES("avx2", "default")
+void transformBlockedInput(const float* x, float* v, int64_t n, int64_t c, int64_t h, int64_t w,
+                           int64_t th, int64_t tw, int64_t cp) {
+  transformTiles<6, 1, inputRows, true>(x, v, n, c, h, w, th, tw, cp);
 }
 
 // A e A^T for the 4x4 tiles of an output gradient (tile j of a row starts at column 4 j).
@@ -151,6 +165,41 @@ void transformOutput(const float* m, const float* bias, float* out, int64_t n, i
           const Vec* src = rows.data() + r * ow;
           for (int64_t k = 0; k < w; ++k) dst[k] = src[k].v[l];
         }
+    }
+  });
+}
+
+// m [36, P, Op] into out [N, Op / 8, H, W, 8] (aBcd8b): + bias [Op], + out's values where
+// `accumulate`, max(0, .) where `relu`. Each task is one row of tiles and eight channels; the
+// tiles' vectors are written in place.
+FOVEAL_CPU_CLONES("avx2", "default")
+void transformBlockedOutput(const float* m, const float* bias, float* out, int64_t n, int64_t h,
+                            int64_t w, int64_t th, int64_t tw, int64_t op, bool accumulate,
+                            bool relu) {
+  const int64_t tiles = n * th * tw, blocks = op / kLanes;
+  at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
+    Vec a[36], t[24], y[16];
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
+      Vec b{};
+      if (bias) std::memcpy(b.v, bias + cb * kLanes, sizeof(Vec));
+      float* plane = out + (img * blocks + cb) * h * w * kLanes;
+      for (int64_t tj = 0; tj < tw; ++tj) {
+        const int64_t p = (img * th + ti) * tw + tj;
+        for (int64_t q = 0; q < 36; ++q)
+          std::memcpy(a[q].v, m + (q * tiles + p) * op + cb * kLanes, sizeof(Vec));
+        for (int64_t k = 0; k < 6; ++k) outputRows(a + k, 6, t + k, 6);          // A^T m: 4 x 6
+        for (int64_t r = 0; r < 4; ++r) outputRows(t + r * 6, 1, y + r * 4, 1);  // (.) A: 4 x 4
+        for (int64_t r = 0; r < kTile && ti * kTile + r < h; ++r)
+          for (int64_t k = 0; k < kTile && tj * kTile + k < w; ++k) {
+            float* dst = plane + ((ti * kTile + r) * w + tj * kTile + k) * kLanes;
+            const Vec& v = y[r * 4 + k];
+            for (int64_t l = 0; l < kLanes; ++l) {
+              float value = v.v[l] + b.v[l] + (accumulate ? dst[l] : 0.0f);
+              dst[l] = relu ? std::max(value, 0.0f) : value;
+            }
+          }
+      }
     }
   });
 }
@@ -343,6 +392,29 @@ torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weigh
   transformOutput(m.data_ptr<float>(), b.defined() ? b.data_ptr<float>() : nullptr,
                   out.data_ptr<float>(), n, o, h, w, in.th, in.tw, op);
   return out;
+}
+
+WinogradFilters winogradFilters(const torch::Tensor& weight) {
+  TORCH_CHECK(weight.dim() == 4 && weight.size(2) == 3 && weight.size(3) == 3 && weight.is_cpu() &&
+                  weight.scalar_type() == torch::kFloat,
+              "winogradFilters: the weight must be [O, C, 3, 3] float on the CPU");
+  WinogradFilters f;
+  f.out = weight.size(0);
+  f.in = weight.size(1);
+  f.u = transformWeight(weight, false, roundUp(f.in), roundUp(f.out)).clone();  // not the scratch
+  return f;
+}
+
+void winogradBlocked3x3(const float* x, int64_t n, int64_t h, int64_t w,
+                        const WinogradFilters& filters, const float* bias, float* out,
+                        bool accumulate, bool relu) {
+  const int64_t cp = roundUp(filters.in), op = roundUp(filters.out);
+  const int64_t th = (h + kTile - 1) / kTile, tw = (w + kTile - 1) / kTile, tiles = n * th * tw;
+  auto v = scratch(kInput, {36, tiles, cp});
+  transformBlockedInput(x, v.data_ptr<float>(), n, filters.in, h, w, th, tw, cp);
+  auto m = scratch(kProducts, {36, tiles, op});
+  products(m, v, filters.u);
+  transformBlockedOutput(m.data_ptr<float>(), bias, out, n, h, w, th, tw, op, accumulate, relu);
 }
 
 torch::Tensor winogradWeightGradient3x3(const torch::Tensor& x, const torch::Tensor& gradOut) {

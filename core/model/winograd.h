@@ -26,4 +26,22 @@ torch::Tensor winogradConv3x3(const torch::Tensor& x, const torch::Tensor& weigh
 /// products). No autograd. Error about 1e-5 relative to the gradient's scale.
 torch::Tensor winogradWeightGradient3x3(const torch::Tensor& x, const torch::Tensor& gradOut);
 
+/// Filters transformed once for winogradBlocked3x3: U [36, Cp, Op] of weight [O, C, 3, 3] (Cp, Op:
+/// C and O rounded up to 8, zero beyond).
+struct WinogradFilters {
+  torch::Tensor u;
+  int64_t in = 0, out = 0;
+};
+WinogradFilters winogradFilters(const torch::Tensor& weight);
+
+/// Inference on activations in blocks of eight channels, oneDNN's aBcd8b ([N, ceil(C/8), H, W,
+/// 8], the channels beyond C zero), as the inference plans (conv_plan.h) keep them on AVX2:
+/// out [N, ceil(O/8), H, W, 8] = conv2d(x, weight, stride 1, padding 1) + bias ([Op] or null,
+/// zero beyond O), plus out's own values where `accumulate` (a residual sum), then max(0, .)
+/// where `relu`. The channels beyond O are written zero. The tiles are read and written as
+/// whole 8-channel vectors, with none of winogradConv3x3's gathering.
+void winogradBlocked3x3(const float* x, int64_t n, int64_t h, int64_t w,
+                        const WinogradFilters& filters, const float* bias, float* out,
+                        bool accumulate, bool relu);
+
 }  // namespace foveal::core

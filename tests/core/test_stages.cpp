@@ -29,6 +29,7 @@
 #include "model/stages/resnet_features.h"
 #include "model/stages/stage_registry.h"
 #include "model/stages/tps.h"
+#include "model/winograd.h"
 #include "trace/model_session.h"
 
 using namespace foveal::core;
@@ -1704,6 +1705,116 @@ class TestStages : public QObject {
     QCOMPARE(got->sizes(), expected.sizes());
     QVERIFY(torch::allclose(*got, expected, 1e-4, 1e-4));
     QVERIFY(!plan.run(torch::randn({2, 16, 9, 13}, torch::kDouble)).has_value());  // not float
+  }
+
+  // Foveal's Winograd on 8-channel blocks (winogradBlocked3x3) against conv2d: channels that
+  // leave the last block partly padding (130 in, 133 out), sizes that are not multiples of the
+  // 4x4 tile, the bias, a residual sum and the ReLU; the padding channels come out zero.
+  void winogradOnBlocksMatchesConv2d() {
+    torch::manual_seed(68);
+    const int64_t n = 3, c = 130, o = 133, h = 7, w = 11, cb = (c + 7) / 8, ob = (o + 7) / 8;
+    const auto x = torch::randn({n, c, h, w}), weight = torch::randn({o, c, 3, 3}) * 0.05;
+    const auto bias = torch::randn({o}), residual = torch::randn({n, o, h, w});
+    // NCHW -> [N, C / 8, H, W, 8], zero beyond the channels, and back.
+    const auto toBlocks = [](const torch::Tensor& t, int64_t blocks) {
+      auto padded = torch::zeros({t.size(0), blocks * 8, t.size(2), t.size(3)});
+      padded.narrow(1, 0, t.size(1)).copy_(t);
+      return padded.view({t.size(0), blocks, 8, t.size(2), t.size(3)})
+          .permute({0, 1, 3, 4, 2})
+          .contiguous();
+    };
+    const auto fromBlocks = [](const torch::Tensor& t) {  // every channel, padding included
+      return t.permute({0, 1, 4, 2, 3}).reshape({t.size(0), t.size(1) * 8, t.size(2), t.size(3)});
+    };
+    const auto filters = winogradFilters(weight);
+    QCOMPARE(filters.u.sizes(), (torch::IntArrayRef{36, cb * 8, ob * 8}));
+    auto biasPadded = torch::zeros({ob * 8});
+    biasPadded.narrow(0, 0, o).copy_(bias);
+    const auto xb = toBlocks(x, cb);
+    for (const bool accumulate : {false, true})
+      for (const bool relu : {false, true}) {
+        auto out = accumulate ? toBlocks(residual, ob) : torch::full({n, ob, h, w, 8}, 5.0f);
+        winogradBlocked3x3(xb.data_ptr<float>(), n, h, w, filters, biasPadded.data_ptr<float>(),
+                           out.data_ptr<float>(), accumulate, relu);
+        auto want =
+            torch::conv2d(x, weight, bias, 1, 1) + (accumulate ? residual : torch::zeros({}));
+        if (relu) want = torch::relu(want);
+        const auto got = fromBlocks(out);
+        const double err = (got.narrow(1, 0, o) - want).abs().max().item<double>();
+        QVERIFY2(err < 1e-4 * (1 + want.abs().max().item<double>()),
+                 qPrintable(QString("accumulate %1, relu %2: max error %3")
+                                .arg(accumulate)
+                                .arg(relu)
+                                .arg(err)));
+        QVERIFY(torch::equal(got.narrow(1, o, ob * 8 - o), torch::zeros({n, ob * 8 - o, h, w})));
+      }
+  }
+
+  // A plan of wide layers at batch 16 (enough tiles): each 3x3 layer of 128 channels and more
+  // runs on a Winograd (oneDNN's where it offers one, AVX-512; Foveal's on the blocks
+  // otherwise), a residual block's sum and ReLU fused, within Winograd's rounding of the modules;
+  // at batch 1 (too few tiles) Foveal's is not taken.
+  void convPlanRunsWideLayersOnWinograd() {
+    if (!ConvPlan::available() || !winogradAllowed())
+      QSKIP("built without oneDNN, or FOVEAL_PLAIN_CONV or FOVEAL_WINOGRAD=0 is set");
+    const ThreadCount two(2);
+    torch::manual_seed(5);
+    torch::nn::Conv2d a(torch::nn::Conv2dOptions(64, 128, 3).padding(1).bias(false));
+    torch::nn::Conv2d b(torch::nn::Conv2dOptions(128, 136, 3).padding(1));
+    torch::nn::Conv2d d(torch::nn::Conv2dOptions(136, 136, 3).padding(1).bias(false));
+    torch::nn::Conv2d e(torch::nn::Conv2dOptions(136, 136, 3).padding(1));
+    torch::nn::BatchNorm2d bn(136);
+    {
+      torch::NoGradGuard g;
+      for (auto* conv : {&a, &b, &d, &e}) (*conv)->weight.mul_(0.6);
+      bn->running_mean.normal_(0, 0.5);
+      bn->running_var.uniform_(0.5, 2);
+      bn->weight.uniform_(0.5, 1.5);
+      bn->bias.uniform_(-0.5, 0.5);
+    }
+    bn->eval();
+    ConvPlan plan;
+    const int y = plan.conv(0, *a, nullptr, {1, 1}, true);
+    const int z = plan.conv(y, *b, nullptr, {1, 1}, true);
+    const int u = plan.conv(z, *d, bn.get(), {1, 1}, true);
+    plan.conv(u, *e, nullptr, {1, 1}, true, z);  // the block's input added
+    torch::NoGradGuard ng;
+    for (const int64_t batch : {16, 1}) {
+      const auto x = torch::randn({batch, 64, 8, 25});
+      const auto first = torch::relu(b(torch::relu(a(x))));
+      const auto want = torch::relu(e(torch::relu(bn(d(first)))) + first);
+      std::vector<RouteUse> routes;
+      std::optional<torch::Tensor> got;
+      {
+        RouteRecording recording;
+        got = plan.run(x);
+        routes = recordedRoutes();
+      }
+      QVERIFY(got.has_value());
+      const double err = (*got - want).abs().max().item<double>();
+      QVERIFY2(err < 1e-4 * (1 + want.abs().max().item<double>()),
+               qPrintable(QString("batch %1: max error %2").arg(batch).arg(err)));
+      int winograd = 0, foveal = 0;
+      for (const auto& r : routes) {
+        if (r.route.find("Winograd") != std::string::npos) ++winograd;
+        if (r.route.find("Foveal's Winograd") != std::string::npos) {
+          ++foveal;
+          QVERIFY2(r.layer.find("conv 3x3 64->") == std::string::npos, r.layer.c_str());
+        }
+      }
+      if (batch == 16) QVERIFY2(winograd >= 2, qPrintable(QString::number(winograd)));
+      if (batch == 1) QCOMPARE(foveal, 0);
+      const auto residual = std::find_if(routes.begin(), routes.end(), [](const RouteUse& r) {
+        return r.route.find("residual sum fused") != std::string::npos;
+      });
+      QVERIFY(residual != routes.end() && residual->layer.find("136->136") != std::string::npos);
+      const bool onednnWinograd = std::any_of(routes.begin(), routes.end(), [](const RouteUse& r) {
+        return r.route.find("oneDNN Winograd") != std::string::npos;
+      });
+      if (batch == 16 && !onednnWinograd)  // AVX2: oneDNN has no Winograd
+        QVERIFY2(residual->route.find("Foveal's Winograd") != std::string::npos,
+                 residual->route.c_str());
+    }
   }
 
   // The plan's own max pools (unpadded windows over the blocked activations its convolutions
