@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -650,15 +651,16 @@ int benchExplain(const CliArgs& a) {
   // itself, and an idle machine's wall time lies between it and it divided by the threads).
   double cpuMs = 0;
   std::vector<core::RouteUse> routes;  // the kernels of the first (warm-up) explanation
+  bool recorded = false;
   auto median = [&](std::vector<int> steps) {
     std::vector<double> t, cpu;
     o.steps = std::move(steps);
-    if (routes.empty()) {
-      core::RouteRecording recording;
+    {
+      std::optional<core::RouteRecording> recording;
+      if (!recorded) recording.emplace();
       session->explain(image, trace, o);  // warm-up
-      routes = core::recordedRoutes();
-    } else {
-      session->explain(image, trace, o);  // warm-up
+      if (!recorded) routes = core::recordedRoutes();
+      recorded = true;
     }
     for (int r = 0; r < repeats; ++r) {
       const std::clock_t c0 = std::clock();

@@ -51,14 +51,38 @@ memory::desc describe(const torch::Tensor& t) {
 // (a lookup), so the primitives are built at each call.
 // layer() names the product for the route notes (base/kernel_routes.h), called only while they
 // are recorded.
+// layer() returning "" notes nothing.
 template <typename LayerName>
 void run(const dnnl::matmul::primitive_desc& pd, const std::unordered_map<int, memory>& args,
          LayerName&& layer) {
   if (routeRecording())
-    noteRoute(layer(), std::string("oneDNN matmul (") + pd.impl_info_str() + ")");
+    if (const std::string name = layer(); !name.empty())
+      noteRoute(name, std::string("oneDNN matmul (") + pd.impl_info_str() + ")");
   dnnl::stream stream(engine());
   dnnl::matmul(pd).execute(stream, args);
   stream.wait();
+}
+
+// An expanded view (a zero stride over more than one element), which oneDNN cannot read.
+bool expanded(const torch::Tensor& t) {
+  for (int64_t i = 0; i < t.dim(); ++i)
+    if (t.stride(i) == 0 && t.size(i) > 1) return true;
+  return false;
+}
+
+// out = x y times `scale`, batched over the leading dimensions, read and written in place with
+// their strides; layer() names it for the route notes.
+template <typename LayerName>
+void product(const torch::Tensor& x, const torch::Tensor& y, const torch::Tensor& out, double scale,
+             LayerName&& layer) {
+  const auto src = describe(x), wt = describe(y), dst = describe(out);
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), x.data_ptr())},
+                                       {DNNL_ARG_WEIGHTS, memory(wt, engine(), y.data_ptr())},
+                                       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  dnnl::primitive_attr attr;
+  const float factor = static_cast<float>(scale);
+  if (scale != 1.0) dnnl_compat::scaleResult(attr, args, engine(), &factor);
+  run(dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, attr), args, layer);
 }
 
 }  // namespace
@@ -111,23 +135,12 @@ std::optional<torch::Tensor> matmul(const torch::Tensor& a, const torch::Tensor&
     if (a.size(i) != b.size(i)) return std::nullopt;
   if (a.size(d - 1) != b.size(d - 2)) return std::nullopt;
   // oneDNN reads any strides but a zero one (an expanded view): those are made real.
-  auto real = [](const torch::Tensor& t) {
-    for (int64_t i = 0; i < t.dim(); ++i)
-      if (t.stride(i) == 0 && t.size(i) > 1) return t.contiguous();
-    return t;
-  };
+  auto real = [](const torch::Tensor& t) { return expanded(t) ? t.contiguous() : t; };
   const auto x = real(a), y = real(b);
   auto sizes = a.sizes().vec();
   sizes.back() = b.size(d - 1);
   auto out = torch::empty(sizes, a.options());
-  const auto src = describe(x), wt = describe(y), dst = describe(out);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), x.data_ptr())},
-                                       {DNNL_ARG_WEIGHTS, memory(wt, engine(), y.data_ptr())},
-                                       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
-  dnnl::primitive_attr attr;
-  const float factor = static_cast<float>(scale);
-  if (scale != 1.0) dnnl_compat::scaleResult(attr, args, engine(), &factor);
-  run(dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, attr), args, [&] {
+  product(x, y, out, scale, [&] {
     const int64_t rows = a.size(d - 2), inner = a.size(d - 1);
     return "batched matmul " + std::to_string(rows) + "x" + std::to_string(inner) + " by " +
            std::to_string(inner) + "x" + std::to_string(b.size(d - 1)) + ", " +
@@ -142,19 +155,9 @@ bool matmulInto(const torch::Tensor& a, const torch::Tensor& b, torch::Tensor& o
       out.size(0) != a.size(0) || a.size(2) != b.size(1) || out.size(1) != a.size(1) ||
       out.size(2) != b.size(2))
     return false;
-  for (const torch::Tensor* t : {&a, &b, static_cast<const torch::Tensor*>(&out)})
-    for (int64_t i = 0; i < 3; ++i)
-      if (t->stride(i) == 0 && t->size(i) > 1) return false;
-  const auto src = describe(a), wt = describe(b), dst = describe(out);
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(src, engine(), a.data_ptr())},
-                                       {DNNL_ARG_WEIGHTS, memory(wt, engine(), b.data_ptr())},
-                                       {DNNL_ARG_DST, memory(dst, engine(), out.data_ptr())}};
+  if (expanded(a) || expanded(b) || expanded(out)) return false;
   // No route note: the convolution that runs these products names its route.
-  const auto pd =
-      dnnl_compat::matmul(engine(), src, wt, memory::desc(), dst, dnnl::primitive_attr());
-  dnnl::stream stream(engine());
-  dnnl::matmul(pd).execute(stream, args);
-  stream.wait();
+  product(a, b, out, 1.0, [] { return std::string(); });
   return true;
 }
 

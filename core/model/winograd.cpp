@@ -134,6 +134,15 @@ inline void outputRows(const Vec* m, int64_t stride, Vec* o, int64_t ostride) {
   }
 }
 
+// A^T m A for tile p's eight channels of block cb in m [36, P, Op]: its 4x4 outputs, y[r * 4 + k].
+inline void outputTile(const float* m, int64_t tiles, int64_t op, int64_t p, int64_t cb, Vec* y) {
+  Vec a[36], t[24];
+  for (int64_t q = 0; q < 36; ++q)
+    std::memcpy(a[q].v, m + (q * tiles + p) * op + cb * kLanes, sizeof(Vec));
+  for (int64_t k = 0; k < 6; ++k) outputRows(a + k, 6, t + k, 6);          // A^T m: 4 x 6
+  for (int64_t r = 0; r < 4; ++r) outputRows(t + r * 6, 1, y + r * 4, 1);  // (.) A: 4 x 4
+}
+
 // m [36, P, Op] into out [N, O, H, W] (+ bias [Op]). Each task is one row of tiles and eight
 // channels: every tile's 4x4 outputs, channels interleaved, then the channels' rows.
 FOVEAL_CPU_CLONES("avx2", "default")
@@ -142,17 +151,13 @@ void transformOutput(const float* m, const float* bias, float* out, int64_t n, i
   const int64_t tiles = n * th * tw, blocks = op / kLanes, ow = tw * kTile;
   at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
     std::vector<Vec> rows(static_cast<size_t>(kTile * ow));
-    Vec a[36], t[24], y[16];
+    Vec y[16];
     for (int64_t task = begin; task < end; ++task) {
       const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
       Vec b{};
       if (bias) std::memcpy(b.v, bias + cb * kLanes, sizeof(Vec));
       for (int64_t tj = 0; tj < tw; ++tj) {
-        const int64_t p = (img * th + ti) * tw + tj;
-        for (int64_t q = 0; q < 36; ++q)
-          std::memcpy(a[q].v, m + (q * tiles + p) * op + cb * kLanes, sizeof(Vec));
-        for (int64_t k = 0; k < 6; ++k) outputRows(a + k, 6, t + k, 6);          // A^T m: 4 x 6
-        for (int64_t r = 0; r < 4; ++r) outputRows(t + r * 6, 1, y + r * 4, 1);  // (.) A: 4 x 4
+        outputTile(m, tiles, op, (img * th + ti) * tw + tj, cb, y);
         for (int64_t r = 0; r < 4; ++r)
           for (int64_t k = 0; k < 4; ++k) {
             Vec& dst = rows[static_cast<size_t>(r * ow + tj * kTile + k)];
@@ -178,18 +183,14 @@ void transformBlockedOutput(const float* m, const float* bias, float* out, int64
                             bool relu) {
   const int64_t tiles = n * th * tw, blocks = op / kLanes;
   at::parallel_for(0, n * th * blocks, 1, [&](int64_t begin, int64_t end) {
-    Vec a[36], t[24], y[16];
+    Vec y[16];
     for (int64_t task = begin; task < end; ++task) {
       const int64_t cb = task % blocks, ti = (task / blocks) % th, img = task / (blocks * th);
       Vec b{};
       if (bias) std::memcpy(b.v, bias + cb * kLanes, sizeof(Vec));
       float* plane = out + (img * blocks + cb) * h * w * kLanes;
       for (int64_t tj = 0; tj < tw; ++tj) {
-        const int64_t p = (img * th + ti) * tw + tj;
-        for (int64_t q = 0; q < 36; ++q)
-          std::memcpy(a[q].v, m + (q * tiles + p) * op + cb * kLanes, sizeof(Vec));
-        for (int64_t k = 0; k < 6; ++k) outputRows(a + k, 6, t + k, 6);          // A^T m: 4 x 6
-        for (int64_t r = 0; r < 4; ++r) outputRows(t + r * 6, 1, y + r * 4, 1);  // (.) A: 4 x 4
+        outputTile(m, tiles, op, (img * th + ti) * tw + tj, cb, y);
         for (int64_t r = 0; r < kTile && ti * kTile + r < h; ++r)
           for (int64_t k = 0; k < kTile && tj * kTile + k < w; ++k) {
             float* dst = plane + ((ti * kTile + r) * w + tj * kTile + k) * kLanes;

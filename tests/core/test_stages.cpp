@@ -104,6 +104,22 @@ QString gradientMismatch(const torch::Tensor& y, const torch::Tensor& want, cons
 // LibTorch's intra-op thread count for a scope, restored when it ends, also when a QVERIFY returns
 // early: the convolutions' routes depend on the count, so a failed test must not leave the tests
 // after it on another one.
+// Routes measured on the machine (base/route_cache.h) into `file` for a scope; the tests' fixed
+// thresholds and no cache file again after it.
+class MeasuredRoutes {
+ public:
+  explicit MeasuredRoutes(const QString& file) {
+    setRouteTuning(true);
+    setRouteCacheFile(file.toStdString());
+  }
+  ~MeasuredRoutes() {
+    setRouteTuning(false);
+    setRouteCacheFile("");
+  }
+  MeasuredRoutes(const MeasuredRoutes&) = delete;
+  MeasuredRoutes& operator=(const MeasuredRoutes&) = delete;
+};
+
 class ThreadCount {
  public:
   explicit ThreadCount(int n) : m_before(at::get_num_threads()) { set(n); }
@@ -929,14 +945,7 @@ class TestStages : public QObject {
       QSKIP("built without MKL-DNN, or FOVEAL_PLAIN_CONV or FOVEAL_WINOGRAD=0 is set");
     QTemporaryDir dir;
     const QString file = dir.filePath("cache/kernel-routes.tsv");
-    struct Restore {
-      ~Restore() {
-        setRouteTuning(false);
-        setRouteCacheFile("");
-      }
-    } restore;
-    setRouteTuning(true);
-    setRouteCacheFile(file.toStdString());
+    const MeasuredRoutes measured(file);
     const ThreadCount count(2);
     torch::manual_seed(68);
     torch::nn::Conv2d conv(torch::nn::Conv2dOptions(128, 128, 3).padding(1));
@@ -1056,14 +1065,7 @@ class TestStages : public QObject {
       QVERIFY(!other);
       // Measured routes: the key and the candidates of an input gradient alone.
       QTemporaryDir dir;
-      struct Restore {
-        ~Restore() {
-          setRouteTuning(false);
-          setRouteCacheFile("");
-        }
-      } restore;
-      setRouteTuning(true);
-      setRouteCacheFile(dir.filePath("kernel-routes.tsv").toStdString());
+      const MeasuredRoutes tuned(dir.filePath("kernel-routes.tsv"));
       const std::string measured = routeOf(x);
       QVERIFY2(measured.find("measured here: ") != std::string::npos &&
                    measured.find("onednn+winograd-weights") == std::string::npos,
